@@ -65,10 +65,18 @@ func NewProgressFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Progress) Clone() *Progress {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Progress when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Progress) cloneIn(c *Progress) *Progress {
 	if m == nil {
 		return nil
 	}
-	c := new(Progress)
+	if c == nil {
+		c = new(Progress)
+	}
 	m.cloneTo(c)
 	return c
 }

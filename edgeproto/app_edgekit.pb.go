@@ -205,10 +205,18 @@ func NewAppFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Port) Clone() *Port {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Port when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Port) cloneIn(c *Port) *Port {
 	if m == nil {
 		return nil
 	}
-	c := new(Port)
+	if c == nil {
+		c = new(Port)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -230,10 +238,18 @@ func (m *Port) cloneTo(c *Port) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ConfigFile) Clone() *ConfigFile {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ConfigFile when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ConfigFile) cloneIn(c *ConfigFile) *ConfigFile {
 	if m == nil {
 		return nil
 	}
-	c := new(ConfigFile)
+	if c == nil {
+		c = new(ConfigFile)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -250,10 +266,18 @@ func (m *ConfigFile) cloneTo(c *ConfigFile) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *EnvVar) Clone() *EnvVar {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new EnvVar when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *EnvVar) cloneIn(c *EnvVar) *EnvVar {
 	if m == nil {
 		return nil
 	}
-	c := new(EnvVar)
+	if c == nil {
+		c = new(EnvVar)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -272,10 +296,18 @@ func (m *EnvVar) cloneTo(c *EnvVar) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *App) Clone() *App {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new App when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *App) cloneIn(c *App) *App {
 	if m == nil {
 		return nil
 	}
-	c := new(App)
+	if c == nil {
+		c = new(App)
+	}
 	m.cloneTo(c)
 	return c
 }

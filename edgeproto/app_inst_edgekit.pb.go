@@ -210,10 +210,18 @@ func NewAppInstInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *AppInstRuntime) Clone() *AppInstRuntime {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new AppInstRuntime when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *AppInstRuntime) cloneIn(c *AppInstRuntime) *AppInstRuntime {
 	if m == nil {
 		return nil
 	}
-	c := new(AppInstRuntime)
+	if c == nil {
+		c = new(AppInstRuntime)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -231,20 +239,24 @@ func (m *AppInstRuntime) cloneTo(c *AppInstRuntime) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *AppInst) Clone() *AppInst {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new AppInst when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *AppInst) cloneIn(c *AppInst) *AppInst {
 	if m == nil {
 		return nil
 	}
-	c := new(AppInst)
+	if c == nil {
+		c = new(AppInst)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero AppInst, a deep copy of m, which is not nil.
 func (m *AppInst) cloneTo(c *AppInst) {
-	c.Key = m.Key.Clone()
-	c.AppKey = m.AppKey.Clone()
-	c.ClusterKey = m.ClusterKey.Clone()
-	c.CloudletKey = m.CloudletKey.Clone()
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.CrmOverride = m.CrmOverride
@@ -262,40 +274,84 @@ func (m *AppInst) cloneTo(c *AppInst) {
 	}
 	c.Flavor = m.Flavor
 	c.PowerState = m.PowerState
-	c.RuntimeInfo = m.RuntimeInfo.Clone()
 	c.Annotations = maps.Clone(m.Annotations)
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	if m.Key != nil && m.AppKey != nil && m.ClusterKey != nil && m.CloudletKey != nil && m.RuntimeInfo != nil {
+		kb := new(_AppInst_kids)
+		c.Key = m.Key.cloneIn(&kb.Key)
+		c.AppKey = m.AppKey.cloneIn(&kb.AppKey)
+		c.ClusterKey = m.ClusterKey.cloneIn(&kb.ClusterKey)
+		c.CloudletKey = m.CloudletKey.cloneIn(&kb.CloudletKey)
+		c.RuntimeInfo = m.RuntimeInfo.cloneIn(&kb.RuntimeInfo)
+	} else {
+		c.Key = m.Key.Clone()
+		c.AppKey = m.AppKey.Clone()
+		c.ClusterKey = m.ClusterKey.Clone()
+		c.CloudletKey = m.CloudletKey.Clone()
+		c.RuntimeInfo = m.RuntimeInfo.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _AppInst_kids holds the sub-messages of a copy of a AppInst in one block.
+type _AppInst_kids struct {
+	Key         AppInstKey
+	AppKey      AppKey
+	ClusterKey  ClusterKey
+	CloudletKey CloudletKey
+	RuntimeInfo AppInstRuntime
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *AppInstInfo) Clone() *AppInstInfo {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new AppInstInfo when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *AppInstInfo) cloneIn(c *AppInstInfo) *AppInstInfo {
 	if m == nil {
 		return nil
 	}
-	c := new(AppInstInfo)
+	if c == nil {
+		c = new(AppInstInfo)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero AppInstInfo, a deep copy of m, which is not nil.
 func (m *AppInstInfo) cloneTo(c *AppInstInfo) {
-	c.Key = m.Key.Clone()
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.NotifyId = m.NotifyId
-	c.Status = m.Status.Clone()
 	c.PowerState = m.PowerState
-	c.RuntimeInfo = m.RuntimeInfo.Clone()
 	c.Uri = m.Uri
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	if m.Key != nil && m.Status != nil && m.RuntimeInfo != nil {
+		kb := new(_AppInstInfo_kids)
+		c.Key = m.Key.cloneIn(&kb.Key)
+		c.Status = m.Status.cloneIn(&kb.Status)
+		c.RuntimeInfo = m.RuntimeInfo.cloneIn(&kb.RuntimeInfo)
+	} else {
+		c.Key = m.Key.Clone()
+		c.Status = m.Status.Clone()
+		c.RuntimeInfo = m.RuntimeInfo.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+}
+
+// _AppInstInfo_kids holds the sub-messages of a copy of a AppInstInfo in one block.
+type _AppInstInfo_kids struct {
+	Key         AppInstKey
+	Status      StatusInfo
+	RuntimeInfo AppInstRuntime
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

@@ -667,10 +667,18 @@ func NewWatchAppInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateAppInstRequest) Clone() *CreateAppInstRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateAppInstRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateAppInstRequest) cloneIn(c *CreateAppInstRequest) *CreateAppInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateAppInstRequest)
+	if c == nil {
+		c = new(CreateAppInstRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -687,10 +695,18 @@ func (m *CreateAppInstRequest) cloneTo(c *CreateAppInstRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateAppInstResponse) Clone() *CreateAppInstResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateAppInstResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateAppInstResponse) cloneIn(c *CreateAppInstResponse) *CreateAppInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateAppInstResponse)
+	if c == nil {
+		c = new(CreateAppInstResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -706,10 +722,18 @@ func (m *CreateAppInstResponse) cloneTo(c *CreateAppInstResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateAppInstRequest) Clone() *UpdateAppInstRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateAppInstRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateAppInstRequest) cloneIn(c *UpdateAppInstRequest) *UpdateAppInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateAppInstRequest)
+	if c == nil {
+		c = new(UpdateAppInstRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -727,10 +751,18 @@ func (m *UpdateAppInstRequest) cloneTo(c *UpdateAppInstRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateAppInstResponse) Clone() *UpdateAppInstResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateAppInstResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateAppInstResponse) cloneIn(c *UpdateAppInstResponse) *UpdateAppInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateAppInstResponse)
+	if c == nil {
+		c = new(UpdateAppInstResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -746,10 +778,18 @@ func (m *UpdateAppInstResponse) cloneTo(c *UpdateAppInstResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteAppInstRequest) Clone() *DeleteAppInstRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteAppInstRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteAppInstRequest) cloneIn(c *DeleteAppInstRequest) *DeleteAppInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteAppInstRequest)
+	if c == nil {
+		c = new(DeleteAppInstRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -767,10 +807,18 @@ func (m *DeleteAppInstRequest) cloneTo(c *DeleteAppInstRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteAppInstResponse) Clone() *DeleteAppInstResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteAppInstResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteAppInstResponse) cloneIn(c *DeleteAppInstResponse) *DeleteAppInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteAppInstResponse)
+	if c == nil {
+		c = new(DeleteAppInstResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -786,10 +834,18 @@ func (m *DeleteAppInstResponse) cloneTo(c *DeleteAppInstResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowAppInstsRequest) Clone() *ShowAppInstsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowAppInstsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowAppInstsRequest) cloneIn(c *ShowAppInstsRequest) *ShowAppInstsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowAppInstsRequest)
+	if c == nil {
+		c = new(ShowAppInstsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -805,10 +861,18 @@ func (m *ShowAppInstsRequest) cloneTo(c *ShowAppInstsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowAppInstsResponse) Clone() *ShowAppInstsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowAppInstsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowAppInstsResponse) cloneIn(c *ShowAppInstsResponse) *ShowAppInstsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowAppInstsResponse)
+	if c == nil {
+		c = new(ShowAppInstsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -824,10 +888,18 @@ func (m *ShowAppInstsResponse) cloneTo(c *ShowAppInstsResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowAppInstInfosRequest) Clone() *ShowAppInstInfosRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowAppInstInfosRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowAppInstInfosRequest) cloneIn(c *ShowAppInstInfosRequest) *ShowAppInstInfosRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowAppInstInfosRequest)
+	if c == nil {
+		c = new(ShowAppInstInfosRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -843,10 +915,18 @@ func (m *ShowAppInstInfosRequest) cloneTo(c *ShowAppInstInfosRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowAppInstInfosResponse) Clone() *ShowAppInstInfosResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowAppInstInfosResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowAppInstInfosResponse) cloneIn(c *ShowAppInstInfosResponse) *ShowAppInstInfosResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowAppInstInfosResponse)
+	if c == nil {
+		c = new(ShowAppInstInfosResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -862,10 +942,18 @@ func (m *ShowAppInstInfosResponse) cloneTo(c *ShowAppInstInfosResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *WatchAppInstInfosRequest) Clone() *WatchAppInstInfosRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new WatchAppInstInfosRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *WatchAppInstInfosRequest) cloneIn(c *WatchAppInstInfosRequest) *WatchAppInstInfosRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(WatchAppInstInfosRequest)
+	if c == nil {
+		c = new(WatchAppInstInfosRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -881,10 +969,18 @@ func (m *WatchAppInstInfosRequest) cloneTo(c *WatchAppInstInfosRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *WatchAppInstInfosResponse) Clone() *WatchAppInstInfosResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new WatchAppInstInfosResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *WatchAppInstInfosResponse) cloneIn(c *WatchAppInstInfosResponse) *WatchAppInstInfosResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(WatchAppInstInfosResponse)
+	if c == nil {
+		c = new(WatchAppInstInfosResponse)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -499,10 +499,18 @@ func NewShowAppsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateAppRequest) Clone() *CreateAppRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateAppRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateAppRequest) cloneIn(c *CreateAppRequest) *CreateAppRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateAppRequest)
+	if c == nil {
+		c = new(CreateAppRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -518,10 +526,18 @@ func (m *CreateAppRequest) cloneTo(c *CreateAppRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateAppResponse) Clone() *CreateAppResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateAppResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateAppResponse) cloneIn(c *CreateAppResponse) *CreateAppResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateAppResponse)
+	if c == nil {
+		c = new(CreateAppResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -537,10 +553,18 @@ func (m *CreateAppResponse) cloneTo(c *CreateAppResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateAppRequest) Clone() *UpdateAppRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateAppRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateAppRequest) cloneIn(c *UpdateAppRequest) *UpdateAppRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateAppRequest)
+	if c == nil {
+		c = new(UpdateAppRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -557,10 +581,18 @@ func (m *UpdateAppRequest) cloneTo(c *UpdateAppRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateAppResponse) Clone() *UpdateAppResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateAppResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateAppResponse) cloneIn(c *UpdateAppResponse) *UpdateAppResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateAppResponse)
+	if c == nil {
+		c = new(UpdateAppResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -576,10 +608,18 @@ func (m *UpdateAppResponse) cloneTo(c *UpdateAppResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteAppRequest) Clone() *DeleteAppRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteAppRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteAppRequest) cloneIn(c *DeleteAppRequest) *DeleteAppRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteAppRequest)
+	if c == nil {
+		c = new(DeleteAppRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -595,10 +635,18 @@ func (m *DeleteAppRequest) cloneTo(c *DeleteAppRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteAppResponse) Clone() *DeleteAppResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteAppResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteAppResponse) cloneIn(c *DeleteAppResponse) *DeleteAppResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteAppResponse)
+	if c == nil {
+		c = new(DeleteAppResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -613,10 +661,18 @@ func (m *DeleteAppResponse) cloneTo(c *DeleteAppResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowAppsRequest) Clone() *ShowAppsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowAppsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowAppsRequest) cloneIn(c *ShowAppsRequest) *ShowAppsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowAppsRequest)
+	if c == nil {
+		c = new(ShowAppsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -632,10 +688,18 @@ func (m *ShowAppsRequest) cloneTo(c *ShowAppsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowAppsResponse) Clone() *ShowAppsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowAppsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowAppsResponse) cloneIn(c *ShowAppsResponse) *ShowAppsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowAppsResponse)
+	if c == nil {
+		c = new(ShowAppsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }

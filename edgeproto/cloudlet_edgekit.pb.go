@@ -317,10 +317,18 @@ func NewCloudletInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Location) Clone() *Location {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Location when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Location) cloneIn(c *Location) *Location {
 	if m == nil {
 		return nil
 	}
-	c := new(Location)
+	if c == nil {
+		c = new(Location)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -337,10 +345,18 @@ func (m *Location) cloneTo(c *Location) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *PlatformConfig) Clone() *PlatformConfig {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new PlatformConfig when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *PlatformConfig) cloneIn(c *PlatformConfig) *PlatformConfig {
 	if m == nil {
 		return nil
 	}
-	c := new(PlatformConfig)
+	if c == nil {
+		c = new(PlatformConfig)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -363,21 +379,27 @@ func (m *PlatformConfig) cloneTo(c *PlatformConfig) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Cloudlet) Clone() *Cloudlet {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Cloudlet when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Cloudlet) cloneIn(c *Cloudlet) *Cloudlet {
 	if m == nil {
 		return nil
 	}
-	c := new(Cloudlet)
+	if c == nil {
+		c = new(Cloudlet)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero Cloudlet, a deep copy of m, which is not nil.
 func (m *Cloudlet) cloneTo(c *Cloudlet) {
-	c.Key = m.Key.Clone()
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.PlatformType = m.PlatformType
-	c.Location = m.Location.Clone()
 	c.FlavorNames = slices.Clone(m.FlavorNames)
 	if s := m.ResourceQuotas; s != nil {
 		out := make([]*ResourceQuota, len(s))
@@ -392,7 +414,6 @@ func (m *Cloudlet) cloneTo(c *Cloudlet) {
 	}
 	c.DefaultResourceAlertThreshold = m.DefaultResourceAlertThreshold
 	c.EnvVars = maps.Clone(m.EnvVars)
-	c.Config = m.Config.Clone()
 	c.CrmOnEdge = m.CrmOnEdge
 	c.MaintenanceState = m.MaintenanceState
 	c.TrustPolicy = m.TrustPolicy
@@ -404,25 +425,49 @@ func (m *Cloudlet) cloneTo(c *Cloudlet) {
 	c.NumDynamicIps = m.NumDynamicIps
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	if m.Key != nil && m.Location != nil && m.Config != nil {
+		kb := new(_Cloudlet_kids)
+		c.Key = m.Key.cloneIn(&kb.Key)
+		c.Location = m.Location.cloneIn(&kb.Location)
+		c.Config = m.Config.cloneIn(&kb.Config)
+	} else {
+		c.Key = m.Key.Clone()
+		c.Location = m.Location.Clone()
+		c.Config = m.Config.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _Cloudlet_kids holds the sub-messages of a copy of a Cloudlet in one block.
+type _Cloudlet_kids struct {
+	Key      CloudletKey
+	Location Location
+	Config   PlatformConfig
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CloudletInfo) Clone() *CloudletInfo {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CloudletInfo when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CloudletInfo) cloneIn(c *CloudletInfo) *CloudletInfo {
 	if m == nil {
 		return nil
 	}
-	c := new(CloudletInfo)
+	if c == nil {
+		c = new(CloudletInfo)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero CloudletInfo, a deep copy of m, which is not nil.
 func (m *CloudletInfo) cloneTo(c *CloudletInfo) {
-	c.Key = m.Key.Clone()
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.NotifyId = m.NotifyId
@@ -442,8 +487,6 @@ func (m *CloudletInfo) cloneTo(c *CloudletInfo) {
 	}
 	c.ControllerCacheReceived = m.ControllerCacheReceived
 	c.MaintenanceState = m.MaintenanceState
-	c.Status = m.Status.Clone()
-	c.ResourcesSnapshot = m.ResourcesSnapshot.Clone()
 	if s := m.NodeInfos; s != nil {
 		out := make([]*NodeInfo, len(s))
 		blk := make([]NodeInfo, len(s))
@@ -459,9 +502,26 @@ func (m *CloudletInfo) cloneTo(c *CloudletInfo) {
 	c.TrustPolicyState = m.TrustPolicyState
 	c.ActiveCrmInstance = m.ActiveCrmInstance
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	if m.Key != nil && m.Status != nil && m.ResourcesSnapshot != nil {
+		kb := new(_CloudletInfo_kids)
+		c.Key = m.Key.cloneIn(&kb.Key)
+		c.Status = m.Status.cloneIn(&kb.Status)
+		c.ResourcesSnapshot = m.ResourcesSnapshot.cloneIn(&kb.ResourcesSnapshot)
+	} else {
+		c.Key = m.Key.Clone()
+		c.Status = m.Status.Clone()
+		c.ResourcesSnapshot = m.ResourcesSnapshot.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+}
+
+// _CloudletInfo_kids holds the sub-messages of a copy of a CloudletInfo in one block.
+type _CloudletInfo_kids struct {
+	Key               CloudletKey
+	Status            StatusInfo
+	ResourcesSnapshot InfraResourcesSnapshot
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

@@ -911,10 +911,18 @@ func NewRotateCloudletAccessKeyResponseFieldMap(flags ...string) (*fieldmap.Fiel
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateCloudletRequest) Clone() *CreateCloudletRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateCloudletRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateCloudletRequest) cloneIn(c *CreateCloudletRequest) *CreateCloudletRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateCloudletRequest)
+	if c == nil {
+		c = new(CreateCloudletRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -931,10 +939,18 @@ func (m *CreateCloudletRequest) cloneTo(c *CreateCloudletRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateCloudletResponse) Clone() *CreateCloudletResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateCloudletResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateCloudletResponse) cloneIn(c *CreateCloudletResponse) *CreateCloudletResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateCloudletResponse)
+	if c == nil {
+		c = new(CreateCloudletResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -951,10 +967,18 @@ func (m *CreateCloudletResponse) cloneTo(c *CreateCloudletResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateCloudletRequest) Clone() *UpdateCloudletRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateCloudletRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateCloudletRequest) cloneIn(c *UpdateCloudletRequest) *UpdateCloudletRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateCloudletRequest)
+	if c == nil {
+		c = new(UpdateCloudletRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -972,10 +996,18 @@ func (m *UpdateCloudletRequest) cloneTo(c *UpdateCloudletRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateCloudletResponse) Clone() *UpdateCloudletResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateCloudletResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateCloudletResponse) cloneIn(c *UpdateCloudletResponse) *UpdateCloudletResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateCloudletResponse)
+	if c == nil {
+		c = new(UpdateCloudletResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -991,10 +1023,18 @@ func (m *UpdateCloudletResponse) cloneTo(c *UpdateCloudletResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteCloudletRequest) Clone() *DeleteCloudletRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteCloudletRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteCloudletRequest) cloneIn(c *DeleteCloudletRequest) *DeleteCloudletRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteCloudletRequest)
+	if c == nil {
+		c = new(DeleteCloudletRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1012,10 +1052,18 @@ func (m *DeleteCloudletRequest) cloneTo(c *DeleteCloudletRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteCloudletResponse) Clone() *DeleteCloudletResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteCloudletResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteCloudletResponse) cloneIn(c *DeleteCloudletResponse) *DeleteCloudletResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteCloudletResponse)
+	if c == nil {
+		c = new(DeleteCloudletResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1031,10 +1079,18 @@ func (m *DeleteCloudletResponse) cloneTo(c *DeleteCloudletResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowCloudletsRequest) Clone() *ShowCloudletsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowCloudletsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowCloudletsRequest) cloneIn(c *ShowCloudletsRequest) *ShowCloudletsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowCloudletsRequest)
+	if c == nil {
+		c = new(ShowCloudletsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1050,10 +1106,18 @@ func (m *ShowCloudletsRequest) cloneTo(c *ShowCloudletsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowCloudletsResponse) Clone() *ShowCloudletsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowCloudletsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowCloudletsResponse) cloneIn(c *ShowCloudletsResponse) *ShowCloudletsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowCloudletsResponse)
+	if c == nil {
+		c = new(ShowCloudletsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1069,10 +1133,18 @@ func (m *ShowCloudletsResponse) cloneTo(c *ShowCloudletsResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowCloudletInfosRequest) Clone() *ShowCloudletInfosRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowCloudletInfosRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowCloudletInfosRequest) cloneIn(c *ShowCloudletInfosRequest) *ShowCloudletInfosRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowCloudletInfosRequest)
+	if c == nil {
+		c = new(ShowCloudletInfosRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1088,10 +1160,18 @@ func (m *ShowCloudletInfosRequest) cloneTo(c *ShowCloudletInfosRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowCloudletInfosResponse) Clone() *ShowCloudletInfosResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowCloudletInfosResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowCloudletInfosResponse) cloneIn(c *ShowCloudletInfosResponse) *ShowCloudletInfosResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowCloudletInfosResponse)
+	if c == nil {
+		c = new(ShowCloudletInfosResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1107,10 +1187,18 @@ func (m *ShowCloudletInfosResponse) cloneTo(c *ShowCloudletInfosResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *WatchCloudletInfosRequest) Clone() *WatchCloudletInfosRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new WatchCloudletInfosRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *WatchCloudletInfosRequest) cloneIn(c *WatchCloudletInfosRequest) *WatchCloudletInfosRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(WatchCloudletInfosRequest)
+	if c == nil {
+		c = new(WatchCloudletInfosRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1126,10 +1214,18 @@ func (m *WatchCloudletInfosRequest) cloneTo(c *WatchCloudletInfosRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *WatchCloudletInfosResponse) Clone() *WatchCloudletInfosResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new WatchCloudletInfosResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *WatchCloudletInfosResponse) cloneIn(c *WatchCloudletInfosResponse) *WatchCloudletInfosResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(WatchCloudletInfosResponse)
+	if c == nil {
+		c = new(WatchCloudletInfosResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1146,10 +1242,18 @@ func (m *WatchCloudletInfosResponse) cloneTo(c *WatchCloudletInfosResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *RotateCloudletAccessKeyRequest) Clone() *RotateCloudletAccessKeyRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new RotateCloudletAccessKeyRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *RotateCloudletAccessKeyRequest) cloneIn(c *RotateCloudletAccessKeyRequest) *RotateCloudletAccessKeyRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(RotateCloudletAccessKeyRequest)
+	if c == nil {
+		c = new(RotateCloudletAccessKeyRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1165,10 +1269,18 @@ func (m *RotateCloudletAccessKeyRequest) cloneTo(c *RotateCloudletAccessKeyReque
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *RotateCloudletAccessKeyResponse) Clone() *RotateCloudletAccessKeyResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new RotateCloudletAccessKeyResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *RotateCloudletAccessKeyResponse) cloneIn(c *RotateCloudletAccessKeyResponse) *RotateCloudletAccessKeyResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(RotateCloudletAccessKeyResponse)
+	if c == nil {
+		c = new(RotateCloudletAccessKeyResponse)
+	}
 	m.cloneTo(c)
 	return c
 }

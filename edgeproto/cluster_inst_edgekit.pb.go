@@ -251,10 +251,18 @@ func NewClusterInstInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NodePool) Clone() *NodePool {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NodePool when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NodePool) cloneIn(c *NodePool) *NodePool {
 	if m == nil {
 		return nil
 	}
-	c := new(NodePool)
+	if c == nil {
+		c = new(NodePool)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -273,18 +281,24 @@ func (m *NodePool) cloneTo(c *NodePool) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ClusterInst) Clone() *ClusterInst {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ClusterInst when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ClusterInst) cloneIn(c *ClusterInst) *ClusterInst {
 	if m == nil {
 		return nil
 	}
-	c := new(ClusterInst)
+	if c == nil {
+		c = new(ClusterInst)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero ClusterInst, a deep copy of m, which is not nil.
 func (m *ClusterInst) cloneTo(c *ClusterInst) {
-	c.Key = m.Key.Clone()
-	c.CloudletKey = m.CloudletKey.Clone()
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.CrmOverride = m.CrmOverride
@@ -303,42 +317,80 @@ func (m *ClusterInst) cloneTo(c *ClusterInst) {
 	c.IpAccess = m.IpAccess
 	c.Deployment = m.Deployment
 	c.KubernetesVersion = m.KubernetesVersion
-	c.Resources = m.Resources.Clone()
 	c.InfraAnnotations = maps.Clone(m.InfraAnnotations)
 	c.Reservable = m.Reservable
 	c.ReservedBy = m.ReservedBy
 	c.MultiTenant = m.MultiTenant
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	if m.Key != nil && m.CloudletKey != nil && m.Resources != nil {
+		kb := new(_ClusterInst_kids)
+		c.Key = m.Key.cloneIn(&kb.Key)
+		c.CloudletKey = m.CloudletKey.cloneIn(&kb.CloudletKey)
+		c.Resources = m.Resources.cloneIn(&kb.Resources)
+	} else {
+		c.Key = m.Key.Clone()
+		c.CloudletKey = m.CloudletKey.Clone()
+		c.Resources = m.Resources.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _ClusterInst_kids holds the sub-messages of a copy of a ClusterInst in one block.
+type _ClusterInst_kids struct {
+	Key         ClusterKey
+	CloudletKey CloudletKey
+	Resources   InfraResources
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ClusterInstInfo) Clone() *ClusterInstInfo {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ClusterInstInfo when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ClusterInstInfo) cloneIn(c *ClusterInstInfo) *ClusterInstInfo {
 	if m == nil {
 		return nil
 	}
-	c := new(ClusterInstInfo)
+	if c == nil {
+		c = new(ClusterInstInfo)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero ClusterInstInfo, a deep copy of m, which is not nil.
 func (m *ClusterInstInfo) cloneTo(c *ClusterInstInfo) {
-	c.Key = m.Key.Clone()
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.NotifyId = m.NotifyId
-	c.Status = m.Status.Clone()
-	c.Resources = m.Resources.Clone()
 	c.Kubeconfig = m.Kubeconfig
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	if m.Key != nil && m.Status != nil && m.Resources != nil {
+		kb := new(_ClusterInstInfo_kids)
+		c.Key = m.Key.cloneIn(&kb.Key)
+		c.Status = m.Status.cloneIn(&kb.Status)
+		c.Resources = m.Resources.cloneIn(&kb.Resources)
+	} else {
+		c.Key = m.Key.Clone()
+		c.Status = m.Status.Clone()
+		c.Resources = m.Resources.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+}
+
+// _ClusterInstInfo_kids holds the sub-messages of a copy of a ClusterInstInfo in one block.
+type _ClusterInstInfo_kids struct {
+	Key       ClusterKey
+	Status    StatusInfo
+	Resources InfraResources
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

@@ -772,10 +772,18 @@ func NewWatchClusterInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldM
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateClusterInstRequest) Clone() *CreateClusterInstRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateClusterInstRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateClusterInstRequest) cloneIn(c *CreateClusterInstRequest) *CreateClusterInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateClusterInstRequest)
+	if c == nil {
+		c = new(CreateClusterInstRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -792,10 +800,18 @@ func (m *CreateClusterInstRequest) cloneTo(c *CreateClusterInstRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateClusterInstResponse) Clone() *CreateClusterInstResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateClusterInstResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateClusterInstResponse) cloneIn(c *CreateClusterInstResponse) *CreateClusterInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateClusterInstResponse)
+	if c == nil {
+		c = new(CreateClusterInstResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -811,10 +827,18 @@ func (m *CreateClusterInstResponse) cloneTo(c *CreateClusterInstResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateClusterInstRequest) Clone() *UpdateClusterInstRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateClusterInstRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateClusterInstRequest) cloneIn(c *UpdateClusterInstRequest) *UpdateClusterInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateClusterInstRequest)
+	if c == nil {
+		c = new(UpdateClusterInstRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -832,10 +856,18 @@ func (m *UpdateClusterInstRequest) cloneTo(c *UpdateClusterInstRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateClusterInstResponse) Clone() *UpdateClusterInstResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateClusterInstResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateClusterInstResponse) cloneIn(c *UpdateClusterInstResponse) *UpdateClusterInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateClusterInstResponse)
+	if c == nil {
+		c = new(UpdateClusterInstResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -851,10 +883,18 @@ func (m *UpdateClusterInstResponse) cloneTo(c *UpdateClusterInstResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteClusterInstRequest) Clone() *DeleteClusterInstRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteClusterInstRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteClusterInstRequest) cloneIn(c *DeleteClusterInstRequest) *DeleteClusterInstRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteClusterInstRequest)
+	if c == nil {
+		c = new(DeleteClusterInstRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -872,10 +912,18 @@ func (m *DeleteClusterInstRequest) cloneTo(c *DeleteClusterInstRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteClusterInstResponse) Clone() *DeleteClusterInstResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteClusterInstResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteClusterInstResponse) cloneIn(c *DeleteClusterInstResponse) *DeleteClusterInstResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteClusterInstResponse)
+	if c == nil {
+		c = new(DeleteClusterInstResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -891,10 +939,18 @@ func (m *DeleteClusterInstResponse) cloneTo(c *DeleteClusterInstResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowClusterInstsRequest) Clone() *ShowClusterInstsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowClusterInstsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowClusterInstsRequest) cloneIn(c *ShowClusterInstsRequest) *ShowClusterInstsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowClusterInstsRequest)
+	if c == nil {
+		c = new(ShowClusterInstsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -910,10 +966,18 @@ func (m *ShowClusterInstsRequest) cloneTo(c *ShowClusterInstsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowClusterInstsResponse) Clone() *ShowClusterInstsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowClusterInstsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowClusterInstsResponse) cloneIn(c *ShowClusterInstsResponse) *ShowClusterInstsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowClusterInstsResponse)
+	if c == nil {
+		c = new(ShowClusterInstsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -929,10 +993,18 @@ func (m *ShowClusterInstsResponse) cloneTo(c *ShowClusterInstsResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowClusterInstInfosRequest) Clone() *ShowClusterInstInfosRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowClusterInstInfosRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowClusterInstInfosRequest) cloneIn(c *ShowClusterInstInfosRequest) *ShowClusterInstInfosRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowClusterInstInfosRequest)
+	if c == nil {
+		c = new(ShowClusterInstInfosRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -948,10 +1020,18 @@ func (m *ShowClusterInstInfosRequest) cloneTo(c *ShowClusterInstInfosRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowClusterInstInfosResponse) Clone() *ShowClusterInstInfosResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowClusterInstInfosResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowClusterInstInfosResponse) cloneIn(c *ShowClusterInstInfosResponse) *ShowClusterInstInfosResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowClusterInstInfosResponse)
+	if c == nil {
+		c = new(ShowClusterInstInfosResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -967,10 +1047,18 @@ func (m *ShowClusterInstInfosResponse) cloneTo(c *ShowClusterInstInfosResponse) 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *WatchClusterInstInfosRequest) Clone() *WatchClusterInstInfosRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new WatchClusterInstInfosRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *WatchClusterInstInfosRequest) cloneIn(c *WatchClusterInstInfosRequest) *WatchClusterInstInfosRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(WatchClusterInstInfosRequest)
+	if c == nil {
+		c = new(WatchClusterInstInfosRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -986,10 +1074,18 @@ func (m *WatchClusterInstInfosRequest) cloneTo(c *WatchClusterInstInfosRequest) 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *WatchClusterInstInfosResponse) Clone() *WatchClusterInstInfosResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new WatchClusterInstInfosResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *WatchClusterInstInfosResponse) cloneIn(c *WatchClusterInstInfosResponse) *WatchClusterInstInfosResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(WatchClusterInstInfosResponse)
+	if c == nil {
+		c = new(WatchClusterInstInfosResponse)
+	}
 	m.cloneTo(c)
 	return c
 }

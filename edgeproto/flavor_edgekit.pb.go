@@ -94,10 +94,18 @@ func NewFlavorInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Flavor) Clone() *Flavor {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Flavor when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Flavor) cloneIn(c *Flavor) *Flavor {
 	if m == nil {
 		return nil
 	}
-	c := new(Flavor)
+	if c == nil {
+		c = new(Flavor)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -118,10 +126,18 @@ func (m *Flavor) cloneTo(c *Flavor) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *FlavorInfo) Clone() *FlavorInfo {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new FlavorInfo when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *FlavorInfo) cloneIn(c *FlavorInfo) *FlavorInfo {
 	if m == nil {
 		return nil
 	}
-	c := new(FlavorInfo)
+	if c == nil {
+		c = new(FlavorInfo)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -261,10 +261,18 @@ func NewShowFlavorsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error)
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateFlavorRequest) Clone() *CreateFlavorRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateFlavorRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateFlavorRequest) cloneIn(c *CreateFlavorRequest) *CreateFlavorRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateFlavorRequest)
+	if c == nil {
+		c = new(CreateFlavorRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -280,10 +288,18 @@ func (m *CreateFlavorRequest) cloneTo(c *CreateFlavorRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateFlavorResponse) Clone() *CreateFlavorResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateFlavorResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateFlavorResponse) cloneIn(c *CreateFlavorResponse) *CreateFlavorResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateFlavorResponse)
+	if c == nil {
+		c = new(CreateFlavorResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -299,10 +315,18 @@ func (m *CreateFlavorResponse) cloneTo(c *CreateFlavorResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateFlavorRequest) Clone() *UpdateFlavorRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateFlavorRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateFlavorRequest) cloneIn(c *UpdateFlavorRequest) *UpdateFlavorRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateFlavorRequest)
+	if c == nil {
+		c = new(UpdateFlavorRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -319,10 +343,18 @@ func (m *UpdateFlavorRequest) cloneTo(c *UpdateFlavorRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateFlavorResponse) Clone() *UpdateFlavorResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateFlavorResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateFlavorResponse) cloneIn(c *UpdateFlavorResponse) *UpdateFlavorResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateFlavorResponse)
+	if c == nil {
+		c = new(UpdateFlavorResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -338,10 +370,18 @@ func (m *UpdateFlavorResponse) cloneTo(c *UpdateFlavorResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteFlavorRequest) Clone() *DeleteFlavorRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteFlavorRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteFlavorRequest) cloneIn(c *DeleteFlavorRequest) *DeleteFlavorRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteFlavorRequest)
+	if c == nil {
+		c = new(DeleteFlavorRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -357,10 +397,18 @@ func (m *DeleteFlavorRequest) cloneTo(c *DeleteFlavorRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteFlavorResponse) Clone() *DeleteFlavorResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteFlavorResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteFlavorResponse) cloneIn(c *DeleteFlavorResponse) *DeleteFlavorResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteFlavorResponse)
+	if c == nil {
+		c = new(DeleteFlavorResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -375,10 +423,18 @@ func (m *DeleteFlavorResponse) cloneTo(c *DeleteFlavorResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowFlavorsRequest) Clone() *ShowFlavorsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowFlavorsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowFlavorsRequest) cloneIn(c *ShowFlavorsRequest) *ShowFlavorsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowFlavorsRequest)
+	if c == nil {
+		c = new(ShowFlavorsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -394,10 +450,18 @@ func (m *ShowFlavorsRequest) cloneTo(c *ShowFlavorsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowFlavorsResponse) Clone() *ShowFlavorsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowFlavorsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowFlavorsResponse) cloneIn(c *ShowFlavorsResponse) *ShowFlavorsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowFlavorsResponse)
+	if c == nil {
+		c = new(ShowFlavorsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -235,10 +235,18 @@ func NewTrustPolicyExceptionKeyFieldMap(flags ...string) (*fieldmap.FieldMap, er
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CloudletKey) Clone() *CloudletKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CloudletKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CloudletKey) cloneIn(c *CloudletKey) *CloudletKey {
 	if m == nil {
 		return nil
 	}
-	c := new(CloudletKey)
+	if c == nil {
+		c = new(CloudletKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -255,10 +263,18 @@ func (m *CloudletKey) cloneTo(c *CloudletKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ClusterKey) Clone() *ClusterKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ClusterKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ClusterKey) cloneIn(c *ClusterKey) *ClusterKey {
 	if m == nil {
 		return nil
 	}
-	c := new(ClusterKey)
+	if c == nil {
+		c = new(ClusterKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -275,10 +291,18 @@ func (m *ClusterKey) cloneTo(c *ClusterKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *AppKey) Clone() *AppKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new AppKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *AppKey) cloneIn(c *AppKey) *AppKey {
 	if m == nil {
 		return nil
 	}
-	c := new(AppKey)
+	if c == nil {
+		c = new(AppKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -296,10 +320,18 @@ func (m *AppKey) cloneTo(c *AppKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *AppInstKey) Clone() *AppInstKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new AppInstKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *AppInstKey) cloneIn(c *AppInstKey) *AppInstKey {
 	if m == nil {
 		return nil
 	}
-	c := new(AppInstKey)
+	if c == nil {
+		c = new(AppInstKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -316,10 +348,18 @@ func (m *AppInstKey) cloneTo(c *AppInstKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *FlavorKey) Clone() *FlavorKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new FlavorKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *FlavorKey) cloneIn(c *FlavorKey) *FlavorKey {
 	if m == nil {
 		return nil
 	}
-	c := new(FlavorKey)
+	if c == nil {
+		c = new(FlavorKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -335,10 +375,18 @@ func (m *FlavorKey) cloneTo(c *FlavorKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TrustPolicyKey) Clone() *TrustPolicyKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TrustPolicyKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TrustPolicyKey) cloneIn(c *TrustPolicyKey) *TrustPolicyKey {
 	if m == nil {
 		return nil
 	}
-	c := new(TrustPolicyKey)
+	if c == nil {
+		c = new(TrustPolicyKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -355,10 +403,18 @@ func (m *TrustPolicyKey) cloneTo(c *TrustPolicyKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CloudletPoolKey) Clone() *CloudletPoolKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CloudletPoolKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CloudletPoolKey) cloneIn(c *CloudletPoolKey) *CloudletPoolKey {
 	if m == nil {
 		return nil
 	}
-	c := new(CloudletPoolKey)
+	if c == nil {
+		c = new(CloudletPoolKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -375,22 +431,42 @@ func (m *CloudletPoolKey) cloneTo(c *CloudletPoolKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TrustPolicyExceptionKey) Clone() *TrustPolicyExceptionKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TrustPolicyExceptionKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TrustPolicyExceptionKey) cloneIn(c *TrustPolicyExceptionKey) *TrustPolicyExceptionKey {
 	if m == nil {
 		return nil
 	}
-	c := new(TrustPolicyExceptionKey)
+	if c == nil {
+		c = new(TrustPolicyExceptionKey)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero TrustPolicyExceptionKey, a deep copy of m, which is not nil.
 func (m *TrustPolicyExceptionKey) cloneTo(c *TrustPolicyExceptionKey) {
-	c.AppKey = m.AppKey.Clone()
-	c.CloudletPoolKey = m.CloudletPoolKey.Clone()
 	c.Name = m.Name
+	if m.AppKey != nil && m.CloudletPoolKey != nil {
+		kb := new(_TrustPolicyExceptionKey_kids)
+		c.AppKey = m.AppKey.cloneIn(&kb.AppKey)
+		c.CloudletPoolKey = m.CloudletPoolKey.cloneIn(&kb.CloudletPoolKey)
+	} else {
+		c.AppKey = m.AppKey.Clone()
+		c.CloudletPoolKey = m.CloudletPoolKey.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+}
+
+// _TrustPolicyExceptionKey_kids holds the sub-messages of a copy of a TrustPolicyExceptionKey in one block.
+type _TrustPolicyExceptionKey_kids struct {
+	AppKey          AppKey
+	CloudletPoolKey CloudletPoolKey
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

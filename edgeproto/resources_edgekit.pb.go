@@ -334,10 +334,18 @@ func NewNodeResourcesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ResourceQuota) Clone() *ResourceQuota {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ResourceQuota when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ResourceQuota) cloneIn(c *ResourceQuota) *ResourceQuota {
 	if m == nil {
 		return nil
 	}
-	c := new(ResourceQuota)
+	if c == nil {
+		c = new(ResourceQuota)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -355,10 +363,18 @@ func (m *ResourceQuota) cloneTo(c *ResourceQuota) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *InfraResource) Clone() *InfraResource {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new InfraResource when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *InfraResource) cloneIn(c *InfraResource) *InfraResource {
 	if m == nil {
 		return nil
 	}
-	c := new(InfraResource)
+	if c == nil {
+		c = new(InfraResource)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -380,10 +396,18 @@ func (m *InfraResource) cloneTo(c *InfraResource) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *InfraResourcesSnapshot) Clone() *InfraResourcesSnapshot {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new InfraResourcesSnapshot when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *InfraResourcesSnapshot) cloneIn(c *InfraResourcesSnapshot) *InfraResourcesSnapshot {
 	if m == nil {
 		return nil
 	}
-	c := new(InfraResourcesSnapshot)
+	if c == nil {
+		c = new(InfraResourcesSnapshot)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -432,10 +456,18 @@ func (m *InfraResourcesSnapshot) cloneTo(c *InfraResourcesSnapshot) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NodeInfo) Clone() *NodeInfo {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NodeInfo when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NodeInfo) cloneIn(c *NodeInfo) *NodeInfo {
 	if m == nil {
 		return nil
 	}
-	c := new(NodeInfo)
+	if c == nil {
+		c = new(NodeInfo)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -454,10 +486,18 @@ func (m *NodeInfo) cloneTo(c *NodeInfo) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *IpAddr) Clone() *IpAddr {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new IpAddr when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *IpAddr) cloneIn(c *IpAddr) *IpAddr {
 	if m == nil {
 		return nil
 	}
-	c := new(IpAddr)
+	if c == nil {
+		c = new(IpAddr)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -474,10 +514,18 @@ func (m *IpAddr) cloneTo(c *IpAddr) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ContainerInfo) Clone() *ContainerInfo {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ContainerInfo when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ContainerInfo) cloneIn(c *ContainerInfo) *ContainerInfo {
 	if m == nil {
 		return nil
 	}
-	c := new(ContainerInfo)
+	if c == nil {
+		c = new(ContainerInfo)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -497,10 +545,18 @@ func (m *ContainerInfo) cloneTo(c *ContainerInfo) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *VmInfo) Clone() *VmInfo {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new VmInfo when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *VmInfo) cloneIn(c *VmInfo) *VmInfo {
 	if m == nil {
 		return nil
 	}
-	c := new(VmInfo)
+	if c == nil {
+		c = new(VmInfo)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -541,10 +597,18 @@ func (m *VmInfo) cloneTo(c *VmInfo) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *InfraResources) Clone() *InfraResources {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new InfraResources when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *InfraResources) cloneIn(c *InfraResources) *InfraResources {
 	if m == nil {
 		return nil
 	}
-	c := new(InfraResources)
+	if c == nil {
+		c = new(InfraResources)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -570,10 +634,18 @@ func (m *InfraResources) cloneTo(c *InfraResources) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NodeResources) Clone() *NodeResources {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NodeResources when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NodeResources) cloneIn(c *NodeResources) *NodeResources {
 	if m == nil {
 		return nil
 	}
-	c := new(NodeResources)
+	if c == nil {
+		c = new(NodeResources)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -44,10 +44,18 @@ func NewResultFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Result) Clone() *Result {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Result when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Result) cloneIn(c *Result) *Result {
 	if m == nil {
 		return nil
 	}
-	c := new(Result)
+	if c == nil {
+		c = new(Result)
+	}
 	m.cloneTo(c)
 	return c
 }

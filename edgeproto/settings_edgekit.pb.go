@@ -69,10 +69,18 @@ func NewSettingsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Settings) Clone() *Settings {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Settings when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Settings) cloneIn(c *Settings) *Settings {
 	if m == nil {
 		return nil
 	}
-	c := new(Settings)
+	if c == nil {
+		c = new(Settings)
+	}
 	m.cloneTo(c)
 	return c
 }

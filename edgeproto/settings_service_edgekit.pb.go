@@ -229,10 +229,18 @@ func NewShowSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateSettingsRequest) Clone() *UpdateSettingsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateSettingsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateSettingsRequest) cloneIn(c *UpdateSettingsRequest) *UpdateSettingsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateSettingsRequest)
+	if c == nil {
+		c = new(UpdateSettingsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -249,10 +257,18 @@ func (m *UpdateSettingsRequest) cloneTo(c *UpdateSettingsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateSettingsResponse) Clone() *UpdateSettingsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateSettingsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateSettingsResponse) cloneIn(c *UpdateSettingsResponse) *UpdateSettingsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateSettingsResponse)
+	if c == nil {
+		c = new(UpdateSettingsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -268,10 +284,18 @@ func (m *UpdateSettingsResponse) cloneTo(c *UpdateSettingsResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ResetSettingsRequest) Clone() *ResetSettingsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ResetSettingsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ResetSettingsRequest) cloneIn(c *ResetSettingsRequest) *ResetSettingsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ResetSettingsRequest)
+	if c == nil {
+		c = new(ResetSettingsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -286,10 +310,18 @@ func (m *ResetSettingsRequest) cloneTo(c *ResetSettingsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ResetSettingsResponse) Clone() *ResetSettingsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ResetSettingsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ResetSettingsResponse) cloneIn(c *ResetSettingsResponse) *ResetSettingsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ResetSettingsResponse)
+	if c == nil {
+		c = new(ResetSettingsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -305,10 +337,18 @@ func (m *ResetSettingsResponse) cloneTo(c *ResetSettingsResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowSettingsRequest) Clone() *ShowSettingsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowSettingsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowSettingsRequest) cloneIn(c *ShowSettingsRequest) *ShowSettingsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowSettingsRequest)
+	if c == nil {
+		c = new(ShowSettingsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -323,10 +363,18 @@ func (m *ShowSettingsRequest) cloneTo(c *ShowSettingsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowSettingsResponse) Clone() *ShowSettingsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowSettingsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowSettingsResponse) cloneIn(c *ShowSettingsResponse) *ShowSettingsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowSettingsResponse)
+	if c == nil {
+		c = new(ShowSettingsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }

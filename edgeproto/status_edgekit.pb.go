@@ -52,10 +52,18 @@ func NewStatusInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *StatusInfo) Clone() *StatusInfo {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new StatusInfo when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *StatusInfo) cloneIn(c *StatusInfo) *StatusInfo {
 	if m == nil {
 		return nil
 	}
-	c := new(StatusInfo)
+	if c == nil {
+		c = new(StatusInfo)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -198,10 +198,18 @@ func NewTrustPolicyExceptionFieldMap(flags ...string) (*fieldmap.FieldMap, error
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *SecurityRule) Clone() *SecurityRule {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new SecurityRule when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *SecurityRule) cloneIn(c *SecurityRule) *SecurityRule {
 	if m == nil {
 		return nil
 	}
-	c := new(SecurityRule)
+	if c == nil {
+		c = new(SecurityRule)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -220,10 +228,18 @@ func (m *SecurityRule) cloneTo(c *SecurityRule) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TrustPolicy) Clone() *TrustPolicy {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TrustPolicy when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TrustPolicy) cloneIn(c *TrustPolicy) *TrustPolicy {
 	if m == nil {
 		return nil
 	}
-	c := new(TrustPolicy)
+	if c == nil {
+		c = new(TrustPolicy)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -250,32 +266,60 @@ func (m *TrustPolicy) cloneTo(c *TrustPolicy) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TrustPolicyExceptionInstance) Clone() *TrustPolicyExceptionInstance {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TrustPolicyExceptionInstance when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TrustPolicyExceptionInstance) cloneIn(c *TrustPolicyExceptionInstance) *TrustPolicyExceptionInstance {
 	if m == nil {
 		return nil
 	}
-	c := new(TrustPolicyExceptionInstance)
+	if c == nil {
+		c = new(TrustPolicyExceptionInstance)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero TrustPolicyExceptionInstance, a deep copy of m, which is not nil.
 func (m *TrustPolicyExceptionInstance) cloneTo(c *TrustPolicyExceptionInstance) {
-	c.AppInstKey = m.AppInstKey.Clone()
-	c.CloudletKey = m.CloudletKey.Clone()
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
+	if m.AppInstKey != nil && m.CloudletKey != nil {
+		kb := new(_TrustPolicyExceptionInstance_kids)
+		c.AppInstKey = m.AppInstKey.cloneIn(&kb.AppInstKey)
+		c.CloudletKey = m.CloudletKey.cloneIn(&kb.CloudletKey)
+	} else {
+		c.AppInstKey = m.AppInstKey.Clone()
+		c.CloudletKey = m.CloudletKey.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _TrustPolicyExceptionInstance_kids holds the sub-messages of a copy of a TrustPolicyExceptionInstance in one block.
+type _TrustPolicyExceptionInstance_kids struct {
+	AppInstKey  AppInstKey
+	CloudletKey CloudletKey
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TrustPolicyException) Clone() *TrustPolicyException {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TrustPolicyException when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TrustPolicyException) cloneIn(c *TrustPolicyException) *TrustPolicyException {
 	if m == nil {
 		return nil
 	}
-	c := new(TrustPolicyException)
+	if c == nil {
+		c = new(TrustPolicyException)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -421,10 +421,18 @@ func NewShowTrustPolicyExceptionsResponseFieldMap(flags ...string) (*fieldmap.Fi
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateTrustPolicyExceptionRequest) Clone() *CreateTrustPolicyExceptionRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateTrustPolicyExceptionRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateTrustPolicyExceptionRequest) cloneIn(c *CreateTrustPolicyExceptionRequest) *CreateTrustPolicyExceptionRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateTrustPolicyExceptionRequest)
+	if c == nil {
+		c = new(CreateTrustPolicyExceptionRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -440,10 +448,18 @@ func (m *CreateTrustPolicyExceptionRequest) cloneTo(c *CreateTrustPolicyExceptio
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateTrustPolicyExceptionResponse) Clone() *CreateTrustPolicyExceptionResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateTrustPolicyExceptionResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateTrustPolicyExceptionResponse) cloneIn(c *CreateTrustPolicyExceptionResponse) *CreateTrustPolicyExceptionResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateTrustPolicyExceptionResponse)
+	if c == nil {
+		c = new(CreateTrustPolicyExceptionResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -459,10 +475,18 @@ func (m *CreateTrustPolicyExceptionResponse) cloneTo(c *CreateTrustPolicyExcepti
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateTrustPolicyExceptionRequest) Clone() *UpdateTrustPolicyExceptionRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateTrustPolicyExceptionRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateTrustPolicyExceptionRequest) cloneIn(c *UpdateTrustPolicyExceptionRequest) *UpdateTrustPolicyExceptionRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateTrustPolicyExceptionRequest)
+	if c == nil {
+		c = new(UpdateTrustPolicyExceptionRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -479,10 +503,18 @@ func (m *UpdateTrustPolicyExceptionRequest) cloneTo(c *UpdateTrustPolicyExceptio
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateTrustPolicyExceptionResponse) Clone() *UpdateTrustPolicyExceptionResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateTrustPolicyExceptionResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateTrustPolicyExceptionResponse) cloneIn(c *UpdateTrustPolicyExceptionResponse) *UpdateTrustPolicyExceptionResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateTrustPolicyExceptionResponse)
+	if c == nil {
+		c = new(UpdateTrustPolicyExceptionResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -498,10 +530,18 @@ func (m *UpdateTrustPolicyExceptionResponse) cloneTo(c *UpdateTrustPolicyExcepti
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteTrustPolicyExceptionRequest) Clone() *DeleteTrustPolicyExceptionRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteTrustPolicyExceptionRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteTrustPolicyExceptionRequest) cloneIn(c *DeleteTrustPolicyExceptionRequest) *DeleteTrustPolicyExceptionRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteTrustPolicyExceptionRequest)
+	if c == nil {
+		c = new(DeleteTrustPolicyExceptionRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -517,10 +557,18 @@ func (m *DeleteTrustPolicyExceptionRequest) cloneTo(c *DeleteTrustPolicyExceptio
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteTrustPolicyExceptionResponse) Clone() *DeleteTrustPolicyExceptionResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteTrustPolicyExceptionResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteTrustPolicyExceptionResponse) cloneIn(c *DeleteTrustPolicyExceptionResponse) *DeleteTrustPolicyExceptionResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteTrustPolicyExceptionResponse)
+	if c == nil {
+		c = new(DeleteTrustPolicyExceptionResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -535,10 +583,18 @@ func (m *DeleteTrustPolicyExceptionResponse) cloneTo(c *DeleteTrustPolicyExcepti
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowTrustPolicyExceptionsRequest) Clone() *ShowTrustPolicyExceptionsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowTrustPolicyExceptionsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowTrustPolicyExceptionsRequest) cloneIn(c *ShowTrustPolicyExceptionsRequest) *ShowTrustPolicyExceptionsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowTrustPolicyExceptionsRequest)
+	if c == nil {
+		c = new(ShowTrustPolicyExceptionsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -554,10 +610,18 @@ func (m *ShowTrustPolicyExceptionsRequest) cloneTo(c *ShowTrustPolicyExceptionsR
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowTrustPolicyExceptionsResponse) Clone() *ShowTrustPolicyExceptionsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowTrustPolicyExceptionsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowTrustPolicyExceptionsResponse) cloneIn(c *ShowTrustPolicyExceptionsResponse) *ShowTrustPolicyExceptionsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowTrustPolicyExceptionsResponse)
+	if c == nil {
+		c = new(ShowTrustPolicyExceptionsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -288,10 +288,18 @@ func NewShowTrustPoliciesResponseFieldMap(flags ...string) (*fieldmap.FieldMap, 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateTrustPolicyRequest) Clone() *CreateTrustPolicyRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateTrustPolicyRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateTrustPolicyRequest) cloneIn(c *CreateTrustPolicyRequest) *CreateTrustPolicyRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateTrustPolicyRequest)
+	if c == nil {
+		c = new(CreateTrustPolicyRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -307,10 +315,18 @@ func (m *CreateTrustPolicyRequest) cloneTo(c *CreateTrustPolicyRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateTrustPolicyResponse) Clone() *CreateTrustPolicyResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateTrustPolicyResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateTrustPolicyResponse) cloneIn(c *CreateTrustPolicyResponse) *CreateTrustPolicyResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateTrustPolicyResponse)
+	if c == nil {
+		c = new(CreateTrustPolicyResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -326,10 +342,18 @@ func (m *CreateTrustPolicyResponse) cloneTo(c *CreateTrustPolicyResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateTrustPolicyRequest) Clone() *UpdateTrustPolicyRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateTrustPolicyRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateTrustPolicyRequest) cloneIn(c *UpdateTrustPolicyRequest) *UpdateTrustPolicyRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateTrustPolicyRequest)
+	if c == nil {
+		c = new(UpdateTrustPolicyRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -346,10 +370,18 @@ func (m *UpdateTrustPolicyRequest) cloneTo(c *UpdateTrustPolicyRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *UpdateTrustPolicyResponse) Clone() *UpdateTrustPolicyResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new UpdateTrustPolicyResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *UpdateTrustPolicyResponse) cloneIn(c *UpdateTrustPolicyResponse) *UpdateTrustPolicyResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(UpdateTrustPolicyResponse)
+	if c == nil {
+		c = new(UpdateTrustPolicyResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -365,10 +397,18 @@ func (m *UpdateTrustPolicyResponse) cloneTo(c *UpdateTrustPolicyResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteTrustPolicyRequest) Clone() *DeleteTrustPolicyRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteTrustPolicyRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteTrustPolicyRequest) cloneIn(c *DeleteTrustPolicyRequest) *DeleteTrustPolicyRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteTrustPolicyRequest)
+	if c == nil {
+		c = new(DeleteTrustPolicyRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -384,10 +424,18 @@ func (m *DeleteTrustPolicyRequest) cloneTo(c *DeleteTrustPolicyRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteTrustPolicyResponse) Clone() *DeleteTrustPolicyResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteTrustPolicyResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteTrustPolicyResponse) cloneIn(c *DeleteTrustPolicyResponse) *DeleteTrustPolicyResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteTrustPolicyResponse)
+	if c == nil {
+		c = new(DeleteTrustPolicyResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -402,10 +450,18 @@ func (m *DeleteTrustPolicyResponse) cloneTo(c *DeleteTrustPolicyResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowTrustPoliciesRequest) Clone() *ShowTrustPoliciesRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowTrustPoliciesRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowTrustPoliciesRequest) cloneIn(c *ShowTrustPoliciesRequest) *ShowTrustPoliciesRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowTrustPoliciesRequest)
+	if c == nil {
+		c = new(ShowTrustPoliciesRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -421,10 +477,18 @@ func (m *ShowTrustPoliciesRequest) cloneTo(c *ShowTrustPoliciesRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ShowTrustPoliciesResponse) Clone() *ShowTrustPoliciesResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ShowTrustPoliciesResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ShowTrustPoliciesResponse) cloneIn(c *ShowTrustPoliciesResponse) *ShowTrustPoliciesResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ShowTrustPoliciesResponse)
+	if c == nil {
+		c = new(ShowTrustPoliciesResponse)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -220,3 +220,4 @@ func CloneBytesValue(m *wrapperspb.BytesValue) *wrapperspb.BytesValue {
 	copyUnknown(c, m)
 	return c
 }
+

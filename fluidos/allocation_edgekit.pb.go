@@ -79,10 +79,18 @@ func NewAllocationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *AllocationStatus) Clone() *AllocationStatus {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new AllocationStatus when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *AllocationStatus) cloneIn(c *AllocationStatus) *AllocationStatus {
 	if m == nil {
 		return nil
 	}
-	c := new(AllocationStatus)
+	if c == nil {
+		c = new(AllocationStatus)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -100,10 +108,18 @@ func (m *AllocationStatus) cloneTo(c *AllocationStatus) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Allocation) Clone() *Allocation {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Allocation when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Allocation) cloneIn(c *Allocation) *Allocation {
 	if m == nil {
 		return nil
 	}
-	c := new(Allocation)
+	if c == nil {
+		c = new(Allocation)
+	}
 	m.cloneTo(c)
 	return c
 }

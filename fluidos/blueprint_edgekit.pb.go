@@ -201,10 +201,18 @@ func NewServiceBlueprintFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ConfigParameter) Clone() *ConfigParameter {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ConfigParameter when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ConfigParameter) cloneIn(c *ConfigParameter) *ConfigParameter {
 	if m == nil {
 		return nil
 	}
-	c := new(ConfigParameter)
+	if c == nil {
+		c = new(ConfigParameter)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -239,10 +247,18 @@ func (m *ConfigParameter) cloneTo(c *ConfigParameter) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ConfigurationSchema) Clone() *ConfigurationSchema {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ConfigurationSchema when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ConfigurationSchema) cloneIn(c *ConfigurationSchema) *ConfigurationSchema {
 	if m == nil {
 		return nil
 	}
-	c := new(ConfigurationSchema)
+	if c == nil {
+		c = new(ConfigurationSchema)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -268,10 +284,18 @@ func (m *ConfigurationSchema) cloneTo(c *ConfigurationSchema) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ServiceTemplate) Clone() *ServiceTemplate {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ServiceTemplate when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ServiceTemplate) cloneIn(c *ServiceTemplate) *ServiceTemplate {
 	if m == nil {
 		return nil
 	}
-	c := new(ServiceTemplate)
+	if c == nil {
+		c = new(ServiceTemplate)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -288,10 +312,18 @@ func (m *ServiceTemplate) cloneTo(c *ServiceTemplate) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ServiceBlueprint) Clone() *ServiceBlueprint {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ServiceBlueprint when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ServiceBlueprint) cloneIn(c *ServiceBlueprint) *ServiceBlueprint {
 	if m == nil {
 		return nil
 	}
-	c := new(ServiceBlueprint)
+	if c == nil {
+		c = new(ServiceBlueprint)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -315,14 +347,28 @@ func (m *ServiceBlueprint) cloneTo(c *ServiceBlueprint) {
 		}
 		c.Templates = out
 	}
-	c.ConfigurationSchema = m.ConfigurationSchema.Clone()
-	c.Owner = m.Owner.Clone()
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.MaxInstances = m.MaxInstances
-	c.Price = m.Price.Clone()
+	if m.ConfigurationSchema != nil && m.Owner != nil && m.Price != nil {
+		kb := new(_ServiceBlueprint_kids)
+		c.ConfigurationSchema = m.ConfigurationSchema.cloneIn(&kb.ConfigurationSchema)
+		c.Owner = m.Owner.cloneIn(&kb.Owner)
+		c.Price = m.Price.cloneIn(&kb.Price)
+	} else {
+		c.ConfigurationSchema = m.ConfigurationSchema.Clone()
+		c.Owner = m.Owner.Clone()
+		c.Price = m.Price.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+}
+
+// _ServiceBlueprint_kids holds the sub-messages of a copy of a ServiceBlueprint in one block.
+type _ServiceBlueprint_kids struct {
+	ConfigurationSchema ConfigurationSchema
+	Owner               NodeIdentity
+	Price               Price
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

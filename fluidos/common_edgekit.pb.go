@@ -253,10 +253,18 @@ func NewNetworkAuthorizationFieldMap(flags ...string) (*fieldmap.FieldMap, error
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NodeIdentity) Clone() *NodeIdentity {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NodeIdentity when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NodeIdentity) cloneIn(c *NodeIdentity) *NodeIdentity {
 	if m == nil {
 		return nil
 	}
-	c := new(NodeIdentity)
+	if c == nil {
+		c = new(NodeIdentity)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -276,10 +284,18 @@ func (m *NodeIdentity) cloneTo(c *NodeIdentity) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NodeAdditionalInformation) Clone() *NodeAdditionalInformation {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NodeAdditionalInformation when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NodeAdditionalInformation) cloneIn(c *NodeAdditionalInformation) *NodeAdditionalInformation {
 	if m == nil {
 		return nil
 	}
-	c := new(NodeAdditionalInformation)
+	if c == nil {
+		c = new(NodeAdditionalInformation)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -296,10 +312,18 @@ func (m *NodeAdditionalInformation) cloneTo(c *NodeAdditionalInformation) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TelemetryEndpoint) Clone() *TelemetryEndpoint {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TelemetryEndpoint when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TelemetryEndpoint) cloneIn(c *TelemetryEndpoint) *TelemetryEndpoint {
 	if m == nil {
 		return nil
 	}
-	c := new(TelemetryEndpoint)
+	if c == nil {
+		c = new(TelemetryEndpoint)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -316,10 +340,18 @@ func (m *TelemetryEndpoint) cloneTo(c *TelemetryEndpoint) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Price) Clone() *Price {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Price when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Price) cloneIn(c *Price) *Price {
 	if m == nil {
 		return nil
 	}
-	c := new(Price)
+	if c == nil {
+		c = new(Price)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -337,10 +369,18 @@ func (m *Price) cloneTo(c *Price) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Location) Clone() *Location {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Location when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Location) cloneIn(c *Location) *Location {
 	if m == nil {
 		return nil
 	}
-	c := new(Location)
+	if c == nil {
+		c = new(Location)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -360,10 +400,18 @@ func (m *Location) cloneTo(c *Location) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GPU) Clone() *GPU {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GPU when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GPU) cloneIn(c *GPU) *GPU {
 	if m == nil {
 		return nil
 	}
-	c := new(GPU)
+	if c == nil {
+		c = new(GPU)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -381,10 +429,18 @@ func (m *GPU) cloneTo(c *GPU) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *PortRange) Clone() *PortRange {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new PortRange when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *PortRange) cloneIn(c *PortRange) *PortRange {
 	if m == nil {
 		return nil
 	}
-	c := new(PortRange)
+	if c == nil {
+		c = new(PortRange)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -402,10 +458,18 @@ func (m *PortRange) cloneTo(c *PortRange) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NetworkAuthorization) Clone() *NetworkAuthorization {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NetworkAuthorization when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NetworkAuthorization) cloneIn(c *NetworkAuthorization) *NetworkAuthorization {
 	if m == nil {
 		return nil
 	}
-	c := new(NetworkAuthorization)
+	if c == nil {
+		c = new(NetworkAuthorization)
+	}
 	m.cloneTo(c)
 	return c
 }

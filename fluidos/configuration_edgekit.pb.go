@@ -191,10 +191,18 @@ func NewConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *K8SliceConfiguration) Clone() *K8SliceConfiguration {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new K8SliceConfiguration when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *K8SliceConfiguration) cloneIn(c *K8SliceConfiguration) *K8SliceConfiguration {
 	if m == nil {
 		return nil
 	}
-	c := new(K8SliceConfiguration)
+	if c == nil {
+		c = new(K8SliceConfiguration)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -214,10 +222,18 @@ func (m *K8SliceConfiguration) cloneTo(c *K8SliceConfiguration) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ServiceConfiguration) Clone() *ServiceConfiguration {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ServiceConfiguration when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ServiceConfiguration) cloneIn(c *ServiceConfiguration) *ServiceConfiguration {
 	if m == nil {
 		return nil
 	}
-	c := new(ServiceConfiguration)
+	if c == nil {
+		c = new(ServiceConfiguration)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -236,10 +252,18 @@ func (m *ServiceConfiguration) cloneTo(c *ServiceConfiguration) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *VMConfiguration) Clone() *VMConfiguration {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new VMConfiguration when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *VMConfiguration) cloneIn(c *VMConfiguration) *VMConfiguration {
 	if m == nil {
 		return nil
 	}
-	c := new(VMConfiguration)
+	if c == nil {
+		c = new(VMConfiguration)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -258,10 +282,18 @@ func (m *VMConfiguration) cloneTo(c *VMConfiguration) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *SensorConfiguration) Clone() *SensorConfiguration {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new SensorConfiguration when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *SensorConfiguration) cloneIn(c *SensorConfiguration) *SensorConfiguration {
 	if m == nil {
 		return nil
 	}
-	c := new(SensorConfiguration)
+	if c == nil {
+		c = new(SensorConfiguration)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -277,10 +309,18 @@ func (m *SensorConfiguration) cloneTo(c *SensorConfiguration) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Configuration) Clone() *Configuration {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Configuration when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Configuration) cloneIn(c *Configuration) *Configuration {
 	if m == nil {
 		return nil
 	}
-	c := new(Configuration)
+	if c == nil {
+		c = new(Configuration)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -290,19 +330,39 @@ func (m *Configuration) cloneTo(c *Configuration) {
 	switch v := m.Spec.(type) {
 	case *Configuration_K8Slice:
 		if v != nil {
-			c.Spec = &Configuration_K8Slice{K8Slice: v.K8Slice.Clone()}
+			b := new(struct {
+				w Configuration_K8Slice
+				m K8SliceConfiguration
+			})
+			b.w.K8Slice = v.K8Slice.cloneIn(&b.m)
+			c.Spec = &b.w
 		}
 	case *Configuration_Service:
 		if v != nil {
-			c.Spec = &Configuration_Service{Service: v.Service.Clone()}
+			b := new(struct {
+				w Configuration_Service
+				m ServiceConfiguration
+			})
+			b.w.Service = v.Service.cloneIn(&b.m)
+			c.Spec = &b.w
 		}
 	case *Configuration_Vm:
 		if v != nil {
-			c.Spec = &Configuration_Vm{Vm: v.Vm.Clone()}
+			b := new(struct {
+				w Configuration_Vm
+				m VMConfiguration
+			})
+			b.w.Vm = v.Vm.cloneIn(&b.m)
+			c.Spec = &b.w
 		}
 	case *Configuration_Sensor:
 		if v != nil {
-			c.Spec = &Configuration_Sensor{Sensor: v.Sensor.Clone()}
+			b := new(struct {
+				w Configuration_Sensor
+				m SensorConfiguration
+			})
+			b.w.Sensor = v.Sensor.cloneIn(&b.m)
+			c.Spec = &b.w
 		}
 	}
 	if m.unknownFields != nil {

@@ -521,10 +521,18 @@ func NewContractFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *PeeringTargetCredentials) Clone() *PeeringTargetCredentials {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new PeeringTargetCredentials when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *PeeringTargetCredentials) cloneIn(c *PeeringTargetCredentials) *PeeringTargetCredentials {
 	if m == nil {
 		return nil
 	}
-	c := new(PeeringTargetCredentials)
+	if c == nil {
+		c = new(PeeringTargetCredentials)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -544,10 +552,18 @@ func (m *PeeringTargetCredentials) cloneTo(c *PeeringTargetCredentials) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Contract) Clone() *Contract {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Contract when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Contract) cloneIn(c *Contract) *Contract {
 	if m == nil {
 		return nil
 	}
-	c := new(Contract)
+	if c == nil {
+		c = new(Contract)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -555,11 +571,6 @@ func (m *Contract) Clone() *Contract {
 // cloneTo makes c, a zero Contract, a deep copy of m, which is not nil.
 func (m *Contract) cloneTo(c *Contract) {
 	c.Id = m.Id
-	c.Flavor = m.Flavor.Clone()
-	c.Buyer = m.Buyer.Clone()
-	c.Seller = m.Seller.Clone()
-	c.Configuration = m.Configuration.Clone()
-	c.PeeringTargetCredentials = m.PeeringTargetCredentials.Clone()
 	c.TransactionId = m.TransactionId
 	c.ExpirationTime = fieldmap.CloneTimestamp(m.ExpirationTime)
 	if s := m.NetworkRequests; s != nil {
@@ -576,11 +587,36 @@ func (m *Contract) cloneTo(c *Contract) {
 	c.BuyerClusterId = m.BuyerClusterId
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.ExtraInformation = maps.Clone(m.ExtraInformation)
-	c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.Clone()
 	c.NetworkRequestsText = m.NetworkRequestsText
+	if m.Flavor != nil && m.Buyer != nil && m.Seller != nil && m.Configuration != nil && m.PeeringTargetCredentials != nil && m.IngressTelemetryEndpoint != nil {
+		kb := new(_Contract_kids)
+		c.Flavor = m.Flavor.cloneIn(&kb.Flavor)
+		c.Buyer = m.Buyer.cloneIn(&kb.Buyer)
+		c.Seller = m.Seller.cloneIn(&kb.Seller)
+		c.Configuration = m.Configuration.cloneIn(&kb.Configuration)
+		c.PeeringTargetCredentials = m.PeeringTargetCredentials.cloneIn(&kb.PeeringTargetCredentials)
+		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.cloneIn(&kb.IngressTelemetryEndpoint)
+	} else {
+		c.Flavor = m.Flavor.Clone()
+		c.Buyer = m.Buyer.Clone()
+		c.Seller = m.Seller.Clone()
+		c.Configuration = m.Configuration.Clone()
+		c.PeeringTargetCredentials = m.PeeringTargetCredentials.Clone()
+		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+}
+
+// _Contract_kids holds the sub-messages of a copy of a Contract in one block.
+type _Contract_kids struct {
+	Flavor                   Flavor
+	Buyer                    NodeIdentity
+	Seller                   NodeIdentity
+	Configuration            Configuration
+	PeeringTargetCredentials PeeringTargetCredentials
+	IngressTelemetryEndpoint TelemetryEndpoint
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

@@ -642,10 +642,18 @@ func NewPeeringCandidateFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Discovery) Clone() *Discovery {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Discovery when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Discovery) cloneIn(c *Discovery) *Discovery {
 	if m == nil {
 		return nil
 	}
-	c := new(Discovery)
+	if c == nil {
+		c = new(Discovery)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -680,10 +688,18 @@ func (m *Discovery) cloneTo(c *Discovery) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *PeerResult) Clone() *PeerResult {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new PeerResult when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *PeerResult) cloneIn(c *PeerResult) *PeerResult {
 	if m == nil {
 		return nil
 	}
-	c := new(PeerResult)
+	if c == nil {
+		c = new(PeerResult)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -703,10 +719,18 @@ func (m *PeerResult) cloneTo(c *PeerResult) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *PeeringCandidate) Clone() *PeeringCandidate {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new PeeringCandidate when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *PeeringCandidate) cloneIn(c *PeeringCandidate) *PeeringCandidate {
 	if m == nil {
 		return nil
 	}
-	c := new(PeeringCandidate)
+	if c == nil {
+		c = new(PeeringCandidate)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -950,10 +950,18 @@ func NewFlavorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *K8SliceCharacteristics) Clone() *K8SliceCharacteristics {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new K8SliceCharacteristics when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *K8SliceCharacteristics) cloneIn(c *K8SliceCharacteristics) *K8SliceCharacteristics {
 	if m == nil {
 		return nil
 	}
-	c := new(K8SliceCharacteristics)
+	if c == nil {
+		c = new(K8SliceCharacteristics)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -974,10 +982,18 @@ func (m *K8SliceCharacteristics) cloneTo(c *K8SliceCharacteristics) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Partitionability) Clone() *Partitionability {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Partitionability when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Partitionability) cloneIn(c *Partitionability) *Partitionability {
 	if m == nil {
 		return nil
 	}
-	c := new(Partitionability)
+	if c == nil {
+		c = new(Partitionability)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -998,10 +1014,18 @@ func (m *Partitionability) cloneTo(c *Partitionability) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CarbonFootprint) Clone() *CarbonFootprint {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CarbonFootprint when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CarbonFootprint) cloneIn(c *CarbonFootprint) *CarbonFootprint {
 	if m == nil {
 		return nil
 	}
-	c := new(CarbonFootprint)
+	if c == nil {
+		c = new(CarbonFootprint)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1018,10 +1042,18 @@ func (m *CarbonFootprint) cloneTo(c *CarbonFootprint) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *K8SliceProperties) Clone() *K8SliceProperties {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new K8SliceProperties when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *K8SliceProperties) cloneIn(c *K8SliceProperties) *K8SliceProperties {
 	if m == nil {
 		return nil
 	}
-	c := new(K8SliceProperties)
+	if c == nil {
+		c = new(K8SliceProperties)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1030,7 +1062,6 @@ func (m *K8SliceProperties) Clone() *K8SliceProperties {
 func (m *K8SliceProperties) cloneTo(c *K8SliceProperties) {
 	c.LatencyMs = m.LatencyMs
 	c.SecurityStandards = slices.Clone(m.SecurityStandards)
-	c.CarbonFootprint = m.CarbonFootprint.Clone()
 	if s := m.NetworkAuthorizations; s != nil {
 		out := make([]*NetworkAuthorization, len(s))
 		blk := make([]NetworkAuthorization, len(s))
@@ -1042,20 +1073,41 @@ func (m *K8SliceProperties) cloneTo(c *K8SliceProperties) {
 		}
 		c.NetworkAuthorizations = out
 	}
-	c.NetworkIntents = m.NetworkIntents.Clone()
 	c.AdditionalProperties = maps.Clone(m.AdditionalProperties)
+	if m.CarbonFootprint != nil && m.NetworkIntents != nil {
+		kb := new(_K8SliceProperties_kids)
+		c.CarbonFootprint = m.CarbonFootprint.cloneIn(&kb.CarbonFootprint)
+		c.NetworkIntents = m.NetworkIntents.cloneIn(&kb.NetworkIntents)
+	} else {
+		c.CarbonFootprint = m.CarbonFootprint.Clone()
+		c.NetworkIntents = m.NetworkIntents.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _K8SliceProperties_kids holds the sub-messages of a copy of a K8SliceProperties in one block.
+type _K8SliceProperties_kids struct {
+	CarbonFootprint CarbonFootprint
+	NetworkIntents  NetworkIntents
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NetworkIntents) Clone() *NetworkIntents {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NetworkIntents when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NetworkIntents) cloneIn(c *NetworkIntents) *NetworkIntents {
 	if m == nil {
 		return nil
 	}
-	c := new(NetworkIntents)
+	if c == nil {
+		c = new(NetworkIntents)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1092,10 +1144,18 @@ func (m *NetworkIntents) cloneTo(c *NetworkIntents) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NetworkIntent) Clone() *NetworkIntent {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NetworkIntent when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NetworkIntent) cloneIn(c *NetworkIntent) *NetworkIntent {
 	if m == nil {
 		return nil
 	}
-	c := new(NetworkIntent)
+	if c == nil {
+		c = new(NetworkIntent)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1103,22 +1163,42 @@ func (m *NetworkIntent) Clone() *NetworkIntent {
 // cloneTo makes c, a zero NetworkIntent, a deep copy of m, which is not nil.
 func (m *NetworkIntent) cloneTo(c *NetworkIntent) {
 	c.Name = m.Name
-	c.Source = m.Source.Clone()
-	c.Destination = m.Destination.Clone()
 	c.DestinationPort = m.DestinationPort
 	c.ProtocolType = m.ProtocolType
+	if m.Source != nil && m.Destination != nil {
+		kb := new(_NetworkIntent_kids)
+		c.Source = m.Source.cloneIn(&kb.Source)
+		c.Destination = m.Destination.cloneIn(&kb.Destination)
+	} else {
+		c.Source = m.Source.Clone()
+		c.Destination = m.Destination.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _NetworkIntent_kids holds the sub-messages of a copy of a NetworkIntent in one block.
+type _NetworkIntent_kids struct {
+	Source      NetworkEndpoint
+	Destination NetworkEndpoint
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NetworkEndpoint) Clone() *NetworkEndpoint {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NetworkEndpoint when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NetworkEndpoint) cloneIn(c *NetworkEndpoint) *NetworkEndpoint {
 	if m == nil {
 		return nil
 	}
-	c := new(NetworkEndpoint)
+	if c == nil {
+		c = new(NetworkEndpoint)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1135,10 +1215,18 @@ func (m *NetworkEndpoint) cloneTo(c *NetworkEndpoint) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NetworkResourceSelector) Clone() *NetworkResourceSelector {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NetworkResourceSelector when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NetworkResourceSelector) cloneIn(c *NetworkResourceSelector) *NetworkResourceSelector {
 	if m == nil {
 		return nil
 	}
-	c := new(NetworkResourceSelector)
+	if c == nil {
+		c = new(NetworkResourceSelector)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1152,7 +1240,12 @@ func (m *NetworkResourceSelector) cloneTo(c *NetworkResourceSelector) {
 		}
 	case *NetworkResourceSelector_PodNamespace:
 		if v != nil {
-			c.Selector = &NetworkResourceSelector_PodNamespace{PodNamespace: v.PodNamespace.Clone()}
+			b := new(struct {
+				w NetworkResourceSelector_PodNamespace
+				m PodNamespaceSelector
+			})
+			b.w.PodNamespace = v.PodNamespace.cloneIn(&b.m)
+			c.Selector = &b.w
 		}
 	}
 	if m.unknownFields != nil {
@@ -1163,10 +1256,18 @@ func (m *NetworkResourceSelector) cloneTo(c *NetworkResourceSelector) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *PodNamespaceSelector) Clone() *PodNamespaceSelector {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new PodNamespaceSelector when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *PodNamespaceSelector) cloneIn(c *PodNamespaceSelector) *PodNamespaceSelector {
 	if m == nil {
 		return nil
 	}
-	c := new(PodNamespaceSelector)
+	if c == nil {
+		c = new(PodNamespaceSelector)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1203,10 +1304,18 @@ func (m *PodNamespaceSelector) cloneTo(c *PodNamespaceSelector) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Label) Clone() *Label {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Label when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Label) cloneIn(c *Label) *Label {
 	if m == nil {
 		return nil
 	}
-	c := new(Label)
+	if c == nil {
+		c = new(Label)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1223,31 +1332,61 @@ func (m *Label) cloneTo(c *Label) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *K8Slice) Clone() *K8Slice {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new K8Slice when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *K8Slice) cloneIn(c *K8Slice) *K8Slice {
 	if m == nil {
 		return nil
 	}
-	c := new(K8Slice)
+	if c == nil {
+		c = new(K8Slice)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero K8Slice, a deep copy of m, which is not nil.
 func (m *K8Slice) cloneTo(c *K8Slice) {
-	c.Characteristics = m.Characteristics.Clone()
-	c.Partitionability = m.Partitionability.Clone()
-	c.Properties = m.Properties.Clone()
+	if m.Characteristics != nil && m.Partitionability != nil && m.Properties != nil {
+		kb := new(_K8Slice_kids)
+		c.Characteristics = m.Characteristics.cloneIn(&kb.Characteristics)
+		c.Partitionability = m.Partitionability.cloneIn(&kb.Partitionability)
+		c.Properties = m.Properties.cloneIn(&kb.Properties)
+	} else {
+		c.Characteristics = m.Characteristics.Clone()
+		c.Partitionability = m.Partitionability.Clone()
+		c.Properties = m.Properties.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _K8Slice_kids holds the sub-messages of a copy of a K8Slice in one block.
+type _K8Slice_kids struct {
+	Characteristics  K8SliceCharacteristics
+	Partitionability Partitionability
+	Properties       K8SliceProperties
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Service) Clone() *Service {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Service when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Service) cloneIn(c *Service) *Service {
 	if m == nil {
 		return nil
 	}
-	c := new(Service)
+	if c == nil {
+		c = new(Service)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1272,10 +1411,18 @@ func (m *Service) cloneTo(c *Service) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *VM) Clone() *VM {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new VM when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *VM) cloneIn(c *VM) *VM {
 	if m == nil {
 		return nil
 	}
-	c := new(VM)
+	if c == nil {
+		c = new(VM)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1297,10 +1444,18 @@ func (m *VM) cloneTo(c *VM) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Sensor) Clone() *Sensor {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Sensor when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Sensor) cloneIn(c *Sensor) *Sensor {
 	if m == nil {
 		return nil
 	}
-	c := new(Sensor)
+	if c == nil {
+		c = new(Sensor)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1321,10 +1476,18 @@ func (m *Sensor) cloneTo(c *Sensor) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Flavor) Clone() *Flavor {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Flavor when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Flavor) cloneIn(c *Flavor) *Flavor {
 	if m == nil {
 		return nil
 	}
-	c := new(Flavor)
+	if c == nil {
+		c = new(Flavor)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1332,35 +1495,69 @@ func (m *Flavor) Clone() *Flavor {
 // cloneTo makes c, a zero Flavor, a deep copy of m, which is not nil.
 func (m *Flavor) cloneTo(c *Flavor) {
 	c.Id = m.Id
-	c.Owner = m.Owner.Clone()
 	c.ProviderId = m.ProviderId
-	c.Price = m.Price.Clone()
 	c.Availability = m.Availability
-	c.Location = m.Location.Clone()
 	c.NetworkPropertyType = m.NetworkPropertyType
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	if m.Owner != nil && m.Price != nil && m.Location != nil {
+		kb := new(_Flavor_kids)
+		c.Owner = m.Owner.cloneIn(&kb.Owner)
+		c.Price = m.Price.cloneIn(&kb.Price)
+		c.Location = m.Location.cloneIn(&kb.Location)
+	} else {
+		c.Owner = m.Owner.Clone()
+		c.Price = m.Price.Clone()
+		c.Location = m.Location.Clone()
+	}
 	switch v := m.Spec.(type) {
 	case *Flavor_K8Slice:
 		if v != nil {
-			c.Spec = &Flavor_K8Slice{K8Slice: v.K8Slice.Clone()}
+			b := new(struct {
+				w Flavor_K8Slice
+				m K8Slice
+			})
+			b.w.K8Slice = v.K8Slice.cloneIn(&b.m)
+			c.Spec = &b.w
 		}
 	case *Flavor_Service:
 		if v != nil {
-			c.Spec = &Flavor_Service{Service: v.Service.Clone()}
+			b := new(struct {
+				w Flavor_Service
+				m Service
+			})
+			b.w.Service = v.Service.cloneIn(&b.m)
+			c.Spec = &b.w
 		}
 	case *Flavor_Vm:
 		if v != nil {
-			c.Spec = &Flavor_Vm{Vm: v.Vm.Clone()}
+			b := new(struct {
+				w Flavor_Vm
+				m VM
+			})
+			b.w.Vm = v.Vm.cloneIn(&b.m)
+			c.Spec = &b.w
 		}
 	case *Flavor_Sensor:
 		if v != nil {
-			c.Spec = &Flavor_Sensor{Sensor: v.Sensor.Clone()}
+			b := new(struct {
+				w Flavor_Sensor
+				m Sensor
+			})
+			b.w.Sensor = v.Sensor.cloneIn(&b.m)
+			c.Spec = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+}
+
+// _Flavor_kids holds the sub-messages of a copy of a Flavor in one block.
+type _Flavor_kids struct {
+	Owner    NodeIdentity
+	Price    Price
+	Location Location
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

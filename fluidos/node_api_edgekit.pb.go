@@ -4002,10 +4002,18 @@ func NewAddPeerResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateSolverRequest) Clone() *CreateSolverRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateSolverRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateSolverRequest) cloneIn(c *CreateSolverRequest) *CreateSolverRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateSolverRequest)
+	if c == nil {
+		c = new(CreateSolverRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4021,10 +4029,18 @@ func (m *CreateSolverRequest) cloneTo(c *CreateSolverRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateSolverResponse) Clone() *CreateSolverResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateSolverResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateSolverResponse) cloneIn(c *CreateSolverResponse) *CreateSolverResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateSolverResponse)
+	if c == nil {
+		c = new(CreateSolverResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4040,10 +4056,18 @@ func (m *CreateSolverResponse) cloneTo(c *CreateSolverResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetSolverRequest) Clone() *GetSolverRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetSolverRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetSolverRequest) cloneIn(c *GetSolverRequest) *GetSolverRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(GetSolverRequest)
+	if c == nil {
+		c = new(GetSolverRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4059,10 +4083,18 @@ func (m *GetSolverRequest) cloneTo(c *GetSolverRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetSolverResponse) Clone() *GetSolverResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetSolverResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetSolverResponse) cloneIn(c *GetSolverResponse) *GetSolverResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(GetSolverResponse)
+	if c == nil {
+		c = new(GetSolverResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4078,10 +4110,18 @@ func (m *GetSolverResponse) cloneTo(c *GetSolverResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListSolversRequest) Clone() *ListSolversRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListSolversRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListSolversRequest) cloneIn(c *ListSolversRequest) *ListSolversRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ListSolversRequest)
+	if c == nil {
+		c = new(ListSolversRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4096,10 +4136,18 @@ func (m *ListSolversRequest) cloneTo(c *ListSolversRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListSolversResponse) Clone() *ListSolversResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListSolversResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListSolversResponse) cloneIn(c *ListSolversResponse) *ListSolversResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ListSolversResponse)
+	if c == nil {
+		c = new(ListSolversResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4125,10 +4173,18 @@ func (m *ListSolversResponse) cloneTo(c *ListSolversResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteSolverRequest) Clone() *DeleteSolverRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteSolverRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteSolverRequest) cloneIn(c *DeleteSolverRequest) *DeleteSolverRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteSolverRequest)
+	if c == nil {
+		c = new(DeleteSolverRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4144,10 +4200,18 @@ func (m *DeleteSolverRequest) cloneTo(c *DeleteSolverRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteSolverResponse) Clone() *DeleteSolverResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteSolverResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteSolverResponse) cloneIn(c *DeleteSolverResponse) *DeleteSolverResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteSolverResponse)
+	if c == nil {
+		c = new(DeleteSolverResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4162,10 +4226,18 @@ func (m *DeleteSolverResponse) cloneTo(c *DeleteSolverResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *WatchSolverRequest) Clone() *WatchSolverRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new WatchSolverRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *WatchSolverRequest) cloneIn(c *WatchSolverRequest) *WatchSolverRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(WatchSolverRequest)
+	if c == nil {
+		c = new(WatchSolverRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4181,10 +4253,18 @@ func (m *WatchSolverRequest) cloneTo(c *WatchSolverRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *WatchSolverResponse) Clone() *WatchSolverResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new WatchSolverResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *WatchSolverResponse) cloneIn(c *WatchSolverResponse) *WatchSolverResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(WatchSolverResponse)
+	if c == nil {
+		c = new(WatchSolverResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4200,10 +4280,18 @@ func (m *WatchSolverResponse) cloneTo(c *WatchSolverResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetDiscoveryRequest) Clone() *GetDiscoveryRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetDiscoveryRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetDiscoveryRequest) cloneIn(c *GetDiscoveryRequest) *GetDiscoveryRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(GetDiscoveryRequest)
+	if c == nil {
+		c = new(GetDiscoveryRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4219,10 +4307,18 @@ func (m *GetDiscoveryRequest) cloneTo(c *GetDiscoveryRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetDiscoveryResponse) Clone() *GetDiscoveryResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetDiscoveryResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetDiscoveryResponse) cloneIn(c *GetDiscoveryResponse) *GetDiscoveryResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(GetDiscoveryResponse)
+	if c == nil {
+		c = new(GetDiscoveryResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4249,10 +4345,18 @@ func (m *GetDiscoveryResponse) cloneTo(c *GetDiscoveryResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListFlavorsRequest) Clone() *ListFlavorsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListFlavorsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListFlavorsRequest) cloneIn(c *ListFlavorsRequest) *ListFlavorsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ListFlavorsRequest)
+	if c == nil {
+		c = new(ListFlavorsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4268,10 +4372,18 @@ func (m *ListFlavorsRequest) cloneTo(c *ListFlavorsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListFlavorsResponse) Clone() *ListFlavorsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListFlavorsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListFlavorsResponse) cloneIn(c *ListFlavorsResponse) *ListFlavorsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ListFlavorsResponse)
+	if c == nil {
+		c = new(ListFlavorsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4297,10 +4409,18 @@ func (m *ListFlavorsResponse) cloneTo(c *ListFlavorsResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListPeerFlavorsRequest) Clone() *ListPeerFlavorsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListPeerFlavorsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListPeerFlavorsRequest) cloneIn(c *ListPeerFlavorsRequest) *ListPeerFlavorsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ListPeerFlavorsRequest)
+	if c == nil {
+		c = new(ListPeerFlavorsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4316,10 +4436,18 @@ func (m *ListPeerFlavorsRequest) cloneTo(c *ListPeerFlavorsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *PeerFlavor) Clone() *PeerFlavor {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new PeerFlavor when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *PeerFlavor) cloneIn(c *PeerFlavor) *PeerFlavor {
 	if m == nil {
 		return nil
 	}
-	c := new(PeerFlavor)
+	if c == nil {
+		c = new(PeerFlavor)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4336,10 +4464,18 @@ func (m *PeerFlavor) cloneTo(c *PeerFlavor) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListPeerFlavorsResponse) Clone() *ListPeerFlavorsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListPeerFlavorsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListPeerFlavorsResponse) cloneIn(c *ListPeerFlavorsResponse) *ListPeerFlavorsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ListPeerFlavorsResponse)
+	if c == nil {
+		c = new(ListPeerFlavorsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4376,10 +4512,18 @@ func (m *ListPeerFlavorsResponse) cloneTo(c *ListPeerFlavorsResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateServiceBlueprintRequest) Clone() *CreateServiceBlueprintRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateServiceBlueprintRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateServiceBlueprintRequest) cloneIn(c *CreateServiceBlueprintRequest) *CreateServiceBlueprintRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateServiceBlueprintRequest)
+	if c == nil {
+		c = new(CreateServiceBlueprintRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4395,10 +4539,18 @@ func (m *CreateServiceBlueprintRequest) cloneTo(c *CreateServiceBlueprintRequest
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *CreateServiceBlueprintResponse) Clone() *CreateServiceBlueprintResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new CreateServiceBlueprintResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *CreateServiceBlueprintResponse) cloneIn(c *CreateServiceBlueprintResponse) *CreateServiceBlueprintResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(CreateServiceBlueprintResponse)
+	if c == nil {
+		c = new(CreateServiceBlueprintResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4414,10 +4566,18 @@ func (m *CreateServiceBlueprintResponse) cloneTo(c *CreateServiceBlueprintRespon
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetServiceBlueprintRequest) Clone() *GetServiceBlueprintRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetServiceBlueprintRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetServiceBlueprintRequest) cloneIn(c *GetServiceBlueprintRequest) *GetServiceBlueprintRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(GetServiceBlueprintRequest)
+	if c == nil {
+		c = new(GetServiceBlueprintRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4433,10 +4593,18 @@ func (m *GetServiceBlueprintRequest) cloneTo(c *GetServiceBlueprintRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetServiceBlueprintResponse) Clone() *GetServiceBlueprintResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetServiceBlueprintResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetServiceBlueprintResponse) cloneIn(c *GetServiceBlueprintResponse) *GetServiceBlueprintResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(GetServiceBlueprintResponse)
+	if c == nil {
+		c = new(GetServiceBlueprintResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4452,10 +4620,18 @@ func (m *GetServiceBlueprintResponse) cloneTo(c *GetServiceBlueprintResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListServiceBlueprintsRequest) Clone() *ListServiceBlueprintsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListServiceBlueprintsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListServiceBlueprintsRequest) cloneIn(c *ListServiceBlueprintsRequest) *ListServiceBlueprintsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ListServiceBlueprintsRequest)
+	if c == nil {
+		c = new(ListServiceBlueprintsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4470,10 +4646,18 @@ func (m *ListServiceBlueprintsRequest) cloneTo(c *ListServiceBlueprintsRequest) 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListServiceBlueprintsResponse) Clone() *ListServiceBlueprintsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListServiceBlueprintsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListServiceBlueprintsResponse) cloneIn(c *ListServiceBlueprintsResponse) *ListServiceBlueprintsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ListServiceBlueprintsResponse)
+	if c == nil {
+		c = new(ListServiceBlueprintsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4499,10 +4683,18 @@ func (m *ListServiceBlueprintsResponse) cloneTo(c *ListServiceBlueprintsResponse
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteServiceBlueprintRequest) Clone() *DeleteServiceBlueprintRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteServiceBlueprintRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteServiceBlueprintRequest) cloneIn(c *DeleteServiceBlueprintRequest) *DeleteServiceBlueprintRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteServiceBlueprintRequest)
+	if c == nil {
+		c = new(DeleteServiceBlueprintRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4518,10 +4710,18 @@ func (m *DeleteServiceBlueprintRequest) cloneTo(c *DeleteServiceBlueprintRequest
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *DeleteServiceBlueprintResponse) Clone() *DeleteServiceBlueprintResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new DeleteServiceBlueprintResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *DeleteServiceBlueprintResponse) cloneIn(c *DeleteServiceBlueprintResponse) *DeleteServiceBlueprintResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(DeleteServiceBlueprintResponse)
+	if c == nil {
+		c = new(DeleteServiceBlueprintResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4536,10 +4736,18 @@ func (m *DeleteServiceBlueprintResponse) cloneTo(c *DeleteServiceBlueprintRespon
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetContractRequest) Clone() *GetContractRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetContractRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetContractRequest) cloneIn(c *GetContractRequest) *GetContractRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(GetContractRequest)
+	if c == nil {
+		c = new(GetContractRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4556,10 +4764,18 @@ func (m *GetContractRequest) cloneTo(c *GetContractRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetContractResponse) Clone() *GetContractResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetContractResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetContractResponse) cloneIn(c *GetContractResponse) *GetContractResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(GetContractResponse)
+	if c == nil {
+		c = new(GetContractResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4576,10 +4792,18 @@ func (m *GetContractResponse) cloneTo(c *GetContractResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListContractsRequest) Clone() *ListContractsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListContractsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListContractsRequest) cloneIn(c *ListContractsRequest) *ListContractsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ListContractsRequest)
+	if c == nil {
+		c = new(ListContractsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4595,10 +4819,18 @@ func (m *ListContractsRequest) cloneTo(c *ListContractsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ContractEntry) Clone() *ContractEntry {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ContractEntry when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ContractEntry) cloneIn(c *ContractEntry) *ContractEntry {
 	if m == nil {
 		return nil
 	}
-	c := new(ContractEntry)
+	if c == nil {
+		c = new(ContractEntry)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4615,10 +4847,18 @@ func (m *ContractEntry) cloneTo(c *ContractEntry) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListContractsResponse) Clone() *ListContractsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListContractsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListContractsResponse) cloneIn(c *ListContractsResponse) *ListContractsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ListContractsResponse)
+	if c == nil {
+		c = new(ListContractsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4644,10 +4884,18 @@ func (m *ListContractsResponse) cloneTo(c *ListContractsResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetAllocationRequest) Clone() *GetAllocationRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetAllocationRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetAllocationRequest) cloneIn(c *GetAllocationRequest) *GetAllocationRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(GetAllocationRequest)
+	if c == nil {
+		c = new(GetAllocationRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4663,10 +4911,18 @@ func (m *GetAllocationRequest) cloneTo(c *GetAllocationRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetAllocationResponse) Clone() *GetAllocationResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetAllocationResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetAllocationResponse) cloneIn(c *GetAllocationResponse) *GetAllocationResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(GetAllocationResponse)
+	if c == nil {
+		c = new(GetAllocationResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4682,10 +4938,18 @@ func (m *GetAllocationResponse) cloneTo(c *GetAllocationResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListAllocationsRequest) Clone() *ListAllocationsRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListAllocationsRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListAllocationsRequest) cloneIn(c *ListAllocationsRequest) *ListAllocationsRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ListAllocationsRequest)
+	if c == nil {
+		c = new(ListAllocationsRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4700,10 +4964,18 @@ func (m *ListAllocationsRequest) cloneTo(c *ListAllocationsRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListAllocationsResponse) Clone() *ListAllocationsResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListAllocationsResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListAllocationsResponse) cloneIn(c *ListAllocationsResponse) *ListAllocationsResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ListAllocationsResponse)
+	if c == nil {
+		c = new(ListAllocationsResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4729,10 +5001,18 @@ func (m *ListAllocationsResponse) cloneTo(c *ListAllocationsResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetNodeRequest) Clone() *GetNodeRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetNodeRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetNodeRequest) cloneIn(c *GetNodeRequest) *GetNodeRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(GetNodeRequest)
+	if c == nil {
+		c = new(GetNodeRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4747,10 +5027,18 @@ func (m *GetNodeRequest) cloneTo(c *GetNodeRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GetNodeResponse) Clone() *GetNodeResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GetNodeResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GetNodeResponse) cloneIn(c *GetNodeResponse) *GetNodeResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(GetNodeResponse)
+	if c == nil {
+		c = new(GetNodeResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4767,10 +5055,18 @@ func (m *GetNodeResponse) cloneTo(c *GetNodeResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListPeersRequest) Clone() *ListPeersRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListPeersRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListPeersRequest) cloneIn(c *ListPeersRequest) *ListPeersRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ListPeersRequest)
+	if c == nil {
+		c = new(ListPeersRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4785,10 +5081,18 @@ func (m *ListPeersRequest) cloneTo(c *ListPeersRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Peer) Clone() *Peer {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Peer when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Peer) cloneIn(c *Peer) *Peer {
 	if m == nil {
 		return nil
 	}
-	c := new(Peer)
+	if c == nil {
+		c = new(Peer)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4805,10 +5109,18 @@ func (m *Peer) cloneTo(c *Peer) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ListPeersResponse) Clone() *ListPeersResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ListPeersResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ListPeersResponse) cloneIn(c *ListPeersResponse) *ListPeersResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ListPeersResponse)
+	if c == nil {
+		c = new(ListPeersResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4834,10 +5146,18 @@ func (m *ListPeersResponse) cloneTo(c *ListPeersResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *AddPeerRequest) Clone() *AddPeerRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new AddPeerRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *AddPeerRequest) cloneIn(c *AddPeerRequest) *AddPeerRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(AddPeerRequest)
+	if c == nil {
+		c = new(AddPeerRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -4853,10 +5173,18 @@ func (m *AddPeerRequest) cloneTo(c *AddPeerRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *AddPeerResponse) Clone() *AddPeerResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new AddPeerResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *AddPeerResponse) cloneIn(c *AddPeerResponse) *AddPeerResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(AddPeerResponse)
+	if c == nil {
+		c = new(AddPeerResponse)
+	}
 	m.cloneTo(c)
 	return c
 }

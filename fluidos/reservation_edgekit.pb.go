@@ -374,10 +374,18 @@ func NewPeeringCredentialsFieldMap(flags ...string) (*fieldmap.FieldMap, error) 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ReservationStatus) Clone() *ReservationStatus {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ReservationStatus when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ReservationStatus) cloneIn(c *ReservationStatus) *ReservationStatus {
 	if m == nil {
 		return nil
 	}
-	c := new(ReservationStatus)
+	if c == nil {
+		c = new(ReservationStatus)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -399,10 +407,18 @@ func (m *ReservationStatus) cloneTo(c *ReservationStatus) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Reservation) Clone() *Reservation {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Reservation when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Reservation) cloneIn(c *Reservation) *Reservation {
 	if m == nil {
 		return nil
 	}
-	c := new(Reservation)
+	if c == nil {
+		c = new(Reservation)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -411,25 +427,49 @@ func (m *Reservation) Clone() *Reservation {
 func (m *Reservation) cloneTo(c *Reservation) {
 	c.Id = m.Id
 	c.SolverId = m.SolverId
-	c.Buyer = m.Buyer.Clone()
-	c.Seller = m.Seller.Clone()
 	c.PeeringCandidateId = m.PeeringCandidateId
-	c.Configuration = m.Configuration.Clone()
 	c.Reserve = m.Reserve
 	c.Purchase = m.Purchase
-	c.Status = m.Status.Clone()
+	if m.Buyer != nil && m.Seller != nil && m.Configuration != nil && m.Status != nil {
+		kb := new(_Reservation_kids)
+		c.Buyer = m.Buyer.cloneIn(&kb.Buyer)
+		c.Seller = m.Seller.cloneIn(&kb.Seller)
+		c.Configuration = m.Configuration.cloneIn(&kb.Configuration)
+		c.Status = m.Status.cloneIn(&kb.Status)
+	} else {
+		c.Buyer = m.Buyer.Clone()
+		c.Seller = m.Seller.Clone()
+		c.Configuration = m.Configuration.Clone()
+		c.Status = m.Status.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _Reservation_kids holds the sub-messages of a copy of a Reservation in one block.
+type _Reservation_kids struct {
+	Buyer         NodeIdentity
+	Seller        NodeIdentity
+	Configuration Configuration
+	Status        ReservationStatus
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Transaction) Clone() *Transaction {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Transaction when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Transaction) cloneIn(c *Transaction) *Transaction {
 	if m == nil {
 		return nil
 	}
-	c := new(Transaction)
+	if c == nil {
+		c = new(Transaction)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -438,25 +478,45 @@ func (m *Transaction) Clone() *Transaction {
 func (m *Transaction) cloneTo(c *Transaction) {
 	c.Id = m.Id
 	c.FlavorId = m.FlavorId
-	c.Buyer = m.Buyer.Clone()
-	c.Configuration = m.Configuration.Clone()
 	c.StartTime = fieldmap.CloneTimestamp(m.StartTime)
 	c.ExpirationTime = fieldmap.CloneTimestamp(m.ExpirationTime)
 	c.BuyerClusterId = m.BuyerClusterId
 	c.State = m.State
 	c.ContractId = m.ContractId
+	if m.Buyer != nil && m.Configuration != nil {
+		kb := new(_Transaction_kids)
+		c.Buyer = m.Buyer.cloneIn(&kb.Buyer)
+		c.Configuration = m.Configuration.cloneIn(&kb.Configuration)
+	} else {
+		c.Buyer = m.Buyer.Clone()
+		c.Configuration = m.Configuration.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _Transaction_kids holds the sub-messages of a copy of a Transaction in one block.
+type _Transaction_kids struct {
+	Buyer         NodeIdentity
+	Configuration Configuration
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ReserveRequest) Clone() *ReserveRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ReserveRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ReserveRequest) cloneIn(c *ReserveRequest) *ReserveRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ReserveRequest)
+	if c == nil {
+		c = new(ReserveRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -464,40 +524,80 @@ func (m *ReserveRequest) Clone() *ReserveRequest {
 // cloneTo makes c, a zero ReserveRequest, a deep copy of m, which is not nil.
 func (m *ReserveRequest) cloneTo(c *ReserveRequest) {
 	c.FlavorId = m.FlavorId
-	c.Buyer = m.Buyer.Clone()
-	c.Configuration = m.Configuration.Clone()
+	if m.Buyer != nil && m.Configuration != nil {
+		kb := new(_ReserveRequest_kids)
+		c.Buyer = m.Buyer.cloneIn(&kb.Buyer)
+		c.Configuration = m.Configuration.cloneIn(&kb.Configuration)
+	} else {
+		c.Buyer = m.Buyer.Clone()
+		c.Configuration = m.Configuration.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _ReserveRequest_kids holds the sub-messages of a copy of a ReserveRequest in one block.
+type _ReserveRequest_kids struct {
+	Buyer         NodeIdentity
+	Configuration Configuration
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *PurchaseRequest) Clone() *PurchaseRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new PurchaseRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *PurchaseRequest) cloneIn(c *PurchaseRequest) *PurchaseRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(PurchaseRequest)
+	if c == nil {
+		c = new(PurchaseRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero PurchaseRequest, a deep copy of m, which is not nil.
 func (m *PurchaseRequest) cloneTo(c *PurchaseRequest) {
-	c.BuyerCredentials = m.BuyerCredentials.Clone()
-	c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.Clone()
+	if m.BuyerCredentials != nil && m.IngressTelemetryEndpoint != nil {
+		kb := new(_PurchaseRequest_kids)
+		c.BuyerCredentials = m.BuyerCredentials.cloneIn(&kb.BuyerCredentials)
+		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.cloneIn(&kb.IngressTelemetryEndpoint)
+	} else {
+		c.BuyerCredentials = m.BuyerCredentials.Clone()
+		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _PurchaseRequest_kids holds the sub-messages of a copy of a PurchaseRequest in one block.
+type _PurchaseRequest_kids struct {
+	BuyerCredentials         PeeringCredentials
+	IngressTelemetryEndpoint TelemetryEndpoint
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *PeeringCredentials) Clone() *PeeringCredentials {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new PeeringCredentials when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *PeeringCredentials) cloneIn(c *PeeringCredentials) *PeeringCredentials {
 	if m == nil {
 		return nil
 	}
-	c := new(PeeringCredentials)
+	if c == nil {
+		c = new(PeeringCredentials)
+	}
 	m.cloneTo(c)
 	return c
 }

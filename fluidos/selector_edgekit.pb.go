@@ -543,10 +543,18 @@ func NewSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ResourceMatchSelector) Clone() *ResourceMatchSelector {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ResourceMatchSelector when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ResourceMatchSelector) cloneIn(c *ResourceMatchSelector) *ResourceMatchSelector {
 	if m == nil {
 		return nil
 	}
-	c := new(ResourceMatchSelector)
+	if c == nil {
+		c = new(ResourceMatchSelector)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -562,10 +570,18 @@ func (m *ResourceMatchSelector) cloneTo(c *ResourceMatchSelector) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ResourceRangeSelector) Clone() *ResourceRangeSelector {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ResourceRangeSelector when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ResourceRangeSelector) cloneIn(c *ResourceRangeSelector) *ResourceRangeSelector {
 	if m == nil {
 		return nil
 	}
-	c := new(ResourceRangeSelector)
+	if c == nil {
+		c = new(ResourceRangeSelector)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -594,10 +610,18 @@ func (m *ResourceRangeSelector) cloneTo(c *ResourceRangeSelector) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ResourceFilter) Clone() *ResourceFilter {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ResourceFilter when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ResourceFilter) cloneIn(c *ResourceFilter) *ResourceFilter {
 	if m == nil {
 		return nil
 	}
-	c := new(ResourceFilter)
+	if c == nil {
+		c = new(ResourceFilter)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -607,11 +631,21 @@ func (m *ResourceFilter) cloneTo(c *ResourceFilter) {
 	switch v := m.Filter.(type) {
 	case *ResourceFilter_Match:
 		if v != nil {
-			c.Filter = &ResourceFilter_Match{Match: v.Match.Clone()}
+			b := new(struct {
+				w ResourceFilter_Match
+				m ResourceMatchSelector
+			})
+			b.w.Match = v.Match.cloneIn(&b.m)
+			c.Filter = &b.w
 		}
 	case *ResourceFilter_Range:
 		if v != nil {
-			c.Filter = &ResourceFilter_Range{Range: v.Range.Clone()}
+			b := new(struct {
+				w ResourceFilter_Range
+				m ResourceRangeSelector
+			})
+			b.w.Range = v.Range.cloneIn(&b.m)
+			c.Filter = &b.w
 		}
 	}
 	if m.unknownFields != nil {
@@ -622,10 +656,18 @@ func (m *ResourceFilter) cloneTo(c *ResourceFilter) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *FloatRangeSelector) Clone() *FloatRangeSelector {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new FloatRangeSelector when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *FloatRangeSelector) cloneIn(c *FloatRangeSelector) *FloatRangeSelector {
 	if m == nil {
 		return nil
 	}
-	c := new(FloatRangeSelector)
+	if c == nil {
+		c = new(FloatRangeSelector)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -654,10 +696,18 @@ func (m *FloatRangeSelector) cloneTo(c *FloatRangeSelector) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *StringFilter) Clone() *StringFilter {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new StringFilter when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *StringFilter) cloneIn(c *StringFilter) *StringFilter {
 	if m == nil {
 		return nil
 	}
-	c := new(StringFilter)
+	if c == nil {
+		c = new(StringFilter)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -682,123 +732,255 @@ func (m *StringFilter) cloneTo(c *StringFilter) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *GPUSelector) Clone() *GPUSelector {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new GPUSelector when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *GPUSelector) cloneIn(c *GPUSelector) *GPUSelector {
 	if m == nil {
 		return nil
 	}
-	c := new(GPUSelector)
+	if c == nil {
+		c = new(GPUSelector)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero GPUSelector, a deep copy of m, which is not nil.
 func (m *GPUSelector) cloneTo(c *GPUSelector) {
-	c.Model = m.Model.Clone()
-	c.Cores = m.Cores.Clone()
-	c.Memory = m.Memory.Clone()
+	if m.Model != nil && m.Cores != nil && m.Memory != nil {
+		kb := new(_GPUSelector_kids)
+		c.Model = m.Model.cloneIn(&kb.Model)
+		c.Cores = m.Cores.cloneIn(&kb.Cores)
+		c.Memory = m.Memory.cloneIn(&kb.Memory)
+	} else {
+		c.Model = m.Model.Clone()
+		c.Cores = m.Cores.Clone()
+		c.Memory = m.Memory.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _GPUSelector_kids holds the sub-messages of a copy of a GPUSelector in one block.
+type _GPUSelector_kids struct {
+	Model  StringFilter
+	Cores  ResourceFilter
+	Memory ResourceFilter
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *K8SliceSelector) Clone() *K8SliceSelector {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new K8SliceSelector when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *K8SliceSelector) cloneIn(c *K8SliceSelector) *K8SliceSelector {
 	if m == nil {
 		return nil
 	}
-	c := new(K8SliceSelector)
+	if c == nil {
+		c = new(K8SliceSelector)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero K8SliceSelector, a deep copy of m, which is not nil.
 func (m *K8SliceSelector) cloneTo(c *K8SliceSelector) {
-	c.Architecture = m.Architecture.Clone()
-	c.Cpu = m.Cpu.Clone()
-	c.Memory = m.Memory.Clone()
-	c.Pods = m.Pods.Clone()
-	c.Storage = m.Storage.Clone()
-	c.Gpu = m.Gpu.Clone()
+	if m.Architecture != nil && m.Cpu != nil && m.Memory != nil && m.Pods != nil && m.Storage != nil && m.Gpu != nil {
+		kb := new(_K8SliceSelector_kids)
+		c.Architecture = m.Architecture.cloneIn(&kb.Architecture)
+		c.Cpu = m.Cpu.cloneIn(&kb.Cpu)
+		c.Memory = m.Memory.cloneIn(&kb.Memory)
+		c.Pods = m.Pods.cloneIn(&kb.Pods)
+		c.Storage = m.Storage.cloneIn(&kb.Storage)
+		c.Gpu = m.Gpu.cloneIn(&kb.Gpu)
+	} else {
+		c.Architecture = m.Architecture.Clone()
+		c.Cpu = m.Cpu.Clone()
+		c.Memory = m.Memory.Clone()
+		c.Pods = m.Pods.Clone()
+		c.Storage = m.Storage.Clone()
+		c.Gpu = m.Gpu.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _K8SliceSelector_kids holds the sub-messages of a copy of a K8SliceSelector in one block.
+type _K8SliceSelector_kids struct {
+	Architecture StringFilter
+	Cpu          ResourceFilter
+	Memory       ResourceFilter
+	Pods         ResourceFilter
+	Storage      ResourceFilter
+	Gpu          GPUSelector
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ServiceSelector) Clone() *ServiceSelector {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ServiceSelector when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ServiceSelector) cloneIn(c *ServiceSelector) *ServiceSelector {
 	if m == nil {
 		return nil
 	}
-	c := new(ServiceSelector)
+	if c == nil {
+		c = new(ServiceSelector)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero ServiceSelector, a deep copy of m, which is not nil.
 func (m *ServiceSelector) cloneTo(c *ServiceSelector) {
-	c.Category = m.Category.Clone()
 	c.Tags = slices.Clone(m.Tags)
-	c.Name = m.Name.Clone()
+	if m.Category != nil && m.Name != nil {
+		kb := new(_ServiceSelector_kids)
+		c.Category = m.Category.cloneIn(&kb.Category)
+		c.Name = m.Name.cloneIn(&kb.Name)
+	} else {
+		c.Category = m.Category.Clone()
+		c.Name = m.Name.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _ServiceSelector_kids holds the sub-messages of a copy of a ServiceSelector in one block.
+type _ServiceSelector_kids struct {
+	Category StringFilter
+	Name     StringFilter
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *VMSelector) Clone() *VMSelector {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new VMSelector when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *VMSelector) cloneIn(c *VMSelector) *VMSelector {
 	if m == nil {
 		return nil
 	}
-	c := new(VMSelector)
+	if c == nil {
+		c = new(VMSelector)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero VMSelector, a deep copy of m, which is not nil.
 func (m *VMSelector) cloneTo(c *VMSelector) {
-	c.Architecture = m.Architecture.Clone()
-	c.Cpu = m.Cpu.Clone()
-	c.Memory = m.Memory.Clone()
-	c.Storage = m.Storage.Clone()
-	c.OsImage = m.OsImage.Clone()
-	c.Hypervisor = m.Hypervisor.Clone()
-	c.Gpu = m.Gpu.Clone()
+	if m.Architecture != nil && m.Cpu != nil && m.Memory != nil && m.Storage != nil && m.OsImage != nil && m.Hypervisor != nil && m.Gpu != nil {
+		kb := new(_VMSelector_kids)
+		c.Architecture = m.Architecture.cloneIn(&kb.Architecture)
+		c.Cpu = m.Cpu.cloneIn(&kb.Cpu)
+		c.Memory = m.Memory.cloneIn(&kb.Memory)
+		c.Storage = m.Storage.cloneIn(&kb.Storage)
+		c.OsImage = m.OsImage.cloneIn(&kb.OsImage)
+		c.Hypervisor = m.Hypervisor.cloneIn(&kb.Hypervisor)
+		c.Gpu = m.Gpu.cloneIn(&kb.Gpu)
+	} else {
+		c.Architecture = m.Architecture.Clone()
+		c.Cpu = m.Cpu.Clone()
+		c.Memory = m.Memory.Clone()
+		c.Storage = m.Storage.Clone()
+		c.OsImage = m.OsImage.Clone()
+		c.Hypervisor = m.Hypervisor.Clone()
+		c.Gpu = m.Gpu.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _VMSelector_kids holds the sub-messages of a copy of a VMSelector in one block.
+type _VMSelector_kids struct {
+	Architecture StringFilter
+	Cpu          ResourceFilter
+	Memory       ResourceFilter
+	Storage      ResourceFilter
+	OsImage      StringFilter
+	Hypervisor   StringFilter
+	Gpu          GPUSelector
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *SensorSelector) Clone() *SensorSelector {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new SensorSelector when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *SensorSelector) cloneIn(c *SensorSelector) *SensorSelector {
 	if m == nil {
 		return nil
 	}
-	c := new(SensorSelector)
+	if c == nil {
+		c = new(SensorSelector)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero SensorSelector, a deep copy of m, which is not nil.
 func (m *SensorSelector) cloneTo(c *SensorSelector) {
-	c.SensorType = m.SensorType.Clone()
-	c.SamplingRateHz = m.SamplingRateHz.Clone()
-	c.Accuracy = m.Accuracy.Clone()
-	c.Unit = m.Unit.Clone()
+	if m.SensorType != nil && m.SamplingRateHz != nil && m.Accuracy != nil && m.Unit != nil {
+		kb := new(_SensorSelector_kids)
+		c.SensorType = m.SensorType.cloneIn(&kb.SensorType)
+		c.SamplingRateHz = m.SamplingRateHz.cloneIn(&kb.SamplingRateHz)
+		c.Accuracy = m.Accuracy.cloneIn(&kb.Accuracy)
+		c.Unit = m.Unit.cloneIn(&kb.Unit)
+	} else {
+		c.SensorType = m.SensorType.Clone()
+		c.SamplingRateHz = m.SamplingRateHz.Clone()
+		c.Accuracy = m.Accuracy.Clone()
+		c.Unit = m.Unit.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _SensorSelector_kids holds the sub-messages of a copy of a SensorSelector in one block.
+type _SensorSelector_kids struct {
+	SensorType     StringFilter
+	SamplingRateHz FloatRangeSelector
+	Accuracy       FloatRangeSelector
+	Unit           StringFilter
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Selector) Clone() *Selector {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Selector when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Selector) cloneIn(c *Selector) *Selector {
 	if m == nil {
 		return nil
 	}
-	c := new(Selector)
+	if c == nil {
+		c = new(Selector)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -809,19 +991,39 @@ func (m *Selector) cloneTo(c *Selector) {
 	switch v := m.Filter.(type) {
 	case *Selector_K8Slice:
 		if v != nil {
-			c.Filter = &Selector_K8Slice{K8Slice: v.K8Slice.Clone()}
+			b := new(struct {
+				w Selector_K8Slice
+				m K8SliceSelector
+			})
+			b.w.K8Slice = v.K8Slice.cloneIn(&b.m)
+			c.Filter = &b.w
 		}
 	case *Selector_Service:
 		if v != nil {
-			c.Filter = &Selector_Service{Service: v.Service.Clone()}
+			b := new(struct {
+				w Selector_Service
+				m ServiceSelector
+			})
+			b.w.Service = v.Service.cloneIn(&b.m)
+			c.Filter = &b.w
 		}
 	case *Selector_Vm:
 		if v != nil {
-			c.Filter = &Selector_Vm{Vm: v.Vm.Clone()}
+			b := new(struct {
+				w Selector_Vm
+				m VMSelector
+			})
+			b.w.Vm = v.Vm.cloneIn(&b.m)
+			c.Filter = &b.w
 		}
 	case *Selector_Sensor:
 		if v != nil {
-			c.Filter = &Selector_Sensor{Sensor: v.Sensor.Clone()}
+			b := new(struct {
+				w Selector_Sensor
+				m SensorSelector
+			})
+			b.w.Sensor = v.Sensor.cloneIn(&b.m)
+			c.Filter = &b.w
 		}
 	}
 	if m.unknownFields != nil {

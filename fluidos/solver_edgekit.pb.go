@@ -449,10 +449,18 @@ func NewSolverFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *SolverStatus) Clone() *SolverStatus {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new SolverStatus when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *SolverStatus) cloneIn(c *SolverStatus) *SolverStatus {
 	if m == nil {
 		return nil
 	}
-	c := new(SolverStatus)
+	if c == nil {
+		c = new(SolverStatus)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -490,10 +498,18 @@ func (m *SolverStatus) cloneTo(c *SolverStatus) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *SolverAttempt) Clone() *SolverAttempt {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new SolverAttempt when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *SolverAttempt) cloneIn(c *SolverAttempt) *SolverAttempt {
 	if m == nil {
 		return nil
 	}
-	c := new(SolverAttempt)
+	if c == nil {
+		c = new(SolverAttempt)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -512,10 +528,18 @@ func (m *SolverAttempt) cloneTo(c *SolverAttempt) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *SolverTimeouts) Clone() *SolverTimeouts {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new SolverTimeouts when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *SolverTimeouts) cloneIn(c *SolverTimeouts) *SolverTimeouts {
 	if m == nil {
 		return nil
 	}
-	c := new(SolverTimeouts)
+	if c == nil {
+		c = new(SolverTimeouts)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -533,10 +557,18 @@ func (m *SolverTimeouts) cloneTo(c *SolverTimeouts) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Solver) Clone() *Solver {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Solver when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Solver) cloneIn(c *Solver) *Solver {
 	if m == nil {
 		return nil
 	}
-	c := new(Solver)
+	if c == nil {
+		c = new(Solver)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -544,18 +576,34 @@ func (m *Solver) Clone() *Solver {
 // cloneTo makes c, a zero Solver, a deep copy of m, which is not nil.
 func (m *Solver) cloneTo(c *Solver) {
 	c.Id = m.Id
-	c.Selector = m.Selector.Clone()
 	c.IntentId = m.IntentId
 	c.FindCandidate = m.FindCandidate
 	c.ReserveAndBuy = m.ReserveAndBuy
 	c.EstablishPeering = m.EstablishPeering
-	c.Status = m.Status.Clone()
-	c.Configuration = m.Configuration.Clone()
-	c.Timeouts = m.Timeouts.Clone()
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	if m.Selector != nil && m.Status != nil && m.Configuration != nil && m.Timeouts != nil {
+		kb := new(_Solver_kids)
+		c.Selector = m.Selector.cloneIn(&kb.Selector)
+		c.Status = m.Status.cloneIn(&kb.Status)
+		c.Configuration = m.Configuration.cloneIn(&kb.Configuration)
+		c.Timeouts = m.Timeouts.cloneIn(&kb.Timeouts)
+	} else {
+		c.Selector = m.Selector.Clone()
+		c.Status = m.Status.Clone()
+		c.Configuration = m.Configuration.Clone()
+		c.Timeouts = m.Timeouts.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+}
+
+// _Solver_kids holds the sub-messages of a copy of a Solver in one block.
+type _Solver_kids struct {
+	Selector      Selector
+	Status        SolverStatus
+	Configuration Configuration
+	Timeouts      SolverTimeouts
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

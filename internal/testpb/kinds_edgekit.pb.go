@@ -704,10 +704,18 @@ func NewNamedKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Scalars) Clone() *Scalars {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Scalars when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Scalars) cloneIn(c *Scalars) *Scalars {
 	if m == nil {
 		return nil
 	}
-	c := new(Scalars)
+	if c == nil {
+		c = new(Scalars)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -738,10 +746,18 @@ func (m *Scalars) cloneTo(c *Scalars) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Optionals) Clone() *Optionals {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Optionals when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Optionals) cloneIn(c *Optionals) *Optionals {
 	if m == nil {
 		return nil
 	}
-	c := new(Optionals)
+	if c == nil {
+		c = new(Optionals)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -807,10 +823,18 @@ func (m *Optionals) cloneTo(c *Optionals) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Leaf) Clone() *Leaf {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Leaf when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Leaf) cloneIn(c *Leaf) *Leaf {
 	if m == nil {
 		return nil
 	}
-	c := new(Leaf)
+	if c == nil {
+		c = new(Leaf)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -829,10 +853,18 @@ func (m *Leaf) cloneTo(c *Leaf) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Middle) Clone() *Middle {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Middle when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Middle) cloneIn(c *Middle) *Middle {
 	if m == nil {
 		return nil
 	}
-	c := new(Middle)
+	if c == nil {
+		c = new(Middle)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -860,18 +892,24 @@ func (m *Middle) cloneTo(c *Middle) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Top) Clone() *Top {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Top when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Top) cloneIn(c *Top) *Top {
 	if m == nil {
 		return nil
 	}
-	c := new(Top)
+	if c == nil {
+		c = new(Top)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero Top, a deep copy of m, which is not nil.
 func (m *Top) cloneTo(c *Top) {
-	c.Key = m.Key.Clone()
-	c.Middle = m.Middle.Clone()
 	c.Tags = slices.Clone(m.Tags)
 	if s := m.Middles; s != nil {
 		out := make([]*Middle, len(s))
@@ -905,15 +943,28 @@ func (m *Top) cloneTo(c *Top) {
 	c.States = slices.Clone(m.States)
 	c.BlobMap = fieldmap.CloneMapFunc(m.BlobMap, fieldmap.CloneBytes)
 	c.StateMap = maps.Clone(m.StateMap)
-	c.Scalars = m.Scalars.Clone()
-	c.Optionals = m.Optionals.Clone()
-	c.Wkt = m.Wkt.Clone()
 	c.Label = fieldmap.Clone(m.Label)
 	c.LabelsOther = fieldmap.CloneListFunc(m.LabelsOther, fieldmap.Clone[*other.Label])
 	c.Password = m.Password
-	c.AtomicLeaf = m.AtomicLeaf.Clone()
 	c.LabelMap = fieldmap.CloneMapFunc(m.LabelMap, fieldmap.Clone[*other.Label])
-	c.Empty = m.Empty.Clone()
+	if m.Key != nil && m.Middle != nil && m.Scalars != nil && m.Optionals != nil && m.Wkt != nil && m.AtomicLeaf != nil && m.Empty != nil {
+		kb := new(_Top_kids)
+		c.Key = m.Key.cloneIn(&kb.Key)
+		c.Middle = m.Middle.cloneIn(&kb.Middle)
+		c.Scalars = m.Scalars.cloneIn(&kb.Scalars)
+		c.Optionals = m.Optionals.cloneIn(&kb.Optionals)
+		c.Wkt = m.Wkt.cloneIn(&kb.Wkt)
+		c.AtomicLeaf = m.AtomicLeaf.cloneIn(&kb.AtomicLeaf)
+		c.Empty = m.Empty.cloneIn(&kb.Empty)
+	} else {
+		c.Key = m.Key.Clone()
+		c.Middle = m.Middle.Clone()
+		c.Scalars = m.Scalars.Clone()
+		c.Optionals = m.Optionals.Clone()
+		c.Wkt = m.Wkt.Clone()
+		c.AtomicLeaf = m.AtomicLeaf.Clone()
+		c.Empty = m.Empty.Clone()
+	}
 	switch v := m.Choice.(type) {
 	case *Top_ChoiceName:
 		if v != nil {
@@ -921,7 +972,12 @@ func (m *Top) cloneTo(c *Top) {
 		}
 	case *Top_ChoiceLeaf:
 		if v != nil {
-			c.Choice = &Top_ChoiceLeaf{ChoiceLeaf: v.ChoiceLeaf.Clone()}
+			b := new(struct {
+				w Top_ChoiceLeaf
+				m Leaf
+			})
+			b.w.ChoiceLeaf = v.ChoiceLeaf.cloneIn(&b.m)
+			c.Choice = &b.w
 		}
 	case *Top_ChoiceNumber:
 		if v != nil {
@@ -937,13 +993,32 @@ func (m *Top) cloneTo(c *Top) {
 	}
 }
 
+// _Top_kids holds the sub-messages of a copy of a Top in one block.
+type _Top_kids struct {
+	Key        Key
+	Middle     Middle
+	Scalars    Scalars
+	Optionals  Optionals
+	Wkt        Wkt
+	AtomicLeaf Leaf
+	Empty      Empty
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Key) Clone() *Key {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Key when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Key) cloneIn(c *Key) *Key {
 	if m == nil {
 		return nil
 	}
-	c := new(Key)
+	if c == nil {
+		c = new(Key)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -963,10 +1038,18 @@ func (m *Key) cloneTo(c *Key) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *SubKey) Clone() *SubKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new SubKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *SubKey) cloneIn(c *SubKey) *SubKey {
 	if m == nil {
 		return nil
 	}
-	c := new(SubKey)
+	if c == nil {
+		c = new(SubKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -984,10 +1067,18 @@ func (m *SubKey) cloneTo(c *SubKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Wkt) Clone() *Wkt {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Wkt when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Wkt) cloneIn(c *Wkt) *Wkt {
 	if m == nil {
 		return nil
 	}
-	c := new(Wkt)
+	if c == nil {
+		c = new(Wkt)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1012,10 +1103,18 @@ func (m *Wkt) cloneTo(c *Wkt) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Tree) Clone() *Tree {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Tree when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Tree) cloneIn(c *Tree) *Tree {
 	if m == nil {
 		return nil
 	}
-	c := new(Tree)
+	if c == nil {
+		c = new(Tree)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1023,8 +1122,6 @@ func (m *Tree) Clone() *Tree {
 // cloneTo makes c, a zero Tree, a deep copy of m, which is not nil.
 func (m *Tree) cloneTo(c *Tree) {
 	c.Name = m.Name
-	c.Left = m.Left.Clone()
-	c.Right = m.Right.Clone()
 	if s := m.Children; s != nil {
 		out := make([]*Tree, len(s))
 		blk := make([]Tree, len(s))
@@ -1036,19 +1133,43 @@ func (m *Tree) cloneTo(c *Tree) {
 		}
 		c.Children = out
 	}
-	c.Branch = m.Branch.Clone()
+	if m.Left != nil && m.Right != nil && m.Branch != nil {
+		kb := new(_Tree_kids)
+		c.Left = m.Left.cloneIn(&kb.Left)
+		c.Right = m.Right.cloneIn(&kb.Right)
+		c.Branch = m.Branch.cloneIn(&kb.Branch)
+	} else {
+		c.Left = m.Left.Clone()
+		c.Right = m.Right.Clone()
+		c.Branch = m.Branch.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _Tree_kids holds the sub-messages of a copy of a Tree in one block.
+type _Tree_kids struct {
+	Left   Tree
+	Right  Tree
+	Branch Branch
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Branch) Clone() *Branch {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Branch when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Branch) cloneIn(c *Branch) *Branch {
 	if m == nil {
 		return nil
 	}
-	c := new(Branch)
+	if c == nil {
+		c = new(Branch)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1065,10 +1186,18 @@ func (m *Branch) cloneTo(c *Branch) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Empty) Clone() *Empty {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Empty when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Empty) cloneIn(c *Empty) *Empty {
 	if m == nil {
 		return nil
 	}
-	c := new(Empty)
+	if c == nil {
+		c = new(Empty)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1083,10 +1212,18 @@ func (m *Empty) cloneTo(c *Empty) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Outer) Clone() *Outer {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Outer when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Outer) cloneIn(c *Outer) *Outer {
 	if m == nil {
 		return nil
 	}
-	c := new(Outer)
+	if c == nil {
+		c = new(Outer)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1128,10 +1265,18 @@ func (m *Outer) cloneTo(c *Outer) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Outer_Inner) Clone() *Outer_Inner {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Outer_Inner when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Outer_Inner) cloneIn(c *Outer_Inner) *Outer_Inner {
 	if m == nil {
 		return nil
 	}
-	c := new(Outer_Inner)
+	if c == nil {
+		c = new(Outer_Inner)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1148,10 +1293,18 @@ func (m *Outer_Inner) cloneTo(c *Outer_Inner) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Secrets) Clone() *Secrets {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Secrets when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Secrets) cloneIn(c *Secrets) *Secrets {
 	if m == nil {
 		return nil
 	}
-	c := new(Secrets)
+	if c == nil {
+		c = new(Secrets)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1159,7 +1312,6 @@ func (m *Secrets) Clone() *Secrets {
 // cloneTo makes c, a zero Secrets, a deep copy of m, which is not nil.
 func (m *Secrets) cloneTo(c *Secrets) {
 	c.ApiKey = m.ApiKey
-	c.Leaf = m.Leaf.Clone()
 	if s := m.Leaves; s != nil {
 		out := make([]*Leaf, len(s))
 		blk := make([]Leaf, len(s))
@@ -1186,10 +1338,17 @@ func (m *Secrets) cloneTo(c *Secrets) {
 		}
 		c.LeafMap = out
 	}
-	c.Outer = m.Outer.Clone()
 	c.Label = fieldmap.Clone(m.Label)
 	c.Cert = fieldmap.CloneBytes(m.Cert)
 	c.Env = maps.Clone(m.Env)
+	if m.Leaf != nil && m.Outer != nil {
+		kb := new(_Secrets_kids)
+		c.Leaf = m.Leaf.cloneIn(&kb.Leaf)
+		c.Outer = m.Outer.cloneIn(&kb.Outer)
+	} else {
+		c.Leaf = m.Leaf.Clone()
+		c.Outer = m.Outer.Clone()
+	}
 	switch v := m.Cred.(type) {
 	case *Secrets_CredToken:
 		if v != nil {
@@ -1197,7 +1356,12 @@ func (m *Secrets) cloneTo(c *Secrets) {
 		}
 	case *Secrets_CredLeaf:
 		if v != nil {
-			c.Cred = &Secrets_CredLeaf{CredLeaf: v.CredLeaf.Clone()}
+			b := new(struct {
+				w Secrets_CredLeaf
+				m Leaf
+			})
+			b.w.CredLeaf = v.CredLeaf.cloneIn(&b.m)
+			c.Cred = &b.w
 		}
 	case *Secrets_CredUser:
 		if v != nil {
@@ -1209,13 +1373,27 @@ func (m *Secrets) cloneTo(c *Secrets) {
 	}
 }
 
+// _Secrets_kids holds the sub-messages of a copy of a Secrets in one block.
+type _Secrets_kids struct {
+	Leaf  Leaf
+	Outer Outer
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NamedKey) Clone() *NamedKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NamedKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NamedKey) cloneIn(c *NamedKey) *NamedKey {
 	if m == nil {
 		return nil
 	}
-	c := new(NamedKey)
+	if c == nil {
+		c = new(NamedKey)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -96,10 +96,18 @@ func NewLegacy_ItemFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields and extensions included;
 // a nil m gives nil. The copy shares no pointer, slice or map with m.
 func (m *Legacy) Clone() *Legacy {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Legacy when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Legacy) cloneIn(c *Legacy) *Legacy {
 	if m == nil {
 		return nil
 	}
-	c := new(Legacy)
+	if c == nil {
+		c = new(Legacy)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -108,8 +116,6 @@ func (m *Legacy) Clone() *Legacy {
 func (m *Legacy) cloneTo(c *Legacy) {
 	c.Data = fieldmap.CloneBytes(m.Data)
 	c.Values = slices.Clone(m.Values)
-	c.Next = m.Next.Clone()
-	c.Item = m.Item.Clone()
 	c.Modes = maps.Clone(m.Modes)
 	if m.Name != nil || m.Count != nil || m.Mode != nil || m.Ratio != nil || m.Id != nil || m.Secret != nil {
 		blk := new(struct {
@@ -145,6 +151,14 @@ func (m *Legacy) cloneTo(c *Legacy) {
 			c.Secret = &blk.Secret
 		}
 	}
+	if m.Next != nil && m.Item != nil {
+		kb := new(_Legacy_kids)
+		c.Next = m.Next.cloneIn(&kb.Next)
+		c.Item = m.Item.cloneIn(&kb.Item)
+	} else {
+		c.Next = m.Next.Clone()
+		c.Item = m.Item.Clone()
+	}
 	switch v := m.Pick.(type) {
 	case *Legacy_PickName:
 		if v != nil {
@@ -163,13 +177,27 @@ func (m *Legacy) cloneTo(c *Legacy) {
 	}
 }
 
+// _Legacy_kids holds the sub-messages of a copy of a Legacy in one block.
+type _Legacy_kids struct {
+	Next Legacy
+	Item Legacy_Item
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Legacy_Item) Clone() *Legacy_Item {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Legacy_Item when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Legacy_Item) cloneIn(c *Legacy_Item) *Legacy_Item {
 	if m == nil {
 		return nil
 	}
-	c := new(Legacy_Item)
+	if c == nil {
+		c = new(Legacy_Item)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -91,10 +91,18 @@ func NewPartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Modern) Clone() *Modern {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Modern when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Modern) cloneIn(c *Modern) *Modern {
 	if m == nil {
 		return nil
 	}
-	c := new(Modern)
+	if c == nil {
+		c = new(Modern)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -154,10 +162,18 @@ func (m *Modern) cloneTo(c *Modern) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Part) Clone() *Part {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Part when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Part) cloneIn(c *Part) *Part {
 	if m == nil {
 		return nil
 	}
-	c := new(Part)
+	if c == nil {
+		c = new(Part)
+	}
 	m.cloneTo(c)
 	return c
 }

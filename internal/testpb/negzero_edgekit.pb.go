@@ -91,10 +91,18 @@ func NewNegZeroHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields and extensions included;
 // a nil m gives nil. The copy shares no pointer, slice or map with m.
 func (m *Extendable) Clone() *Extendable {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Extendable when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Extendable) cloneIn(c *Extendable) *Extendable {
 	if m == nil {
 		return nil
 	}
-	c := new(Extendable)
+	if c == nil {
+		c = new(Extendable)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -114,10 +122,18 @@ func (m *Extendable) cloneTo(c *Extendable) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *NegZeroHolder) Clone() *NegZeroHolder {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new NegZeroHolder when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *NegZeroHolder) cloneIn(c *NegZeroHolder) *NegZeroHolder {
 	if m == nil {
 		return nil
 	}
-	c := new(NegZeroHolder)
+	if c == nil {
+		c = new(NegZeroHolder)
+	}
 	m.cloneTo(c)
 	return c
 }

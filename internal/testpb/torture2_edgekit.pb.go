@@ -513,10 +513,18 @@ func NewTortureSignHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields and extensions included;
 // a nil m gives nil. The copy shares no pointer, slice or map with m.
 func (m *TortureDefaults) Clone() *TortureDefaults {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureDefaults when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureDefaults) cloneIn(c *TortureDefaults) *TortureDefaults {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureDefaults)
+	if c == nil {
+		c = new(TortureDefaults)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -650,10 +658,18 @@ func (m *TortureDefaults) cloneTo(c *TortureDefaults) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureDefaults_Inner) Clone() *TortureDefaults_Inner {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureDefaults_Inner when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureDefaults_Inner) cloneIn(c *TortureDefaults_Inner) *TortureDefaults_Inner {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureDefaults_Inner)
+	if c == nil {
+		c = new(TortureDefaults_Inner)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -682,10 +698,18 @@ func (m *TortureDefaults_Inner) cloneTo(c *TortureDefaults_Inner) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureGroups) Clone() *TortureGroups {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureGroups when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureGroups) cloneIn(c *TortureGroups) *TortureGroups {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureGroups)
+	if c == nil {
+		c = new(TortureGroups)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -703,7 +727,6 @@ func (m *TortureGroups) cloneTo(c *TortureGroups) {
 		}
 		c.Row = out
 	}
-	c.Hidden = m.Hidden.Clone()
 	c.SignMap = maps.Clone(m.SignMap)
 	if s := m.InnerMap; s != nil {
 		out := make(map[int32]*TortureDefaults_Inner, len(s))
@@ -721,11 +744,23 @@ func (m *TortureGroups) cloneTo(c *TortureGroups) {
 		c.InnerMap = out
 	}
 	c.Signs = slices.Clone(m.Signs)
-	c.Nested = m.Nested.Clone()
+	if m.Hidden != nil && m.Nested != nil {
+		kb := new(_TortureGroups_kids)
+		c.Hidden = m.Hidden.cloneIn(&kb.Hidden)
+		c.Nested = m.Nested.cloneIn(&kb.Nested)
+	} else {
+		c.Hidden = m.Hidden.Clone()
+		c.Nested = m.Nested.Clone()
+	}
 	switch v := m.Pick.(type) {
 	case *TortureGroups_Pickgroup:
 		if v != nil {
-			c.Pick = &TortureGroups_Pickgroup{Pickgroup: v.Pickgroup.Clone()}
+			b := new(struct {
+				w TortureGroups_Pickgroup
+				m TortureGroups_PickGroup
+			})
+			b.w.Pickgroup = v.Pickgroup.cloneIn(&b.m)
+			c.Pick = &b.w
 		}
 	case *TortureGroups_PickSign:
 		if v != nil {
@@ -737,7 +772,12 @@ func (m *TortureGroups) cloneTo(c *TortureGroups) {
 		}
 	case *TortureGroups_Picksecret:
 		if v != nil {
-			c.Pick = &TortureGroups_Picksecret{Picksecret: v.Picksecret.Clone()}
+			b := new(struct {
+				w TortureGroups_Picksecret
+				m TortureGroups_PickSecret
+			})
+			b.w.Picksecret = v.Picksecret.cloneIn(&b.m)
+			c.Pick = &b.w
 		}
 	}
 	if m.unknownFields != nil {
@@ -745,13 +785,27 @@ func (m *TortureGroups) cloneTo(c *TortureGroups) {
 	}
 }
 
+// _TortureGroups_kids holds the sub-messages of a copy of a TortureGroups in one block.
+type _TortureGroups_kids struct {
+	Hidden TortureGroups_Hidden
+	Nested TortureGroups_Nested
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureGroups_PickGroup) Clone() *TortureGroups_PickGroup {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureGroups_PickGroup when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureGroups_PickGroup) cloneIn(c *TortureGroups_PickGroup) *TortureGroups_PickGroup {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureGroups_PickGroup)
+	if c == nil {
+		c = new(TortureGroups_PickGroup)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -781,10 +835,18 @@ func (m *TortureGroups_PickGroup) cloneTo(c *TortureGroups_PickGroup) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureGroups_PickSecret) Clone() *TortureGroups_PickSecret {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureGroups_PickSecret when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureGroups_PickSecret) cloneIn(c *TortureGroups_PickSecret) *TortureGroups_PickSecret {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureGroups_PickSecret)
+	if c == nil {
+		c = new(TortureGroups_PickSecret)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -800,10 +862,18 @@ func (m *TortureGroups_PickSecret) cloneTo(c *TortureGroups_PickSecret) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureGroups_Row) Clone() *TortureGroups_Row {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureGroups_Row when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureGroups_Row) cloneIn(c *TortureGroups_Row) *TortureGroups_Row {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureGroups_Row)
+	if c == nil {
+		c = new(TortureGroups_Row)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -820,10 +890,18 @@ func (m *TortureGroups_Row) cloneTo(c *TortureGroups_Row) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureGroups_Hidden) Clone() *TortureGroups_Hidden {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureGroups_Hidden when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureGroups_Hidden) cloneIn(c *TortureGroups_Hidden) *TortureGroups_Hidden {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureGroups_Hidden)
+	if c == nil {
+		c = new(TortureGroups_Hidden)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -839,10 +917,18 @@ func (m *TortureGroups_Hidden) cloneTo(c *TortureGroups_Hidden) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureGroups_Nested) Clone() *TortureGroups_Nested {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureGroups_Nested when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureGroups_Nested) cloneIn(c *TortureGroups_Nested) *TortureGroups_Nested {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureGroups_Nested)
+	if c == nil {
+		c = new(TortureGroups_Nested)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -858,10 +944,18 @@ func (m *TortureGroups_Nested) cloneTo(c *TortureGroups_Nested) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureGroups_Nested_Deeper) Clone() *TortureGroups_Nested_Deeper {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureGroups_Nested_Deeper when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureGroups_Nested_Deeper) cloneIn(c *TortureGroups_Nested_Deeper) *TortureGroups_Nested_Deeper {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureGroups_Nested_Deeper)
+	if c == nil {
+		c = new(TortureGroups_Nested_Deeper)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -890,10 +984,18 @@ func (m *TortureGroups_Nested_Deeper) cloneTo(c *TortureGroups_Nested_Deeper) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureLegacyKey) Clone() *TortureLegacyKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureLegacyKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureLegacyKey) cloneIn(c *TortureLegacyKey) *TortureLegacyKey {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureLegacyKey)
+	if c == nil {
+		c = new(TortureLegacyKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -922,10 +1024,18 @@ func (m *TortureLegacyKey) cloneTo(c *TortureLegacyKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureLegacyKey2) Clone() *TortureLegacyKey2 {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureLegacyKey2 when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureLegacyKey2) cloneIn(c *TortureLegacyKey2) *TortureLegacyKey2 {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureLegacyKey2)
+	if c == nil {
+		c = new(TortureLegacyKey2)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -941,10 +1051,18 @@ func (m *TortureLegacyKey2) cloneTo(c *TortureLegacyKey2) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureLegacyKeyValue) Clone() *TortureLegacyKeyValue {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureLegacyKeyValue when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureLegacyKeyValue) cloneIn(c *TortureLegacyKeyValue) *TortureLegacyKeyValue {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureLegacyKeyValue)
+	if c == nil {
+		c = new(TortureLegacyKeyValue)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -979,10 +1097,18 @@ func (m *TortureLegacyKeyValue) cloneTo(c *TortureLegacyKeyValue) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureLegacyKeyValue_Part) Clone() *TortureLegacyKeyValue_Part {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureLegacyKeyValue_Part when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureLegacyKeyValue_Part) cloneIn(c *TortureLegacyKeyValue_Part) *TortureLegacyKeyValue_Part {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureLegacyKeyValue_Part)
+	if c == nil {
+		c = new(TortureLegacyKeyValue_Part)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1011,10 +1137,18 @@ func (m *TortureLegacyKeyValue_Part) cloneTo(c *TortureLegacyKeyValue_Part) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureSignHolder) Clone() *TortureSignHolder {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureSignHolder when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureSignHolder) cloneIn(c *TortureSignHolder) *TortureSignHolder {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureSignHolder)
+	if c == nil {
+		c = new(TortureSignHolder)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -224,10 +224,18 @@ func NewTortureEditionKeyedFieldMap(flags ...string) (*fieldmap.FieldMap, error)
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureEdition) Clone() *TortureEdition {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureEdition when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureEdition) cloneIn(c *TortureEdition) *TortureEdition {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureEdition)
+	if c == nil {
+		c = new(TortureEdition)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -239,7 +247,6 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) {
 	c.ImplicitBytes = fieldmap.CloneBytes(m.ImplicitBytes)
 	c.ExplicitBytes = fieldmap.CloneBytes(m.ExplicitBytes)
 	c.ImplicitOpen = m.ImplicitOpen
-	c.Delimited = m.Delimited.Clone()
 	if s := m.DelimitedList; s != nil {
 		out := make([]*TortureEditionPart, len(s))
 		blk := make([]TortureEditionPart, len(s))
@@ -255,7 +262,6 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) {
 	c.OpenMap = maps.Clone(m.OpenMap)
 	c.ClosedList = slices.Clone(m.ClosedList)
 	c.OpenList = slices.Clone(m.OpenList)
-	c.RequiredPart = m.RequiredPart.Clone()
 	c.ImplicitSecret = m.ImplicitSecret
 	c.ImplicitFloat = m.ImplicitFloat
 	c.ImplicitBool = m.ImplicitBool
@@ -274,7 +280,6 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) {
 		}
 		c.PartMap = out
 	}
-	c.Self = m.Self.Clone()
 	if m.RequiredName != nil || m.ExplicitInt != nil || m.ExplicitDouble != nil || m.Open != nil || m.Closed != nil || m.ClosedDefault != nil || m.Raw != nil {
 		blk := new(struct {
 			RequiredName   string
@@ -314,6 +319,16 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) {
 			c.Raw = &blk.Raw
 		}
 	}
+	if m.Delimited != nil && m.RequiredPart != nil && m.Self != nil {
+		kb := new(_TortureEdition_kids)
+		c.Delimited = m.Delimited.cloneIn(&kb.Delimited)
+		c.RequiredPart = m.RequiredPart.cloneIn(&kb.RequiredPart)
+		c.Self = m.Self.cloneIn(&kb.Self)
+	} else {
+		c.Delimited = m.Delimited.Clone()
+		c.RequiredPart = m.RequiredPart.Clone()
+		c.Self = m.Self.Clone()
+	}
 	switch v := m.Choice.(type) {
 	case *TortureEdition_ChoiceClosed:
 		if v != nil {
@@ -321,7 +336,12 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) {
 		}
 	case *TortureEdition_ChoicePart:
 		if v != nil {
-			c.Choice = &TortureEdition_ChoicePart{ChoicePart: v.ChoicePart.Clone()}
+			b := new(struct {
+				w TortureEdition_ChoicePart
+				m TortureEditionPart
+			})
+			b.w.ChoicePart = v.ChoicePart.cloneIn(&b.m)
+			c.Choice = &b.w
 		}
 	case *TortureEdition_ChoiceText:
 		if v != nil {
@@ -333,13 +353,28 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) {
 	}
 }
 
+// _TortureEdition_kids holds the sub-messages of a copy of a TortureEdition in one block.
+type _TortureEdition_kids struct {
+	Delimited    TortureEditionPart
+	RequiredPart TortureEditionPart
+	Self         TortureEdition
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureEditionPart) Clone() *TortureEditionPart {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureEditionPart when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureEditionPart) cloneIn(c *TortureEditionPart) *TortureEditionPart {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureEditionPart)
+	if c == nil {
+		c = new(TortureEditionPart)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -369,10 +404,18 @@ func (m *TortureEditionPart) cloneTo(c *TortureEditionPart) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureEditionKey) Clone() *TortureEditionKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureEditionKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureEditionKey) cloneIn(c *TortureEditionKey) *TortureEditionKey {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureEditionKey)
+	if c == nil {
+		c = new(TortureEditionKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -389,10 +432,18 @@ func (m *TortureEditionKey) cloneTo(c *TortureEditionKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureEditionKeyValue) Clone() *TortureEditionKeyValue {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureEditionKeyValue when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureEditionKeyValue) cloneIn(c *TortureEditionKeyValue) *TortureEditionKeyValue {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureEditionKeyValue)
+	if c == nil {
+		c = new(TortureEditionKeyValue)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -422,10 +473,18 @@ func (m *TortureEditionKeyValue) cloneTo(c *TortureEditionKeyValue) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureEditionKeyed) Clone() *TortureEditionKeyed {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureEditionKeyed when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureEditionKeyed) cloneIn(c *TortureEditionKeyed) *TortureEditionKeyed {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureEditionKeyed)
+	if c == nil {
+		c = new(TortureEditionKeyed)
+	}
 	m.cloneTo(c)
 	return c
 }

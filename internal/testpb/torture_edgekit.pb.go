@@ -1318,10 +1318,18 @@ func NewTortureOptionalKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureNames) Clone() *TortureNames {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureNames when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureNames) cloneIn(c *TortureNames) *TortureNames {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureNames)
+	if c == nil {
+		c = new(TortureNames)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1377,10 +1385,18 @@ func (m *TortureNames) cloneTo(c *TortureNames) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Torture_2X) Clone() *Torture_2X {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Torture_2X when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Torture_2X) cloneIn(c *Torture_2X) *Torture_2X {
 	if m == nil {
 		return nil
 	}
-	c := new(Torture_2X)
+	if c == nil {
+		c = new(Torture_2X)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1398,10 +1414,18 @@ func (m *Torture_2X) cloneTo(c *Torture_2X) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureLower) Clone() *TortureLower {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureLower when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureLower) cloneIn(c *TortureLower) *TortureLower {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureLower)
+	if c == nil {
+		c = new(TortureLower)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1418,31 +1442,61 @@ func (m *TortureLower) cloneTo(c *TortureLower) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureDeep) Clone() *TortureDeep {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureDeep when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureDeep) cloneIn(c *TortureDeep) *TortureDeep {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureDeep)
+	if c == nil {
+		c = new(TortureDeep)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero TortureDeep, a deep copy of m, which is not nil.
 func (m *TortureDeep) cloneTo(c *TortureDeep) {
-	c.L1 = m.L1.Clone()
-	c.Sibling = m.Sibling.Clone()
-	c.Shortcut = m.Shortcut.Clone()
+	if m.L1 != nil && m.Sibling != nil && m.Shortcut != nil {
+		kb := new(_TortureDeep_kids)
+		c.L1 = m.L1.cloneIn(&kb.L1)
+		c.Sibling = m.Sibling.cloneIn(&kb.Sibling)
+		c.Shortcut = m.Shortcut.cloneIn(&kb.Shortcut)
+	} else {
+		c.L1 = m.L1.Clone()
+		c.Sibling = m.Sibling.Clone()
+		c.Shortcut = m.Shortcut.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _TortureDeep_kids holds the sub-messages of a copy of a TortureDeep in one block.
+type _TortureDeep_kids struct {
+	L1       TortureDeep_L1
+	Sibling  TortureDeep_Sibling
+	Shortcut TortureDeep_L1_L2_L3_L4
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureDeep_L1) Clone() *TortureDeep_L1 {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureDeep_L1 when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureDeep_L1) cloneIn(c *TortureDeep_L1) *TortureDeep_L1 {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureDeep_L1)
+	if c == nil {
+		c = new(TortureDeep_L1)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1458,10 +1512,18 @@ func (m *TortureDeep_L1) cloneTo(c *TortureDeep_L1) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureDeep_L1_L2) Clone() *TortureDeep_L1_L2 {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureDeep_L1_L2 when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureDeep_L1_L2) cloneIn(c *TortureDeep_L1_L2) *TortureDeep_L1_L2 {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureDeep_L1_L2)
+	if c == nil {
+		c = new(TortureDeep_L1_L2)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1492,10 +1554,18 @@ func (m *TortureDeep_L1_L2) cloneTo(c *TortureDeep_L1_L2) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureDeep_L1_L2_L3) Clone() *TortureDeep_L1_L2_L3 {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureDeep_L1_L2_L3 when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureDeep_L1_L2_L3) cloneIn(c *TortureDeep_L1_L2_L3) *TortureDeep_L1_L2_L3 {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureDeep_L1_L2_L3)
+	if c == nil {
+		c = new(TortureDeep_L1_L2_L3)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1522,10 +1592,18 @@ func (m *TortureDeep_L1_L2_L3) cloneTo(c *TortureDeep_L1_L2_L3) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureDeep_L1_L2_L3_L4) Clone() *TortureDeep_L1_L2_L3_L4 {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureDeep_L1_L2_L3_L4 when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureDeep_L1_L2_L3_L4) cloneIn(c *TortureDeep_L1_L2_L3_L4) *TortureDeep_L1_L2_L3_L4 {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureDeep_L1_L2_L3_L4)
+	if c == nil {
+		c = new(TortureDeep_L1_L2_L3_L4)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1542,10 +1620,18 @@ func (m *TortureDeep_L1_L2_L3_L4) cloneTo(c *TortureDeep_L1_L2_L3_L4) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureDeep_Sibling) Clone() *TortureDeep_Sibling {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureDeep_Sibling when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureDeep_Sibling) cloneIn(c *TortureDeep_Sibling) *TortureDeep_Sibling {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureDeep_Sibling)
+	if c == nil {
+		c = new(TortureDeep_Sibling)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1562,10 +1648,18 @@ func (m *TortureDeep_Sibling) cloneTo(c *TortureDeep_Sibling) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureMaps) Clone() *TortureMaps {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureMaps when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureMaps) cloneIn(c *TortureMaps) *TortureMaps {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureMaps)
+	if c == nil {
+		c = new(TortureMaps)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1650,10 +1744,18 @@ func (m *TortureMaps) cloneTo(c *TortureMaps) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureLists) Clone() *TortureLists {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureLists when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureLists) cloneIn(c *TortureLists) *TortureLists {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureLists)
+	if c == nil {
+		c = new(TortureLists)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1726,10 +1828,18 @@ func (m *TortureLists) cloneTo(c *TortureLists) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureOneofs) Clone() *TortureOneofs {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureOneofs when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureOneofs) cloneIn(c *TortureOneofs) *TortureOneofs {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureOneofs)
+	if c == nil {
+		c = new(TortureOneofs)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1778,7 +1888,12 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 		}
 	case *TortureOneofs_FirstDeep:
 		if v != nil {
-			c.First = &TortureOneofs_FirstDeep{FirstDeep: v.FirstDeep.Clone()}
+			b := new(struct {
+				w TortureOneofs_FirstDeep
+				m TortureDeep
+			})
+			b.w.FirstDeep = v.FirstDeep.cloneIn(&b.m)
+			c.First = &b.w
 		}
 	case *TortureOneofs_FirstFloat:
 		if v != nil {
@@ -1790,7 +1905,12 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 		}
 	case *TortureOneofs_FirstSelf:
 		if v != nil {
-			c.First = &TortureOneofs_FirstSelf{FirstSelf: v.FirstSelf.Clone()}
+			b := new(struct {
+				w TortureOneofs_FirstSelf
+				m TortureOneofs
+			})
+			b.w.FirstSelf = v.FirstSelf.cloneIn(&b.m)
+			c.First = &b.w
 		}
 	case *TortureOneofs_FirstTime:
 		if v != nil {
@@ -1802,7 +1922,12 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 		}
 	case *TortureOneofs_FirstEmpty:
 		if v != nil {
-			c.First = &TortureOneofs_FirstEmpty{FirstEmpty: v.FirstEmpty.Clone()}
+			b := new(struct {
+				w TortureOneofs_FirstEmpty
+				m Empty
+			})
+			b.w.FirstEmpty = v.FirstEmpty.cloneIn(&b.m)
+			c.First = &b.w
 		}
 	case *TortureOneofs_FirstSecret:
 		if v != nil {
@@ -1810,7 +1935,12 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 		}
 	case *TortureOneofs_FirstL4:
 		if v != nil {
-			c.First = &TortureOneofs_FirstL4{FirstL4: v.FirstL4.Clone()}
+			b := new(struct {
+				w TortureOneofs_FirstL4
+				m TortureDeep_L1_L2_L3_L4
+			})
+			b.w.FirstL4 = v.FirstL4.cloneIn(&b.m)
+			c.First = &b.w
 		}
 	case *TortureOneofs_FirstBool:
 		if v != nil {
@@ -1828,7 +1958,12 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 		}
 	case *TortureOneofs_SecondSelf:
 		if v != nil {
-			c.Second = &TortureOneofs_SecondSelf{SecondSelf: v.SecondSelf.Clone()}
+			b := new(struct {
+				w TortureOneofs_SecondSelf
+				m TortureOneofs
+			})
+			b.w.SecondSelf = v.SecondSelf.cloneIn(&b.m)
+			c.Second = &b.w
 		}
 	case *TortureOneofs_SecondNum:
 		if v != nil {
@@ -1847,10 +1982,18 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureOnlyOneof) Clone() *TortureOnlyOneof {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureOnlyOneof when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureOnlyOneof) cloneIn(c *TortureOnlyOneof) *TortureOnlyOneof {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureOnlyOneof)
+	if c == nil {
+		c = new(TortureOnlyOneof)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1864,7 +2007,12 @@ func (m *TortureOnlyOneof) cloneTo(c *TortureOnlyOneof) {
 		}
 	case *TortureOnlyOneof_OnlySelf:
 		if v != nil {
-			c.Only = &TortureOnlyOneof_OnlySelf{OnlySelf: v.OnlySelf.Clone()}
+			b := new(struct {
+				w TortureOnlyOneof_OnlySelf
+				m TortureOnlyOneof
+			})
+			b.w.OnlySelf = v.OnlySelf.cloneIn(&b.m)
+			c.Only = &b.w
 		}
 	}
 	if m.unknownFields != nil {
@@ -1875,10 +2023,18 @@ func (m *TortureOnlyOneof) cloneTo(c *TortureOnlyOneof) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureOnlyMap) Clone() *TortureOnlyMap {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureOnlyMap when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureOnlyMap) cloneIn(c *TortureOnlyMap) *TortureOnlyMap {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureOnlyMap)
+	if c == nil {
+		c = new(TortureOnlyMap)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1908,10 +2064,18 @@ func (m *TortureOnlyMap) cloneTo(c *TortureOnlyMap) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureNumbers) Clone() *TortureNumbers {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureNumbers when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureNumbers) cloneIn(c *TortureNumbers) *TortureNumbers {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureNumbers)
+	if c == nil {
+		c = new(TortureNumbers)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1919,22 +2083,42 @@ func (m *TortureNumbers) Clone() *TortureNumbers {
 // cloneTo makes c, a zero TortureNumbers, a deep copy of m, which is not nil.
 func (m *TortureNumbers) cloneTo(c *TortureNumbers) {
 	c.Low = m.Low
-	c.Max = m.Max.Clone()
 	c.Big = m.Big
-	c.Child = m.Child.Clone()
 	c.AfterReserved = m.AfterReserved
+	if m.Max != nil && m.Child != nil {
+		kb := new(_TortureNumbers_kids)
+		c.Max = m.Max.cloneIn(&kb.Max)
+		c.Child = m.Child.cloneIn(&kb.Child)
+	} else {
+		c.Max = m.Max.Clone()
+		c.Child = m.Child.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _TortureNumbers_kids holds the sub-messages of a copy of a TortureNumbers in one block.
+type _TortureNumbers_kids struct {
+	Max   TortureNumbers
+	Child TortureNumbersChild
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureNumbersChild) Clone() *TortureNumbersChild {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureNumbersChild when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureNumbersChild) cloneIn(c *TortureNumbersChild) *TortureNumbersChild {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureNumbersChild)
+	if c == nil {
+		c = new(TortureNumbersChild)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1951,10 +2135,18 @@ func (m *TortureNumbersChild) cloneTo(c *TortureNumbersChild) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureCycleA) Clone() *TortureCycleA {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureCycleA when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureCycleA) cloneIn(c *TortureCycleA) *TortureCycleA {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureCycleA)
+	if c == nil {
+		c = new(TortureCycleA)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1982,10 +2174,18 @@ func (m *TortureCycleA) cloneTo(c *TortureCycleA) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureCycleB) Clone() *TortureCycleB {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureCycleB when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureCycleB) cloneIn(c *TortureCycleB) *TortureCycleB {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureCycleB)
+	if c == nil {
+		c = new(TortureCycleB)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -2002,10 +2202,18 @@ func (m *TortureCycleB) cloneTo(c *TortureCycleB) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureCycleC) Clone() *TortureCycleC {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureCycleC when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureCycleC) cloneIn(c *TortureCycleC) *TortureCycleC {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureCycleC)
+	if c == nil {
+		c = new(TortureCycleC)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -2037,10 +2245,18 @@ func (m *TortureCycleC) cloneTo(c *TortureCycleC) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureWide) Clone() *TortureWide {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureWide when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureWide) cloneIn(c *TortureWide) *TortureWide {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureWide)
+	if c == nil {
+		c = new(TortureWide)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -2240,10 +2456,18 @@ func (m *TortureWide) cloneTo(c *TortureWide) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureKey) Clone() *TortureKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureKey) cloneIn(c *TortureKey) *TortureKey {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureKey)
+	if c == nil {
+		c = new(TortureKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -2300,10 +2524,18 @@ func (m *TortureKey) cloneTo(c *TortureKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureKeyValue) Clone() *TortureKeyValue {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureKeyValue when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureKeyValue) cloneIn(c *TortureKeyValue) *TortureKeyValue {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureKeyValue)
+	if c == nil {
+		c = new(TortureKeyValue)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -2326,10 +2558,18 @@ func (m *TortureKeyValue) cloneTo(c *TortureKeyValue) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureKeyPart) Clone() *TortureKeyPart {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureKeyPart when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureKeyPart) cloneIn(c *TortureKeyPart) *TortureKeyPart {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureKeyPart)
+	if c == nil {
+		c = new(TortureKeyPart)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -2347,10 +2587,18 @@ func (m *TortureKeyPart) cloneTo(c *TortureKeyPart) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureKeyLeaf) Clone() *TortureKeyLeaf {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureKeyLeaf when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureKeyLeaf) cloneIn(c *TortureKeyLeaf) *TortureKeyLeaf {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureKeyLeaf)
+	if c == nil {
+		c = new(TortureKeyLeaf)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -2366,10 +2614,18 @@ func (m *TortureKeyLeaf) cloneTo(c *TortureKeyLeaf) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureEnumKey) Clone() *TortureEnumKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureEnumKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureEnumKey) cloneIn(c *TortureEnumKey) *TortureEnumKey {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureEnumKey)
+	if c == nil {
+		c = new(TortureEnumKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -2385,10 +2641,18 @@ func (m *TortureEnumKey) cloneTo(c *TortureEnumKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureEmptyKey) Clone() *TortureEmptyKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureEmptyKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureEmptyKey) cloneIn(c *TortureEmptyKey) *TortureEmptyKey {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureEmptyKey)
+	if c == nil {
+		c = new(TortureEmptyKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -2405,10 +2669,18 @@ func (m *TortureEmptyKey) cloneTo(c *TortureEmptyKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *TortureOptionalKey) Clone() *TortureOptionalKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new TortureOptionalKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *TortureOptionalKey) cloneIn(c *TortureOptionalKey) *TortureOptionalKey {
 	if m == nil {
 		return nil
 	}
-	c := new(TortureOptionalKey)
+	if c == nil {
+		c = new(TortureOptionalKey)
+	}
 	m.cloneTo(c)
 	return c
 }

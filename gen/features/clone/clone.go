@@ -9,12 +9,17 @@
 // which, unlike proto.Clone, keeps -0 in implicit-presence floats.
 //
 // To allocate less than proto.Clone, the copy of a list or map of messages
-// of the same Go package takes one block for all its messages, and the
-// explicit-presence scalars of a message share one block (so each element
-// of the copy keeps its block alive).
+// of the same Go package takes one block for all its messages; the
+// singular sub-messages of the same package that a message holds share one
+// block when it holds all of them (two or more); a oneof member message shares its block
+// with its wrapper; and the explicit-presence scalars of a message share
+// one block. Each part of a copy keeps its block alive.
 package clone
 
 import (
+	"slices"
+	"strings"
+
 	"google.golang.org/protobuf/compiler/protogen"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
@@ -26,7 +31,8 @@ func init() {
 }
 
 type feature struct {
-	g *gen.GeneratedFile
+	g       *gen.GeneratedFile
+	pending []func() // declarations to emit after the current method
 }
 
 var _ gen.Feature = (*feature)(nil)
@@ -107,10 +113,18 @@ func (f *feature) message(mm *gen.Message) {
 		g.P("// nil. The copy shares no pointer, slice or map with m.")
 	}
 	g.P("func (", m, " *", name, ") Clone() *", name, " {")
+	g.P("return ", m, ".cloneIn(nil)")
+	g.P("}")
+	g.P()
+	g.P("// cloneIn makes c (a new ", name, " when nil) a deep copy of m and returns it;")
+	g.P("// a nil m gives nil.")
+	g.P("func (", m, " *", name, ") cloneIn(", c, " *", name, ") *", name, " {")
 	g.P("if ", m, " == nil {")
 	g.P("return nil")
 	g.P("}")
-	g.P(c, " := new(", name, ")")
+	g.P("if ", c, " == nil {")
+	g.P(c, " = new(", name, ")")
+	g.P("}")
 	g.P(m, ".cloneTo(", c, ")")
 	g.P("return ", c)
 	g.P("}")
@@ -126,10 +140,12 @@ func (f *feature) message(mm *gen.Message) {
 	if len(ptrs) < 2 {
 		ptrs = nil
 	}
+	kids := f.kids(mm)
 	for _, fd := range mm.Fields {
 		switch {
 		case gen.InOneof(fd):
 		case len(ptrs) > 0 && gen.IsPointerScalar(fd):
+		case len(kids) > 0 && slices.Contains(kids, fd):
 		case fd.Desc.IsList() && gen.IsMessage(fd) && f.local(fd.Message):
 			f.localList(fd, m, c)
 		case fd.Desc.IsMap() && gen.IsMessage(fd.Message.Fields[1]) && f.local(fd.Message.Fields[1].Message):
@@ -141,6 +157,9 @@ func (f *feature) message(mm *gen.Message) {
 	if len(ptrs) > 0 {
 		f.pointerBlock(ptrs, m, c)
 	}
+	if len(kids) > 0 {
+		f.kidBlock(mm, kids, m, c)
+	}
 	for _, o := range mm.Oneofs {
 		if o.Desc.IsSynthetic() {
 			continue
@@ -150,7 +169,18 @@ func (f *feature) message(mm *gen.Message) {
 			wrapper := g.OneofWrapper(fd)
 			g.P("case ", wrapper, ":")
 			g.P("if ", v, " != nil {")
-			g.P(c, ".", o.GoName, " = &", wrapper[1:], "{", fd.GoName, ": ", f.cloneExpr(fd, v+"."+fd.GoName), "}")
+			if gen.IsMessage(fd) && f.local(fd.Message) {
+				// The wrapper and the message in one block.
+				b := g.Local("b")
+				g.P(b, " := new(struct {")
+				g.P("w ", wrapper[1:])
+				g.P("m ", g.QualifiedGoIdent(fd.Message.GoIdent))
+				g.P("})")
+				g.P(b, ".w.", fd.GoName, " = ", v, ".", fd.GoName, ".cloneIn(&", b, ".m)")
+				g.P(c, ".", o.GoName, " = &", b, ".w")
+			} else {
+				g.P(c, ".", o.GoName, " = &", wrapper[1:], "{", fd.GoName, ": ", f.cloneExpr(fd, v+"."+fd.GoName), "}")
+			}
 			g.P("}")
 		}
 		g.P("}")
@@ -167,6 +197,62 @@ func (f *feature) message(mm *gen.Message) {
 	}
 	g.P("}")
 	g.P()
+	for _, fn := range f.pending {
+		fn()
+	}
+	f.pending = nil
+}
+
+// kids returns the singular sub-message fields of mm, outside oneofs, whose
+// messages have a generated cloneTo in this package, when there are two
+// or more: they share one block.
+func (f *feature) kids(mm *gen.Message) []*protogen.Field {
+	var out []*protogen.Field
+	for _, fd := range mm.Fields {
+		if gen.IsMessage(fd) && !fd.Desc.IsList() && !gen.InOneof(fd) && f.local(fd.Message) {
+			out = append(out, fd)
+		}
+	}
+	if len(out) < 2 {
+		return nil
+	}
+	return out
+}
+
+// kidBlock copies the sub-messages kids of mm: into one block (a struct
+// type declared after the method) when all of them are set, so that the
+// block holds no unused space, else each on its own.
+func (f *feature) kidBlock(mm *gen.Message, kids []*protogen.Field, m, c string) {
+	g := f.g
+	cond := make([]string, len(kids))
+	for i, fd := range kids {
+		cond[i] = m + "." + fd.GoName + " != nil"
+	}
+	kb, typ := g.Local("kb"), f.kidType(mm)
+	g.P("if ", strings.Join(cond, " && "), " {")
+	g.P(kb, " := new(", typ, ")")
+	for _, fd := range kids {
+		g.P(c, ".", fd.GoName, " = ", m, ".", fd.GoName, ".cloneIn(&", kb, ".", fd.GoName, ")")
+	}
+	g.P("} else {")
+	for _, fd := range kids {
+		g.P(c, ".", fd.GoName, " = ", m, ".", fd.GoName, ".Clone()")
+	}
+	g.P("}")
+	f.pending = append(f.pending, func() {
+		g.P("// ", typ, " holds the sub-messages of a copy of a ", mm.Desc.Name(), " in one block.")
+		g.P("type ", typ, " struct {")
+		for _, fd := range kids {
+			g.P(fd.GoName, " ", g.QualifiedGoIdent(fd.Message.GoIdent))
+		}
+		g.P("}")
+		g.P()
+	})
+}
+
+// kidType is the name of the block type of the sub-messages of mm.
+func (f *feature) kidType(mm *gen.Message) string {
+	return f.g.ShapeName(&gen.Shape{Message: mm.Message}, "kids")
 }
 
 // localList copies a list of messages of this package into one block.

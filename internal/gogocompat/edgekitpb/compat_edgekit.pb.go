@@ -199,10 +199,18 @@ func NewSiteFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *SiteKey) Clone() *SiteKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new SiteKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *SiteKey) cloneIn(c *SiteKey) *SiteKey {
 	if m == nil {
 		return nil
 	}
-	c := new(SiteKey)
+	if c == nil {
+		c = new(SiteKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -219,10 +227,18 @@ func (m *SiteKey) cloneTo(c *SiteKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Location) Clone() *Location {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Location when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Location) cloneIn(c *Location) *Location {
 	if m == nil {
 		return nil
 	}
-	c := new(Location)
+	if c == nil {
+		c = new(Location)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -240,10 +256,18 @@ func (m *Location) cloneTo(c *Location) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Resources) Clone() *Resources {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Resources when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Resources) cloneIn(c *Resources) *Resources {
 	if m == nil {
 		return nil
 	}
-	c := new(Resources)
+	if c == nil {
+		c = new(Resources)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -261,10 +285,18 @@ func (m *Resources) cloneTo(c *Resources) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Status) Clone() *Status {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Status when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Status) cloneIn(c *Status) *Status {
 	if m == nil {
 		return nil
 	}
-	c := new(Status)
+	if c == nil {
+		c = new(Status)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -282,18 +314,24 @@ func (m *Status) cloneTo(c *Status) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Site) Clone() *Site {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Site when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Site) cloneIn(c *Site) *Site {
 	if m == nil {
 		return nil
 	}
-	c := new(Site)
+	if c == nil {
+		c = new(Site)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero Site, a deep copy of m, which is not nil.
 func (m *Site) cloneTo(c *Site) {
-	c.Key = m.Key.Clone()
-	c.Location = m.Location.Clone()
 	c.Power = m.Power
 	c.Labels = maps.Clone(m.Labels)
 	if s := m.Flavors; s != nil {
@@ -307,10 +345,8 @@ func (m *Site) cloneTo(c *Site) {
 		}
 		c.Flavors = out
 	}
-	c.Quota = m.Quota.Clone()
 	c.Timeout = fieldmap.CloneDuration(m.Timeout)
 	c.Cert = fieldmap.CloneBytes(m.Cert)
-	c.Status = m.Status.Clone()
 	if s := m.Pools; s != nil {
 		out := make(map[string]*Resources, len(s))
 		blk := make([]Resources, len(s))
@@ -328,6 +364,18 @@ func (m *Site) cloneTo(c *Site) {
 	}
 	c.History = fieldmap.CloneListFunc(m.History, fieldmap.CloneTimestamp)
 	c.Revision = m.Revision
+	if m.Key != nil && m.Location != nil && m.Quota != nil && m.Status != nil {
+		kb := new(_Site_kids)
+		c.Key = m.Key.cloneIn(&kb.Key)
+		c.Location = m.Location.cloneIn(&kb.Location)
+		c.Quota = m.Quota.cloneIn(&kb.Quota)
+		c.Status = m.Status.cloneIn(&kb.Status)
+	} else {
+		c.Key = m.Key.Clone()
+		c.Location = m.Location.Clone()
+		c.Quota = m.Quota.Clone()
+		c.Status = m.Status.Clone()
+	}
 	switch v := m.Platform.(type) {
 	case *Site_Kubeconfig:
 		if v != nil {
@@ -335,12 +383,25 @@ func (m *Site) cloneTo(c *Site) {
 		}
 	case *Site_Vm:
 		if v != nil {
-			c.Platform = &Site_Vm{Vm: v.Vm.Clone()}
+			b := new(struct {
+				w Site_Vm
+				m Resources
+			})
+			b.w.Vm = v.Vm.cloneIn(&b.m)
+			c.Platform = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+}
+
+// _Site_kids holds the sub-messages of a copy of a Site in one block.
+type _Site_kids struct {
+	Key      SiteKey
+	Location Location
+	Quota    Resources
+	Status   Status
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

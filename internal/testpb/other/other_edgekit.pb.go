@@ -48,10 +48,18 @@ func NewLabelFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Label) Clone() *Label {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Label when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Label) cloneIn(c *Label) *Label {
 	if m == nil {
 		return nil
 	}
-	c := new(Label)
+	if c == nil {
+		c = new(Label)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -1199,10 +1199,18 @@ func NewKeepaliveFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ConnectRequest) Clone() *ConnectRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ConnectRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ConnectRequest) cloneIn(c *ConnectRequest) *ConnectRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ConnectRequest)
+	if c == nil {
+		c = new(ConnectRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1212,11 +1220,21 @@ func (m *ConnectRequest) cloneTo(c *ConnectRequest) {
 	switch v := m.Msg.(type) {
 	case *ConnectRequest_Hello:
 		if v != nil {
-			c.Msg = &ConnectRequest_Hello{Hello: v.Hello.Clone()}
+			b := new(struct {
+				w ConnectRequest_Hello
+				m Hello
+			})
+			b.w.Hello = v.Hello.cloneIn(&b.m)
+			c.Msg = &b.w
 		}
 	case *ConnectRequest_Report:
 		if v != nil {
-			c.Msg = &ConnectRequest_Report{Report: v.Report.Clone()}
+			b := new(struct {
+				w ConnectRequest_Report
+				m Report
+			})
+			b.w.Report = v.Report.cloneIn(&b.m)
+			c.Msg = &b.w
 		}
 	}
 	if m.unknownFields != nil {
@@ -1227,10 +1245,18 @@ func (m *ConnectRequest) cloneTo(c *ConnectRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Hello) Clone() *Hello {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Hello when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Hello) cloneIn(c *Hello) *Hello {
 	if m == nil {
 		return nil
 	}
-	c := new(Hello)
+	if c == nil {
+		c = new(Hello)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1248,10 +1274,18 @@ func (m *Hello) cloneTo(c *Hello) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Report) Clone() *Report {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Report when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Report) cloneIn(c *Report) *Report {
 	if m == nil {
 		return nil
 	}
-	c := new(Report)
+	if c == nil {
+		c = new(Report)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1282,10 +1316,18 @@ func (m *Report) cloneTo(c *Report) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ConnectResponse) Clone() *ConnectResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ConnectResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ConnectResponse) cloneIn(c *ConnectResponse) *ConnectResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ConnectResponse)
+	if c == nil {
+		c = new(ConnectResponse)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1295,23 +1337,48 @@ func (m *ConnectResponse) cloneTo(c *ConnectResponse) {
 	switch v := m.Msg.(type) {
 	case *ConnectResponse_SyncStart:
 		if v != nil {
-			c.Msg = &ConnectResponse_SyncStart{SyncStart: v.SyncStart.Clone()}
+			b := new(struct {
+				w ConnectResponse_SyncStart
+				m SyncStart
+			})
+			b.w.SyncStart = v.SyncStart.cloneIn(&b.m)
+			c.Msg = &b.w
 		}
 	case *ConnectResponse_Update:
 		if v != nil {
-			c.Msg = &ConnectResponse_Update{Update: v.Update.Clone()}
+			b := new(struct {
+				w ConnectResponse_Update
+				m Update
+			})
+			b.w.Update = v.Update.cloneIn(&b.m)
+			c.Msg = &b.w
 		}
 	case *ConnectResponse_SyncEnd:
 		if v != nil {
-			c.Msg = &ConnectResponse_SyncEnd{SyncEnd: v.SyncEnd.Clone()}
+			b := new(struct {
+				w ConnectResponse_SyncEnd
+				m SyncEnd
+			})
+			b.w.SyncEnd = v.SyncEnd.cloneIn(&b.m)
+			c.Msg = &b.w
 		}
 	case *ConnectResponse_ReportAck:
 		if v != nil {
-			c.Msg = &ConnectResponse_ReportAck{ReportAck: v.ReportAck.Clone()}
+			b := new(struct {
+				w ConnectResponse_ReportAck
+				m ReportAck
+			})
+			b.w.ReportAck = v.ReportAck.cloneIn(&b.m)
+			c.Msg = &b.w
 		}
 	case *ConnectResponse_Keepalive:
 		if v != nil {
-			c.Msg = &ConnectResponse_Keepalive{Keepalive: v.Keepalive.Clone()}
+			b := new(struct {
+				w ConnectResponse_Keepalive
+				m Keepalive
+			})
+			b.w.Keepalive = v.Keepalive.cloneIn(&b.m)
+			c.Msg = &b.w
 		}
 	}
 	if m.unknownFields != nil {
@@ -1322,10 +1389,18 @@ func (m *ConnectResponse) cloneTo(c *ConnectResponse) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *SyncStart) Clone() *SyncStart {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new SyncStart when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *SyncStart) cloneIn(c *SyncStart) *SyncStart {
 	if m == nil {
 		return nil
 	}
-	c := new(SyncStart)
+	if c == nil {
+		c = new(SyncStart)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1342,10 +1417,18 @@ func (m *SyncStart) cloneTo(c *SyncStart) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *SyncEnd) Clone() *SyncEnd {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new SyncEnd when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *SyncEnd) cloneIn(c *SyncEnd) *SyncEnd {
 	if m == nil {
 		return nil
 	}
-	c := new(SyncEnd)
+	if c == nil {
+		c = new(SyncEnd)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1362,10 +1445,18 @@ func (m *SyncEnd) cloneTo(c *SyncEnd) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Update) Clone() *Update {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Update when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Update) cloneIn(c *Update) *Update {
 	if m == nil {
 		return nil
 	}
-	c := new(Update)
+	if c == nil {
+		c = new(Update)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1412,10 +1503,18 @@ func (m *Update) cloneTo(c *Update) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ReportAck) Clone() *ReportAck {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ReportAck when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ReportAck) cloneIn(c *ReportAck) *ReportAck {
 	if m == nil {
 		return nil
 	}
-	c := new(ReportAck)
+	if c == nil {
+		c = new(ReportAck)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -1433,10 +1532,18 @@ func (m *ReportAck) cloneTo(c *ReportAck) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Keepalive) Clone() *Keepalive {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Keepalive when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Keepalive) cloneIn(c *Keepalive) *Keepalive {
 	if m == nil {
 		return nil
 	}
-	c := new(Keepalive)
+	if c == nil {
+		c = new(Keepalive)
+	}
 	m.cloneTo(c)
 	return c
 }

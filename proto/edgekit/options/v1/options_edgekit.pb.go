@@ -94,10 +94,18 @@ func NewFieldOptionsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *FileOptions) Clone() *FileOptions {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new FileOptions when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *FileOptions) cloneIn(c *FileOptions) *FileOptions {
 	if m == nil {
 		return nil
 	}
-	c := new(FileOptions)
+	if c == nil {
+		c = new(FileOptions)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -113,10 +121,18 @@ func (m *FileOptions) cloneTo(c *FileOptions) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *MessageOptions) Clone() *MessageOptions {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new MessageOptions when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *MessageOptions) cloneIn(c *MessageOptions) *MessageOptions {
 	if m == nil {
 		return nil
 	}
-	c := new(MessageOptions)
+	if c == nil {
+		c = new(MessageOptions)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -133,10 +149,18 @@ func (m *MessageOptions) cloneTo(c *MessageOptions) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *FieldOptions) Clone() *FieldOptions {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new FieldOptions when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *FieldOptions) cloneIn(c *FieldOptions) *FieldOptions {
 	if m == nil {
 		return nil
 	}
-	c := new(FieldOptions)
+	if c == nil {
+		c = new(FieldOptions)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -341,10 +341,18 @@ func NewReportInfoResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Fence) Clone() *Fence {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Fence when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Fence) cloneIn(c *Fence) *Fence {
 	if m == nil {
 		return nil
 	}
-	c := new(Fence)
+	if c == nil {
+		c = new(Fence)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -361,10 +369,18 @@ func (m *Fence) cloneTo(c *Fence) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ReportInfoRequest) Clone() *ReportInfoRequest {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ReportInfoRequest when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ReportInfoRequest) cloneIn(c *ReportInfoRequest) *ReportInfoRequest {
 	if m == nil {
 		return nil
 	}
-	c := new(ReportInfoRequest)
+	if c == nil {
+		c = new(ReportInfoRequest)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -395,10 +411,18 @@ func (m *ReportInfoRequest) cloneTo(c *ReportInfoRequest) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ReportInfoResponse) Clone() *ReportInfoResponse {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ReportInfoResponse when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ReportInfoResponse) cloneIn(c *ReportInfoResponse) *ReportInfoResponse {
 	if m == nil {
 		return nil
 	}
-	c := new(ReportInfoResponse)
+	if c == nil {
+		c = new(ReportInfoResponse)
+	}
 	m.cloneTo(c)
 	return c
 }

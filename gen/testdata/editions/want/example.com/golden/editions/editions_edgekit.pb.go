@@ -73,10 +73,18 @@ func NewEd_PartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Ed) Clone() *Ed {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Ed when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Ed) cloneIn(c *Ed) *Ed {
 	if m == nil {
 		return nil
 	}
-	c := new(Ed)
+	if c == nil {
+		c = new(Ed)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -107,10 +115,18 @@ func (m *Ed) cloneTo(c *Ed) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Ed_Part) Clone() *Ed_Part {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Ed_Part when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Ed_Part) cloneIn(c *Ed_Part) *Ed_Part {
 	if m == nil {
 		return nil
 	}
-	c := new(Ed_Part)
+	if c == nil {
+		c = new(Ed_Part)
+	}
 	m.cloneTo(c)
 	return c
 }

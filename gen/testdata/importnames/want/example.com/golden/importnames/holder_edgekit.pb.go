@@ -451,10 +451,18 @@ func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m_ *Holder) Clone() *Holder {
+	return m_.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Holder when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m_ *Holder) cloneIn(c_ *Holder) *Holder {
 	if m_ == nil {
 		return nil
 	}
-	c_ := new(Holder)
+	if c_ == nil {
+		c_ = new(Holder)
+	}
 	m_.cloneTo(c_)
 	return c_
 }

@@ -100,10 +100,18 @@ func NewNamedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *ThingKey) Clone() *ThingKey {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new ThingKey when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *ThingKey) cloneIn(c *ThingKey) *ThingKey {
 	if m == nil {
 		return nil
 	}
-	c := new(ThingKey)
+	if c == nil {
+		c = new(ThingKey)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -121,10 +129,18 @@ func (m *ThingKey) cloneTo(c *ThingKey) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Thing) Clone() *Thing {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Thing when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Thing) cloneIn(c *Thing) *Thing {
 	if m == nil {
 		return nil
 	}
-	c := new(Thing)
+	if c == nil {
+		c = new(Thing)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -141,10 +157,18 @@ func (m *Thing) cloneTo(c *Thing) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Named) Clone() *Named {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Named when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Named) cloneIn(c *Named) *Named {
 	if m == nil {
 		return nil
 	}
-	c := new(Named)
+	if c == nil {
+		c = new(Named)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -42,10 +42,18 @@ func NewLegacyNamedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *LegacyNamed) Clone() *LegacyNamed {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new LegacyNamed when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *LegacyNamed) cloneIn(c *LegacyNamed) *LegacyNamed {
 	if m == nil {
 		return nil
 	}
-	c := new(LegacyNamed)
+	if c == nil {
+		c = new(LegacyNamed)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -42,10 +42,18 @@ func NewRawScopeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *RawScope) Clone() *RawScope {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new RawScope when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *RawScope) cloneIn(c *RawScope) *RawScope {
 	if m == nil {
 		return nil
 	}
-	c := new(RawScope)
+	if c == nil {
+		c = new(RawScope)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -103,10 +103,18 @@ func NewRawNamedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Utf8Key) Clone() *Utf8Key {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Utf8Key when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Utf8Key) cloneIn(c *Utf8Key) *Utf8Key {
 	if m == nil {
 		return nil
 	}
-	c := new(Utf8Key)
+	if c == nil {
+		c = new(Utf8Key)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -136,10 +144,18 @@ func (m *Utf8Key) cloneTo(c *Utf8Key) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Utf8Thing) Clone() *Utf8Thing {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Utf8Thing when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Utf8Thing) cloneIn(c *Utf8Thing) *Utf8Thing {
 	if m == nil {
 		return nil
 	}
-	c := new(Utf8Thing)
+	if c == nil {
+		c = new(Utf8Thing)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -155,10 +171,18 @@ func (m *Utf8Thing) cloneTo(c *Utf8Thing) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *RawNamed) Clone() *RawNamed {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new RawNamed when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *RawNamed) cloneIn(c *RawNamed) *RawNamed {
 	if m == nil {
 		return nil
 	}
-	c := new(RawNamed)
+	if c == nil {
+		c = new(RawNamed)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -74,10 +74,18 @@ func NewMapsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Value) Clone() *Value {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Value when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Value) cloneIn(c *Value) *Value {
 	if m == nil {
 		return nil
 	}
-	c := new(Value)
+	if c == nil {
+		c = new(Value)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -93,10 +101,18 @@ func (m *Value) cloneTo(c *Value) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Maps) Clone() *Maps {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Maps when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Maps) cloneIn(c *Maps) *Maps {
 	if m == nil {
 		return nil
 	}
-	c := new(Maps)
+	if c == nil {
+		c = new(Maps)
+	}
 	m.cloneTo(c)
 	return c
 }

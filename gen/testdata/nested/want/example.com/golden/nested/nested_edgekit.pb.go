@@ -102,10 +102,18 @@ func NewBottomFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Top) Clone() *Top {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Top when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Top) cloneIn(c *Top) *Top {
 	if m == nil {
 		return nil
 	}
-	c := new(Top)
+	if c == nil {
+		c = new(Top)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -122,10 +130,18 @@ func (m *Top) cloneTo(c *Top) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Mid) Clone() *Mid {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Mid when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Mid) cloneIn(c *Mid) *Mid {
 	if m == nil {
 		return nil
 	}
-	c := new(Mid)
+	if c == nil {
+		c = new(Mid)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -142,10 +158,18 @@ func (m *Mid) cloneTo(c *Mid) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Bottom) Clone() *Bottom {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Bottom when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Bottom) cloneIn(c *Bottom) *Bottom {
 	if m == nil {
 		return nil
 	}
-	c := new(Bottom)
+	if c == nil {
+		c = new(Bottom)
+	}
 	m.cloneTo(c)
 	return c
 }

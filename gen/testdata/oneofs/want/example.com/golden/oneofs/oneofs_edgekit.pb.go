@@ -78,10 +78,18 @@ func NewChoiceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Detail) Clone() *Detail {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Detail when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Detail) cloneIn(c *Detail) *Detail {
 	if m == nil {
 		return nil
 	}
-	c := new(Detail)
+	if c == nil {
+		c = new(Detail)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -97,10 +105,18 @@ func (m *Detail) cloneTo(c *Detail) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Choice) Clone() *Choice {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Choice when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Choice) cloneIn(c *Choice) *Choice {
 	if m == nil {
 		return nil
 	}
-	c := new(Choice)
+	if c == nil {
+		c = new(Choice)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -119,7 +135,12 @@ func (m *Choice) cloneTo(c *Choice) {
 		}
 	case *Choice_Detail:
 		if v != nil {
-			c.Pick = &Choice_Detail{Detail: v.Detail.Clone()}
+			b := new(struct {
+				w Choice_Detail
+				m Detail
+			})
+			b.w.Detail = v.Detail.cloneIn(&b.m)
+			c.Pick = &b.w
 		}
 	case *Choice_Raw:
 		if v != nil {

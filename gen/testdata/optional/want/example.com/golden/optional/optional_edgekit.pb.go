@@ -77,10 +77,18 @@ func NewOptFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Sub) Clone() *Sub {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Sub when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Sub) cloneIn(c *Sub) *Sub {
 	if m == nil {
 		return nil
 	}
-	c := new(Sub)
+	if c == nil {
+		c = new(Sub)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -96,10 +104,18 @@ func (m *Sub) cloneTo(c *Sub) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Opt) Clone() *Opt {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Opt when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Opt) cloneIn(c *Opt) *Opt {
 	if m == nil {
 		return nil
 	}
-	c := new(Opt)
+	if c == nil {
+		c = new(Opt)
+	}
 	m.cloneTo(c)
 	return c
 }

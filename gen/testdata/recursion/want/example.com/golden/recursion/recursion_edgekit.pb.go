@@ -92,10 +92,18 @@ func NewEdgeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Node) Clone() *Node {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Node when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Node) cloneIn(c *Node) *Node {
 	if m == nil {
 		return nil
 	}
-	c := new(Node)
+	if c == nil {
+		c = new(Node)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -103,7 +111,6 @@ func (m *Node) Clone() *Node {
 // cloneTo makes c, a zero Node, a deep copy of m, which is not nil.
 func (m *Node) cloneTo(c *Node) {
 	c.Name = m.Name
-	c.Next = m.Next.Clone()
 	if s := m.Children; s != nil {
 		out := make([]*Node, len(s))
 		blk := make([]Node, len(s))
@@ -115,19 +122,40 @@ func (m *Node) cloneTo(c *Node) {
 		}
 		c.Children = out
 	}
-	c.Edge = m.Edge.Clone()
+	if m.Next != nil && m.Edge != nil {
+		kb := new(_Node_kids)
+		c.Next = m.Next.cloneIn(&kb.Next)
+		c.Edge = m.Edge.cloneIn(&kb.Edge)
+	} else {
+		c.Next = m.Next.Clone()
+		c.Edge = m.Edge.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 }
 
+// _Node_kids holds the sub-messages of a copy of a Node in one block.
+type _Node_kids struct {
+	Next Node
+	Edge Edge
+}
+
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Edge) Clone() *Edge {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Edge when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Edge) cloneIn(c *Edge) *Edge {
 	if m == nil {
 		return nil
 	}
-	c := new(Edge)
+	if c == nil {
+		c = new(Edge)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -77,10 +77,18 @@ func NewListsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Item) Clone() *Item {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Item when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Item) cloneIn(c *Item) *Item {
 	if m == nil {
 		return nil
 	}
-	c := new(Item)
+	if c == nil {
+		c = new(Item)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -97,10 +105,18 @@ func (m *Item) cloneTo(c *Item) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Lists) Clone() *Lists {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Lists when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Lists) cloneIn(c *Lists) *Lists {
 	if m == nil {
 		return nil
 	}
-	c := new(Lists)
+	if c == nil {
+		c = new(Lists)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -74,10 +74,18 @@ func NewAllScalarsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *AllScalars) Clone() *AllScalars {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new AllScalars when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *AllScalars) cloneIn(c *AllScalars) *AllScalars {
 	if m == nil {
 		return nil
 	}
-	c := new(AllScalars)
+	if c == nil {
+		c = new(AllScalars)
+	}
 	m.cloneTo(c)
 	return c
 }

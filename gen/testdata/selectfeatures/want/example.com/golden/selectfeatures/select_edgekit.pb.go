@@ -42,10 +42,18 @@ func NewOnlySomeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *OnlySome) Clone() *OnlySome {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new OnlySome when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *OnlySome) cloneIn(c *OnlySome) *OnlySome {
 	if m == nil {
 		return nil
 	}
-	c := new(OnlySome)
+	if c == nil {
+		c = new(OnlySome)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -67,10 +67,18 @@ func NewSkippedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Kept) Clone() *Kept {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Kept when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Kept) cloneIn(c *Kept) *Kept {
 	if m == nil {
 		return nil
 	}
-	c := new(Kept)
+	if c == nil {
+		c = new(Kept)
+	}
 	m.cloneTo(c)
 	return c
 }

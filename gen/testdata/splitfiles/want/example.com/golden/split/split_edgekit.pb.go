@@ -74,17 +74,24 @@ func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Holder) Clone() *Holder {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Holder when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Holder) cloneIn(c *Holder) *Holder {
 	if m == nil {
 		return nil
 	}
-	c := new(Holder)
+	if c == nil {
+		c = new(Holder)
+	}
 	m.cloneTo(c)
 	return c
 }
 
 // cloneTo makes c, a zero Holder, a deep copy of m, which is not nil.
 func (m *Holder) cloneTo(c *Holder) {
-	c.Ext = m.Ext.Clone()
 	if s := m.Exts; s != nil {
 		out := make([]*Extensible, len(s))
 		blk := make([]Extensible, len(s))
@@ -111,7 +118,6 @@ func (m *Holder) cloneTo(c *Holder) {
 		}
 		c.ExtMap = out
 	}
-	c.Plain = m.Plain.Clone()
 	if s := m.Plains; s != nil {
 		out := make([]*Plain, len(s))
 		blk := make([]Plain, len(s))
@@ -138,19 +144,43 @@ func (m *Holder) cloneTo(c *Holder) {
 		}
 		c.PlainMap = out
 	}
+	if m.Ext != nil && m.Plain != nil {
+		kb := new(_Holder_kids)
+		c.Ext = m.Ext.cloneIn(&kb.Ext)
+		c.Plain = m.Plain.cloneIn(&kb.Plain)
+	} else {
+		c.Ext = m.Ext.Clone()
+		c.Plain = m.Plain.Clone()
+	}
 	switch v := m.Pick.(type) {
 	case *Holder_PickExt:
 		if v != nil {
-			c.Pick = &Holder_PickExt{PickExt: v.PickExt.Clone()}
+			b := new(struct {
+				w Holder_PickExt
+				m Extensible
+			})
+			b.w.PickExt = v.PickExt.cloneIn(&b.m)
+			c.Pick = &b.w
 		}
 	case *Holder_PickPlain:
 		if v != nil {
-			c.Pick = &Holder_PickPlain{PickPlain: v.PickPlain.Clone()}
+			b := new(struct {
+				w Holder_PickPlain
+				m Plain
+			})
+			b.w.PickPlain = v.PickPlain.cloneIn(&b.m)
+			c.Pick = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+}
+
+// _Holder_kids holds the sub-messages of a copy of a Holder in one block.
+type _Holder_kids struct {
+	Ext   Extensible
+	Plain Plain
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN

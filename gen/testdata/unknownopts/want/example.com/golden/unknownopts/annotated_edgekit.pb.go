@@ -69,10 +69,18 @@ func NewInnerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Annotated) Clone() *Annotated {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Annotated when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Annotated) cloneIn(c *Annotated) *Annotated {
 	if m == nil {
 		return nil
 	}
-	c := new(Annotated)
+	if c == nil {
+		c = new(Annotated)
+	}
 	m.cloneTo(c)
 	return c
 }
@@ -89,10 +97,18 @@ func (m *Annotated) cloneTo(c *Annotated) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Inner) Clone() *Inner {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Inner when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Inner) cloneIn(c *Inner) *Inner {
 	if m == nil {
 		return nil
 	}
-	c := new(Inner)
+	if c == nil {
+		c = new(Inner)
+	}
 	m.cloneTo(c)
 	return c
 }

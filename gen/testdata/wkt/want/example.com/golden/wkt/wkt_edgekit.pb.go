@@ -53,10 +53,18 @@ func NewTimesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Times) Clone() *Times {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Times when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Times) cloneIn(c *Times) *Times {
 	if m == nil {
 		return nil
 	}
-	c := new(Times)
+	if c == nil {
+		c = new(Times)
+	}
 	m.cloneTo(c)
 	return c
 }

@@ -59,10 +59,18 @@ func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Holder) Clone() *Holder {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Holder when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Holder) cloneIn(c *Holder) *Holder {
 	if m == nil {
 		return nil
 	}
-	c := new(Holder)
+	if c == nil {
+		c = new(Holder)
+	}
 	m.cloneTo(c)
 	return c
 }

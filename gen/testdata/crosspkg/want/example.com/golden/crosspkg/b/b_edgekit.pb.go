@@ -46,10 +46,18 @@ func NewSharedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
 func (m *Shared) Clone() *Shared {
+	return m.cloneIn(nil)
+}
+
+// cloneIn makes c (a new Shared when nil) a deep copy of m and returns it;
+// a nil m gives nil.
+func (m *Shared) cloneIn(c *Shared) *Shared {
 	if m == nil {
 		return nil
 	}
-	c := new(Shared)
+	if c == nil {
+		c = new(Shared)
+	}
 	m.cloneTo(c)
 	return c
 }
