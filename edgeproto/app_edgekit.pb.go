@@ -8,14 +8,16 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Port: dot-joined field numbers from Port.
 const (
@@ -28,14 +30,14 @@ const (
 	PortFieldMaxPktSize   = "7" // max_pkt_size
 )
 
-var _Port_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "proto"},
-	{Number: 2, Name: "internal_port"},
-	{Number: 3, Name: "public_port"},
-	{Number: 4, Name: "end_port"},
-	{Number: 5, Name: "tls"},
-	{Number: 6, Name: "fqdn_prefix"},
-	{Number: 7, Name: "max_pkt_size"},
+var _Port_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Port{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto", Off: unsafe.Offsetof(Port{}.Proto), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "internal_port", Off: unsafe.Offsetof(Port{}.InternalPort), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "public_port", Off: unsafe.Offsetof(Port{}.PublicPort), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "end_port", Off: unsafe.Offsetof(Port{}.EndPort), Op: fieldmap.OpInt32},
+	{Number: 5, Name: "tls", Off: unsafe.Offsetof(Port{}.Tls), Op: fieldmap.OpBool},
+	{Number: 6, Name: "fqdn_prefix", Off: unsafe.Offsetof(Port{}.FqdnPrefix), Op: fieldmap.OpString},
+	{Number: 7, Name: "max_pkt_size", Off: unsafe.Offsetof(Port{}.MaxPktSize), Op: fieldmap.OpInt32},
 }}
 
 var _Port_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Port", _Port_shape, false)
@@ -59,9 +61,9 @@ const (
 	ConfigFileFieldConfig = "2" // config
 )
 
-var _ConfigFile_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "kind"},
-	{Number: 2, Name: "config"},
+var _ConfigFile_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigFile{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind", Off: unsafe.Offsetof(ConfigFile{}.Kind), Op: fieldmap.OpString},
+	{Number: 2, Name: "config", Off: unsafe.Offsetof(ConfigFile{}.Config), Op: fieldmap.OpString},
 }}
 
 var _ConfigFile_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ConfigFile", _ConfigFile_shape, false)
@@ -87,11 +89,11 @@ const (
 	EnvVarFieldSecretValue = "4" // secret_value
 )
 
-var _EnvVar_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "value"},
-	{Number: 3, Name: "secret"},
-	{Number: 4, Name: "secret_value"},
+var _EnvVar_shape = &fieldmap.Shape{Size: unsafe.Sizeof(EnvVar{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(EnvVar{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(EnvVar{}.Value), Op: fieldmap.OpString},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(EnvVar{}.Secret), Op: fieldmap.OpBool},
+	{Number: 4, Name: "secret_value", Off: unsafe.Offsetof(EnvVar{}.SecretValue), Op: fieldmap.OpString},
 }}
 
 var _EnvVar_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.EnvVar", _EnvVar_shape, false)
@@ -152,39 +154,39 @@ const (
 	AppFieldUpdatedAt                               = "19"   // updated_at
 )
 
-var _File_edgeproto_v1_app_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "version"},
+var _File_edgeproto_v1_app_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol"},
-	{Number: 2, Name: "port_range_min"},
-	{Number: 3, Name: "port_range_max"},
-	{Number: 4, Name: "remote_cidr"},
+var _File_edgeproto_v1_app_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SecurityRule{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(SecurityRule{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
+	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
 }}
 
-var _App_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_proto_AppKey2ii4cv_shape},
-	{Number: 2, Name: "image_type"},
-	{Number: 3, Name: "image_path"},
-	{Number: 4, Name: "deployment"},
-	{Number: 5, Name: "access_ports"},
-	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _Port_shape},
-	{Number: 7, Name: "command"},
-	{Number: 8, Name: "args", Kind: fieldmap.KindList},
-	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _ConfigFile_shape},
-	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _EnvVar_shape},
-	{Number: 11, Name: "health_check"},
-	{Number: 12, Name: "health_check_path"},
-	{Number: 13, Name: "default_flavor"},
-	{Number: 14, Name: "deployment_manifest"},
-	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_proto_SecurityRule1h6m1oh_shape},
-	{Number: 16, Name: "trusted"},
-	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap},
-	{Number: 18, Name: "created_at"},
-	{Number: 19, Name: "updated_at"},
+var _App_shape = &fieldmap.Shape{Size: unsafe.Sizeof(App{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(App{}.Key)}},
+	{Number: 2, Name: "image_type", Off: unsafe.Offsetof(App{}.ImageType), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "image_path", Off: unsafe.Offsetof(App{}.ImagePath), Op: fieldmap.OpString},
+	{Number: 4, Name: "deployment", Off: unsafe.Offsetof(App{}.Deployment), Op: fieldmap.OpString},
+	{Number: 5, Name: "access_ports", Off: unsafe.Offsetof(App{}.AccessPorts), Op: fieldmap.OpString},
+	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _Port_shape, Value: &fieldmap.MessageList[*Port]{Off: unsafe.Offsetof(App{}.Ports)}},
+	{Number: 7, Name: "command", Off: unsafe.Offsetof(App{}.Command), Op: fieldmap.OpString},
+	{Number: 8, Name: "args", Kind: fieldmap.KindList, Off: unsafe.Offsetof(App{}.Args), Op: fieldmap.OpListString},
+	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _ConfigFile_shape, Value: &fieldmap.MessageList[*ConfigFile]{Off: unsafe.Offsetof(App{}.Configs)}},
+	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _EnvVar_shape, Value: &fieldmap.MessageList[*EnvVar]{Off: unsafe.Offsetof(App{}.EnvVars)}},
+	{Number: 11, Name: "health_check", Off: unsafe.Offsetof(App{}.HealthCheck), Op: fieldmap.OpInt32},
+	{Number: 12, Name: "health_check_path", Off: unsafe.Offsetof(App{}.HealthCheckPath), Op: fieldmap.OpString},
+	{Number: 13, Name: "default_flavor", Off: unsafe.Offsetof(App{}.DefaultFlavor), Op: fieldmap.OpString},
+	{Number: 14, Name: "deployment_manifest", Off: unsafe.Offsetof(App{}.DeploymentManifest), Op: fieldmap.OpString},
+	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(App{}.RequiredOutboundConnections)}},
+	{Number: 16, Name: "trusted", Off: unsafe.Offsetof(App{}.Trusted), Op: fieldmap.OpBool},
+	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(App{}.Annotations)}},
+	{Number: 18, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(App{}.CreatedAt)}},
+	{Number: 19, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(App{}.UpdatedAt)}},
 }}
 
 var _App_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.App", _App_shape, true)
@@ -875,232 +877,36 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Port:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Port: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Port) DiffFields(o *Port) *fieldmap.FieldMap {
-	fm := _Port_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Port_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Port being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Port) diffAt(o *Port, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Port)
-	}
-	if o == nil {
-		o = new(Port)
-	}
-	c := false
-	if m.Proto != o.Proto {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.InternalPort != o.InternalPort {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.PublicPort != o.PublicPort {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.EndPort != o.EndPort {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Tls != o.Tls {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.FqdnPrefix != o.FqdnPrefix {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.MaxPktSize != o.MaxPktSize {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ConfigFile:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ConfigFile: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ConfigFile) DiffFields(o *ConfigFile) *fieldmap.FieldMap {
-	fm := _ConfigFile_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ConfigFile_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ConfigFile being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ConfigFile) diffAt(o *ConfigFile, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ConfigFile)
-	}
-	if o == nil {
-		o = new(ConfigFile)
-	}
-	c := false
-	if m.Kind != o.Kind {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Config != o.Config {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of EnvVar:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of EnvVar: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *EnvVar) DiffFields(o *EnvVar) *fieldmap.FieldMap {
-	fm := _EnvVar_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_EnvVar_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// EnvVar being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *EnvVar) diffAt(o *EnvVar, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(EnvVar)
-	}
-	if o == nil {
-		o = new(EnvVar)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Value != o.Value {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.SecretValue != o.SecretValue {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of App:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of App: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *App) DiffFields(o *App) *fieldmap.FieldMap {
-	fm := _App_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// App being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *App) diffAt(o *App, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(App)
-	}
-	if o == nil {
-		o = new(App)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.ImageType != o.ImageType {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.ImagePath != o.ImagePath {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.Deployment != o.Deployment {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.AccessPorts != o.AccessPorts {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Ports, o.Ports, (*Port).Equal) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if m.Command != o.Command {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	if !slices.Equal(m.Args, o.Args) {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Configs, o.Configs, (*ConfigFile).Equal) {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.EnvVars, o.EnvVars, (*EnvVar).Equal) {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if m.HealthCheck != o.HealthCheck {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	if m.HealthCheckPath != o.HealthCheckPath {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if m.DefaultFlavor != o.DefaultFlavor {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if m.DeploymentManifest != o.DeploymentManifest {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, o.RequiredOutboundConnections, (*SecurityRule).Equal) {
-		fm.SetAt(at + 30)
-		c = true
-	}
-	if m.Trusted != o.Trusted {
-		fm.SetAt(at + 35)
-		c = true
-	}
-	if !maps.Equal(m.Annotations, o.Annotations) {
-		fm.SetAt(at + 36)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 37)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 38)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_App_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

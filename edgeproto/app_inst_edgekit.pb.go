@@ -8,14 +8,16 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of AppInstRuntime: dot-joined field numbers from AppInstRuntime.
 const (
@@ -24,10 +26,10 @@ const (
 	AppInstRuntimeFieldPorts        = "3" // ports
 )
 
-var _AppInstRuntime_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList},
-	{Number: 2, Name: "pids", Kind: fieldmap.KindList},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList},
+var _AppInstRuntime_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstRuntime{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.ContainerIds), Op: fieldmap.OpListString},
+	{Number: 2, Name: "pids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.Pids), Op: fieldmap.OpListInt64},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.Ports), Op: fieldmap.OpListUint32},
 }}
 
 var _AppInstRuntime_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstRuntime", _AppInstRuntime_shape, false)
@@ -83,53 +85,53 @@ const (
 	AppInstFieldUpdatedAt               = "15"   // updated_at
 )
 
-var _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_inst_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "version"},
+var _File_edgeproto_v1_app_inst_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_inst_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_app_inst_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_inst_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_app_inst_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_inst_proto_Portx01ype_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "proto"},
-	{Number: 2, Name: "internal_port"},
-	{Number: 3, Name: "public_port"},
-	{Number: 4, Name: "end_port"},
-	{Number: 5, Name: "tls"},
-	{Number: 6, Name: "fqdn_prefix"},
-	{Number: 7, Name: "max_pkt_size"},
+var _File_edgeproto_v1_app_inst_proto_Portx01ype_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Port{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto", Off: unsafe.Offsetof(Port{}.Proto), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "internal_port", Off: unsafe.Offsetof(Port{}.InternalPort), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "public_port", Off: unsafe.Offsetof(Port{}.PublicPort), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "end_port", Off: unsafe.Offsetof(Port{}.EndPort), Op: fieldmap.OpInt32},
+	{Number: 5, Name: "tls", Off: unsafe.Offsetof(Port{}.Tls), Op: fieldmap.OpBool},
+	{Number: 6, Name: "fqdn_prefix", Off: unsafe.Offsetof(Port{}.FqdnPrefix), Op: fieldmap.OpString},
+	{Number: 7, Name: "max_pkt_size", Off: unsafe.Offsetof(Port{}.MaxPktSize), Op: fieldmap.OpInt32},
 }}
 
-var _AppInst_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape},
-	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppKey2ii4cv_shape},
-	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_ClusterKey1vor460_shape},
-	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_CloudletKeyn3ybte_shape},
-	{Number: 5, Name: "state"},
-	{Number: 6, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 7, Name: "crm_override"},
-	{Number: 8, Name: "uri"},
-	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_inst_proto_Portx01ype_shape},
-	{Number: 10, Name: "flavor"},
-	{Number: 11, Name: "power_state"},
-	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape},
-	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap},
-	{Number: 14, Name: "created_at"},
-	{Number: 15, Name: "updated_at"},
+var _AppInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInst{}.Key)}},
+	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(AppInst{}.AppKey)}},
+	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(AppInst{}.ClusterKey)}},
+	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(AppInst{}.CloudletKey)}},
+	{Number: 5, Name: "state", Off: unsafe.Offsetof(AppInst{}.State), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInst{}.Errors), Op: fieldmap.OpListString},
+	{Number: 7, Name: "crm_override", Off: unsafe.Offsetof(AppInst{}.CrmOverride), Op: fieldmap.OpInt32},
+	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInst{}.Uri), Op: fieldmap.OpString},
+	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_inst_proto_Portx01ype_shape, Value: &fieldmap.MessageList[*Port]{Off: unsafe.Offsetof(AppInst{}.MappedPorts)}},
+	{Number: 10, Name: "flavor", Off: unsafe.Offsetof(AppInst{}.Flavor), Op: fieldmap.OpString},
+	{Number: 11, Name: "power_state", Off: unsafe.Offsetof(AppInst{}.PowerState), Op: fieldmap.OpInt32},
+	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape, Value: &fieldmap.MessageField[*AppInstRuntime]{Off: unsafe.Offsetof(AppInst{}.RuntimeInfo)}},
+	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(AppInst{}.Annotations)}},
+	{Number: 14, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.CreatedAt)}},
+	{Number: 15, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.UpdatedAt)}},
 }}
 
 var _AppInst_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInst", _AppInst_shape, false)
@@ -171,25 +173,25 @@ const (
 	AppInstInfoFieldUpdatedAt               = "9"   // updated_at
 )
 
-var _File_edgeproto_v1_app_inst_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number"},
-	{Number: 2, Name: "max_tasks"},
-	{Number: 3, Name: "task_name"},
-	{Number: 4, Name: "step_name"},
-	{Number: 5, Name: "msg_count"},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+var _File_edgeproto_v1_app_inst_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
+	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
+	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
 }}
 
-var _AppInstInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_StatusInfoddfjyf_shape},
-	{Number: 6, Name: "power_state"},
-	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape},
-	{Number: 8, Name: "uri"},
-	{Number: 9, Name: "updated_at"},
+var _AppInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInstInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(AppInstInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(AppInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(AppInstInfo{}.Status)}},
+	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape, Value: &fieldmap.MessageField[*AppInstRuntime]{Off: unsafe.Offsetof(AppInstInfo{}.RuntimeInfo)}},
+	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInstInfo{}.Uri), Op: fieldmap.OpString},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInstInfo{}.UpdatedAt)}},
 }}
 
 var _AppInstInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstInfo", _AppInstInfo_shape, false)
@@ -846,187 +848,28 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of AppInstRuntime:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of AppInstRuntime: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *AppInstRuntime) DiffFields(o *AppInstRuntime) *fieldmap.FieldMap {
-	fm := _AppInstRuntime_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_AppInstRuntime_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// AppInstRuntime being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *AppInstRuntime) diffAt(o *AppInstRuntime, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(AppInstRuntime)
-	}
-	if o == nil {
-		o = new(AppInstRuntime)
-	}
-	c := false
-	if !slices.Equal(m.ContainerIds, o.ContainerIds) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Pids, o.Pids) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !slices.Equal(m.Ports, o.Ports) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of AppInst:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of AppInst: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *AppInst) DiffFields(o *AppInst) *fieldmap.FieldMap {
-	fm := _AppInst_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_AppInst_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// AppInst being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *AppInst) diffAt(o *AppInst, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(AppInst)
-	}
-	if o == nil {
-		o = new(AppInst)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.AppKey == nil) != (o.AppKey == nil) || m.AppKey != nil && m.AppKey.diffAt(o.AppKey, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.ClusterKey == nil) != (o.ClusterKey == nil) || m.ClusterKey != nil && m.ClusterKey.diffAt(o.ClusterKey, fm, at+8) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && m.CloudletKey.diffAt(o.CloudletKey, fm, at+11) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if m.CrmOverride != o.CrmOverride {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if m.Uri != o.Uri {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.MappedPorts, o.MappedPorts, (*Port).Equal) {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	if m.Flavor != o.Flavor {
-		fm.SetAt(at + 25)
-		c = true
-	}
-	if m.PowerState != o.PowerState {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	if (m.RuntimeInfo == nil) != (o.RuntimeInfo == nil) || m.RuntimeInfo != nil && m.RuntimeInfo.diffAt(o.RuntimeInfo, fm, at+28) {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if !maps.Equal(m.Annotations, o.Annotations) {
-		fm.SetAt(at + 31)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 32)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 33)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of AppInstInfo:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of AppInstInfo: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *AppInstInfo) DiffFields(o *AppInstInfo) *fieldmap.FieldMap {
-	fm := _AppInstInfo_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// AppInstInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *AppInstInfo) diffAt(o *AppInstInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(AppInstInfo)
-	}
-	if o == nil {
-		o = new(AppInstInfo)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.NotifyId != o.NotifyId {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+7) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.PowerState != o.PowerState {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if (m.RuntimeInfo == nil) != (o.RuntimeInfo == nil) || m.RuntimeInfo != nil && m.RuntimeInfo.diffAt(o.RuntimeInfo, fm, at+15) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if m.Uri != o.Uri {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_AppInstInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,12 +8,14 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of CreateAppInstRequest: dot-joined field numbers from CreateAppInstRequest.
 const (
@@ -55,64 +57,64 @@ const (
 	CreateAppInstRequestFieldNoWait                         = "2"      // no_wait
 )
 
-var _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_inst_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "version"},
+var _File_edgeproto_v1_app_inst_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_inst_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_app_inst_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_inst_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_app_inst_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_inst_service_proto_Portx01ype_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "proto"},
-	{Number: 2, Name: "internal_port"},
-	{Number: 3, Name: "public_port"},
-	{Number: 4, Name: "end_port"},
-	{Number: 5, Name: "tls"},
-	{Number: 6, Name: "fqdn_prefix"},
-	{Number: 7, Name: "max_pkt_size"},
+var _File_edgeproto_v1_app_inst_service_proto_Portx01ype_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Port{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto", Off: unsafe.Offsetof(Port{}.Proto), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "internal_port", Off: unsafe.Offsetof(Port{}.InternalPort), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "public_port", Off: unsafe.Offsetof(Port{}.PublicPort), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "end_port", Off: unsafe.Offsetof(Port{}.EndPort), Op: fieldmap.OpInt32},
+	{Number: 5, Name: "tls", Off: unsafe.Offsetof(Port{}.Tls), Op: fieldmap.OpBool},
+	{Number: 6, Name: "fqdn_prefix", Off: unsafe.Offsetof(Port{}.FqdnPrefix), Op: fieldmap.OpString},
+	{Number: 7, Name: "max_pkt_size", Off: unsafe.Offsetof(Port{}.MaxPktSize), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList},
-	{Number: 2, Name: "pids", Kind: fieldmap.KindList},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList},
+var _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstRuntime{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.ContainerIds), Op: fieldmap.OpListString},
+	{Number: 2, Name: "pids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.Pids), Op: fieldmap.OpListInt64},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.Ports), Op: fieldmap.OpListUint32},
 }}
 
-var _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape},
-	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppKey2ii4cv_shape},
-	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_ClusterKey1vor460_shape},
-	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_CloudletKeyn3ybte_shape},
-	{Number: 5, Name: "state"},
-	{Number: 6, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 7, Name: "crm_override"},
-	{Number: 8, Name: "uri"},
-	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_inst_service_proto_Portx01ype_shape},
-	{Number: 10, Name: "flavor"},
-	{Number: 11, Name: "power_state"},
-	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape},
-	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap},
-	{Number: 14, Name: "created_at"},
-	{Number: 15, Name: "updated_at"},
+var _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInst{}.Key)}},
+	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(AppInst{}.AppKey)}},
+	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(AppInst{}.ClusterKey)}},
+	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(AppInst{}.CloudletKey)}},
+	{Number: 5, Name: "state", Off: unsafe.Offsetof(AppInst{}.State), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInst{}.Errors), Op: fieldmap.OpListString},
+	{Number: 7, Name: "crm_override", Off: unsafe.Offsetof(AppInst{}.CrmOverride), Op: fieldmap.OpInt32},
+	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInst{}.Uri), Op: fieldmap.OpString},
+	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_inst_service_proto_Portx01ype_shape, Value: &fieldmap.MessageList[*Port]{Off: unsafe.Offsetof(AppInst{}.MappedPorts)}},
+	{Number: 10, Name: "flavor", Off: unsafe.Offsetof(AppInst{}.Flavor), Op: fieldmap.OpString},
+	{Number: 11, Name: "power_state", Off: unsafe.Offsetof(AppInst{}.PowerState), Op: fieldmap.OpInt32},
+	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageField[*AppInstRuntime]{Off: unsafe.Offsetof(AppInst{}.RuntimeInfo)}},
+	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(AppInst{}.Annotations)}},
+	{Number: 14, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.CreatedAt)}},
+	{Number: 15, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.UpdatedAt)}},
 }}
 
-var _CreateAppInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
-	{Number: 2, Name: "no_wait"},
+var _CreateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppInstRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(CreateAppInstRequest{}.AppInst)}},
+	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(CreateAppInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
 var _CreateAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstRequest", _CreateAppInstRequest_shape, false)
@@ -146,25 +148,25 @@ const (
 	CreateAppInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
-var _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number"},
-	{Number: 2, Name: "max_tasks"},
-	{Number: 3, Name: "task_name"},
-	{Number: 4, Name: "step_name"},
-	{Number: 5, Name: "msg_count"},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+var _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
+	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
+	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
 }}
 
-var _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "state"},
-	{Number: 2, Name: "message"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape},
-	{Number: 5, Name: "final"},
+var _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Progress{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state", Off: unsafe.Offsetof(Progress{}.State), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "message", Off: unsafe.Offsetof(Progress{}.Message), Op: fieldmap.OpString},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Progress{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(Progress{}.Status)}},
+	{Number: 5, Name: "final", Off: unsafe.Offsetof(Progress{}.Final), Op: fieldmap.OpBool},
 }}
 
-var _CreateAppInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape},
+var _CreateAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppInstResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateAppInstResponse{}.Progress)}},
 }}
 
 var _CreateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstResponse", _CreateAppInstResponse_shape, false)
@@ -225,10 +227,10 @@ const (
 	UpdateAppInstRequestFieldNoWait                         = "3"      // no_wait
 )
 
-var _UpdateAppInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
-	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
-	{Number: 3, Name: "no_wait"},
+var _UpdateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppInstRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(UpdateAppInstRequest{}.AppInst)}},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateAppInstRequest{}.Fields), Op: fieldmap.OpListString},
+	{Number: 3, Name: "no_wait", Off: unsafe.Offsetof(UpdateAppInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
 var _UpdateAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstRequest", _UpdateAppInstRequest_shape, false)
@@ -262,8 +264,8 @@ const (
 	UpdateAppInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
-var _UpdateAppInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape},
+var _UpdateAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppInstResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateAppInstResponse{}.Progress)}},
 }}
 
 var _UpdateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstResponse", _UpdateAppInstResponse_shape, false)
@@ -292,10 +294,10 @@ const (
 	DeleteAppInstRequestFieldCrmOverride     = "3"   // crm_override
 )
 
-var _DeleteAppInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape},
-	{Number: 2, Name: "no_wait"},
-	{Number: 3, Name: "crm_override"},
+var _DeleteAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppInstRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(DeleteAppInstRequest{}.Key)}},
+	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(DeleteAppInstRequest{}.NoWait), Op: fieldmap.OpBool},
+	{Number: 3, Name: "crm_override", Off: unsafe.Offsetof(DeleteAppInstRequest{}.CrmOverride), Op: fieldmap.OpInt32},
 }}
 
 var _DeleteAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstRequest", _DeleteAppInstRequest_shape, false)
@@ -329,8 +331,8 @@ const (
 	DeleteAppInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
-var _DeleteAppInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape},
+var _DeleteAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppInstResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteAppInstResponse{}.Progress)}},
 }}
 
 var _DeleteAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstResponse", _DeleteAppInstResponse_shape, false)
@@ -389,8 +391,8 @@ const (
 	ShowAppInstsRequestFieldFilterUpdatedAt               = "1.15"   // filter.updated_at
 )
 
-var _ShowAppInstsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
+var _ShowAppInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(ShowAppInstsRequest{}.Filter)}},
 }}
 
 var _ShowAppInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsRequest", _ShowAppInstsRequest_shape, false)
@@ -447,8 +449,8 @@ const (
 	ShowAppInstsResponseFieldAppInstUpdatedAt               = "1.15"   // app_inst.updated_at
 )
 
-var _ShowAppInstsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape},
+var _ShowAppInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(ShowAppInstsResponse{}.AppInst)}},
 }}
 
 var _ShowAppInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsResponse", _ShowAppInstsResponse_shape, false)
@@ -491,20 +493,20 @@ const (
 	ShowAppInstInfosRequestFieldFilterUpdatedAt               = "1.9"   // filter.updated_at
 )
 
-var _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape},
-	{Number: 6, Name: "power_state"},
-	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape},
-	{Number: 8, Name: "uri"},
-	{Number: 9, Name: "updated_at"},
+var _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInstInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(AppInstInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(AppInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(AppInstInfo{}.Status)}},
+	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageField[*AppInstRuntime]{Off: unsafe.Offsetof(AppInstInfo{}.RuntimeInfo)}},
+	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInstInfo{}.Uri), Op: fieldmap.OpString},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInstInfo{}.UpdatedAt)}},
 }}
 
-var _ShowAppInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+var _ShowAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstInfosRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(ShowAppInstInfosRequest{}.Filter)}},
 }}
 
 var _ShowAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosRequest", _ShowAppInstInfosRequest_shape, false)
@@ -549,8 +551,8 @@ const (
 	ShowAppInstInfosResponseFieldAppInstInfoUpdatedAt               = "1.9"   // app_inst_info.updated_at
 )
 
-var _ShowAppInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+var _ShowAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstInfosResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(ShowAppInstInfosResponse{}.AppInstInfo)}},
 }}
 
 var _ShowAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosResponse", _ShowAppInstInfosResponse_shape, false)
@@ -595,8 +597,8 @@ const (
 	WatchAppInstInfosRequestFieldFilterUpdatedAt               = "1.9"   // filter.updated_at
 )
 
-var _WatchAppInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+var _WatchAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAppInstInfosRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(WatchAppInstInfosRequest{}.Filter)}},
 }}
 
 var _WatchAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosRequest", _WatchAppInstInfosRequest_shape, false)
@@ -642,9 +644,9 @@ const (
 	WatchAppInstInfosResponseFieldAppInstInfoUpdatedAt               = "2.9"   // app_inst_info.updated_at
 )
 
-var _WatchAppInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "type"},
-	{Number: 2, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape},
+var _WatchAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAppInstInfosResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "type", Off: unsafe.Offsetof(WatchAppInstInfosResponse{}.Type), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(WatchAppInstInfosResponse{}.AppInstInfo)}},
 }}
 
 var _WatchAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosResponse", _WatchAppInstInfosResponse_shape, false)
@@ -1800,376 +1802,100 @@ func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm 
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateAppInstRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateAppInstRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateAppInstRequest) DiffFields(o *CreateAppInstRequest) *fieldmap.FieldMap {
-	fm := _CreateAppInstRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateAppInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateAppInstRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateAppInstRequest) diffAt(o *CreateAppInstRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateAppInstRequest)
-	}
-	if o == nil {
-		o = new(CreateAppInstRequest)
-	}
-	c := false
-	if (m.AppInst == nil) != (o.AppInst == nil) || m.AppInst != nil && m.AppInst.diffAt(o.AppInst, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.NoWait != o.NoWait {
-		fm.SetAt(at + 35)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateAppInstResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateAppInstResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateAppInstResponse) DiffFields(o *CreateAppInstResponse) *fieldmap.FieldMap {
-	fm := _CreateAppInstResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateAppInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateAppInstResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateAppInstResponse) diffAt(o *CreateAppInstResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateAppInstResponse)
-	}
-	if o == nil {
-		o = new(CreateAppInstResponse)
-	}
-	c := false
-	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateAppInstRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateAppInstRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateAppInstRequest) DiffFields(o *UpdateAppInstRequest) *fieldmap.FieldMap {
-	fm := _UpdateAppInstRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateAppInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateAppInstRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateAppInstRequest) diffAt(o *UpdateAppInstRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateAppInstRequest)
-	}
-	if o == nil {
-		o = new(UpdateAppInstRequest)
-	}
-	c := false
-	if (m.AppInst == nil) != (o.AppInst == nil) || m.AppInst != nil && m.AppInst.diffAt(o.AppInst, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		fm.SetAt(at + 35)
-		c = true
-	}
-	if m.NoWait != o.NoWait {
-		fm.SetAt(at + 36)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateAppInstResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateAppInstResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateAppInstResponse) DiffFields(o *UpdateAppInstResponse) *fieldmap.FieldMap {
-	fm := _UpdateAppInstResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateAppInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateAppInstResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateAppInstResponse) diffAt(o *UpdateAppInstResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateAppInstResponse)
-	}
-	if o == nil {
-		o = new(UpdateAppInstResponse)
-	}
-	c := false
-	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteAppInstRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteAppInstRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteAppInstRequest) DiffFields(o *DeleteAppInstRequest) *fieldmap.FieldMap {
-	fm := _DeleteAppInstRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteAppInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteAppInstRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteAppInstRequest) diffAt(o *DeleteAppInstRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteAppInstRequest)
-	}
-	if o == nil {
-		o = new(DeleteAppInstRequest)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.NoWait != o.NoWait {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.CrmOverride != o.CrmOverride {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteAppInstResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteAppInstResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteAppInstResponse) DiffFields(o *DeleteAppInstResponse) *fieldmap.FieldMap {
-	fm := _DeleteAppInstResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteAppInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteAppInstResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteAppInstResponse) diffAt(o *DeleteAppInstResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteAppInstResponse)
-	}
-	if o == nil {
-		o = new(DeleteAppInstResponse)
-	}
-	c := false
-	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppInstsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowAppInstsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowAppInstsRequest) DiffFields(o *ShowAppInstsRequest) *fieldmap.FieldMap {
-	fm := _ShowAppInstsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowAppInstsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowAppInstsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowAppInstsRequest) diffAt(o *ShowAppInstsRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowAppInstsRequest)
-	}
-	if o == nil {
-		o = new(ShowAppInstsRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppInstsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowAppInstsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowAppInstsResponse) DiffFields(o *ShowAppInstsResponse) *fieldmap.FieldMap {
-	fm := _ShowAppInstsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowAppInstsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowAppInstsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowAppInstsResponse) diffAt(o *ShowAppInstsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowAppInstsResponse)
-	}
-	if o == nil {
-		o = new(ShowAppInstsResponse)
-	}
-	c := false
-	if (m.AppInst == nil) != (o.AppInst == nil) || m.AppInst != nil && m.AppInst.diffAt(o.AppInst, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppInstInfosRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowAppInstInfosRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowAppInstInfosRequest) DiffFields(o *ShowAppInstInfosRequest) *fieldmap.FieldMap {
-	fm := _ShowAppInstInfosRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowAppInstInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowAppInstInfosRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowAppInstInfosRequest) diffAt(o *ShowAppInstInfosRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowAppInstInfosRequest)
-	}
-	if o == nil {
-		o = new(ShowAppInstInfosRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppInstInfosResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowAppInstInfosResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowAppInstInfosResponse) DiffFields(o *ShowAppInstInfosResponse) *fieldmap.FieldMap {
-	fm := _ShowAppInstInfosResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowAppInstInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowAppInstInfosResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowAppInstInfosResponse) diffAt(o *ShowAppInstInfosResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowAppInstInfosResponse)
-	}
-	if o == nil {
-		o = new(ShowAppInstInfosResponse)
-	}
-	c := false
-	if (m.AppInstInfo == nil) != (o.AppInstInfo == nil) || m.AppInstInfo != nil && m.AppInstInfo.diffAt(o.AppInstInfo, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of WatchAppInstInfosRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of WatchAppInstInfosRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *WatchAppInstInfosRequest) DiffFields(o *WatchAppInstInfosRequest) *fieldmap.FieldMap {
-	fm := _WatchAppInstInfosRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_WatchAppInstInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// WatchAppInstInfosRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *WatchAppInstInfosRequest) diffAt(o *WatchAppInstInfosRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(WatchAppInstInfosRequest)
-	}
-	if o == nil {
-		o = new(WatchAppInstInfosRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of WatchAppInstInfosResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of WatchAppInstInfosResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *WatchAppInstInfosResponse) DiffFields(o *WatchAppInstInfosResponse) *fieldmap.FieldMap {
-	fm := _WatchAppInstInfosResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// WatchAppInstInfosResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *WatchAppInstInfosResponse) diffAt(o *WatchAppInstInfosResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(WatchAppInstInfosResponse)
-	}
-	if o == nil {
-		o = new(WatchAppInstInfosResponse)
-	}
-	c := false
-	if m.Type != o.Type {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.AppInstInfo == nil) != (o.AppInstInfo == nil) || m.AppInstInfo != nil && m.AppInstInfo.diffAt(o.AppInstInfo, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_WatchAppInstInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,12 +8,14 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of CreateAppRequest: dot-joined field numbers from CreateAppRequest.
 const (
@@ -59,65 +61,65 @@ const (
 	CreateAppRequestFieldAppUpdatedAt                               = "1.19"   // app.updated_at
 )
 
-var _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "version"},
+var _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_service_proto_Portx01ype_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "proto"},
-	{Number: 2, Name: "internal_port"},
-	{Number: 3, Name: "public_port"},
-	{Number: 4, Name: "end_port"},
-	{Number: 5, Name: "tls"},
-	{Number: 6, Name: "fqdn_prefix"},
-	{Number: 7, Name: "max_pkt_size"},
+var _File_edgeproto_v1_app_service_proto_Portx01ype_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Port{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto", Off: unsafe.Offsetof(Port{}.Proto), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "internal_port", Off: unsafe.Offsetof(Port{}.InternalPort), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "public_port", Off: unsafe.Offsetof(Port{}.PublicPort), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "end_port", Off: unsafe.Offsetof(Port{}.EndPort), Op: fieldmap.OpInt32},
+	{Number: 5, Name: "tls", Off: unsafe.Offsetof(Port{}.Tls), Op: fieldmap.OpBool},
+	{Number: 6, Name: "fqdn_prefix", Off: unsafe.Offsetof(Port{}.FqdnPrefix), Op: fieldmap.OpString},
+	{Number: 7, Name: "max_pkt_size", Off: unsafe.Offsetof(Port{}.MaxPktSize), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgeproto_v1_app_service_proto_ConfigFile8zrmbx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "kind"},
-	{Number: 2, Name: "config"},
+var _File_edgeproto_v1_app_service_proto_ConfigFile8zrmbx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigFile{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind", Off: unsafe.Offsetof(ConfigFile{}.Kind), Op: fieldmap.OpString},
+	{Number: 2, Name: "config", Off: unsafe.Offsetof(ConfigFile{}.Config), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_service_proto_EnvVar14mej5d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "value"},
-	{Number: 3, Name: "secret"},
-	{Number: 4, Name: "secret_value"},
+var _File_edgeproto_v1_app_service_proto_EnvVar14mej5d_shape = &fieldmap.Shape{Size: unsafe.Sizeof(EnvVar{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(EnvVar{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(EnvVar{}.Value), Op: fieldmap.OpString},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(EnvVar{}.Secret), Op: fieldmap.OpBool},
+	{Number: 4, Name: "secret_value", Off: unsafe.Offsetof(EnvVar{}.SecretValue), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol"},
-	{Number: 2, Name: "port_range_min"},
-	{Number: 3, Name: "port_range_max"},
-	{Number: 4, Name: "remote_cidr"},
+var _File_edgeproto_v1_app_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SecurityRule{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(SecurityRule{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
+	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_app_service_proto_Appsyxff4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape},
-	{Number: 2, Name: "image_type"},
-	{Number: 3, Name: "image_path"},
-	{Number: 4, Name: "deployment"},
-	{Number: 5, Name: "access_ports"},
-	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_Portx01ype_shape},
-	{Number: 7, Name: "command"},
-	{Number: 8, Name: "args", Kind: fieldmap.KindList},
-	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_ConfigFile8zrmbx_shape},
-	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_EnvVar14mej5d_shape},
-	{Number: 11, Name: "health_check"},
-	{Number: 12, Name: "health_check_path"},
-	{Number: 13, Name: "default_flavor"},
-	{Number: 14, Name: "deployment_manifest"},
-	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_SecurityRule1h6m1oh_shape},
-	{Number: 16, Name: "trusted"},
-	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap},
-	{Number: 18, Name: "created_at"},
-	{Number: 19, Name: "updated_at"},
+var _File_edgeproto_v1_app_service_proto_Appsyxff4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(App{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(App{}.Key)}},
+	{Number: 2, Name: "image_type", Off: unsafe.Offsetof(App{}.ImageType), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "image_path", Off: unsafe.Offsetof(App{}.ImagePath), Op: fieldmap.OpString},
+	{Number: 4, Name: "deployment", Off: unsafe.Offsetof(App{}.Deployment), Op: fieldmap.OpString},
+	{Number: 5, Name: "access_ports", Off: unsafe.Offsetof(App{}.AccessPorts), Op: fieldmap.OpString},
+	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_Portx01ype_shape, Value: &fieldmap.MessageList[*Port]{Off: unsafe.Offsetof(App{}.Ports)}},
+	{Number: 7, Name: "command", Off: unsafe.Offsetof(App{}.Command), Op: fieldmap.OpString},
+	{Number: 8, Name: "args", Kind: fieldmap.KindList, Off: unsafe.Offsetof(App{}.Args), Op: fieldmap.OpListString},
+	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_ConfigFile8zrmbx_shape, Value: &fieldmap.MessageList[*ConfigFile]{Off: unsafe.Offsetof(App{}.Configs)}},
+	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_EnvVar14mej5d_shape, Value: &fieldmap.MessageList[*EnvVar]{Off: unsafe.Offsetof(App{}.EnvVars)}},
+	{Number: 11, Name: "health_check", Off: unsafe.Offsetof(App{}.HealthCheck), Op: fieldmap.OpInt32},
+	{Number: 12, Name: "health_check_path", Off: unsafe.Offsetof(App{}.HealthCheckPath), Op: fieldmap.OpString},
+	{Number: 13, Name: "default_flavor", Off: unsafe.Offsetof(App{}.DefaultFlavor), Op: fieldmap.OpString},
+	{Number: 14, Name: "deployment_manifest", Off: unsafe.Offsetof(App{}.DeploymentManifest), Op: fieldmap.OpString},
+	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(App{}.RequiredOutboundConnections)}},
+	{Number: 16, Name: "trusted", Off: unsafe.Offsetof(App{}.Trusted), Op: fieldmap.OpBool},
+	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(App{}.Annotations)}},
+	{Number: 18, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(App{}.CreatedAt)}},
+	{Number: 19, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(App{}.UpdatedAt)}},
 }}
 
-var _CreateAppRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+var _CreateAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(CreateAppRequest{}.App)}},
 }}
 
 var _CreateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppRequest", _CreateAppRequest_shape, false)
@@ -179,8 +181,8 @@ const (
 	CreateAppResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
 )
 
-var _CreateAppResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+var _CreateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(CreateAppResponse{}.App)}},
 }}
 
 var _CreateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppResponse", _CreateAppResponse_shape, false)
@@ -243,9 +245,9 @@ const (
 	UpdateAppRequestFieldFields                                     = "2"      // fields
 )
 
-var _UpdateAppRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
-	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+var _UpdateAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(UpdateAppRequest{}.App)}},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateAppRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
 var _UpdateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppRequest", _UpdateAppRequest_shape, false)
@@ -307,8 +309,8 @@ const (
 	UpdateAppResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
 )
 
-var _UpdateAppResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+var _UpdateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(UpdateAppResponse{}.App)}},
 }}
 
 var _UpdateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppResponse", _UpdateAppResponse_shape, false)
@@ -334,8 +336,8 @@ const (
 	DeleteAppRequestFieldKeyVersion      = "1.3" // key.version
 )
 
-var _DeleteAppRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape},
+var _DeleteAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(DeleteAppRequest{}.Key)}},
 }}
 
 var _DeleteAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppRequest", _DeleteAppRequest_shape, false)
@@ -353,7 +355,7 @@ func NewDeleteAppRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteAppRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _DeleteAppResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _DeleteAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppResponse{}), Fields: []fieldmap.ShapeField{}}
 
 var _DeleteAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppResponse", _DeleteAppResponse_shape, false)
 
@@ -414,8 +416,8 @@ const (
 	ShowAppsRequestFieldFilterUpdatedAt                               = "1.19"   // filter.updated_at
 )
 
-var _ShowAppsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+var _ShowAppsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(ShowAppsRequest{}.Filter)}},
 }}
 
 var _ShowAppsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsRequest", _ShowAppsRequest_shape, false)
@@ -477,8 +479,8 @@ const (
 	ShowAppsResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
 )
 
-var _ShowAppsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape},
+var _ShowAppsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(ShowAppsResponse{}.App)}},
 }}
 
 var _ShowAppsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsResponse", _ShowAppsResponse_shape, false)
@@ -1207,229 +1209,68 @@ func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateAppRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateAppRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateAppRequest) DiffFields(o *CreateAppRequest) *fieldmap.FieldMap {
-	fm := _CreateAppRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateAppRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateAppRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateAppRequest) diffAt(o *CreateAppRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateAppRequest)
-	}
-	if o == nil {
-		o = new(CreateAppRequest)
-	}
-	c := false
-	if (m.App == nil) != (o.App == nil) || m.App != nil && m.App.diffAt(o.App, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateAppResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateAppResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateAppResponse) DiffFields(o *CreateAppResponse) *fieldmap.FieldMap {
-	fm := _CreateAppResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateAppResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateAppResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateAppResponse) diffAt(o *CreateAppResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateAppResponse)
-	}
-	if o == nil {
-		o = new(CreateAppResponse)
-	}
-	c := false
-	if (m.App == nil) != (o.App == nil) || m.App != nil && m.App.diffAt(o.App, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateAppRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateAppRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateAppRequest) DiffFields(o *UpdateAppRequest) *fieldmap.FieldMap {
-	fm := _UpdateAppRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateAppRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateAppRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateAppRequest) diffAt(o *UpdateAppRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateAppRequest)
-	}
-	if o == nil {
-		o = new(UpdateAppRequest)
-	}
-	c := false
-	if (m.App == nil) != (o.App == nil) || m.App != nil && m.App.diffAt(o.App, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		fm.SetAt(at + 40)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateAppResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateAppResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateAppResponse) DiffFields(o *UpdateAppResponse) *fieldmap.FieldMap {
-	fm := _UpdateAppResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateAppResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateAppResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateAppResponse) diffAt(o *UpdateAppResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateAppResponse)
-	}
-	if o == nil {
-		o = new(UpdateAppResponse)
-	}
-	c := false
-	if (m.App == nil) != (o.App == nil) || m.App != nil && m.App.diffAt(o.App, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteAppRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteAppRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteAppRequest) DiffFields(o *DeleteAppRequest) *fieldmap.FieldMap {
-	fm := _DeleteAppRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteAppRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteAppRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteAppRequest) diffAt(o *DeleteAppRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteAppRequest)
-	}
-	if o == nil {
-		o = new(DeleteAppRequest)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteAppResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteAppResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteAppResponse) DiffFields(o *DeleteAppResponse) *fieldmap.FieldMap {
-	fm := _DeleteAppResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteAppResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteAppResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteAppResponse) diffAt(o *DeleteAppResponse, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowAppsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowAppsRequest) DiffFields(o *ShowAppsRequest) *fieldmap.FieldMap {
-	fm := _ShowAppsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowAppsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowAppsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowAppsRequest) diffAt(o *ShowAppsRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowAppsRequest)
-	}
-	if o == nil {
-		o = new(ShowAppsRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowAppsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowAppsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowAppsResponse) DiffFields(o *ShowAppsResponse) *fieldmap.FieldMap {
-	fm := _ShowAppsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowAppsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowAppsResponse) diffAt(o *ShowAppsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowAppsResponse)
-	}
-	if o == nil {
-		o = new(ShowAppsResponse)
-	}
-	c := false
-	if (m.App == nil) != (o.App == nil) || m.App != nil && m.App.diffAt(o.App, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_ShowAppsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

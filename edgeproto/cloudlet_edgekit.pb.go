@@ -8,14 +8,16 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Location: dot-joined field numbers from Location.
 const (
@@ -23,9 +25,9 @@ const (
 	LocationFieldLongitude = "2" // longitude
 )
 
-var _Location_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude"},
-	{Number: 2, Name: "longitude"},
+var _Location_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
 }}
 
 var _Location_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Location", _Location_shape, false)
@@ -55,15 +57,15 @@ const (
 	PlatformConfigFieldAccessApiAddr         = "8" // access_api_addr
 )
 
-var _PlatformConfig_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "region"},
-	{Number: 2, Name: "notify_controller_addrs", Kind: fieldmap.KindList},
-	{Number: 3, Name: "container_registry_path"},
-	{Number: 4, Name: "deployment_tag"},
-	{Number: 5, Name: "cache_dir"},
-	{Number: 6, Name: "test_mode"},
-	{Number: 7, Name: "crm_access_private_key"},
-	{Number: 8, Name: "access_api_addr"},
+var _PlatformConfig_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PlatformConfig{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "region", Off: unsafe.Offsetof(PlatformConfig{}.Region), Op: fieldmap.OpString},
+	{Number: 2, Name: "notify_controller_addrs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(PlatformConfig{}.NotifyControllerAddrs), Op: fieldmap.OpListString},
+	{Number: 3, Name: "container_registry_path", Off: unsafe.Offsetof(PlatformConfig{}.ContainerRegistryPath), Op: fieldmap.OpString},
+	{Number: 4, Name: "deployment_tag", Off: unsafe.Offsetof(PlatformConfig{}.DeploymentTag), Op: fieldmap.OpString},
+	{Number: 5, Name: "cache_dir", Off: unsafe.Offsetof(PlatformConfig{}.CacheDir), Op: fieldmap.OpString},
+	{Number: 6, Name: "test_mode", Off: unsafe.Offsetof(PlatformConfig{}.TestMode), Op: fieldmap.OpBool},
+	{Number: 7, Name: "crm_access_private_key", Off: unsafe.Offsetof(PlatformConfig{}.CrmAccessPrivateKey), Op: fieldmap.OpString},
+	{Number: 8, Name: "access_api_addr", Off: unsafe.Offsetof(PlatformConfig{}.AccessApiAddr), Op: fieldmap.OpString},
 }}
 
 var _PlatformConfig_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.PlatformConfig", _PlatformConfig_shape, false)
@@ -121,39 +123,39 @@ const (
 	CloudletFieldUpdatedAt                     = "21"   // updated_at
 )
 
-var _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cloudlet_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "value"},
-	{Number: 3, Name: "alert_threshold"},
+var _File_edgeproto_v1_cloudlet_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceQuota{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ResourceQuota{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(ResourceQuota{}.Value), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "alert_threshold", Off: unsafe.Offsetof(ResourceQuota{}.AlertThreshold), Op: fieldmap.OpInt32},
 }}
 
-var _Cloudlet_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "platform_type"},
-	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape},
-	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList},
-	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_ResourceQuota1835vxj_shape},
-	{Number: 8, Name: "default_resource_alert_threshold"},
-	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap},
-	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _PlatformConfig_shape},
-	{Number: 11, Name: "crm_on_edge"},
-	{Number: 12, Name: "maintenance_state"},
-	{Number: 13, Name: "trust_policy"},
-	{Number: 14, Name: "trust_policy_state"},
-	{Number: 15, Name: "annotations", Kind: fieldmap.KindMap},
-	{Number: 16, Name: "access_vars", Kind: fieldmap.KindMap},
-	{Number: 17, Name: "crm_override"},
-	{Number: 18, Name: "physical_name"},
-	{Number: 19, Name: "num_dynamic_ips"},
-	{Number: 20, Name: "created_at"},
-	{Number: 21, Name: "updated_at"},
+var _Cloudlet_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Cloudlet{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(Cloudlet{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(Cloudlet{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Cloudlet{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "platform_type", Off: unsafe.Offsetof(Cloudlet{}.PlatformType), Op: fieldmap.OpString},
+	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Cloudlet{}.Location)}},
+	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Cloudlet{}.FlavorNames), Op: fieldmap.OpListString},
+	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_ResourceQuota1835vxj_shape, Value: &fieldmap.MessageList[*ResourceQuota]{Off: unsafe.Offsetof(Cloudlet{}.ResourceQuotas)}},
+	{Number: 8, Name: "default_resource_alert_threshold", Off: unsafe.Offsetof(Cloudlet{}.DefaultResourceAlertThreshold), Op: fieldmap.OpInt32},
+	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.EnvVars)}},
+	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _PlatformConfig_shape, Value: &fieldmap.MessageField[*PlatformConfig]{Off: unsafe.Offsetof(Cloudlet{}.Config)}},
+	{Number: 11, Name: "crm_on_edge", Off: unsafe.Offsetof(Cloudlet{}.CrmOnEdge), Op: fieldmap.OpBool},
+	{Number: 12, Name: "maintenance_state", Off: unsafe.Offsetof(Cloudlet{}.MaintenanceState), Op: fieldmap.OpInt32},
+	{Number: 13, Name: "trust_policy", Off: unsafe.Offsetof(Cloudlet{}.TrustPolicy), Op: fieldmap.OpString},
+	{Number: 14, Name: "trust_policy_state", Off: unsafe.Offsetof(Cloudlet{}.TrustPolicyState), Op: fieldmap.OpInt32},
+	{Number: 15, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.Annotations)}},
+	{Number: 16, Name: "access_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.AccessVars)}},
+	{Number: 17, Name: "crm_override", Off: unsafe.Offsetof(Cloudlet{}.CrmOverride), Op: fieldmap.OpInt32},
+	{Number: 18, Name: "physical_name", Off: unsafe.Offsetof(Cloudlet{}.PhysicalName), Op: fieldmap.OpString},
+	{Number: 19, Name: "num_dynamic_ips", Off: unsafe.Offsetof(Cloudlet{}.NumDynamicIps), Op: fieldmap.OpInt32},
+	{Number: 20, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Cloudlet{}.CreatedAt)}},
+	{Number: 21, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Cloudlet{}.UpdatedAt)}},
 }}
 
 var _Cloudlet_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Cloudlet", _Cloudlet_shape, true)
@@ -226,77 +228,77 @@ const (
 	CloudletInfoFieldUpdatedAt                                 = "17"     // updated_at
 )
 
-var _File_edgeproto_v1_cloudlet_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "vcpus"},
-	{Number: 3, Name: "ram_mb"},
-	{Number: 4, Name: "disk_gb"},
-	{Number: 5, Name: "gpus"},
-	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
-	{Number: 7, Name: "deprecated"},
+var _File_edgeproto_v1_cloudlet_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(FlavorInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "vcpus", Off: unsafe.Offsetof(FlavorInfo{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "ram_mb", Off: unsafe.Offsetof(FlavorInfo{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(FlavorInfo{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "gpus", Off: unsafe.Offsetof(FlavorInfo{}.Gpus), Op: fieldmap.OpUint32},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(FlavorInfo{}.PropMap)}},
+	{Number: 7, Name: "deprecated", Off: unsafe.Offsetof(FlavorInfo{}.Deprecated), Op: fieldmap.OpBool},
 }}
 
-var _File_edgeproto_v1_cloudlet_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number"},
-	{Number: 2, Name: "max_tasks"},
-	{Number: 3, Name: "task_name"},
-	{Number: 4, Name: "step_name"},
-	{Number: 5, Name: "msg_count"},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+var _File_edgeproto_v1_cloudlet_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
+	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
+	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
 }}
 
-var _File_edgeproto_v1_cloudlet_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "used"},
-	{Number: 3, Name: "total"},
-	{Number: 4, Name: "quota"},
-	{Number: 5, Name: "units"},
-	{Number: 6, Name: "description"},
-	{Number: 7, Name: "alert_threshold"},
+var _File_edgeproto_v1_cloudlet_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResource{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(InfraResource{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "used", Off: unsafe.Offsetof(InfraResource{}.Used), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "total", Off: unsafe.Offsetof(InfraResource{}.Total), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "quota", Off: unsafe.Offsetof(InfraResource{}.Quota), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "units", Off: unsafe.Offsetof(InfraResource{}.Units), Op: fieldmap.OpString},
+	{Number: 6, Name: "description", Off: unsafe.Offsetof(InfraResource{}.Description), Op: fieldmap.OpString},
+	{Number: 7, Name: "alert_threshold", Off: unsafe.Offsetof(InfraResource{}.AlertThreshold), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgeproto_v1_cloudlet_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_cloudlet_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cloudlet_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_cloudlet_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cloudlet_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_InfraResource4a99pt_shape},
-	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_ClusterKey1vor460_shape},
-	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_AppInstKey1lpplun_shape},
-	{Number: 4, Name: "taken_at"},
+var _File_edgeproto_v1_cloudlet_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResourcesSnapshot{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_InfraResource4a99pt_shape, Value: &fieldmap.MessageList[*InfraResource]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.Info)}},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageList[*ClusterKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.ClusterInsts)}},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageList[*AppInstKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.VmAppInsts)}},
+	{Number: 4, Name: "taken_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.TakenAt)}},
 }}
 
-var _File_edgeproto_v1_cloudlet_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
-	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+var _File_edgeproto_v1_cloudlet_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(NodeInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeInfo{}.Allocatable)}},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeInfo{}.Capacity)}},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList, Off: unsafe.Offsetof(NodeInfo{}.Roles), Op: fieldmap.OpListString},
 }}
 
-var _CloudletInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "controller"},
-	{Number: 6, Name: "compatibility_version"},
-	{Number: 7, Name: "release_version"},
-	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_FlavorInfo17lujp1_shape},
-	{Number: 9, Name: "controller_cache_received"},
-	{Number: 10, Name: "maintenance_state"},
-	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_StatusInfoddfjyf_shape},
-	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_InfraResourcesSnapshot1b70od6_shape},
-	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_NodeInfo1haf5lt_shape},
-	{Number: 14, Name: "properties", Kind: fieldmap.KindMap},
-	{Number: 15, Name: "trust_policy_state"},
-	{Number: 16, Name: "active_crm_instance"},
-	{Number: 17, Name: "updated_at"},
+var _CloudletInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(CloudletInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(CloudletInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CloudletInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(CloudletInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "controller", Off: unsafe.Offsetof(CloudletInfo{}.Controller), Op: fieldmap.OpString},
+	{Number: 6, Name: "compatibility_version", Off: unsafe.Offsetof(CloudletInfo{}.CompatibilityVersion), Op: fieldmap.OpUint32},
+	{Number: 7, Name: "release_version", Off: unsafe.Offsetof(CloudletInfo{}.ReleaseVersion), Op: fieldmap.OpString},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.MessageList[*FlavorInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Flavors)}},
+	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
+	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Status)}},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageField[*InfraResourcesSnapshot]{Off: unsafe.Offsetof(CloudletInfo{}.ResourcesSnapshot)}},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.MessageList[*NodeInfo]{Off: unsafe.Offsetof(CloudletInfo{}.NodeInfos)}},
+	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(CloudletInfo{}.Properties)}},
+	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
+	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(CloudletInfo{}.UpdatedAt)}},
 }}
 
 var _CloudletInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletInfo", _CloudletInfo_shape, false)
@@ -1233,296 +1235,36 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Location:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Location: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
-	fm := _Location_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Location_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Location being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Location) diffAt(o *Location, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Location)
-	}
-	if o == nil {
-		o = new(Location)
-	}
-	c := false
-	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of PlatformConfig:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of PlatformConfig: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *PlatformConfig) DiffFields(o *PlatformConfig) *fieldmap.FieldMap {
-	fm := _PlatformConfig_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_PlatformConfig_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// PlatformConfig being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *PlatformConfig) diffAt(o *PlatformConfig, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(PlatformConfig)
-	}
-	if o == nil {
-		o = new(PlatformConfig)
-	}
-	c := false
-	if m.Region != o.Region {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.NotifyControllerAddrs, o.NotifyControllerAddrs) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.ContainerRegistryPath != o.ContainerRegistryPath {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.DeploymentTag != o.DeploymentTag {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.CacheDir != o.CacheDir {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.TestMode != o.TestMode {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.CrmAccessPrivateKey != o.CrmAccessPrivateKey {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.AccessApiAddr != o.AccessApiAddr {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Cloudlet:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Cloudlet: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Cloudlet) DiffFields(o *Cloudlet) *fieldmap.FieldMap {
-	fm := _Cloudlet_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Cloudlet_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Cloudlet being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Cloudlet) diffAt(o *Cloudlet, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Cloudlet)
-	}
-	if o == nil {
-		o = new(Cloudlet)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.PlatformType != o.PlatformType {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && m.Location.diffAt(o.Location, fm, at+7) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !slices.Equal(m.FlavorNames, o.FlavorNames) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, o.ResourceQuotas, (*ResourceQuota).Equal) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.DefaultResourceAlertThreshold != o.DefaultResourceAlertThreshold {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if !maps.Equal(m.EnvVars, o.EnvVars) {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if (m.Config == nil) != (o.Config == nil) || m.Config != nil && m.Config.diffAt(o.Config, fm, at+17) {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	if m.CrmOnEdge != o.CrmOnEdge {
-		fm.SetAt(at + 25)
-		c = true
-	}
-	if m.MaintenanceState != o.MaintenanceState {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	if m.TrustPolicy != o.TrustPolicy {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if m.TrustPolicyState != o.TrustPolicyState {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if !maps.Equal(m.Annotations, o.Annotations) {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	if !maps.Equal(m.AccessVars, o.AccessVars) {
-		fm.SetAt(at + 30)
-		c = true
-	}
-	if m.CrmOverride != o.CrmOverride {
-		fm.SetAt(at + 31)
-		c = true
-	}
-	if m.PhysicalName != o.PhysicalName {
-		fm.SetAt(at + 32)
-		c = true
-	}
-	if m.NumDynamicIps != o.NumDynamicIps {
-		fm.SetAt(at + 33)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 34)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 35)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CloudletInfo:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CloudletInfo: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CloudletInfo) DiffFields(o *CloudletInfo) *fieldmap.FieldMap {
-	fm := _CloudletInfo_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CloudletInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CloudletInfo) diffAt(o *CloudletInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CloudletInfo)
-	}
-	if o == nil {
-		o = new(CloudletInfo)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.NotifyId != o.NotifyId {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.Controller != o.Controller {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.CompatibilityVersion != o.CompatibilityVersion {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if m.ReleaseVersion != o.ReleaseVersion {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, (*FlavorInfo).Equal) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if m.ControllerCacheReceived != o.ControllerCacheReceived {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	if m.MaintenanceState != o.MaintenanceState {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+20) {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	if (m.ResourcesSnapshot == nil) != (o.ResourcesSnapshot == nil) || m.ResourcesSnapshot != nil && m.ResourcesSnapshot.diffAt(o.ResourcesSnapshot, fm, at+27) {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.NodeInfos, o.NodeInfos, (*NodeInfo).Equal) {
-		fm.SetAt(at + 42)
-		c = true
-	}
-	if !maps.Equal(m.Properties, o.Properties) {
-		fm.SetAt(at + 47)
-		c = true
-	}
-	if m.TrustPolicyState != o.TrustPolicyState {
-		fm.SetAt(at + 48)
-		c = true
-	}
-	if m.ActiveCrmInstance != o.ActiveCrmInstance {
-		fm.SetAt(at + 49)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 50)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_CloudletInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,12 +8,14 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of CreateCloudletRequest: dot-joined field numbers from CreateCloudletRequest.
 const (
@@ -57,60 +59,60 @@ const (
 	CreateCloudletRequestFieldNoWait                                = "2"      // no_wait
 )
 
-var _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cloudlet_service_proto_Location1s2694a_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude"},
-	{Number: 2, Name: "longitude"},
+var _File_edgeproto_v1_cloudlet_service_proto_Location1s2694a_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
 }}
 
-var _File_edgeproto_v1_cloudlet_service_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "value"},
-	{Number: 3, Name: "alert_threshold"},
+var _File_edgeproto_v1_cloudlet_service_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceQuota{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ResourceQuota{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(ResourceQuota{}.Value), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "alert_threshold", Off: unsafe.Offsetof(ResourceQuota{}.AlertThreshold), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgeproto_v1_cloudlet_service_proto_PlatformConfig4vgnw0_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "region"},
-	{Number: 2, Name: "notify_controller_addrs", Kind: fieldmap.KindList},
-	{Number: 3, Name: "container_registry_path"},
-	{Number: 4, Name: "deployment_tag"},
-	{Number: 5, Name: "cache_dir"},
-	{Number: 6, Name: "test_mode"},
-	{Number: 7, Name: "crm_access_private_key"},
-	{Number: 8, Name: "access_api_addr"},
+var _File_edgeproto_v1_cloudlet_service_proto_PlatformConfig4vgnw0_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PlatformConfig{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "region", Off: unsafe.Offsetof(PlatformConfig{}.Region), Op: fieldmap.OpString},
+	{Number: 2, Name: "notify_controller_addrs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(PlatformConfig{}.NotifyControllerAddrs), Op: fieldmap.OpListString},
+	{Number: 3, Name: "container_registry_path", Off: unsafe.Offsetof(PlatformConfig{}.ContainerRegistryPath), Op: fieldmap.OpString},
+	{Number: 4, Name: "deployment_tag", Off: unsafe.Offsetof(PlatformConfig{}.DeploymentTag), Op: fieldmap.OpString},
+	{Number: 5, Name: "cache_dir", Off: unsafe.Offsetof(PlatformConfig{}.CacheDir), Op: fieldmap.OpString},
+	{Number: 6, Name: "test_mode", Off: unsafe.Offsetof(PlatformConfig{}.TestMode), Op: fieldmap.OpBool},
+	{Number: 7, Name: "crm_access_private_key", Off: unsafe.Offsetof(PlatformConfig{}.CrmAccessPrivateKey), Op: fieldmap.OpString},
+	{Number: 8, Name: "access_api_addr", Off: unsafe.Offsetof(PlatformConfig{}.AccessApiAddr), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "platform_type"},
-	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Location1s2694a_shape},
-	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList},
-	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_ResourceQuota1835vxj_shape},
-	{Number: 8, Name: "default_resource_alert_threshold"},
-	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap},
-	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_PlatformConfig4vgnw0_shape},
-	{Number: 11, Name: "crm_on_edge"},
-	{Number: 12, Name: "maintenance_state"},
-	{Number: 13, Name: "trust_policy"},
-	{Number: 14, Name: "trust_policy_state"},
-	{Number: 15, Name: "annotations", Kind: fieldmap.KindMap},
-	{Number: 16, Name: "access_vars", Kind: fieldmap.KindMap},
-	{Number: 17, Name: "crm_override"},
-	{Number: 18, Name: "physical_name"},
-	{Number: 19, Name: "num_dynamic_ips"},
-	{Number: 20, Name: "created_at"},
-	{Number: 21, Name: "updated_at"},
+var _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Cloudlet{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(Cloudlet{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(Cloudlet{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Cloudlet{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "platform_type", Off: unsafe.Offsetof(Cloudlet{}.PlatformType), Op: fieldmap.OpString},
+	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Location1s2694a_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Cloudlet{}.Location)}},
+	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Cloudlet{}.FlavorNames), Op: fieldmap.OpListString},
+	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_ResourceQuota1835vxj_shape, Value: &fieldmap.MessageList[*ResourceQuota]{Off: unsafe.Offsetof(Cloudlet{}.ResourceQuotas)}},
+	{Number: 8, Name: "default_resource_alert_threshold", Off: unsafe.Offsetof(Cloudlet{}.DefaultResourceAlertThreshold), Op: fieldmap.OpInt32},
+	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.EnvVars)}},
+	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_PlatformConfig4vgnw0_shape, Value: &fieldmap.MessageField[*PlatformConfig]{Off: unsafe.Offsetof(Cloudlet{}.Config)}},
+	{Number: 11, Name: "crm_on_edge", Off: unsafe.Offsetof(Cloudlet{}.CrmOnEdge), Op: fieldmap.OpBool},
+	{Number: 12, Name: "maintenance_state", Off: unsafe.Offsetof(Cloudlet{}.MaintenanceState), Op: fieldmap.OpInt32},
+	{Number: 13, Name: "trust_policy", Off: unsafe.Offsetof(Cloudlet{}.TrustPolicy), Op: fieldmap.OpString},
+	{Number: 14, Name: "trust_policy_state", Off: unsafe.Offsetof(Cloudlet{}.TrustPolicyState), Op: fieldmap.OpInt32},
+	{Number: 15, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.Annotations)}},
+	{Number: 16, Name: "access_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.AccessVars)}},
+	{Number: 17, Name: "crm_override", Off: unsafe.Offsetof(Cloudlet{}.CrmOverride), Op: fieldmap.OpInt32},
+	{Number: 18, Name: "physical_name", Off: unsafe.Offsetof(Cloudlet{}.PhysicalName), Op: fieldmap.OpString},
+	{Number: 19, Name: "num_dynamic_ips", Off: unsafe.Offsetof(Cloudlet{}.NumDynamicIps), Op: fieldmap.OpInt32},
+	{Number: 20, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Cloudlet{}.CreatedAt)}},
+	{Number: 21, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Cloudlet{}.UpdatedAt)}},
 }}
 
-var _CreateCloudletRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
-	{Number: 2, Name: "no_wait"},
+var _CreateCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateCloudletRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(CreateCloudletRequest{}.Cloudlet)}},
+	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(CreateCloudletRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
 var _CreateCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateCloudletRequest", _CreateCloudletRequest_shape, false)
@@ -147,26 +149,26 @@ const (
 	CreateCloudletResponseFieldCrmAccessKey             = "2"     // crm_access_key
 )
 
-var _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number"},
-	{Number: 2, Name: "max_tasks"},
-	{Number: 3, Name: "task_name"},
-	{Number: 4, Name: "step_name"},
-	{Number: 5, Name: "msg_count"},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+var _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
+	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
+	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
 }}
 
-var _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "state"},
-	{Number: 2, Name: "message"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape},
-	{Number: 5, Name: "final"},
+var _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Progress{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state", Off: unsafe.Offsetof(Progress{}.State), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "message", Off: unsafe.Offsetof(Progress{}.Message), Op: fieldmap.OpString},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Progress{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(Progress{}.Status)}},
+	{Number: 5, Name: "final", Off: unsafe.Offsetof(Progress{}.Final), Op: fieldmap.OpBool},
 }}
 
-var _CreateCloudletResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape},
-	{Number: 2, Name: "crm_access_key"},
+var _CreateCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateCloudletResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateCloudletResponse{}.Progress)}},
+	{Number: 2, Name: "crm_access_key", Off: unsafe.Offsetof(CreateCloudletResponse{}.CrmAccessKey), Op: fieldmap.OpString},
 }}
 
 var _CreateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateCloudletResponse", _CreateCloudletResponse_shape, false)
@@ -229,10 +231,10 @@ const (
 	UpdateCloudletRequestFieldNoWait                                = "3"      // no_wait
 )
 
-var _UpdateCloudletRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
-	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
-	{Number: 3, Name: "no_wait"},
+var _UpdateCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateCloudletRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(UpdateCloudletRequest{}.Cloudlet)}},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateCloudletRequest{}.Fields), Op: fieldmap.OpListString},
+	{Number: 3, Name: "no_wait", Off: unsafe.Offsetof(UpdateCloudletRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
 var _UpdateCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletRequest", _UpdateCloudletRequest_shape, false)
@@ -268,8 +270,8 @@ const (
 	UpdateCloudletResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
-var _UpdateCloudletResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape},
+var _UpdateCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateCloudletResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateCloudletResponse{}.Progress)}},
 }}
 
 var _UpdateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletResponse", _UpdateCloudletResponse_shape, false)
@@ -298,10 +300,10 @@ const (
 	DeleteCloudletRequestFieldCrmOverride     = "3"   // crm_override
 )
 
-var _DeleteCloudletRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
-	{Number: 2, Name: "no_wait"},
-	{Number: 3, Name: "crm_override"},
+var _DeleteCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteCloudletRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(DeleteCloudletRequest{}.Key)}},
+	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(DeleteCloudletRequest{}.NoWait), Op: fieldmap.OpBool},
+	{Number: 3, Name: "crm_override", Off: unsafe.Offsetof(DeleteCloudletRequest{}.CrmOverride), Op: fieldmap.OpInt32},
 }}
 
 var _DeleteCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletRequest", _DeleteCloudletRequest_shape, false)
@@ -337,8 +339,8 @@ const (
 	DeleteCloudletResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
-var _DeleteCloudletResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape},
+var _DeleteCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteCloudletResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteCloudletResponse{}.Progress)}},
 }}
 
 var _DeleteCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletResponse", _DeleteCloudletResponse_shape, false)
@@ -399,8 +401,8 @@ const (
 	ShowCloudletsRequestFieldFilterUpdatedAt                     = "1.21"   // filter.updated_at
 )
 
-var _ShowCloudletsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
+var _ShowCloudletsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(ShowCloudletsRequest{}.Filter)}},
 }}
 
 var _ShowCloudletsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsRequest", _ShowCloudletsRequest_shape, false)
@@ -459,8 +461,8 @@ const (
 	ShowCloudletsResponseFieldCloudletUpdatedAt                     = "1.21"   // cloudlet.updated_at
 )
 
-var _ShowCloudletsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape},
+var _ShowCloudletsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(ShowCloudletsResponse{}.Cloudlet)}},
 }}
 
 var _ShowCloudletsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsResponse", _ShowCloudletsResponse_shape, false)
@@ -536,72 +538,72 @@ const (
 	ShowCloudletInfosRequestFieldFilterUpdatedAt                                 = "1.17"     // filter.updated_at
 )
 
-var _File_edgeproto_v1_cloudlet_service_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "vcpus"},
-	{Number: 3, Name: "ram_mb"},
-	{Number: 4, Name: "disk_gb"},
-	{Number: 5, Name: "gpus"},
-	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
-	{Number: 7, Name: "deprecated"},
+var _File_edgeproto_v1_cloudlet_service_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(FlavorInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "vcpus", Off: unsafe.Offsetof(FlavorInfo{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "ram_mb", Off: unsafe.Offsetof(FlavorInfo{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(FlavorInfo{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "gpus", Off: unsafe.Offsetof(FlavorInfo{}.Gpus), Op: fieldmap.OpUint32},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(FlavorInfo{}.PropMap)}},
+	{Number: 7, Name: "deprecated", Off: unsafe.Offsetof(FlavorInfo{}.Deprecated), Op: fieldmap.OpBool},
 }}
 
-var _File_edgeproto_v1_cloudlet_service_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "used"},
-	{Number: 3, Name: "total"},
-	{Number: 4, Name: "quota"},
-	{Number: 5, Name: "units"},
-	{Number: 6, Name: "description"},
-	{Number: 7, Name: "alert_threshold"},
+var _File_edgeproto_v1_cloudlet_service_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResource{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(InfraResource{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "used", Off: unsafe.Offsetof(InfraResource{}.Used), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "total", Off: unsafe.Offsetof(InfraResource{}.Total), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "quota", Off: unsafe.Offsetof(InfraResource{}.Quota), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "units", Off: unsafe.Offsetof(InfraResource{}.Units), Op: fieldmap.OpString},
+	{Number: 6, Name: "description", Off: unsafe.Offsetof(InfraResource{}.Description), Op: fieldmap.OpString},
+	{Number: 7, Name: "alert_threshold", Off: unsafe.Offsetof(InfraResource{}.AlertThreshold), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgeproto_v1_cloudlet_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_cloudlet_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cloudlet_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_cloudlet_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cloudlet_service_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_InfraResource4a99pt_shape},
-	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_ClusterKey1vor460_shape},
-	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_AppInstKey1lpplun_shape},
-	{Number: 4, Name: "taken_at"},
+var _File_edgeproto_v1_cloudlet_service_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResourcesSnapshot{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_InfraResource4a99pt_shape, Value: &fieldmap.MessageList[*InfraResource]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.Info)}},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageList[*ClusterKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.ClusterInsts)}},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageList[*AppInstKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.VmAppInsts)}},
+	{Number: 4, Name: "taken_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.TakenAt)}},
 }}
 
-var _File_edgeproto_v1_cloudlet_service_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
-	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+var _File_edgeproto_v1_cloudlet_service_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(NodeInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeInfo{}.Allocatable)}},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeInfo{}.Capacity)}},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList, Off: unsafe.Offsetof(NodeInfo{}.Roles), Op: fieldmap.OpListString},
 }}
 
-var _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "controller"},
-	{Number: 6, Name: "compatibility_version"},
-	{Number: 7, Name: "release_version"},
-	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_FlavorInfo17lujp1_shape},
-	{Number: 9, Name: "controller_cache_received"},
-	{Number: 10, Name: "maintenance_state"},
-	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape},
-	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_InfraResourcesSnapshot1b70od6_shape},
-	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_NodeInfo1haf5lt_shape},
-	{Number: 14, Name: "properties", Kind: fieldmap.KindMap},
-	{Number: 15, Name: "trust_policy_state"},
-	{Number: 16, Name: "active_crm_instance"},
-	{Number: 17, Name: "updated_at"},
+var _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(CloudletInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(CloudletInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CloudletInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(CloudletInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "controller", Off: unsafe.Offsetof(CloudletInfo{}.Controller), Op: fieldmap.OpString},
+	{Number: 6, Name: "compatibility_version", Off: unsafe.Offsetof(CloudletInfo{}.CompatibilityVersion), Op: fieldmap.OpUint32},
+	{Number: 7, Name: "release_version", Off: unsafe.Offsetof(CloudletInfo{}.ReleaseVersion), Op: fieldmap.OpString},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.MessageList[*FlavorInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Flavors)}},
+	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
+	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Status)}},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageField[*InfraResourcesSnapshot]{Off: unsafe.Offsetof(CloudletInfo{}.ResourcesSnapshot)}},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.MessageList[*NodeInfo]{Off: unsafe.Offsetof(CloudletInfo{}.NodeInfos)}},
+	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(CloudletInfo{}.Properties)}},
+	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
+	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(CloudletInfo{}.UpdatedAt)}},
 }}
 
-var _ShowCloudletInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+var _ShowCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletInfosRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(ShowCloudletInfosRequest{}.Filter)}},
 }}
 
 var _ShowCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosRequest", _ShowCloudletInfosRequest_shape, false)
@@ -677,8 +679,8 @@ const (
 	ShowCloudletInfosResponseFieldCloudletInfoUpdatedAt                                 = "1.17"     // cloudlet_info.updated_at
 )
 
-var _ShowCloudletInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+var _ShowCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletInfosResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(ShowCloudletInfosResponse{}.CloudletInfo)}},
 }}
 
 var _ShowCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosResponse", _ShowCloudletInfosResponse_shape, false)
@@ -754,8 +756,8 @@ const (
 	WatchCloudletInfosRequestFieldFilterUpdatedAt                                 = "1.17"     // filter.updated_at
 )
 
-var _WatchCloudletInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+var _WatchCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchCloudletInfosRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(WatchCloudletInfosRequest{}.Filter)}},
 }}
 
 var _WatchCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosRequest", _WatchCloudletInfosRequest_shape, false)
@@ -832,9 +834,9 @@ const (
 	WatchCloudletInfosResponseFieldCloudletInfoUpdatedAt                                 = "2.17"     // cloudlet_info.updated_at
 )
 
-var _WatchCloudletInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "type"},
-	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape},
+var _WatchCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchCloudletInfosResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "type", Off: unsafe.Offsetof(WatchCloudletInfosResponse{}.Type), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(WatchCloudletInfosResponse{}.CloudletInfo)}},
 }}
 
 var _WatchCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosResponse", _WatchCloudletInfosResponse_shape, false)
@@ -861,8 +863,8 @@ const (
 	RotateCloudletAccessKeyRequestFieldKeyName         = "1.2" // key.name
 )
 
-var _RotateCloudletAccessKeyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape},
+var _RotateCloudletAccessKeyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RotateCloudletAccessKeyRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(RotateCloudletAccessKeyRequest{}.Key)}},
 }}
 
 var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", _RotateCloudletAccessKeyRequest_shape, false)
@@ -887,8 +889,8 @@ const (
 	RotateCloudletAccessKeyResponseFieldCrmAccessKey = "1" // crm_access_key
 )
 
-var _RotateCloudletAccessKeyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "crm_access_key"},
+var _RotateCloudletAccessKeyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RotateCloudletAccessKeyResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "crm_access_key", Off: unsafe.Offsetof(RotateCloudletAccessKeyResponse{}.CrmAccessKey), Op: fieldmap.OpString},
 }}
 
 var _RotateCloudletAccessKeyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyResponse", _RotateCloudletAccessKeyResponse_shape, false)
@@ -2222,438 +2224,116 @@ func (m *RotateCloudletAccessKeyResponse) copyInAt(src *RotateCloudletAccessKeyR
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateCloudletRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateCloudletRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateCloudletRequest) DiffFields(o *CreateCloudletRequest) *fieldmap.FieldMap {
-	fm := _CreateCloudletRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateCloudletRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateCloudletRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateCloudletRequest) diffAt(o *CreateCloudletRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateCloudletRequest)
-	}
-	if o == nil {
-		o = new(CreateCloudletRequest)
-	}
-	c := false
-	if (m.Cloudlet == nil) != (o.Cloudlet == nil) || m.Cloudlet != nil && m.Cloudlet.diffAt(o.Cloudlet, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.NoWait != o.NoWait {
-		fm.SetAt(at + 37)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateCloudletResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateCloudletResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateCloudletResponse) DiffFields(o *CreateCloudletResponse) *fieldmap.FieldMap {
-	fm := _CreateCloudletResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateCloudletResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateCloudletResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateCloudletResponse) diffAt(o *CreateCloudletResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateCloudletResponse)
-	}
-	if o == nil {
-		o = new(CreateCloudletResponse)
-	}
-	c := false
-	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.CrmAccessKey != o.CrmAccessKey {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateCloudletRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateCloudletRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateCloudletRequest) DiffFields(o *UpdateCloudletRequest) *fieldmap.FieldMap {
-	fm := _UpdateCloudletRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateCloudletRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateCloudletRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateCloudletRequest) diffAt(o *UpdateCloudletRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateCloudletRequest)
-	}
-	if o == nil {
-		o = new(UpdateCloudletRequest)
-	}
-	c := false
-	if (m.Cloudlet == nil) != (o.Cloudlet == nil) || m.Cloudlet != nil && m.Cloudlet.diffAt(o.Cloudlet, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		fm.SetAt(at + 37)
-		c = true
-	}
-	if m.NoWait != o.NoWait {
-		fm.SetAt(at + 38)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateCloudletResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateCloudletResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateCloudletResponse) DiffFields(o *UpdateCloudletResponse) *fieldmap.FieldMap {
-	fm := _UpdateCloudletResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateCloudletResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateCloudletResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateCloudletResponse) diffAt(o *UpdateCloudletResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateCloudletResponse)
-	}
-	if o == nil {
-		o = new(UpdateCloudletResponse)
-	}
-	c := false
-	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteCloudletRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteCloudletRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteCloudletRequest) DiffFields(o *DeleteCloudletRequest) *fieldmap.FieldMap {
-	fm := _DeleteCloudletRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteCloudletRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteCloudletRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteCloudletRequest) diffAt(o *DeleteCloudletRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteCloudletRequest)
-	}
-	if o == nil {
-		o = new(DeleteCloudletRequest)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.NoWait != o.NoWait {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.CrmOverride != o.CrmOverride {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteCloudletResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteCloudletResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteCloudletResponse) DiffFields(o *DeleteCloudletResponse) *fieldmap.FieldMap {
-	fm := _DeleteCloudletResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteCloudletResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteCloudletResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteCloudletResponse) diffAt(o *DeleteCloudletResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteCloudletResponse)
-	}
-	if o == nil {
-		o = new(DeleteCloudletResponse)
-	}
-	c := false
-	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowCloudletsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowCloudletsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowCloudletsRequest) DiffFields(o *ShowCloudletsRequest) *fieldmap.FieldMap {
-	fm := _ShowCloudletsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowCloudletsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowCloudletsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowCloudletsRequest) diffAt(o *ShowCloudletsRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowCloudletsRequest)
-	}
-	if o == nil {
-		o = new(ShowCloudletsRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowCloudletsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowCloudletsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowCloudletsResponse) DiffFields(o *ShowCloudletsResponse) *fieldmap.FieldMap {
-	fm := _ShowCloudletsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowCloudletsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowCloudletsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowCloudletsResponse) diffAt(o *ShowCloudletsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowCloudletsResponse)
-	}
-	if o == nil {
-		o = new(ShowCloudletsResponse)
-	}
-	c := false
-	if (m.Cloudlet == nil) != (o.Cloudlet == nil) || m.Cloudlet != nil && m.Cloudlet.diffAt(o.Cloudlet, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowCloudletInfosRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowCloudletInfosRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowCloudletInfosRequest) DiffFields(o *ShowCloudletInfosRequest) *fieldmap.FieldMap {
-	fm := _ShowCloudletInfosRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowCloudletInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowCloudletInfosRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowCloudletInfosRequest) diffAt(o *ShowCloudletInfosRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowCloudletInfosRequest)
-	}
-	if o == nil {
-		o = new(ShowCloudletInfosRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowCloudletInfosResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowCloudletInfosResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowCloudletInfosResponse) DiffFields(o *ShowCloudletInfosResponse) *fieldmap.FieldMap {
-	fm := _ShowCloudletInfosResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowCloudletInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowCloudletInfosResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowCloudletInfosResponse) diffAt(o *ShowCloudletInfosResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowCloudletInfosResponse)
-	}
-	if o == nil {
-		o = new(ShowCloudletInfosResponse)
-	}
-	c := false
-	if (m.CloudletInfo == nil) != (o.CloudletInfo == nil) || m.CloudletInfo != nil && m.CloudletInfo.diffAt(o.CloudletInfo, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of WatchCloudletInfosRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of WatchCloudletInfosRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *WatchCloudletInfosRequest) DiffFields(o *WatchCloudletInfosRequest) *fieldmap.FieldMap {
-	fm := _WatchCloudletInfosRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_WatchCloudletInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// WatchCloudletInfosRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *WatchCloudletInfosRequest) diffAt(o *WatchCloudletInfosRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(WatchCloudletInfosRequest)
-	}
-	if o == nil {
-		o = new(WatchCloudletInfosRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of WatchCloudletInfosResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of WatchCloudletInfosResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *WatchCloudletInfosResponse) DiffFields(o *WatchCloudletInfosResponse) *fieldmap.FieldMap {
-	fm := _WatchCloudletInfosResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_WatchCloudletInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// WatchCloudletInfosResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *WatchCloudletInfosResponse) diffAt(o *WatchCloudletInfosResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(WatchCloudletInfosResponse)
-	}
-	if o == nil {
-		o = new(WatchCloudletInfosResponse)
-	}
-	c := false
-	if m.Type != o.Type {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.CloudletInfo == nil) != (o.CloudletInfo == nil) || m.CloudletInfo != nil && m.CloudletInfo.diffAt(o.CloudletInfo, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of RotateCloudletAccessKeyRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of RotateCloudletAccessKeyRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *RotateCloudletAccessKeyRequest) DiffFields(o *RotateCloudletAccessKeyRequest) *fieldmap.FieldMap {
-	fm := _RotateCloudletAccessKeyRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_RotateCloudletAccessKeyRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// RotateCloudletAccessKeyRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *RotateCloudletAccessKeyRequest) diffAt(o *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(RotateCloudletAccessKeyRequest)
-	}
-	if o == nil {
-		o = new(RotateCloudletAccessKeyRequest)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of RotateCloudletAccessKeyResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of RotateCloudletAccessKeyResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *RotateCloudletAccessKeyResponse) DiffFields(o *RotateCloudletAccessKeyResponse) *fieldmap.FieldMap {
-	fm := _RotateCloudletAccessKeyResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// RotateCloudletAccessKeyResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *RotateCloudletAccessKeyResponse) diffAt(o *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(RotateCloudletAccessKeyResponse)
-	}
-	if o == nil {
-		o = new(RotateCloudletAccessKeyResponse)
-	}
-	c := false
-	if m.CrmAccessKey != o.CrmAccessKey {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_RotateCloudletAccessKeyResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

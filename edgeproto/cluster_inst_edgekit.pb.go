@@ -8,14 +8,16 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of NodePool: dot-joined field numbers from NodePool.
 const (
@@ -30,19 +32,19 @@ const (
 	NodePoolFieldScalable                     = "4"   // scalable
 )
 
-var _File_edgeproto_v1_cluster_inst_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vcpus"},
-	{Number: 2, Name: "ram_mb"},
-	{Number: 3, Name: "disk_gb"},
-	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap},
-	{Number: 5, Name: "infra_node_flavor"},
+var _File_edgeproto_v1_cluster_inst_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeResources{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vcpus", Off: unsafe.Offsetof(NodeResources{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(NodeResources{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "disk_gb", Off: unsafe.Offsetof(NodeResources{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeResources{}.OptResMap)}},
+	{Number: 5, Name: "infra_node_flavor", Off: unsafe.Offsetof(NodeResources{}.InfraNodeFlavor), Op: fieldmap.OpString},
 }}
 
-var _NodePool_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "num_nodes"},
-	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_NodeResources1lpn0we_shape},
-	{Number: 4, Name: "scalable"},
+var _NodePool_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodePool{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(NodePool{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "num_nodes", Off: unsafe.Offsetof(NodePool{}.NumNodes), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_NodeResources1lpn0we_shape, Value: &fieldmap.MessageField[*NodeResources]{Off: unsafe.Offsetof(NodePool{}.NodeResources)}},
+	{Number: 4, Name: "scalable", Off: unsafe.Offsetof(NodePool{}.Scalable), Op: fieldmap.OpBool},
 }}
 
 var _NodePool_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodePool", _NodePool_shape, false)
@@ -108,60 +110,60 @@ const (
 	ClusterInstFieldUpdatedAt                             = "17"       // updated_at
 )
 
-var _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cluster_inst_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_cluster_inst_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cluster_inst_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "external_ip"},
-	{Number: 2, Name: "internal_ip"},
+var _File_edgeproto_v1_cluster_inst_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(IpAddr{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip", Off: unsafe.Offsetof(IpAddr{}.ExternalIp), Op: fieldmap.OpString},
+	{Number: 2, Name: "internal_ip", Off: unsafe.Offsetof(IpAddr{}.InternalIp), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cluster_inst_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "status"},
-	{Number: 4, Name: "cluster_ip"},
-	{Number: 5, Name: "restarts"},
+var _File_edgeproto_v1_cluster_inst_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ContainerInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ContainerInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(ContainerInfo{}.Type), Op: fieldmap.OpString},
+	{Number: 3, Name: "status", Off: unsafe.Offsetof(ContainerInfo{}.Status), Op: fieldmap.OpString},
+	{Number: 4, Name: "cluster_ip", Off: unsafe.Offsetof(ContainerInfo{}.ClusterIp), Op: fieldmap.OpString},
+	{Number: 5, Name: "restarts", Off: unsafe.Offsetof(ContainerInfo{}.Restarts), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgeproto_v1_cluster_inst_proto_VmInfozhxj8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "status"},
-	{Number: 4, Name: "infra_flavor"},
-	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_IpAddr18yubbf_shape},
-	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_ContainerInfoxksfbc_shape},
+var _File_edgeproto_v1_cluster_inst_proto_VmInfozhxj8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VmInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(VmInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(VmInfo{}.Type), Op: fieldmap.OpString},
+	{Number: 3, Name: "status", Off: unsafe.Offsetof(VmInfo{}.Status), Op: fieldmap.OpString},
+	{Number: 4, Name: "infra_flavor", Off: unsafe.Offsetof(VmInfo{}.InfraFlavor), Op: fieldmap.OpString},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_IpAddr18yubbf_shape, Value: &fieldmap.MessageList[*IpAddr]{Off: unsafe.Offsetof(VmInfo{}.Ipaddresses)}},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_ContainerInfoxksfbc_shape, Value: &fieldmap.MessageList[*ContainerInfo]{Off: unsafe.Offsetof(VmInfo{}.Containers)}},
 }}
 
-var _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_VmInfozhxj8_shape},
+var _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResources{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_VmInfozhxj8_shape, Value: &fieldmap.MessageList[*VmInfo]{Off: unsafe.Offsetof(InfraResources{}.Vms)}},
 }}
 
-var _ClusterInst_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_CloudletKeyn3ybte_shape},
-	{Number: 3, Name: "state"},
-	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 5, Name: "crm_override"},
-	{Number: 6, Name: "flavor_name"},
-	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _NodePool_shape},
-	{Number: 8, Name: "ip_access"},
-	{Number: 9, Name: "deployment"},
-	{Number: 10, Name: "kubernetes_version"},
-	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape},
-	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap},
-	{Number: 13, Name: "reservable"},
-	{Number: 14, Name: "reserved_by"},
-	{Number: 15, Name: "multi_tenant"},
-	{Number: 16, Name: "created_at"},
-	{Number: 17, Name: "updated_at"},
+var _ClusterInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInst{}.Key)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(ClusterInst{}.CloudletKey)}},
+	{Number: 3, Name: "state", Off: unsafe.Offsetof(ClusterInst{}.State), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ClusterInst{}.Errors), Op: fieldmap.OpListString},
+	{Number: 5, Name: "crm_override", Off: unsafe.Offsetof(ClusterInst{}.CrmOverride), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "flavor_name", Off: unsafe.Offsetof(ClusterInst{}.FlavorName), Op: fieldmap.OpString},
+	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _NodePool_shape, Value: &fieldmap.MessageList[*NodePool]{Off: unsafe.Offsetof(ClusterInst{}.NodePools)}},
+	{Number: 8, Name: "ip_access", Off: unsafe.Offsetof(ClusterInst{}.IpAccess), Op: fieldmap.OpInt32},
+	{Number: 9, Name: "deployment", Off: unsafe.Offsetof(ClusterInst{}.Deployment), Op: fieldmap.OpString},
+	{Number: 10, Name: "kubernetes_version", Off: unsafe.Offsetof(ClusterInst{}.KubernetesVersion), Op: fieldmap.OpString},
+	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInst{}.Resources)}},
+	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ClusterInst{}.InfraAnnotations)}},
+	{Number: 13, Name: "reservable", Off: unsafe.Offsetof(ClusterInst{}.Reservable), Op: fieldmap.OpBool},
+	{Number: 14, Name: "reserved_by", Off: unsafe.Offsetof(ClusterInst{}.ReservedBy), Op: fieldmap.OpString},
+	{Number: 15, Name: "multi_tenant", Off: unsafe.Offsetof(ClusterInst{}.MultiTenant), Op: fieldmap.OpBool},
+	{Number: 16, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInst{}.CreatedAt)}},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInst{}.UpdatedAt)}},
 }}
 
 var _ClusterInst_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterInst", _ClusterInst_shape, true)
@@ -213,24 +215,24 @@ const (
 	ClusterInstInfoFieldUpdatedAt                         = "8"       // updated_at
 )
 
-var _File_edgeproto_v1_cluster_inst_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number"},
-	{Number: 2, Name: "max_tasks"},
-	{Number: 3, Name: "task_name"},
-	{Number: 4, Name: "step_name"},
-	{Number: 5, Name: "msg_count"},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+var _File_edgeproto_v1_cluster_inst_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
+	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
+	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
 }}
 
-var _ClusterInstInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_StatusInfoddfjyf_shape},
-	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape},
-	{Number: 7, Name: "kubeconfig"},
-	{Number: 8, Name: "updated_at"},
+var _ClusterInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInstInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(ClusterInstInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ClusterInstInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(ClusterInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(ClusterInstInfo{}.Status)}},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInstInfo{}.Resources)}},
+	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
+	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInstInfo{}.UpdatedAt)}},
 }}
 
 var _ClusterInstInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterInstInfo", _ClusterInstInfo_shape, false)
@@ -856,195 +858,28 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NodePool:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NodePool: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NodePool) DiffFields(o *NodePool) *fieldmap.FieldMap {
-	fm := _NodePool_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_NodePool_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NodePool being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NodePool) diffAt(o *NodePool, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NodePool)
-	}
-	if o == nil {
-		o = new(NodePool)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.NumNodes != o.NumNodes {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.NodeResources == nil) != (o.NodeResources == nil) || m.NodeResources != nil && m.NodeResources.diffAt(o.NodeResources, fm, at+3) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Scalable != o.Scalable {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ClusterInst:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ClusterInst: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ClusterInst) DiffFields(o *ClusterInst) *fieldmap.FieldMap {
-	fm := _ClusterInst_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ClusterInst_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ClusterInst being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ClusterInst) diffAt(o *ClusterInst, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ClusterInst)
-	}
-	if o == nil {
-		o = new(ClusterInst)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && m.CloudletKey.diffAt(o.CloudletKey, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if m.CrmOverride != o.CrmOverride {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if m.FlavorName != o.FlavorName {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.NodePools, o.NodePools, (*NodePool).Equal) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.IpAccess != o.IpAccess {
-		fm.SetAt(at + 20)
-		c = true
-	}
-	if m.Deployment != o.Deployment {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if m.KubernetesVersion != o.KubernetesVersion {
-		fm.SetAt(at + 22)
-		c = true
-	}
-	if (m.Resources == nil) != (o.Resources == nil) || m.Resources != nil && m.Resources.diffAt(o.Resources, fm, at+24) {
-		fm.SetAt(at + 23)
-		c = true
-	}
-	if !maps.Equal(m.InfraAnnotations, o.InfraAnnotations) {
-		fm.SetAt(at + 38)
-		c = true
-	}
-	if m.Reservable != o.Reservable {
-		fm.SetAt(at + 39)
-		c = true
-	}
-	if m.ReservedBy != o.ReservedBy {
-		fm.SetAt(at + 40)
-		c = true
-	}
-	if m.MultiTenant != o.MultiTenant {
-		fm.SetAt(at + 41)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 42)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 43)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ClusterInstInfo:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ClusterInstInfo: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ClusterInstInfo) DiffFields(o *ClusterInstInfo) *fieldmap.FieldMap {
-	fm := _ClusterInstInfo_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ClusterInstInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ClusterInstInfo) diffAt(o *ClusterInstInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ClusterInstInfo)
-	}
-	if o == nil {
-		o = new(ClusterInstInfo)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.NotifyId != o.NotifyId {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+7) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if (m.Resources == nil) != (o.Resources == nil) || m.Resources != nil && m.Resources.diffAt(o.Resources, fm, at+14) {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if m.Kubeconfig != o.Kubeconfig {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_ClusterInstInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

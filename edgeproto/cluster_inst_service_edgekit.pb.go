@@ -8,12 +8,14 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of CreateClusterInstRequest: dot-joined field numbers from CreateClusterInstRequest.
 const (
@@ -65,80 +67,80 @@ const (
 	CreateClusterInstRequestFieldNoWait                                           = "2"          // no_wait
 )
 
-var _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cluster_inst_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_cluster_inst_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cluster_inst_service_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vcpus"},
-	{Number: 2, Name: "ram_mb"},
-	{Number: 3, Name: "disk_gb"},
-	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap},
-	{Number: 5, Name: "infra_node_flavor"},
+var _File_edgeproto_v1_cluster_inst_service_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeResources{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vcpus", Off: unsafe.Offsetof(NodeResources{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(NodeResources{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "disk_gb", Off: unsafe.Offsetof(NodeResources{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeResources{}.OptResMap)}},
+	{Number: 5, Name: "infra_node_flavor", Off: unsafe.Offsetof(NodeResources{}.InfraNodeFlavor), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cluster_inst_service_proto_NodePool1fsmhnz_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "num_nodes"},
-	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_NodeResources1lpn0we_shape},
-	{Number: 4, Name: "scalable"},
+var _File_edgeproto_v1_cluster_inst_service_proto_NodePool1fsmhnz_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodePool{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(NodePool{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "num_nodes", Off: unsafe.Offsetof(NodePool{}.NumNodes), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_NodeResources1lpn0we_shape, Value: &fieldmap.MessageField[*NodeResources]{Off: unsafe.Offsetof(NodePool{}.NodeResources)}},
+	{Number: 4, Name: "scalable", Off: unsafe.Offsetof(NodePool{}.Scalable), Op: fieldmap.OpBool},
 }}
 
-var _File_edgeproto_v1_cluster_inst_service_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "external_ip"},
-	{Number: 2, Name: "internal_ip"},
+var _File_edgeproto_v1_cluster_inst_service_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(IpAddr{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip", Off: unsafe.Offsetof(IpAddr{}.ExternalIp), Op: fieldmap.OpString},
+	{Number: 2, Name: "internal_ip", Off: unsafe.Offsetof(IpAddr{}.InternalIp), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_cluster_inst_service_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "status"},
-	{Number: 4, Name: "cluster_ip"},
-	{Number: 5, Name: "restarts"},
+var _File_edgeproto_v1_cluster_inst_service_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ContainerInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ContainerInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(ContainerInfo{}.Type), Op: fieldmap.OpString},
+	{Number: 3, Name: "status", Off: unsafe.Offsetof(ContainerInfo{}.Status), Op: fieldmap.OpString},
+	{Number: 4, Name: "cluster_ip", Off: unsafe.Offsetof(ContainerInfo{}.ClusterIp), Op: fieldmap.OpString},
+	{Number: 5, Name: "restarts", Off: unsafe.Offsetof(ContainerInfo{}.Restarts), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgeproto_v1_cluster_inst_service_proto_VmInfozhxj8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "status"},
-	{Number: 4, Name: "infra_flavor"},
-	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_IpAddr18yubbf_shape},
-	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ContainerInfoxksfbc_shape},
+var _File_edgeproto_v1_cluster_inst_service_proto_VmInfozhxj8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VmInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(VmInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(VmInfo{}.Type), Op: fieldmap.OpString},
+	{Number: 3, Name: "status", Off: unsafe.Offsetof(VmInfo{}.Status), Op: fieldmap.OpString},
+	{Number: 4, Name: "infra_flavor", Off: unsafe.Offsetof(VmInfo{}.InfraFlavor), Op: fieldmap.OpString},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_IpAddr18yubbf_shape, Value: &fieldmap.MessageList[*IpAddr]{Off: unsafe.Offsetof(VmInfo{}.Ipaddresses)}},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ContainerInfoxksfbc_shape, Value: &fieldmap.MessageList[*ContainerInfo]{Off: unsafe.Offsetof(VmInfo{}.Containers)}},
 }}
 
-var _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_VmInfozhxj8_shape},
+var _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResources{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_VmInfozhxj8_shape, Value: &fieldmap.MessageList[*VmInfo]{Off: unsafe.Offsetof(InfraResources{}.Vms)}},
 }}
 
-var _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_CloudletKeyn3ybte_shape},
-	{Number: 3, Name: "state"},
-	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 5, Name: "crm_override"},
-	{Number: 6, Name: "flavor_name"},
-	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_NodePool1fsmhnz_shape},
-	{Number: 8, Name: "ip_access"},
-	{Number: 9, Name: "deployment"},
-	{Number: 10, Name: "kubernetes_version"},
-	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape},
-	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap},
-	{Number: 13, Name: "reservable"},
-	{Number: 14, Name: "reserved_by"},
-	{Number: 15, Name: "multi_tenant"},
-	{Number: 16, Name: "created_at"},
-	{Number: 17, Name: "updated_at"},
+var _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInst{}.Key)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(ClusterInst{}.CloudletKey)}},
+	{Number: 3, Name: "state", Off: unsafe.Offsetof(ClusterInst{}.State), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ClusterInst{}.Errors), Op: fieldmap.OpListString},
+	{Number: 5, Name: "crm_override", Off: unsafe.Offsetof(ClusterInst{}.CrmOverride), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "flavor_name", Off: unsafe.Offsetof(ClusterInst{}.FlavorName), Op: fieldmap.OpString},
+	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_NodePool1fsmhnz_shape, Value: &fieldmap.MessageList[*NodePool]{Off: unsafe.Offsetof(ClusterInst{}.NodePools)}},
+	{Number: 8, Name: "ip_access", Off: unsafe.Offsetof(ClusterInst{}.IpAccess), Op: fieldmap.OpInt32},
+	{Number: 9, Name: "deployment", Off: unsafe.Offsetof(ClusterInst{}.Deployment), Op: fieldmap.OpString},
+	{Number: 10, Name: "kubernetes_version", Off: unsafe.Offsetof(ClusterInst{}.KubernetesVersion), Op: fieldmap.OpString},
+	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInst{}.Resources)}},
+	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ClusterInst{}.InfraAnnotations)}},
+	{Number: 13, Name: "reservable", Off: unsafe.Offsetof(ClusterInst{}.Reservable), Op: fieldmap.OpBool},
+	{Number: 14, Name: "reserved_by", Off: unsafe.Offsetof(ClusterInst{}.ReservedBy), Op: fieldmap.OpString},
+	{Number: 15, Name: "multi_tenant", Off: unsafe.Offsetof(ClusterInst{}.MultiTenant), Op: fieldmap.OpBool},
+	{Number: 16, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInst{}.CreatedAt)}},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInst{}.UpdatedAt)}},
 }}
 
-var _CreateClusterInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
-	{Number: 2, Name: "no_wait"},
+var _CreateClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateClusterInstRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(CreateClusterInstRequest{}.ClusterInst)}},
+	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(CreateClusterInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
 var _CreateClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstRequest", _CreateClusterInstRequest_shape, false)
@@ -174,25 +176,25 @@ const (
 	CreateClusterInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
-var _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number"},
-	{Number: 2, Name: "max_tasks"},
-	{Number: 3, Name: "task_name"},
-	{Number: 4, Name: "step_name"},
-	{Number: 5, Name: "msg_count"},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+var _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
+	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
+	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
 }}
 
-var _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "state"},
-	{Number: 2, Name: "message"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape},
-	{Number: 5, Name: "final"},
+var _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Progress{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state", Off: unsafe.Offsetof(Progress{}.State), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "message", Off: unsafe.Offsetof(Progress{}.Message), Op: fieldmap.OpString},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Progress{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(Progress{}.Status)}},
+	{Number: 5, Name: "final", Off: unsafe.Offsetof(Progress{}.Final), Op: fieldmap.OpBool},
 }}
 
-var _CreateClusterInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape},
+var _CreateClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateClusterInstResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateClusterInstResponse{}.Progress)}},
 }}
 
 var _CreateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstResponse", _CreateClusterInstResponse_shape, false)
@@ -263,10 +265,10 @@ const (
 	UpdateClusterInstRequestFieldNoWait                                           = "3"          // no_wait
 )
 
-var _UpdateClusterInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
-	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
-	{Number: 3, Name: "no_wait"},
+var _UpdateClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateClusterInstRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(UpdateClusterInstRequest{}.ClusterInst)}},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateClusterInstRequest{}.Fields), Op: fieldmap.OpListString},
+	{Number: 3, Name: "no_wait", Off: unsafe.Offsetof(UpdateClusterInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
 var _UpdateClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstRequest", _UpdateClusterInstRequest_shape, false)
@@ -302,8 +304,8 @@ const (
 	UpdateClusterInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
-var _UpdateClusterInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape},
+var _UpdateClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateClusterInstResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateClusterInstResponse{}.Progress)}},
 }}
 
 var _UpdateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstResponse", _UpdateClusterInstResponse_shape, false)
@@ -332,10 +334,10 @@ const (
 	DeleteClusterInstRequestFieldCrmOverride     = "3"   // crm_override
 )
 
-var _DeleteClusterInstRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape},
-	{Number: 2, Name: "no_wait"},
-	{Number: 3, Name: "crm_override"},
+var _DeleteClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteClusterInstRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(DeleteClusterInstRequest{}.Key)}},
+	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(DeleteClusterInstRequest{}.NoWait), Op: fieldmap.OpBool},
+	{Number: 3, Name: "crm_override", Off: unsafe.Offsetof(DeleteClusterInstRequest{}.CrmOverride), Op: fieldmap.OpInt32},
 }}
 
 var _DeleteClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstRequest", _DeleteClusterInstRequest_shape, false)
@@ -371,8 +373,8 @@ const (
 	DeleteClusterInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
-var _DeleteClusterInstResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape},
+var _DeleteClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteClusterInstResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteClusterInstResponse{}.Progress)}},
 }}
 
 var _DeleteClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstResponse", _DeleteClusterInstResponse_shape, false)
@@ -441,8 +443,8 @@ const (
 	ShowClusterInstsRequestFieldFilterUpdatedAt                             = "1.17"       // filter.updated_at
 )
 
-var _ShowClusterInstsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
+var _ShowClusterInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(ShowClusterInstsRequest{}.Filter)}},
 }}
 
 var _ShowClusterInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsRequest", _ShowClusterInstsRequest_shape, false)
@@ -511,8 +513,8 @@ const (
 	ShowClusterInstsResponseFieldClusterInstUpdatedAt                             = "1.17"       // cluster_inst.updated_at
 )
 
-var _ShowClusterInstsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape},
+var _ShowClusterInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(ShowClusterInstsResponse{}.ClusterInst)}},
 }}
 
 var _ShowClusterInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsResponse", _ShowClusterInstsResponse_shape, false)
@@ -567,19 +569,19 @@ const (
 	ShowClusterInstInfosRequestFieldFilterUpdatedAt                         = "1.8"       // filter.updated_at
 )
 
-var _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape},
-	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape},
-	{Number: 7, Name: "kubeconfig"},
-	{Number: 8, Name: "updated_at"},
+var _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInstInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(ClusterInstInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ClusterInstInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(ClusterInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(ClusterInstInfo{}.Status)}},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInstInfo{}.Resources)}},
+	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
+	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInstInfo{}.UpdatedAt)}},
 }}
 
-var _ShowClusterInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+var _ShowClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstInfosRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(ShowClusterInstInfosRequest{}.Filter)}},
 }}
 
 var _ShowClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosRequest", _ShowClusterInstInfosRequest_shape, false)
@@ -634,8 +636,8 @@ const (
 	ShowClusterInstInfosResponseFieldClusterInstInfoUpdatedAt                         = "1.8"       // cluster_inst_info.updated_at
 )
 
-var _ShowClusterInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+var _ShowClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstInfosResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(ShowClusterInstInfosResponse{}.ClusterInstInfo)}},
 }}
 
 var _ShowClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosResponse", _ShowClusterInstInfosResponse_shape, false)
@@ -690,8 +692,8 @@ const (
 	WatchClusterInstInfosRequestFieldFilterUpdatedAt                         = "1.8"       // filter.updated_at
 )
 
-var _WatchClusterInstInfosRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+var _WatchClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchClusterInstInfosRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(WatchClusterInstInfosRequest{}.Filter)}},
 }}
 
 var _WatchClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosRequest", _WatchClusterInstInfosRequest_shape, false)
@@ -747,9 +749,9 @@ const (
 	WatchClusterInstInfosResponseFieldClusterInstInfoUpdatedAt                         = "2.8"       // cluster_inst_info.updated_at
 )
 
-var _WatchClusterInstInfosResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "type"},
-	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape},
+var _WatchClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchClusterInstInfosResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "type", Off: unsafe.Offsetof(WatchClusterInstInfosResponse{}.Type), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(WatchClusterInstInfosResponse{}.ClusterInstInfo)}},
 }}
 
 var _WatchClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosResponse", _WatchClusterInstInfosResponse_shape, false)
@@ -1905,376 +1907,100 @@ func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosRespo
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateClusterInstRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateClusterInstRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateClusterInstRequest) DiffFields(o *CreateClusterInstRequest) *fieldmap.FieldMap {
-	fm := _CreateClusterInstRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateClusterInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateClusterInstRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateClusterInstRequest) diffAt(o *CreateClusterInstRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateClusterInstRequest)
-	}
-	if o == nil {
-		o = new(CreateClusterInstRequest)
-	}
-	c := false
-	if (m.ClusterInst == nil) != (o.ClusterInst == nil) || m.ClusterInst != nil && m.ClusterInst.diffAt(o.ClusterInst, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.NoWait != o.NoWait {
-		fm.SetAt(at + 45)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateClusterInstResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateClusterInstResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateClusterInstResponse) DiffFields(o *CreateClusterInstResponse) *fieldmap.FieldMap {
-	fm := _CreateClusterInstResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateClusterInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateClusterInstResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateClusterInstResponse) diffAt(o *CreateClusterInstResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateClusterInstResponse)
-	}
-	if o == nil {
-		o = new(CreateClusterInstResponse)
-	}
-	c := false
-	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateClusterInstRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateClusterInstRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateClusterInstRequest) DiffFields(o *UpdateClusterInstRequest) *fieldmap.FieldMap {
-	fm := _UpdateClusterInstRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateClusterInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateClusterInstRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateClusterInstRequest) diffAt(o *UpdateClusterInstRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateClusterInstRequest)
-	}
-	if o == nil {
-		o = new(UpdateClusterInstRequest)
-	}
-	c := false
-	if (m.ClusterInst == nil) != (o.ClusterInst == nil) || m.ClusterInst != nil && m.ClusterInst.diffAt(o.ClusterInst, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		fm.SetAt(at + 45)
-		c = true
-	}
-	if m.NoWait != o.NoWait {
-		fm.SetAt(at + 46)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateClusterInstResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateClusterInstResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateClusterInstResponse) DiffFields(o *UpdateClusterInstResponse) *fieldmap.FieldMap {
-	fm := _UpdateClusterInstResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateClusterInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateClusterInstResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateClusterInstResponse) diffAt(o *UpdateClusterInstResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateClusterInstResponse)
-	}
-	if o == nil {
-		o = new(UpdateClusterInstResponse)
-	}
-	c := false
-	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteClusterInstRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteClusterInstRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteClusterInstRequest) DiffFields(o *DeleteClusterInstRequest) *fieldmap.FieldMap {
-	fm := _DeleteClusterInstRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteClusterInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteClusterInstRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteClusterInstRequest) diffAt(o *DeleteClusterInstRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteClusterInstRequest)
-	}
-	if o == nil {
-		o = new(DeleteClusterInstRequest)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.NoWait != o.NoWait {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.CrmOverride != o.CrmOverride {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteClusterInstResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteClusterInstResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteClusterInstResponse) DiffFields(o *DeleteClusterInstResponse) *fieldmap.FieldMap {
-	fm := _DeleteClusterInstResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteClusterInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteClusterInstResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteClusterInstResponse) diffAt(o *DeleteClusterInstResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteClusterInstResponse)
-	}
-	if o == nil {
-		o = new(DeleteClusterInstResponse)
-	}
-	c := false
-	if (m.Progress == nil) != (o.Progress == nil) || m.Progress != nil && m.Progress.diffAt(o.Progress, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowClusterInstsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowClusterInstsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowClusterInstsRequest) DiffFields(o *ShowClusterInstsRequest) *fieldmap.FieldMap {
-	fm := _ShowClusterInstsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowClusterInstsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowClusterInstsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowClusterInstsRequest) diffAt(o *ShowClusterInstsRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowClusterInstsRequest)
-	}
-	if o == nil {
-		o = new(ShowClusterInstsRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowClusterInstsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowClusterInstsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowClusterInstsResponse) DiffFields(o *ShowClusterInstsResponse) *fieldmap.FieldMap {
-	fm := _ShowClusterInstsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowClusterInstsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowClusterInstsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowClusterInstsResponse) diffAt(o *ShowClusterInstsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowClusterInstsResponse)
-	}
-	if o == nil {
-		o = new(ShowClusterInstsResponse)
-	}
-	c := false
-	if (m.ClusterInst == nil) != (o.ClusterInst == nil) || m.ClusterInst != nil && m.ClusterInst.diffAt(o.ClusterInst, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowClusterInstInfosRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowClusterInstInfosRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowClusterInstInfosRequest) DiffFields(o *ShowClusterInstInfosRequest) *fieldmap.FieldMap {
-	fm := _ShowClusterInstInfosRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowClusterInstInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowClusterInstInfosRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowClusterInstInfosRequest) diffAt(o *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowClusterInstInfosRequest)
-	}
-	if o == nil {
-		o = new(ShowClusterInstInfosRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowClusterInstInfosResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowClusterInstInfosResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowClusterInstInfosResponse) DiffFields(o *ShowClusterInstInfosResponse) *fieldmap.FieldMap {
-	fm := _ShowClusterInstInfosResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowClusterInstInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowClusterInstInfosResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowClusterInstInfosResponse) diffAt(o *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowClusterInstInfosResponse)
-	}
-	if o == nil {
-		o = new(ShowClusterInstInfosResponse)
-	}
-	c := false
-	if (m.ClusterInstInfo == nil) != (o.ClusterInstInfo == nil) || m.ClusterInstInfo != nil && m.ClusterInstInfo.diffAt(o.ClusterInstInfo, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of WatchClusterInstInfosRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of WatchClusterInstInfosRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *WatchClusterInstInfosRequest) DiffFields(o *WatchClusterInstInfosRequest) *fieldmap.FieldMap {
-	fm := _WatchClusterInstInfosRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_WatchClusterInstInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// WatchClusterInstInfosRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *WatchClusterInstInfosRequest) diffAt(o *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(WatchClusterInstInfosRequest)
-	}
-	if o == nil {
-		o = new(WatchClusterInstInfosRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of WatchClusterInstInfosResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of WatchClusterInstInfosResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *WatchClusterInstInfosResponse) DiffFields(o *WatchClusterInstInfosResponse) *fieldmap.FieldMap {
-	fm := _WatchClusterInstInfosResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// WatchClusterInstInfosResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *WatchClusterInstInfosResponse) diffAt(o *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(WatchClusterInstInfosResponse)
-	}
-	if o == nil {
-		o = new(WatchClusterInstInfosResponse)
-	}
-	c := false
-	if m.Type != o.Type {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.ClusterInstInfo == nil) != (o.ClusterInstInfo == nil) || m.ClusterInstInfo != nil && m.ClusterInstInfo.diffAt(o.ClusterInstInfo, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_WatchClusterInstInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -10,11 +10,12 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Flavor: dot-joined field numbers from Flavor.
 const (
@@ -27,17 +28,17 @@ const (
 	FlavorFieldOptResMap = "6"   // opt_res_map
 )
 
-var _File_edgeproto_v1_flavor_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
+var _File_edgeproto_v1_flavor_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(FlavorKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _Flavor_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_proto_FlavorKeyc419lo_shape},
-	{Number: 2, Name: "ram_mb"},
-	{Number: 3, Name: "vcpus"},
-	{Number: 4, Name: "disk_gb"},
-	{Number: 5, Name: "gpus"},
-	{Number: 6, Name: "opt_res_map", Kind: fieldmap.KindMap},
+var _Flavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_proto_FlavorKeyc419lo_shape, Value: &fieldmap.MessageField[*FlavorKey]{Off: unsafe.Offsetof(Flavor{}.Key)}},
+	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(Flavor{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "vcpus", Off: unsafe.Offsetof(Flavor{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(Flavor{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "gpus", Off: unsafe.Offsetof(Flavor{}.Gpus), Op: fieldmap.OpUint32},
+	{Number: 6, Name: "opt_res_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Flavor{}.OptResMap)}},
 }}
 
 var _Flavor_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Flavor", _Flavor_shape, false)
@@ -66,14 +67,14 @@ const (
 	FlavorInfoFieldDeprecated = "7" // deprecated
 )
 
-var _FlavorInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "vcpus"},
-	{Number: 3, Name: "ram_mb"},
-	{Number: 4, Name: "disk_gb"},
-	{Number: 5, Name: "gpus"},
-	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
-	{Number: 7, Name: "deprecated"},
+var _FlavorInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(FlavorInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "vcpus", Off: unsafe.Offsetof(FlavorInfo{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "ram_mb", Off: unsafe.Offsetof(FlavorInfo{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(FlavorInfo{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "gpus", Off: unsafe.Offsetof(FlavorInfo{}.Gpus), Op: fieldmap.OpUint32},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(FlavorInfo{}.PropMap)}},
+	{Number: 7, Name: "deprecated", Off: unsafe.Offsetof(FlavorInfo{}.Deprecated), Op: fieldmap.OpBool},
 }}
 
 var _FlavorInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.FlavorInfo", _FlavorInfo_shape, false)
@@ -365,106 +366,20 @@ func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Flavor:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Flavor: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Flavor) DiffFields(o *Flavor) *fieldmap.FieldMap {
-	fm := _Flavor_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Flavor_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Flavor being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Flavor) diffAt(o *Flavor, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Flavor)
-	}
-	if o == nil {
-		o = new(Flavor)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.RamMb != o.RamMb {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Vcpus != o.Vcpus {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.DiskGb != o.DiskGb {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Gpus != o.Gpus {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !maps.Equal(m.OptResMap, o.OptResMap) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of FlavorInfo:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of FlavorInfo: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *FlavorInfo) DiffFields(o *FlavorInfo) *fieldmap.FieldMap {
-	fm := _FlavorInfo_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// FlavorInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *FlavorInfo) diffAt(o *FlavorInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(FlavorInfo)
-	}
-	if o == nil {
-		o = new(FlavorInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Vcpus != o.Vcpus {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.RamMb != o.RamMb {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.DiskGb != o.DiskGb {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Gpus != o.Gpus {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !maps.Equal(m.PropMap, o.PropMap) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.Deprecated != o.Deprecated {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_FlavorInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,11 +9,12 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of CreateFlavorRequest: dot-joined field numbers from CreateFlavorRequest.
 const (
@@ -27,21 +28,21 @@ const (
 	CreateFlavorRequestFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
 )
 
-var _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
+var _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(FlavorKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape},
-	{Number: 2, Name: "ram_mb"},
-	{Number: 3, Name: "vcpus"},
-	{Number: 4, Name: "disk_gb"},
-	{Number: 5, Name: "gpus"},
-	{Number: 6, Name: "opt_res_map", Kind: fieldmap.KindMap},
+var _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape, Value: &fieldmap.MessageField[*FlavorKey]{Off: unsafe.Offsetof(Flavor{}.Key)}},
+	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(Flavor{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "vcpus", Off: unsafe.Offsetof(Flavor{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(Flavor{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "gpus", Off: unsafe.Offsetof(Flavor{}.Gpus), Op: fieldmap.OpUint32},
+	{Number: 6, Name: "opt_res_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Flavor{}.OptResMap)}},
 }}
 
-var _CreateFlavorRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+var _CreateFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateFlavorRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(CreateFlavorRequest{}.Flavor)}},
 }}
 
 var _CreateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorRequest", _CreateFlavorRequest_shape, false)
@@ -71,8 +72,8 @@ const (
 	CreateFlavorResponseFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
 )
 
-var _CreateFlavorResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+var _CreateFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateFlavorResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(CreateFlavorResponse{}.Flavor)}},
 }}
 
 var _CreateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorResponse", _CreateFlavorResponse_shape, false)
@@ -103,9 +104,9 @@ const (
 	UpdateFlavorRequestFieldFields          = "2"     // fields
 )
 
-var _UpdateFlavorRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
-	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+var _UpdateFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateFlavorRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(UpdateFlavorRequest{}.Flavor)}},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateFlavorRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
 var _UpdateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorRequest", _UpdateFlavorRequest_shape, false)
@@ -135,8 +136,8 @@ const (
 	UpdateFlavorResponseFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
 )
 
-var _UpdateFlavorResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+var _UpdateFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateFlavorResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(UpdateFlavorResponse{}.Flavor)}},
 }}
 
 var _UpdateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorResponse", _UpdateFlavorResponse_shape, false)
@@ -160,8 +161,8 @@ const (
 	DeleteFlavorRequestFieldKeyName = "1.1" // key.name
 )
 
-var _DeleteFlavorRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape},
+var _DeleteFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteFlavorRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape, Value: &fieldmap.MessageField[*FlavorKey]{Off: unsafe.Offsetof(DeleteFlavorRequest{}.Key)}},
 }}
 
 var _DeleteFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorRequest", _DeleteFlavorRequest_shape, false)
@@ -179,7 +180,7 @@ func NewDeleteFlavorRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error)
 	return _DeleteFlavorRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _DeleteFlavorResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _DeleteFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteFlavorResponse{}), Fields: []fieldmap.ShapeField{}}
 
 var _DeleteFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorResponse", _DeleteFlavorResponse_shape, false)
 
@@ -208,8 +209,8 @@ const (
 	ShowFlavorsRequestFieldFilterOptResMap = "1.6"   // filter.opt_res_map
 )
 
-var _ShowFlavorsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+var _ShowFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowFlavorsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(ShowFlavorsRequest{}.Filter)}},
 }}
 
 var _ShowFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsRequest", _ShowFlavorsRequest_shape, false)
@@ -239,8 +240,8 @@ const (
 	ShowFlavorsResponseFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
 )
 
-var _ShowFlavorsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape},
+var _ShowFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowFlavorsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(ShowFlavorsResponse{}.Flavor)}},
 }}
 
 var _ShowFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsResponse", _ShowFlavorsResponse_shape, false)
@@ -969,229 +970,68 @@ func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.Fi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateFlavorRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateFlavorRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateFlavorRequest) DiffFields(o *CreateFlavorRequest) *fieldmap.FieldMap {
-	fm := _CreateFlavorRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateFlavorRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateFlavorRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateFlavorRequest) diffAt(o *CreateFlavorRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateFlavorRequest)
-	}
-	if o == nil {
-		o = new(CreateFlavorRequest)
-	}
-	c := false
-	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateFlavorResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateFlavorResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateFlavorResponse) DiffFields(o *CreateFlavorResponse) *fieldmap.FieldMap {
-	fm := _CreateFlavorResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateFlavorResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateFlavorResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateFlavorResponse) diffAt(o *CreateFlavorResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateFlavorResponse)
-	}
-	if o == nil {
-		o = new(CreateFlavorResponse)
-	}
-	c := false
-	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateFlavorRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateFlavorRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateFlavorRequest) DiffFields(o *UpdateFlavorRequest) *fieldmap.FieldMap {
-	fm := _UpdateFlavorRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateFlavorRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateFlavorRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateFlavorRequest) diffAt(o *UpdateFlavorRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateFlavorRequest)
-	}
-	if o == nil {
-		o = new(UpdateFlavorRequest)
-	}
-	c := false
-	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateFlavorResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateFlavorResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateFlavorResponse) DiffFields(o *UpdateFlavorResponse) *fieldmap.FieldMap {
-	fm := _UpdateFlavorResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateFlavorResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateFlavorResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateFlavorResponse) diffAt(o *UpdateFlavorResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateFlavorResponse)
-	}
-	if o == nil {
-		o = new(UpdateFlavorResponse)
-	}
-	c := false
-	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteFlavorRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteFlavorRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteFlavorRequest) DiffFields(o *DeleteFlavorRequest) *fieldmap.FieldMap {
-	fm := _DeleteFlavorRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteFlavorRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteFlavorRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteFlavorRequest) diffAt(o *DeleteFlavorRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteFlavorRequest)
-	}
-	if o == nil {
-		o = new(DeleteFlavorRequest)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteFlavorResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteFlavorResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteFlavorResponse) DiffFields(o *DeleteFlavorResponse) *fieldmap.FieldMap {
-	fm := _DeleteFlavorResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteFlavorResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteFlavorResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteFlavorResponse) diffAt(o *DeleteFlavorResponse, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowFlavorsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowFlavorsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowFlavorsRequest) DiffFields(o *ShowFlavorsRequest) *fieldmap.FieldMap {
-	fm := _ShowFlavorsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowFlavorsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowFlavorsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowFlavorsRequest) diffAt(o *ShowFlavorsRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowFlavorsRequest)
-	}
-	if o == nil {
-		o = new(ShowFlavorsRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowFlavorsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowFlavorsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowFlavorsResponse) DiffFields(o *ShowFlavorsResponse) *fieldmap.FieldMap {
-	fm := _ShowFlavorsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowFlavorsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowFlavorsResponse) diffAt(o *ShowFlavorsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowFlavorsResponse)
-	}
-	if o == nil {
-		o = new(ShowFlavorsResponse)
-	}
-	c := false
-	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_ShowFlavorsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,11 +9,12 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of CloudletKey: dot-joined field numbers from CloudletKey.
 const (
@@ -21,9 +22,9 @@ const (
 	CloudletKeyFieldName         = "2" // name
 )
 
-var _CloudletKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _CloudletKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
 }}
 
 var _CloudletKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletKey", _CloudletKey_shape, false)
@@ -47,9 +48,9 @@ const (
 	ClusterKeyFieldOrganization = "2" // organization
 )
 
-var _ClusterKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _ClusterKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
 }}
 
 var _ClusterKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterKey", _ClusterKey_shape, false)
@@ -74,10 +75,10 @@ const (
 	AppKeyFieldVersion      = "3" // version
 )
 
-var _AppKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "version"},
+var _AppKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
 }}
 
 var _AppKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppKey", _AppKey_shape, false)
@@ -101,9 +102,9 @@ const (
 	AppInstKeyFieldOrganization = "2" // organization
 )
 
-var _AppInstKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _AppInstKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
 }}
 
 var _AppInstKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstKey", _AppInstKey_shape, false)
@@ -126,8 +127,8 @@ const (
 	FlavorKeyFieldName = "1" // name
 )
 
-var _FlavorKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
+var _FlavorKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(FlavorKey{}.Name), Op: fieldmap.OpString},
 }}
 
 var _FlavorKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.FlavorKey", _FlavorKey_shape, false)
@@ -151,9 +152,9 @@ const (
 	TrustPolicyKeyFieldName         = "2" // name
 )
 
-var _TrustPolicyKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _TrustPolicyKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(TrustPolicyKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(TrustPolicyKey{}.Name), Op: fieldmap.OpString},
 }}
 
 var _TrustPolicyKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyKey", _TrustPolicyKey_shape, false)
@@ -177,9 +178,9 @@ const (
 	CloudletPoolKeyFieldName         = "2" // name
 )
 
-var _CloudletPoolKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _CloudletPoolKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletPoolKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletPoolKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletPoolKey{}.Name), Op: fieldmap.OpString},
 }}
 
 var _CloudletPoolKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletPoolKey", _CloudletPoolKey_shape, false)
@@ -209,10 +210,10 @@ const (
 	TrustPolicyExceptionKeyFieldName                        = "3"   // name
 )
 
-var _TrustPolicyExceptionKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape},
-	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _CloudletPoolKey_shape},
-	{Number: 3, Name: "name"},
+var _TrustPolicyExceptionKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.AppKey)}},
+	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _CloudletPoolKey_shape, Value: &fieldmap.MessageField[*CloudletPoolKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.CloudletPoolKey)}},
+	{Number: 3, Name: "name", Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.Name), Op: fieldmap.OpString},
 }}
 
 var _TrustPolicyExceptionKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyExceptionKey", _TrustPolicyExceptionKey_shape, false)
@@ -976,272 +977,68 @@ func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fie
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CloudletKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CloudletKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CloudletKey) DiffFields(o *CloudletKey) *fieldmap.FieldMap {
-	fm := _CloudletKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CloudletKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CloudletKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CloudletKey) diffAt(o *CloudletKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CloudletKey)
-	}
-	if o == nil {
-		o = new(CloudletKey)
-	}
-	c := false
-	if m.Organization != o.Organization {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ClusterKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ClusterKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ClusterKey) DiffFields(o *ClusterKey) *fieldmap.FieldMap {
-	fm := _ClusterKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ClusterKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ClusterKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ClusterKey) diffAt(o *ClusterKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ClusterKey)
-	}
-	if o == nil {
-		o = new(ClusterKey)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Organization != o.Organization {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of AppKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of AppKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *AppKey) DiffFields(o *AppKey) *fieldmap.FieldMap {
-	fm := _AppKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_AppKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// AppKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *AppKey) diffAt(o *AppKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(AppKey)
-	}
-	if o == nil {
-		o = new(AppKey)
-	}
-	c := false
-	if m.Organization != o.Organization {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Version != o.Version {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of AppInstKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of AppInstKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *AppInstKey) DiffFields(o *AppInstKey) *fieldmap.FieldMap {
-	fm := _AppInstKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_AppInstKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// AppInstKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *AppInstKey) diffAt(o *AppInstKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(AppInstKey)
-	}
-	if o == nil {
-		o = new(AppInstKey)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Organization != o.Organization {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of FlavorKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of FlavorKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *FlavorKey) DiffFields(o *FlavorKey) *fieldmap.FieldMap {
-	fm := _FlavorKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_FlavorKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// FlavorKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *FlavorKey) diffAt(o *FlavorKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(FlavorKey)
-	}
-	if o == nil {
-		o = new(FlavorKey)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TrustPolicyKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TrustPolicyKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TrustPolicyKey) DiffFields(o *TrustPolicyKey) *fieldmap.FieldMap {
-	fm := _TrustPolicyKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TrustPolicyKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TrustPolicyKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TrustPolicyKey) diffAt(o *TrustPolicyKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TrustPolicyKey)
-	}
-	if o == nil {
-		o = new(TrustPolicyKey)
-	}
-	c := false
-	if m.Organization != o.Organization {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CloudletPoolKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CloudletPoolKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CloudletPoolKey) DiffFields(o *CloudletPoolKey) *fieldmap.FieldMap {
-	fm := _CloudletPoolKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CloudletPoolKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CloudletPoolKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CloudletPoolKey) diffAt(o *CloudletPoolKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CloudletPoolKey)
-	}
-	if o == nil {
-		o = new(CloudletPoolKey)
-	}
-	c := false
-	if m.Organization != o.Organization {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TrustPolicyExceptionKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TrustPolicyExceptionKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TrustPolicyExceptionKey) DiffFields(o *TrustPolicyExceptionKey) *fieldmap.FieldMap {
-	fm := _TrustPolicyExceptionKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TrustPolicyExceptionKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TrustPolicyExceptionKey) diffAt(o *TrustPolicyExceptionKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TrustPolicyExceptionKey)
-	}
-	if o == nil {
-		o = new(TrustPolicyExceptionKey)
-	}
-	c := false
-	if (m.AppKey == nil) != (o.AppKey == nil) || m.AppKey != nil && m.AppKey.diffAt(o.AppKey, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.CloudletPoolKey == nil) != (o.CloudletPoolKey == nil) || m.CloudletPoolKey != nil && m.CloudletPoolKey.diffAt(o.CloudletPoolKey, fm, at+5) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_TrustPolicyExceptionKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,13 +8,15 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of ResourceQuota: dot-joined field numbers from ResourceQuota.
 const (
@@ -23,10 +25,10 @@ const (
 	ResourceQuotaFieldAlertThreshold = "3" // alert_threshold
 )
 
-var _ResourceQuota_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "value"},
-	{Number: 3, Name: "alert_threshold"},
+var _ResourceQuota_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceQuota{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ResourceQuota{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(ResourceQuota{}.Value), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "alert_threshold", Off: unsafe.Offsetof(ResourceQuota{}.AlertThreshold), Op: fieldmap.OpInt32},
 }}
 
 var _ResourceQuota_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResourceQuota", _ResourceQuota_shape, false)
@@ -55,14 +57,14 @@ const (
 	InfraResourceFieldAlertThreshold = "7" // alert_threshold
 )
 
-var _InfraResource_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "used"},
-	{Number: 3, Name: "total"},
-	{Number: 4, Name: "quota"},
-	{Number: 5, Name: "units"},
-	{Number: 6, Name: "description"},
-	{Number: 7, Name: "alert_threshold"},
+var _InfraResource_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResource{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(InfraResource{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "used", Off: unsafe.Offsetof(InfraResource{}.Used), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "total", Off: unsafe.Offsetof(InfraResource{}.Total), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "quota", Off: unsafe.Offsetof(InfraResource{}.Quota), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "units", Off: unsafe.Offsetof(InfraResource{}.Units), Op: fieldmap.OpString},
+	{Number: 6, Name: "description", Off: unsafe.Offsetof(InfraResource{}.Description), Op: fieldmap.OpString},
+	{Number: 7, Name: "alert_threshold", Off: unsafe.Offsetof(InfraResource{}.AlertThreshold), Op: fieldmap.OpInt32},
 }}
 
 var _InfraResource_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResource", _InfraResource_shape, false)
@@ -99,21 +101,21 @@ const (
 	InfraResourcesSnapshotFieldTakenAt                  = "4"   // taken_at
 )
 
-var _File_edgeproto_v1_resources_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_resources_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_resources_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_resources_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _InfraResourcesSnapshot_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _InfraResource_shape},
-	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_resources_proto_ClusterKey1vor460_shape},
-	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_resources_proto_AppInstKey1lpplun_shape},
-	{Number: 4, Name: "taken_at"},
+var _InfraResourcesSnapshot_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResourcesSnapshot{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _InfraResource_shape, Value: &fieldmap.MessageList[*InfraResource]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.Info)}},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_resources_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageList[*ClusterKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.ClusterInsts)}},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_resources_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageList[*AppInstKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.VmAppInsts)}},
+	{Number: 4, Name: "taken_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.TakenAt)}},
 }}
 
 var _InfraResourcesSnapshot_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResourcesSnapshot", _InfraResourcesSnapshot_shape, false)
@@ -141,11 +143,11 @@ const (
 	NodeInfoFieldRoles       = "4" // roles
 )
 
-var _NodeInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
-	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+var _NodeInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(NodeInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeInfo{}.Allocatable)}},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeInfo{}.Capacity)}},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList, Off: unsafe.Offsetof(NodeInfo{}.Roles), Op: fieldmap.OpListString},
 }}
 
 var _NodeInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodeInfo", _NodeInfo_shape, false)
@@ -169,9 +171,9 @@ const (
 	IpAddrFieldInternalIp = "2" // internal_ip
 )
 
-var _IpAddr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "external_ip"},
-	{Number: 2, Name: "internal_ip"},
+var _IpAddr_shape = &fieldmap.Shape{Size: unsafe.Sizeof(IpAddr{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip", Off: unsafe.Offsetof(IpAddr{}.ExternalIp), Op: fieldmap.OpString},
+	{Number: 2, Name: "internal_ip", Off: unsafe.Offsetof(IpAddr{}.InternalIp), Op: fieldmap.OpString},
 }}
 
 var _IpAddr_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.IpAddr", _IpAddr_shape, false)
@@ -198,12 +200,12 @@ const (
 	ContainerInfoFieldRestarts  = "5" // restarts
 )
 
-var _ContainerInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "status"},
-	{Number: 4, Name: "cluster_ip"},
-	{Number: 5, Name: "restarts"},
+var _ContainerInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ContainerInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ContainerInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(ContainerInfo{}.Type), Op: fieldmap.OpString},
+	{Number: 3, Name: "status", Off: unsafe.Offsetof(ContainerInfo{}.Status), Op: fieldmap.OpString},
+	{Number: 4, Name: "cluster_ip", Off: unsafe.Offsetof(ContainerInfo{}.ClusterIp), Op: fieldmap.OpString},
+	{Number: 5, Name: "restarts", Off: unsafe.Offsetof(ContainerInfo{}.Restarts), Op: fieldmap.OpInt32},
 }}
 
 var _ContainerInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ContainerInfo", _ContainerInfo_shape, false)
@@ -238,13 +240,13 @@ const (
 	VmInfoFieldContainersRestarts    = "6.5" // containers.restarts
 )
 
-var _VmInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "status"},
-	{Number: 4, Name: "infra_flavor"},
-	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _IpAddr_shape},
-	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _ContainerInfo_shape},
+var _VmInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VmInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(VmInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(VmInfo{}.Type), Op: fieldmap.OpString},
+	{Number: 3, Name: "status", Off: unsafe.Offsetof(VmInfo{}.Status), Op: fieldmap.OpString},
+	{Number: 4, Name: "infra_flavor", Off: unsafe.Offsetof(VmInfo{}.InfraFlavor), Op: fieldmap.OpString},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _IpAddr_shape, Value: &fieldmap.MessageList[*IpAddr]{Off: unsafe.Offsetof(VmInfo{}.Ipaddresses)}},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _ContainerInfo_shape, Value: &fieldmap.MessageList[*ContainerInfo]{Off: unsafe.Offsetof(VmInfo{}.Containers)}},
 }}
 
 var _VmInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.VmInfo", _VmInfo_shape, false)
@@ -280,8 +282,8 @@ const (
 	InfraResourcesFieldVmsContainersRestarts    = "1.6.5" // vms.containers.restarts
 )
 
-var _InfraResources_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _VmInfo_shape},
+var _InfraResources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResources{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _VmInfo_shape, Value: &fieldmap.MessageList[*VmInfo]{Off: unsafe.Offsetof(InfraResources{}.Vms)}},
 }}
 
 var _InfraResources_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResources", _InfraResources_shape, false)
@@ -308,12 +310,12 @@ const (
 	NodeResourcesFieldInfraNodeFlavor = "5" // infra_node_flavor
 )
 
-var _NodeResources_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vcpus"},
-	{Number: 2, Name: "ram_mb"},
-	{Number: 3, Name: "disk_gb"},
-	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap},
-	{Number: 5, Name: "infra_node_flavor"},
+var _NodeResources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeResources{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vcpus", Off: unsafe.Offsetof(NodeResources{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(NodeResources{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "disk_gb", Off: unsafe.Offsetof(NodeResources{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeResources{}.OptResMap)}},
+	{Number: 5, Name: "infra_node_flavor", Off: unsafe.Offsetof(NodeResources{}.InfraNodeFlavor), Op: fieldmap.OpString},
 }}
 
 var _NodeResources_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodeResources", _NodeResources_shape, false)
@@ -1445,377 +1447,76 @@ func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ResourceQuota:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ResourceQuota: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ResourceQuota) DiffFields(o *ResourceQuota) *fieldmap.FieldMap {
-	fm := _ResourceQuota_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ResourceQuota_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ResourceQuota being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ResourceQuota) diffAt(o *ResourceQuota, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ResourceQuota)
-	}
-	if o == nil {
-		o = new(ResourceQuota)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Value != o.Value {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.AlertThreshold != o.AlertThreshold {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of InfraResource:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of InfraResource: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *InfraResource) DiffFields(o *InfraResource) *fieldmap.FieldMap {
-	fm := _InfraResource_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_InfraResource_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// InfraResource being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *InfraResource) diffAt(o *InfraResource, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(InfraResource)
-	}
-	if o == nil {
-		o = new(InfraResource)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Used != o.Used {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Total != o.Total {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Quota != o.Quota {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Units != o.Units {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Description != o.Description {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.AlertThreshold != o.AlertThreshold {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of InfraResourcesSnapshot:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of InfraResourcesSnapshot: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *InfraResourcesSnapshot) DiffFields(o *InfraResourcesSnapshot) *fieldmap.FieldMap {
-	fm := _InfraResourcesSnapshot_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_InfraResourcesSnapshot_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// InfraResourcesSnapshot being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *InfraResourcesSnapshot) diffAt(o *InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(InfraResourcesSnapshot)
-	}
-	if o == nil {
-		o = new(InfraResourcesSnapshot)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Info, o.Info, (*InfraResource).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.ClusterInsts, o.ClusterInsts, (*ClusterKey).Equal) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.VmAppInsts, o.VmAppInsts, (*AppInstKey).Equal) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if !fieldmap.Equal(m.TakenAt, o.TakenAt) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NodeInfo:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NodeInfo: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NodeInfo) DiffFields(o *NodeInfo) *fieldmap.FieldMap {
-	fm := _NodeInfo_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_NodeInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NodeInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NodeInfo) diffAt(o *NodeInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NodeInfo)
-	}
-	if o == nil {
-		o = new(NodeInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if !maps.Equal(m.Allocatable, o.Allocatable) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !maps.Equal(m.Capacity, o.Capacity) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !slices.Equal(m.Roles, o.Roles) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of IpAddr:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of IpAddr: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *IpAddr) DiffFields(o *IpAddr) *fieldmap.FieldMap {
-	fm := _IpAddr_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_IpAddr_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// IpAddr being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *IpAddr) diffAt(o *IpAddr, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(IpAddr)
-	}
-	if o == nil {
-		o = new(IpAddr)
-	}
-	c := false
-	if m.ExternalIp != o.ExternalIp {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.InternalIp != o.InternalIp {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ContainerInfo:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ContainerInfo: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ContainerInfo) DiffFields(o *ContainerInfo) *fieldmap.FieldMap {
-	fm := _ContainerInfo_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ContainerInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ContainerInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ContainerInfo) diffAt(o *ContainerInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ContainerInfo)
-	}
-	if o == nil {
-		o = new(ContainerInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Type != o.Type {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Status != o.Status {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.ClusterIp != o.ClusterIp {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Restarts != o.Restarts {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of VmInfo:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of VmInfo: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *VmInfo) DiffFields(o *VmInfo) *fieldmap.FieldMap {
-	fm := _VmInfo_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_VmInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// VmInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *VmInfo) diffAt(o *VmInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(VmInfo)
-	}
-	if o == nil {
-		o = new(VmInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Type != o.Type {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Status != o.Status {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.InfraFlavor != o.InfraFlavor {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Ipaddresses, o.Ipaddresses, (*IpAddr).Equal) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Containers, o.Containers, (*ContainerInfo).Equal) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of InfraResources:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of InfraResources: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *InfraResources) DiffFields(o *InfraResources) *fieldmap.FieldMap {
-	fm := _InfraResources_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_InfraResources_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// InfraResources being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *InfraResources) diffAt(o *InfraResources, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(InfraResources)
-	}
-	if o == nil {
-		o = new(InfraResources)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Vms, o.Vms, (*VmInfo).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NodeResources:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NodeResources: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NodeResources) DiffFields(o *NodeResources) *fieldmap.FieldMap {
-	fm := _NodeResources_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NodeResources being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NodeResources) diffAt(o *NodeResources, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NodeResources)
-	}
-	if o == nil {
-		o = new(NodeResources)
-	}
-	c := false
-	if m.Vcpus != o.Vcpus {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.RamMb != o.RamMb {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.DiskGb != o.DiskGb {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !maps.Equal(m.OptResMap, o.OptResMap) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.InfraNodeFlavor != o.InfraNodeFlavor {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_NodeResources_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,11 +9,12 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Result: dot-joined field numbers from Result.
 const (
@@ -21,9 +22,9 @@ const (
 	ResultFieldCode    = "2" // code
 )
 
-var _Result_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "message"},
-	{Number: 2, Name: "code"},
+var _Result_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Result{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "message", Off: unsafe.Offsetof(Result{}.Message), Op: fieldmap.OpString},
+	{Number: 2, Name: "code", Off: unsafe.Offsetof(Result{}.Code), Op: fieldmap.OpInt32},
 }}
 
 var _Result_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Result", _Result_shape, false)
@@ -129,37 +130,12 @@ func (m *Result) copyInAt(src *Result, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Result:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Result: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Result) DiffFields(o *Result) *fieldmap.FieldMap {
-	fm := _Result_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Result being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Result) diffAt(o *Result, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Result)
-	}
-	if o == nil {
-		o = new(Result)
-	}
-	c := false
-	if m.Message != o.Message {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Code != o.Code {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Result_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

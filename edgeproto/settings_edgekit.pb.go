@@ -8,13 +8,15 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Settings: dot-joined field numbers from Settings.
 const (
@@ -34,21 +36,21 @@ const (
 	SettingsFieldMaxConcurrentTasks         = "14" // max_concurrent_tasks
 )
 
-var _Settings_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "create_cluster_inst_timeout"},
-	{Number: 2, Name: "update_cluster_inst_timeout"},
-	{Number: 3, Name: "delete_cluster_inst_timeout"},
-	{Number: 4, Name: "create_app_inst_timeout"},
-	{Number: 5, Name: "update_app_inst_timeout"},
-	{Number: 6, Name: "delete_app_inst_timeout"},
-	{Number: 7, Name: "create_cloudlet_timeout"},
-	{Number: 8, Name: "update_cloudlet_timeout"},
-	{Number: 9, Name: "cloudlet_info_push_interval"},
-	{Number: 10, Name: "resource_snapshot_interval"},
-	{Number: 11, Name: "cloudlet_maintenance_timeout"},
-	{Number: 12, Name: "crm_connect_timeout"},
-	{Number: 13, Name: "max_tracked_dme_clients"},
-	{Number: 14, Name: "max_concurrent_tasks"},
+var _Settings_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Settings{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "create_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateClusterInstTimeout)}},
+	{Number: 2, Name: "update_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateClusterInstTimeout)}},
+	{Number: 3, Name: "delete_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.DeleteClusterInstTimeout)}},
+	{Number: 4, Name: "create_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateAppInstTimeout)}},
+	{Number: 5, Name: "update_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateAppInstTimeout)}},
+	{Number: 6, Name: "delete_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.DeleteAppInstTimeout)}},
+	{Number: 7, Name: "create_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateCloudletTimeout)}},
+	{Number: 8, Name: "update_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateCloudletTimeout)}},
+	{Number: 9, Name: "cloudlet_info_push_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CloudletInfoPushInterval)}},
+	{Number: 10, Name: "resource_snapshot_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.ResourceSnapshotInterval)}},
+	{Number: 11, Name: "cloudlet_maintenance_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CloudletMaintenanceTimeout)}},
+	{Number: 12, Name: "crm_connect_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CrmConnectTimeout)}},
+	{Number: 13, Name: "max_tracked_dme_clients", Off: unsafe.Offsetof(Settings{}.MaxTrackedDmeClients), Op: fieldmap.OpInt32},
+	{Number: 14, Name: "max_concurrent_tasks", Off: unsafe.Offsetof(Settings{}.MaxConcurrentTasks), Op: fieldmap.OpInt32},
 }}
 
 var _Settings_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Settings", _Settings_shape, false)
@@ -268,85 +270,12 @@ func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Settings:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Settings: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Settings) DiffFields(o *Settings) *fieldmap.FieldMap {
-	fm := _Settings_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Settings being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Settings) diffAt(o *Settings, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Settings)
-	}
-	if o == nil {
-		o = new(Settings)
-	}
-	c := false
-	if !fieldmap.Equal(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdateClusterInstTimeout, o.UpdateClusterInstTimeout) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.Equal(m.DeleteClusterInstTimeout, o.DeleteClusterInstTimeout) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreateAppInstTimeout, o.CreateAppInstTimeout) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdateAppInstTimeout, o.UpdateAppInstTimeout) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.Equal(m.DeleteAppInstTimeout, o.DeleteAppInstTimeout) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreateCloudletTimeout, o.CreateCloudletTimeout) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdateCloudletTimeout, o.UpdateCloudletTimeout) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !fieldmap.Equal(m.CloudletInfoPushInterval, o.CloudletInfoPushInterval) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.Equal(m.ResourceSnapshotInterval, o.ResourceSnapshotInterval) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !fieldmap.Equal(m.CloudletMaintenanceTimeout, o.CloudletMaintenanceTimeout) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if !fieldmap.Equal(m.CrmConnectTimeout, o.CrmConnectTimeout) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if m.MaxTrackedDmeClients != o.MaxTrackedDmeClients {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	if m.MaxConcurrentTasks != o.MaxConcurrentTasks {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Settings_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

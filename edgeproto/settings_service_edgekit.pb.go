@@ -8,12 +8,14 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of UpdateSettingsRequest: dot-joined field numbers from UpdateSettingsRequest.
 const (
@@ -35,26 +37,26 @@ const (
 	UpdateSettingsRequestFieldFields                             = "2"    // fields
 )
 
-var _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "create_cluster_inst_timeout"},
-	{Number: 2, Name: "update_cluster_inst_timeout"},
-	{Number: 3, Name: "delete_cluster_inst_timeout"},
-	{Number: 4, Name: "create_app_inst_timeout"},
-	{Number: 5, Name: "update_app_inst_timeout"},
-	{Number: 6, Name: "delete_app_inst_timeout"},
-	{Number: 7, Name: "create_cloudlet_timeout"},
-	{Number: 8, Name: "update_cloudlet_timeout"},
-	{Number: 9, Name: "cloudlet_info_push_interval"},
-	{Number: 10, Name: "resource_snapshot_interval"},
-	{Number: 11, Name: "cloudlet_maintenance_timeout"},
-	{Number: 12, Name: "crm_connect_timeout"},
-	{Number: 13, Name: "max_tracked_dme_clients"},
-	{Number: 14, Name: "max_concurrent_tasks"},
+var _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Settings{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "create_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateClusterInstTimeout)}},
+	{Number: 2, Name: "update_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateClusterInstTimeout)}},
+	{Number: 3, Name: "delete_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.DeleteClusterInstTimeout)}},
+	{Number: 4, Name: "create_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateAppInstTimeout)}},
+	{Number: 5, Name: "update_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateAppInstTimeout)}},
+	{Number: 6, Name: "delete_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.DeleteAppInstTimeout)}},
+	{Number: 7, Name: "create_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateCloudletTimeout)}},
+	{Number: 8, Name: "update_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateCloudletTimeout)}},
+	{Number: 9, Name: "cloudlet_info_push_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CloudletInfoPushInterval)}},
+	{Number: 10, Name: "resource_snapshot_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.ResourceSnapshotInterval)}},
+	{Number: 11, Name: "cloudlet_maintenance_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CloudletMaintenanceTimeout)}},
+	{Number: 12, Name: "crm_connect_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CrmConnectTimeout)}},
+	{Number: 13, Name: "max_tracked_dme_clients", Off: unsafe.Offsetof(Settings{}.MaxTrackedDmeClients), Op: fieldmap.OpInt32},
+	{Number: 14, Name: "max_concurrent_tasks", Off: unsafe.Offsetof(Settings{}.MaxConcurrentTasks), Op: fieldmap.OpInt32},
 }}
 
-var _UpdateSettingsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
-	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+var _UpdateSettingsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateSettingsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(UpdateSettingsRequest{}.Settings)}},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateSettingsRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
 var _UpdateSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsRequest", _UpdateSettingsRequest_shape, false)
@@ -93,8 +95,8 @@ const (
 	UpdateSettingsResponseFieldSettingsMaxConcurrentTasks         = "1.14" // settings.max_concurrent_tasks
 )
 
-var _UpdateSettingsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
+var _UpdateSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateSettingsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(UpdateSettingsResponse{}.Settings)}},
 }}
 
 var _UpdateSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsResponse", _UpdateSettingsResponse_shape, false)
@@ -114,7 +116,7 @@ func NewUpdateSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, err
 	return _UpdateSettingsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _ResetSettingsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _ResetSettingsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResetSettingsRequest{}), Fields: []fieldmap.ShapeField{}}
 
 var _ResetSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsRequest", _ResetSettingsRequest_shape, false)
 
@@ -150,8 +152,8 @@ const (
 	ResetSettingsResponseFieldSettingsMaxConcurrentTasks         = "1.14" // settings.max_concurrent_tasks
 )
 
-var _ResetSettingsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
+var _ResetSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResetSettingsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(ResetSettingsResponse{}.Settings)}},
 }}
 
 var _ResetSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsResponse", _ResetSettingsResponse_shape, false)
@@ -171,7 +173,7 @@ func NewResetSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, erro
 	return _ResetSettingsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _ShowSettingsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _ShowSettingsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowSettingsRequest{}), Fields: []fieldmap.ShapeField{}}
 
 var _ShowSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsRequest", _ShowSettingsRequest_shape, false)
 
@@ -207,8 +209,8 @@ const (
 	ShowSettingsResponseFieldSettingsMaxConcurrentTasks         = "1.14" // settings.max_concurrent_tasks
 )
 
-var _ShowSettingsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape},
+var _ShowSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowSettingsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(ShowSettingsResponse{}.Settings)}},
 }}
 
 var _ShowSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsResponse", _ShowSettingsResponse_shape, false)
@@ -732,160 +734,52 @@ func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateSettingsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateSettingsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateSettingsRequest) DiffFields(o *UpdateSettingsRequest) *fieldmap.FieldMap {
-	fm := _UpdateSettingsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateSettingsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateSettingsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateSettingsRequest) diffAt(o *UpdateSettingsRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateSettingsRequest)
-	}
-	if o == nil {
-		o = new(UpdateSettingsRequest)
-	}
-	c := false
-	if (m.Settings == nil) != (o.Settings == nil) || m.Settings != nil && m.Settings.diffAt(o.Settings, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateSettingsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateSettingsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateSettingsResponse) DiffFields(o *UpdateSettingsResponse) *fieldmap.FieldMap {
-	fm := _UpdateSettingsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateSettingsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateSettingsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateSettingsResponse) diffAt(o *UpdateSettingsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateSettingsResponse)
-	}
-	if o == nil {
-		o = new(UpdateSettingsResponse)
-	}
-	c := false
-	if (m.Settings == nil) != (o.Settings == nil) || m.Settings != nil && m.Settings.diffAt(o.Settings, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ResetSettingsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ResetSettingsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ResetSettingsRequest) DiffFields(o *ResetSettingsRequest) *fieldmap.FieldMap {
-	fm := _ResetSettingsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ResetSettingsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ResetSettingsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ResetSettingsRequest) diffAt(o *ResetSettingsRequest, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ResetSettingsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ResetSettingsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ResetSettingsResponse) DiffFields(o *ResetSettingsResponse) *fieldmap.FieldMap {
-	fm := _ResetSettingsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ResetSettingsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ResetSettingsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ResetSettingsResponse) diffAt(o *ResetSettingsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ResetSettingsResponse)
-	}
-	if o == nil {
-		o = new(ResetSettingsResponse)
-	}
-	c := false
-	if (m.Settings == nil) != (o.Settings == nil) || m.Settings != nil && m.Settings.diffAt(o.Settings, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowSettingsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowSettingsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowSettingsRequest) DiffFields(o *ShowSettingsRequest) *fieldmap.FieldMap {
-	fm := _ShowSettingsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowSettingsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowSettingsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowSettingsRequest) diffAt(o *ShowSettingsRequest, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowSettingsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowSettingsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowSettingsResponse) DiffFields(o *ShowSettingsResponse) *fieldmap.FieldMap {
-	fm := _ShowSettingsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowSettingsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowSettingsResponse) diffAt(o *ShowSettingsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowSettingsResponse)
-	}
-	if o == nil {
-		o = new(ShowSettingsResponse)
-	}
-	c := false
-	if (m.Settings == nil) != (o.Settings == nil) || m.Settings != nil && m.Settings.diffAt(o.Settings, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_ShowSettingsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,11 +9,12 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of StatusInfo: dot-joined field numbers from StatusInfo.
 const (
@@ -25,13 +26,13 @@ const (
 	StatusInfoFieldMsgs       = "6" // msgs
 )
 
-var _StatusInfo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number"},
-	{Number: 2, Name: "max_tasks"},
-	{Number: 3, Name: "task_name"},
-	{Number: 4, Name: "step_name"},
-	{Number: 5, Name: "msg_count"},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+var _StatusInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
+	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
+	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
 }}
 
 var _StatusInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.StatusInfo", _StatusInfo_shape, false)
@@ -177,53 +178,12 @@ func (m *StatusInfo) copyInAt(src *StatusInfo, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of StatusInfo:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of StatusInfo: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *StatusInfo) DiffFields(o *StatusInfo) *fieldmap.FieldMap {
-	fm := _StatusInfo_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// StatusInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *StatusInfo) diffAt(o *StatusInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(StatusInfo)
-	}
-	if o == nil {
-		o = new(StatusInfo)
-	}
-	c := false
-	if m.TaskNumber != o.TaskNumber {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.MaxTasks != o.MaxTasks {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.TaskName != o.TaskName {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.StepName != o.StepName {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.MsgCount != o.MsgCount {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !slices.Equal(m.Msgs, o.Msgs) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_StatusInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,11 +9,12 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of SecurityRule: dot-joined field numbers from SecurityRule.
 const (
@@ -23,11 +24,11 @@ const (
 	SecurityRuleFieldRemoteCidr   = "4" // remote_cidr
 )
 
-var _SecurityRule_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol"},
-	{Number: 2, Name: "port_range_min"},
-	{Number: 3, Name: "port_range_max"},
-	{Number: 4, Name: "remote_cidr"},
+var _SecurityRule_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SecurityRule{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(SecurityRule{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
+	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
 }}
 
 var _SecurityRule_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.SecurityRule", _SecurityRule_shape, false)
@@ -57,14 +58,14 @@ const (
 	TrustPolicyFieldOutboundSecurityRulesRemoteCidr   = "2.4" // outbound_security_rules.remote_cidr
 )
 
-var _File_edgeproto_v1_trust_policy_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_trust_policy_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(TrustPolicyKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(TrustPolicyKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _TrustPolicy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_TrustPolicyKeyj9gh4y_shape},
-	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape},
+var _TrustPolicy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicy{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_TrustPolicyKeyj9gh4y_shape, Value: &fieldmap.MessageField[*TrustPolicyKey]{Off: unsafe.Offsetof(TrustPolicy{}.Key)}},
+	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicy{}.OutboundSecurityRules)}},
 }}
 
 var _TrustPolicy_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicy", _TrustPolicy_shape, true)
@@ -94,21 +95,21 @@ const (
 	TrustPolicyExceptionInstanceFieldErrors                  = "4"   // errors
 )
 
-var _File_edgeproto_v1_trust_policy_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_trust_policy_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_trust_policy_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_trust_policy_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _TrustPolicyExceptionInstance_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_AppInstKey1lpplun_shape},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_CloudletKeyn3ybte_shape},
-	{Number: 3, Name: "state"},
-	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
+var _TrustPolicyExceptionInstance_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionInstance{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.AppInstKey)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.CloudletKey)}},
+	{Number: 3, Name: "state", Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.State), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.Errors), Op: fieldmap.OpListString},
 }}
 
 var _TrustPolicyExceptionInstance_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyExceptionInstance", _TrustPolicyExceptionInstance_shape, false)
@@ -156,28 +157,28 @@ const (
 	TrustPolicyExceptionFieldInstancesErrors                   = "4.4"   // instances.errors
 )
 
-var _File_edgeproto_v1_trust_policy_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "version"},
+var _File_edgeproto_v1_trust_policy_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_trust_policy_proto_CloudletPoolKey15gm1uo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_trust_policy_proto_CloudletPoolKey15gm1uo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletPoolKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletPoolKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletPoolKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_trust_policy_proto_TrustPolicyExceptionKeyu340wz_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_AppKey2ii4cv_shape},
-	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_CloudletPoolKey15gm1uo_shape},
-	{Number: 3, Name: "name"},
+var _File_edgeproto_v1_trust_policy_proto_TrustPolicyExceptionKeyu340wz_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.AppKey)}},
+	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_CloudletPoolKey15gm1uo_shape, Value: &fieldmap.MessageField[*CloudletPoolKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.CloudletPoolKey)}},
+	{Number: 3, Name: "name", Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _TrustPolicyException_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_TrustPolicyExceptionKeyu340wz_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape},
-	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _TrustPolicyExceptionInstance_shape},
+var _TrustPolicyException_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyException{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_TrustPolicyExceptionKeyu340wz_shape, Value: &fieldmap.MessageField[*TrustPolicyExceptionKey]{Off: unsafe.Offsetof(TrustPolicyException{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(TrustPolicyException{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicyException{}.OutboundSecurityRules)}},
+	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _TrustPolicyExceptionInstance_shape, Value: &fieldmap.MessageList[*TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(TrustPolicyException{}.Instances)}},
 }}
 
 var _TrustPolicyException_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyException", _TrustPolicyException_shape, false)
@@ -724,160 +725,36 @@ func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of SecurityRule:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of SecurityRule: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *SecurityRule) DiffFields(o *SecurityRule) *fieldmap.FieldMap {
-	fm := _SecurityRule_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_SecurityRule_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// SecurityRule being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *SecurityRule) diffAt(o *SecurityRule, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(SecurityRule)
-	}
-	if o == nil {
-		o = new(SecurityRule)
-	}
-	c := false
-	if m.Protocol != o.Protocol {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.PortRangeMin != o.PortRangeMin {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.PortRangeMax != o.PortRangeMax {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.RemoteCidr != o.RemoteCidr {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TrustPolicy:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TrustPolicy: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TrustPolicy) DiffFields(o *TrustPolicy) *fieldmap.FieldMap {
-	fm := _TrustPolicy_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TrustPolicy_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TrustPolicy being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TrustPolicy) diffAt(o *TrustPolicy, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TrustPolicy)
-	}
-	if o == nil {
-		o = new(TrustPolicy)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, (*SecurityRule).Equal) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TrustPolicyExceptionInstance:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TrustPolicyExceptionInstance: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TrustPolicyExceptionInstance) DiffFields(o *TrustPolicyExceptionInstance) *fieldmap.FieldMap {
-	fm := _TrustPolicyExceptionInstance_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TrustPolicyExceptionInstance_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TrustPolicyExceptionInstance being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TrustPolicyExceptionInstance) diffAt(o *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TrustPolicyExceptionInstance)
-	}
-	if o == nil {
-		o = new(TrustPolicyExceptionInstance)
-	}
-	c := false
-	if (m.AppInstKey == nil) != (o.AppInstKey == nil) || m.AppInstKey != nil && m.AppInstKey.diffAt(o.AppInstKey, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && m.CloudletKey.diffAt(o.CloudletKey, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TrustPolicyException:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TrustPolicyException: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TrustPolicyException) DiffFields(o *TrustPolicyException) *fieldmap.FieldMap {
-	fm := _TrustPolicyException_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TrustPolicyException being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TrustPolicyException) diffAt(o *TrustPolicyException, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TrustPolicyException)
-	}
-	if o == nil {
-		o = new(TrustPolicyException)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, (*SecurityRule).Equal) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Instances, o.Instances, (*TrustPolicyExceptionInstance).Equal) {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_TrustPolicyException_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

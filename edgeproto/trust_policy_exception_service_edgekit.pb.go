@@ -9,11 +9,12 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of CreateTrustPolicyExceptionRequest: dot-joined field numbers from CreateTrustPolicyExceptionRequest.
 const (
@@ -44,56 +45,56 @@ const (
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
 )
 
-var _File_edgeproto_v1_trust_policy_exception_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "version"},
+var _File_edgeproto_v1_trust_policy_exception_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletPoolKey15gm1uo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletPoolKey15gm1uo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletPoolKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletPoolKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletPoolKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_AppKey2ii4cv_shape},
-	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletPoolKey15gm1uo_shape},
-	{Number: 3, Name: "name"},
+var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.AppKey)}},
+	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletPoolKey15gm1uo_shape, Value: &fieldmap.MessageField[*CloudletPoolKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.CloudletPoolKey)}},
+	{Number: 3, Name: "name", Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_trust_policy_exception_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol"},
-	{Number: 2, Name: "port_range_min"},
-	{Number: 3, Name: "port_range_max"},
-	{Number: 4, Name: "remote_cidr"},
+var _File_edgeproto_v1_trust_policy_exception_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SecurityRule{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(SecurityRule{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
+	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_trust_policy_exception_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgeproto_v1_trust_policy_exception_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionInstance1u9nqu7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_AppInstKey1lpplun_shape},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletKeyn3ybte_shape},
-	{Number: 3, Name: "state"},
-	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
+var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionInstance1u9nqu7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionInstance{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.AppInstKey)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.CloudletKey)}},
+	{Number: 3, Name: "state", Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.State), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.Errors), Op: fieldmap.OpListString},
 }}
 
-var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_SecurityRule1h6m1oh_shape},
-	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionInstance1u9nqu7_shape},
+var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyException{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape, Value: &fieldmap.MessageField[*TrustPolicyExceptionKey]{Off: unsafe.Offsetof(TrustPolicyException{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(TrustPolicyException{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicyException{}.OutboundSecurityRules)}},
+	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionInstance1u9nqu7_shape, Value: &fieldmap.MessageList[*TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(TrustPolicyException{}.Instances)}},
 }}
 
-var _CreateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+var _CreateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyExceptionRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(CreateTrustPolicyExceptionRequest{}.TrustPolicyException)}},
 }}
 
 var _CreateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionRequest", _CreateTrustPolicyExceptionRequest_shape, false)
@@ -142,8 +143,8 @@ const (
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
 )
 
-var _CreateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+var _CreateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyExceptionResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(CreateTrustPolicyExceptionResponse{}.TrustPolicyException)}},
 }}
 
 var _CreateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionResponse", _CreateTrustPolicyExceptionResponse_shape, false)
@@ -193,9 +194,9 @@ const (
 	UpdateTrustPolicyExceptionRequestFieldFields                                                = "2"       // fields
 )
 
-var _UpdateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
-	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+var _UpdateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyExceptionRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(UpdateTrustPolicyExceptionRequest{}.TrustPolicyException)}},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateTrustPolicyExceptionRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
 var _UpdateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionRequest", _UpdateTrustPolicyExceptionRequest_shape, false)
@@ -244,8 +245,8 @@ const (
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
 )
 
-var _UpdateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+var _UpdateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyExceptionResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(UpdateTrustPolicyExceptionResponse{}.TrustPolicyException)}},
 }}
 
 var _UpdateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionResponse", _UpdateTrustPolicyExceptionResponse_shape, false)
@@ -278,8 +279,8 @@ const (
 	DeleteTrustPolicyExceptionRequestFieldKeyName                        = "1.3"   // key.name
 )
 
-var _DeleteTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape},
+var _DeleteTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteTrustPolicyExceptionRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape, Value: &fieldmap.MessageField[*TrustPolicyExceptionKey]{Off: unsafe.Offsetof(DeleteTrustPolicyExceptionRequest{}.Key)}},
 }}
 
 var _DeleteTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionRequest", _DeleteTrustPolicyExceptionRequest_shape, false)
@@ -299,7 +300,7 @@ func NewDeleteTrustPolicyExceptionRequestFieldMap(flags ...string) (*fieldmap.Fi
 	return _DeleteTrustPolicyExceptionRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _DeleteTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _DeleteTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteTrustPolicyExceptionResponse{}), Fields: []fieldmap.ShapeField{}}
 
 var _DeleteTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionResponse", _DeleteTrustPolicyExceptionResponse_shape, false)
 
@@ -347,8 +348,8 @@ const (
 	ShowTrustPolicyExceptionsRequestFieldFilterInstancesErrors                   = "1.4.4"   // filter.instances.errors
 )
 
-var _ShowTrustPolicyExceptionsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+var _ShowTrustPolicyExceptionsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPolicyExceptionsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(ShowTrustPolicyExceptionsRequest{}.Filter)}},
 }}
 
 var _ShowTrustPolicyExceptionsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsRequest", _ShowTrustPolicyExceptionsRequest_shape, false)
@@ -397,8 +398,8 @@ const (
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
 )
 
-var _ShowTrustPolicyExceptionsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape},
+var _ShowTrustPolicyExceptionsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPolicyExceptionsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(ShowTrustPolicyExceptionsResponse{}.TrustPolicyException)}},
 }}
 
 var _ShowTrustPolicyExceptionsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsResponse", _ShowTrustPolicyExceptionsResponse_shape, false)
@@ -1129,229 +1130,68 @@ func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExcepti
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateTrustPolicyExceptionRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateTrustPolicyExceptionRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateTrustPolicyExceptionRequest) DiffFields(o *CreateTrustPolicyExceptionRequest) *fieldmap.FieldMap {
-	fm := _CreateTrustPolicyExceptionRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateTrustPolicyExceptionRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateTrustPolicyExceptionRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateTrustPolicyExceptionRequest) diffAt(o *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateTrustPolicyExceptionRequest)
-	}
-	if o == nil {
-		o = new(CreateTrustPolicyExceptionRequest)
-	}
-	c := false
-	if (m.TrustPolicyException == nil) != (o.TrustPolicyException == nil) || m.TrustPolicyException != nil && m.TrustPolicyException.diffAt(o.TrustPolicyException, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateTrustPolicyExceptionResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateTrustPolicyExceptionResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateTrustPolicyExceptionResponse) DiffFields(o *CreateTrustPolicyExceptionResponse) *fieldmap.FieldMap {
-	fm := _CreateTrustPolicyExceptionResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateTrustPolicyExceptionResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateTrustPolicyExceptionResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateTrustPolicyExceptionResponse) diffAt(o *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateTrustPolicyExceptionResponse)
-	}
-	if o == nil {
-		o = new(CreateTrustPolicyExceptionResponse)
-	}
-	c := false
-	if (m.TrustPolicyException == nil) != (o.TrustPolicyException == nil) || m.TrustPolicyException != nil && m.TrustPolicyException.diffAt(o.TrustPolicyException, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateTrustPolicyExceptionRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateTrustPolicyExceptionRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateTrustPolicyExceptionRequest) DiffFields(o *UpdateTrustPolicyExceptionRequest) *fieldmap.FieldMap {
-	fm := _UpdateTrustPolicyExceptionRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateTrustPolicyExceptionRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateTrustPolicyExceptionRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateTrustPolicyExceptionRequest) diffAt(o *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateTrustPolicyExceptionRequest)
-	}
-	if o == nil {
-		o = new(UpdateTrustPolicyExceptionRequest)
-	}
-	c := false
-	if (m.TrustPolicyException == nil) != (o.TrustPolicyException == nil) || m.TrustPolicyException != nil && m.TrustPolicyException.diffAt(o.TrustPolicyException, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		fm.SetAt(at + 25)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateTrustPolicyExceptionResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateTrustPolicyExceptionResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateTrustPolicyExceptionResponse) DiffFields(o *UpdateTrustPolicyExceptionResponse) *fieldmap.FieldMap {
-	fm := _UpdateTrustPolicyExceptionResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateTrustPolicyExceptionResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateTrustPolicyExceptionResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateTrustPolicyExceptionResponse) diffAt(o *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateTrustPolicyExceptionResponse)
-	}
-	if o == nil {
-		o = new(UpdateTrustPolicyExceptionResponse)
-	}
-	c := false
-	if (m.TrustPolicyException == nil) != (o.TrustPolicyException == nil) || m.TrustPolicyException != nil && m.TrustPolicyException.diffAt(o.TrustPolicyException, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteTrustPolicyExceptionRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteTrustPolicyExceptionRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteTrustPolicyExceptionRequest) DiffFields(o *DeleteTrustPolicyExceptionRequest) *fieldmap.FieldMap {
-	fm := _DeleteTrustPolicyExceptionRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteTrustPolicyExceptionRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteTrustPolicyExceptionRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteTrustPolicyExceptionRequest) diffAt(o *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteTrustPolicyExceptionRequest)
-	}
-	if o == nil {
-		o = new(DeleteTrustPolicyExceptionRequest)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteTrustPolicyExceptionResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteTrustPolicyExceptionResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteTrustPolicyExceptionResponse) DiffFields(o *DeleteTrustPolicyExceptionResponse) *fieldmap.FieldMap {
-	fm := _DeleteTrustPolicyExceptionResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteTrustPolicyExceptionResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteTrustPolicyExceptionResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteTrustPolicyExceptionResponse) diffAt(o *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowTrustPolicyExceptionsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowTrustPolicyExceptionsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowTrustPolicyExceptionsRequest) DiffFields(o *ShowTrustPolicyExceptionsRequest) *fieldmap.FieldMap {
-	fm := _ShowTrustPolicyExceptionsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowTrustPolicyExceptionsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowTrustPolicyExceptionsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowTrustPolicyExceptionsRequest) diffAt(o *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowTrustPolicyExceptionsRequest)
-	}
-	if o == nil {
-		o = new(ShowTrustPolicyExceptionsRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowTrustPolicyExceptionsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowTrustPolicyExceptionsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowTrustPolicyExceptionsResponse) DiffFields(o *ShowTrustPolicyExceptionsResponse) *fieldmap.FieldMap {
-	fm := _ShowTrustPolicyExceptionsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowTrustPolicyExceptionsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowTrustPolicyExceptionsResponse) diffAt(o *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowTrustPolicyExceptionsResponse)
-	}
-	if o == nil {
-		o = new(ShowTrustPolicyExceptionsResponse)
-	}
-	c := false
-	if (m.TrustPolicyException == nil) != (o.TrustPolicyException == nil) || m.TrustPolicyException != nil && m.TrustPolicyException.diffAt(o.TrustPolicyException, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_ShowTrustPolicyExceptionsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,11 +9,12 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of CreateTrustPolicyRequest: dot-joined field numbers from CreateTrustPolicyRequest.
 const (
@@ -28,25 +29,25 @@ const (
 	CreateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
 )
 
-var _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(TrustPolicyKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(TrustPolicyKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_trust_policy_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol"},
-	{Number: 2, Name: "port_range_min"},
-	{Number: 3, Name: "port_range_max"},
-	{Number: 4, Name: "remote_cidr"},
+var _File_edgeproto_v1_trust_policy_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SecurityRule{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(SecurityRule{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
+	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
 }}
 
-var _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape},
-	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_service_proto_SecurityRule1h6m1oh_shape},
+var _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicy{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape, Value: &fieldmap.MessageField[*TrustPolicyKey]{Off: unsafe.Offsetof(TrustPolicy{}.Key)}},
+	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_service_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicy{}.OutboundSecurityRules)}},
 }}
 
-var _CreateTrustPolicyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+var _CreateTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(CreateTrustPolicyRequest{}.TrustPolicy)}},
 }}
 
 var _CreateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyRequest", _CreateTrustPolicyRequest_shape, false)
@@ -79,8 +80,8 @@ const (
 	CreateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
 )
 
-var _CreateTrustPolicyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+var _CreateTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(CreateTrustPolicyResponse{}.TrustPolicy)}},
 }}
 
 var _CreateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyResponse", _CreateTrustPolicyResponse_shape, false)
@@ -114,9 +115,9 @@ const (
 	UpdateTrustPolicyRequestFieldFields                                       = "2"     // fields
 )
 
-var _UpdateTrustPolicyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
-	{Number: 2, Name: "fields", Kind: fieldmap.KindList},
+var _UpdateTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(UpdateTrustPolicyRequest{}.TrustPolicy)}},
+	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateTrustPolicyRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
 var _UpdateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyRequest", _UpdateTrustPolicyRequest_shape, false)
@@ -149,8 +150,8 @@ const (
 	UpdateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
 )
 
-var _UpdateTrustPolicyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+var _UpdateTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(UpdateTrustPolicyResponse{}.TrustPolicy)}},
 }}
 
 var _UpdateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyResponse", _UpdateTrustPolicyResponse_shape, false)
@@ -177,8 +178,8 @@ const (
 	DeleteTrustPolicyRequestFieldKeyName         = "1.2" // key.name
 )
 
-var _DeleteTrustPolicyRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape},
+var _DeleteTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteTrustPolicyRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape, Value: &fieldmap.MessageField[*TrustPolicyKey]{Off: unsafe.Offsetof(DeleteTrustPolicyRequest{}.Key)}},
 }}
 
 var _DeleteTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyRequest", _DeleteTrustPolicyRequest_shape, false)
@@ -198,7 +199,7 @@ func NewDeleteTrustPolicyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, e
 	return _DeleteTrustPolicyRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _DeleteTrustPolicyResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _DeleteTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteTrustPolicyResponse{}), Fields: []fieldmap.ShapeField{}}
 
 var _DeleteTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyResponse", _DeleteTrustPolicyResponse_shape, false)
 
@@ -230,8 +231,8 @@ const (
 	ShowTrustPoliciesRequestFieldFilterOutboundSecurityRulesRemoteCidr   = "1.2.4" // filter.outbound_security_rules.remote_cidr
 )
 
-var _ShowTrustPoliciesRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+var _ShowTrustPoliciesRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPoliciesRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(ShowTrustPoliciesRequest{}.Filter)}},
 }}
 
 var _ShowTrustPoliciesRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesRequest", _ShowTrustPoliciesRequest_shape, false)
@@ -264,8 +265,8 @@ const (
 	ShowTrustPoliciesResponseFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
 )
 
-var _ShowTrustPoliciesResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape},
+var _ShowTrustPoliciesResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPoliciesResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(ShowTrustPoliciesResponse{}.TrustPolicy)}},
 }}
 
 var _ShowTrustPoliciesResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesResponse", _ShowTrustPoliciesResponse_shape, false)
@@ -996,229 +997,68 @@ func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm 
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateTrustPolicyRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateTrustPolicyRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateTrustPolicyRequest) DiffFields(o *CreateTrustPolicyRequest) *fieldmap.FieldMap {
-	fm := _CreateTrustPolicyRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateTrustPolicyRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateTrustPolicyRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateTrustPolicyRequest) diffAt(o *CreateTrustPolicyRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateTrustPolicyRequest)
-	}
-	if o == nil {
-		o = new(CreateTrustPolicyRequest)
-	}
-	c := false
-	if (m.TrustPolicy == nil) != (o.TrustPolicy == nil) || m.TrustPolicy != nil && m.TrustPolicy.diffAt(o.TrustPolicy, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateTrustPolicyResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateTrustPolicyResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateTrustPolicyResponse) DiffFields(o *CreateTrustPolicyResponse) *fieldmap.FieldMap {
-	fm := _CreateTrustPolicyResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateTrustPolicyResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateTrustPolicyResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateTrustPolicyResponse) diffAt(o *CreateTrustPolicyResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateTrustPolicyResponse)
-	}
-	if o == nil {
-		o = new(CreateTrustPolicyResponse)
-	}
-	c := false
-	if (m.TrustPolicy == nil) != (o.TrustPolicy == nil) || m.TrustPolicy != nil && m.TrustPolicy.diffAt(o.TrustPolicy, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateTrustPolicyRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateTrustPolicyRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateTrustPolicyRequest) DiffFields(o *UpdateTrustPolicyRequest) *fieldmap.FieldMap {
-	fm := _UpdateTrustPolicyRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateTrustPolicyRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateTrustPolicyRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateTrustPolicyRequest) diffAt(o *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateTrustPolicyRequest)
-	}
-	if o == nil {
-		o = new(UpdateTrustPolicyRequest)
-	}
-	c := false
-	if (m.TrustPolicy == nil) != (o.TrustPolicy == nil) || m.TrustPolicy != nil && m.TrustPolicy.diffAt(o.TrustPolicy, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of UpdateTrustPolicyResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of UpdateTrustPolicyResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *UpdateTrustPolicyResponse) DiffFields(o *UpdateTrustPolicyResponse) *fieldmap.FieldMap {
-	fm := _UpdateTrustPolicyResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_UpdateTrustPolicyResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// UpdateTrustPolicyResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *UpdateTrustPolicyResponse) diffAt(o *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(UpdateTrustPolicyResponse)
-	}
-	if o == nil {
-		o = new(UpdateTrustPolicyResponse)
-	}
-	c := false
-	if (m.TrustPolicy == nil) != (o.TrustPolicy == nil) || m.TrustPolicy != nil && m.TrustPolicy.diffAt(o.TrustPolicy, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteTrustPolicyRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteTrustPolicyRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteTrustPolicyRequest) DiffFields(o *DeleteTrustPolicyRequest) *fieldmap.FieldMap {
-	fm := _DeleteTrustPolicyRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteTrustPolicyRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteTrustPolicyRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteTrustPolicyRequest) diffAt(o *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteTrustPolicyRequest)
-	}
-	if o == nil {
-		o = new(DeleteTrustPolicyRequest)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteTrustPolicyResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteTrustPolicyResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteTrustPolicyResponse) DiffFields(o *DeleteTrustPolicyResponse) *fieldmap.FieldMap {
-	fm := _DeleteTrustPolicyResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteTrustPolicyResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteTrustPolicyResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteTrustPolicyResponse) diffAt(o *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowTrustPoliciesRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowTrustPoliciesRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowTrustPoliciesRequest) DiffFields(o *ShowTrustPoliciesRequest) *fieldmap.FieldMap {
-	fm := _ShowTrustPoliciesRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ShowTrustPoliciesRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowTrustPoliciesRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowTrustPoliciesRequest) diffAt(o *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowTrustPoliciesRequest)
-	}
-	if o == nil {
-		o = new(ShowTrustPoliciesRequest)
-	}
-	c := false
-	if (m.Filter == nil) != (o.Filter == nil) || m.Filter != nil && m.Filter.diffAt(o.Filter, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ShowTrustPoliciesResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ShowTrustPoliciesResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ShowTrustPoliciesResponse) DiffFields(o *ShowTrustPoliciesResponse) *fieldmap.FieldMap {
-	fm := _ShowTrustPoliciesResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ShowTrustPoliciesResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ShowTrustPoliciesResponse) diffAt(o *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ShowTrustPoliciesResponse)
-	}
-	if o == nil {
-		o = new(ShowTrustPoliciesResponse)
-	}
-	c := false
-	if (m.TrustPolicy == nil) != (o.TrustPolicy == nil) || m.TrustPolicy != nil && m.TrustPolicy.diffAt(o.TrustPolicy, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_ShowTrustPoliciesResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -220,4 +220,3 @@ func CloneBytesValue(m *wrapperspb.BytesValue) *wrapperspb.BytesValue {
 	copyUnknown(c, m)
 	return c
 }
-

@@ -164,4 +164,3 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
-

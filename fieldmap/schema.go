@@ -56,8 +56,16 @@ type Field struct {
 // place where recursion stops make the layout differ) and builds the Schema
 // of a top-level message from its Shape, so that the size of generated code
 // grows with the number of message types, not with the number of flags.
+//
+// A shape whose fields carry their Go layout (Size, and on each field Off
+// with an Op, or a Value) also drives the table-driven DiffFields of this
+// package (Diff).
 type Shape struct {
 	Fields []ShapeField // by field number
+	// Size is the size of the message's Go struct.
+	Size uintptr
+
+	run shapeRun // prepared for Diff when a schema of it loads
 }
 
 // ShapeField is one field of a Shape.
@@ -68,6 +76,11 @@ type ShapeField struct {
 	// Sub is the layout below the field: set on message fields and lists of
 	// messages that have flags below them, nil elsewhere.
 	Sub *Shape
+	// Off is the offset of a field with an Op in the message's Go struct;
+	// Op is how to compare it. Other fields have a Value.
+	Off   uintptr
+	Op    Op
+	Value Value
 }
 
 // Schema is the set of flags one message type has. Generated code builds one
@@ -122,6 +135,9 @@ func (s *Schema) load() {
 	s.once.Do(func() {
 		if s.shape != nil {
 			s.flatten(s.shape, "", "", false)
+			if s.shape.Size > 0 {
+				s.shape.prepare() // for Diff
+			}
 		}
 		s.index()
 	})

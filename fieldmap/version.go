@@ -1,19 +1,24 @@
 package fieldmap
 
-// SupportPackageIsVersion2 is referenced by every file protoc-gen-go-edgekit
-// generates for version 2 of this package's API (Window, Schema.Init), in
+// SupportPackageIsVersion3 is referenced by every file protoc-gen-go-edgekit
+// generates for version 3 of this package's API (shapes with the Go layout
+// of messages, CopyIn, Diff), in
 //
-//	const _ = fieldmap.SupportPackageIsVersion2
+//	const _ = fieldmap.SupportPackageIsVersion3
 //
 // so that generated code compiled against a fieldmap too old for it fails
-// to compile with "undefined: fieldmap.SupportPackageIsVersion2" instead
+// to compile with "undefined: fieldmap.SupportPackageIsVersion3" instead
 // of an error about some helper deep in the file: upgrade
 // github.com/edgekit/edgekit to at least the version of the generator. A
 // release that drops support for code generated for an old version of the
 // API removes that version's constant, and such code fails the same way:
 // regenerate it.
-const SupportPackageIsVersion2 = true
+const SupportPackageIsVersion3 = true
 
-// SupportPackageIsVersion1 is referenced by files generated for version 1
-// of the API, which this package still supports.
-const SupportPackageIsVersion1 = true
+// SupportPackageIsVersion2 and SupportPackageIsVersion1 are referenced by
+// files generated for earlier versions of the API, which this package
+// still supports.
+const (
+	SupportPackageIsVersion2 = true
+	SupportPackageIsVersion1 = true
+)

@@ -8,12 +8,14 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of AllocationStatus: dot-joined field numbers from AllocationStatus.
 const (
@@ -22,10 +24,10 @@ const (
 	AllocationStatusFieldLastUpdateTime = "3" // last_update_time
 )
 
-var _AllocationStatus_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "state"},
-	{Number: 2, Name: "message"},
-	{Number: 3, Name: "last_update_time"},
+var _AllocationStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllocationStatus{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state", Off: unsafe.Offsetof(AllocationStatus{}.State), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "message", Off: unsafe.Offsetof(AllocationStatus{}.Message), Op: fieldmap.OpString},
+	{Number: 3, Name: "last_update_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AllocationStatus{}.LastUpdateTime)}},
 }}
 
 var _AllocationStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AllocationStatus", _AllocationStatus_shape, false)
@@ -54,11 +56,11 @@ const (
 	AllocationFieldStatusLastUpdateTime = "4.3" // status.last_update_time
 )
 
-var _Allocation_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "contract_id"},
-	{Number: 3, Name: "forwarding"},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _AllocationStatus_shape},
+var _Allocation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Allocation{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Allocation{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "contract_id", Off: unsafe.Offsetof(Allocation{}.ContractId), Op: fieldmap.OpString},
+	{Number: 3, Name: "forwarding", Off: unsafe.Offsetof(Allocation{}.Forwarding), Op: fieldmap.OpBool},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _AllocationStatus_shape, Value: &fieldmap.MessageField[*AllocationStatus]{Off: unsafe.Offsetof(Allocation{}.Status)}},
 }}
 
 var _Allocation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Allocation", _Allocation_shape, false)
@@ -286,82 +288,20 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of AllocationStatus:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of AllocationStatus: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *AllocationStatus) DiffFields(o *AllocationStatus) *fieldmap.FieldMap {
-	fm := _AllocationStatus_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_AllocationStatus_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// AllocationStatus being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *AllocationStatus) diffAt(o *AllocationStatus, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(AllocationStatus)
-	}
-	if o == nil {
-		o = new(AllocationStatus)
-	}
-	c := false
-	if m.State != o.State {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Message != o.Message {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.Equal(m.LastUpdateTime, o.LastUpdateTime) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Allocation:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Allocation: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Allocation) DiffFields(o *Allocation) *fieldmap.FieldMap {
-	fm := _Allocation_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Allocation being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Allocation) diffAt(o *Allocation, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Allocation)
-	}
-	if o == nil {
-		o = new(Allocation)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.ContractId != o.ContractId {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Forwarding != o.Forwarding {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Allocation_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,13 +8,15 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of ConfigParameter: dot-joined field numbers from ConfigParameter.
 const (
@@ -28,15 +30,15 @@ const (
 	ConfigParameterFieldDescription  = "8" // description
 )
 
-var _ConfigParameter_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "required"},
-	{Number: 4, Name: "default_value"},
-	{Number: 5, Name: "minimum"},
-	{Number: 6, Name: "maximum"},
-	{Number: 7, Name: "pattern"},
-	{Number: 8, Name: "description"},
+var _ConfigParameter_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigParameter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ConfigParameter{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(ConfigParameter{}.Type), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "required", Off: unsafe.Offsetof(ConfigParameter{}.Required), Op: fieldmap.OpBool},
+	{Number: 4, Name: "default_value", Off: unsafe.Offsetof(ConfigParameter{}.DefaultValue), Op: fieldmap.OpString},
+	{Number: 5, Name: "minimum", Off: unsafe.Offsetof(ConfigParameter{}.Minimum), Op: fieldmap.OpPtrFloat64},
+	{Number: 6, Name: "maximum", Off: unsafe.Offsetof(ConfigParameter{}.Maximum), Op: fieldmap.OpPtrFloat64},
+	{Number: 7, Name: "pattern", Off: unsafe.Offsetof(ConfigParameter{}.Pattern), Op: fieldmap.OpString},
+	{Number: 8, Name: "description", Off: unsafe.Offsetof(ConfigParameter{}.Description), Op: fieldmap.OpString},
 }}
 
 var _ConfigParameter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ConfigParameter", _ConfigParameter_shape, false)
@@ -67,8 +69,8 @@ const (
 	ConfigurationSchemaFieldParametersDescription  = "1.8" // parameters.description
 )
 
-var _ConfigurationSchema_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _ConfigParameter_shape},
+var _ConfigurationSchema_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigurationSchema{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _ConfigParameter_shape, Value: &fieldmap.MessageList[*ConfigParameter]{Off: unsafe.Offsetof(ConfigurationSchema{}.Parameters)}},
 }}
 
 var _ConfigurationSchema_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ConfigurationSchema", _ConfigurationSchema_shape, false)
@@ -92,9 +94,9 @@ const (
 	ServiceTemplateFieldBody = "2" // body
 )
 
-var _ServiceTemplate_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "body"},
+var _ServiceTemplate_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceTemplate{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ServiceTemplate{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "body", Off: unsafe.Offsetof(ServiceTemplate{}.Body), Op: fieldmap.OpString},
 }}
 
 var _ServiceTemplate_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceTemplate", _ServiceTemplate_shape, false)
@@ -149,38 +151,38 @@ const (
 	ServiceBlueprintFieldPricePeriod                               = "12.3"  // price.period
 )
 
-var _File_fluidos_v1_blueprint_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "liqo_id"},
-	{Number: 2, Name: "kubeconfig"},
+var _File_fluidos_v1_blueprint_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeAdditionalInformation{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id", Off: unsafe.Offsetof(NodeAdditionalInformation{}.LiqoId), Op: fieldmap.OpString},
+	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(NodeAdditionalInformation{}.Kubeconfig), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_blueprint_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "domain"},
-	{Number: 2, Name: "node_id"},
-	{Number: 3, Name: "ip"},
-	{Number: 4, Name: "local_namespace"},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_NodeAdditionalInformation1g0hp4b_shape},
+var _File_fluidos_v1_blueprint_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain", Off: unsafe.Offsetof(NodeIdentity{}.Domain), Op: fieldmap.OpString},
+	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
+	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
+	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_NodeAdditionalInformation1g0hp4b_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
 }}
 
-var _File_fluidos_v1_blueprint_proto_Price1ihwkrr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "amount"},
-	{Number: 2, Name: "currency"},
-	{Number: 3, Name: "period"},
+var _File_fluidos_v1_blueprint_proto_Price1ihwkrr_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Price{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "amount", Off: unsafe.Offsetof(Price{}.Amount), Op: fieldmap.OpString},
+	{Number: 2, Name: "currency", Off: unsafe.Offsetof(Price{}.Currency), Op: fieldmap.OpString},
+	{Number: 3, Name: "period", Off: unsafe.Offsetof(Price{}.Period), Op: fieldmap.OpString},
 }}
 
-var _ServiceBlueprint_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "description"},
-	{Number: 4, Name: "category"},
-	{Number: 5, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 6, Name: "hosting_policies", Kind: fieldmap.KindList},
-	{Number: 7, Name: "templates", Kind: fieldmap.KindList, Sub: _ServiceTemplate_shape},
-	{Number: 8, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _ConfigurationSchema_shape},
-	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_NodeIdentity1rjjozc_shape},
-	{Number: 10, Name: "created_at"},
-	{Number: 11, Name: "max_instances"},
-	{Number: 12, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_Price1ihwkrr_shape},
+var _ServiceBlueprint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceBlueprint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(ServiceBlueprint{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(ServiceBlueprint{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "description", Off: unsafe.Offsetof(ServiceBlueprint{}.Description), Op: fieldmap.OpString},
+	{Number: 4, Name: "category", Off: unsafe.Offsetof(ServiceBlueprint{}.Category), Op: fieldmap.OpString},
+	{Number: 5, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceBlueprint{}.Tags), Op: fieldmap.OpListString},
+	{Number: 6, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceBlueprint{}.HostingPolicies), Op: fieldmap.OpListInt32},
+	{Number: 7, Name: "templates", Kind: fieldmap.KindList, Sub: _ServiceTemplate_shape, Value: &fieldmap.MessageList[*ServiceTemplate]{Off: unsafe.Offsetof(ServiceBlueprint{}.Templates)}},
+	{Number: 8, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _ConfigurationSchema_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(ServiceBlueprint{}.ConfigurationSchema)}},
+	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(ServiceBlueprint{}.Owner)}},
+	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ServiceBlueprint{}.CreatedAt)}},
+	{Number: 11, Name: "max_instances", Off: unsafe.Offsetof(ServiceBlueprint{}.MaxInstances), Op: fieldmap.OpUint32},
+	{Number: 12, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_Price1ihwkrr_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(ServiceBlueprint{}.Price)}},
 }}
 
 var _ServiceBlueprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceBlueprint", _ServiceBlueprint_shape, false)
@@ -821,196 +823,36 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ConfigParameter:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ConfigParameter: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ConfigParameter) DiffFields(o *ConfigParameter) *fieldmap.FieldMap {
-	fm := _ConfigParameter_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ConfigParameter_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ConfigParameter being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ConfigParameter) diffAt(o *ConfigParameter, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ConfigParameter)
-	}
-	if o == nil {
-		o = new(ConfigParameter)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Type != o.Type {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Required != o.Required {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.DefaultValue != o.DefaultValue {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat64(m.Minimum, o.Minimum) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat64(m.Maximum, o.Maximum) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.Pattern != o.Pattern {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.Description != o.Description {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ConfigurationSchema:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ConfigurationSchema: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ConfigurationSchema) DiffFields(o *ConfigurationSchema) *fieldmap.FieldMap {
-	fm := _ConfigurationSchema_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ConfigurationSchema_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ConfigurationSchema being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ConfigurationSchema) diffAt(o *ConfigurationSchema, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ConfigurationSchema)
-	}
-	if o == nil {
-		o = new(ConfigurationSchema)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Parameters, o.Parameters, (*ConfigParameter).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ServiceTemplate:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ServiceTemplate: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ServiceTemplate) DiffFields(o *ServiceTemplate) *fieldmap.FieldMap {
-	fm := _ServiceTemplate_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ServiceTemplate_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ServiceTemplate being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ServiceTemplate) diffAt(o *ServiceTemplate, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ServiceTemplate)
-	}
-	if o == nil {
-		o = new(ServiceTemplate)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Body != o.Body {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ServiceBlueprint:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ServiceBlueprint: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ServiceBlueprint) DiffFields(o *ServiceBlueprint) *fieldmap.FieldMap {
-	fm := _ServiceBlueprint_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ServiceBlueprint being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ServiceBlueprint) diffAt(o *ServiceBlueprint, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ServiceBlueprint)
-	}
-	if o == nil {
-		o = new(ServiceBlueprint)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Description != o.Description {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Category != o.Category {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Tags, o.Tags) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !slices.Equal(m.HostingPolicies, o.HostingPolicies) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Templates, o.Templates, (*ServiceTemplate).Equal) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if (m.ConfigurationSchema == nil) != (o.ConfigurationSchema == nil) || m.ConfigurationSchema != nil && m.ConfigurationSchema.diffAt(o.ConfigurationSchema, fm, at+10) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if (m.Owner == nil) != (o.Owner == nil) || m.Owner != nil && m.Owner.diffAt(o.Owner, fm, at+20) {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if m.MaxInstances != o.MaxInstances {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if (m.Price == nil) != (o.Price == nil) || m.Price != nil && m.Price.diffAt(o.Price, fm, at+30) {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_ServiceBlueprint_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

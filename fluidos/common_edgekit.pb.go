@@ -9,11 +9,12 @@ package fluidos
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of NodeIdentity: dot-joined field numbers from NodeIdentity.
 const (
@@ -26,17 +27,17 @@ const (
 	NodeIdentityFieldAdditionalInformationKubeconfig = "5.2" // additional_information.kubeconfig
 )
 
-var _NodeAdditionalInformation_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "liqo_id"},
-	{Number: 2, Name: "kubeconfig"},
+var _NodeAdditionalInformation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeAdditionalInformation{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id", Off: unsafe.Offsetof(NodeAdditionalInformation{}.LiqoId), Op: fieldmap.OpString},
+	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(NodeAdditionalInformation{}.Kubeconfig), Op: fieldmap.OpString},
 }}
 
-var _NodeIdentity_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "domain"},
-	{Number: 2, Name: "node_id"},
-	{Number: 3, Name: "ip"},
-	{Number: 4, Name: "local_namespace"},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _NodeAdditionalInformation_shape},
+var _NodeIdentity_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain", Off: unsafe.Offsetof(NodeIdentity{}.Domain), Op: fieldmap.OpString},
+	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
+	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
+	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _NodeAdditionalInformation_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
 }}
 
 var _NodeIdentity_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NodeIdentity", _NodeIdentity_shape, false)
@@ -83,9 +84,9 @@ const (
 	TelemetryEndpointFieldIntents  = "2" // intents
 )
 
-var _TelemetryEndpoint_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "endpoint"},
-	{Number: 2, Name: "intents", Kind: fieldmap.KindList},
+var _TelemetryEndpoint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TelemetryEndpoint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "endpoint", Off: unsafe.Offsetof(TelemetryEndpoint{}.Endpoint), Op: fieldmap.OpString},
+	{Number: 2, Name: "intents", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TelemetryEndpoint{}.Intents), Op: fieldmap.OpListString},
 }}
 
 var _TelemetryEndpoint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.TelemetryEndpoint", _TelemetryEndpoint_shape, false)
@@ -110,10 +111,10 @@ const (
 	PriceFieldPeriod   = "3" // period
 )
 
-var _Price_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "amount"},
-	{Number: 2, Name: "currency"},
-	{Number: 3, Name: "period"},
+var _Price_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Price{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "amount", Off: unsafe.Offsetof(Price{}.Amount), Op: fieldmap.OpString},
+	{Number: 2, Name: "currency", Off: unsafe.Offsetof(Price{}.Currency), Op: fieldmap.OpString},
+	{Number: 3, Name: "period", Off: unsafe.Offsetof(Price{}.Period), Op: fieldmap.OpString},
 }}
 
 var _Price_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Price", _Price_shape, false)
@@ -140,12 +141,12 @@ const (
 	LocationFieldAdditionalNotes = "5" // additional_notes
 )
 
-var _Location_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude"},
-	{Number: 2, Name: "longitude"},
-	{Number: 3, Name: "country"},
-	{Number: 4, Name: "city"},
-	{Number: 5, Name: "additional_notes"},
+var _Location_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
+	{Number: 3, Name: "country", Off: unsafe.Offsetof(Location{}.Country), Op: fieldmap.OpString},
+	{Number: 4, Name: "city", Off: unsafe.Offsetof(Location{}.City), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_notes", Off: unsafe.Offsetof(Location{}.AdditionalNotes), Op: fieldmap.OpString},
 }}
 
 var _Location_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Location", _Location_shape, false)
@@ -170,10 +171,10 @@ const (
 	GPUFieldMemory = "3" // memory
 )
 
-var _GPU_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model"},
-	{Number: 2, Name: "cores"},
-	{Number: 3, Name: "memory"},
+var _GPU_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
+	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
 }}
 
 var _GPU_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GPU", _GPU_shape, false)
@@ -198,10 +199,10 @@ const (
 	PortRangeFieldMax      = "3" // max
 )
 
-var _PortRange_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol"},
-	{Number: 2, Name: "min"},
-	{Number: 3, Name: "max"},
+var _PortRange_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PortRange{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(PortRange{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "min", Off: unsafe.Offsetof(PortRange{}.Min), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "max", Off: unsafe.Offsetof(PortRange{}.Max), Op: fieldmap.OpUint32},
 }}
 
 var _PortRange_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PortRange", _PortRange_shape, false)
@@ -229,10 +230,10 @@ const (
 	NetworkAuthorizationFieldPortsMax      = "3.3" // ports.max
 )
 
-var _NetworkAuthorization_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "action"},
-	{Number: 2, Name: "cidr"},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _PortRange_shape},
+var _NetworkAuthorization_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkAuthorization{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "action", Off: unsafe.Offsetof(NetworkAuthorization{}.Action), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "cidr", Off: unsafe.Offsetof(NetworkAuthorization{}.Cidr), Op: fieldmap.OpString},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _PortRange_shape, Value: &fieldmap.MessageList[*PortRange]{Off: unsafe.Offsetof(NetworkAuthorization{}.Ports)}},
 }}
 
 var _NetworkAuthorization_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkAuthorization", _NetworkAuthorization_shape, false)
@@ -1075,308 +1076,68 @@ func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NodeIdentity:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NodeIdentity: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NodeIdentity) DiffFields(o *NodeIdentity) *fieldmap.FieldMap {
-	fm := _NodeIdentity_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_NodeIdentity_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NodeIdentity being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NodeIdentity) diffAt(o *NodeIdentity, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NodeIdentity)
-	}
-	if o == nil {
-		o = new(NodeIdentity)
-	}
-	c := false
-	if m.Domain != o.Domain {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.NodeId != o.NodeId {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Ip != o.Ip {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.LocalNamespace != o.LocalNamespace {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.AdditionalInformation == nil) != (o.AdditionalInformation == nil) || m.AdditionalInformation != nil && m.AdditionalInformation.diffAt(o.AdditionalInformation, fm, at+5) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NodeAdditionalInformation being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NodeAdditionalInformation) diffAt(o *NodeAdditionalInformation, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NodeAdditionalInformation)
-	}
-	if o == nil {
-		o = new(NodeAdditionalInformation)
-	}
-	c := false
-	if m.LiqoId != o.LiqoId {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Kubeconfig != o.Kubeconfig {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NodeAdditionalInformation:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NodeAdditionalInformation: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NodeAdditionalInformation) DiffFields(o *NodeAdditionalInformation) *fieldmap.FieldMap {
-	fm := _NodeAdditionalInformation_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_NodeAdditionalInformation_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TelemetryEndpoint:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TelemetryEndpoint: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TelemetryEndpoint) DiffFields(o *TelemetryEndpoint) *fieldmap.FieldMap {
-	fm := _TelemetryEndpoint_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TelemetryEndpoint_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TelemetryEndpoint being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TelemetryEndpoint) diffAt(o *TelemetryEndpoint, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TelemetryEndpoint)
-	}
-	if o == nil {
-		o = new(TelemetryEndpoint)
-	}
-	c := false
-	if m.Endpoint != o.Endpoint {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Intents, o.Intents) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Price:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Price: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Price) DiffFields(o *Price) *fieldmap.FieldMap {
-	fm := _Price_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Price_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Price being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Price) diffAt(o *Price, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Price)
-	}
-	if o == nil {
-		o = new(Price)
-	}
-	c := false
-	if m.Amount != o.Amount {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Currency != o.Currency {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Period != o.Period {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Location:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Location: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
-	fm := _Location_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Location_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Location being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Location) diffAt(o *Location, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Location)
-	}
-	if o == nil {
-		o = new(Location)
-	}
-	c := false
-	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Country != o.Country {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.City != o.City {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.AdditionalNotes != o.AdditionalNotes {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GPU:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GPU: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GPU) DiffFields(o *GPU) *fieldmap.FieldMap {
-	fm := _GPU_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GPU_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GPU being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GPU) diffAt(o *GPU, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GPU)
-	}
-	if o == nil {
-		o = new(GPU)
-	}
-	c := false
-	if m.Model != o.Model {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Cores != o.Cores {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Memory != o.Memory {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of PortRange:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of PortRange: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *PortRange) DiffFields(o *PortRange) *fieldmap.FieldMap {
-	fm := _PortRange_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_PortRange_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// PortRange being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *PortRange) diffAt(o *PortRange, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(PortRange)
-	}
-	if o == nil {
-		o = new(PortRange)
-	}
-	c := false
-	if m.Protocol != o.Protocol {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Min != o.Min {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Max != o.Max {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NetworkAuthorization:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NetworkAuthorization: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NetworkAuthorization) DiffFields(o *NetworkAuthorization) *fieldmap.FieldMap {
-	fm := _NetworkAuthorization_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NetworkAuthorization being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NetworkAuthorization) diffAt(o *NetworkAuthorization, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NetworkAuthorization)
-	}
-	if o == nil {
-		o = new(NetworkAuthorization)
-	}
-	c := false
-	if m.Action != o.Action {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Cidr != o.Cidr {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Ports, o.Ports, (*PortRange).Equal) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_NetworkAuthorization_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

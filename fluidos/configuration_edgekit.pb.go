@@ -10,11 +10,12 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of K8SliceConfiguration: dot-joined field numbers from K8SliceConfiguration.
 const (
@@ -28,18 +29,18 @@ const (
 	K8SliceConfigurationFieldStorage   = "5"   // storage
 )
 
-var _File_fluidos_v1_configuration_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model"},
-	{Number: 2, Name: "cores"},
-	{Number: 3, Name: "memory"},
+var _File_fluidos_v1_configuration_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
+	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
 }}
 
-var _K8SliceConfiguration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "pods"},
-	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_configuration_proto_GPU15e4qc_shape},
-	{Number: 5, Name: "storage"},
+var _K8SliceConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(K8SliceConfiguration{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(K8SliceConfiguration{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "pods", Off: unsafe.Offsetof(K8SliceConfiguration{}.Pods), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_configuration_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
+	{Number: 5, Name: "storage", Off: unsafe.Offsetof(K8SliceConfiguration{}.Storage), Op: fieldmap.OpInt64},
 }}
 
 var _K8SliceConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceConfiguration", _K8SliceConfiguration_shape, false)
@@ -65,11 +66,11 @@ const (
 	ServiceConfigurationFieldConfigurationData = "4" // configuration_data
 )
 
-var _ServiceConfiguration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint_id"},
-	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "hosting_policy"},
-	{Number: 4, Name: "configuration_data"},
+var _ServiceConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint_id", Off: unsafe.Offsetof(ServiceConfiguration{}.BlueprintId), Op: fieldmap.OpString},
+	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ServiceConfiguration{}.Parameters)}},
+	{Number: 3, Name: "hosting_policy", Off: unsafe.Offsetof(ServiceConfiguration{}.HostingPolicy), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "configuration_data", Off: unsafe.Offsetof(ServiceConfiguration{}.ConfigurationData), Op: fieldmap.OpString},
 }}
 
 var _ServiceConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceConfiguration", _ServiceConfiguration_shape, false)
@@ -95,11 +96,11 @@ const (
 	VMConfigurationFieldOsImage = "4" // os_image
 )
 
-var _VMConfiguration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "storage"},
-	{Number: 4, Name: "os_image"},
+var _VMConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VMConfiguration{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VMConfiguration{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VMConfiguration{}.Storage), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "os_image", Off: unsafe.Offsetof(VMConfiguration{}.OsImage), Op: fieldmap.OpString},
 }}
 
 var _VMConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VMConfiguration", _VMConfiguration_shape, false)
@@ -122,8 +123,8 @@ const (
 	SensorConfigurationFieldSamplingRateHz = "1" // sampling_rate_hz
 )
 
-var _SensorConfiguration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sampling_rate_hz"},
+var _SensorConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sampling_rate_hz", Off: unsafe.Offsetof(SensorConfiguration{}.SamplingRateHz), Op: fieldmap.OpFloat64},
 }}
 
 var _SensorConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SensorConfiguration", _SensorConfiguration_shape, false)
@@ -166,11 +167,11 @@ const (
 	ConfigurationFieldSensorSamplingRateHz     = "4.1"   // sensor.sampling_rate_hz
 )
 
-var _Configuration_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8SliceConfiguration_shape},
-	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _ServiceConfiguration_shape},
-	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VMConfiguration_shape},
-	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _SensorConfiguration_shape},
+var _Configuration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configuration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8SliceConfiguration_shape, Value: &fieldmap.MessageMember[*Configuration_K8Slice, *K8SliceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _ServiceConfiguration_shape, Value: &fieldmap.MessageMember[*Configuration_Service, *ServiceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VMConfiguration_shape, Value: &fieldmap.MessageMember[*Configuration_Vm, *VMConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _SensorConfiguration_shape, Value: &fieldmap.MessageMember[*Configuration_Sensor, *SensorConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
 }}
 
 var _Configuration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Configuration", _Configuration_shape, false)
@@ -894,221 +895,44 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of K8SliceConfiguration:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of K8SliceConfiguration: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *K8SliceConfiguration) DiffFields(o *K8SliceConfiguration) *fieldmap.FieldMap {
-	fm := _K8SliceConfiguration_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_K8SliceConfiguration_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// K8SliceConfiguration being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *K8SliceConfiguration) diffAt(o *K8SliceConfiguration, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(K8SliceConfiguration)
-	}
-	if o == nil {
-		o = new(K8SliceConfiguration)
-	}
-	c := false
-	if m.Cpu != o.Cpu {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Memory != o.Memory {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Pods != o.Pods {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if (m.Gpu == nil) != (o.Gpu == nil) || m.Gpu != nil && m.Gpu.diffAt(o.Gpu, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Storage != o.Storage {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ServiceConfiguration:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ServiceConfiguration: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ServiceConfiguration) DiffFields(o *ServiceConfiguration) *fieldmap.FieldMap {
-	fm := _ServiceConfiguration_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ServiceConfiguration_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ServiceConfiguration being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ServiceConfiguration) diffAt(o *ServiceConfiguration, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ServiceConfiguration)
-	}
-	if o == nil {
-		o = new(ServiceConfiguration)
-	}
-	c := false
-	if m.BlueprintId != o.BlueprintId {
-		fm.SetAt(at)
-		c = true
-	}
-	if !maps.Equal(m.Parameters, o.Parameters) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.HostingPolicy != o.HostingPolicy {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.ConfigurationData != o.ConfigurationData {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of VMConfiguration:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of VMConfiguration: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *VMConfiguration) DiffFields(o *VMConfiguration) *fieldmap.FieldMap {
-	fm := _VMConfiguration_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_VMConfiguration_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// VMConfiguration being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *VMConfiguration) diffAt(o *VMConfiguration, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(VMConfiguration)
-	}
-	if o == nil {
-		o = new(VMConfiguration)
-	}
-	c := false
-	if m.Cpu != o.Cpu {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Memory != o.Memory {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Storage != o.Storage {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.OsImage != o.OsImage {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of SensorConfiguration:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of SensorConfiguration: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *SensorConfiguration) DiffFields(o *SensorConfiguration) *fieldmap.FieldMap {
-	fm := _SensorConfiguration_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_SensorConfiguration_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// SensorConfiguration being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *SensorConfiguration) diffAt(o *SensorConfiguration, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(SensorConfiguration)
-	}
-	if o == nil {
-		o = new(SensorConfiguration)
-	}
-	c := false
-	if !fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Configuration:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Configuration: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Configuration) DiffFields(o *Configuration) *fieldmap.FieldMap {
-	fm := _Configuration_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Configuration being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Configuration) diffAt(o *Configuration, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Configuration)
-	}
-	if o == nil {
-		o = new(Configuration)
-	}
-	c := false
-	{
-		x, xok := m.Spec.(*Configuration_K8Slice)
-		y, yok := o.Spec.(*Configuration_K8Slice)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.K8Slice.diffAt(y.K8Slice, fm, at+1) {
-			fm.SetAt(at)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Spec.(*Configuration_Service)
-		y, yok := o.Spec.(*Configuration_Service)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Service.diffAt(y.Service, fm, at+10) {
-			fm.SetAt(at + 9)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Spec.(*Configuration_Vm)
-		y, yok := o.Spec.(*Configuration_Vm)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+15) {
-			fm.SetAt(at + 14)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Spec.(*Configuration_Sensor)
-		y, yok := o.Spec.(*Configuration_Sensor)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Sensor.diffAt(y.Sensor, fm, at+20) {
-			fm.SetAt(at + 19)
-			c = true
-		}
-	}
-	return c
+	return fieldmap.Diff(_Configuration_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

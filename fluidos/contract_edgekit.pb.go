@@ -8,14 +8,16 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of PeeringTargetCredentials: dot-joined field numbers from PeeringTargetCredentials.
 const (
@@ -26,12 +28,12 @@ const (
 	PeeringTargetCredentialsFieldToken       = "5" // token
 )
 
-var _PeeringTargetCredentials_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_id"},
-	{Number: 2, Name: "cluster_name"},
-	{Number: 3, Name: "endpoint"},
-	{Number: 4, Name: "kubeconfig"},
-	{Number: 5, Name: "token"},
+var _PeeringTargetCredentials_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringTargetCredentials{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_id", Off: unsafe.Offsetof(PeeringTargetCredentials{}.ClusterId), Op: fieldmap.OpString},
+	{Number: 2, Name: "cluster_name", Off: unsafe.Offsetof(PeeringTargetCredentials{}.ClusterName), Op: fieldmap.OpString},
+	{Number: 3, Name: "endpoint", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Endpoint), Op: fieldmap.OpString},
+	{Number: 4, Name: "kubeconfig", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Kubeconfig), Op: fieldmap.OpString},
+	{Number: 5, Name: "token", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Token), Op: fieldmap.OpString},
 }}
 
 var _PeeringTargetCredentials_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringTargetCredentials", _PeeringTargetCredentials_shape, false)
@@ -269,238 +271,238 @@ const (
 	ContractFieldNetworkRequestsText                                                                                               = "14"                   // network_requests_text
 )
 
-var _File_fluidos_v1_contract_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "liqo_id"},
-	{Number: 2, Name: "kubeconfig"},
+var _File_fluidos_v1_contract_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeAdditionalInformation{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id", Off: unsafe.Offsetof(NodeAdditionalInformation{}.LiqoId), Op: fieldmap.OpString},
+	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(NodeAdditionalInformation{}.Kubeconfig), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "domain"},
-	{Number: 2, Name: "node_id"},
-	{Number: 3, Name: "ip"},
-	{Number: 4, Name: "local_namespace"},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeAdditionalInformation1g0hp4b_shape},
+var _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain", Off: unsafe.Offsetof(NodeIdentity{}.Domain), Op: fieldmap.OpString},
+	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
+	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
+	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeAdditionalInformation1g0hp4b_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
 }}
 
-var _File_fluidos_v1_contract_proto_Price1ihwkrr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "amount"},
-	{Number: 2, Name: "currency"},
-	{Number: 3, Name: "period"},
+var _File_fluidos_v1_contract_proto_Price1ihwkrr_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Price{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "amount", Off: unsafe.Offsetof(Price{}.Amount), Op: fieldmap.OpString},
+	{Number: 2, Name: "currency", Off: unsafe.Offsetof(Price{}.Currency), Op: fieldmap.OpString},
+	{Number: 3, Name: "period", Off: unsafe.Offsetof(Price{}.Period), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_contract_proto_Locationx7ugrh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude"},
-	{Number: 2, Name: "longitude"},
-	{Number: 3, Name: "country"},
-	{Number: 4, Name: "city"},
-	{Number: 5, Name: "additional_notes"},
+var _File_fluidos_v1_contract_proto_Locationx7ugrh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
+	{Number: 3, Name: "country", Off: unsafe.Offsetof(Location{}.Country), Op: fieldmap.OpString},
+	{Number: 4, Name: "city", Off: unsafe.Offsetof(Location{}.City), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_notes", Off: unsafe.Offsetof(Location{}.AdditionalNotes), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_contract_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model"},
-	{Number: 2, Name: "cores"},
-	{Number: 3, Name: "memory"},
+var _File_fluidos_v1_contract_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
+	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_contract_proto_K8SliceCharacteristicstrucy9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture"},
-	{Number: 2, Name: "cpu"},
-	{Number: 3, Name: "memory"},
-	{Number: 4, Name: "pods"},
-	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_GPU15e4qc_shape},
-	{Number: 6, Name: "storage"},
+var _File_fluidos_v1_contract_proto_K8SliceCharacteristicstrucy9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceCharacteristics{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Architecture), Op: fieldmap.OpString},
+	{Number: 2, Name: "cpu", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "pods", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Pods), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceCharacteristics{}.Gpu)}},
+	{Number: 6, Name: "storage", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Storage), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_contract_proto_Partitionabilityqjljju_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu_min"},
-	{Number: 2, Name: "memory_min"},
-	{Number: 3, Name: "pods_min"},
-	{Number: 4, Name: "cpu_step"},
-	{Number: 5, Name: "memory_step"},
-	{Number: 6, Name: "pods_step"},
+var _File_fluidos_v1_contract_proto_Partitionabilityqjljju_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Partitionability{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu_min", Off: unsafe.Offsetof(Partitionability{}.CpuMin), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory_min", Off: unsafe.Offsetof(Partitionability{}.MemoryMin), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "pods_min", Off: unsafe.Offsetof(Partitionability{}.PodsMin), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "cpu_step", Off: unsafe.Offsetof(Partitionability{}.CpuStep), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "memory_step", Off: unsafe.Offsetof(Partitionability{}.MemoryStep), Op: fieldmap.OpInt64},
+	{Number: 6, Name: "pods_step", Off: unsafe.Offsetof(Partitionability{}.PodsStep), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_contract_proto_CarbonFootprintegrwna_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "embodied"},
-	{Number: 2, Name: "operational", Kind: fieldmap.KindList},
+var _File_fluidos_v1_contract_proto_CarbonFootprintegrwna_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CarbonFootprint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "embodied", Off: unsafe.Offsetof(CarbonFootprint{}.Embodied), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "operational", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CarbonFootprint{}.Operational), Op: fieldmap.OpListInt64},
 }}
 
-var _File_fluidos_v1_contract_proto_PortRange30rtou_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol"},
-	{Number: 2, Name: "min"},
-	{Number: 3, Name: "max"},
+var _File_fluidos_v1_contract_proto_PortRange30rtou_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PortRange{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(PortRange{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "min", Off: unsafe.Offsetof(PortRange{}.Min), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "max", Off: unsafe.Offsetof(PortRange{}.Max), Op: fieldmap.OpUint32},
 }}
 
-var _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "action"},
-	{Number: 2, Name: "cidr"},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_PortRange30rtou_shape},
+var _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkAuthorization{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "action", Off: unsafe.Offsetof(NetworkAuthorization{}.Action), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "cidr", Off: unsafe.Offsetof(NetworkAuthorization{}.Cidr), Op: fieldmap.OpString},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_PortRange30rtou_shape, Value: &fieldmap.MessageList[*PortRange]{Off: unsafe.Offsetof(NetworkAuthorization{}.Ports)}},
 }}
 
-var _File_fluidos_v1_contract_proto_Labeluqyx0c_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key"},
-	{Number: 2, Name: "value"},
+var _File_fluidos_v1_contract_proto_Labeluqyx0c_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Label{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Off: unsafe.Offsetof(Label{}.Key), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(Label{}.Value), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_contract_proto_PodNamespaceSelector1uxtl7d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_Labeluqyx0c_shape},
-	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_Labeluqyx0c_shape},
+var _File_fluidos_v1_contract_proto_PodNamespaceSelector1uxtl7d_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PodNamespaceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_Labeluqyx0c_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Pod)}},
+	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_Labeluqyx0c_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Namespace)}},
 }}
 
-var _File_fluidos_v1_contract_proto_NetworkResourceSelectorlcwcn1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cidr"},
-	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_PodNamespaceSelector1uxtl7d_shape},
+var _File_fluidos_v1_contract_proto_NetworkResourceSelectorlcwcn1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkResourceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cidr", Value: &fieldmap.ScalarMember[*NetworkResourceSelector_Cidr, string]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
+	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_PodNamespaceSelector1uxtl7d_shape, Value: &fieldmap.MessageMember[*NetworkResourceSelector_PodNamespace, *PodNamespaceSelector]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
 }}
 
-var _File_fluidos_v1_contract_proto_NetworkEndpoint1sryjhh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "is_hot_cluster"},
-	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkResourceSelectorlcwcn1_shape},
+var _File_fluidos_v1_contract_proto_NetworkEndpoint1sryjhh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkEndpoint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "is_hot_cluster", Off: unsafe.Offsetof(NetworkEndpoint{}.IsHotCluster), Op: fieldmap.OpBool},
+	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkResourceSelectorlcwcn1_shape, Value: &fieldmap.MessageField[*NetworkResourceSelector]{Off: unsafe.Offsetof(NetworkEndpoint{}.ResourceSelector)}},
 }}
 
-var _File_fluidos_v1_contract_proto_NetworkIntentgul2ma_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkEndpoint1sryjhh_shape},
-	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkEndpoint1sryjhh_shape},
-	{Number: 4, Name: "destination_port"},
-	{Number: 5, Name: "protocol_type"},
+var _File_fluidos_v1_contract_proto_NetworkIntentgul2ma_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntent{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(NetworkIntent{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkEndpoint1sryjhh_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Source)}},
+	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkEndpoint1sryjhh_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Destination)}},
+	{Number: 4, Name: "destination_port", Off: unsafe.Offsetof(NetworkIntent{}.DestinationPort), Op: fieldmap.OpString},
+	{Number: 5, Name: "protocol_type", Off: unsafe.Offsetof(NetworkIntent{}.ProtocolType), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_contract_proto_NetworkIntents12ae5ib_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkIntentgul2ma_shape},
-	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkIntentgul2ma_shape},
+var _File_fluidos_v1_contract_proto_NetworkIntents12ae5ib_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntents{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkIntentgul2ma_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.DeniedCommunications)}},
+	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkIntentgul2ma_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.MandatoryCommunications)}},
 }}
 
-var _File_fluidos_v1_contract_proto_K8SliceProperties1dbbtrk_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latency_ms"},
-	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList},
-	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_CarbonFootprintegrwna_shape},
-	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape},
-	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkIntents12ae5ib_shape},
-	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap},
+var _File_fluidos_v1_contract_proto_K8SliceProperties1dbbtrk_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceProperties{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latency_ms", Off: unsafe.Offsetof(K8SliceProperties{}.LatencyMs), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList, Off: unsafe.Offsetof(K8SliceProperties{}.SecurityStandards), Op: fieldmap.OpListString},
+	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_CarbonFootprintegrwna_shape, Value: &fieldmap.MessageField[*CarbonFootprint]{Off: unsafe.Offsetof(K8SliceProperties{}.CarbonFootprint)}},
+	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkAuthorizations)}},
+	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NetworkIntents12ae5ib_shape, Value: &fieldmap.MessageField[*NetworkIntents]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkIntents)}},
+	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(K8SliceProperties{}.AdditionalProperties)}},
 }}
 
-var _File_fluidos_v1_contract_proto_K8Slice1x3cx5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8SliceCharacteristicstrucy9_shape},
-	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Partitionabilityqjljju_shape},
-	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8SliceProperties1dbbtrk_shape},
+var _File_fluidos_v1_contract_proto_K8Slice1x3cx5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8Slice{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8SliceCharacteristicstrucy9_shape, Value: &fieldmap.MessageField[*K8SliceCharacteristics]{Off: unsafe.Offsetof(K8Slice{}.Characteristics)}},
+	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Partitionabilityqjljju_shape, Value: &fieldmap.MessageField[*Partitionability]{Off: unsafe.Offsetof(K8Slice{}.Partitionability)}},
+	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8SliceProperties1dbbtrk_shape, Value: &fieldmap.MessageField[*K8SliceProperties]{Off: unsafe.Offsetof(K8Slice{}.Properties)}},
 }}
 
-var _File_fluidos_v1_contract_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "required"},
-	{Number: 4, Name: "default_value"},
-	{Number: 5, Name: "minimum"},
-	{Number: 6, Name: "maximum"},
-	{Number: 7, Name: "pattern"},
-	{Number: 8, Name: "description"},
+var _File_fluidos_v1_contract_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigParameter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ConfigParameter{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(ConfigParameter{}.Type), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "required", Off: unsafe.Offsetof(ConfigParameter{}.Required), Op: fieldmap.OpBool},
+	{Number: 4, Name: "default_value", Off: unsafe.Offsetof(ConfigParameter{}.DefaultValue), Op: fieldmap.OpString},
+	{Number: 5, Name: "minimum", Off: unsafe.Offsetof(ConfigParameter{}.Minimum), Op: fieldmap.OpPtrFloat64},
+	{Number: 6, Name: "maximum", Off: unsafe.Offsetof(ConfigParameter{}.Maximum), Op: fieldmap.OpPtrFloat64},
+	{Number: 7, Name: "pattern", Off: unsafe.Offsetof(ConfigParameter{}.Pattern), Op: fieldmap.OpString},
+	{Number: 8, Name: "description", Off: unsafe.Offsetof(ConfigParameter{}.Description), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_contract_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_ConfigParametereud58f_shape},
+var _File_fluidos_v1_contract_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigurationSchema{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_ConfigParametereud58f_shape, Value: &fieldmap.MessageList[*ConfigParameter]{Off: unsafe.Offsetof(ConfigurationSchema{}.Parameters)}},
 }}
 
-var _File_fluidos_v1_contract_proto_Service1kv16nh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "description"},
-	{Number: 3, Name: "category"},
-	{Number: 4, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList},
-	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_ConfigurationSchemaenirfb_shape},
-	{Number: 7, Name: "blueprint_id"},
-	{Number: 8, Name: "configuration_template"},
-	{Number: 9, Name: "max_instances"},
-	{Number: 10, Name: "sold_instances"},
+var _File_fluidos_v1_contract_proto_Service1kv16nh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Service{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Service{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "description", Off: unsafe.Offsetof(Service{}.Description), Op: fieldmap.OpString},
+	{Number: 3, Name: "category", Off: unsafe.Offsetof(Service{}.Category), Op: fieldmap.OpString},
+	{Number: 4, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.Tags), Op: fieldmap.OpListString},
+	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.HostingPolicies), Op: fieldmap.OpListInt32},
+	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_ConfigurationSchemaenirfb_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(Service{}.ConfigurationSchema)}},
+	{Number: 7, Name: "blueprint_id", Off: unsafe.Offsetof(Service{}.BlueprintId), Op: fieldmap.OpString},
+	{Number: 8, Name: "configuration_template", Off: unsafe.Offsetof(Service{}.ConfigurationTemplate), Op: fieldmap.OpString},
+	{Number: 9, Name: "max_instances", Off: unsafe.Offsetof(Service{}.MaxInstances), Op: fieldmap.OpUint32},
+	{Number: 10, Name: "sold_instances", Off: unsafe.Offsetof(Service{}.SoldInstances), Op: fieldmap.OpUint32},
 }}
 
-var _File_fluidos_v1_contract_proto_VMcksfnb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "storage"},
-	{Number: 4, Name: "architecture"},
-	{Number: 5, Name: "os_image"},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_GPU15e4qc_shape},
-	{Number: 7, Name: "hypervisor"},
+var _File_fluidos_v1_contract_proto_VMcksfnb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VM{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VM{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VM{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VM{}.Storage), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "architecture", Off: unsafe.Offsetof(VM{}.Architecture), Op: fieldmap.OpString},
+	{Number: 5, Name: "os_image", Off: unsafe.Offsetof(VM{}.OsImage), Op: fieldmap.OpString},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(VM{}.Gpu)}},
+	{Number: 7, Name: "hypervisor", Off: unsafe.Offsetof(VM{}.Hypervisor), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_contract_proto_Sensorqcvp4w_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type"},
-	{Number: 2, Name: "sampling_rate_hz"},
-	{Number: 3, Name: "accuracy"},
-	{Number: 4, Name: "unit"},
-	{Number: 5, Name: "source_endpoint"},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Locationx7ugrh_shape},
+var _File_fluidos_v1_contract_proto_Sensorqcvp4w_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sensor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sensor_type", Off: unsafe.Offsetof(Sensor{}.SensorType), Op: fieldmap.OpString},
+	{Number: 2, Name: "sampling_rate_hz", Off: unsafe.Offsetof(Sensor{}.SamplingRateHz), Op: fieldmap.OpFloat64},
+	{Number: 3, Name: "accuracy", Off: unsafe.Offsetof(Sensor{}.Accuracy), Op: fieldmap.OpFloat64},
+	{Number: 4, Name: "unit", Off: unsafe.Offsetof(Sensor{}.Unit), Op: fieldmap.OpString},
+	{Number: 5, Name: "source_endpoint", Off: unsafe.Offsetof(Sensor{}.SourceEndpoint), Op: fieldmap.OpString},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Sensor{}.Location)}},
 }}
 
-var _File_fluidos_v1_contract_proto_Flavorga5qwa_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape},
-	{Number: 3, Name: "provider_id"},
-	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Price1ihwkrr_shape},
-	{Number: 5, Name: "availability"},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Locationx7ugrh_shape},
-	{Number: 7, Name: "network_property_type"},
-	{Number: 8, Name: "created_at"},
-	{Number: 9, Name: "updated_at"},
-	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8Slice1x3cx5_shape},
-	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Service1kv16nh_shape},
-	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_VMcksfnb_shape},
-	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Sensorqcvp4w_shape},
+var _File_fluidos_v1_contract_proto_Flavorga5qwa_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Flavor{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Flavor{}.Owner)}},
+	{Number: 3, Name: "provider_id", Off: unsafe.Offsetof(Flavor{}.ProviderId), Op: fieldmap.OpString},
+	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Price1ihwkrr_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(Flavor{}.Price)}},
+	{Number: 5, Name: "availability", Off: unsafe.Offsetof(Flavor{}.Availability), Op: fieldmap.OpBool},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Flavor{}.Location)}},
+	{Number: 7, Name: "network_property_type", Off: unsafe.Offsetof(Flavor{}.NetworkPropertyType), Op: fieldmap.OpString},
+	{Number: 8, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.CreatedAt)}},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.UpdatedAt)}},
+	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8Slice1x3cx5_shape, Value: &fieldmap.MessageMember[*Flavor_K8Slice, *K8Slice]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Service1kv16nh_shape, Value: &fieldmap.MessageMember[*Flavor_Service, *Service]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_VMcksfnb_shape, Value: &fieldmap.MessageMember[*Flavor_Vm, *VM]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Sensorqcvp4w_shape, Value: &fieldmap.MessageMember[*Flavor_Sensor, *Sensor]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
 }}
 
-var _File_fluidos_v1_contract_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "pods"},
-	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_GPU15e4qc_shape},
-	{Number: 5, Name: "storage"},
+var _File_fluidos_v1_contract_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(K8SliceConfiguration{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(K8SliceConfiguration{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "pods", Off: unsafe.Offsetof(K8SliceConfiguration{}.Pods), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
+	{Number: 5, Name: "storage", Off: unsafe.Offsetof(K8SliceConfiguration{}.Storage), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_contract_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint_id"},
-	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "hosting_policy"},
-	{Number: 4, Name: "configuration_data"},
+var _File_fluidos_v1_contract_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint_id", Off: unsafe.Offsetof(ServiceConfiguration{}.BlueprintId), Op: fieldmap.OpString},
+	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ServiceConfiguration{}.Parameters)}},
+	{Number: 3, Name: "hosting_policy", Off: unsafe.Offsetof(ServiceConfiguration{}.HostingPolicy), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "configuration_data", Off: unsafe.Offsetof(ServiceConfiguration{}.ConfigurationData), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_contract_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "storage"},
-	{Number: 4, Name: "os_image"},
+var _File_fluidos_v1_contract_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VMConfiguration{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VMConfiguration{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VMConfiguration{}.Storage), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "os_image", Off: unsafe.Offsetof(VMConfiguration{}.OsImage), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_contract_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sampling_rate_hz"},
+var _File_fluidos_v1_contract_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sampling_rate_hz", Off: unsafe.Offsetof(SensorConfiguration{}.SamplingRateHz), Op: fieldmap.OpFloat64},
 }}
 
-var _File_fluidos_v1_contract_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8SliceConfigurationsd36lx_shape},
-	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_ServiceConfigurationbuxez5_shape},
-	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_VMConfiguration10rpjc7_shape},
-	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_SensorConfigurationj61582_shape},
+var _File_fluidos_v1_contract_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configuration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_K8SliceConfigurationsd36lx_shape, Value: &fieldmap.MessageMember[*Configuration_K8Slice, *K8SliceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_ServiceConfigurationbuxez5_shape, Value: &fieldmap.MessageMember[*Configuration_Service, *ServiceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_VMConfiguration10rpjc7_shape, Value: &fieldmap.MessageMember[*Configuration_Vm, *VMConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_SensorConfigurationj61582_shape, Value: &fieldmap.MessageMember[*Configuration_Sensor, *SensorConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
 }}
 
-var _File_fluidos_v1_contract_proto_TelemetryEndpoint1k78wuc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "endpoint"},
-	{Number: 2, Name: "intents", Kind: fieldmap.KindList},
+var _File_fluidos_v1_contract_proto_TelemetryEndpoint1k78wuc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TelemetryEndpoint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "endpoint", Off: unsafe.Offsetof(TelemetryEndpoint{}.Endpoint), Op: fieldmap.OpString},
+	{Number: 2, Name: "intents", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TelemetryEndpoint{}.Intents), Op: fieldmap.OpListString},
 }}
 
-var _Contract_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Flavorga5qwa_shape},
-	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape},
-	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape},
-	{Number: 5, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Configuration9iwkgs_shape},
-	{Number: 6, Name: "peering_target_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape},
-	{Number: 7, Name: "transaction_id"},
-	{Number: 8, Name: "expiration_time"},
-	{Number: 9, Name: "network_requests", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape},
-	{Number: 10, Name: "buyer_cluster_id"},
-	{Number: 11, Name: "created_at"},
-	{Number: 12, Name: "extra_information", Kind: fieldmap.KindMap},
-	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_TelemetryEndpoint1k78wuc_shape},
-	{Number: 14, Name: "network_requests_text"},
+var _Contract_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Contract{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Contract{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Flavorga5qwa_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(Contract{}.Flavor)}},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Contract{}.Buyer)}},
+	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Contract{}.Seller)}},
+	{Number: 5, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Contract{}.Configuration)}},
+	{Number: 6, Name: "peering_target_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape, Value: &fieldmap.MessageField[*PeeringTargetCredentials]{Off: unsafe.Offsetof(Contract{}.PeeringTargetCredentials)}},
+	{Number: 7, Name: "transaction_id", Off: unsafe.Offsetof(Contract{}.TransactionId), Op: fieldmap.OpString},
+	{Number: 8, Name: "expiration_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.ExpirationTime)}},
+	{Number: 9, Name: "network_requests", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_contract_proto_NetworkAuthorization1rwqnr9_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(Contract{}.NetworkRequests)}},
+	{Number: 10, Name: "buyer_cluster_id", Off: unsafe.Offsetof(Contract{}.BuyerClusterId), Op: fieldmap.OpString},
+	{Number: 11, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.CreatedAt)}},
+	{Number: 12, Name: "extra_information", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Contract{}.ExtraInformation)}},
+	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_TelemetryEndpoint1k78wuc_shape, Value: &fieldmap.MessageField[*TelemetryEndpoint]{Off: unsafe.Offsetof(Contract{}.IngressTelemetryEndpoint)}},
+	{Number: 14, Name: "network_requests_text", Off: unsafe.Offsetof(Contract{}.NetworkRequestsText), Op: fieldmap.OpString},
 }}
 
 var _Contract_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Contract", _Contract_shape, false)
@@ -933,130 +935,20 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of PeeringTargetCredentials:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of PeeringTargetCredentials: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *PeeringTargetCredentials) DiffFields(o *PeeringTargetCredentials) *fieldmap.FieldMap {
-	fm := _PeeringTargetCredentials_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_PeeringTargetCredentials_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// PeeringTargetCredentials being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *PeeringTargetCredentials) diffAt(o *PeeringTargetCredentials, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(PeeringTargetCredentials)
-	}
-	if o == nil {
-		o = new(PeeringTargetCredentials)
-	}
-	c := false
-	if m.ClusterId != o.ClusterId {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.ClusterName != o.ClusterName {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Endpoint != o.Endpoint {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Kubeconfig != o.Kubeconfig {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Token != o.Token {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Contract:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Contract: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Contract) DiffFields(o *Contract) *fieldmap.FieldMap {
-	fm := _Contract_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Contract being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Contract) diffAt(o *Contract, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Contract)
-	}
-	if o == nil {
-		o = new(Contract)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.Buyer == nil) != (o.Buyer == nil) || m.Buyer != nil && m.Buyer.diffAt(o.Buyer, fm, at+155) {
-		fm.SetAt(at + 154)
-		c = true
-	}
-	if (m.Seller == nil) != (o.Seller == nil) || m.Seller != nil && m.Seller.diffAt(o.Seller, fm, at+163) {
-		fm.SetAt(at + 162)
-		c = true
-	}
-	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+171) {
-		fm.SetAt(at + 170)
-		c = true
-	}
-	if (m.PeeringTargetCredentials == nil) != (o.PeeringTargetCredentials == nil) || m.PeeringTargetCredentials != nil && m.PeeringTargetCredentials.diffAt(o.PeeringTargetCredentials, fm, at+193) {
-		fm.SetAt(at + 192)
-		c = true
-	}
-	if m.TransactionId != o.TransactionId {
-		fm.SetAt(at + 198)
-		c = true
-	}
-	if !fieldmap.Equal(m.ExpirationTime, o.ExpirationTime) {
-		fm.SetAt(at + 199)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.NetworkRequests, o.NetworkRequests, (*NetworkAuthorization).Equal) {
-		fm.SetAt(at + 200)
-		c = true
-	}
-	if m.BuyerClusterId != o.BuyerClusterId {
-		fm.SetAt(at + 207)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 208)
-		c = true
-	}
-	if !maps.Equal(m.ExtraInformation, o.ExtraInformation) {
-		fm.SetAt(at + 209)
-		c = true
-	}
-	if (m.IngressTelemetryEndpoint == nil) != (o.IngressTelemetryEndpoint == nil) || m.IngressTelemetryEndpoint != nil && m.IngressTelemetryEndpoint.diffAt(o.IngressTelemetryEndpoint, fm, at+211) {
-		fm.SetAt(at + 210)
-		c = true
-	}
-	if m.NetworkRequestsText != o.NetworkRequestsText {
-		fm.SetAt(at + 213)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Contract_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

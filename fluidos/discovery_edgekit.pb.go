@@ -8,12 +8,15 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Discovery: dot-joined field numbers from Discovery.
 const (
@@ -144,95 +147,95 @@ const (
 	DiscoveryFieldPeerResultsDuration                = "10.5"        // peer_results.duration
 )
 
-var _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "exact"},
-	{Number: 2, Name: "regex"},
+var _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StringFilter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "exact", Value: &fieldmap.ScalarMember[*StringFilter_Exact, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
+	{Number: 2, Name: "regex", Value: &fieldmap.ScalarMember[*StringFilter_Regex, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
 }}
 
-var _File_fluidos_v1_discovery_proto_ResourceMatchSelectorj1nu4e_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "value"},
+var _File_fluidos_v1_discovery_proto_ResourceMatchSelectorj1nu4e_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceMatchSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "value", Off: unsafe.Offsetof(ResourceMatchSelector{}.Value), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_discovery_proto_ResourceRangeSelector1b3kloq_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min"},
-	{Number: 2, Name: "max"},
+var _File_fluidos_v1_discovery_proto_ResourceRangeSelector1b3kloq_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceRangeSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "min", Off: unsafe.Offsetof(ResourceRangeSelector{}.Min), Op: fieldmap.OpPtrInt64},
+	{Number: 2, Name: "max", Off: unsafe.Offsetof(ResourceRangeSelector{}.Max), Op: fieldmap.OpPtrInt64},
 }}
 
-var _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceMatchSelectorj1nu4e_shape},
-	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceRangeSelector1b3kloq_shape},
+var _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceFilter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceMatchSelectorj1nu4e_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Match, *ResourceMatchSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
+	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceRangeSelector1b3kloq_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Range, *ResourceRangeSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
 }}
 
-var _File_fluidos_v1_discovery_proto_GPUSelector11kdab5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape},
+var _File_fluidos_v1_discovery_proto_GPUSelector11kdab5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPUSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(GPUSelector{}.Model)}},
+	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Cores)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Memory)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_K8SliceSelectorudvdaw_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape},
-	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape},
-	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_GPUSelector11kdab5_shape},
+var _File_fluidos_v1_discovery_proto_K8SliceSelectorudvdaw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Architecture)}},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Cpu)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Memory)}},
+	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Pods)}},
+	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Storage)}},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_GPUSelector11kdab5_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(K8SliceSelector{}.Gpu)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_ServiceSelectorscquv8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape},
+var _File_fluidos_v1_discovery_proto_ServiceSelectorscquv8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Category)}},
+	{Number: 2, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceSelector{}.Tags), Op: fieldmap.OpListString},
+	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Name)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_VMSelectorfpxnda_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape},
-	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape},
-	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape},
-	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape},
-	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_GPUSelector11kdab5_shape},
+var _File_fluidos_v1_discovery_proto_VMSelectorfpxnda_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Architecture)}},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Cpu)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Memory)}},
+	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Storage)}},
+	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.OsImage)}},
+	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Hypervisor)}},
+	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_GPUSelector11kdab5_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(VMSelector{}.Gpu)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_FloatRangeSelector160161c_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min"},
-	{Number: 2, Name: "max"},
+var _File_fluidos_v1_discovery_proto_FloatRangeSelector160161c_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FloatRangeSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "min", Off: unsafe.Offsetof(FloatRangeSelector{}.Min), Op: fieldmap.OpPtrFloat64},
+	{Number: 2, Name: "max", Off: unsafe.Offsetof(FloatRangeSelector{}.Max), Op: fieldmap.OpPtrFloat64},
 }}
 
-var _File_fluidos_v1_discovery_proto_SensorSelectorcod1v9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_FloatRangeSelector160161c_shape},
-	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_FloatRangeSelector160161c_shape},
-	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape},
+var _File_fluidos_v1_discovery_proto_SensorSelectorcod1v9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.SensorType)}},
+	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_FloatRangeSelector160161c_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.SamplingRateHz)}},
+	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_FloatRangeSelector160161c_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.Accuracy)}},
+	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.Unit)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_Selector51dy1f_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor_type"},
-	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_K8SliceSelectorudvdaw_shape},
-	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ServiceSelectorscquv8_shape},
-	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_VMSelectorfpxnda_shape},
-	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_SensorSelectorcod1v9_shape},
+var _File_fluidos_v1_discovery_proto_Selector51dy1f_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Selector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor_type", Off: unsafe.Offsetof(Selector{}.FlavorType), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_K8SliceSelectorudvdaw_shape, Value: &fieldmap.MessageMember[*Selector_K8Slice, *K8SliceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ServiceSelectorscquv8_shape, Value: &fieldmap.MessageMember[*Selector_Service, *ServiceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_VMSelectorfpxnda_shape, Value: &fieldmap.MessageMember[*Selector_Vm, *VMSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_SensorSelectorcod1v9_shape, Value: &fieldmap.MessageMember[*Selector_Sensor, *SensorSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
 }}
 
-var _PeerResult_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "address"},
-	{Number: 2, Name: "node_id"},
-	{Number: 3, Name: "flavors_found"},
-	{Number: 4, Name: "error"},
-	{Number: 5, Name: "duration"},
+var _PeerResult_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeerResult{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "address", Off: unsafe.Offsetof(PeerResult{}.Address), Op: fieldmap.OpString},
+	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(PeerResult{}.NodeId), Op: fieldmap.OpString},
+	{Number: 3, Name: "flavors_found", Off: unsafe.Offsetof(PeerResult{}.FlavorsFound), Op: fieldmap.OpUint32},
+	{Number: 4, Name: "error", Off: unsafe.Offsetof(PeerResult{}.Error), Op: fieldmap.OpString},
+	{Number: 5, Name: "duration", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(PeerResult{}.Duration)}},
 }}
 
-var _Discovery_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "solver_id"},
-	{Number: 3, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Selector51dy1f_shape},
-	{Number: 4, Name: "subscribe"},
-	{Number: 5, Name: "phase"},
-	{Number: 6, Name: "message"},
-	{Number: 7, Name: "peering_candidate_ids", Kind: fieldmap.KindList},
-	{Number: 8, Name: "start_time"},
-	{Number: 9, Name: "last_change_time"},
-	{Number: 10, Name: "peer_results", Kind: fieldmap.KindList, Sub: _PeerResult_shape},
+var _Discovery_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Discovery{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Discovery{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "solver_id", Off: unsafe.Offsetof(Discovery{}.SolverId), Op: fieldmap.OpString},
+	{Number: 3, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Selector51dy1f_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(Discovery{}.Selector)}},
+	{Number: 4, Name: "subscribe", Off: unsafe.Offsetof(Discovery{}.Subscribe), Op: fieldmap.OpBool},
+	{Number: 5, Name: "phase", Off: unsafe.Offsetof(Discovery{}.Phase), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "message", Off: unsafe.Offsetof(Discovery{}.Message), Op: fieldmap.OpString},
+	{Number: 7, Name: "peering_candidate_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Discovery{}.PeeringCandidateIds), Op: fieldmap.OpListString},
+	{Number: 8, Name: "start_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Discovery{}.StartTime)}},
+	{Number: 9, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Discovery{}.LastChangeTime)}},
+	{Number: 10, Name: "peer_results", Kind: fieldmap.KindList, Sub: _PeerResult_shape, Value: &fieldmap.MessageList[*PeerResult]{Off: unsafe.Offsetof(Discovery{}.PeerResults)}},
 }}
 
 var _Discovery_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Discovery", _Discovery_shape, false)
@@ -436,192 +439,192 @@ const (
 	PeeringCandidateFieldSellerAddress                                                                                                     = "6"                    // seller_address
 )
 
-var _File_fluidos_v1_discovery_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "liqo_id"},
-	{Number: 2, Name: "kubeconfig"},
+var _File_fluidos_v1_discovery_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeAdditionalInformation{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id", Off: unsafe.Offsetof(NodeAdditionalInformation{}.LiqoId), Op: fieldmap.OpString},
+	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(NodeAdditionalInformation{}.Kubeconfig), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_discovery_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "domain"},
-	{Number: 2, Name: "node_id"},
-	{Number: 3, Name: "ip"},
-	{Number: 4, Name: "local_namespace"},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NodeAdditionalInformation1g0hp4b_shape},
+var _File_fluidos_v1_discovery_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain", Off: unsafe.Offsetof(NodeIdentity{}.Domain), Op: fieldmap.OpString},
+	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
+	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
+	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NodeAdditionalInformation1g0hp4b_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_Price1ihwkrr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "amount"},
-	{Number: 2, Name: "currency"},
-	{Number: 3, Name: "period"},
+var _File_fluidos_v1_discovery_proto_Price1ihwkrr_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Price{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "amount", Off: unsafe.Offsetof(Price{}.Amount), Op: fieldmap.OpString},
+	{Number: 2, Name: "currency", Off: unsafe.Offsetof(Price{}.Currency), Op: fieldmap.OpString},
+	{Number: 3, Name: "period", Off: unsafe.Offsetof(Price{}.Period), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_discovery_proto_Locationx7ugrh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude"},
-	{Number: 2, Name: "longitude"},
-	{Number: 3, Name: "country"},
-	{Number: 4, Name: "city"},
-	{Number: 5, Name: "additional_notes"},
+var _File_fluidos_v1_discovery_proto_Locationx7ugrh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
+	{Number: 3, Name: "country", Off: unsafe.Offsetof(Location{}.Country), Op: fieldmap.OpString},
+	{Number: 4, Name: "city", Off: unsafe.Offsetof(Location{}.City), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_notes", Off: unsafe.Offsetof(Location{}.AdditionalNotes), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_discovery_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model"},
-	{Number: 2, Name: "cores"},
-	{Number: 3, Name: "memory"},
+var _File_fluidos_v1_discovery_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
+	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_discovery_proto_K8SliceCharacteristicstrucy9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture"},
-	{Number: 2, Name: "cpu"},
-	{Number: 3, Name: "memory"},
-	{Number: 4, Name: "pods"},
-	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_GPU15e4qc_shape},
-	{Number: 6, Name: "storage"},
+var _File_fluidos_v1_discovery_proto_K8SliceCharacteristicstrucy9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceCharacteristics{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Architecture), Op: fieldmap.OpString},
+	{Number: 2, Name: "cpu", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "pods", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Pods), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceCharacteristics{}.Gpu)}},
+	{Number: 6, Name: "storage", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Storage), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_discovery_proto_Partitionabilityqjljju_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu_min"},
-	{Number: 2, Name: "memory_min"},
-	{Number: 3, Name: "pods_min"},
-	{Number: 4, Name: "cpu_step"},
-	{Number: 5, Name: "memory_step"},
-	{Number: 6, Name: "pods_step"},
+var _File_fluidos_v1_discovery_proto_Partitionabilityqjljju_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Partitionability{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu_min", Off: unsafe.Offsetof(Partitionability{}.CpuMin), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory_min", Off: unsafe.Offsetof(Partitionability{}.MemoryMin), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "pods_min", Off: unsafe.Offsetof(Partitionability{}.PodsMin), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "cpu_step", Off: unsafe.Offsetof(Partitionability{}.CpuStep), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "memory_step", Off: unsafe.Offsetof(Partitionability{}.MemoryStep), Op: fieldmap.OpInt64},
+	{Number: 6, Name: "pods_step", Off: unsafe.Offsetof(Partitionability{}.PodsStep), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_discovery_proto_CarbonFootprintegrwna_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "embodied"},
-	{Number: 2, Name: "operational", Kind: fieldmap.KindList},
+var _File_fluidos_v1_discovery_proto_CarbonFootprintegrwna_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CarbonFootprint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "embodied", Off: unsafe.Offsetof(CarbonFootprint{}.Embodied), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "operational", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CarbonFootprint{}.Operational), Op: fieldmap.OpListInt64},
 }}
 
-var _File_fluidos_v1_discovery_proto_PortRange30rtou_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol"},
-	{Number: 2, Name: "min"},
-	{Number: 3, Name: "max"},
+var _File_fluidos_v1_discovery_proto_PortRange30rtou_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PortRange{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(PortRange{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "min", Off: unsafe.Offsetof(PortRange{}.Min), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "max", Off: unsafe.Offsetof(PortRange{}.Max), Op: fieldmap.OpUint32},
 }}
 
-var _File_fluidos_v1_discovery_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "action"},
-	{Number: 2, Name: "cidr"},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_PortRange30rtou_shape},
+var _File_fluidos_v1_discovery_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkAuthorization{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "action", Off: unsafe.Offsetof(NetworkAuthorization{}.Action), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "cidr", Off: unsafe.Offsetof(NetworkAuthorization{}.Cidr), Op: fieldmap.OpString},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_PortRange30rtou_shape, Value: &fieldmap.MessageList[*PortRange]{Off: unsafe.Offsetof(NetworkAuthorization{}.Ports)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_Labeluqyx0c_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key"},
-	{Number: 2, Name: "value"},
+var _File_fluidos_v1_discovery_proto_Labeluqyx0c_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Label{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Off: unsafe.Offsetof(Label{}.Key), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(Label{}.Value), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_discovery_proto_PodNamespaceSelector1uxtl7d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_Labeluqyx0c_shape},
-	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_Labeluqyx0c_shape},
+var _File_fluidos_v1_discovery_proto_PodNamespaceSelector1uxtl7d_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PodNamespaceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_Labeluqyx0c_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Pod)}},
+	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_Labeluqyx0c_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Namespace)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_NetworkResourceSelectorlcwcn1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cidr"},
-	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_PodNamespaceSelector1uxtl7d_shape},
+var _File_fluidos_v1_discovery_proto_NetworkResourceSelectorlcwcn1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkResourceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cidr", Value: &fieldmap.ScalarMember[*NetworkResourceSelector_Cidr, string]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
+	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_PodNamespaceSelector1uxtl7d_shape, Value: &fieldmap.MessageMember[*NetworkResourceSelector_PodNamespace, *PodNamespaceSelector]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
 }}
 
-var _File_fluidos_v1_discovery_proto_NetworkEndpoint1sryjhh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "is_hot_cluster"},
-	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkResourceSelectorlcwcn1_shape},
+var _File_fluidos_v1_discovery_proto_NetworkEndpoint1sryjhh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkEndpoint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "is_hot_cluster", Off: unsafe.Offsetof(NetworkEndpoint{}.IsHotCluster), Op: fieldmap.OpBool},
+	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkResourceSelectorlcwcn1_shape, Value: &fieldmap.MessageField[*NetworkResourceSelector]{Off: unsafe.Offsetof(NetworkEndpoint{}.ResourceSelector)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_NetworkIntentgul2ma_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkEndpoint1sryjhh_shape},
-	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkEndpoint1sryjhh_shape},
-	{Number: 4, Name: "destination_port"},
-	{Number: 5, Name: "protocol_type"},
+var _File_fluidos_v1_discovery_proto_NetworkIntentgul2ma_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntent{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(NetworkIntent{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkEndpoint1sryjhh_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Source)}},
+	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkEndpoint1sryjhh_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Destination)}},
+	{Number: 4, Name: "destination_port", Off: unsafe.Offsetof(NetworkIntent{}.DestinationPort), Op: fieldmap.OpString},
+	{Number: 5, Name: "protocol_type", Off: unsafe.Offsetof(NetworkIntent{}.ProtocolType), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_discovery_proto_NetworkIntents12ae5ib_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_NetworkIntentgul2ma_shape},
-	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_NetworkIntentgul2ma_shape},
+var _File_fluidos_v1_discovery_proto_NetworkIntents12ae5ib_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntents{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_NetworkIntentgul2ma_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.DeniedCommunications)}},
+	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_NetworkIntentgul2ma_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.MandatoryCommunications)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_K8SliceProperties1dbbtrk_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latency_ms"},
-	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList},
-	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_CarbonFootprintegrwna_shape},
-	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_NetworkAuthorization1rwqnr9_shape},
-	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkIntents12ae5ib_shape},
-	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap},
+var _File_fluidos_v1_discovery_proto_K8SliceProperties1dbbtrk_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceProperties{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latency_ms", Off: unsafe.Offsetof(K8SliceProperties{}.LatencyMs), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList, Off: unsafe.Offsetof(K8SliceProperties{}.SecurityStandards), Op: fieldmap.OpListString},
+	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_CarbonFootprintegrwna_shape, Value: &fieldmap.MessageField[*CarbonFootprint]{Off: unsafe.Offsetof(K8SliceProperties{}.CarbonFootprint)}},
+	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_NetworkAuthorization1rwqnr9_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkAuthorizations)}},
+	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NetworkIntents12ae5ib_shape, Value: &fieldmap.MessageField[*NetworkIntents]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkIntents)}},
+	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(K8SliceProperties{}.AdditionalProperties)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_K8Slice1x3cx5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_K8SliceCharacteristicstrucy9_shape},
-	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Partitionabilityqjljju_shape},
-	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_K8SliceProperties1dbbtrk_shape},
+var _File_fluidos_v1_discovery_proto_K8Slice1x3cx5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8Slice{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_K8SliceCharacteristicstrucy9_shape, Value: &fieldmap.MessageField[*K8SliceCharacteristics]{Off: unsafe.Offsetof(K8Slice{}.Characteristics)}},
+	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Partitionabilityqjljju_shape, Value: &fieldmap.MessageField[*Partitionability]{Off: unsafe.Offsetof(K8Slice{}.Partitionability)}},
+	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_K8SliceProperties1dbbtrk_shape, Value: &fieldmap.MessageField[*K8SliceProperties]{Off: unsafe.Offsetof(K8Slice{}.Properties)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "required"},
-	{Number: 4, Name: "default_value"},
-	{Number: 5, Name: "minimum"},
-	{Number: 6, Name: "maximum"},
-	{Number: 7, Name: "pattern"},
-	{Number: 8, Name: "description"},
+var _File_fluidos_v1_discovery_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigParameter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ConfigParameter{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(ConfigParameter{}.Type), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "required", Off: unsafe.Offsetof(ConfigParameter{}.Required), Op: fieldmap.OpBool},
+	{Number: 4, Name: "default_value", Off: unsafe.Offsetof(ConfigParameter{}.DefaultValue), Op: fieldmap.OpString},
+	{Number: 5, Name: "minimum", Off: unsafe.Offsetof(ConfigParameter{}.Minimum), Op: fieldmap.OpPtrFloat64},
+	{Number: 6, Name: "maximum", Off: unsafe.Offsetof(ConfigParameter{}.Maximum), Op: fieldmap.OpPtrFloat64},
+	{Number: 7, Name: "pattern", Off: unsafe.Offsetof(ConfigParameter{}.Pattern), Op: fieldmap.OpString},
+	{Number: 8, Name: "description", Off: unsafe.Offsetof(ConfigParameter{}.Description), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_discovery_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_ConfigParametereud58f_shape},
+var _File_fluidos_v1_discovery_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigurationSchema{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_discovery_proto_ConfigParametereud58f_shape, Value: &fieldmap.MessageList[*ConfigParameter]{Off: unsafe.Offsetof(ConfigurationSchema{}.Parameters)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_Service1kv16nh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "description"},
-	{Number: 3, Name: "category"},
-	{Number: 4, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList},
-	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ConfigurationSchemaenirfb_shape},
-	{Number: 7, Name: "blueprint_id"},
-	{Number: 8, Name: "configuration_template"},
-	{Number: 9, Name: "max_instances"},
-	{Number: 10, Name: "sold_instances"},
+var _File_fluidos_v1_discovery_proto_Service1kv16nh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Service{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Service{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "description", Off: unsafe.Offsetof(Service{}.Description), Op: fieldmap.OpString},
+	{Number: 3, Name: "category", Off: unsafe.Offsetof(Service{}.Category), Op: fieldmap.OpString},
+	{Number: 4, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.Tags), Op: fieldmap.OpListString},
+	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.HostingPolicies), Op: fieldmap.OpListInt32},
+	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_ConfigurationSchemaenirfb_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(Service{}.ConfigurationSchema)}},
+	{Number: 7, Name: "blueprint_id", Off: unsafe.Offsetof(Service{}.BlueprintId), Op: fieldmap.OpString},
+	{Number: 8, Name: "configuration_template", Off: unsafe.Offsetof(Service{}.ConfigurationTemplate), Op: fieldmap.OpString},
+	{Number: 9, Name: "max_instances", Off: unsafe.Offsetof(Service{}.MaxInstances), Op: fieldmap.OpUint32},
+	{Number: 10, Name: "sold_instances", Off: unsafe.Offsetof(Service{}.SoldInstances), Op: fieldmap.OpUint32},
 }}
 
-var _File_fluidos_v1_discovery_proto_VMcksfnb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "storage"},
-	{Number: 4, Name: "architecture"},
-	{Number: 5, Name: "os_image"},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_GPU15e4qc_shape},
-	{Number: 7, Name: "hypervisor"},
+var _File_fluidos_v1_discovery_proto_VMcksfnb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VM{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VM{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VM{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VM{}.Storage), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "architecture", Off: unsafe.Offsetof(VM{}.Architecture), Op: fieldmap.OpString},
+	{Number: 5, Name: "os_image", Off: unsafe.Offsetof(VM{}.OsImage), Op: fieldmap.OpString},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(VM{}.Gpu)}},
+	{Number: 7, Name: "hypervisor", Off: unsafe.Offsetof(VM{}.Hypervisor), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_discovery_proto_Sensorqcvp4w_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type"},
-	{Number: 2, Name: "sampling_rate_hz"},
-	{Number: 3, Name: "accuracy"},
-	{Number: 4, Name: "unit"},
-	{Number: 5, Name: "source_endpoint"},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Locationx7ugrh_shape},
+var _File_fluidos_v1_discovery_proto_Sensorqcvp4w_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sensor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sensor_type", Off: unsafe.Offsetof(Sensor{}.SensorType), Op: fieldmap.OpString},
+	{Number: 2, Name: "sampling_rate_hz", Off: unsafe.Offsetof(Sensor{}.SamplingRateHz), Op: fieldmap.OpFloat64},
+	{Number: 3, Name: "accuracy", Off: unsafe.Offsetof(Sensor{}.Accuracy), Op: fieldmap.OpFloat64},
+	{Number: 4, Name: "unit", Off: unsafe.Offsetof(Sensor{}.Unit), Op: fieldmap.OpString},
+	{Number: 5, Name: "source_endpoint", Off: unsafe.Offsetof(Sensor{}.SourceEndpoint), Op: fieldmap.OpString},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Sensor{}.Location)}},
 }}
 
-var _File_fluidos_v1_discovery_proto_Flavorga5qwa_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NodeIdentity1rjjozc_shape},
-	{Number: 3, Name: "provider_id"},
-	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Price1ihwkrr_shape},
-	{Number: 5, Name: "availability"},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Locationx7ugrh_shape},
-	{Number: 7, Name: "network_property_type"},
-	{Number: 8, Name: "created_at"},
-	{Number: 9, Name: "updated_at"},
-	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_K8Slice1x3cx5_shape},
-	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Service1kv16nh_shape},
-	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_VMcksfnb_shape},
-	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Sensorqcvp4w_shape},
+var _File_fluidos_v1_discovery_proto_Flavorga5qwa_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Flavor{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Flavor{}.Owner)}},
+	{Number: 3, Name: "provider_id", Off: unsafe.Offsetof(Flavor{}.ProviderId), Op: fieldmap.OpString},
+	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Price1ihwkrr_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(Flavor{}.Price)}},
+	{Number: 5, Name: "availability", Off: unsafe.Offsetof(Flavor{}.Availability), Op: fieldmap.OpBool},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Flavor{}.Location)}},
+	{Number: 7, Name: "network_property_type", Off: unsafe.Offsetof(Flavor{}.NetworkPropertyType), Op: fieldmap.OpString},
+	{Number: 8, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.CreatedAt)}},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.UpdatedAt)}},
+	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_K8Slice1x3cx5_shape, Value: &fieldmap.MessageMember[*Flavor_K8Slice, *K8Slice]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Service1kv16nh_shape, Value: &fieldmap.MessageMember[*Flavor_Service, *Service]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_VMcksfnb_shape, Value: &fieldmap.MessageMember[*Flavor_Vm, *VM]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Sensorqcvp4w_shape, Value: &fieldmap.MessageMember[*Flavor_Sensor, *Sensor]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
 }}
 
-var _PeeringCandidate_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Flavorga5qwa_shape},
-	{Number: 3, Name: "solver_ids", Kind: fieldmap.KindList},
-	{Number: 4, Name: "available"},
-	{Number: 5, Name: "created_at"},
-	{Number: 6, Name: "seller_address"},
+var _PeeringCandidate_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringCandidate{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(PeeringCandidate{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_discovery_proto_Flavorga5qwa_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(PeeringCandidate{}.Flavor)}},
+	{Number: 3, Name: "solver_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(PeeringCandidate{}.SolverIds), Op: fieldmap.OpListString},
+	{Number: 4, Name: "available", Off: unsafe.Offsetof(PeeringCandidate{}.Available), Op: fieldmap.OpBool},
+	{Number: 5, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(PeeringCandidate{}.CreatedAt)}},
+	{Number: 6, Name: "seller_address", Off: unsafe.Offsetof(PeeringCandidate{}.SellerAddress), Op: fieldmap.OpString},
 }}
 
 var _PeeringCandidate_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringCandidate", _PeeringCandidate_shape, false)
@@ -1078,163 +1081,28 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Discovery:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Discovery: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Discovery) DiffFields(o *Discovery) *fieldmap.FieldMap {
-	fm := _Discovery_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Discovery_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Discovery being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Discovery) diffAt(o *Discovery, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Discovery)
-	}
-	if o == nil {
-		o = new(Discovery)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.SolverId != o.SolverId {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.Selector == nil) != (o.Selector == nil) || m.Selector != nil && m.Selector.diffAt(o.Selector, fm, at+3) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Subscribe != o.Subscribe {
-		fm.SetAt(at + 113)
-		c = true
-	}
-	if m.Phase != o.Phase {
-		fm.SetAt(at + 114)
-		c = true
-	}
-	if m.Message != o.Message {
-		fm.SetAt(at + 115)
-		c = true
-	}
-	if !slices.Equal(m.PeeringCandidateIds, o.PeeringCandidateIds) {
-		fm.SetAt(at + 116)
-		c = true
-	}
-	if !fieldmap.Equal(m.StartTime, o.StartTime) {
-		fm.SetAt(at + 117)
-		c = true
-	}
-	if !fieldmap.Equal(m.LastChangeTime, o.LastChangeTime) {
-		fm.SetAt(at + 118)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.PeerResults, o.PeerResults, (*PeerResult).Equal) {
-		fm.SetAt(at + 119)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// PeerResult being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *PeerResult) diffAt(o *PeerResult, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(PeerResult)
-	}
-	if o == nil {
-		o = new(PeerResult)
-	}
-	c := false
-	if m.Address != o.Address {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.NodeId != o.NodeId {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.FlavorsFound != o.FlavorsFound {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Error != o.Error {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.Equal(m.Duration, o.Duration) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of PeerResult:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of PeerResult: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *PeerResult) DiffFields(o *PeerResult) *fieldmap.FieldMap {
-	fm := _PeerResult_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_PeerResult_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of PeeringCandidate:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of PeeringCandidate: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *PeeringCandidate) DiffFields(o *PeeringCandidate) *fieldmap.FieldMap {
-	fm := _PeeringCandidate_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// PeeringCandidate being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *PeeringCandidate) diffAt(o *PeeringCandidate, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(PeeringCandidate)
-	}
-	if o == nil {
-		o = new(PeeringCandidate)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !slices.Equal(m.SolverIds, o.SolverIds) {
-		fm.SetAt(at + 154)
-		c = true
-	}
-	if m.Available != o.Available {
-		fm.SetAt(at + 155)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 156)
-		c = true
-	}
-	if m.SellerAddress != o.SellerAddress {
-		fm.SetAt(at + 157)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_PeeringCandidate_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

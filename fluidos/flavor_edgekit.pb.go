@@ -8,14 +8,16 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of K8SliceCharacteristics: dot-joined field numbers from K8SliceCharacteristics.
 const (
@@ -30,19 +32,19 @@ const (
 	K8SliceCharacteristicsFieldStorage      = "6"   // storage
 )
 
-var _File_fluidos_v1_flavor_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model"},
-	{Number: 2, Name: "cores"},
-	{Number: 3, Name: "memory"},
+var _File_fluidos_v1_flavor_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
+	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
 }}
 
-var _K8SliceCharacteristics_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture"},
-	{Number: 2, Name: "cpu"},
-	{Number: 3, Name: "memory"},
-	{Number: 4, Name: "pods"},
-	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_GPU15e4qc_shape},
-	{Number: 6, Name: "storage"},
+var _K8SliceCharacteristics_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceCharacteristics{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Architecture), Op: fieldmap.OpString},
+	{Number: 2, Name: "cpu", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "pods", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Pods), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceCharacteristics{}.Gpu)}},
+	{Number: 6, Name: "storage", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Storage), Op: fieldmap.OpInt64},
 }}
 
 var _K8SliceCharacteristics_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceCharacteristics", _K8SliceCharacteristics_shape, false)
@@ -72,13 +74,13 @@ const (
 	PartitionabilityFieldPodsStep   = "6" // pods_step
 )
 
-var _Partitionability_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu_min"},
-	{Number: 2, Name: "memory_min"},
-	{Number: 3, Name: "pods_min"},
-	{Number: 4, Name: "cpu_step"},
-	{Number: 5, Name: "memory_step"},
-	{Number: 6, Name: "pods_step"},
+var _Partitionability_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Partitionability{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu_min", Off: unsafe.Offsetof(Partitionability{}.CpuMin), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory_min", Off: unsafe.Offsetof(Partitionability{}.MemoryMin), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "pods_min", Off: unsafe.Offsetof(Partitionability{}.PodsMin), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "cpu_step", Off: unsafe.Offsetof(Partitionability{}.CpuStep), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "memory_step", Off: unsafe.Offsetof(Partitionability{}.MemoryStep), Op: fieldmap.OpInt64},
+	{Number: 6, Name: "pods_step", Off: unsafe.Offsetof(Partitionability{}.PodsStep), Op: fieldmap.OpInt64},
 }}
 
 var _Partitionability_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Partitionability", _Partitionability_shape, false)
@@ -102,9 +104,9 @@ const (
 	CarbonFootprintFieldOperational = "2" // operational
 )
 
-var _CarbonFootprint_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "embodied"},
-	{Number: 2, Name: "operational", Kind: fieldmap.KindList},
+var _CarbonFootprint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CarbonFootprint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "embodied", Off: unsafe.Offsetof(CarbonFootprint{}.Embodied), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "operational", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CarbonFootprint{}.Operational), Op: fieldmap.OpListInt64},
 }}
 
 var _CarbonFootprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CarbonFootprint", _CarbonFootprint_shape, false)
@@ -192,58 +194,58 @@ const (
 	K8SlicePropertiesFieldAdditionalProperties                                                                       = "6"             // additional_properties
 )
 
-var _File_fluidos_v1_flavor_proto_PortRange30rtou_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol"},
-	{Number: 2, Name: "min"},
-	{Number: 3, Name: "max"},
+var _File_fluidos_v1_flavor_proto_PortRange30rtou_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PortRange{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(PortRange{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "min", Off: unsafe.Offsetof(PortRange{}.Min), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "max", Off: unsafe.Offsetof(PortRange{}.Max), Op: fieldmap.OpUint32},
 }}
 
-var _File_fluidos_v1_flavor_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "action"},
-	{Number: 2, Name: "cidr"},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_PortRange30rtou_shape},
+var _File_fluidos_v1_flavor_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkAuthorization{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "action", Off: unsafe.Offsetof(NetworkAuthorization{}.Action), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "cidr", Off: unsafe.Offsetof(NetworkAuthorization{}.Cidr), Op: fieldmap.OpString},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_PortRange30rtou_shape, Value: &fieldmap.MessageList[*PortRange]{Off: unsafe.Offsetof(NetworkAuthorization{}.Ports)}},
 }}
 
-var _Label_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key"},
-	{Number: 2, Name: "value"},
+var _Label_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Label{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Off: unsafe.Offsetof(Label{}.Key), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(Label{}.Value), Op: fieldmap.OpString},
 }}
 
-var _PodNamespaceSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _Label_shape},
-	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _Label_shape},
+var _PodNamespaceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PodNamespaceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _Label_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Pod)}},
+	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _Label_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Namespace)}},
 }}
 
-var _NetworkResourceSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cidr"},
-	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _PodNamespaceSelector_shape},
+var _NetworkResourceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkResourceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cidr", Value: &fieldmap.ScalarMember[*NetworkResourceSelector_Cidr, string]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
+	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _PodNamespaceSelector_shape, Value: &fieldmap.MessageMember[*NetworkResourceSelector_PodNamespace, *PodNamespaceSelector]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
 }}
 
-var _NetworkEndpoint_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "is_hot_cluster"},
-	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _NetworkResourceSelector_shape},
+var _NetworkEndpoint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkEndpoint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "is_hot_cluster", Off: unsafe.Offsetof(NetworkEndpoint{}.IsHotCluster), Op: fieldmap.OpBool},
+	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _NetworkResourceSelector_shape, Value: &fieldmap.MessageField[*NetworkResourceSelector]{Off: unsafe.Offsetof(NetworkEndpoint{}.ResourceSelector)}},
 }}
 
-var _NetworkIntent_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _NetworkEndpoint_shape},
-	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _NetworkEndpoint_shape},
-	{Number: 4, Name: "destination_port"},
-	{Number: 5, Name: "protocol_type"},
+var _NetworkIntent_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntent{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(NetworkIntent{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _NetworkEndpoint_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Source)}},
+	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _NetworkEndpoint_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Destination)}},
+	{Number: 4, Name: "destination_port", Off: unsafe.Offsetof(NetworkIntent{}.DestinationPort), Op: fieldmap.OpString},
+	{Number: 5, Name: "protocol_type", Off: unsafe.Offsetof(NetworkIntent{}.ProtocolType), Op: fieldmap.OpString},
 }}
 
-var _NetworkIntents_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _NetworkIntent_shape},
-	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _NetworkIntent_shape},
+var _NetworkIntents_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntents{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _NetworkIntent_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.DeniedCommunications)}},
+	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _NetworkIntent_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.MandatoryCommunications)}},
 }}
 
-var _K8SliceProperties_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latency_ms"},
-	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList},
-	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _CarbonFootprint_shape},
-	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_NetworkAuthorization1rwqnr9_shape},
-	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _NetworkIntents_shape},
-	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap},
+var _K8SliceProperties_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceProperties{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latency_ms", Off: unsafe.Offsetof(K8SliceProperties{}.LatencyMs), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList, Off: unsafe.Offsetof(K8SliceProperties{}.SecurityStandards), Op: fieldmap.OpListString},
+	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _CarbonFootprint_shape, Value: &fieldmap.MessageField[*CarbonFootprint]{Off: unsafe.Offsetof(K8SliceProperties{}.CarbonFootprint)}},
+	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_NetworkAuthorization1rwqnr9_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkAuthorizations)}},
+	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _NetworkIntents_shape, Value: &fieldmap.MessageField[*NetworkIntents]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkIntents)}},
+	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(K8SliceProperties{}.AdditionalProperties)}},
 }}
 
 var _K8SliceProperties_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceProperties", _K8SliceProperties_shape, false)
@@ -568,10 +570,10 @@ const (
 	K8SliceFieldPropertiesAdditionalProperties                                                                       = "3.6"             // properties.additional_properties
 )
 
-var _K8Slice_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _K8SliceCharacteristics_shape},
-	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _Partitionability_shape},
-	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _K8SliceProperties_shape},
+var _K8Slice_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8Slice{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _K8SliceCharacteristics_shape, Value: &fieldmap.MessageField[*K8SliceCharacteristics]{Off: unsafe.Offsetof(K8Slice{}.Characteristics)}},
+	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _Partitionability_shape, Value: &fieldmap.MessageField[*Partitionability]{Off: unsafe.Offsetof(K8Slice{}.Partitionability)}},
+	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _K8SliceProperties_shape, Value: &fieldmap.MessageField[*K8SliceProperties]{Off: unsafe.Offsetof(K8Slice{}.Properties)}},
 }}
 
 var _K8Slice_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8Slice", _K8Slice_shape, false)
@@ -612,32 +614,32 @@ const (
 	ServiceFieldSoldInstances                             = "10"    // sold_instances
 )
 
-var _File_fluidos_v1_flavor_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "required"},
-	{Number: 4, Name: "default_value"},
-	{Number: 5, Name: "minimum"},
-	{Number: 6, Name: "maximum"},
-	{Number: 7, Name: "pattern"},
-	{Number: 8, Name: "description"},
+var _File_fluidos_v1_flavor_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigParameter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ConfigParameter{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(ConfigParameter{}.Type), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "required", Off: unsafe.Offsetof(ConfigParameter{}.Required), Op: fieldmap.OpBool},
+	{Number: 4, Name: "default_value", Off: unsafe.Offsetof(ConfigParameter{}.DefaultValue), Op: fieldmap.OpString},
+	{Number: 5, Name: "minimum", Off: unsafe.Offsetof(ConfigParameter{}.Minimum), Op: fieldmap.OpPtrFloat64},
+	{Number: 6, Name: "maximum", Off: unsafe.Offsetof(ConfigParameter{}.Maximum), Op: fieldmap.OpPtrFloat64},
+	{Number: 7, Name: "pattern", Off: unsafe.Offsetof(ConfigParameter{}.Pattern), Op: fieldmap.OpString},
+	{Number: 8, Name: "description", Off: unsafe.Offsetof(ConfigParameter{}.Description), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_flavor_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_ConfigParametereud58f_shape},
+var _File_fluidos_v1_flavor_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigurationSchema{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_ConfigParametereud58f_shape, Value: &fieldmap.MessageList[*ConfigParameter]{Off: unsafe.Offsetof(ConfigurationSchema{}.Parameters)}},
 }}
 
-var _Service_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "description"},
-	{Number: 3, Name: "category"},
-	{Number: 4, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList},
-	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_ConfigurationSchemaenirfb_shape},
-	{Number: 7, Name: "blueprint_id"},
-	{Number: 8, Name: "configuration_template"},
-	{Number: 9, Name: "max_instances"},
-	{Number: 10, Name: "sold_instances"},
+var _Service_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Service{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Service{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "description", Off: unsafe.Offsetof(Service{}.Description), Op: fieldmap.OpString},
+	{Number: 3, Name: "category", Off: unsafe.Offsetof(Service{}.Category), Op: fieldmap.OpString},
+	{Number: 4, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.Tags), Op: fieldmap.OpListString},
+	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.HostingPolicies), Op: fieldmap.OpListInt32},
+	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_ConfigurationSchemaenirfb_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(Service{}.ConfigurationSchema)}},
+	{Number: 7, Name: "blueprint_id", Off: unsafe.Offsetof(Service{}.BlueprintId), Op: fieldmap.OpString},
+	{Number: 8, Name: "configuration_template", Off: unsafe.Offsetof(Service{}.ConfigurationTemplate), Op: fieldmap.OpString},
+	{Number: 9, Name: "max_instances", Off: unsafe.Offsetof(Service{}.MaxInstances), Op: fieldmap.OpUint32},
+	{Number: 10, Name: "sold_instances", Off: unsafe.Offsetof(Service{}.SoldInstances), Op: fieldmap.OpUint32},
 }}
 
 var _Service_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Service", _Service_shape, false)
@@ -669,14 +671,14 @@ const (
 	VMFieldHypervisor   = "7"   // hypervisor
 )
 
-var _VM_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "storage"},
-	{Number: 4, Name: "architecture"},
-	{Number: 5, Name: "os_image"},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_GPU15e4qc_shape},
-	{Number: 7, Name: "hypervisor"},
+var _VM_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VM{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VM{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VM{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VM{}.Storage), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "architecture", Off: unsafe.Offsetof(VM{}.Architecture), Op: fieldmap.OpString},
+	{Number: 5, Name: "os_image", Off: unsafe.Offsetof(VM{}.OsImage), Op: fieldmap.OpString},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(VM{}.Gpu)}},
+	{Number: 7, Name: "hypervisor", Off: unsafe.Offsetof(VM{}.Hypervisor), Op: fieldmap.OpString},
 }}
 
 var _VM_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VM", _VM_shape, false)
@@ -709,21 +711,21 @@ const (
 	SensorFieldLocationAdditionalNotes = "6.5" // location.additional_notes
 )
 
-var _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude"},
-	{Number: 2, Name: "longitude"},
-	{Number: 3, Name: "country"},
-	{Number: 4, Name: "city"},
-	{Number: 5, Name: "additional_notes"},
+var _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
+	{Number: 3, Name: "country", Off: unsafe.Offsetof(Location{}.Country), Op: fieldmap.OpString},
+	{Number: 4, Name: "city", Off: unsafe.Offsetof(Location{}.City), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_notes", Off: unsafe.Offsetof(Location{}.AdditionalNotes), Op: fieldmap.OpString},
 }}
 
-var _Sensor_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type"},
-	{Number: 2, Name: "sampling_rate_hz"},
-	{Number: 3, Name: "accuracy"},
-	{Number: 4, Name: "unit"},
-	{Number: 5, Name: "source_endpoint"},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape},
+var _Sensor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sensor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sensor_type", Off: unsafe.Offsetof(Sensor{}.SensorType), Op: fieldmap.OpString},
+	{Number: 2, Name: "sampling_rate_hz", Off: unsafe.Offsetof(Sensor{}.SamplingRateHz), Op: fieldmap.OpFloat64},
+	{Number: 3, Name: "accuracy", Off: unsafe.Offsetof(Sensor{}.Accuracy), Op: fieldmap.OpFloat64},
+	{Number: 4, Name: "unit", Off: unsafe.Offsetof(Sensor{}.Unit), Op: fieldmap.OpString},
+	{Number: 5, Name: "source_endpoint", Off: unsafe.Offsetof(Sensor{}.SourceEndpoint), Op: fieldmap.OpString},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Sensor{}.Location)}},
 }}
 
 var _Sensor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Sensor", _Sensor_shape, false)
@@ -897,39 +899,39 @@ const (
 	FlavorFieldSensorLocationAdditionalNotes                                                                               = "13.6.5"             // sensor.location.additional_notes
 )
 
-var _File_fluidos_v1_flavor_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "liqo_id"},
-	{Number: 2, Name: "kubeconfig"},
+var _File_fluidos_v1_flavor_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeAdditionalInformation{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id", Off: unsafe.Offsetof(NodeAdditionalInformation{}.LiqoId), Op: fieldmap.OpString},
+	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(NodeAdditionalInformation{}.Kubeconfig), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_flavor_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "domain"},
-	{Number: 2, Name: "node_id"},
-	{Number: 3, Name: "ip"},
-	{Number: 4, Name: "local_namespace"},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_NodeAdditionalInformation1g0hp4b_shape},
+var _File_fluidos_v1_flavor_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain", Off: unsafe.Offsetof(NodeIdentity{}.Domain), Op: fieldmap.OpString},
+	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
+	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
+	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_NodeAdditionalInformation1g0hp4b_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
 }}
 
-var _File_fluidos_v1_flavor_proto_Price1ihwkrr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "amount"},
-	{Number: 2, Name: "currency"},
-	{Number: 3, Name: "period"},
+var _File_fluidos_v1_flavor_proto_Price1ihwkrr_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Price{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "amount", Off: unsafe.Offsetof(Price{}.Amount), Op: fieldmap.OpString},
+	{Number: 2, Name: "currency", Off: unsafe.Offsetof(Price{}.Currency), Op: fieldmap.OpString},
+	{Number: 3, Name: "period", Off: unsafe.Offsetof(Price{}.Period), Op: fieldmap.OpString},
 }}
 
-var _Flavor_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_NodeIdentity1rjjozc_shape},
-	{Number: 3, Name: "provider_id"},
-	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Price1ihwkrr_shape},
-	{Number: 5, Name: "availability"},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape},
-	{Number: 7, Name: "network_property_type"},
-	{Number: 8, Name: "created_at"},
-	{Number: 9, Name: "updated_at"},
-	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8Slice_shape},
-	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _Service_shape},
-	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VM_shape},
-	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _Sensor_shape},
+var _Flavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Flavor{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Flavor{}.Owner)}},
+	{Number: 3, Name: "provider_id", Off: unsafe.Offsetof(Flavor{}.ProviderId), Op: fieldmap.OpString},
+	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Price1ihwkrr_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(Flavor{}.Price)}},
+	{Number: 5, Name: "availability", Off: unsafe.Offsetof(Flavor{}.Availability), Op: fieldmap.OpBool},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Flavor{}.Location)}},
+	{Number: 7, Name: "network_property_type", Off: unsafe.Offsetof(Flavor{}.NetworkPropertyType), Op: fieldmap.OpString},
+	{Number: 8, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.CreatedAt)}},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.UpdatedAt)}},
+	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8Slice_shape, Value: &fieldmap.MessageMember[*Flavor_K8Slice, *K8Slice]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _Service_shape, Value: &fieldmap.MessageMember[*Flavor_Service, *Service]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VM_shape, Value: &fieldmap.MessageMember[*Flavor_Vm, *VM]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _Sensor_shape, Value: &fieldmap.MessageMember[*Flavor_Sensor, *Sensor]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
 }}
 
 var _Flavor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Flavor", _Flavor_shape, false)
@@ -3256,705 +3258,124 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of K8SliceCharacteristics:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of K8SliceCharacteristics: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *K8SliceCharacteristics) DiffFields(o *K8SliceCharacteristics) *fieldmap.FieldMap {
-	fm := _K8SliceCharacteristics_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_K8SliceCharacteristics_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// K8SliceCharacteristics being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *K8SliceCharacteristics) diffAt(o *K8SliceCharacteristics, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(K8SliceCharacteristics)
-	}
-	if o == nil {
-		o = new(K8SliceCharacteristics)
-	}
-	c := false
-	if m.Architecture != o.Architecture {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Cpu != o.Cpu {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Memory != o.Memory {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Pods != o.Pods {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.Gpu == nil) != (o.Gpu == nil) || m.Gpu != nil && m.Gpu.diffAt(o.Gpu, fm, at+5) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Storage != o.Storage {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Partitionability:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Partitionability: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Partitionability) DiffFields(o *Partitionability) *fieldmap.FieldMap {
-	fm := _Partitionability_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Partitionability_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Partitionability being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Partitionability) diffAt(o *Partitionability, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Partitionability)
-	}
-	if o == nil {
-		o = new(Partitionability)
-	}
-	c := false
-	if m.CpuMin != o.CpuMin {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.MemoryMin != o.MemoryMin {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.PodsMin != o.PodsMin {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.CpuStep != o.CpuStep {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.MemoryStep != o.MemoryStep {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.PodsStep != o.PodsStep {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CarbonFootprint:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CarbonFootprint: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CarbonFootprint) DiffFields(o *CarbonFootprint) *fieldmap.FieldMap {
-	fm := _CarbonFootprint_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CarbonFootprint_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CarbonFootprint being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CarbonFootprint) diffAt(o *CarbonFootprint, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CarbonFootprint)
-	}
-	if o == nil {
-		o = new(CarbonFootprint)
-	}
-	c := false
-	if m.Embodied != o.Embodied {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Operational, o.Operational) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of K8SliceProperties:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of K8SliceProperties: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *K8SliceProperties) DiffFields(o *K8SliceProperties) *fieldmap.FieldMap {
-	fm := _K8SliceProperties_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_K8SliceProperties_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// K8SliceProperties being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *K8SliceProperties) diffAt(o *K8SliceProperties, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(K8SliceProperties)
-	}
-	if o == nil {
-		o = new(K8SliceProperties)
-	}
-	c := false
-	if m.LatencyMs != o.LatencyMs {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.SecurityStandards, o.SecurityStandards) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.CarbonFootprint == nil) != (o.CarbonFootprint == nil) || m.CarbonFootprint != nil && m.CarbonFootprint.diffAt(o.CarbonFootprint, fm, at+3) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, o.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if (m.NetworkIntents == nil) != (o.NetworkIntents == nil) || m.NetworkIntents != nil && m.NetworkIntents.diffAt(o.NetworkIntents, fm, at+13) {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	if !maps.Equal(m.AdditionalProperties, o.AdditionalProperties) {
-		fm.SetAt(at + 65)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NetworkIntents being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NetworkIntents) diffAt(o *NetworkIntents, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NetworkIntents)
-	}
-	if o == nil {
-		o = new(NetworkIntents)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.DeniedCommunications, o.DeniedCommunications, (*NetworkIntent).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.MandatoryCommunications, o.MandatoryCommunications, (*NetworkIntent).Equal) {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NetworkIntent being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NetworkIntent) diffAt(o *NetworkIntent, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NetworkIntent)
-	}
-	if o == nil {
-		o = new(NetworkIntent)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Source == nil) != (o.Source == nil) || m.Source != nil && m.Source.diffAt(o.Source, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.Destination == nil) != (o.Destination == nil) || m.Destination != nil && m.Destination.diffAt(o.Destination, fm, at+13) {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	if m.DestinationPort != o.DestinationPort {
-		fm.SetAt(at + 23)
-		c = true
-	}
-	if m.ProtocolType != o.ProtocolType {
-		fm.SetAt(at + 24)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NetworkEndpoint being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NetworkEndpoint) diffAt(o *NetworkEndpoint, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NetworkEndpoint)
-	}
-	if o == nil {
-		o = new(NetworkEndpoint)
-	}
-	c := false
-	if m.IsHotCluster != o.IsHotCluster {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.ResourceSelector == nil) != (o.ResourceSelector == nil) || m.ResourceSelector != nil && m.ResourceSelector.diffAt(o.ResourceSelector, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NetworkResourceSelector being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NetworkResourceSelector) diffAt(o *NetworkResourceSelector, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NetworkResourceSelector)
-	}
-	if o == nil {
-		o = new(NetworkResourceSelector)
-	}
-	c := false
-	{
-		x, xok := m.Selector.(*NetworkResourceSelector_Cidr)
-		y, yok := o.Selector.(*NetworkResourceSelector_Cidr)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Cidr != y.Cidr {
-			fm.SetAt(at)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Selector.(*NetworkResourceSelector_PodNamespace)
-		y, yok := o.Selector.(*NetworkResourceSelector_PodNamespace)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.PodNamespace.diffAt(y.PodNamespace, fm, at+2) {
-			fm.SetAt(at + 1)
-			c = true
-		}
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// PodNamespaceSelector being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *PodNamespaceSelector) diffAt(o *PodNamespaceSelector, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(PodNamespaceSelector)
-	}
-	if o == nil {
-		o = new(PodNamespaceSelector)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Pod, o.Pod, (*Label).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Namespace, o.Namespace, (*Label).Equal) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Label being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Label) diffAt(o *Label, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Label)
-	}
-	if o == nil {
-		o = new(Label)
-	}
-	c := false
-	if m.Key != o.Key {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Value != o.Value {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NetworkIntents:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NetworkIntents: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NetworkIntents) DiffFields(o *NetworkIntents) *fieldmap.FieldMap {
-	fm := _NetworkIntents_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_NetworkIntents_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NetworkIntent:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NetworkIntent: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NetworkIntent) DiffFields(o *NetworkIntent) *fieldmap.FieldMap {
-	fm := _NetworkIntent_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_NetworkIntent_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NetworkEndpoint:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NetworkEndpoint: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NetworkEndpoint) DiffFields(o *NetworkEndpoint) *fieldmap.FieldMap {
-	fm := _NetworkEndpoint_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_NetworkEndpoint_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NetworkResourceSelector:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NetworkResourceSelector: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NetworkResourceSelector) DiffFields(o *NetworkResourceSelector) *fieldmap.FieldMap {
-	fm := _NetworkResourceSelector_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_NetworkResourceSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of PodNamespaceSelector:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of PodNamespaceSelector: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *PodNamespaceSelector) DiffFields(o *PodNamespaceSelector) *fieldmap.FieldMap {
-	fm := _PodNamespaceSelector_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_PodNamespaceSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Label:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Label: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Label) DiffFields(o *Label) *fieldmap.FieldMap {
-	fm := _Label_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Label_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of K8Slice:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of K8Slice: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *K8Slice) DiffFields(o *K8Slice) *fieldmap.FieldMap {
-	fm := _K8Slice_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_K8Slice_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// K8Slice being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *K8Slice) diffAt(o *K8Slice, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(K8Slice)
-	}
-	if o == nil {
-		o = new(K8Slice)
-	}
-	c := false
-	if (m.Characteristics == nil) != (o.Characteristics == nil) || m.Characteristics != nil && m.Characteristics.diffAt(o.Characteristics, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Partitionability == nil) != (o.Partitionability == nil) || m.Partitionability != nil && m.Partitionability.diffAt(o.Partitionability, fm, at+11) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if (m.Properties == nil) != (o.Properties == nil) || m.Properties != nil && m.Properties.diffAt(o.Properties, fm, at+18) {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Service:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Service: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Service) DiffFields(o *Service) *fieldmap.FieldMap {
-	fm := _Service_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Service_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Service being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Service) diffAt(o *Service, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Service)
-	}
-	if o == nil {
-		o = new(Service)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Description != o.Description {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Category != o.Category {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !slices.Equal(m.Tags, o.Tags) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.HostingPolicies, o.HostingPolicies) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if (m.ConfigurationSchema == nil) != (o.ConfigurationSchema == nil) || m.ConfigurationSchema != nil && m.ConfigurationSchema.diffAt(o.ConfigurationSchema, fm, at+6) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.BlueprintId != o.BlueprintId {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if m.ConfigurationTemplate != o.ConfigurationTemplate {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	if m.MaxInstances != o.MaxInstances {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	if m.SoldInstances != o.SoldInstances {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of VM:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of VM: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *VM) DiffFields(o *VM) *fieldmap.FieldMap {
-	fm := _VM_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_VM_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// VM being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *VM) diffAt(o *VM, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(VM)
-	}
-	if o == nil {
-		o = new(VM)
-	}
-	c := false
-	if m.Cpu != o.Cpu {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Memory != o.Memory {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Storage != o.Storage {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Architecture != o.Architecture {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.OsImage != o.OsImage {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if (m.Gpu == nil) != (o.Gpu == nil) || m.Gpu != nil && m.Gpu.diffAt(o.Gpu, fm, at+6) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.Hypervisor != o.Hypervisor {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Sensor:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Sensor: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Sensor) DiffFields(o *Sensor) *fieldmap.FieldMap {
-	fm := _Sensor_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Sensor_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Sensor being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Sensor) diffAt(o *Sensor, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Sensor)
-	}
-	if o == nil {
-		o = new(Sensor)
-	}
-	c := false
-	if m.SensorType != o.SensorType {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Accuracy, o.Accuracy) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Unit != o.Unit {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.SourceEndpoint != o.SourceEndpoint {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && m.Location.diffAt(o.Location, fm, at+6) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Flavor:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Flavor: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Flavor) DiffFields(o *Flavor) *fieldmap.FieldMap {
-	fm := _Flavor_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Flavor being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Flavor) diffAt(o *Flavor, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Flavor)
-	}
-	if o == nil {
-		o = new(Flavor)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Owner == nil) != (o.Owner == nil) || m.Owner != nil && m.Owner.diffAt(o.Owner, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.ProviderId != o.ProviderId {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if (m.Price == nil) != (o.Price == nil) || m.Price != nil && m.Price.diffAt(o.Price, fm, at+11) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.Availability != o.Availability {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && m.Location.diffAt(o.Location, fm, at+16) {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if m.NetworkPropertyType != o.NetworkPropertyType {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 22)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 23)
-		c = true
-	}
-	{
-		x, xok := m.Spec.(*Flavor_K8Slice)
-		y, yok := o.Spec.(*Flavor_K8Slice)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.K8Slice.diffAt(y.K8Slice, fm, at+25) {
-			fm.SetAt(at + 24)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Spec.(*Flavor_Service)
-		y, yok := o.Spec.(*Flavor_Service)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Service.diffAt(y.Service, fm, at+110) {
-			fm.SetAt(at + 109)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Spec.(*Flavor_Vm)
-		y, yok := o.Spec.(*Flavor_Vm)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+130) {
-			fm.SetAt(at + 129)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Spec.(*Flavor_Sensor)
-		y, yok := o.Spec.(*Flavor_Sensor)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Sensor.diffAt(y.Sensor, fm, at+141) {
-			fm.SetAt(at + 140)
-			c = true
-		}
-	}
-	return c
+	return fieldmap.Diff(_Flavor_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

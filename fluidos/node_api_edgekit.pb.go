@@ -8,12 +8,15 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of CreateSolverRequest: dot-joined field numbers from CreateSolverRequest.
 const (
@@ -186,167 +189,167 @@ const (
 	CreateSolverRequestFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
-var _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "exact"},
-	{Number: 2, Name: "regex"},
+var _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StringFilter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "exact", Value: &fieldmap.ScalarMember[*StringFilter_Exact, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
+	{Number: 2, Name: "regex", Value: &fieldmap.ScalarMember[*StringFilter_Regex, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
 }}
 
-var _File_fluidos_v1_node_api_proto_ResourceMatchSelectorj1nu4e_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "value"},
+var _File_fluidos_v1_node_api_proto_ResourceMatchSelectorj1nu4e_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceMatchSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "value", Off: unsafe.Offsetof(ResourceMatchSelector{}.Value), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_node_api_proto_ResourceRangeSelector1b3kloq_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min"},
-	{Number: 2, Name: "max"},
+var _File_fluidos_v1_node_api_proto_ResourceRangeSelector1b3kloq_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceRangeSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "min", Off: unsafe.Offsetof(ResourceRangeSelector{}.Min), Op: fieldmap.OpPtrInt64},
+	{Number: 2, Name: "max", Off: unsafe.Offsetof(ResourceRangeSelector{}.Max), Op: fieldmap.OpPtrInt64},
 }}
 
-var _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceMatchSelectorj1nu4e_shape},
-	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceRangeSelector1b3kloq_shape},
+var _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceFilter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceMatchSelectorj1nu4e_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Match, *ResourceMatchSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
+	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceRangeSelector1b3kloq_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Range, *ResourceRangeSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
 }}
 
-var _File_fluidos_v1_node_api_proto_GPUSelector11kdab5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape},
+var _File_fluidos_v1_node_api_proto_GPUSelector11kdab5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPUSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(GPUSelector{}.Model)}},
+	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Cores)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Memory)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_K8SliceSelectorudvdaw_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape},
-	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape},
-	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPUSelector11kdab5_shape},
+var _File_fluidos_v1_node_api_proto_K8SliceSelectorudvdaw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Architecture)}},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Cpu)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Memory)}},
+	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Pods)}},
+	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Storage)}},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPUSelector11kdab5_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(K8SliceSelector{}.Gpu)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_ServiceSelectorscquv8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape},
+var _File_fluidos_v1_node_api_proto_ServiceSelectorscquv8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Category)}},
+	{Number: 2, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceSelector{}.Tags), Op: fieldmap.OpListString},
+	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Name)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_VMSelectorfpxnda_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape},
-	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape},
-	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape},
-	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape},
-	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPUSelector11kdab5_shape},
+var _File_fluidos_v1_node_api_proto_VMSelectorfpxnda_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Architecture)}},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Cpu)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Memory)}},
+	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Storage)}},
+	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.OsImage)}},
+	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Hypervisor)}},
+	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPUSelector11kdab5_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(VMSelector{}.Gpu)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_FloatRangeSelector160161c_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min"},
-	{Number: 2, Name: "max"},
+var _File_fluidos_v1_node_api_proto_FloatRangeSelector160161c_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FloatRangeSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "min", Off: unsafe.Offsetof(FloatRangeSelector{}.Min), Op: fieldmap.OpPtrFloat64},
+	{Number: 2, Name: "max", Off: unsafe.Offsetof(FloatRangeSelector{}.Max), Op: fieldmap.OpPtrFloat64},
 }}
 
-var _File_fluidos_v1_node_api_proto_SensorSelectorcod1v9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_FloatRangeSelector160161c_shape},
-	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_FloatRangeSelector160161c_shape},
-	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape},
+var _File_fluidos_v1_node_api_proto_SensorSelectorcod1v9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.SensorType)}},
+	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_FloatRangeSelector160161c_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.SamplingRateHz)}},
+	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_FloatRangeSelector160161c_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.Accuracy)}},
+	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.Unit)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_Selector51dy1f_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor_type"},
-	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceSelectorudvdaw_shape},
-	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceSelectorscquv8_shape},
-	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_VMSelectorfpxnda_shape},
-	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SensorSelectorcod1v9_shape},
+var _File_fluidos_v1_node_api_proto_Selector51dy1f_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Selector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor_type", Off: unsafe.Offsetof(Selector{}.FlavorType), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceSelectorudvdaw_shape, Value: &fieldmap.MessageMember[*Selector_K8Slice, *K8SliceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceSelectorscquv8_shape, Value: &fieldmap.MessageMember[*Selector_Service, *ServiceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_VMSelectorfpxnda_shape, Value: &fieldmap.MessageMember[*Selector_Vm, *VMSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SensorSelectorcod1v9_shape, Value: &fieldmap.MessageMember[*Selector_Sensor, *SensorSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
 }}
 
-var _File_fluidos_v1_node_api_proto_PeeringTargetCredentials1g8cgvn_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_id"},
-	{Number: 2, Name: "cluster_name"},
-	{Number: 3, Name: "endpoint"},
-	{Number: 4, Name: "kubeconfig"},
-	{Number: 5, Name: "token"},
+var _File_fluidos_v1_node_api_proto_PeeringTargetCredentials1g8cgvn_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringTargetCredentials{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_id", Off: unsafe.Offsetof(PeeringTargetCredentials{}.ClusterId), Op: fieldmap.OpString},
+	{Number: 2, Name: "cluster_name", Off: unsafe.Offsetof(PeeringTargetCredentials{}.ClusterName), Op: fieldmap.OpString},
+	{Number: 3, Name: "endpoint", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Endpoint), Op: fieldmap.OpString},
+	{Number: 4, Name: "kubeconfig", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Kubeconfig), Op: fieldmap.OpString},
+	{Number: 5, Name: "token", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Token), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_SolverAttempt2inqtm_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "candidate_id"},
-	{Number: 2, Name: "flavor_id"},
-	{Number: 3, Name: "seller_id"},
-	{Number: 4, Name: "error"},
+var _File_fluidos_v1_node_api_proto_SolverAttempt2inqtm_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverAttempt{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "candidate_id", Off: unsafe.Offsetof(SolverAttempt{}.CandidateId), Op: fieldmap.OpString},
+	{Number: 2, Name: "flavor_id", Off: unsafe.Offsetof(SolverAttempt{}.FlavorId), Op: fieldmap.OpString},
+	{Number: 3, Name: "seller_id", Off: unsafe.Offsetof(SolverAttempt{}.SellerId), Op: fieldmap.OpString},
+	{Number: 4, Name: "error", Off: unsafe.Offsetof(SolverAttempt{}.Error), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_SolverStatus19lz2s3_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver_phase"},
-	{Number: 2, Name: "discovery_phase"},
-	{Number: 3, Name: "reservation_phase"},
-	{Number: 4, Name: "purchase_phase"},
-	{Number: 5, Name: "allocation_phase"},
-	{Number: 6, Name: "message"},
-	{Number: 7, Name: "discovery_id"},
-	{Number: 8, Name: "reservation_id"},
-	{Number: 9, Name: "contract_id"},
-	{Number: 10, Name: "allocation_id"},
-	{Number: 11, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_PeeringTargetCredentials1g8cgvn_shape},
-	{Number: 12, Name: "last_change_time"},
-	{Number: 13, Name: "attempts", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_SolverAttempt2inqtm_shape},
+var _File_fluidos_v1_node_api_proto_SolverStatus19lz2s3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverStatus{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "solver_phase", Off: unsafe.Offsetof(SolverStatus{}.SolverPhase), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "discovery_phase", Off: unsafe.Offsetof(SolverStatus{}.DiscoveryPhase), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "reservation_phase", Off: unsafe.Offsetof(SolverStatus{}.ReservationPhase), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "purchase_phase", Off: unsafe.Offsetof(SolverStatus{}.PurchasePhase), Op: fieldmap.OpInt32},
+	{Number: 5, Name: "allocation_phase", Off: unsafe.Offsetof(SolverStatus{}.AllocationPhase), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "message", Off: unsafe.Offsetof(SolverStatus{}.Message), Op: fieldmap.OpString},
+	{Number: 7, Name: "discovery_id", Off: unsafe.Offsetof(SolverStatus{}.DiscoveryId), Op: fieldmap.OpString},
+	{Number: 8, Name: "reservation_id", Off: unsafe.Offsetof(SolverStatus{}.ReservationId), Op: fieldmap.OpString},
+	{Number: 9, Name: "contract_id", Off: unsafe.Offsetof(SolverStatus{}.ContractId), Op: fieldmap.OpString},
+	{Number: 10, Name: "allocation_id", Off: unsafe.Offsetof(SolverStatus{}.AllocationId), Op: fieldmap.OpString},
+	{Number: 11, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_PeeringTargetCredentials1g8cgvn_shape, Value: &fieldmap.MessageField[*PeeringTargetCredentials]{Off: unsafe.Offsetof(SolverStatus{}.Credentials)}},
+	{Number: 12, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(SolverStatus{}.LastChangeTime)}},
+	{Number: 13, Name: "attempts", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_SolverAttempt2inqtm_shape, Value: &fieldmap.MessageList[*SolverAttempt]{Off: unsafe.Offsetof(SolverStatus{}.Attempts)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model"},
-	{Number: 2, Name: "cores"},
-	{Number: 3, Name: "memory"},
+var _File_fluidos_v1_node_api_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
+	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_node_api_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "pods"},
-	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPU15e4qc_shape},
-	{Number: 5, Name: "storage"},
+var _File_fluidos_v1_node_api_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(K8SliceConfiguration{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(K8SliceConfiguration{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "pods", Off: unsafe.Offsetof(K8SliceConfiguration{}.Pods), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
+	{Number: 5, Name: "storage", Off: unsafe.Offsetof(K8SliceConfiguration{}.Storage), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_node_api_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint_id"},
-	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "hosting_policy"},
-	{Number: 4, Name: "configuration_data"},
+var _File_fluidos_v1_node_api_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint_id", Off: unsafe.Offsetof(ServiceConfiguration{}.BlueprintId), Op: fieldmap.OpString},
+	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ServiceConfiguration{}.Parameters)}},
+	{Number: 3, Name: "hosting_policy", Off: unsafe.Offsetof(ServiceConfiguration{}.HostingPolicy), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "configuration_data", Off: unsafe.Offsetof(ServiceConfiguration{}.ConfigurationData), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "storage"},
-	{Number: 4, Name: "os_image"},
+var _File_fluidos_v1_node_api_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VMConfiguration{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VMConfiguration{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VMConfiguration{}.Storage), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "os_image", Off: unsafe.Offsetof(VMConfiguration{}.OsImage), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sampling_rate_hz"},
+var _File_fluidos_v1_node_api_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sampling_rate_hz", Off: unsafe.Offsetof(SensorConfiguration{}.SamplingRateHz), Op: fieldmap.OpFloat64},
 }}
 
-var _File_fluidos_v1_node_api_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceConfigurationsd36lx_shape},
-	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceConfigurationbuxez5_shape},
-	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_VMConfiguration10rpjc7_shape},
-	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SensorConfigurationj61582_shape},
+var _File_fluidos_v1_node_api_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configuration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceConfigurationsd36lx_shape, Value: &fieldmap.MessageMember[*Configuration_K8Slice, *K8SliceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceConfigurationbuxez5_shape, Value: &fieldmap.MessageMember[*Configuration_Service, *ServiceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_VMConfiguration10rpjc7_shape, Value: &fieldmap.MessageMember[*Configuration_Vm, *VMConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SensorConfigurationj61582_shape, Value: &fieldmap.MessageMember[*Configuration_Sensor, *SensorConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
 }}
 
-var _File_fluidos_v1_node_api_proto_SolverTimeouts3z8gkt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "discovery"},
-	{Number: 2, Name: "reservation"},
-	{Number: 3, Name: "purchase"},
+var _File_fluidos_v1_node_api_proto_SolverTimeouts3z8gkt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverTimeouts{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "discovery", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Discovery)}},
+	{Number: 2, Name: "reservation", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Reservation)}},
+	{Number: 3, Name: "purchase", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Purchase)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_Solver1est89d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape},
-	{Number: 3, Name: "intent_id"},
-	{Number: 4, Name: "find_candidate"},
-	{Number: 5, Name: "reserve_and_buy"},
-	{Number: 6, Name: "establish_peering"},
-	{Number: 7, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SolverStatus19lz2s3_shape},
-	{Number: 8, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Configuration9iwkgs_shape},
-	{Number: 9, Name: "timeouts", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SolverTimeouts3z8gkt_shape},
-	{Number: 10, Name: "created_at"},
+var _File_fluidos_v1_node_api_proto_Solver1est89d_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Solver{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Solver{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(Solver{}.Selector)}},
+	{Number: 3, Name: "intent_id", Off: unsafe.Offsetof(Solver{}.IntentId), Op: fieldmap.OpString},
+	{Number: 4, Name: "find_candidate", Off: unsafe.Offsetof(Solver{}.FindCandidate), Op: fieldmap.OpBool},
+	{Number: 5, Name: "reserve_and_buy", Off: unsafe.Offsetof(Solver{}.ReserveAndBuy), Op: fieldmap.OpBool},
+	{Number: 6, Name: "establish_peering", Off: unsafe.Offsetof(Solver{}.EstablishPeering), Op: fieldmap.OpBool},
+	{Number: 7, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SolverStatus19lz2s3_shape, Value: &fieldmap.MessageField[*SolverStatus]{Off: unsafe.Offsetof(Solver{}.Status)}},
+	{Number: 8, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Solver{}.Configuration)}},
+	{Number: 9, Name: "timeouts", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SolverTimeouts3z8gkt_shape, Value: &fieldmap.MessageField[*SolverTimeouts]{Off: unsafe.Offsetof(Solver{}.Timeouts)}},
+	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Solver{}.CreatedAt)}},
 }}
 
-var _CreateSolverRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape},
+var _CreateSolverRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateSolverRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(CreateSolverRequest{}.Solver)}},
 }}
 
 var _CreateSolverRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateSolverRequest", _CreateSolverRequest_shape, false)
@@ -535,8 +538,8 @@ const (
 	CreateSolverResponseFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
-var _CreateSolverResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape},
+var _CreateSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateSolverResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(CreateSolverResponse{}.Solver)}},
 }}
 
 var _CreateSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateSolverResponse", _CreateSolverResponse_shape, false)
@@ -559,8 +562,8 @@ const (
 	GetSolverRequestFieldId = "1" // id
 )
 
-var _GetSolverRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
+var _GetSolverRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetSolverRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(GetSolverRequest{}.Id), Op: fieldmap.OpString},
 }}
 
 var _GetSolverRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetSolverRequest", _GetSolverRequest_shape, false)
@@ -749,8 +752,8 @@ const (
 	GetSolverResponseFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
-var _GetSolverResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape},
+var _GetSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetSolverResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(GetSolverResponse{}.Solver)}},
 }}
 
 var _GetSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetSolverResponse", _GetSolverResponse_shape, false)
@@ -768,7 +771,7 @@ func NewGetSolverResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetSolverResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _ListSolversRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _ListSolversRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListSolversRequest{}), Fields: []fieldmap.ShapeField{}}
 
 var _ListSolversRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListSolversRequest", _ListSolversRequest_shape, false)
 
@@ -956,8 +959,8 @@ const (
 	ListSolversResponseFieldSolversCreatedAt                             = "1.10"          // solvers.created_at
 )
 
-var _ListSolversResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solvers", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape},
+var _ListSolversResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListSolversResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "solvers", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape, Value: &fieldmap.MessageList[*Solver]{Off: unsafe.Offsetof(ListSolversResponse{}.Solvers)}},
 }}
 
 var _ListSolversResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListSolversResponse", _ListSolversResponse_shape, false)
@@ -980,8 +983,8 @@ const (
 	DeleteSolverRequestFieldId = "1" // id
 )
 
-var _DeleteSolverRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
+var _DeleteSolverRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteSolverRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(DeleteSolverRequest{}.Id), Op: fieldmap.OpString},
 }}
 
 var _DeleteSolverRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteSolverRequest", _DeleteSolverRequest_shape, false)
@@ -999,7 +1002,7 @@ func NewDeleteSolverRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error)
 	return _DeleteSolverRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _DeleteSolverResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _DeleteSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteSolverResponse{}), Fields: []fieldmap.ShapeField{}}
 
 var _DeleteSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteSolverResponse", _DeleteSolverResponse_shape, false)
 
@@ -1021,8 +1024,8 @@ const (
 	WatchSolverRequestFieldId = "1" // id
 )
 
-var _WatchSolverRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
+var _WatchSolverRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchSolverRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(WatchSolverRequest{}.Id), Op: fieldmap.OpString},
 }}
 
 var _WatchSolverRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.WatchSolverRequest", _WatchSolverRequest_shape, false)
@@ -1211,8 +1214,8 @@ const (
 	WatchSolverResponseFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
-var _WatchSolverResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape},
+var _WatchSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchSolverResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(WatchSolverResponse{}.Solver)}},
 }}
 
 var _WatchSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.WatchSolverResponse", _WatchSolverResponse_shape, false)
@@ -1235,8 +1238,8 @@ const (
 	GetDiscoveryRequestFieldId = "1" // id
 )
 
-var _GetDiscoveryRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
+var _GetDiscoveryRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetDiscoveryRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(GetDiscoveryRequest{}.Id), Op: fieldmap.OpString},
 }}
 
 var _GetDiscoveryRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetDiscoveryRequest", _GetDiscoveryRequest_shape, false)
@@ -1543,212 +1546,212 @@ const (
 	GetDiscoveryResponseFieldCandidatesSellerAddress                                                                                                     = "2.6"                    // candidates.seller_address
 )
 
-var _File_fluidos_v1_node_api_proto_PeerResult15toor3_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "address"},
-	{Number: 2, Name: "node_id"},
-	{Number: 3, Name: "flavors_found"},
-	{Number: 4, Name: "error"},
-	{Number: 5, Name: "duration"},
+var _File_fluidos_v1_node_api_proto_PeerResult15toor3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeerResult{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "address", Off: unsafe.Offsetof(PeerResult{}.Address), Op: fieldmap.OpString},
+	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(PeerResult{}.NodeId), Op: fieldmap.OpString},
+	{Number: 3, Name: "flavors_found", Off: unsafe.Offsetof(PeerResult{}.FlavorsFound), Op: fieldmap.OpUint32},
+	{Number: 4, Name: "error", Off: unsafe.Offsetof(PeerResult{}.Error), Op: fieldmap.OpString},
+	{Number: 5, Name: "duration", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(PeerResult{}.Duration)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_Discoveryz7uqy8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "solver_id"},
-	{Number: 3, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape},
-	{Number: 4, Name: "subscribe"},
-	{Number: 5, Name: "phase"},
-	{Number: 6, Name: "message"},
-	{Number: 7, Name: "peering_candidate_ids", Kind: fieldmap.KindList},
-	{Number: 8, Name: "start_time"},
-	{Number: 9, Name: "last_change_time"},
-	{Number: 10, Name: "peer_results", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PeerResult15toor3_shape},
+var _File_fluidos_v1_node_api_proto_Discoveryz7uqy8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Discovery{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Discovery{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "solver_id", Off: unsafe.Offsetof(Discovery{}.SolverId), Op: fieldmap.OpString},
+	{Number: 3, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(Discovery{}.Selector)}},
+	{Number: 4, Name: "subscribe", Off: unsafe.Offsetof(Discovery{}.Subscribe), Op: fieldmap.OpBool},
+	{Number: 5, Name: "phase", Off: unsafe.Offsetof(Discovery{}.Phase), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "message", Off: unsafe.Offsetof(Discovery{}.Message), Op: fieldmap.OpString},
+	{Number: 7, Name: "peering_candidate_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Discovery{}.PeeringCandidateIds), Op: fieldmap.OpListString},
+	{Number: 8, Name: "start_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Discovery{}.StartTime)}},
+	{Number: 9, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Discovery{}.LastChangeTime)}},
+	{Number: 10, Name: "peer_results", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PeerResult15toor3_shape, Value: &fieldmap.MessageList[*PeerResult]{Off: unsafe.Offsetof(Discovery{}.PeerResults)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "liqo_id"},
-	{Number: 2, Name: "kubeconfig"},
+var _File_fluidos_v1_node_api_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeAdditionalInformation{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id", Off: unsafe.Offsetof(NodeAdditionalInformation{}.LiqoId), Op: fieldmap.OpString},
+	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(NodeAdditionalInformation{}.Kubeconfig), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "domain"},
-	{Number: 2, Name: "node_id"},
-	{Number: 3, Name: "ip"},
-	{Number: 4, Name: "local_namespace"},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeAdditionalInformation1g0hp4b_shape},
+var _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain", Off: unsafe.Offsetof(NodeIdentity{}.Domain), Op: fieldmap.OpString},
+	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
+	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
+	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeAdditionalInformation1g0hp4b_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_Price1ihwkrr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "amount"},
-	{Number: 2, Name: "currency"},
-	{Number: 3, Name: "period"},
+var _File_fluidos_v1_node_api_proto_Price1ihwkrr_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Price{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "amount", Off: unsafe.Offsetof(Price{}.Amount), Op: fieldmap.OpString},
+	{Number: 2, Name: "currency", Off: unsafe.Offsetof(Price{}.Currency), Op: fieldmap.OpString},
+	{Number: 3, Name: "period", Off: unsafe.Offsetof(Price{}.Period), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_Locationx7ugrh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude"},
-	{Number: 2, Name: "longitude"},
-	{Number: 3, Name: "country"},
-	{Number: 4, Name: "city"},
-	{Number: 5, Name: "additional_notes"},
+var _File_fluidos_v1_node_api_proto_Locationx7ugrh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
+	{Number: 3, Name: "country", Off: unsafe.Offsetof(Location{}.Country), Op: fieldmap.OpString},
+	{Number: 4, Name: "city", Off: unsafe.Offsetof(Location{}.City), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_notes", Off: unsafe.Offsetof(Location{}.AdditionalNotes), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_K8SliceCharacteristicstrucy9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture"},
-	{Number: 2, Name: "cpu"},
-	{Number: 3, Name: "memory"},
-	{Number: 4, Name: "pods"},
-	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPU15e4qc_shape},
-	{Number: 6, Name: "storage"},
+var _File_fluidos_v1_node_api_proto_K8SliceCharacteristicstrucy9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceCharacteristics{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Architecture), Op: fieldmap.OpString},
+	{Number: 2, Name: "cpu", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "pods", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Pods), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceCharacteristics{}.Gpu)}},
+	{Number: 6, Name: "storage", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Storage), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_node_api_proto_Partitionabilityqjljju_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu_min"},
-	{Number: 2, Name: "memory_min"},
-	{Number: 3, Name: "pods_min"},
-	{Number: 4, Name: "cpu_step"},
-	{Number: 5, Name: "memory_step"},
-	{Number: 6, Name: "pods_step"},
+var _File_fluidos_v1_node_api_proto_Partitionabilityqjljju_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Partitionability{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu_min", Off: unsafe.Offsetof(Partitionability{}.CpuMin), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory_min", Off: unsafe.Offsetof(Partitionability{}.MemoryMin), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "pods_min", Off: unsafe.Offsetof(Partitionability{}.PodsMin), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "cpu_step", Off: unsafe.Offsetof(Partitionability{}.CpuStep), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "memory_step", Off: unsafe.Offsetof(Partitionability{}.MemoryStep), Op: fieldmap.OpInt64},
+	{Number: 6, Name: "pods_step", Off: unsafe.Offsetof(Partitionability{}.PodsStep), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_node_api_proto_CarbonFootprintegrwna_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "embodied"},
-	{Number: 2, Name: "operational", Kind: fieldmap.KindList},
+var _File_fluidos_v1_node_api_proto_CarbonFootprintegrwna_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CarbonFootprint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "embodied", Off: unsafe.Offsetof(CarbonFootprint{}.Embodied), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "operational", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CarbonFootprint{}.Operational), Op: fieldmap.OpListInt64},
 }}
 
-var _File_fluidos_v1_node_api_proto_PortRange30rtou_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol"},
-	{Number: 2, Name: "min"},
-	{Number: 3, Name: "max"},
+var _File_fluidos_v1_node_api_proto_PortRange30rtou_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PortRange{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(PortRange{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "min", Off: unsafe.Offsetof(PortRange{}.Min), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "max", Off: unsafe.Offsetof(PortRange{}.Max), Op: fieldmap.OpUint32},
 }}
 
-var _File_fluidos_v1_node_api_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "action"},
-	{Number: 2, Name: "cidr"},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PortRange30rtou_shape},
+var _File_fluidos_v1_node_api_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkAuthorization{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "action", Off: unsafe.Offsetof(NetworkAuthorization{}.Action), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "cidr", Off: unsafe.Offsetof(NetworkAuthorization{}.Cidr), Op: fieldmap.OpString},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PortRange30rtou_shape, Value: &fieldmap.MessageList[*PortRange]{Off: unsafe.Offsetof(NetworkAuthorization{}.Ports)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_Labeluqyx0c_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key"},
-	{Number: 2, Name: "value"},
+var _File_fluidos_v1_node_api_proto_Labeluqyx0c_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Label{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Off: unsafe.Offsetof(Label{}.Key), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(Label{}.Value), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_PodNamespaceSelector1uxtl7d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Labeluqyx0c_shape},
-	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Labeluqyx0c_shape},
+var _File_fluidos_v1_node_api_proto_PodNamespaceSelector1uxtl7d_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PodNamespaceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Labeluqyx0c_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Pod)}},
+	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Labeluqyx0c_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Namespace)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_NetworkResourceSelectorlcwcn1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cidr"},
-	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_PodNamespaceSelector1uxtl7d_shape},
+var _File_fluidos_v1_node_api_proto_NetworkResourceSelectorlcwcn1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkResourceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cidr", Value: &fieldmap.ScalarMember[*NetworkResourceSelector_Cidr, string]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
+	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_PodNamespaceSelector1uxtl7d_shape, Value: &fieldmap.MessageMember[*NetworkResourceSelector_PodNamespace, *PodNamespaceSelector]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
 }}
 
-var _File_fluidos_v1_node_api_proto_NetworkEndpoint1sryjhh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "is_hot_cluster"},
-	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkResourceSelectorlcwcn1_shape},
+var _File_fluidos_v1_node_api_proto_NetworkEndpoint1sryjhh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkEndpoint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "is_hot_cluster", Off: unsafe.Offsetof(NetworkEndpoint{}.IsHotCluster), Op: fieldmap.OpBool},
+	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkResourceSelectorlcwcn1_shape, Value: &fieldmap.MessageField[*NetworkResourceSelector]{Off: unsafe.Offsetof(NetworkEndpoint{}.ResourceSelector)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_NetworkIntentgul2ma_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkEndpoint1sryjhh_shape},
-	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkEndpoint1sryjhh_shape},
-	{Number: 4, Name: "destination_port"},
-	{Number: 5, Name: "protocol_type"},
+var _File_fluidos_v1_node_api_proto_NetworkIntentgul2ma_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntent{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(NetworkIntent{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkEndpoint1sryjhh_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Source)}},
+	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkEndpoint1sryjhh_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Destination)}},
+	{Number: 4, Name: "destination_port", Off: unsafe.Offsetof(NetworkIntent{}.DestinationPort), Op: fieldmap.OpString},
+	{Number: 5, Name: "protocol_type", Off: unsafe.Offsetof(NetworkIntent{}.ProtocolType), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_NetworkIntents12ae5ib_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkIntentgul2ma_shape},
-	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkIntentgul2ma_shape},
+var _File_fluidos_v1_node_api_proto_NetworkIntents12ae5ib_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntents{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkIntentgul2ma_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.DeniedCommunications)}},
+	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkIntentgul2ma_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.MandatoryCommunications)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_K8SliceProperties1dbbtrk_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latency_ms"},
-	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList},
-	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_CarbonFootprintegrwna_shape},
-	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkAuthorization1rwqnr9_shape},
-	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkIntents12ae5ib_shape},
-	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap},
+var _File_fluidos_v1_node_api_proto_K8SliceProperties1dbbtrk_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceProperties{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latency_ms", Off: unsafe.Offsetof(K8SliceProperties{}.LatencyMs), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList, Off: unsafe.Offsetof(K8SliceProperties{}.SecurityStandards), Op: fieldmap.OpListString},
+	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_CarbonFootprintegrwna_shape, Value: &fieldmap.MessageField[*CarbonFootprint]{Off: unsafe.Offsetof(K8SliceProperties{}.CarbonFootprint)}},
+	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkAuthorization1rwqnr9_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkAuthorizations)}},
+	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkIntents12ae5ib_shape, Value: &fieldmap.MessageField[*NetworkIntents]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkIntents)}},
+	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(K8SliceProperties{}.AdditionalProperties)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_K8Slice1x3cx5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceCharacteristicstrucy9_shape},
-	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Partitionabilityqjljju_shape},
-	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceProperties1dbbtrk_shape},
+var _File_fluidos_v1_node_api_proto_K8Slice1x3cx5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8Slice{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceCharacteristicstrucy9_shape, Value: &fieldmap.MessageField[*K8SliceCharacteristics]{Off: unsafe.Offsetof(K8Slice{}.Characteristics)}},
+	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Partitionabilityqjljju_shape, Value: &fieldmap.MessageField[*Partitionability]{Off: unsafe.Offsetof(K8Slice{}.Partitionability)}},
+	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceProperties1dbbtrk_shape, Value: &fieldmap.MessageField[*K8SliceProperties]{Off: unsafe.Offsetof(K8Slice{}.Properties)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "required"},
-	{Number: 4, Name: "default_value"},
-	{Number: 5, Name: "minimum"},
-	{Number: 6, Name: "maximum"},
-	{Number: 7, Name: "pattern"},
-	{Number: 8, Name: "description"},
+var _File_fluidos_v1_node_api_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigParameter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ConfigParameter{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(ConfigParameter{}.Type), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "required", Off: unsafe.Offsetof(ConfigParameter{}.Required), Op: fieldmap.OpBool},
+	{Number: 4, Name: "default_value", Off: unsafe.Offsetof(ConfigParameter{}.DefaultValue), Op: fieldmap.OpString},
+	{Number: 5, Name: "minimum", Off: unsafe.Offsetof(ConfigParameter{}.Minimum), Op: fieldmap.OpPtrFloat64},
+	{Number: 6, Name: "maximum", Off: unsafe.Offsetof(ConfigParameter{}.Maximum), Op: fieldmap.OpPtrFloat64},
+	{Number: 7, Name: "pattern", Off: unsafe.Offsetof(ConfigParameter{}.Pattern), Op: fieldmap.OpString},
+	{Number: 8, Name: "description", Off: unsafe.Offsetof(ConfigParameter{}.Description), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_ConfigParametereud58f_shape},
+var _File_fluidos_v1_node_api_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigurationSchema{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_ConfigParametereud58f_shape, Value: &fieldmap.MessageList[*ConfigParameter]{Off: unsafe.Offsetof(ConfigurationSchema{}.Parameters)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_Service1kv16nh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "description"},
-	{Number: 3, Name: "category"},
-	{Number: 4, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList},
-	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ConfigurationSchemaenirfb_shape},
-	{Number: 7, Name: "blueprint_id"},
-	{Number: 8, Name: "configuration_template"},
-	{Number: 9, Name: "max_instances"},
-	{Number: 10, Name: "sold_instances"},
+var _File_fluidos_v1_node_api_proto_Service1kv16nh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Service{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Service{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "description", Off: unsafe.Offsetof(Service{}.Description), Op: fieldmap.OpString},
+	{Number: 3, Name: "category", Off: unsafe.Offsetof(Service{}.Category), Op: fieldmap.OpString},
+	{Number: 4, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.Tags), Op: fieldmap.OpListString},
+	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.HostingPolicies), Op: fieldmap.OpListInt32},
+	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ConfigurationSchemaenirfb_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(Service{}.ConfigurationSchema)}},
+	{Number: 7, Name: "blueprint_id", Off: unsafe.Offsetof(Service{}.BlueprintId), Op: fieldmap.OpString},
+	{Number: 8, Name: "configuration_template", Off: unsafe.Offsetof(Service{}.ConfigurationTemplate), Op: fieldmap.OpString},
+	{Number: 9, Name: "max_instances", Off: unsafe.Offsetof(Service{}.MaxInstances), Op: fieldmap.OpUint32},
+	{Number: 10, Name: "sold_instances", Off: unsafe.Offsetof(Service{}.SoldInstances), Op: fieldmap.OpUint32},
 }}
 
-var _File_fluidos_v1_node_api_proto_VMcksfnb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "storage"},
-	{Number: 4, Name: "architecture"},
-	{Number: 5, Name: "os_image"},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPU15e4qc_shape},
-	{Number: 7, Name: "hypervisor"},
+var _File_fluidos_v1_node_api_proto_VMcksfnb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VM{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VM{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VM{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VM{}.Storage), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "architecture", Off: unsafe.Offsetof(VM{}.Architecture), Op: fieldmap.OpString},
+	{Number: 5, Name: "os_image", Off: unsafe.Offsetof(VM{}.OsImage), Op: fieldmap.OpString},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(VM{}.Gpu)}},
+	{Number: 7, Name: "hypervisor", Off: unsafe.Offsetof(VM{}.Hypervisor), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_Sensorqcvp4w_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type"},
-	{Number: 2, Name: "sampling_rate_hz"},
-	{Number: 3, Name: "accuracy"},
-	{Number: 4, Name: "unit"},
-	{Number: 5, Name: "source_endpoint"},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Locationx7ugrh_shape},
+var _File_fluidos_v1_node_api_proto_Sensorqcvp4w_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sensor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sensor_type", Off: unsafe.Offsetof(Sensor{}.SensorType), Op: fieldmap.OpString},
+	{Number: 2, Name: "sampling_rate_hz", Off: unsafe.Offsetof(Sensor{}.SamplingRateHz), Op: fieldmap.OpFloat64},
+	{Number: 3, Name: "accuracy", Off: unsafe.Offsetof(Sensor{}.Accuracy), Op: fieldmap.OpFloat64},
+	{Number: 4, Name: "unit", Off: unsafe.Offsetof(Sensor{}.Unit), Op: fieldmap.OpString},
+	{Number: 5, Name: "source_endpoint", Off: unsafe.Offsetof(Sensor{}.SourceEndpoint), Op: fieldmap.OpString},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Sensor{}.Location)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape},
-	{Number: 3, Name: "provider_id"},
-	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Price1ihwkrr_shape},
-	{Number: 5, Name: "availability"},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Locationx7ugrh_shape},
-	{Number: 7, Name: "network_property_type"},
-	{Number: 8, Name: "created_at"},
-	{Number: 9, Name: "updated_at"},
-	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8Slice1x3cx5_shape},
-	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Service1kv16nh_shape},
-	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_VMcksfnb_shape},
-	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Sensorqcvp4w_shape},
+var _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Flavor{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Flavor{}.Owner)}},
+	{Number: 3, Name: "provider_id", Off: unsafe.Offsetof(Flavor{}.ProviderId), Op: fieldmap.OpString},
+	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Price1ihwkrr_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(Flavor{}.Price)}},
+	{Number: 5, Name: "availability", Off: unsafe.Offsetof(Flavor{}.Availability), Op: fieldmap.OpBool},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Flavor{}.Location)}},
+	{Number: 7, Name: "network_property_type", Off: unsafe.Offsetof(Flavor{}.NetworkPropertyType), Op: fieldmap.OpString},
+	{Number: 8, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.CreatedAt)}},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.UpdatedAt)}},
+	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8Slice1x3cx5_shape, Value: &fieldmap.MessageMember[*Flavor_K8Slice, *K8Slice]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Service1kv16nh_shape, Value: &fieldmap.MessageMember[*Flavor_Service, *Service]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_VMcksfnb_shape, Value: &fieldmap.MessageMember[*Flavor_Vm, *VM]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
+	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Sensorqcvp4w_shape, Value: &fieldmap.MessageMember[*Flavor_Sensor, *Sensor]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
 }}
 
-var _File_fluidos_v1_node_api_proto_PeeringCandidatefws163_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape},
-	{Number: 3, Name: "solver_ids", Kind: fieldmap.KindList},
-	{Number: 4, Name: "available"},
-	{Number: 5, Name: "created_at"},
-	{Number: 6, Name: "seller_address"},
+var _File_fluidos_v1_node_api_proto_PeeringCandidatefws163_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringCandidate{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(PeeringCandidate{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(PeeringCandidate{}.Flavor)}},
+	{Number: 3, Name: "solver_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(PeeringCandidate{}.SolverIds), Op: fieldmap.OpListString},
+	{Number: 4, Name: "available", Off: unsafe.Offsetof(PeeringCandidate{}.Available), Op: fieldmap.OpBool},
+	{Number: 5, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(PeeringCandidate{}.CreatedAt)}},
+	{Number: 6, Name: "seller_address", Off: unsafe.Offsetof(PeeringCandidate{}.SellerAddress), Op: fieldmap.OpString},
 }}
 
-var _GetDiscoveryResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "discovery", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Discoveryz7uqy8_shape},
-	{Number: 2, Name: "candidates", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PeeringCandidatefws163_shape},
+var _GetDiscoveryResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetDiscoveryResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "discovery", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Discoveryz7uqy8_shape, Value: &fieldmap.MessageField[*Discovery]{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Discovery)}},
+	{Number: 2, Name: "candidates", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PeeringCandidatefws163_shape, Value: &fieldmap.MessageList[*PeeringCandidate]{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Candidates)}},
 }}
 
 var _GetDiscoveryResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetDiscoveryResponse", _GetDiscoveryResponse_shape, false)
@@ -1881,8 +1884,8 @@ const (
 	ListFlavorsRequestFieldSelectorSensorUnitRegex            = "1.5.4.2"     // selector.sensor.unit.regex
 )
 
-var _ListFlavorsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape},
+var _ListFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListFlavorsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(ListFlavorsRequest{}.Selector)}},
 }}
 
 var _ListFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListFlavorsRequest", _ListFlavorsRequest_shape, false)
@@ -2057,8 +2060,8 @@ const (
 	ListFlavorsResponseFieldFlavorsSensorLocationAdditionalNotes                                                                               = "1.13.6.5"             // flavors.sensor.location.additional_notes
 )
 
-var _ListFlavorsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape},
+var _ListFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListFlavorsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape, Value: &fieldmap.MessageList[*Flavor]{Off: unsafe.Offsetof(ListFlavorsResponse{}.Flavors)}},
 }}
 
 var _ListFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListFlavorsResponse", _ListFlavorsResponse_shape, false)
@@ -2191,8 +2194,8 @@ const (
 	ListPeerFlavorsRequestFieldSelectorSensorUnitRegex            = "1.5.4.2"     // selector.sensor.unit.regex
 )
 
-var _ListPeerFlavorsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape},
+var _ListPeerFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeerFlavorsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(ListPeerFlavorsRequest{}.Selector)}},
 }}
 
 var _ListPeerFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeerFlavorsRequest", _ListPeerFlavorsRequest_shape, false)
@@ -2370,9 +2373,9 @@ const (
 	PeerFlavorFieldAddress                                                                                                           = "2"                    // address
 )
 
-var _PeerFlavor_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape},
-	{Number: 2, Name: "address"},
+var _PeerFlavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeerFlavor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(PeerFlavor{}.Flavor)}},
+	{Number: 2, Name: "address", Off: unsafe.Offsetof(PeerFlavor{}.Address), Op: fieldmap.OpString},
 }}
 
 var _PeerFlavor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeerFlavor", _PeerFlavor_shape, false)
@@ -2555,9 +2558,9 @@ const (
 	ListPeerFlavorsResponseFieldPeerResultsDuration                                                                                                      = "2.5"                    // peer_results.duration
 )
 
-var _ListPeerFlavorsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavors", Kind: fieldmap.KindList, Sub: _PeerFlavor_shape},
-	{Number: 2, Name: "peer_results", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PeerResult15toor3_shape},
+var _ListPeerFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeerFlavorsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavors", Kind: fieldmap.KindList, Sub: _PeerFlavor_shape, Value: &fieldmap.MessageList[*PeerFlavor]{Off: unsafe.Offsetof(ListPeerFlavorsResponse{}.Flavors)}},
+	{Number: 2, Name: "peer_results", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PeerResult15toor3_shape, Value: &fieldmap.MessageList[*PeerResult]{Off: unsafe.Offsetof(ListPeerFlavorsResponse{}.PeerResults)}},
 }}
 
 var _ListPeerFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeerFlavorsResponse", _ListPeerFlavorsResponse_shape, false)
@@ -2615,28 +2618,28 @@ const (
 	CreateServiceBlueprintRequestFieldBlueprintPricePeriod                               = "1.12.3"  // blueprint.price.period
 )
 
-var _File_fluidos_v1_node_api_proto_ServiceTemplate1obzzo3_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "body"},
+var _File_fluidos_v1_node_api_proto_ServiceTemplate1obzzo3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceTemplate{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ServiceTemplate{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "body", Off: unsafe.Offsetof(ServiceTemplate{}.Body), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "description"},
-	{Number: 4, Name: "category"},
-	{Number: 5, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 6, Name: "hosting_policies", Kind: fieldmap.KindList},
-	{Number: 7, Name: "templates", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_ServiceTemplate1obzzo3_shape},
-	{Number: 8, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ConfigurationSchemaenirfb_shape},
-	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape},
-	{Number: 10, Name: "created_at"},
-	{Number: 11, Name: "max_instances"},
-	{Number: 12, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Price1ihwkrr_shape},
+var _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceBlueprint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(ServiceBlueprint{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(ServiceBlueprint{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "description", Off: unsafe.Offsetof(ServiceBlueprint{}.Description), Op: fieldmap.OpString},
+	{Number: 4, Name: "category", Off: unsafe.Offsetof(ServiceBlueprint{}.Category), Op: fieldmap.OpString},
+	{Number: 5, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceBlueprint{}.Tags), Op: fieldmap.OpListString},
+	{Number: 6, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceBlueprint{}.HostingPolicies), Op: fieldmap.OpListInt32},
+	{Number: 7, Name: "templates", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_ServiceTemplate1obzzo3_shape, Value: &fieldmap.MessageList[*ServiceTemplate]{Off: unsafe.Offsetof(ServiceBlueprint{}.Templates)}},
+	{Number: 8, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ConfigurationSchemaenirfb_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(ServiceBlueprint{}.ConfigurationSchema)}},
+	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(ServiceBlueprint{}.Owner)}},
+	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ServiceBlueprint{}.CreatedAt)}},
+	{Number: 11, Name: "max_instances", Off: unsafe.Offsetof(ServiceBlueprint{}.MaxInstances), Op: fieldmap.OpUint32},
+	{Number: 12, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Price1ihwkrr_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(ServiceBlueprint{}.Price)}},
 }}
 
-var _CreateServiceBlueprintRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape},
+var _CreateServiceBlueprintRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateServiceBlueprintRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(CreateServiceBlueprintRequest{}.Blueprint)}},
 }}
 
 var _CreateServiceBlueprintRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateServiceBlueprintRequest", _CreateServiceBlueprintRequest_shape, false)
@@ -2694,8 +2697,8 @@ const (
 	CreateServiceBlueprintResponseFieldBlueprintPricePeriod                               = "1.12.3"  // blueprint.price.period
 )
 
-var _CreateServiceBlueprintResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape},
+var _CreateServiceBlueprintResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateServiceBlueprintResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(CreateServiceBlueprintResponse{}.Blueprint)}},
 }}
 
 var _CreateServiceBlueprintResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateServiceBlueprintResponse", _CreateServiceBlueprintResponse_shape, false)
@@ -2720,8 +2723,8 @@ const (
 	GetServiceBlueprintRequestFieldId = "1" // id
 )
 
-var _GetServiceBlueprintRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
+var _GetServiceBlueprintRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetServiceBlueprintRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(GetServiceBlueprintRequest{}.Id), Op: fieldmap.OpString},
 }}
 
 var _GetServiceBlueprintRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetServiceBlueprintRequest", _GetServiceBlueprintRequest_shape, false)
@@ -2779,8 +2782,8 @@ const (
 	GetServiceBlueprintResponseFieldBlueprintPricePeriod                               = "1.12.3"  // blueprint.price.period
 )
 
-var _GetServiceBlueprintResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape},
+var _GetServiceBlueprintResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetServiceBlueprintResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(GetServiceBlueprintResponse{}.Blueprint)}},
 }}
 
 var _GetServiceBlueprintResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetServiceBlueprintResponse", _GetServiceBlueprintResponse_shape, false)
@@ -2800,7 +2803,7 @@ func NewGetServiceBlueprintResponseFieldMap(flags ...string) (*fieldmap.FieldMap
 	return _GetServiceBlueprintResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _ListServiceBlueprintsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _ListServiceBlueprintsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListServiceBlueprintsRequest{}), Fields: []fieldmap.ShapeField{}}
 
 var _ListServiceBlueprintsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListServiceBlueprintsRequest", _ListServiceBlueprintsRequest_shape, false)
 
@@ -2857,8 +2860,8 @@ const (
 	ListServiceBlueprintsResponseFieldBlueprintsPricePeriod                               = "1.12.3"  // blueprints.price.period
 )
 
-var _ListServiceBlueprintsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprints", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape},
+var _ListServiceBlueprintsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListServiceBlueprintsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprints", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape, Value: &fieldmap.MessageList[*ServiceBlueprint]{Off: unsafe.Offsetof(ListServiceBlueprintsResponse{}.Blueprints)}},
 }}
 
 var _ListServiceBlueprintsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListServiceBlueprintsResponse", _ListServiceBlueprintsResponse_shape, false)
@@ -2883,8 +2886,8 @@ const (
 	DeleteServiceBlueprintRequestFieldId = "1" // id
 )
 
-var _DeleteServiceBlueprintRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
+var _DeleteServiceBlueprintRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteServiceBlueprintRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(DeleteServiceBlueprintRequest{}.Id), Op: fieldmap.OpString},
 }}
 
 var _DeleteServiceBlueprintRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteServiceBlueprintRequest", _DeleteServiceBlueprintRequest_shape, false)
@@ -2904,7 +2907,7 @@ func NewDeleteServiceBlueprintRequestFieldMap(flags ...string) (*fieldmap.FieldM
 	return _DeleteServiceBlueprintRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _DeleteServiceBlueprintResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _DeleteServiceBlueprintResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteServiceBlueprintResponse{}), Fields: []fieldmap.ShapeField{}}
 
 var _DeleteServiceBlueprintResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteServiceBlueprintResponse", _DeleteServiceBlueprintResponse_shape, false)
 
@@ -2929,9 +2932,9 @@ const (
 	GetContractRequestFieldRole = "2" // role
 )
 
-var _GetContractRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "role"},
+var _GetContractRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetContractRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(GetContractRequest{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "role", Off: unsafe.Offsetof(GetContractRequest{}.Role), Op: fieldmap.OpInt32},
 }}
 
 var _GetContractRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetContractRequest", _GetContractRequest_shape, false)
@@ -3169,31 +3172,31 @@ const (
 	GetContractResponseFieldRole                                                                                                                      = "2"                      // role
 )
 
-var _File_fluidos_v1_node_api_proto_TelemetryEndpoint1k78wuc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "endpoint"},
-	{Number: 2, Name: "intents", Kind: fieldmap.KindList},
+var _File_fluidos_v1_node_api_proto_TelemetryEndpoint1k78wuc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TelemetryEndpoint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "endpoint", Off: unsafe.Offsetof(TelemetryEndpoint{}.Endpoint), Op: fieldmap.OpString},
+	{Number: 2, Name: "intents", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TelemetryEndpoint{}.Intents), Op: fieldmap.OpListString},
 }}
 
-var _File_fluidos_v1_node_api_proto_Contract13pt7h0_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape},
-	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape},
-	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape},
-	{Number: 5, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Configuration9iwkgs_shape},
-	{Number: 6, Name: "peering_target_credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_PeeringTargetCredentials1g8cgvn_shape},
-	{Number: 7, Name: "transaction_id"},
-	{Number: 8, Name: "expiration_time"},
-	{Number: 9, Name: "network_requests", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkAuthorization1rwqnr9_shape},
-	{Number: 10, Name: "buyer_cluster_id"},
-	{Number: 11, Name: "created_at"},
-	{Number: 12, Name: "extra_information", Kind: fieldmap.KindMap},
-	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_TelemetryEndpoint1k78wuc_shape},
-	{Number: 14, Name: "network_requests_text"},
+var _File_fluidos_v1_node_api_proto_Contract13pt7h0_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Contract{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Contract{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(Contract{}.Flavor)}},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Contract{}.Buyer)}},
+	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Contract{}.Seller)}},
+	{Number: 5, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Contract{}.Configuration)}},
+	{Number: 6, Name: "peering_target_credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_PeeringTargetCredentials1g8cgvn_shape, Value: &fieldmap.MessageField[*PeeringTargetCredentials]{Off: unsafe.Offsetof(Contract{}.PeeringTargetCredentials)}},
+	{Number: 7, Name: "transaction_id", Off: unsafe.Offsetof(Contract{}.TransactionId), Op: fieldmap.OpString},
+	{Number: 8, Name: "expiration_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.ExpirationTime)}},
+	{Number: 9, Name: "network_requests", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkAuthorization1rwqnr9_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(Contract{}.NetworkRequests)}},
+	{Number: 10, Name: "buyer_cluster_id", Off: unsafe.Offsetof(Contract{}.BuyerClusterId), Op: fieldmap.OpString},
+	{Number: 11, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.CreatedAt)}},
+	{Number: 12, Name: "extra_information", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Contract{}.ExtraInformation)}},
+	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_TelemetryEndpoint1k78wuc_shape, Value: &fieldmap.MessageField[*TelemetryEndpoint]{Off: unsafe.Offsetof(Contract{}.IngressTelemetryEndpoint)}},
+	{Number: 14, Name: "network_requests_text", Off: unsafe.Offsetof(Contract{}.NetworkRequestsText), Op: fieldmap.OpString},
 }}
 
-var _GetContractResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Contract13pt7h0_shape},
-	{Number: 2, Name: "role"},
+var _GetContractResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetContractResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Contract13pt7h0_shape, Value: &fieldmap.MessageField[*Contract]{Off: unsafe.Offsetof(GetContractResponse{}.Contract)}},
+	{Number: 2, Name: "role", Off: unsafe.Offsetof(GetContractResponse{}.Role), Op: fieldmap.OpInt32},
 }}
 
 var _GetContractResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetContractResponse", _GetContractResponse_shape, false)
@@ -3216,8 +3219,8 @@ const (
 	ListContractsRequestFieldRole = "1" // role
 )
 
-var _ListContractsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "role"},
+var _ListContractsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListContractsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "role", Off: unsafe.Offsetof(ListContractsRequest{}.Role), Op: fieldmap.OpInt32},
 }}
 
 var _ListContractsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListContractsRequest", _ListContractsRequest_shape, false)
@@ -3455,9 +3458,9 @@ const (
 	ContractEntryFieldRole                                                                                                                      = "2"                      // role
 )
 
-var _ContractEntry_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Contract13pt7h0_shape},
-	{Number: 2, Name: "role"},
+var _ContractEntry_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ContractEntry{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Contract13pt7h0_shape, Value: &fieldmap.MessageField[*Contract]{Off: unsafe.Offsetof(ContractEntry{}.Contract)}},
+	{Number: 2, Name: "role", Off: unsafe.Offsetof(ContractEntry{}.Role), Op: fieldmap.OpInt32},
 }}
 
 var _ContractEntry_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ContractEntry", _ContractEntry_shape, false)
@@ -3696,8 +3699,8 @@ const (
 	ListContractsResponseFieldContractsRole                                                                                                                      = "1.2"                      // contracts.role
 )
 
-var _ListContractsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "contracts", Kind: fieldmap.KindList, Sub: _ContractEntry_shape},
+var _ListContractsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListContractsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contracts", Kind: fieldmap.KindList, Sub: _ContractEntry_shape, Value: &fieldmap.MessageList[*ContractEntry]{Off: unsafe.Offsetof(ListContractsResponse{}.Contracts)}},
 }}
 
 var _ListContractsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListContractsResponse", _ListContractsResponse_shape, false)
@@ -3722,8 +3725,8 @@ const (
 	GetAllocationRequestFieldId = "1" // id
 )
 
-var _GetAllocationRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
+var _GetAllocationRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetAllocationRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(GetAllocationRequest{}.Id), Op: fieldmap.OpString},
 }}
 
 var _GetAllocationRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetAllocationRequest", _GetAllocationRequest_shape, false)
@@ -3753,21 +3756,21 @@ const (
 	GetAllocationResponseFieldAllocationStatusLastUpdateTime = "1.4.3" // allocation.status.last_update_time
 )
 
-var _File_fluidos_v1_node_api_proto_AllocationStatus1r55q9y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "state"},
-	{Number: 2, Name: "message"},
-	{Number: 3, Name: "last_update_time"},
+var _File_fluidos_v1_node_api_proto_AllocationStatus1r55q9y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllocationStatus{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state", Off: unsafe.Offsetof(AllocationStatus{}.State), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "message", Off: unsafe.Offsetof(AllocationStatus{}.Message), Op: fieldmap.OpString},
+	{Number: 3, Name: "last_update_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AllocationStatus{}.LastUpdateTime)}},
 }}
 
-var _File_fluidos_v1_node_api_proto_Allocation109ik58_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "contract_id"},
-	{Number: 3, Name: "forwarding"},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_AllocationStatus1r55q9y_shape},
+var _File_fluidos_v1_node_api_proto_Allocation109ik58_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Allocation{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Allocation{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "contract_id", Off: unsafe.Offsetof(Allocation{}.ContractId), Op: fieldmap.OpString},
+	{Number: 3, Name: "forwarding", Off: unsafe.Offsetof(Allocation{}.Forwarding), Op: fieldmap.OpBool},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_AllocationStatus1r55q9y_shape, Value: &fieldmap.MessageField[*AllocationStatus]{Off: unsafe.Offsetof(Allocation{}.Status)}},
 }}
 
-var _GetAllocationResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Allocation109ik58_shape},
+var _GetAllocationResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetAllocationResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Allocation109ik58_shape, Value: &fieldmap.MessageField[*Allocation]{Off: unsafe.Offsetof(GetAllocationResponse{}.Allocation)}},
 }}
 
 var _GetAllocationResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetAllocationResponse", _GetAllocationResponse_shape, false)
@@ -3787,7 +3790,7 @@ func NewGetAllocationResponseFieldMap(flags ...string) (*fieldmap.FieldMap, erro
 	return _GetAllocationResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _ListAllocationsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _ListAllocationsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListAllocationsRequest{}), Fields: []fieldmap.ShapeField{}}
 
 var _ListAllocationsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListAllocationsRequest", _ListAllocationsRequest_shape, false)
 
@@ -3818,8 +3821,8 @@ const (
 	ListAllocationsResponseFieldAllocationsStatusLastUpdateTime = "1.4.3" // allocations.status.last_update_time
 )
 
-var _ListAllocationsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "allocations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Allocation109ik58_shape},
+var _ListAllocationsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListAllocationsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "allocations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Allocation109ik58_shape, Value: &fieldmap.MessageList[*Allocation]{Off: unsafe.Offsetof(ListAllocationsResponse{}.Allocations)}},
 }}
 
 var _ListAllocationsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListAllocationsResponse", _ListAllocationsResponse_shape, false)
@@ -3839,7 +3842,7 @@ func NewListAllocationsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, er
 	return _ListAllocationsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _GetNodeRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _GetNodeRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetNodeRequest{}), Fields: []fieldmap.ShapeField{}}
 
 var _GetNodeRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetNodeRequest", _GetNodeRequest_shape, false)
 
@@ -3869,9 +3872,9 @@ const (
 	GetNodeResponseFieldInsecureRear                        = "2"     // insecure_rear
 )
 
-var _GetNodeResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "node", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape},
-	{Number: 2, Name: "insecure_rear"},
+var _GetNodeResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetNodeResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "node", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(GetNodeResponse{}.Node)}},
+	{Number: 2, Name: "insecure_rear", Off: unsafe.Offsetof(GetNodeResponse{}.InsecureRear), Op: fieldmap.OpBool},
 }}
 
 var _GetNodeResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetNodeResponse", _GetNodeResponse_shape, false)
@@ -3889,7 +3892,7 @@ func NewGetNodeResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetNodeResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _ListPeersRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _ListPeersRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeersRequest{}), Fields: []fieldmap.ShapeField{}}
 
 var _ListPeersRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeersRequest", _ListPeersRequest_shape, false)
 
@@ -3912,9 +3915,9 @@ const (
 	PeerFieldStatic  = "2" // static
 )
 
-var _Peer_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "address"},
-	{Number: 2, Name: "static"},
+var _Peer_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Peer{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "address", Off: unsafe.Offsetof(Peer{}.Address), Op: fieldmap.OpString},
+	{Number: 2, Name: "static", Off: unsafe.Offsetof(Peer{}.Static), Op: fieldmap.OpBool},
 }}
 
 var _Peer_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Peer", _Peer_shape, false)
@@ -3939,8 +3942,8 @@ const (
 	ListPeersResponseFieldPeersStatic  = "1.2" // peers.static
 )
 
-var _ListPeersResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "peers", Kind: fieldmap.KindList, Sub: _Peer_shape},
+var _ListPeersResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeersResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "peers", Kind: fieldmap.KindList, Sub: _Peer_shape, Value: &fieldmap.MessageList[*Peer]{Off: unsafe.Offsetof(ListPeersResponse{}.Peers)}},
 }}
 
 var _ListPeersResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeersResponse", _ListPeersResponse_shape, false)
@@ -3963,8 +3966,8 @@ const (
 	AddPeerRequestFieldAddress = "1" // address
 )
 
-var _AddPeerRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "address"},
+var _AddPeerRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AddPeerRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "address", Off: unsafe.Offsetof(AddPeerRequest{}.Address), Op: fieldmap.OpString},
 }}
 
 var _AddPeerRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AddPeerRequest", _AddPeerRequest_shape, false)
@@ -3982,7 +3985,7 @@ func NewAddPeerRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AddPeerRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _AddPeerResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _AddPeerResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AddPeerResponse{}), Fields: []fieldmap.ShapeField{}}
 
 var _AddPeerResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AddPeerResponse", _AddPeerResponse_shape, false)
 
@@ -7570,1137 +7573,332 @@ func (m *AddPeerResponse) copyInAt(src *AddPeerResponse, fm *fieldmap.FieldMap, 
 	return 0
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateSolverRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateSolverRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateSolverRequest) DiffFields(o *CreateSolverRequest) *fieldmap.FieldMap {
-	fm := _CreateSolverRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateSolverRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateSolverRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateSolverRequest) diffAt(o *CreateSolverRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateSolverRequest)
-	}
-	if o == nil {
-		o = new(CreateSolverRequest)
-	}
-	c := false
-	if (m.Solver == nil) != (o.Solver == nil) || m.Solver != nil && m.Solver.diffAt(o.Solver, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateSolverResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateSolverResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateSolverResponse) DiffFields(o *CreateSolverResponse) *fieldmap.FieldMap {
-	fm := _CreateSolverResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateSolverResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateSolverResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateSolverResponse) diffAt(o *CreateSolverResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateSolverResponse)
-	}
-	if o == nil {
-		o = new(CreateSolverResponse)
-	}
-	c := false
-	if (m.Solver == nil) != (o.Solver == nil) || m.Solver != nil && m.Solver.diffAt(o.Solver, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetSolverRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetSolverRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetSolverRequest) DiffFields(o *GetSolverRequest) *fieldmap.FieldMap {
-	fm := _GetSolverRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetSolverRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetSolverRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetSolverRequest) diffAt(o *GetSolverRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GetSolverRequest)
-	}
-	if o == nil {
-		o = new(GetSolverRequest)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetSolverResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetSolverResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetSolverResponse) DiffFields(o *GetSolverResponse) *fieldmap.FieldMap {
-	fm := _GetSolverResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetSolverResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetSolverResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetSolverResponse) diffAt(o *GetSolverResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GetSolverResponse)
-	}
-	if o == nil {
-		o = new(GetSolverResponse)
-	}
-	c := false
-	if (m.Solver == nil) != (o.Solver == nil) || m.Solver != nil && m.Solver.diffAt(o.Solver, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListSolversRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListSolversRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListSolversRequest) DiffFields(o *ListSolversRequest) *fieldmap.FieldMap {
-	fm := _ListSolversRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListSolversRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListSolversRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListSolversRequest) diffAt(o *ListSolversRequest, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListSolversResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListSolversResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListSolversResponse) DiffFields(o *ListSolversResponse) *fieldmap.FieldMap {
-	fm := _ListSolversResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListSolversResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListSolversResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListSolversResponse) diffAt(o *ListSolversResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ListSolversResponse)
-	}
-	if o == nil {
-		o = new(ListSolversResponse)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Solvers, o.Solvers, (*Solver).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteSolverRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteSolverRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteSolverRequest) DiffFields(o *DeleteSolverRequest) *fieldmap.FieldMap {
-	fm := _DeleteSolverRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteSolverRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteSolverRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteSolverRequest) diffAt(o *DeleteSolverRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteSolverRequest)
-	}
-	if o == nil {
-		o = new(DeleteSolverRequest)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteSolverResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteSolverResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteSolverResponse) DiffFields(o *DeleteSolverResponse) *fieldmap.FieldMap {
-	fm := _DeleteSolverResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteSolverResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteSolverResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteSolverResponse) diffAt(o *DeleteSolverResponse, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of WatchSolverRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of WatchSolverRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *WatchSolverRequest) DiffFields(o *WatchSolverRequest) *fieldmap.FieldMap {
-	fm := _WatchSolverRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_WatchSolverRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// WatchSolverRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *WatchSolverRequest) diffAt(o *WatchSolverRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(WatchSolverRequest)
-	}
-	if o == nil {
-		o = new(WatchSolverRequest)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of WatchSolverResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of WatchSolverResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *WatchSolverResponse) DiffFields(o *WatchSolverResponse) *fieldmap.FieldMap {
-	fm := _WatchSolverResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_WatchSolverResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// WatchSolverResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *WatchSolverResponse) diffAt(o *WatchSolverResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(WatchSolverResponse)
-	}
-	if o == nil {
-		o = new(WatchSolverResponse)
-	}
-	c := false
-	if (m.Solver == nil) != (o.Solver == nil) || m.Solver != nil && m.Solver.diffAt(o.Solver, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetDiscoveryRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetDiscoveryRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetDiscoveryRequest) DiffFields(o *GetDiscoveryRequest) *fieldmap.FieldMap {
-	fm := _GetDiscoveryRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetDiscoveryRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetDiscoveryRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetDiscoveryRequest) diffAt(o *GetDiscoveryRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GetDiscoveryRequest)
-	}
-	if o == nil {
-		o = new(GetDiscoveryRequest)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetDiscoveryResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetDiscoveryResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetDiscoveryResponse) DiffFields(o *GetDiscoveryResponse) *fieldmap.FieldMap {
-	fm := _GetDiscoveryResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetDiscoveryResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetDiscoveryResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetDiscoveryResponse) diffAt(o *GetDiscoveryResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GetDiscoveryResponse)
-	}
-	if o == nil {
-		o = new(GetDiscoveryResponse)
-	}
-	c := false
-	if (m.Discovery == nil) != (o.Discovery == nil) || m.Discovery != nil && m.Discovery.diffAt(o.Discovery, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Candidates, o.Candidates, (*PeeringCandidate).Equal) {
-		fm.SetAt(at + 126)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListFlavorsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListFlavorsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListFlavorsRequest) DiffFields(o *ListFlavorsRequest) *fieldmap.FieldMap {
-	fm := _ListFlavorsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListFlavorsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListFlavorsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListFlavorsRequest) diffAt(o *ListFlavorsRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ListFlavorsRequest)
-	}
-	if o == nil {
-		o = new(ListFlavorsRequest)
-	}
-	c := false
-	if (m.Selector == nil) != (o.Selector == nil) || m.Selector != nil && m.Selector.diffAt(o.Selector, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListFlavorsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListFlavorsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListFlavorsResponse) DiffFields(o *ListFlavorsResponse) *fieldmap.FieldMap {
-	fm := _ListFlavorsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListFlavorsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListFlavorsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListFlavorsResponse) diffAt(o *ListFlavorsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ListFlavorsResponse)
-	}
-	if o == nil {
-		o = new(ListFlavorsResponse)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, (*Flavor).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListPeerFlavorsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListPeerFlavorsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListPeerFlavorsRequest) DiffFields(o *ListPeerFlavorsRequest) *fieldmap.FieldMap {
-	fm := _ListPeerFlavorsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListPeerFlavorsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListPeerFlavorsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListPeerFlavorsRequest) diffAt(o *ListPeerFlavorsRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ListPeerFlavorsRequest)
-	}
-	if o == nil {
-		o = new(ListPeerFlavorsRequest)
-	}
-	c := false
-	if (m.Selector == nil) != (o.Selector == nil) || m.Selector != nil && m.Selector.diffAt(o.Selector, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of PeerFlavor:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of PeerFlavor: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *PeerFlavor) DiffFields(o *PeerFlavor) *fieldmap.FieldMap {
-	fm := _PeerFlavor_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_PeerFlavor_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// PeerFlavor being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *PeerFlavor) diffAt(o *PeerFlavor, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(PeerFlavor)
-	}
-	if o == nil {
-		o = new(PeerFlavor)
-	}
-	c := false
-	if (m.Flavor == nil) != (o.Flavor == nil) || m.Flavor != nil && m.Flavor.diffAt(o.Flavor, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Address != o.Address {
-		fm.SetAt(at + 153)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListPeerFlavorsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListPeerFlavorsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListPeerFlavorsResponse) DiffFields(o *ListPeerFlavorsResponse) *fieldmap.FieldMap {
-	fm := _ListPeerFlavorsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListPeerFlavorsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListPeerFlavorsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListPeerFlavorsResponse) diffAt(o *ListPeerFlavorsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ListPeerFlavorsResponse)
-	}
-	if o == nil {
-		o = new(ListPeerFlavorsResponse)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, (*PeerFlavor).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.PeerResults, o.PeerResults, (*PeerResult).Equal) {
-		fm.SetAt(at + 155)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateServiceBlueprintRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateServiceBlueprintRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateServiceBlueprintRequest) DiffFields(o *CreateServiceBlueprintRequest) *fieldmap.FieldMap {
-	fm := _CreateServiceBlueprintRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateServiceBlueprintRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateServiceBlueprintRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateServiceBlueprintRequest) diffAt(o *CreateServiceBlueprintRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateServiceBlueprintRequest)
-	}
-	if o == nil {
-		o = new(CreateServiceBlueprintRequest)
-	}
-	c := false
-	if (m.Blueprint == nil) != (o.Blueprint == nil) || m.Blueprint != nil && m.Blueprint.diffAt(o.Blueprint, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of CreateServiceBlueprintResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of CreateServiceBlueprintResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *CreateServiceBlueprintResponse) DiffFields(o *CreateServiceBlueprintResponse) *fieldmap.FieldMap {
-	fm := _CreateServiceBlueprintResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_CreateServiceBlueprintResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// CreateServiceBlueprintResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *CreateServiceBlueprintResponse) diffAt(o *CreateServiceBlueprintResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(CreateServiceBlueprintResponse)
-	}
-	if o == nil {
-		o = new(CreateServiceBlueprintResponse)
-	}
-	c := false
-	if (m.Blueprint == nil) != (o.Blueprint == nil) || m.Blueprint != nil && m.Blueprint.diffAt(o.Blueprint, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetServiceBlueprintRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetServiceBlueprintRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetServiceBlueprintRequest) DiffFields(o *GetServiceBlueprintRequest) *fieldmap.FieldMap {
-	fm := _GetServiceBlueprintRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetServiceBlueprintRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetServiceBlueprintRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetServiceBlueprintRequest) diffAt(o *GetServiceBlueprintRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GetServiceBlueprintRequest)
-	}
-	if o == nil {
-		o = new(GetServiceBlueprintRequest)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetServiceBlueprintResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetServiceBlueprintResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetServiceBlueprintResponse) DiffFields(o *GetServiceBlueprintResponse) *fieldmap.FieldMap {
-	fm := _GetServiceBlueprintResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetServiceBlueprintResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetServiceBlueprintResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetServiceBlueprintResponse) diffAt(o *GetServiceBlueprintResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GetServiceBlueprintResponse)
-	}
-	if o == nil {
-		o = new(GetServiceBlueprintResponse)
-	}
-	c := false
-	if (m.Blueprint == nil) != (o.Blueprint == nil) || m.Blueprint != nil && m.Blueprint.diffAt(o.Blueprint, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListServiceBlueprintsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListServiceBlueprintsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListServiceBlueprintsRequest) DiffFields(o *ListServiceBlueprintsRequest) *fieldmap.FieldMap {
-	fm := _ListServiceBlueprintsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListServiceBlueprintsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListServiceBlueprintsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListServiceBlueprintsRequest) diffAt(o *ListServiceBlueprintsRequest, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListServiceBlueprintsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListServiceBlueprintsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListServiceBlueprintsResponse) DiffFields(o *ListServiceBlueprintsResponse) *fieldmap.FieldMap {
-	fm := _ListServiceBlueprintsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListServiceBlueprintsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListServiceBlueprintsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListServiceBlueprintsResponse) diffAt(o *ListServiceBlueprintsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ListServiceBlueprintsResponse)
-	}
-	if o == nil {
-		o = new(ListServiceBlueprintsResponse)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Blueprints, o.Blueprints, (*ServiceBlueprint).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteServiceBlueprintRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteServiceBlueprintRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteServiceBlueprintRequest) DiffFields(o *DeleteServiceBlueprintRequest) *fieldmap.FieldMap {
-	fm := _DeleteServiceBlueprintRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteServiceBlueprintRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteServiceBlueprintRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteServiceBlueprintRequest) diffAt(o *DeleteServiceBlueprintRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(DeleteServiceBlueprintRequest)
-	}
-	if o == nil {
-		o = new(DeleteServiceBlueprintRequest)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of DeleteServiceBlueprintResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of DeleteServiceBlueprintResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *DeleteServiceBlueprintResponse) DiffFields(o *DeleteServiceBlueprintResponse) *fieldmap.FieldMap {
-	fm := _DeleteServiceBlueprintResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_DeleteServiceBlueprintResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// DeleteServiceBlueprintResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *DeleteServiceBlueprintResponse) diffAt(o *DeleteServiceBlueprintResponse, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetContractRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetContractRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetContractRequest) DiffFields(o *GetContractRequest) *fieldmap.FieldMap {
-	fm := _GetContractRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetContractRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetContractRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetContractRequest) diffAt(o *GetContractRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GetContractRequest)
-	}
-	if o == nil {
-		o = new(GetContractRequest)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Role != o.Role {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetContractResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetContractResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetContractResponse) DiffFields(o *GetContractResponse) *fieldmap.FieldMap {
-	fm := _GetContractResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetContractResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetContractResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetContractResponse) diffAt(o *GetContractResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GetContractResponse)
-	}
-	if o == nil {
-		o = new(GetContractResponse)
-	}
-	c := false
-	if (m.Contract == nil) != (o.Contract == nil) || m.Contract != nil && m.Contract.diffAt(o.Contract, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Role != o.Role {
-		fm.SetAt(at + 215)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListContractsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListContractsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListContractsRequest) DiffFields(o *ListContractsRequest) *fieldmap.FieldMap {
-	fm := _ListContractsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListContractsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListContractsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListContractsRequest) diffAt(o *ListContractsRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ListContractsRequest)
-	}
-	if o == nil {
-		o = new(ListContractsRequest)
-	}
-	c := false
-	if m.Role != o.Role {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ContractEntry:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ContractEntry: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ContractEntry) DiffFields(o *ContractEntry) *fieldmap.FieldMap {
-	fm := _ContractEntry_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ContractEntry_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ContractEntry being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ContractEntry) diffAt(o *ContractEntry, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ContractEntry)
-	}
-	if o == nil {
-		o = new(ContractEntry)
-	}
-	c := false
-	if (m.Contract == nil) != (o.Contract == nil) || m.Contract != nil && m.Contract.diffAt(o.Contract, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Role != o.Role {
-		fm.SetAt(at + 215)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListContractsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListContractsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListContractsResponse) DiffFields(o *ListContractsResponse) *fieldmap.FieldMap {
-	fm := _ListContractsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListContractsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListContractsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListContractsResponse) diffAt(o *ListContractsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ListContractsResponse)
-	}
-	if o == nil {
-		o = new(ListContractsResponse)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Contracts, o.Contracts, (*ContractEntry).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetAllocationRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetAllocationRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetAllocationRequest) DiffFields(o *GetAllocationRequest) *fieldmap.FieldMap {
-	fm := _GetAllocationRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetAllocationRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetAllocationRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetAllocationRequest) diffAt(o *GetAllocationRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GetAllocationRequest)
-	}
-	if o == nil {
-		o = new(GetAllocationRequest)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetAllocationResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetAllocationResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetAllocationResponse) DiffFields(o *GetAllocationResponse) *fieldmap.FieldMap {
-	fm := _GetAllocationResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetAllocationResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetAllocationResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetAllocationResponse) diffAt(o *GetAllocationResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GetAllocationResponse)
-	}
-	if o == nil {
-		o = new(GetAllocationResponse)
-	}
-	c := false
-	if (m.Allocation == nil) != (o.Allocation == nil) || m.Allocation != nil && m.Allocation.diffAt(o.Allocation, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListAllocationsRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListAllocationsRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListAllocationsRequest) DiffFields(o *ListAllocationsRequest) *fieldmap.FieldMap {
-	fm := _ListAllocationsRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListAllocationsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListAllocationsRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListAllocationsRequest) diffAt(o *ListAllocationsRequest, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListAllocationsResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListAllocationsResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListAllocationsResponse) DiffFields(o *ListAllocationsResponse) *fieldmap.FieldMap {
-	fm := _ListAllocationsResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListAllocationsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListAllocationsResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListAllocationsResponse) diffAt(o *ListAllocationsResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ListAllocationsResponse)
-	}
-	if o == nil {
-		o = new(ListAllocationsResponse)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Allocations, o.Allocations, (*Allocation).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetNodeRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetNodeRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetNodeRequest) DiffFields(o *GetNodeRequest) *fieldmap.FieldMap {
-	fm := _GetNodeRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetNodeRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetNodeRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetNodeRequest) diffAt(o *GetNodeRequest, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GetNodeResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GetNodeResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GetNodeResponse) DiffFields(o *GetNodeResponse) *fieldmap.FieldMap {
-	fm := _GetNodeResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GetNodeResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GetNodeResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GetNodeResponse) diffAt(o *GetNodeResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GetNodeResponse)
-	}
-	if o == nil {
-		o = new(GetNodeResponse)
-	}
-	c := false
-	if (m.Node == nil) != (o.Node == nil) || m.Node != nil && m.Node.diffAt(o.Node, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.InsecureRear != o.InsecureRear {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListPeersRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListPeersRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListPeersRequest) DiffFields(o *ListPeersRequest) *fieldmap.FieldMap {
-	fm := _ListPeersRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListPeersRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListPeersRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListPeersRequest) diffAt(o *ListPeersRequest, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Peer:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Peer: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Peer) DiffFields(o *Peer) *fieldmap.FieldMap {
-	fm := _Peer_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Peer_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Peer being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Peer) diffAt(o *Peer, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Peer)
-	}
-	if o == nil {
-		o = new(Peer)
-	}
-	c := false
-	if m.Address != o.Address {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Static != o.Static {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ListPeersResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ListPeersResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ListPeersResponse) DiffFields(o *ListPeersResponse) *fieldmap.FieldMap {
-	fm := _ListPeersResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ListPeersResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ListPeersResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ListPeersResponse) diffAt(o *ListPeersResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ListPeersResponse)
-	}
-	if o == nil {
-		o = new(ListPeersResponse)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Peers, o.Peers, (*Peer).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of AddPeerRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of AddPeerRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *AddPeerRequest) DiffFields(o *AddPeerRequest) *fieldmap.FieldMap {
-	fm := _AddPeerRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_AddPeerRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// AddPeerRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *AddPeerRequest) diffAt(o *AddPeerRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(AddPeerRequest)
-	}
-	if o == nil {
-		o = new(AddPeerRequest)
-	}
-	c := false
-	if m.Address != o.Address {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of AddPeerResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of AddPeerResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *AddPeerResponse) DiffFields(o *AddPeerResponse) *fieldmap.FieldMap {
-	fm := _AddPeerResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// AddPeerResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *AddPeerResponse) diffAt(o *AddPeerResponse, fm *fieldmap.FieldMap, at int) bool {
-	return false
+	return fieldmap.Diff(_AddPeerResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

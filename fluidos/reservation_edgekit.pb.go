@@ -8,13 +8,15 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of ReservationStatus: dot-joined field numbers from ReservationStatus.
 const (
@@ -27,14 +29,14 @@ const (
 	ReservationStatusFieldLastChangeTime = "7" // last_change_time
 )
 
-var _ReservationStatus_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "phase"},
-	{Number: 2, Name: "reserve_phase"},
-	{Number: 3, Name: "purchase_phase"},
-	{Number: 4, Name: "message"},
-	{Number: 5, Name: "transaction_id"},
-	{Number: 6, Name: "contract_id"},
-	{Number: 7, Name: "last_change_time"},
+var _ReservationStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReservationStatus{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "phase", Off: unsafe.Offsetof(ReservationStatus{}.Phase), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "reserve_phase", Off: unsafe.Offsetof(ReservationStatus{}.ReservePhase), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "purchase_phase", Off: unsafe.Offsetof(ReservationStatus{}.PurchasePhase), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "message", Off: unsafe.Offsetof(ReservationStatus{}.Message), Op: fieldmap.OpString},
+	{Number: 5, Name: "transaction_id", Off: unsafe.Offsetof(ReservationStatus{}.TransactionId), Op: fieldmap.OpString},
+	{Number: 6, Name: "contract_id", Off: unsafe.Offsetof(ReservationStatus{}.ContractId), Op: fieldmap.OpString},
+	{Number: 7, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ReservationStatus{}.LastChangeTime)}},
 }}
 
 var _ReservationStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReservationStatus", _ReservationStatus_shape, false)
@@ -107,68 +109,68 @@ const (
 	ReservationFieldStatusLastChangeTime                  = "9.7"     // status.last_change_time
 )
 
-var _File_fluidos_v1_reservation_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "liqo_id"},
-	{Number: 2, Name: "kubeconfig"},
+var _File_fluidos_v1_reservation_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeAdditionalInformation{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id", Off: unsafe.Offsetof(NodeAdditionalInformation{}.LiqoId), Op: fieldmap.OpString},
+	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(NodeAdditionalInformation{}.Kubeconfig), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "domain"},
-	{Number: 2, Name: "node_id"},
-	{Number: 3, Name: "ip"},
-	{Number: 4, Name: "local_namespace"},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeAdditionalInformation1g0hp4b_shape},
+var _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain", Off: unsafe.Offsetof(NodeIdentity{}.Domain), Op: fieldmap.OpString},
+	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
+	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
+	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeAdditionalInformation1g0hp4b_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
 }}
 
-var _File_fluidos_v1_reservation_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model"},
-	{Number: 2, Name: "cores"},
-	{Number: 3, Name: "memory"},
+var _File_fluidos_v1_reservation_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
+	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_reservation_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "pods"},
-	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_GPU15e4qc_shape},
-	{Number: 5, Name: "storage"},
+var _File_fluidos_v1_reservation_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(K8SliceConfiguration{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(K8SliceConfiguration{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "pods", Off: unsafe.Offsetof(K8SliceConfiguration{}.Pods), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
+	{Number: 5, Name: "storage", Off: unsafe.Offsetof(K8SliceConfiguration{}.Storage), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_reservation_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint_id"},
-	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "hosting_policy"},
-	{Number: 4, Name: "configuration_data"},
+var _File_fluidos_v1_reservation_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint_id", Off: unsafe.Offsetof(ServiceConfiguration{}.BlueprintId), Op: fieldmap.OpString},
+	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ServiceConfiguration{}.Parameters)}},
+	{Number: 3, Name: "hosting_policy", Off: unsafe.Offsetof(ServiceConfiguration{}.HostingPolicy), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "configuration_data", Off: unsafe.Offsetof(ServiceConfiguration{}.ConfigurationData), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_reservation_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "storage"},
-	{Number: 4, Name: "os_image"},
+var _File_fluidos_v1_reservation_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VMConfiguration{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VMConfiguration{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VMConfiguration{}.Storage), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "os_image", Off: unsafe.Offsetof(VMConfiguration{}.OsImage), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_reservation_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sampling_rate_hz"},
+var _File_fluidos_v1_reservation_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sampling_rate_hz", Off: unsafe.Offsetof(SensorConfiguration{}.SamplingRateHz), Op: fieldmap.OpFloat64},
 }}
 
-var _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_K8SliceConfigurationsd36lx_shape},
-	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_ServiceConfigurationbuxez5_shape},
-	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_VMConfiguration10rpjc7_shape},
-	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_SensorConfigurationj61582_shape},
+var _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configuration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_K8SliceConfigurationsd36lx_shape, Value: &fieldmap.MessageMember[*Configuration_K8Slice, *K8SliceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_ServiceConfigurationbuxez5_shape, Value: &fieldmap.MessageMember[*Configuration_Service, *ServiceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_VMConfiguration10rpjc7_shape, Value: &fieldmap.MessageMember[*Configuration_Vm, *VMConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_SensorConfigurationj61582_shape, Value: &fieldmap.MessageMember[*Configuration_Sensor, *SensorConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
 }}
 
-var _Reservation_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "solver_id"},
-	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape},
-	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape},
-	{Number: 5, Name: "peering_candidate_id"},
-	{Number: 6, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape},
-	{Number: 7, Name: "reserve"},
-	{Number: 8, Name: "purchase"},
-	{Number: 9, Name: "status", Kind: fieldmap.KindMessage, Sub: _ReservationStatus_shape},
+var _Reservation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Reservation{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Reservation{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "solver_id", Off: unsafe.Offsetof(Reservation{}.SolverId), Op: fieldmap.OpString},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Reservation{}.Buyer)}},
+	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Reservation{}.Seller)}},
+	{Number: 5, Name: "peering_candidate_id", Off: unsafe.Offsetof(Reservation{}.PeeringCandidateId), Op: fieldmap.OpString},
+	{Number: 6, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Reservation{}.Configuration)}},
+	{Number: 7, Name: "reserve", Off: unsafe.Offsetof(Reservation{}.Reserve), Op: fieldmap.OpBool},
+	{Number: 8, Name: "purchase", Off: unsafe.Offsetof(Reservation{}.Purchase), Op: fieldmap.OpBool},
+	{Number: 9, Name: "status", Kind: fieldmap.KindMessage, Sub: _ReservationStatus_shape, Value: &fieldmap.MessageField[*ReservationStatus]{Off: unsafe.Offsetof(Reservation{}.Status)}},
 }}
 
 var _Reservation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Reservation", _Reservation_shape, false)
@@ -227,16 +229,16 @@ const (
 	TransactionFieldContractId                            = "9"       // contract_id
 )
 
-var _Transaction_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "flavor_id"},
-	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape},
-	{Number: 4, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape},
-	{Number: 5, Name: "start_time"},
-	{Number: 6, Name: "expiration_time"},
-	{Number: 7, Name: "buyer_cluster_id"},
-	{Number: 8, Name: "state"},
-	{Number: 9, Name: "contract_id"},
+var _Transaction_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Transaction{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Transaction{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "flavor_id", Off: unsafe.Offsetof(Transaction{}.FlavorId), Op: fieldmap.OpString},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Transaction{}.Buyer)}},
+	{Number: 4, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Transaction{}.Configuration)}},
+	{Number: 5, Name: "start_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Transaction{}.StartTime)}},
+	{Number: 6, Name: "expiration_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Transaction{}.ExpirationTime)}},
+	{Number: 7, Name: "buyer_cluster_id", Off: unsafe.Offsetof(Transaction{}.BuyerClusterId), Op: fieldmap.OpString},
+	{Number: 8, Name: "state", Off: unsafe.Offsetof(Transaction{}.State), Op: fieldmap.OpInt32},
+	{Number: 9, Name: "contract_id", Off: unsafe.Offsetof(Transaction{}.ContractId), Op: fieldmap.OpString},
 }}
 
 var _Transaction_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Transaction", _Transaction_shape, false)
@@ -289,10 +291,10 @@ const (
 	ReserveRequestFieldConfigurationSensorSamplingRateHz     = "3.4.1"   // configuration.sensor.sampling_rate_hz
 )
 
-var _ReserveRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor_id"},
-	{Number: 2, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape},
-	{Number: 3, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape},
+var _ReserveRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReserveRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor_id", Off: unsafe.Offsetof(ReserveRequest{}.FlavorId), Op: fieldmap.OpString},
+	{Number: 2, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(ReserveRequest{}.Buyer)}},
+	{Number: 3, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(ReserveRequest{}.Configuration)}},
 }}
 
 var _ReserveRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReserveRequest", _ReserveRequest_shape, false)
@@ -320,19 +322,19 @@ const (
 	PurchaseRequestFieldIngressTelemetryEndpointIntents  = "2.2" // ingress_telemetry_endpoint.intents
 )
 
-var _PeeringCredentials_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_id"},
-	{Number: 2, Name: "kubeconfig"},
+var _PeeringCredentials_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringCredentials{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_id", Off: unsafe.Offsetof(PeeringCredentials{}.ClusterId), Op: fieldmap.OpString},
+	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(PeeringCredentials{}.Kubeconfig), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_reservation_proto_TelemetryEndpoint1k78wuc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "endpoint"},
-	{Number: 2, Name: "intents", Kind: fieldmap.KindList},
+var _File_fluidos_v1_reservation_proto_TelemetryEndpoint1k78wuc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TelemetryEndpoint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "endpoint", Off: unsafe.Offsetof(TelemetryEndpoint{}.Endpoint), Op: fieldmap.OpString},
+	{Number: 2, Name: "intents", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TelemetryEndpoint{}.Intents), Op: fieldmap.OpListString},
 }}
 
-var _PurchaseRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "buyer_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringCredentials_shape},
-	{Number: 2, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_TelemetryEndpoint1k78wuc_shape},
+var _PurchaseRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PurchaseRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "buyer_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringCredentials_shape, Value: &fieldmap.MessageField[*PeeringCredentials]{Off: unsafe.Offsetof(PurchaseRequest{}.BuyerCredentials)}},
+	{Number: 2, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_TelemetryEndpoint1k78wuc_shape, Value: &fieldmap.MessageField[*TelemetryEndpoint]{Off: unsafe.Offsetof(PurchaseRequest{}.IngressTelemetryEndpoint)}},
 }}
 
 var _PurchaseRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PurchaseRequest", _PurchaseRequest_shape, false)
@@ -1237,282 +1239,52 @@ func (m *PeeringCredentials) CopyInFields(src *PeeringCredentials, fm *fieldmap.
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ReservationStatus:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ReservationStatus: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ReservationStatus) DiffFields(o *ReservationStatus) *fieldmap.FieldMap {
-	fm := _ReservationStatus_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ReservationStatus_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ReservationStatus being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ReservationStatus) diffAt(o *ReservationStatus, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ReservationStatus)
-	}
-	if o == nil {
-		o = new(ReservationStatus)
-	}
-	c := false
-	if m.Phase != o.Phase {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.ReservePhase != o.ReservePhase {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.PurchasePhase != o.PurchasePhase {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Message != o.Message {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.TransactionId != o.TransactionId {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.ContractId != o.ContractId {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !fieldmap.Equal(m.LastChangeTime, o.LastChangeTime) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Reservation:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Reservation: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Reservation) DiffFields(o *Reservation) *fieldmap.FieldMap {
-	fm := _Reservation_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Reservation_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Reservation being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Reservation) diffAt(o *Reservation, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Reservation)
-	}
-	if o == nil {
-		o = new(Reservation)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.SolverId != o.SolverId {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.Buyer == nil) != (o.Buyer == nil) || m.Buyer != nil && m.Buyer.diffAt(o.Buyer, fm, at+3) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if (m.Seller == nil) != (o.Seller == nil) || m.Seller != nil && m.Seller.diffAt(o.Seller, fm, at+11) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.PeeringCandidateId != o.PeeringCandidateId {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+20) {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	if m.Reserve != o.Reserve {
-		fm.SetAt(at + 41)
-		c = true
-	}
-	if m.Purchase != o.Purchase {
-		fm.SetAt(at + 42)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+44) {
-		fm.SetAt(at + 43)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Transaction:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Transaction: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Transaction) DiffFields(o *Transaction) *fieldmap.FieldMap {
-	fm := _Transaction_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Transaction_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Transaction being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Transaction) diffAt(o *Transaction, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Transaction)
-	}
-	if o == nil {
-		o = new(Transaction)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.FlavorId != o.FlavorId {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.Buyer == nil) != (o.Buyer == nil) || m.Buyer != nil && m.Buyer.diffAt(o.Buyer, fm, at+3) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+11) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if !fieldmap.Equal(m.StartTime, o.StartTime) {
-		fm.SetAt(at + 32)
-		c = true
-	}
-	if !fieldmap.Equal(m.ExpirationTime, o.ExpirationTime) {
-		fm.SetAt(at + 33)
-		c = true
-	}
-	if m.BuyerClusterId != o.BuyerClusterId {
-		fm.SetAt(at + 34)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 35)
-		c = true
-	}
-	if m.ContractId != o.ContractId {
-		fm.SetAt(at + 36)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ReserveRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ReserveRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ReserveRequest) DiffFields(o *ReserveRequest) *fieldmap.FieldMap {
-	fm := _ReserveRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ReserveRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ReserveRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ReserveRequest) diffAt(o *ReserveRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ReserveRequest)
-	}
-	if o == nil {
-		o = new(ReserveRequest)
-	}
-	c := false
-	if m.FlavorId != o.FlavorId {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Buyer == nil) != (o.Buyer == nil) || m.Buyer != nil && m.Buyer.diffAt(o.Buyer, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+10) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of PurchaseRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of PurchaseRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *PurchaseRequest) DiffFields(o *PurchaseRequest) *fieldmap.FieldMap {
-	fm := _PurchaseRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_PurchaseRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// PurchaseRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *PurchaseRequest) diffAt(o *PurchaseRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(PurchaseRequest)
-	}
-	if o == nil {
-		o = new(PurchaseRequest)
-	}
-	c := false
-	if (m.BuyerCredentials == nil) != (o.BuyerCredentials == nil) || m.BuyerCredentials != nil && m.BuyerCredentials.diffAt(o.BuyerCredentials, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.IngressTelemetryEndpoint == nil) != (o.IngressTelemetryEndpoint == nil) || m.IngressTelemetryEndpoint != nil && m.IngressTelemetryEndpoint.diffAt(o.IngressTelemetryEndpoint, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// PeeringCredentials being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *PeeringCredentials) diffAt(o *PeeringCredentials, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(PeeringCredentials)
-	}
-	if o == nil {
-		o = new(PeeringCredentials)
-	}
-	c := false
-	if m.ClusterId != o.ClusterId {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Kubeconfig != o.Kubeconfig {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of PeeringCredentials:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of PeeringCredentials: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *PeeringCredentials) DiffFields(o *PeeringCredentials) *fieldmap.FieldMap {
-	fm := _PeeringCredentials_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_PeeringCredentials_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,19 +9,20 @@ package fluidos
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of ResourceMatchSelector: dot-joined field numbers from ResourceMatchSelector.
 const (
 	ResourceMatchSelectorFieldValue = "1" // value
 )
 
-var _ResourceMatchSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "value"},
+var _ResourceMatchSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceMatchSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "value", Off: unsafe.Offsetof(ResourceMatchSelector{}.Value), Op: fieldmap.OpInt64},
 }}
 
 var _ResourceMatchSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceMatchSelector", _ResourceMatchSelector_shape, false)
@@ -47,9 +48,9 @@ const (
 	ResourceRangeSelectorFieldMax = "2" // max
 )
 
-var _ResourceRangeSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min"},
-	{Number: 2, Name: "max"},
+var _ResourceRangeSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceRangeSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "min", Off: unsafe.Offsetof(ResourceRangeSelector{}.Min), Op: fieldmap.OpPtrInt64},
+	{Number: 2, Name: "max", Off: unsafe.Offsetof(ResourceRangeSelector{}.Max), Op: fieldmap.OpPtrInt64},
 }}
 
 var _ResourceRangeSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceRangeSelector", _ResourceRangeSelector_shape, false)
@@ -78,9 +79,9 @@ const (
 	ResourceFilterFieldRangeMax   = "2.2" // range.max
 )
 
-var _ResourceFilter_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _ResourceMatchSelector_shape},
-	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _ResourceRangeSelector_shape},
+var _ResourceFilter_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceFilter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _ResourceMatchSelector_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Match, *ResourceMatchSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
+	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _ResourceRangeSelector_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Range, *ResourceRangeSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
 }}
 
 var _ResourceFilter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceFilter", _ResourceFilter_shape, false)
@@ -104,9 +105,9 @@ const (
 	FloatRangeSelectorFieldMax = "2" // max
 )
 
-var _FloatRangeSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min"},
-	{Number: 2, Name: "max"},
+var _FloatRangeSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FloatRangeSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "min", Off: unsafe.Offsetof(FloatRangeSelector{}.Min), Op: fieldmap.OpPtrFloat64},
+	{Number: 2, Name: "max", Off: unsafe.Offsetof(FloatRangeSelector{}.Max), Op: fieldmap.OpPtrFloat64},
 }}
 
 var _FloatRangeSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.FloatRangeSelector", _FloatRangeSelector_shape, false)
@@ -130,9 +131,9 @@ const (
 	StringFilterFieldRegex = "2" // regex
 )
 
-var _StringFilter_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "exact"},
-	{Number: 2, Name: "regex"},
+var _StringFilter_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StringFilter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "exact", Value: &fieldmap.ScalarMember[*StringFilter_Exact, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
+	{Number: 2, Name: "regex", Value: &fieldmap.ScalarMember[*StringFilter_Regex, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
 }}
 
 var _StringFilter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.StringFilter", _StringFilter_shape, false)
@@ -169,10 +170,10 @@ const (
 	GPUSelectorFieldMemoryRangeMax   = "3.2.2" // memory.range.max
 )
 
-var _GPUSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
-	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
+var _GPUSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPUSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(GPUSelector{}.Model)}},
+	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Cores)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Memory)}},
 }}
 
 var _GPUSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GPUSelector", _GPUSelector_shape, false)
@@ -237,13 +238,13 @@ const (
 	K8SliceSelectorFieldGpuMemoryRangeMax   = "6.3.2.2" // gpu.memory.range.max
 )
 
-var _K8SliceSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
-	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
-	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPUSelector_shape},
+var _K8SliceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Architecture)}},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Cpu)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Memory)}},
+	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Pods)}},
+	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Storage)}},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPUSelector_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(K8SliceSelector{}.Gpu)}},
 }}
 
 var _K8SliceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceSelector", _K8SliceSelector_shape, false)
@@ -272,10 +273,10 @@ const (
 	ServiceSelectorFieldNameRegex     = "3.2" // name.regex
 )
 
-var _ServiceSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
-	{Number: 2, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
+var _ServiceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Category)}},
+	{Number: 2, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceSelector{}.Tags), Op: fieldmap.OpListString},
+	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Name)}},
 }}
 
 var _ServiceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceSelector", _ServiceSelector_shape, false)
@@ -340,14 +341,14 @@ const (
 	VMSelectorFieldGpuMemoryRangeMax   = "7.3.2.2" // gpu.memory.range.max
 )
 
-var _VMSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
-	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape},
-	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
-	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
-	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPUSelector_shape},
+var _VMSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Architecture)}},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Cpu)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Memory)}},
+	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Storage)}},
+	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.OsImage)}},
+	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Hypervisor)}},
+	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPUSelector_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(VMSelector{}.Gpu)}},
 }}
 
 var _VMSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VMSelector", _VMSelector_shape, false)
@@ -381,11 +382,11 @@ const (
 	SensorSelectorFieldUnitRegex         = "4.2" // unit.regex
 )
 
-var _SensorSelector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
-	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _FloatRangeSelector_shape},
-	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _FloatRangeSelector_shape},
-	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape},
+var _SensorSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.SensorType)}},
+	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _FloatRangeSelector_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.SamplingRateHz)}},
+	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _FloatRangeSelector_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.Accuracy)}},
+	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.Unit)}},
 }}
 
 var _SensorSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SensorSelector", _SensorSelector_shape, false)
@@ -517,12 +518,12 @@ const (
 	SelectorFieldSensorUnitRegex            = "5.4.2"     // sensor.unit.regex
 )
 
-var _Selector_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor_type"},
-	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8SliceSelector_shape},
-	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _ServiceSelector_shape},
-	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VMSelector_shape},
-	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _SensorSelector_shape},
+var _Selector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Selector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor_type", Off: unsafe.Offsetof(Selector{}.FlavorType), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _K8SliceSelector_shape, Value: &fieldmap.MessageMember[*Selector_K8Slice, *K8SliceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _ServiceSelector_shape, Value: &fieldmap.MessageMember[*Selector_Service, *ServiceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _VMSelector_shape, Value: &fieldmap.MessageMember[*Selector_Vm, *VMSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _SensorSelector_shape, Value: &fieldmap.MessageMember[*Selector_Sensor, *SensorSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
 }}
 
 var _Selector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Selector", _Selector_shape, false)
@@ -2342,467 +2343,92 @@ func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ResourceMatchSelector:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ResourceMatchSelector: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ResourceMatchSelector) DiffFields(o *ResourceMatchSelector) *fieldmap.FieldMap {
-	fm := _ResourceMatchSelector_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ResourceMatchSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ResourceMatchSelector being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ResourceMatchSelector) diffAt(o *ResourceMatchSelector, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ResourceMatchSelector)
-	}
-	if o == nil {
-		o = new(ResourceMatchSelector)
-	}
-	c := false
-	if m.Value != o.Value {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ResourceRangeSelector:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ResourceRangeSelector: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ResourceRangeSelector) DiffFields(o *ResourceRangeSelector) *fieldmap.FieldMap {
-	fm := _ResourceRangeSelector_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ResourceRangeSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ResourceRangeSelector being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ResourceRangeSelector) diffAt(o *ResourceRangeSelector, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ResourceRangeSelector)
-	}
-	if o == nil {
-		o = new(ResourceRangeSelector)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Min, o.Min) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Max, o.Max) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ResourceFilter:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ResourceFilter: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ResourceFilter) DiffFields(o *ResourceFilter) *fieldmap.FieldMap {
-	fm := _ResourceFilter_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ResourceFilter_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ResourceFilter being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ResourceFilter) diffAt(o *ResourceFilter, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ResourceFilter)
-	}
-	if o == nil {
-		o = new(ResourceFilter)
-	}
-	c := false
-	{
-		x, xok := m.Filter.(*ResourceFilter_Match)
-		y, yok := o.Filter.(*ResourceFilter_Match)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Match.diffAt(y.Match, fm, at+1) {
-			fm.SetAt(at)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Filter.(*ResourceFilter_Range)
-		y, yok := o.Filter.(*ResourceFilter_Range)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Range.diffAt(y.Range, fm, at+3) {
-			fm.SetAt(at + 2)
-			c = true
-		}
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of FloatRangeSelector:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of FloatRangeSelector: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *FloatRangeSelector) DiffFields(o *FloatRangeSelector) *fieldmap.FieldMap {
-	fm := _FloatRangeSelector_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_FloatRangeSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// FloatRangeSelector being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *FloatRangeSelector) diffAt(o *FloatRangeSelector, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(FloatRangeSelector)
-	}
-	if o == nil {
-		o = new(FloatRangeSelector)
-	}
-	c := false
-	if !fieldmap.EqualPtrFloat64(m.Min, o.Min) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat64(m.Max, o.Max) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of StringFilter:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of StringFilter: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *StringFilter) DiffFields(o *StringFilter) *fieldmap.FieldMap {
-	fm := _StringFilter_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_StringFilter_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// StringFilter being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *StringFilter) diffAt(o *StringFilter, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(StringFilter)
-	}
-	if o == nil {
-		o = new(StringFilter)
-	}
-	c := false
-	{
-		x, xok := m.Filter.(*StringFilter_Exact)
-		y, yok := o.Filter.(*StringFilter_Exact)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Exact != y.Exact {
-			fm.SetAt(at)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Filter.(*StringFilter_Regex)
-		y, yok := o.Filter.(*StringFilter_Regex)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Regex != y.Regex {
-			fm.SetAt(at + 1)
-			c = true
-		}
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of GPUSelector:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of GPUSelector: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *GPUSelector) DiffFields(o *GPUSelector) *fieldmap.FieldMap {
-	fm := _GPUSelector_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_GPUSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// GPUSelector being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *GPUSelector) diffAt(o *GPUSelector, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(GPUSelector)
-	}
-	if o == nil {
-		o = new(GPUSelector)
-	}
-	c := false
-	if (m.Model == nil) != (o.Model == nil) || m.Model != nil && m.Model.diffAt(o.Model, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Cores == nil) != (o.Cores == nil) || m.Cores != nil && m.Cores.diffAt(o.Cores, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.Memory == nil) != (o.Memory == nil) || m.Memory != nil && m.Memory.diffAt(o.Memory, fm, at+10) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of K8SliceSelector:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of K8SliceSelector: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *K8SliceSelector) DiffFields(o *K8SliceSelector) *fieldmap.FieldMap {
-	fm := _K8SliceSelector_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_K8SliceSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// K8SliceSelector being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *K8SliceSelector) diffAt(o *K8SliceSelector, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(K8SliceSelector)
-	}
-	if o == nil {
-		o = new(K8SliceSelector)
-	}
-	c := false
-	if (m.Architecture == nil) != (o.Architecture == nil) || m.Architecture != nil && m.Architecture.diffAt(o.Architecture, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Cpu == nil) != (o.Cpu == nil) || m.Cpu != nil && m.Cpu.diffAt(o.Cpu, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.Memory == nil) != (o.Memory == nil) || m.Memory != nil && m.Memory.diffAt(o.Memory, fm, at+10) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if (m.Pods == nil) != (o.Pods == nil) || m.Pods != nil && m.Pods.diffAt(o.Pods, fm, at+16) {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if (m.Storage == nil) != (o.Storage == nil) || m.Storage != nil && m.Storage.diffAt(o.Storage, fm, at+22) {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if (m.Gpu == nil) != (o.Gpu == nil) || m.Gpu != nil && m.Gpu.diffAt(o.Gpu, fm, at+28) {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ServiceSelector:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ServiceSelector: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ServiceSelector) DiffFields(o *ServiceSelector) *fieldmap.FieldMap {
-	fm := _ServiceSelector_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ServiceSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ServiceSelector being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ServiceSelector) diffAt(o *ServiceSelector, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ServiceSelector)
-	}
-	if o == nil {
-		o = new(ServiceSelector)
-	}
-	c := false
-	if (m.Category == nil) != (o.Category == nil) || m.Category != nil && m.Category.diffAt(o.Category, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Tags, o.Tags) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.Name == nil) != (o.Name == nil) || m.Name != nil && m.Name.diffAt(o.Name, fm, at+5) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of VMSelector:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of VMSelector: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *VMSelector) DiffFields(o *VMSelector) *fieldmap.FieldMap {
-	fm := _VMSelector_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_VMSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// VMSelector being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *VMSelector) diffAt(o *VMSelector, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(VMSelector)
-	}
-	if o == nil {
-		o = new(VMSelector)
-	}
-	c := false
-	if (m.Architecture == nil) != (o.Architecture == nil) || m.Architecture != nil && m.Architecture.diffAt(o.Architecture, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Cpu == nil) != (o.Cpu == nil) || m.Cpu != nil && m.Cpu.diffAt(o.Cpu, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.Memory == nil) != (o.Memory == nil) || m.Memory != nil && m.Memory.diffAt(o.Memory, fm, at+10) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if (m.Storage == nil) != (o.Storage == nil) || m.Storage != nil && m.Storage.diffAt(o.Storage, fm, at+16) {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if (m.OsImage == nil) != (o.OsImage == nil) || m.OsImage != nil && m.OsImage.diffAt(o.OsImage, fm, at+22) {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if (m.Hypervisor == nil) != (o.Hypervisor == nil) || m.Hypervisor != nil && m.Hypervisor.diffAt(o.Hypervisor, fm, at+25) {
-		fm.SetAt(at + 24)
-		c = true
-	}
-	if (m.Gpu == nil) != (o.Gpu == nil) || m.Gpu != nil && m.Gpu.diffAt(o.Gpu, fm, at+28) {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of SensorSelector:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of SensorSelector: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *SensorSelector) DiffFields(o *SensorSelector) *fieldmap.FieldMap {
-	fm := _SensorSelector_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_SensorSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// SensorSelector being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *SensorSelector) diffAt(o *SensorSelector, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(SensorSelector)
-	}
-	if o == nil {
-		o = new(SensorSelector)
-	}
-	c := false
-	if (m.SensorType == nil) != (o.SensorType == nil) || m.SensorType != nil && m.SensorType.diffAt(o.SensorType, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.SamplingRateHz == nil) != (o.SamplingRateHz == nil) || m.SamplingRateHz != nil && m.SamplingRateHz.diffAt(o.SamplingRateHz, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.Accuracy == nil) != (o.Accuracy == nil) || m.Accuracy != nil && m.Accuracy.diffAt(o.Accuracy, fm, at+7) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if (m.Unit == nil) != (o.Unit == nil) || m.Unit != nil && m.Unit.diffAt(o.Unit, fm, at+10) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Selector:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Selector: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Selector) DiffFields(o *Selector) *fieldmap.FieldMap {
-	fm := _Selector_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Selector being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Selector) diffAt(o *Selector, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Selector)
-	}
-	if o == nil {
-		o = new(Selector)
-	}
-	c := false
-	if m.FlavorType != o.FlavorType {
-		fm.SetAt(at)
-		c = true
-	}
-	{
-		x, xok := m.Filter.(*Selector_K8Slice)
-		y, yok := o.Filter.(*Selector_K8Slice)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.K8Slice.diffAt(y.K8Slice, fm, at+2) {
-			fm.SetAt(at + 1)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Filter.(*Selector_Service)
-		y, yok := o.Filter.(*Selector_Service)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Service.diffAt(y.Service, fm, at+46) {
-			fm.SetAt(at + 45)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Filter.(*Selector_Vm)
-		y, yok := o.Filter.(*Selector_Vm)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+54) {
-			fm.SetAt(at + 53)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Filter.(*Selector_Sensor)
-		y, yok := o.Filter.(*Selector_Sensor)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Sensor.diffAt(y.Sensor, fm, at+98) {
-			fm.SetAt(at + 97)
-			c = true
-		}
-	}
-	return c
+	return fieldmap.Diff(_Selector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

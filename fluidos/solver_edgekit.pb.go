@@ -8,13 +8,16 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of SolverStatus: dot-joined field numbers from SolverStatus.
 const (
@@ -42,35 +45,35 @@ const (
 	SolverStatusFieldAttemptsError          = "13.4" // attempts.error
 )
 
-var _File_fluidos_v1_solver_proto_PeeringTargetCredentials1g8cgvn_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_id"},
-	{Number: 2, Name: "cluster_name"},
-	{Number: 3, Name: "endpoint"},
-	{Number: 4, Name: "kubeconfig"},
-	{Number: 5, Name: "token"},
+var _File_fluidos_v1_solver_proto_PeeringTargetCredentials1g8cgvn_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringTargetCredentials{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_id", Off: unsafe.Offsetof(PeeringTargetCredentials{}.ClusterId), Op: fieldmap.OpString},
+	{Number: 2, Name: "cluster_name", Off: unsafe.Offsetof(PeeringTargetCredentials{}.ClusterName), Op: fieldmap.OpString},
+	{Number: 3, Name: "endpoint", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Endpoint), Op: fieldmap.OpString},
+	{Number: 4, Name: "kubeconfig", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Kubeconfig), Op: fieldmap.OpString},
+	{Number: 5, Name: "token", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Token), Op: fieldmap.OpString},
 }}
 
-var _SolverAttempt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "candidate_id"},
-	{Number: 2, Name: "flavor_id"},
-	{Number: 3, Name: "seller_id"},
-	{Number: 4, Name: "error"},
+var _SolverAttempt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverAttempt{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "candidate_id", Off: unsafe.Offsetof(SolverAttempt{}.CandidateId), Op: fieldmap.OpString},
+	{Number: 2, Name: "flavor_id", Off: unsafe.Offsetof(SolverAttempt{}.FlavorId), Op: fieldmap.OpString},
+	{Number: 3, Name: "seller_id", Off: unsafe.Offsetof(SolverAttempt{}.SellerId), Op: fieldmap.OpString},
+	{Number: 4, Name: "error", Off: unsafe.Offsetof(SolverAttempt{}.Error), Op: fieldmap.OpString},
 }}
 
-var _SolverStatus_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver_phase"},
-	{Number: 2, Name: "discovery_phase"},
-	{Number: 3, Name: "reservation_phase"},
-	{Number: 4, Name: "purchase_phase"},
-	{Number: 5, Name: "allocation_phase"},
-	{Number: 6, Name: "message"},
-	{Number: 7, Name: "discovery_id"},
-	{Number: 8, Name: "reservation_id"},
-	{Number: 9, Name: "contract_id"},
-	{Number: 10, Name: "allocation_id"},
-	{Number: 11, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_PeeringTargetCredentials1g8cgvn_shape},
-	{Number: 12, Name: "last_change_time"},
-	{Number: 13, Name: "attempts", Kind: fieldmap.KindList, Sub: _SolverAttempt_shape},
+var _SolverStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverStatus{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "solver_phase", Off: unsafe.Offsetof(SolverStatus{}.SolverPhase), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "discovery_phase", Off: unsafe.Offsetof(SolverStatus{}.DiscoveryPhase), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "reservation_phase", Off: unsafe.Offsetof(SolverStatus{}.ReservationPhase), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "purchase_phase", Off: unsafe.Offsetof(SolverStatus{}.PurchasePhase), Op: fieldmap.OpInt32},
+	{Number: 5, Name: "allocation_phase", Off: unsafe.Offsetof(SolverStatus{}.AllocationPhase), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "message", Off: unsafe.Offsetof(SolverStatus{}.Message), Op: fieldmap.OpString},
+	{Number: 7, Name: "discovery_id", Off: unsafe.Offsetof(SolverStatus{}.DiscoveryId), Op: fieldmap.OpString},
+	{Number: 8, Name: "reservation_id", Off: unsafe.Offsetof(SolverStatus{}.ReservationId), Op: fieldmap.OpString},
+	{Number: 9, Name: "contract_id", Off: unsafe.Offsetof(SolverStatus{}.ContractId), Op: fieldmap.OpString},
+	{Number: 10, Name: "allocation_id", Off: unsafe.Offsetof(SolverStatus{}.AllocationId), Op: fieldmap.OpString},
+	{Number: 11, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_PeeringTargetCredentials1g8cgvn_shape, Value: &fieldmap.MessageField[*PeeringTargetCredentials]{Off: unsafe.Offsetof(SolverStatus{}.Credentials)}},
+	{Number: 12, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(SolverStatus{}.LastChangeTime)}},
+	{Number: 13, Name: "attempts", Kind: fieldmap.KindList, Sub: _SolverAttempt_shape, Value: &fieldmap.MessageList[*SolverAttempt]{Off: unsafe.Offsetof(SolverStatus{}.Attempts)}},
 }}
 
 var _SolverStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverStatus", _SolverStatus_shape, false)
@@ -118,10 +121,10 @@ const (
 	SolverTimeoutsFieldPurchase    = "3" // purchase
 )
 
-var _SolverTimeouts_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "discovery"},
-	{Number: 2, Name: "reservation"},
-	{Number: 3, Name: "purchase"},
+var _SolverTimeouts_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverTimeouts{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "discovery", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Discovery)}},
+	{Number: 2, Name: "reservation", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Reservation)}},
+	{Number: 3, Name: "purchase", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Purchase)}},
 }}
 
 var _SolverTimeouts_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverTimeouts", _SolverTimeouts_shape, false)
@@ -309,126 +312,126 @@ const (
 	SolverFieldCreatedAt                             = "10"          // created_at
 )
 
-var _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "exact"},
-	{Number: 2, Name: "regex"},
+var _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StringFilter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "exact", Value: &fieldmap.ScalarMember[*StringFilter_Exact, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
+	{Number: 2, Name: "regex", Value: &fieldmap.ScalarMember[*StringFilter_Regex, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
 }}
 
-var _File_fluidos_v1_solver_proto_ResourceMatchSelectorj1nu4e_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "value"},
+var _File_fluidos_v1_solver_proto_ResourceMatchSelectorj1nu4e_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceMatchSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "value", Off: unsafe.Offsetof(ResourceMatchSelector{}.Value), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_solver_proto_ResourceRangeSelector1b3kloq_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min"},
-	{Number: 2, Name: "max"},
+var _File_fluidos_v1_solver_proto_ResourceRangeSelector1b3kloq_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceRangeSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "min", Off: unsafe.Offsetof(ResourceRangeSelector{}.Min), Op: fieldmap.OpPtrInt64},
+	{Number: 2, Name: "max", Off: unsafe.Offsetof(ResourceRangeSelector{}.Max), Op: fieldmap.OpPtrInt64},
 }}
 
-var _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceMatchSelectorj1nu4e_shape},
-	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceRangeSelector1b3kloq_shape},
+var _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceFilter{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceMatchSelectorj1nu4e_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Match, *ResourceMatchSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
+	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceRangeSelector1b3kloq_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Range, *ResourceRangeSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
 }}
 
-var _File_fluidos_v1_solver_proto_GPUSelector11kdab5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape},
+var _File_fluidos_v1_solver_proto_GPUSelector11kdab5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPUSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(GPUSelector{}.Model)}},
+	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Cores)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Memory)}},
 }}
 
-var _File_fluidos_v1_solver_proto_K8SliceSelectorudvdaw_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape},
-	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape},
-	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_GPUSelector11kdab5_shape},
+var _File_fluidos_v1_solver_proto_K8SliceSelectorudvdaw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Architecture)}},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Cpu)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Memory)}},
+	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Pods)}},
+	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Storage)}},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_GPUSelector11kdab5_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(K8SliceSelector{}.Gpu)}},
 }}
 
-var _File_fluidos_v1_solver_proto_ServiceSelectorscquv8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape},
+var _File_fluidos_v1_solver_proto_ServiceSelectorscquv8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Category)}},
+	{Number: 2, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceSelector{}.Tags), Op: fieldmap.OpListString},
+	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Name)}},
 }}
 
-var _File_fluidos_v1_solver_proto_VMSelectorfpxnda_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape},
-	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape},
-	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape},
-	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape},
-	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_GPUSelector11kdab5_shape},
+var _File_fluidos_v1_solver_proto_VMSelectorfpxnda_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Architecture)}},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Cpu)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Memory)}},
+	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Storage)}},
+	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.OsImage)}},
+	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Hypervisor)}},
+	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_GPUSelector11kdab5_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(VMSelector{}.Gpu)}},
 }}
 
-var _File_fluidos_v1_solver_proto_FloatRangeSelector160161c_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min"},
-	{Number: 2, Name: "max"},
+var _File_fluidos_v1_solver_proto_FloatRangeSelector160161c_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FloatRangeSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "min", Off: unsafe.Offsetof(FloatRangeSelector{}.Min), Op: fieldmap.OpPtrFloat64},
+	{Number: 2, Name: "max", Off: unsafe.Offsetof(FloatRangeSelector{}.Max), Op: fieldmap.OpPtrFloat64},
 }}
 
-var _File_fluidos_v1_solver_proto_SensorSelectorcod1v9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape},
-	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_FloatRangeSelector160161c_shape},
-	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_FloatRangeSelector160161c_shape},
-	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape},
+var _File_fluidos_v1_solver_proto_SensorSelectorcod1v9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorSelector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.SensorType)}},
+	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_FloatRangeSelector160161c_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.SamplingRateHz)}},
+	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_FloatRangeSelector160161c_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.Accuracy)}},
+	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.Unit)}},
 }}
 
-var _File_fluidos_v1_solver_proto_Selector51dy1f_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor_type"},
-	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_K8SliceSelectorudvdaw_shape},
-	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ServiceSelectorscquv8_shape},
-	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_VMSelectorfpxnda_shape},
-	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_SensorSelectorcod1v9_shape},
+var _File_fluidos_v1_solver_proto_Selector51dy1f_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Selector{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "flavor_type", Off: unsafe.Offsetof(Selector{}.FlavorType), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_K8SliceSelectorudvdaw_shape, Value: &fieldmap.MessageMember[*Selector_K8Slice, *K8SliceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ServiceSelectorscquv8_shape, Value: &fieldmap.MessageMember[*Selector_Service, *ServiceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_VMSelectorfpxnda_shape, Value: &fieldmap.MessageMember[*Selector_Vm, *VMSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
+	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_SensorSelectorcod1v9_shape, Value: &fieldmap.MessageMember[*Selector_Sensor, *SensorSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
 }}
 
-var _File_fluidos_v1_solver_proto_GPU15e4qc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model"},
-	{Number: 2, Name: "cores"},
-	{Number: 3, Name: "memory"},
+var _File_fluidos_v1_solver_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
+	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_solver_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "pods"},
-	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_GPU15e4qc_shape},
-	{Number: 5, Name: "storage"},
+var _File_fluidos_v1_solver_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(K8SliceConfiguration{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(K8SliceConfiguration{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "pods", Off: unsafe.Offsetof(K8SliceConfiguration{}.Pods), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
+	{Number: 5, Name: "storage", Off: unsafe.Offsetof(K8SliceConfiguration{}.Storage), Op: fieldmap.OpInt64},
 }}
 
-var _File_fluidos_v1_solver_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint_id"},
-	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "hosting_policy"},
-	{Number: 4, Name: "configuration_data"},
+var _File_fluidos_v1_solver_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "blueprint_id", Off: unsafe.Offsetof(ServiceConfiguration{}.BlueprintId), Op: fieldmap.OpString},
+	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ServiceConfiguration{}.Parameters)}},
+	{Number: 3, Name: "hosting_policy", Off: unsafe.Offsetof(ServiceConfiguration{}.HostingPolicy), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "configuration_data", Off: unsafe.Offsetof(ServiceConfiguration{}.ConfigurationData), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_solver_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu"},
-	{Number: 2, Name: "memory"},
-	{Number: 3, Name: "storage"},
-	{Number: 4, Name: "os_image"},
+var _File_fluidos_v1_solver_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VMConfiguration{}.Cpu), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VMConfiguration{}.Memory), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VMConfiguration{}.Storage), Op: fieldmap.OpInt64},
+	{Number: 4, Name: "os_image", Off: unsafe.Offsetof(VMConfiguration{}.OsImage), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_solver_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sampling_rate_hz"},
+var _File_fluidos_v1_solver_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorConfiguration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sampling_rate_hz", Off: unsafe.Offsetof(SensorConfiguration{}.SamplingRateHz), Op: fieldmap.OpFloat64},
 }}
 
-var _File_fluidos_v1_solver_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_K8SliceConfigurationsd36lx_shape},
-	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ServiceConfigurationbuxez5_shape},
-	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_VMConfiguration10rpjc7_shape},
-	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_SensorConfigurationj61582_shape},
+var _File_fluidos_v1_solver_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configuration{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_K8SliceConfigurationsd36lx_shape, Value: &fieldmap.MessageMember[*Configuration_K8Slice, *K8SliceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ServiceConfigurationbuxez5_shape, Value: &fieldmap.MessageMember[*Configuration_Service, *ServiceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_VMConfiguration10rpjc7_shape, Value: &fieldmap.MessageMember[*Configuration_Vm, *VMConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
+	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_SensorConfigurationj61582_shape, Value: &fieldmap.MessageMember[*Configuration_Sensor, *SensorConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
 }}
 
-var _Solver_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_Selector51dy1f_shape},
-	{Number: 3, Name: "intent_id"},
-	{Number: 4, Name: "find_candidate"},
-	{Number: 5, Name: "reserve_and_buy"},
-	{Number: 6, Name: "establish_peering"},
-	{Number: 7, Name: "status", Kind: fieldmap.KindMessage, Sub: _SolverStatus_shape},
-	{Number: 8, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_Configuration9iwkgs_shape},
-	{Number: 9, Name: "timeouts", Kind: fieldmap.KindMessage, Sub: _SolverTimeouts_shape},
-	{Number: 10, Name: "created_at"},
+var _Solver_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Solver{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Solver{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_Selector51dy1f_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(Solver{}.Selector)}},
+	{Number: 3, Name: "intent_id", Off: unsafe.Offsetof(Solver{}.IntentId), Op: fieldmap.OpString},
+	{Number: 4, Name: "find_candidate", Off: unsafe.Offsetof(Solver{}.FindCandidate), Op: fieldmap.OpBool},
+	{Number: 5, Name: "reserve_and_buy", Off: unsafe.Offsetof(Solver{}.ReserveAndBuy), Op: fieldmap.OpBool},
+	{Number: 6, Name: "establish_peering", Off: unsafe.Offsetof(Solver{}.EstablishPeering), Op: fieldmap.OpBool},
+	{Number: 7, Name: "status", Kind: fieldmap.KindMessage, Sub: _SolverStatus_shape, Value: &fieldmap.MessageField[*SolverStatus]{Off: unsafe.Offsetof(Solver{}.Status)}},
+	{Number: 8, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Solver{}.Configuration)}},
+	{Number: 9, Name: "timeouts", Kind: fieldmap.KindMessage, Sub: _SolverTimeouts_shape, Value: &fieldmap.MessageField[*SolverTimeouts]{Off: unsafe.Offsetof(Solver{}.Timeouts)}},
+	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Solver{}.CreatedAt)}},
 }}
 
 var _Solver_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Solver", _Solver_shape, false)
@@ -1077,224 +1080,36 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of SolverStatus:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of SolverStatus: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *SolverStatus) DiffFields(o *SolverStatus) *fieldmap.FieldMap {
-	fm := _SolverStatus_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_SolverStatus_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// SolverStatus being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *SolverStatus) diffAt(o *SolverStatus, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(SolverStatus)
-	}
-	if o == nil {
-		o = new(SolverStatus)
-	}
-	c := false
-	if m.SolverPhase != o.SolverPhase {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.DiscoveryPhase != o.DiscoveryPhase {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.ReservationPhase != o.ReservationPhase {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.PurchasePhase != o.PurchasePhase {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.AllocationPhase != o.AllocationPhase {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Message != o.Message {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.DiscoveryId != o.DiscoveryId {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.ReservationId != o.ReservationId {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if m.ContractId != o.ContractId {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if m.AllocationId != o.AllocationId {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if (m.Credentials == nil) != (o.Credentials == nil) || m.Credentials != nil && m.Credentials.diffAt(o.Credentials, fm, at+11) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if !fieldmap.Equal(m.LastChangeTime, o.LastChangeTime) {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Attempts, o.Attempts, (*SolverAttempt).Equal) {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// SolverAttempt being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *SolverAttempt) diffAt(o *SolverAttempt, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(SolverAttempt)
-	}
-	if o == nil {
-		o = new(SolverAttempt)
-	}
-	c := false
-	if m.CandidateId != o.CandidateId {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.FlavorId != o.FlavorId {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.SellerId != o.SellerId {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Error != o.Error {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of SolverAttempt:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of SolverAttempt: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *SolverAttempt) DiffFields(o *SolverAttempt) *fieldmap.FieldMap {
-	fm := _SolverAttempt_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_SolverAttempt_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of SolverTimeouts:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of SolverTimeouts: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *SolverTimeouts) DiffFields(o *SolverTimeouts) *fieldmap.FieldMap {
-	fm := _SolverTimeouts_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_SolverTimeouts_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// SolverTimeouts being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *SolverTimeouts) diffAt(o *SolverTimeouts, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(SolverTimeouts)
-	}
-	if o == nil {
-		o = new(SolverTimeouts)
-	}
-	c := false
-	if !fieldmap.Equal(m.Discovery, o.Discovery) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.Equal(m.Reservation, o.Reservation) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.Equal(m.Purchase, o.Purchase) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Solver:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Solver: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Solver) DiffFields(o *Solver) *fieldmap.FieldMap {
-	fm := _Solver_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Solver being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Solver) diffAt(o *Solver, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Solver)
-	}
-	if o == nil {
-		o = new(Solver)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Selector == nil) != (o.Selector == nil) || m.Selector != nil && m.Selector.diffAt(o.Selector, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.IntentId != o.IntentId {
-		fm.SetAt(at + 112)
-		c = true
-	}
-	if m.FindCandidate != o.FindCandidate {
-		fm.SetAt(at + 113)
-		c = true
-	}
-	if m.ReserveAndBuy != o.ReserveAndBuy {
-		fm.SetAt(at + 114)
-		c = true
-	}
-	if m.EstablishPeering != o.EstablishPeering {
-		fm.SetAt(at + 115)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+117) {
-		fm.SetAt(at + 116)
-		c = true
-	}
-	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+140) {
-		fm.SetAt(at + 139)
-		c = true
-	}
-	if (m.Timeouts == nil) != (o.Timeouts == nil) || m.Timeouts != nil && m.Timeouts.diffAt(o.Timeouts, fm, at+162) {
-		fm.SetAt(at + 161)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 165)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Solver_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

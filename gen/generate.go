@@ -70,7 +70,12 @@ func (g *GeneratedFile) ShapeVar(s *Shape) string {
 			subs[i] = g.ShapeVar(f.Sub)
 		}
 	}
-	g.P("var ", name, " = &", g.Fieldmap("Shape"), "{Fields: []", g.Fieldmap("ShapeField"), "{")
+	layout := HasLayout(s.Message)
+	size := ""
+	if layout {
+		size = "Size: " + g.layoutSize(s.Message) + ", "
+	}
+	g.P("var ", name, " = &", g.Fieldmap("Shape"), "{", size, "Fields: []", g.Fieldmap("ShapeField"), "{")
 	for i, f := range s.Fields {
 		line := []any{"{Number: ", f.Field.Desc.Number(), ", Name: ", strconv.Quote(string(f.Field.Desc.Name()))}
 		if f.Kind != fieldmap.KindScalar {
@@ -78,6 +83,9 @@ func (g *GeneratedFile) ShapeVar(s *Shape) string {
 		}
 		if subs[i] != "" {
 			line = append(line, ", Sub: ", subs[i])
+		}
+		if layout {
+			line = append(line, g.layout(s.Message, f.Field))
 		}
 		g.P(append(line, "},")...)
 	}
@@ -258,10 +266,10 @@ func writeHeader(plugin *protogen.Plugin, g *GeneratedFile) {
 
 // SupportConst is the fieldmap constant every generated file refers to:
 // each fieldmap release that supports the code this generator emits has it
-// (see fieldmap.SupportPackageIsVersion2), so that compiling against an
+// (see fieldmap.SupportPackageIsVersion3), so that compiling against an
 // older runtime fails naming it. Bump its version when generated code
 // starts to need runtime API that an older fieldmap lacks.
-const SupportConst = "SupportPackageIsVersion2"
+const SupportConst = "SupportPackageIsVersion3"
 
 func compilerVersion(plugin *protogen.Plugin) string {
 	v := plugin.Request.GetCompilerVersion()

@@ -10,17 +10,21 @@ import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	other "github.com/edgekit/edgekit/internal/testpb/other"
+	anypb "google.golang.org/protobuf/types/known/anypb"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
+	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
 	strconv "strconv"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Scalars: dot-joined field numbers from Scalars.
 const (
@@ -42,23 +46,23 @@ const (
 	ScalarsFieldFEnum     = "16" // f_enum
 )
 
-var _Scalars_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "f_double"},
-	{Number: 2, Name: "f_float"},
-	{Number: 3, Name: "f_int32"},
-	{Number: 4, Name: "f_int64"},
-	{Number: 5, Name: "f_uint32"},
-	{Number: 6, Name: "f_uint64"},
-	{Number: 7, Name: "f_sint32"},
-	{Number: 8, Name: "f_sint64"},
-	{Number: 9, Name: "f_fixed32"},
-	{Number: 10, Name: "f_fixed64"},
-	{Number: 11, Name: "f_sfixed32"},
-	{Number: 12, Name: "f_sfixed64"},
-	{Number: 13, Name: "f_bool"},
-	{Number: 14, Name: "f_string"},
-	{Number: 15, Name: "f_bytes"},
-	{Number: 16, Name: "f_enum"},
+var _Scalars_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Scalars{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "f_double", Off: unsafe.Offsetof(Scalars{}.FDouble), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "f_float", Off: unsafe.Offsetof(Scalars{}.FFloat), Op: fieldmap.OpFloat32},
+	{Number: 3, Name: "f_int32", Off: unsafe.Offsetof(Scalars{}.FInt32), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "f_int64", Off: unsafe.Offsetof(Scalars{}.FInt64), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "f_uint32", Off: unsafe.Offsetof(Scalars{}.FUint32), Op: fieldmap.OpUint32},
+	{Number: 6, Name: "f_uint64", Off: unsafe.Offsetof(Scalars{}.FUint64), Op: fieldmap.OpUint64},
+	{Number: 7, Name: "f_sint32", Off: unsafe.Offsetof(Scalars{}.FSint32), Op: fieldmap.OpInt32},
+	{Number: 8, Name: "f_sint64", Off: unsafe.Offsetof(Scalars{}.FSint64), Op: fieldmap.OpInt64},
+	{Number: 9, Name: "f_fixed32", Off: unsafe.Offsetof(Scalars{}.FFixed32), Op: fieldmap.OpUint32},
+	{Number: 10, Name: "f_fixed64", Off: unsafe.Offsetof(Scalars{}.FFixed64), Op: fieldmap.OpUint64},
+	{Number: 11, Name: "f_sfixed32", Off: unsafe.Offsetof(Scalars{}.FSfixed32), Op: fieldmap.OpInt32},
+	{Number: 12, Name: "f_sfixed64", Off: unsafe.Offsetof(Scalars{}.FSfixed64), Op: fieldmap.OpInt64},
+	{Number: 13, Name: "f_bool", Off: unsafe.Offsetof(Scalars{}.FBool), Op: fieldmap.OpBool},
+	{Number: 14, Name: "f_string", Off: unsafe.Offsetof(Scalars{}.FString), Op: fieldmap.OpString},
+	{Number: 15, Name: "f_bytes", Off: unsafe.Offsetof(Scalars{}.FBytes), Op: fieldmap.OpBytes},
+	{Number: 16, Name: "f_enum", Off: unsafe.Offsetof(Scalars{}.FEnum), Op: fieldmap.OpInt32},
 }}
 
 var _Scalars_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Scalars", _Scalars_shape, false)
@@ -95,25 +99,25 @@ const (
 	OptionalsFieldOMessageToken = "11.4" // o_message.token
 )
 
-var _Leaf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "value"},
-	{Number: 3, Name: "state"},
-	{Number: 4, Name: "token"},
+var _Leaf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(Leaf{}.Value), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "state", Off: unsafe.Offsetof(Leaf{}.State), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "token", Off: unsafe.Offsetof(Leaf{}.Token), Op: fieldmap.OpString},
 }}
 
-var _Optionals_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "o_double"},
-	{Number: 2, Name: "o_float"},
-	{Number: 3, Name: "o_int32"},
-	{Number: 4, Name: "o_int64"},
-	{Number: 5, Name: "o_uint32"},
-	{Number: 6, Name: "o_uint64"},
-	{Number: 7, Name: "o_bool"},
-	{Number: 8, Name: "o_string"},
-	{Number: 9, Name: "o_bytes"},
-	{Number: 10, Name: "o_enum"},
-	{Number: 11, Name: "o_message", Kind: fieldmap.KindMessage, Sub: _Leaf_shape},
+var _Optionals_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Optionals{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "o_double", Off: unsafe.Offsetof(Optionals{}.ODouble), Op: fieldmap.OpPtrFloat64},
+	{Number: 2, Name: "o_float", Off: unsafe.Offsetof(Optionals{}.OFloat), Op: fieldmap.OpPtrFloat32},
+	{Number: 3, Name: "o_int32", Off: unsafe.Offsetof(Optionals{}.OInt32), Op: fieldmap.OpPtrInt32},
+	{Number: 4, Name: "o_int64", Off: unsafe.Offsetof(Optionals{}.OInt64), Op: fieldmap.OpPtrInt64},
+	{Number: 5, Name: "o_uint32", Off: unsafe.Offsetof(Optionals{}.OUint32), Op: fieldmap.OpPtrUint32},
+	{Number: 6, Name: "o_uint64", Off: unsafe.Offsetof(Optionals{}.OUint64), Op: fieldmap.OpPtrUint64},
+	{Number: 7, Name: "o_bool", Off: unsafe.Offsetof(Optionals{}.OBool), Op: fieldmap.OpPtrBool},
+	{Number: 8, Name: "o_string", Off: unsafe.Offsetof(Optionals{}.OString), Op: fieldmap.OpPtrString},
+	{Number: 9, Name: "o_bytes", Off: unsafe.Offsetof(Optionals{}.OBytes), Op: fieldmap.OpBytesPresence},
+	{Number: 10, Name: "o_enum", Off: unsafe.Offsetof(Optionals{}.OEnum), Op: fieldmap.OpPtrInt32},
+	{Number: 11, Name: "o_message", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageField[*Leaf]{Off: unsafe.Offsetof(Optionals{}.OMessage)}},
 }}
 
 var _Optionals_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Optionals", _Optionals_shape, false)
@@ -169,10 +173,10 @@ const (
 	MiddleFieldLeavesToken = "3.4" // leaves.token
 )
 
-var _Middle_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape},
-	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape},
+var _Middle_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Middle{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Middle{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageField[*Leaf]{Off: unsafe.Offsetof(Middle{}.Leaf)}},
+	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape, Value: &fieldmap.MessageList[*Leaf]{Off: unsafe.Offsetof(Middle{}.Leaves)}},
 }}
 
 var _Middle_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Middle", _Middle_shape, false)
@@ -301,65 +305,65 @@ const (
 	TopFieldEmpty                  = "24"      // empty
 )
 
-var _SubKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "region"},
-	{Number: 2, Name: "zone"},
-	{Number: 3, Name: "edge"},
+var _SubKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SubKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "region", Off: unsafe.Offsetof(SubKey{}.Region), Op: fieldmap.OpString},
+	{Number: 2, Name: "zone", Off: unsafe.Offsetof(SubKey{}.Zone), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "edge", Off: unsafe.Offsetof(SubKey{}.Edge), Op: fieldmap.OpBool},
 }}
 
-var _Key_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "version"},
-	{Number: 4, Name: "state"},
-	{Number: 5, Name: "sub", Kind: fieldmap.KindMessage, Sub: _SubKey_shape},
+var _Key_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Key{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(Key{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(Key{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "version", Off: unsafe.Offsetof(Key{}.Version), Op: fieldmap.OpUint32},
+	{Number: 4, Name: "state", Off: unsafe.Offsetof(Key{}.State), Op: fieldmap.OpInt32},
+	{Number: 5, Name: "sub", Kind: fieldmap.KindMessage, Sub: _SubKey_shape, Value: &fieldmap.MessageField[*SubKey]{Off: unsafe.Offsetof(Key{}.Sub)}},
 }}
 
-var _Wkt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "ts"},
-	{Number: 2, Name: "dur"},
-	{Number: 3, Name: "str"},
-	{Number: 4, Name: "i64"},
-	{Number: 5, Name: "flag"},
-	{Number: 6, Name: "st"},
-	{Number: 7, Name: "any"},
-	{Number: 8, Name: "val"},
-	{Number: 9, Name: "times", Kind: fieldmap.KindList},
-	{Number: 10, Name: "durs", Kind: fieldmap.KindMap},
+var _Wkt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Wkt{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "ts", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Wkt{}.Ts)}},
+	{Number: 2, Name: "dur", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Wkt{}.Dur)}},
+	{Number: 3, Name: "str", Value: &fieldmap.MessageField[*wrapperspb.StringValue]{Off: unsafe.Offsetof(Wkt{}.Str)}},
+	{Number: 4, Name: "i64", Value: &fieldmap.MessageField[*wrapperspb.Int64Value]{Off: unsafe.Offsetof(Wkt{}.I64)}},
+	{Number: 5, Name: "flag", Value: &fieldmap.MessageField[*wrapperspb.BoolValue]{Off: unsafe.Offsetof(Wkt{}.Flag)}},
+	{Number: 6, Name: "st", Value: &fieldmap.MessageField[*structpb.Struct]{Off: unsafe.Offsetof(Wkt{}.St)}},
+	{Number: 7, Name: "any", Value: &fieldmap.MessageField[*anypb.Any]{Off: unsafe.Offsetof(Wkt{}.Any)}},
+	{Number: 8, Name: "val", Value: &fieldmap.MessageField[*structpb.Value]{Off: unsafe.Offsetof(Wkt{}.Val)}},
+	{Number: 9, Name: "times", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Wkt{}.Times)}},
+	{Number: 10, Name: "durs", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *durationpb.Duration]{Off: unsafe.Offsetof(Wkt{}.Durs)}},
 }}
 
-var _File_testpb_v1_kinds_proto_Label182jztu_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "color"},
-	{Number: 3, Name: "secret"},
-	{Number: 4, Name: "weights", Kind: fieldmap.KindList},
+var _File_testpb_v1_kinds_proto_Label182jztu_shape = &fieldmap.Shape{Size: unsafe.Sizeof(other.Label{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(other.Label{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "color", Off: unsafe.Offsetof(other.Label{}.Color), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(other.Label{}.Secret), Op: fieldmap.OpString},
+	{Number: 4, Name: "weights", Kind: fieldmap.KindList, Off: unsafe.Offsetof(other.Label{}.Weights), Op: fieldmap.OpListInt32},
 }}
 
-var _Top_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _Key_shape},
-	{Number: 2, Name: "middle", Kind: fieldmap.KindMessage, Sub: _Middle_shape},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 4, Name: "middles", Kind: fieldmap.KindList, Sub: _Middle_shape},
-	{Number: 5, Name: "labels", Kind: fieldmap.KindMap},
-	{Number: 6, Name: "leaf_map", Kind: fieldmap.KindMap},
-	{Number: 7, Name: "blobs", Kind: fieldmap.KindList},
-	{Number: 8, Name: "samples", Kind: fieldmap.KindList},
-	{Number: 9, Name: "states", Kind: fieldmap.KindList},
-	{Number: 10, Name: "blob_map", Kind: fieldmap.KindMap},
-	{Number: 11, Name: "state_map", Kind: fieldmap.KindMap},
-	{Number: 12, Name: "choice_name"},
-	{Number: 13, Name: "choice_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape},
-	{Number: 14, Name: "choice_number"},
-	{Number: 15, Name: "choice_bytes"},
-	{Number: 16, Name: "scalars", Kind: fieldmap.KindMessage, Sub: _Scalars_shape},
-	{Number: 17, Name: "optionals", Kind: fieldmap.KindMessage, Sub: _Optionals_shape},
-	{Number: 18, Name: "wkt", Kind: fieldmap.KindMessage, Sub: _Wkt_shape},
-	{Number: 19, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape},
-	{Number: 20, Name: "labels_other", Kind: fieldmap.KindList, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape},
-	{Number: 21, Name: "password"},
-	{Number: 22, Name: "atomic_leaf"},
-	{Number: 23, Name: "label_map", Kind: fieldmap.KindMap},
-	{Number: 24, Name: "empty"},
+var _Top_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Top{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _Key_shape, Value: &fieldmap.MessageField[*Key]{Off: unsafe.Offsetof(Top{}.Key)}},
+	{Number: 2, Name: "middle", Kind: fieldmap.KindMessage, Sub: _Middle_shape, Value: &fieldmap.MessageField[*Middle]{Off: unsafe.Offsetof(Top{}.Middle)}},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Top{}.Tags), Op: fieldmap.OpListString},
+	{Number: 4, Name: "middles", Kind: fieldmap.KindList, Sub: _Middle_shape, Value: &fieldmap.MessageList[*Middle]{Off: unsafe.Offsetof(Top{}.Middles)}},
+	{Number: 5, Name: "labels", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Top{}.Labels)}},
+	{Number: 6, Name: "leaf_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *Leaf]{Off: unsafe.Offsetof(Top{}.LeafMap)}},
+	{Number: 7, Name: "blobs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Top{}.Blobs), Op: fieldmap.OpListBytes},
+	{Number: 8, Name: "samples", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Top{}.Samples), Op: fieldmap.OpListFloat64},
+	{Number: 9, Name: "states", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Top{}.States), Op: fieldmap.OpListInt32},
+	{Number: 10, Name: "blob_map", Kind: fieldmap.KindMap, Value: &fieldmap.BytesMap[string]{Off: unsafe.Offsetof(Top{}.BlobMap)}},
+	{Number: 11, Name: "state_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[bool, State]{Off: unsafe.Offsetof(Top{}.StateMap)}},
+	{Number: 12, Name: "choice_name", Value: &fieldmap.ScalarMember[*Top_ChoiceName, string]{Load: func(m unsafe.Pointer) any { return (*Top)(m).Choice }}},
+	{Number: 13, Name: "choice_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageMember[*Top_ChoiceLeaf, *Leaf]{Load: func(m unsafe.Pointer) any { return (*Top)(m).Choice }}},
+	{Number: 14, Name: "choice_number", Value: &fieldmap.ScalarMember[*Top_ChoiceNumber, int32]{Load: func(m unsafe.Pointer) any { return (*Top)(m).Choice }}},
+	{Number: 15, Name: "choice_bytes", Value: &fieldmap.BytesMember[*Top_ChoiceBytes]{Load: func(m unsafe.Pointer) any { return (*Top)(m).Choice }}},
+	{Number: 16, Name: "scalars", Kind: fieldmap.KindMessage, Sub: _Scalars_shape, Value: &fieldmap.MessageField[*Scalars]{Off: unsafe.Offsetof(Top{}.Scalars)}},
+	{Number: 17, Name: "optionals", Kind: fieldmap.KindMessage, Sub: _Optionals_shape, Value: &fieldmap.MessageField[*Optionals]{Off: unsafe.Offsetof(Top{}.Optionals)}},
+	{Number: 18, Name: "wkt", Kind: fieldmap.KindMessage, Sub: _Wkt_shape, Value: &fieldmap.MessageField[*Wkt]{Off: unsafe.Offsetof(Top{}.Wkt)}},
+	{Number: 19, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.MessageField[*other.Label]{Off: unsafe.Offsetof(Top{}.Label)}},
+	{Number: 20, Name: "labels_other", Kind: fieldmap.KindList, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.MessageList[*other.Label]{Off: unsafe.Offsetof(Top{}.LabelsOther)}},
+	{Number: 21, Name: "password", Off: unsafe.Offsetof(Top{}.Password), Op: fieldmap.OpString},
+	{Number: 22, Name: "atomic_leaf", Value: &fieldmap.MessageField[*Leaf]{Off: unsafe.Offsetof(Top{}.AtomicLeaf)}},
+	{Number: 23, Name: "label_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *other.Label]{Off: unsafe.Offsetof(Top{}.LabelMap)}},
+	{Number: 24, Name: "empty", Value: &fieldmap.MessageField[*Empty]{Off: unsafe.Offsetof(Top{}.Empty)}},
 }}
 
 var _Top_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Top", _Top_shape, true)
@@ -466,17 +470,17 @@ const (
 	TreeFieldBranchTree  = "5.2" // branch.tree
 )
 
-var _Branch_shape_10ws6na = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "label"},
-	{Number: 2, Name: "tree"},
+var _Branch_shape_10ws6na = &fieldmap.Shape{Size: unsafe.Sizeof(Branch{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "label", Off: unsafe.Offsetof(Branch{}.Label), Op: fieldmap.OpString},
+	{Number: 2, Name: "tree", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Branch{}.Tree)}},
 }}
 
-var _Tree_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "left"},
-	{Number: 3, Name: "right"},
-	{Number: 4, Name: "children", Kind: fieldmap.KindList},
-	{Number: 5, Name: "branch", Kind: fieldmap.KindMessage, Sub: _Branch_shape_10ws6na},
+var _Tree_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Tree{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Tree{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "left", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Tree{}.Left)}},
+	{Number: 3, Name: "right", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Tree{}.Right)}},
+	{Number: 4, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Tree]{Off: unsafe.Offsetof(Tree{}.Children)}},
+	{Number: 5, Name: "branch", Kind: fieldmap.KindMessage, Sub: _Branch_shape_10ws6na, Value: &fieldmap.MessageField[*Branch]{Off: unsafe.Offsetof(Tree{}.Branch)}},
 }}
 
 var _Tree_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Tree", _Tree_shape, false)
@@ -505,17 +509,17 @@ const (
 	BranchFieldTreeBranch   = "2.5" // tree.branch
 )
 
-var _Tree_shape_jfhjda = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "left"},
-	{Number: 3, Name: "right"},
-	{Number: 4, Name: "children", Kind: fieldmap.KindList},
-	{Number: 5, Name: "branch"},
+var _Tree_shape_jfhjda = &fieldmap.Shape{Size: unsafe.Sizeof(Tree{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Tree{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "left", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Tree{}.Left)}},
+	{Number: 3, Name: "right", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Tree{}.Right)}},
+	{Number: 4, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Tree]{Off: unsafe.Offsetof(Tree{}.Children)}},
+	{Number: 5, Name: "branch", Value: &fieldmap.MessageField[*Branch]{Off: unsafe.Offsetof(Tree{}.Branch)}},
 }}
 
-var _Branch_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "label"},
-	{Number: 2, Name: "tree", Kind: fieldmap.KindMessage, Sub: _Tree_shape_jfhjda},
+var _Branch_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Branch{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "label", Off: unsafe.Offsetof(Branch{}.Label), Op: fieldmap.OpString},
+	{Number: 2, Name: "tree", Kind: fieldmap.KindMessage, Sub: _Tree_shape_jfhjda, Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Branch{}.Tree)}},
 }}
 
 var _Branch_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Branch", _Branch_shape, false)
@@ -533,7 +537,7 @@ func NewBranchFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Branch_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _Empty_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _Empty_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Empty{}), Fields: []fieldmap.ShapeField{}}
 
 var _Empty_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Empty", _Empty_shape, false)
 
@@ -561,15 +565,15 @@ const (
 	OuterFieldInnerMap     = "3"   // inner_map
 )
 
-var _Outer_Inner_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "kind"},
-	{Number: 2, Name: "secret"},
+var _Outer_Inner_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Outer_Inner{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind", Off: unsafe.Offsetof(Outer_Inner{}.Kind), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "secret", Off: unsafe.Offsetof(Outer_Inner{}.Secret), Op: fieldmap.OpString},
 }}
 
-var _Outer_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "inner", Kind: fieldmap.KindMessage, Sub: _Outer_Inner_shape},
-	{Number: 2, Name: "inners", Kind: fieldmap.KindList, Sub: _Outer_Inner_shape},
-	{Number: 3, Name: "inner_map", Kind: fieldmap.KindMap},
+var _Outer_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Outer{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "inner", Kind: fieldmap.KindMessage, Sub: _Outer_Inner_shape, Value: &fieldmap.MessageField[*Outer_Inner]{Off: unsafe.Offsetof(Outer{}.Inner)}},
+	{Number: 2, Name: "inners", Kind: fieldmap.KindList, Sub: _Outer_Inner_shape, Value: &fieldmap.MessageList[*Outer_Inner]{Off: unsafe.Offsetof(Outer{}.Inners)}},
+	{Number: 3, Name: "inner_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Outer_Inner]{Off: unsafe.Offsetof(Outer{}.InnerMap)}},
 }}
 
 var _Outer_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Outer", _Outer_shape, false)
@@ -646,18 +650,18 @@ const (
 	SecretsFieldEnv               = "11"    // env
 )
 
-var _Secrets_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "api_key"},
-	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape},
-	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape},
-	{Number: 4, Name: "leaf_map", Kind: fieldmap.KindMap},
-	{Number: 5, Name: "cred_token"},
-	{Number: 6, Name: "cred_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape},
-	{Number: 7, Name: "cred_user"},
-	{Number: 8, Name: "outer", Kind: fieldmap.KindMessage, Sub: _Outer_shape},
-	{Number: 9, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape},
-	{Number: 10, Name: "cert"},
-	{Number: 11, Name: "env", Kind: fieldmap.KindMap},
+var _Secrets_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Secrets{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "api_key", Off: unsafe.Offsetof(Secrets{}.ApiKey), Op: fieldmap.OpString},
+	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageField[*Leaf]{Off: unsafe.Offsetof(Secrets{}.Leaf)}},
+	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape, Value: &fieldmap.MessageList[*Leaf]{Off: unsafe.Offsetof(Secrets{}.Leaves)}},
+	{Number: 4, Name: "leaf_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Leaf]{Off: unsafe.Offsetof(Secrets{}.LeafMap)}},
+	{Number: 5, Name: "cred_token", Value: &fieldmap.ScalarMember[*Secrets_CredToken, string]{Load: func(m unsafe.Pointer) any { return (*Secrets)(m).Cred }}},
+	{Number: 6, Name: "cred_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageMember[*Secrets_CredLeaf, *Leaf]{Load: func(m unsafe.Pointer) any { return (*Secrets)(m).Cred }}},
+	{Number: 7, Name: "cred_user", Value: &fieldmap.ScalarMember[*Secrets_CredUser, string]{Load: func(m unsafe.Pointer) any { return (*Secrets)(m).Cred }}},
+	{Number: 8, Name: "outer", Kind: fieldmap.KindMessage, Sub: _Outer_shape, Value: &fieldmap.MessageField[*Outer]{Off: unsafe.Offsetof(Secrets{}.Outer)}},
+	{Number: 9, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.MessageField[*other.Label]{Off: unsafe.Offsetof(Secrets{}.Label)}},
+	{Number: 10, Name: "cert", Off: unsafe.Offsetof(Secrets{}.Cert), Op: fieldmap.OpBytes},
+	{Number: 11, Name: "env", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Secrets{}.Env)}},
 }}
 
 var _Secrets_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Secrets", _Secrets_shape, false)
@@ -681,9 +685,9 @@ const (
 	NamedKeyFieldNote = "2" // note
 )
 
-var _NamedKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "note"},
+var _NamedKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NamedKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(NamedKey{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "note", Off: unsafe.Offsetof(NamedKey{}.Note), Op: fieldmap.OpString},
 }}
 
 var _NamedKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.NamedKey", _NamedKey_shape, false)
@@ -3530,897 +3534,124 @@ func (m *NamedKey) copyInAt(src *NamedKey, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Scalars:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Scalars: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Scalars) DiffFields(o *Scalars) *fieldmap.FieldMap {
-	fm := _Scalars_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Scalars_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Scalars being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Scalars) diffAt(o *Scalars, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Scalars)
-	}
-	if o == nil {
-		o = new(Scalars)
-	}
-	c := false
-	if !fieldmap.EqualImplicitFloat64(m.FDouble, o.FDouble) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.FFloat, o.FFloat) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.FInt32 != o.FInt32 {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.FInt64 != o.FInt64 {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.FUint32 != o.FUint32 {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.FUint64 != o.FUint64 {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.FSint32 != o.FSint32 {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.FSint64 != o.FSint64 {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if m.FFixed32 != o.FFixed32 {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if m.FFixed64 != o.FFixed64 {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if m.FSfixed32 != o.FSfixed32 {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.FSfixed64 != o.FSfixed64 {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if m.FBool != o.FBool {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	if m.FString != o.FString {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if !bytes.Equal(m.FBytes, o.FBytes) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if m.FEnum != o.FEnum {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Optionals:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Optionals: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Optionals) DiffFields(o *Optionals) *fieldmap.FieldMap {
-	fm := _Optionals_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Optionals_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Optionals being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Optionals) diffAt(o *Optionals, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Optionals)
-	}
-	if o == nil {
-		o = new(Optionals)
-	}
-	c := false
-	if !fieldmap.EqualPtrFloat64(m.ODouble, o.ODouble) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat32(m.OFloat, o.OFloat) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.OInt32, o.OInt32) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.OInt64, o.OInt64) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.OUint32, o.OUint32) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.OUint64, o.OUint64) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.OBool, o.OBool) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.OString, o.OString) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !fieldmap.EqualBytesPresence(m.OBytes, o.OBytes) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.OEnum, o.OEnum) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if (m.OMessage == nil) != (o.OMessage == nil) || m.OMessage != nil && m.OMessage.diffAt(o.OMessage, fm, at+11) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Leaf being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Leaf) diffAt(o *Leaf, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Leaf)
-	}
-	if o == nil {
-		o = new(Leaf)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Value != o.Value {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Token != o.Token {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Leaf:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Leaf: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Leaf) DiffFields(o *Leaf) *fieldmap.FieldMap {
-	fm := _Leaf_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Leaf_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Middle:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Middle: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Middle) DiffFields(o *Middle) *fieldmap.FieldMap {
-	fm := _Middle_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Middle_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Middle being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Middle) diffAt(o *Middle, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Middle)
-	}
-	if o == nil {
-		o = new(Middle)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Leaf == nil) != (o.Leaf == nil) || m.Leaf != nil && m.Leaf.diffAt(o.Leaf, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Leaves, o.Leaves, (*Leaf).Equal) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Top:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Top: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Top) DiffFields(o *Top) *fieldmap.FieldMap {
-	fm := _Top_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Top_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Top being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Top) diffAt(o *Top, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Top)
-	}
-	if o == nil {
-		o = new(Top)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Middle == nil) != (o.Middle == nil) || m.Middle != nil && m.Middle.diffAt(o.Middle, fm, at+10) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !slices.Equal(m.Tags, o.Tags) {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Middles, o.Middles, (*Middle).Equal) {
-		fm.SetAt(at + 22)
-		c = true
-	}
-	if !maps.Equal(m.Labels, o.Labels) {
-		fm.SetAt(at + 34)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) {
-		fm.SetAt(at + 35)
-		c = true
-	}
-	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
-		fm.SetAt(at + 36)
-		c = true
-	}
-	if !fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) {
-		fm.SetAt(at + 37)
-		c = true
-	}
-	if !slices.Equal(m.States, o.States) {
-		fm.SetAt(at + 38)
-		c = true
-	}
-	if !fieldmap.EqualMapFunc(m.BlobMap, o.BlobMap, bytes.Equal) {
-		fm.SetAt(at + 39)
-		c = true
-	}
-	if !maps.Equal(m.StateMap, o.StateMap) {
-		fm.SetAt(at + 40)
-		c = true
-	}
-	{
-		x, xok := m.Choice.(*Top_ChoiceName)
-		y, yok := o.Choice.(*Top_ChoiceName)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.ChoiceName != y.ChoiceName {
-			fm.SetAt(at + 41)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Choice.(*Top_ChoiceLeaf)
-		y, yok := o.Choice.(*Top_ChoiceLeaf)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.ChoiceLeaf.diffAt(y.ChoiceLeaf, fm, at+43) {
-			fm.SetAt(at + 42)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Choice.(*Top_ChoiceNumber)
-		y, yok := o.Choice.(*Top_ChoiceNumber)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.ChoiceNumber != y.ChoiceNumber {
-			fm.SetAt(at + 47)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Choice.(*Top_ChoiceBytes)
-		y, yok := o.Choice.(*Top_ChoiceBytes)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !bytes.Equal(x.ChoiceBytes, y.ChoiceBytes) {
-			fm.SetAt(at + 48)
-			c = true
-		}
-	}
-	if (m.Scalars == nil) != (o.Scalars == nil) || m.Scalars != nil && m.Scalars.diffAt(o.Scalars, fm, at+50) {
-		fm.SetAt(at + 49)
-		c = true
-	}
-	if (m.Optionals == nil) != (o.Optionals == nil) || m.Optionals != nil && m.Optionals.diffAt(o.Optionals, fm, at+67) {
-		fm.SetAt(at + 66)
-		c = true
-	}
-	if (m.Wkt == nil) != (o.Wkt == nil) || m.Wkt != nil && m.Wkt.diffAt(o.Wkt, fm, at+83) {
-		fm.SetAt(at + 82)
-		c = true
-	}
-	if (m.Label == nil) != (o.Label == nil) || m.Label != nil && _File_testpb_v1_kinds_proto_Label182jztu_diffAt(m.Label, o.Label, fm, at+94) {
-		fm.SetAt(at + 93)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.LabelsOther, o.LabelsOther, fieldmap.Equal[*other.Label]) {
-		fm.SetAt(at + 98)
-		c = true
-	}
-	if m.Password != o.Password {
-		fm.SetAt(at + 103)
-		c = true
-	}
-	if !m.AtomicLeaf.Equal(o.AtomicLeaf) {
-		fm.SetAt(at + 104)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, fieldmap.Equal[*other.Label]) {
-		fm.SetAt(at + 105)
-		c = true
-	}
-	if !m.Empty.Equal(o.Empty) {
-		fm.SetAt(at + 106)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Key being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Key) diffAt(o *Key, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Key)
-	}
-	if o == nil {
-		o = new(Key)
-	}
-	c := false
-	if m.Organization != o.Organization {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Version != o.Version {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.Sub == nil) != (o.Sub == nil) || m.Sub != nil && m.Sub.diffAt(o.Sub, fm, at+5) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// SubKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *SubKey) diffAt(o *SubKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(SubKey)
-	}
-	if o == nil {
-		o = new(SubKey)
-	}
-	c := false
-	if m.Region != o.Region {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Zone != o.Zone {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Edge != o.Edge {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Wkt being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Wkt) diffAt(o *Wkt, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Wkt)
-	}
-	if o == nil {
-		o = new(Wkt)
-	}
-	c := false
-	if !fieldmap.Equal(m.Ts, o.Ts) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.Equal(m.Dur, o.Dur) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.Equal(m.Str, o.Str) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.Equal(m.I64, o.I64) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.Equal(m.Flag, o.Flag) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.Equal(m.St, o.St) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !fieldmap.Equal(m.Any, o.Any) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.Equal(m.Val, o.Val) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Durs, o.Durs, fieldmap.Equal[*durationpb.Duration]) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	return c
-}
-
-// _File_testpb_v1_kinds_proto_Label182jztu_diffAt sets in fm the flags where m and o differ, the first flag of
-// Label being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_testpb_v1_kinds_proto_Label182jztu_diffAt(m, o *other.Label, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(other.Label)
-	}
-	if o == nil {
-		o = new(other.Label)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Color != o.Color {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !slices.Equal(m.Weights, o.Weights) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Key:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Key: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Key) DiffFields(o *Key) *fieldmap.FieldMap {
-	fm := _Key_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Key_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of SubKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of SubKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *SubKey) DiffFields(o *SubKey) *fieldmap.FieldMap {
-	fm := _SubKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_SubKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Wkt:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Wkt: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Wkt) DiffFields(o *Wkt) *fieldmap.FieldMap {
-	fm := _Wkt_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Wkt_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Tree:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Tree: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Tree) DiffFields(o *Tree) *fieldmap.FieldMap {
-	fm := _Tree_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Tree_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Tree being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Tree) diffAt(o *Tree, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Tree)
-	}
-	if o == nil {
-		o = new(Tree)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if !m.Left.Equal(o.Left) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !m.Right.Equal(o.Right) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Tree).Equal) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.Branch == nil) != (o.Branch == nil) || m.Branch != nil && m.Branch.diffAt_10ws6na(o.Branch, fm, at+5) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// diffAt_10ws6na sets in fm the flags where m and o differ, the first flag of
-// Branch being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Branch) diffAt_10ws6na(o *Branch, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Branch)
-	}
-	if o == nil {
-		o = new(Branch)
-	}
-	c := false
-	if m.Label != o.Label {
-		fm.SetAt(at)
-		c = true
-	}
-	if !m.Tree.Equal(o.Tree) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Branch:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Branch: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Branch) DiffFields(o *Branch) *fieldmap.FieldMap {
-	fm := _Branch_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Branch_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Branch being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Branch) diffAt(o *Branch, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Branch)
-	}
-	if o == nil {
-		o = new(Branch)
-	}
-	c := false
-	if m.Label != o.Label {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Tree == nil) != (o.Tree == nil) || m.Tree != nil && m.Tree.diffAt_jfhjda(o.Tree, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt_jfhjda sets in fm the flags where m and o differ, the first flag of
-// Tree being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Tree) diffAt_jfhjda(o *Tree, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Tree)
-	}
-	if o == nil {
-		o = new(Tree)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if !m.Left.Equal(o.Left) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !m.Right.Equal(o.Right) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Tree).Equal) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !m.Branch.Equal(o.Branch) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Empty:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Empty: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Empty) DiffFields(o *Empty) *fieldmap.FieldMap {
-	fm := _Empty_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Empty_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Empty being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Empty) diffAt(o *Empty, fm *fieldmap.FieldMap, at int) bool {
-	return false
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Outer:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Outer: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Outer) DiffFields(o *Outer) *fieldmap.FieldMap {
-	fm := _Outer_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Outer_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Outer being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Outer) diffAt(o *Outer, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Outer)
-	}
-	if o == nil {
-		o = new(Outer)
-	}
-	c := false
-	if (m.Inner == nil) != (o.Inner == nil) || m.Inner != nil && m.Inner.diffAt(o.Inner, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Inners, o.Inners, (*Outer_Inner).Equal) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*Outer_Inner).Equal) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Inner being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Outer_Inner) diffAt(o *Outer_Inner, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Outer_Inner)
-	}
-	if o == nil {
-		o = new(Outer_Inner)
-	}
-	c := false
-	if m.Kind != o.Kind {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Outer_Inner:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Outer_Inner: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Outer_Inner) DiffFields(o *Outer_Inner) *fieldmap.FieldMap {
-	fm := _Outer_Inner_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Outer_Inner_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Secrets:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Secrets: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Secrets) DiffFields(o *Secrets) *fieldmap.FieldMap {
-	fm := _Secrets_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Secrets_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Secrets being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Secrets) diffAt(o *Secrets, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Secrets)
-	}
-	if o == nil {
-		o = new(Secrets)
-	}
-	c := false
-	if m.ApiKey != o.ApiKey {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Leaf == nil) != (o.Leaf == nil) || m.Leaf != nil && m.Leaf.diffAt(o.Leaf, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Leaves, o.Leaves, (*Leaf).Equal) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	{
-		x, xok := m.Cred.(*Secrets_CredToken)
-		y, yok := o.Cred.(*Secrets_CredToken)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.CredToken != y.CredToken {
-			fm.SetAt(at + 12)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Cred.(*Secrets_CredLeaf)
-		y, yok := o.Cred.(*Secrets_CredLeaf)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.CredLeaf.diffAt(y.CredLeaf, fm, at+14) {
-			fm.SetAt(at + 13)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Cred.(*Secrets_CredUser)
-		y, yok := o.Cred.(*Secrets_CredUser)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.CredUser != y.CredUser {
-			fm.SetAt(at + 18)
-			c = true
-		}
-	}
-	if (m.Outer == nil) != (o.Outer == nil) || m.Outer != nil && m.Outer.diffAt(o.Outer, fm, at+20) {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	if (m.Label == nil) != (o.Label == nil) || m.Label != nil && _File_testpb_v1_kinds_proto_Label182jztu_diffAt(m.Label, o.Label, fm, at+28) {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if !bytes.Equal(m.Cert, o.Cert) {
-		fm.SetAt(at + 32)
-		c = true
-	}
-	if !maps.Equal(m.Env, o.Env) {
-		fm.SetAt(at + 33)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NamedKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NamedKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NamedKey) DiffFields(o *NamedKey) *fieldmap.FieldMap {
-	fm := _NamedKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NamedKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NamedKey) diffAt(o *NamedKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NamedKey)
-	}
-	if o == nil {
-		o = new(NamedKey)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Note != o.Note {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_NamedKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

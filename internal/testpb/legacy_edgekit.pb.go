@@ -11,11 +11,12 @@ import (
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Legacy: dot-joined field numbers from Legacy.
 const (
@@ -36,25 +37,25 @@ const (
 	LegacyFieldSecret   = "15"   // secret
 )
 
-var _Legacy_Item_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 10, Name: "text"},
-	{Number: 11, Name: "num"},
+var _Legacy_Item_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Legacy_Item{}), Fields: []fieldmap.ShapeField{
+	{Number: 10, Name: "text", Off: unsafe.Offsetof(Legacy_Item{}.Text), Op: fieldmap.OpPtrString},
+	{Number: 11, Name: "num", Off: unsafe.Offsetof(Legacy_Item{}.Num), Op: fieldmap.OpPtrUint64},
 }}
 
-var _Legacy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "count"},
-	{Number: 3, Name: "mode"},
-	{Number: 4, Name: "data"},
-	{Number: 5, Name: "values", Kind: fieldmap.KindList},
-	{Number: 6, Name: "ratio"},
-	{Number: 7, Name: "next"},
-	{Number: 8, Name: "id"},
-	{Number: 9, Name: "item", Kind: fieldmap.KindMessage, Sub: _Legacy_Item_shape},
-	{Number: 12, Name: "modes", Kind: fieldmap.KindMap},
-	{Number: 13, Name: "pick_name"},
-	{Number: 14, Name: "pick_mode"},
-	{Number: 15, Name: "secret"},
+var _Legacy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Legacy{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Legacy{}.Name), Op: fieldmap.OpPtrString},
+	{Number: 2, Name: "count", Off: unsafe.Offsetof(Legacy{}.Count), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "mode", Off: unsafe.Offsetof(Legacy{}.Mode), Op: fieldmap.OpPtrInt32},
+	{Number: 4, Name: "data", Off: unsafe.Offsetof(Legacy{}.Data), Op: fieldmap.OpBytesPresence},
+	{Number: 5, Name: "values", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Legacy{}.Values), Op: fieldmap.OpListInt64},
+	{Number: 6, Name: "ratio", Off: unsafe.Offsetof(Legacy{}.Ratio), Op: fieldmap.OpPtrFloat64},
+	{Number: 7, Name: "next", Value: &fieldmap.MessageField[*Legacy]{Off: unsafe.Offsetof(Legacy{}.Next)}},
+	{Number: 8, Name: "id", Off: unsafe.Offsetof(Legacy{}.Id), Op: fieldmap.OpPtrString},
+	{Number: 9, Name: "item", Kind: fieldmap.KindMessage, Sub: _Legacy_Item_shape, Value: &fieldmap.MessageField[*Legacy_Item]{Off: unsafe.Offsetof(Legacy{}.Item)}},
+	{Number: 12, Name: "modes", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, Legacy_Mode]{Off: unsafe.Offsetof(Legacy{}.Modes)}},
+	{Number: 13, Name: "pick_name", Value: &fieldmap.ScalarMember[*Legacy_PickName, string]{Load: func(m unsafe.Pointer) any { return (*Legacy)(m).Pick }}},
+	{Number: 14, Name: "pick_mode", Value: &fieldmap.ScalarMember[*Legacy_PickMode, Legacy_Mode]{Load: func(m unsafe.Pointer) any { return (*Legacy)(m).Pick }}},
+	{Number: 15, Name: "secret", Off: unsafe.Offsetof(Legacy{}.Secret), Op: fieldmap.OpPtrString},
 }}
 
 var _Legacy_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Legacy", _Legacy_shape, false)
@@ -582,124 +583,20 @@ func (m *Legacy_Item) CopyInFields(src *Legacy_Item, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Legacy:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Legacy: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Legacy) DiffFields(o *Legacy) *fieldmap.FieldMap {
-	fm := _Legacy_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Legacy_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Legacy being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Legacy) diffAt(o *Legacy, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Legacy)
-	}
-	if o == nil {
-		o = new(Legacy)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Count, o.Count) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Mode, o.Mode) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Values, o.Values) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !m.Next.Equal(o.Next) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Id, o.Id) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if (m.Item == nil) != (o.Item == nil) || m.Item != nil && m.Item.diffAt(o.Item, fm, at+9) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !maps.Equal(m.Modes, o.Modes) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	{
-		x, xok := m.Pick.(*Legacy_PickName)
-		y, yok := o.Pick.(*Legacy_PickName)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.PickName != y.PickName {
-			fm.SetAt(at + 12)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*Legacy_PickMode)
-		y, yok := o.Pick.(*Legacy_PickMode)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.PickMode != y.PickMode {
-			fm.SetAt(at + 13)
-			c = true
-		}
-	}
-	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Item being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Legacy_Item) diffAt(o *Legacy_Item, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Legacy_Item)
-	}
-	if o == nil {
-		o = new(Legacy_Item)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Text, o.Text) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Num, o.Num) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Legacy_Item:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Legacy_Item: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Legacy_Item) DiffFields(o *Legacy_Item) *fieldmap.FieldMap {
-	fm := _Legacy_Item_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Legacy_Item_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

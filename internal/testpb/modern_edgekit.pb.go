@@ -10,11 +10,12 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Modern: dot-joined field numbers from Modern.
 const (
@@ -33,23 +34,23 @@ const (
 	ModernFieldSecret     = "11"  // secret
 )
 
-var _Part_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "label"},
-	{Number: 2, Name: "weight"},
+var _Part_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Part{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "label", Off: unsafe.Offsetof(Part{}.Label), Op: fieldmap.OpPtrString},
+	{Number: 2, Name: "weight", Off: unsafe.Offsetof(Part{}.Weight), Op: fieldmap.OpPtrFloat32},
 }}
 
-var _Modern_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "count"},
-	{Number: 3, Name: "level"},
-	{Number: 4, Name: "closed"},
-	{Number: 5, Name: "packed", Kind: fieldmap.KindList},
-	{Number: 6, Name: "expanded", Kind: fieldmap.KindList},
-	{Number: 7, Name: "part", Kind: fieldmap.KindMessage, Sub: _Part_shape},
-	{Number: 8, Name: "data"},
-	{Number: 9, Name: "ratio"},
-	{Number: 10, Name: "parts", Kind: fieldmap.KindMap},
-	{Number: 11, Name: "secret"},
+var _Modern_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Modern{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Modern{}.Name), Op: fieldmap.OpPtrString},
+	{Number: 2, Name: "count", Off: unsafe.Offsetof(Modern{}.Count), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "level", Off: unsafe.Offsetof(Modern{}.Level), Op: fieldmap.OpPtrInt32},
+	{Number: 4, Name: "closed", Off: unsafe.Offsetof(Modern{}.Closed), Op: fieldmap.OpPtrInt32},
+	{Number: 5, Name: "packed", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Modern{}.Packed), Op: fieldmap.OpListInt32},
+	{Number: 6, Name: "expanded", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Modern{}.Expanded), Op: fieldmap.OpListInt32},
+	{Number: 7, Name: "part", Kind: fieldmap.KindMessage, Sub: _Part_shape, Value: &fieldmap.MessageField[*Part]{Off: unsafe.Offsetof(Modern{}.Part)}},
+	{Number: 8, Name: "data", Off: unsafe.Offsetof(Modern{}.Data), Op: fieldmap.OpBytesPresence},
+	{Number: 9, Name: "ratio", Off: unsafe.Offsetof(Modern{}.Ratio), Op: fieldmap.OpFloat64},
+	{Number: 10, Name: "parts", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Part]{Off: unsafe.Offsetof(Modern{}.Parts)}},
+	{Number: 11, Name: "secret", Off: unsafe.Offsetof(Modern{}.Secret), Op: fieldmap.OpPtrString},
 }}
 
 var _Modern_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Modern", _Modern_shape, false)
@@ -489,106 +490,20 @@ func (m *Part) CopyInFields(src *Part, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Modern:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Modern: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Modern) DiffFields(o *Modern) *fieldmap.FieldMap {
-	fm := _Modern_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Modern_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Modern being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Modern) diffAt(o *Modern, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Modern)
-	}
-	if o == nil {
-		o = new(Modern)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Count != o.Count {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Level, o.Level) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Packed, o.Packed) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !slices.Equal(m.Expanded, o.Expanded) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if (m.Part == nil) != (o.Part == nil) || m.Part != nil && m.Part.diffAt(o.Part, fm, at+7) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Ratio, o.Ratio) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Parts, o.Parts, (*Part).Equal) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Part being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Part) diffAt(o *Part, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Part)
-	}
-	if o == nil {
-		o = new(Part)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Label, o.Label) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat32(m.Weight, o.Weight) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Part:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Part: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Part) DiffFields(o *Part) *fieldmap.FieldMap {
-	fm := _Part_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Part_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -10,11 +10,12 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	plain "github.com/edgekit/edgekit/internal/testpb/plain"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Extendable: dot-joined field numbers from Extendable.
 const (
@@ -22,9 +23,9 @@ const (
 	ExtendableFieldName = "2" // name
 )
 
-var _Extendable_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "d"},
-	{Number: 2, Name: "name"},
+var _Extendable_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Extendable{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "d", Off: unsafe.Offsetof(Extendable{}.D), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(Extendable{}.Name), Op: fieldmap.OpPtrString},
 }}
 
 var _Extendable_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Extendable", _Extendable_shape, false)
@@ -60,17 +61,17 @@ const (
 	NegZeroHolderFieldPlainsDs = "4.3" // plains.ds
 )
 
-var _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "d"},
-	{Number: 2, Name: "f"},
-	{Number: 3, Name: "ds", Kind: fieldmap.KindList},
+var _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape = &fieldmap.Shape{Size: unsafe.Sizeof(plain.Plain{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "d", Off: unsafe.Offsetof(plain.Plain{}.D), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "f", Off: unsafe.Offsetof(plain.Plain{}.F), Op: fieldmap.OpFloat32},
+	{Number: 3, Name: "ds", Kind: fieldmap.KindList, Off: unsafe.Offsetof(plain.Plain{}.Ds), Op: fieldmap.OpListFloat64},
 }}
 
-var _NegZeroHolder_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _Extendable_shape},
-	{Number: 2, Name: "plain", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape},
-	{Number: 3, Name: "exts", Kind: fieldmap.KindList, Sub: _Extendable_shape},
-	{Number: 4, Name: "plains", Kind: fieldmap.KindList, Sub: _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape},
+var _NegZeroHolder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NegZeroHolder{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _Extendable_shape, Value: &fieldmap.MessageField[*Extendable]{Off: unsafe.Offsetof(NegZeroHolder{}.Ext)}},
+	{Number: 2, Name: "plain", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape, Value: &fieldmap.MessageField[*plain.Plain]{Off: unsafe.Offsetof(NegZeroHolder{}.Plain)}},
+	{Number: 3, Name: "exts", Kind: fieldmap.KindList, Sub: _Extendable_shape, Value: &fieldmap.MessageList[*Extendable]{Off: unsafe.Offsetof(NegZeroHolder{}.Exts)}},
+	{Number: 4, Name: "plains", Kind: fieldmap.KindList, Sub: _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape, Value: &fieldmap.MessageList[*plain.Plain]{Off: unsafe.Offsetof(NegZeroHolder{}.Plains)}},
 }}
 
 var _NegZeroHolder_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.NegZeroHolder", _NegZeroHolder_shape, false)
@@ -371,104 +372,20 @@ func _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m, src *plain.Plain, fm
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Extendable:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Extendable: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Extendable) DiffFields(o *Extendable) *fieldmap.FieldMap {
-	fm := _Extendable_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Extendable_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Extendable being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Extendable) diffAt(o *Extendable, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Extendable)
-	}
-	if o == nil {
-		o = new(Extendable)
-	}
-	c := false
-	if !fieldmap.EqualImplicitFloat64(m.D, o.D) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of NegZeroHolder:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of NegZeroHolder: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *NegZeroHolder) DiffFields(o *NegZeroHolder) *fieldmap.FieldMap {
-	fm := _NegZeroHolder_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// NegZeroHolder being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *NegZeroHolder) diffAt(o *NegZeroHolder, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(NegZeroHolder)
-	}
-	if o == nil {
-		o = new(NegZeroHolder)
-	}
-	c := false
-	if (m.Ext == nil) != (o.Ext == nil) || m.Ext != nil && m.Ext.diffAt(o.Ext, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Plain == nil) != (o.Plain == nil) || m.Plain != nil && _File_testpb_v1_negzero_proto_Plain1ufp1ps_diffAt(m.Plain, o.Plain, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Exts, o.Exts, (*Extendable).Equal) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Plains, o.Plains, fieldmap.Equal[*plain.Plain]) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	return c
-}
-
-// _File_testpb_v1_negzero_proto_Plain1ufp1ps_diffAt sets in fm the flags where m and o differ, the first flag of
-// Plain being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_testpb_v1_negzero_proto_Plain1ufp1ps_diffAt(m, o *plain.Plain, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(plain.Plain)
-	}
-	if o == nil {
-		o = new(plain.Plain)
-	}
-	c := false
-	if !fieldmap.EqualImplicitFloat64(m.D, o.D) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.F, o.F) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualListFunc(m.Ds, o.Ds, fieldmap.EqualFloat64) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_NegZeroHolder_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -14,11 +14,12 @@ import (
 	bits "math/bits"
 	slices "slices"
 	strconv "strconv"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of TortureDefaults: dot-joined field numbers from TortureDefaults.
 const (
@@ -50,36 +51,36 @@ const (
 	TortureDefaultsFieldColor         = "24"   // color
 )
 
-var _TortureDefaults_Inner_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "value"},
-	{Number: 2, Name: "sign"},
+var _TortureDefaults_Inner_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDefaults_Inner{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "value", Off: unsafe.Offsetof(TortureDefaults_Inner{}.Value), Op: fieldmap.OpPtrInt32},
+	{Number: 2, Name: "sign", Off: unsafe.Offsetof(TortureDefaults_Inner{}.Sign), Op: fieldmap.OpPtrInt32},
 }}
 
-var _TortureDefaults_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "d_double"},
-	{Number: 2, Name: "d_float"},
-	{Number: 3, Name: "d_int32"},
-	{Number: 4, Name: "d_int64"},
-	{Number: 5, Name: "d_uint32"},
-	{Number: 6, Name: "d_uint64"},
-	{Number: 7, Name: "d_sint32"},
-	{Number: 8, Name: "d_sint64"},
-	{Number: 9, Name: "d_fixed32"},
-	{Number: 10, Name: "d_fixed64"},
-	{Number: 11, Name: "d_sfixed32"},
-	{Number: 12, Name: "d_sfixed64"},
-	{Number: 13, Name: "d_bool"},
-	{Number: 14, Name: "d_string"},
-	{Number: 15, Name: "d_bytes"},
-	{Number: 16, Name: "d_enum"},
-	{Number: 17, Name: "d_nan"},
-	{Number: 18, Name: "d_neg_inf"},
-	{Number: 19, Name: "d_neg_zero"},
-	{Number: 20, Name: "r_string"},
-	{Number: 21, Name: "r_enum"},
-	{Number: 22, Name: "r_message", Kind: fieldmap.KindMessage, Sub: _TortureDefaults_Inner_shape},
-	{Number: 23, Name: "secret"},
-	{Number: 24, Name: "color"},
+var _TortureDefaults_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDefaults{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "d_double", Off: unsafe.Offsetof(TortureDefaults{}.DDouble), Op: fieldmap.OpPtrFloat64},
+	{Number: 2, Name: "d_float", Off: unsafe.Offsetof(TortureDefaults{}.DFloat), Op: fieldmap.OpPtrFloat32},
+	{Number: 3, Name: "d_int32", Off: unsafe.Offsetof(TortureDefaults{}.DInt32), Op: fieldmap.OpPtrInt32},
+	{Number: 4, Name: "d_int64", Off: unsafe.Offsetof(TortureDefaults{}.DInt64), Op: fieldmap.OpPtrInt64},
+	{Number: 5, Name: "d_uint32", Off: unsafe.Offsetof(TortureDefaults{}.DUint32), Op: fieldmap.OpPtrUint32},
+	{Number: 6, Name: "d_uint64", Off: unsafe.Offsetof(TortureDefaults{}.DUint64), Op: fieldmap.OpPtrUint64},
+	{Number: 7, Name: "d_sint32", Off: unsafe.Offsetof(TortureDefaults{}.DSint32), Op: fieldmap.OpPtrInt32},
+	{Number: 8, Name: "d_sint64", Off: unsafe.Offsetof(TortureDefaults{}.DSint64), Op: fieldmap.OpPtrInt64},
+	{Number: 9, Name: "d_fixed32", Off: unsafe.Offsetof(TortureDefaults{}.DFixed32), Op: fieldmap.OpPtrUint32},
+	{Number: 10, Name: "d_fixed64", Off: unsafe.Offsetof(TortureDefaults{}.DFixed64), Op: fieldmap.OpPtrUint64},
+	{Number: 11, Name: "d_sfixed32", Off: unsafe.Offsetof(TortureDefaults{}.DSfixed32), Op: fieldmap.OpPtrInt32},
+	{Number: 12, Name: "d_sfixed64", Off: unsafe.Offsetof(TortureDefaults{}.DSfixed64), Op: fieldmap.OpPtrInt64},
+	{Number: 13, Name: "d_bool", Off: unsafe.Offsetof(TortureDefaults{}.DBool), Op: fieldmap.OpPtrBool},
+	{Number: 14, Name: "d_string", Off: unsafe.Offsetof(TortureDefaults{}.DString), Op: fieldmap.OpPtrString},
+	{Number: 15, Name: "d_bytes", Off: unsafe.Offsetof(TortureDefaults{}.DBytes), Op: fieldmap.OpBytesPresence},
+	{Number: 16, Name: "d_enum", Off: unsafe.Offsetof(TortureDefaults{}.DEnum), Op: fieldmap.OpPtrInt32},
+	{Number: 17, Name: "d_nan", Off: unsafe.Offsetof(TortureDefaults{}.DNan), Op: fieldmap.OpPtrFloat64},
+	{Number: 18, Name: "d_neg_inf", Off: unsafe.Offsetof(TortureDefaults{}.DNegInf), Op: fieldmap.OpPtrFloat32},
+	{Number: 19, Name: "d_neg_zero", Off: unsafe.Offsetof(TortureDefaults{}.DNegZero), Op: fieldmap.OpPtrFloat64},
+	{Number: 20, Name: "r_string", Off: unsafe.Offsetof(TortureDefaults{}.RString), Op: fieldmap.OpPtrString},
+	{Number: 21, Name: "r_enum", Off: unsafe.Offsetof(TortureDefaults{}.REnum), Op: fieldmap.OpPtrInt32},
+	{Number: 22, Name: "r_message", Kind: fieldmap.KindMessage, Sub: _TortureDefaults_Inner_shape, Value: &fieldmap.MessageField[*TortureDefaults_Inner]{Off: unsafe.Offsetof(TortureDefaults{}.RMessage)}},
+	{Number: 23, Name: "secret", Off: unsafe.Offsetof(TortureDefaults{}.Secret), Op: fieldmap.OpPtrString},
+	{Number: 24, Name: "color", Off: unsafe.Offsetof(TortureDefaults{}.Color), Op: fieldmap.OpPtrInt32},
 }}
 
 var _TortureDefaults_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDefaults", _TortureDefaults_shape, false)
@@ -144,45 +145,45 @@ const (
 	TortureGroupsFieldNestedDeeperF    = "18.19.21" // nested.deeper.f
 )
 
-var _TortureGroups_PickGroup_shape_piss7n = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 2, Name: "text"},
-	{Number: 3, Name: "sign"},
-	{Number: 4, Name: "back"},
+var _TortureGroups_PickGroup_shape_piss7n = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups_PickGroup{}), Fields: []fieldmap.ShapeField{
+	{Number: 2, Name: "text", Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Text), Op: fieldmap.OpPtrString},
+	{Number: 3, Name: "sign", Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Sign), Op: fieldmap.OpPtrInt32},
+	{Number: 4, Name: "back", Value: &fieldmap.MessageField[*TortureGroups]{Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Back)}},
 }}
 
-var _TortureGroups_PickSecret_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 8, Name: "token"},
+var _TortureGroups_PickSecret_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups_PickSecret{}), Fields: []fieldmap.ShapeField{
+	{Number: 8, Name: "token", Off: unsafe.Offsetof(TortureGroups_PickSecret{}.Token), Op: fieldmap.OpPtrString},
 }}
 
-var _TortureGroups_Row_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 11, Name: "n"},
-	{Number: 12, Name: "signs", Kind: fieldmap.KindList},
+var _TortureGroups_Row_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups_Row{}), Fields: []fieldmap.ShapeField{
+	{Number: 11, Name: "n", Off: unsafe.Offsetof(TortureGroups_Row{}.N), Op: fieldmap.OpPtrInt32},
+	{Number: 12, Name: "signs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureGroups_Row{}.Signs), Op: fieldmap.OpListInt32},
 }}
 
-var _TortureGroups_Hidden_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 14, Name: "password"},
+var _TortureGroups_Hidden_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups_Hidden{}), Fields: []fieldmap.ShapeField{
+	{Number: 14, Name: "password", Off: unsafe.Offsetof(TortureGroups_Hidden{}.Password), Op: fieldmap.OpPtrString},
 }}
 
-var _TortureGroups_Nested_Deeper_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 20, Name: "sign"},
-	{Number: 21, Name: "f"},
+var _TortureGroups_Nested_Deeper_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups_Nested_Deeper{}), Fields: []fieldmap.ShapeField{
+	{Number: 20, Name: "sign", Off: unsafe.Offsetof(TortureGroups_Nested_Deeper{}.Sign), Op: fieldmap.OpPtrInt32},
+	{Number: 21, Name: "f", Off: unsafe.Offsetof(TortureGroups_Nested_Deeper{}.F), Op: fieldmap.OpPtrFloat32},
 }}
 
-var _TortureGroups_Nested_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 19, Name: "deeper", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_Deeper_shape},
+var _TortureGroups_Nested_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups_Nested{}), Fields: []fieldmap.ShapeField{
+	{Number: 19, Name: "deeper", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_Deeper_shape, Value: &fieldmap.MessageField[*TortureGroups_Nested_Deeper]{Off: unsafe.Offsetof(TortureGroups_Nested{}.Deeper)}},
 }}
 
-var _TortureGroups_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "pickgroup", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickGroup_shape_piss7n},
-	{Number: 5, Name: "pick_sign"},
-	{Number: 6, Name: "pick_bytes"},
-	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape},
-	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape},
-	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape},
-	{Number: 15, Name: "sign_map", Kind: fieldmap.KindMap},
-	{Number: 16, Name: "inner_map", Kind: fieldmap.KindMap},
-	{Number: 17, Name: "signs", Kind: fieldmap.KindList},
-	{Number: 18, Name: "nested", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_shape},
+var _TortureGroups_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "pickgroup", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickGroup_shape_piss7n, Value: &fieldmap.MessageMember[*TortureGroups_Pickgroup, *TortureGroups_PickGroup]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
+	{Number: 5, Name: "pick_sign", Value: &fieldmap.ScalarMember[*TortureGroups_PickSign, TortureSign]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
+	{Number: 6, Name: "pick_bytes", Value: &fieldmap.BytesMember[*TortureGroups_PickBytes]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
+	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape, Value: &fieldmap.MessageMember[*TortureGroups_Picksecret, *TortureGroups_PickSecret]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
+	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape, Value: &fieldmap.MessageList[*TortureGroups_Row]{Off: unsafe.Offsetof(TortureGroups{}.Row)}},
+	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape, Value: &fieldmap.MessageField[*TortureGroups_Hidden]{Off: unsafe.Offsetof(TortureGroups{}.Hidden)}},
+	{Number: 15, Name: "sign_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, TortureSign]{Off: unsafe.Offsetof(TortureGroups{}.SignMap)}},
+	{Number: 16, Name: "inner_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *TortureDefaults_Inner]{Off: unsafe.Offsetof(TortureGroups{}.InnerMap)}},
+	{Number: 17, Name: "signs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureGroups{}.Signs), Op: fieldmap.OpListInt32},
+	{Number: 18, Name: "nested", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_shape, Value: &fieldmap.MessageField[*TortureGroups_Nested]{Off: unsafe.Offsetof(TortureGroups{}.Nested)}},
 }}
 
 var _TortureGroups_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups", _TortureGroups_shape, true)
@@ -224,23 +225,23 @@ const (
 	TortureGroups_PickGroupFieldBackNestedDeeperF    = "4.18.19.21" // back.nested.deeper.f
 )
 
-var _TortureGroups_shape_1sa1n69 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "pickgroup"},
-	{Number: 5, Name: "pick_sign"},
-	{Number: 6, Name: "pick_bytes"},
-	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape},
-	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape},
-	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape},
-	{Number: 15, Name: "sign_map", Kind: fieldmap.KindMap},
-	{Number: 16, Name: "inner_map", Kind: fieldmap.KindMap},
-	{Number: 17, Name: "signs", Kind: fieldmap.KindList},
-	{Number: 18, Name: "nested", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_shape},
+var _TortureGroups_shape_1sa1n69 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "pickgroup", Value: &fieldmap.MessageMember[*TortureGroups_Pickgroup, *TortureGroups_PickGroup]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
+	{Number: 5, Name: "pick_sign", Value: &fieldmap.ScalarMember[*TortureGroups_PickSign, TortureSign]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
+	{Number: 6, Name: "pick_bytes", Value: &fieldmap.BytesMember[*TortureGroups_PickBytes]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
+	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape, Value: &fieldmap.MessageMember[*TortureGroups_Picksecret, *TortureGroups_PickSecret]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
+	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape, Value: &fieldmap.MessageList[*TortureGroups_Row]{Off: unsafe.Offsetof(TortureGroups{}.Row)}},
+	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape, Value: &fieldmap.MessageField[*TortureGroups_Hidden]{Off: unsafe.Offsetof(TortureGroups{}.Hidden)}},
+	{Number: 15, Name: "sign_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, TortureSign]{Off: unsafe.Offsetof(TortureGroups{}.SignMap)}},
+	{Number: 16, Name: "inner_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *TortureDefaults_Inner]{Off: unsafe.Offsetof(TortureGroups{}.InnerMap)}},
+	{Number: 17, Name: "signs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureGroups{}.Signs), Op: fieldmap.OpListInt32},
+	{Number: 18, Name: "nested", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_shape, Value: &fieldmap.MessageField[*TortureGroups_Nested]{Off: unsafe.Offsetof(TortureGroups{}.Nested)}},
 }}
 
-var _TortureGroups_PickGroup_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 2, Name: "text"},
-	{Number: 3, Name: "sign"},
-	{Number: 4, Name: "back", Kind: fieldmap.KindMessage, Sub: _TortureGroups_shape_1sa1n69},
+var _TortureGroups_PickGroup_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups_PickGroup{}), Fields: []fieldmap.ShapeField{
+	{Number: 2, Name: "text", Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Text), Op: fieldmap.OpPtrString},
+	{Number: 3, Name: "sign", Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Sign), Op: fieldmap.OpPtrInt32},
+	{Number: 4, Name: "back", Kind: fieldmap.KindMessage, Sub: _TortureGroups_shape_1sa1n69, Value: &fieldmap.MessageField[*TortureGroups]{Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Back)}},
 }}
 
 var _TortureGroups_PickGroup_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.PickGroup", _TortureGroups_PickGroup_shape, false)
@@ -374,9 +375,9 @@ const (
 	TortureLegacyKeyFieldNote = "2" // note
 )
 
-var _TortureLegacyKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "note"},
+var _TortureLegacyKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLegacyKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(TortureLegacyKey{}.Id), Op: fieldmap.OpPtrInt32},
+	{Number: 2, Name: "note", Off: unsafe.Offsetof(TortureLegacyKey{}.Note), Op: fieldmap.OpPtrString},
 }}
 
 var _TortureLegacyKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKey", _TortureLegacyKey_shape, false)
@@ -405,20 +406,20 @@ const (
 	TortureLegacyKey2FieldKeyRatio  = "1.6"   // key.ratio
 )
 
-var _TortureLegacyKeyValue_Part_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 4, Name: "n"},
-	{Number: 5, Name: "on"},
+var _TortureLegacyKeyValue_Part_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLegacyKeyValue_Part{}), Fields: []fieldmap.ShapeField{
+	{Number: 4, Name: "n", Off: unsafe.Offsetof(TortureLegacyKeyValue_Part{}.N), Op: fieldmap.OpPtrUint32},
+	{Number: 5, Name: "on", Off: unsafe.Offsetof(TortureLegacyKeyValue_Part{}.On), Op: fieldmap.OpPtrBool},
 }}
 
-var _TortureLegacyKeyValue_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "sign"},
-	{Number: 3, Name: "part", Kind: fieldmap.KindMessage, Sub: _TortureLegacyKeyValue_Part_shape},
-	{Number: 6, Name: "ratio"},
+var _TortureLegacyKeyValue_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLegacyKeyValue{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureLegacyKeyValue{}.Name), Op: fieldmap.OpPtrString},
+	{Number: 2, Name: "sign", Off: unsafe.Offsetof(TortureLegacyKeyValue{}.Sign), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "part", Kind: fieldmap.KindMessage, Sub: _TortureLegacyKeyValue_Part_shape, Value: &fieldmap.MessageField[*TortureLegacyKeyValue_Part]{Off: unsafe.Offsetof(TortureLegacyKeyValue{}.Part)}},
+	{Number: 6, Name: "ratio", Off: unsafe.Offsetof(TortureLegacyKeyValue{}.Ratio), Op: fieldmap.OpPtrFloat32},
 }}
 
-var _TortureLegacyKey2_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureLegacyKeyValue_shape},
+var _TortureLegacyKey2_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLegacyKey2{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureLegacyKeyValue_shape, Value: &fieldmap.MessageField[*TortureLegacyKeyValue]{Off: unsafe.Offsetof(TortureLegacyKey2{}.Key)}},
 }}
 
 var _TortureLegacyKey2_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKey2", _TortureLegacyKey2_shape, false)
@@ -491,8 +492,8 @@ const (
 	TortureSignHolderFieldSign = "1" // sign
 )
 
-var _TortureSignHolder_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sign"},
+var _TortureSignHolder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureSignHolder{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sign", Off: unsafe.Offsetof(TortureSignHolder{}.Sign), Op: fieldmap.OpPtrInt32},
 }}
 
 var _TortureSignHolder_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureSignHolder", _TortureSignHolder_shape, false)
@@ -3002,698 +3003,116 @@ func (m *TortureSignHolder) copyInAt(src *TortureSignHolder, fm *fieldmap.FieldM
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureDefaults:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureDefaults: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureDefaults) DiffFields(o *TortureDefaults) *fieldmap.FieldMap {
-	fm := _TortureDefaults_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureDefaults_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureDefaults being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureDefaults) diffAt(o *TortureDefaults, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureDefaults)
-	}
-	if o == nil {
-		o = new(TortureDefaults)
-	}
-	c := false
-	if !fieldmap.EqualPtrFloat64(m.DDouble, o.DDouble) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat32(m.DFloat, o.DFloat) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DInt32, o.DInt32) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DInt64, o.DInt64) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DUint32, o.DUint32) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DUint64, o.DUint64) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DSint32, o.DSint32) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DSint64, o.DSint64) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DFixed32, o.DFixed32) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DFixed64, o.DFixed64) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DSfixed32, o.DSfixed32) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DSfixed64, o.DSfixed64) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DBool, o.DBool) {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DString, o.DString) {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if !fieldmap.EqualBytesPresence(m.DBytes, o.DBytes) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.DEnum, o.DEnum) {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat64(m.DNan, o.DNan) {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat32(m.DNegInf, o.DNegInf) {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat64(m.DNegZero, o.DNegZero) {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.RString, o.RString) {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.REnum, o.REnum) {
-		fm.SetAt(at + 20)
-		c = true
-	}
-	if (m.RMessage == nil) != (o.RMessage == nil) || m.RMessage != nil && m.RMessage.diffAt(o.RMessage, fm, at+22) {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
-		fm.SetAt(at + 24)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Color, o.Color) {
-		fm.SetAt(at + 25)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Inner being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureDefaults_Inner) diffAt(o *TortureDefaults_Inner, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureDefaults_Inner)
-	}
-	if o == nil {
-		o = new(TortureDefaults_Inner)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Value, o.Value) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureDefaults_Inner:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureDefaults_Inner: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureDefaults_Inner) DiffFields(o *TortureDefaults_Inner) *fieldmap.FieldMap {
-	fm := _TortureDefaults_Inner_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureDefaults_Inner_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureGroups:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureGroups: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureGroups) DiffFields(o *TortureGroups) *fieldmap.FieldMap {
-	fm := _TortureGroups_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureGroups_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureGroups being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureGroups) diffAt(o *TortureGroups, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureGroups)
-	}
-	if o == nil {
-		o = new(TortureGroups)
-	}
-	c := false
-	{
-		x, xok := m.Pick.(*TortureGroups_Pickgroup)
-		y, yok := o.Pick.(*TortureGroups_Pickgroup)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Pickgroup.diffAt_piss7n(y.Pickgroup, fm, at+1) {
-			fm.SetAt(at)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*TortureGroups_PickSign)
-		y, yok := o.Pick.(*TortureGroups_PickSign)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.PickSign != y.PickSign {
-			fm.SetAt(at + 4)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*TortureGroups_PickBytes)
-		y, yok := o.Pick.(*TortureGroups_PickBytes)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !bytes.Equal(x.PickBytes, y.PickBytes) {
-			fm.SetAt(at + 5)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*TortureGroups_Picksecret)
-		y, yok := o.Pick.(*TortureGroups_Picksecret)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Picksecret.diffAt(y.Picksecret, fm, at+7) {
-			fm.SetAt(at + 6)
-			c = true
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.Row, o.Row, (*TortureGroups_Row).Equal) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if (m.Hidden == nil) != (o.Hidden == nil) || m.Hidden != nil && m.Hidden.diffAt(o.Hidden, fm, at+12) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if !maps.Equal(m.SignMap, o.SignMap) {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*TortureDefaults_Inner).Equal) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if !slices.Equal(m.Signs, o.Signs) {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if (m.Nested == nil) != (o.Nested == nil) || m.Nested != nil && m.Nested.diffAt(o.Nested, fm, at+17) {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	return c
-}
-
-// diffAt_piss7n sets in fm the flags where m and o differ, the first flag of
-// PickGroup being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureGroups_PickGroup) diffAt_piss7n(o *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureGroups_PickGroup)
-	}
-	if o == nil {
-		o = new(TortureGroups_PickGroup)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Text, o.Text) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !m.Back.Equal(o.Back) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// PickSecret being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureGroups_PickSecret) diffAt(o *TortureGroups_PickSecret, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureGroups_PickSecret)
-	}
-	if o == nil {
-		o = new(TortureGroups_PickSecret)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Token, o.Token) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Row being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureGroups_Row) diffAt(o *TortureGroups_Row, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureGroups_Row)
-	}
-	if o == nil {
-		o = new(TortureGroups_Row)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.N, o.N) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Signs, o.Signs) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Hidden being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureGroups_Hidden) diffAt(o *TortureGroups_Hidden, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureGroups_Hidden)
-	}
-	if o == nil {
-		o = new(TortureGroups_Hidden)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Password, o.Password) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Nested being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureGroups_Nested) diffAt(o *TortureGroups_Nested, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureGroups_Nested)
-	}
-	if o == nil {
-		o = new(TortureGroups_Nested)
-	}
-	c := false
-	if (m.Deeper == nil) != (o.Deeper == nil) || m.Deeper != nil && m.Deeper.diffAt(o.Deeper, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Deeper being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureGroups_Nested_Deeper) diffAt(o *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureGroups_Nested_Deeper)
-	}
-	if o == nil {
-		o = new(TortureGroups_Nested_Deeper)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat32(m.F, o.F) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureGroups_PickGroup:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureGroups_PickGroup: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureGroups_PickGroup) DiffFields(o *TortureGroups_PickGroup) *fieldmap.FieldMap {
-	fm := _TortureGroups_PickGroup_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureGroups_PickGroup_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// PickGroup being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureGroups_PickGroup) diffAt(o *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureGroups_PickGroup)
-	}
-	if o == nil {
-		o = new(TortureGroups_PickGroup)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Text, o.Text) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.Back == nil) != (o.Back == nil) || m.Back != nil && m.Back.diffAt_1sa1n69(o.Back, fm, at+3) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// diffAt_1sa1n69 sets in fm the flags where m and o differ, the first flag of
-// TortureGroups being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureGroups) diffAt_1sa1n69(o *TortureGroups, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureGroups)
-	}
-	if o == nil {
-		o = new(TortureGroups)
-	}
-	c := false
-	{
-		x, xok := m.Pick.(*TortureGroups_Pickgroup)
-		y, yok := o.Pick.(*TortureGroups_Pickgroup)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !x.Pickgroup.Equal(y.Pickgroup) {
-			fm.SetAt(at)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*TortureGroups_PickSign)
-		y, yok := o.Pick.(*TortureGroups_PickSign)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.PickSign != y.PickSign {
-			fm.SetAt(at + 1)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*TortureGroups_PickBytes)
-		y, yok := o.Pick.(*TortureGroups_PickBytes)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !bytes.Equal(x.PickBytes, y.PickBytes) {
-			fm.SetAt(at + 2)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*TortureGroups_Picksecret)
-		y, yok := o.Pick.(*TortureGroups_Picksecret)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Picksecret.diffAt(y.Picksecret, fm, at+4) {
-			fm.SetAt(at + 3)
-			c = true
-		}
-	}
-	if !fieldmap.EqualMessageListFunc(m.Row, o.Row, (*TortureGroups_Row).Equal) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if (m.Hidden == nil) != (o.Hidden == nil) || m.Hidden != nil && m.Hidden.diffAt(o.Hidden, fm, at+9) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !maps.Equal(m.SignMap, o.SignMap) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*TortureDefaults_Inner).Equal) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if !slices.Equal(m.Signs, o.Signs) {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	if (m.Nested == nil) != (o.Nested == nil) || m.Nested != nil && m.Nested.diffAt(o.Nested, fm, at+14) {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureGroups_PickSecret:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureGroups_PickSecret: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureGroups_PickSecret) DiffFields(o *TortureGroups_PickSecret) *fieldmap.FieldMap {
-	fm := _TortureGroups_PickSecret_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureGroups_PickSecret_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureGroups_Row:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureGroups_Row: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureGroups_Row) DiffFields(o *TortureGroups_Row) *fieldmap.FieldMap {
-	fm := _TortureGroups_Row_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureGroups_Row_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureGroups_Hidden:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureGroups_Hidden: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureGroups_Hidden) DiffFields(o *TortureGroups_Hidden) *fieldmap.FieldMap {
-	fm := _TortureGroups_Hidden_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureGroups_Hidden_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureGroups_Nested:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureGroups_Nested: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureGroups_Nested) DiffFields(o *TortureGroups_Nested) *fieldmap.FieldMap {
-	fm := _TortureGroups_Nested_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureGroups_Nested_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureGroups_Nested_Deeper:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureGroups_Nested_Deeper: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureGroups_Nested_Deeper) DiffFields(o *TortureGroups_Nested_Deeper) *fieldmap.FieldMap {
-	fm := _TortureGroups_Nested_Deeper_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureGroups_Nested_Deeper_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureLegacyKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureLegacyKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureLegacyKey) DiffFields(o *TortureLegacyKey) *fieldmap.FieldMap {
-	fm := _TortureLegacyKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureLegacyKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureLegacyKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureLegacyKey) diffAt(o *TortureLegacyKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureLegacyKey)
-	}
-	if o == nil {
-		o = new(TortureLegacyKey)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Id, o.Id) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Note, o.Note) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureLegacyKey2:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureLegacyKey2: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureLegacyKey2) DiffFields(o *TortureLegacyKey2) *fieldmap.FieldMap {
-	fm := _TortureLegacyKey2_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureLegacyKey2_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureLegacyKey2 being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureLegacyKey2) diffAt(o *TortureLegacyKey2, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureLegacyKey2)
-	}
-	if o == nil {
-		o = new(TortureLegacyKey2)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureLegacyKeyValue being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureLegacyKeyValue) diffAt(o *TortureLegacyKeyValue, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureLegacyKeyValue)
-	}
-	if o == nil {
-		o = new(TortureLegacyKeyValue)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.Part == nil) != (o.Part == nil) || m.Part != nil && m.Part.diffAt(o.Part, fm, at+3) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat32(m.Ratio, o.Ratio) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Part being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureLegacyKeyValue_Part) diffAt(o *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureLegacyKeyValue_Part)
-	}
-	if o == nil {
-		o = new(TortureLegacyKeyValue_Part)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.N, o.N) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.On, o.On) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureLegacyKeyValue:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureLegacyKeyValue: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureLegacyKeyValue) DiffFields(o *TortureLegacyKeyValue) *fieldmap.FieldMap {
-	fm := _TortureLegacyKeyValue_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureLegacyKeyValue_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureLegacyKeyValue_Part:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureLegacyKeyValue_Part: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureLegacyKeyValue_Part) DiffFields(o *TortureLegacyKeyValue_Part) *fieldmap.FieldMap {
-	fm := _TortureLegacyKeyValue_Part_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureLegacyKeyValue_Part_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureSignHolder:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureSignHolder: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureSignHolder) DiffFields(o *TortureSignHolder) *fieldmap.FieldMap {
-	fm := _TortureSignHolder_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureSignHolder being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureSignHolder) diffAt(o *TortureSignHolder, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureSignHolder)
-	}
-	if o == nil {
-		o = new(TortureSignHolder)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_TortureSignHolder_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

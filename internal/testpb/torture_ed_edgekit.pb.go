@@ -13,11 +13,12 @@ import (
 	bits "math/bits"
 	slices "slices"
 	strconv "strconv"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of TortureEdition: dot-joined field numbers from TortureEdition.
 const (
@@ -62,40 +63,40 @@ const (
 	TortureEditionFieldSelf                = "27"   // self
 )
 
-var _TortureEditionPart_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "label"},
-	{Number: 2, Name: "closed"},
-	{Number: 3, Name: "count"},
+var _TortureEditionPart_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEditionPart{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "label", Off: unsafe.Offsetof(TortureEditionPart{}.Label), Op: fieldmap.OpString},
+	{Number: 2, Name: "closed", Off: unsafe.Offsetof(TortureEditionPart{}.Closed), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "count", Off: unsafe.Offsetof(TortureEditionPart{}.Count), Op: fieldmap.OpPtrInt64},
 }}
 
-var _TortureEdition_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "required_name"},
-	{Number: 2, Name: "implicit_int"},
-	{Number: 3, Name: "explicit_int"},
-	{Number: 4, Name: "implicit_double"},
-	{Number: 5, Name: "explicit_double"},
-	{Number: 6, Name: "implicit_bytes"},
-	{Number: 7, Name: "explicit_bytes"},
-	{Number: 8, Name: "open"},
-	{Number: 9, Name: "closed"},
-	{Number: 10, Name: "implicit_open"},
-	{Number: 11, Name: "closed_default"},
-	{Number: 12, Name: "delimited", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape},
-	{Number: 13, Name: "delimited_list", Kind: fieldmap.KindList, Sub: _TortureEditionPart_shape},
-	{Number: 14, Name: "closed_map", Kind: fieldmap.KindMap},
-	{Number: 15, Name: "open_map", Kind: fieldmap.KindMap},
-	{Number: 16, Name: "closed_list", Kind: fieldmap.KindList},
-	{Number: 17, Name: "open_list", Kind: fieldmap.KindList},
-	{Number: 18, Name: "required_part", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape},
-	{Number: 19, Name: "implicit_secret"},
-	{Number: 20, Name: "implicit_float"},
-	{Number: 21, Name: "implicit_bool"},
-	{Number: 22, Name: "raw"},
-	{Number: 23, Name: "choice_closed"},
-	{Number: 24, Name: "choice_part", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape},
-	{Number: 25, Name: "choice_text"},
-	{Number: 26, Name: "part_map", Kind: fieldmap.KindMap},
-	{Number: 27, Name: "self"},
+var _TortureEdition_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEdition{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "required_name", Off: unsafe.Offsetof(TortureEdition{}.RequiredName), Op: fieldmap.OpPtrString},
+	{Number: 2, Name: "implicit_int", Off: unsafe.Offsetof(TortureEdition{}.ImplicitInt), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "explicit_int", Off: unsafe.Offsetof(TortureEdition{}.ExplicitInt), Op: fieldmap.OpPtrInt32},
+	{Number: 4, Name: "implicit_double", Off: unsafe.Offsetof(TortureEdition{}.ImplicitDouble), Op: fieldmap.OpFloat64},
+	{Number: 5, Name: "explicit_double", Off: unsafe.Offsetof(TortureEdition{}.ExplicitDouble), Op: fieldmap.OpPtrFloat64},
+	{Number: 6, Name: "implicit_bytes", Off: unsafe.Offsetof(TortureEdition{}.ImplicitBytes), Op: fieldmap.OpBytes},
+	{Number: 7, Name: "explicit_bytes", Off: unsafe.Offsetof(TortureEdition{}.ExplicitBytes), Op: fieldmap.OpBytesPresence},
+	{Number: 8, Name: "open", Off: unsafe.Offsetof(TortureEdition{}.Open), Op: fieldmap.OpPtrInt32},
+	{Number: 9, Name: "closed", Off: unsafe.Offsetof(TortureEdition{}.Closed), Op: fieldmap.OpPtrInt32},
+	{Number: 10, Name: "implicit_open", Off: unsafe.Offsetof(TortureEdition{}.ImplicitOpen), Op: fieldmap.OpInt32},
+	{Number: 11, Name: "closed_default", Off: unsafe.Offsetof(TortureEdition{}.ClosedDefault), Op: fieldmap.OpPtrInt32},
+	{Number: 12, Name: "delimited", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageField[*TortureEditionPart]{Off: unsafe.Offsetof(TortureEdition{}.Delimited)}},
+	{Number: 13, Name: "delimited_list", Kind: fieldmap.KindList, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageList[*TortureEditionPart]{Off: unsafe.Offsetof(TortureEdition{}.DelimitedList)}},
+	{Number: 14, Name: "closed_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, TortureClosedZero]{Off: unsafe.Offsetof(TortureEdition{}.ClosedMap)}},
+	{Number: 15, Name: "open_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[int32, TortureOpen]{Off: unsafe.Offsetof(TortureEdition{}.OpenMap)}},
+	{Number: 16, Name: "closed_list", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureEdition{}.ClosedList), Op: fieldmap.OpListInt32},
+	{Number: 17, Name: "open_list", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureEdition{}.OpenList), Op: fieldmap.OpListInt32},
+	{Number: 18, Name: "required_part", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageField[*TortureEditionPart]{Off: unsafe.Offsetof(TortureEdition{}.RequiredPart)}},
+	{Number: 19, Name: "implicit_secret", Off: unsafe.Offsetof(TortureEdition{}.ImplicitSecret), Op: fieldmap.OpString},
+	{Number: 20, Name: "implicit_float", Off: unsafe.Offsetof(TortureEdition{}.ImplicitFloat), Op: fieldmap.OpFloat32},
+	{Number: 21, Name: "implicit_bool", Off: unsafe.Offsetof(TortureEdition{}.ImplicitBool), Op: fieldmap.OpBool},
+	{Number: 22, Name: "raw", Off: unsafe.Offsetof(TortureEdition{}.Raw), Op: fieldmap.OpPtrString},
+	{Number: 23, Name: "choice_closed", Value: &fieldmap.ScalarMember[*TortureEdition_ChoiceClosed, TortureClosed]{Load: func(m unsafe.Pointer) any { return (*TortureEdition)(m).Choice }}},
+	{Number: 24, Name: "choice_part", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageMember[*TortureEdition_ChoicePart, *TortureEditionPart]{Load: func(m unsafe.Pointer) any { return (*TortureEdition)(m).Choice }}},
+	{Number: 25, Name: "choice_text", Value: &fieldmap.ScalarMember[*TortureEdition_ChoiceText, string]{Load: func(m unsafe.Pointer) any { return (*TortureEdition)(m).Choice }}},
+	{Number: 26, Name: "part_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureEditionPart]{Off: unsafe.Offsetof(TortureEdition{}.PartMap)}},
+	{Number: 27, Name: "self", Value: &fieldmap.MessageField[*TortureEdition]{Off: unsafe.Offsetof(TortureEdition{}.Self)}},
 }}
 
 var _TortureEdition_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEdition", _TortureEdition_shape, true)
@@ -144,15 +145,15 @@ const (
 	TortureEditionKeyFieldOtherClosed = "2.3" // other.closed
 )
 
-var _TortureEditionKeyValue_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "n"},
-	{Number: 3, Name: "closed"},
+var _TortureEditionKeyValue_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEditionKeyValue{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureEditionKeyValue{}.Name), Op: fieldmap.OpPtrString},
+	{Number: 2, Name: "n", Off: unsafe.Offsetof(TortureEditionKeyValue{}.N), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "closed", Off: unsafe.Offsetof(TortureEditionKeyValue{}.Closed), Op: fieldmap.OpPtrInt32},
 }}
 
-var _TortureEditionKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key"},
-	{Number: 2, Name: "other", Kind: fieldmap.KindMessage, Sub: _TortureEditionKeyValue_shape},
+var _TortureEditionKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEditionKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Off: unsafe.Offsetof(TortureEditionKey{}.Key), Op: fieldmap.OpPtrInt32},
+	{Number: 2, Name: "other", Kind: fieldmap.KindMessage, Sub: _TortureEditionKeyValue_shape, Value: &fieldmap.MessageField[*TortureEditionKeyValue]{Off: unsafe.Offsetof(TortureEditionKey{}.Other)}},
 }}
 
 var _TortureEditionKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKey", _TortureEditionKey_shape, false)
@@ -202,8 +203,8 @@ const (
 	TortureEditionKeyedFieldKeyClosed = "1.3" // key.closed
 )
 
-var _TortureEditionKeyed_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureEditionKeyValue_shape},
+var _TortureEditionKeyed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEditionKeyed{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureEditionKeyValue_shape, Value: &fieldmap.MessageField[*TortureEditionKeyValue]{Off: unsafe.Offsetof(TortureEditionKeyed{}.Key)}},
 }}
 
 var _TortureEditionKeyed_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKeyed", _TortureEditionKeyed_shape, false)
@@ -1277,288 +1278,44 @@ func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.Fi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureEdition:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureEdition: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureEdition) DiffFields(o *TortureEdition) *fieldmap.FieldMap {
-	fm := _TortureEdition_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureEdition_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureEdition being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureEdition) diffAt(o *TortureEdition, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureEdition)
-	}
-	if o == nil {
-		o = new(TortureEdition)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.RequiredName, o.RequiredName) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.ImplicitInt != o.ImplicitInt {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.ExplicitInt, o.ExplicitInt) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.ImplicitDouble, o.ImplicitDouble) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat64(m.ExplicitDouble, o.ExplicitDouble) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !bytes.Equal(m.ImplicitBytes, o.ImplicitBytes) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !fieldmap.EqualBytesPresence(m.ExplicitBytes, o.ExplicitBytes) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Open, o.Open) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if m.ImplicitOpen != o.ImplicitOpen {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.ClosedDefault, o.ClosedDefault) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if (m.Delimited == nil) != (o.Delimited == nil) || m.Delimited != nil && m.Delimited.diffAt(o.Delimited, fm, at+12) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.DelimitedList, o.DelimitedList, (*TortureEditionPart).Equal) {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if !maps.Equal(m.ClosedMap, o.ClosedMap) {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	if !maps.Equal(m.OpenMap, o.OpenMap) {
-		fm.SetAt(at + 20)
-		c = true
-	}
-	if !slices.Equal(m.ClosedList, o.ClosedList) {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if !slices.Equal(m.OpenList, o.OpenList) {
-		fm.SetAt(at + 22)
-		c = true
-	}
-	if (m.RequiredPart == nil) != (o.RequiredPart == nil) || m.RequiredPart != nil && m.RequiredPart.diffAt(o.RequiredPart, fm, at+24) {
-		fm.SetAt(at + 23)
-		c = true
-	}
-	if m.ImplicitSecret != o.ImplicitSecret {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.ImplicitFloat, o.ImplicitFloat) {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if m.ImplicitBool != o.ImplicitBool {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Raw, o.Raw) {
-		fm.SetAt(at + 30)
-		c = true
-	}
-	{
-		x, xok := m.Choice.(*TortureEdition_ChoiceClosed)
-		y, yok := o.Choice.(*TortureEdition_ChoiceClosed)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.ChoiceClosed != y.ChoiceClosed {
-			fm.SetAt(at + 31)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Choice.(*TortureEdition_ChoicePart)
-		y, yok := o.Choice.(*TortureEdition_ChoicePart)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.ChoicePart.diffAt(y.ChoicePart, fm, at+33) {
-			fm.SetAt(at + 32)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Choice.(*TortureEdition_ChoiceText)
-		y, yok := o.Choice.(*TortureEdition_ChoiceText)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.ChoiceText != y.ChoiceText {
-			fm.SetAt(at + 36)
-			c = true
-		}
-	}
-	if !fieldmap.EqualMessageMapFunc(m.PartMap, o.PartMap, (*TortureEditionPart).Equal) {
-		fm.SetAt(at + 37)
-		c = true
-	}
-	if !m.Self.Equal(o.Self) {
-		fm.SetAt(at + 38)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureEditionPart being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureEditionPart) diffAt(o *TortureEditionPart, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureEditionPart)
-	}
-	if o == nil {
-		o = new(TortureEditionPart)
-	}
-	c := false
-	if m.Label != o.Label {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Count, o.Count) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureEditionPart:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureEditionPart: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureEditionPart) DiffFields(o *TortureEditionPart) *fieldmap.FieldMap {
-	fm := _TortureEditionPart_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureEditionPart_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureEditionKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureEditionKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureEditionKey) DiffFields(o *TortureEditionKey) *fieldmap.FieldMap {
-	fm := _TortureEditionKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureEditionKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureEditionKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureEditionKey) diffAt(o *TortureEditionKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureEditionKey)
-	}
-	if o == nil {
-		o = new(TortureEditionKey)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Key, o.Key) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Other == nil) != (o.Other == nil) || m.Other != nil && m.Other.diffAt(o.Other, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureEditionKeyValue being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureEditionKeyValue) diffAt(o *TortureEditionKeyValue, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureEditionKeyValue)
-	}
-	if o == nil {
-		o = new(TortureEditionKeyValue)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.N != o.N {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureEditionKeyValue:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureEditionKeyValue: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureEditionKeyValue) DiffFields(o *TortureEditionKeyValue) *fieldmap.FieldMap {
-	fm := _TortureEditionKeyValue_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureEditionKeyValue_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureEditionKeyed:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureEditionKeyed: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureEditionKeyed) DiffFields(o *TortureEditionKeyed) *fieldmap.FieldMap {
-	fm := _TortureEditionKeyed_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureEditionKeyed being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureEditionKeyed) diffAt(o *TortureEditionKeyed, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureEditionKeyed)
-	}
-	if o == nil {
-		o = new(TortureEditionKeyed)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_TortureEditionKeyed_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

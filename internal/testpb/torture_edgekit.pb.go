@@ -16,11 +16,12 @@ import (
 	bits "math/bits"
 	slices "slices"
 	strconv "strconv"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of TortureNames: dot-joined field numbers from TortureNames.
 const (
@@ -59,40 +60,40 @@ const (
 	TortureNamesFieldVar           = "34" // var
 )
 
-var _TortureNames_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "reset"},
-	{Number: 2, Name: "string"},
-	{Number: 3, Name: "descriptor"},
-	{Number: 4, Name: "x_"},
-	{Number: 5, Name: "x_y"},
-	{Number: 6, Name: "type"},
-	{Number: 7, Name: "func"},
-	{Number: 8, Name: "map"},
-	{Number: 9, Name: "go"},
-	{Number: 10, Name: "foo_bar"},
-	{Number: 11, Name: "get_foo_bar"},
-	{Number: 12, Name: "key_string"},
-	{Number: 13, Name: "m"},
-	{Number: 14, Name: "src"},
-	{Number: 15, Name: "fm"},
-	{Number: 16, Name: "n"},
-	{Number: 17, Name: "o"},
-	{Number: 18, Name: "c"},
-	{Number: 19, Name: "unknown_fields"},
-	{Number: 20, Name: "size_cache"},
-	{Number: 21, Name: "state"},
-	{Number: 22, Name: "proto_message"},
-	{Number: 24, Name: "clone_to"},
-	{Number: 25, Name: "default"},
-	{Number: 26, Name: "nil"},
-	{Number: 27, Name: "true"},
-	{Number: 28, Name: "len"},
-	{Number: 29, Name: "error"},
-	{Number: 30, Name: "self"},
-	{Number: 31, Name: "chan"},
-	{Number: 32, Name: "range"},
-	{Number: 33, Name: "interface", Kind: fieldmap.KindMap},
-	{Number: 34, Name: "var", Kind: fieldmap.KindList},
+var _TortureNames_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNames{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "reset", Off: unsafe.Offsetof(TortureNames{}.Reset_), Op: fieldmap.OpString},
+	{Number: 2, Name: "string", Off: unsafe.Offsetof(TortureNames{}.String_), Op: fieldmap.OpString},
+	{Number: 3, Name: "descriptor", Off: unsafe.Offsetof(TortureNames{}.Descriptor_), Op: fieldmap.OpString},
+	{Number: 4, Name: "x_", Off: unsafe.Offsetof(TortureNames{}.X_), Op: fieldmap.OpString},
+	{Number: 5, Name: "x_y", Off: unsafe.Offsetof(TortureNames{}.XY), Op: fieldmap.OpString},
+	{Number: 6, Name: "type", Off: unsafe.Offsetof(TortureNames{}.Type), Op: fieldmap.OpString},
+	{Number: 7, Name: "func", Off: unsafe.Offsetof(TortureNames{}.Func), Op: fieldmap.OpString},
+	{Number: 8, Name: "map", Off: unsafe.Offsetof(TortureNames{}.Map), Op: fieldmap.OpString},
+	{Number: 9, Name: "go", Off: unsafe.Offsetof(TortureNames{}.Go), Op: fieldmap.OpString},
+	{Number: 10, Name: "foo_bar", Off: unsafe.Offsetof(TortureNames{}.FooBar), Op: fieldmap.OpString},
+	{Number: 11, Name: "get_foo_bar", Off: unsafe.Offsetof(TortureNames{}.GetFooBar_), Op: fieldmap.OpString},
+	{Number: 12, Name: "key_string", Off: unsafe.Offsetof(TortureNames{}.KeyString), Op: fieldmap.OpString},
+	{Number: 13, Name: "m", Off: unsafe.Offsetof(TortureNames{}.M), Op: fieldmap.OpString},
+	{Number: 14, Name: "src", Off: unsafe.Offsetof(TortureNames{}.Src), Op: fieldmap.OpString},
+	{Number: 15, Name: "fm", Off: unsafe.Offsetof(TortureNames{}.Fm), Op: fieldmap.OpString},
+	{Number: 16, Name: "n", Off: unsafe.Offsetof(TortureNames{}.N), Op: fieldmap.OpInt32},
+	{Number: 17, Name: "o", Off: unsafe.Offsetof(TortureNames{}.O), Op: fieldmap.OpString},
+	{Number: 18, Name: "c", Off: unsafe.Offsetof(TortureNames{}.C), Op: fieldmap.OpString},
+	{Number: 19, Name: "unknown_fields", Off: unsafe.Offsetof(TortureNames{}.UnknownFields), Op: fieldmap.OpString},
+	{Number: 20, Name: "size_cache", Off: unsafe.Offsetof(TortureNames{}.SizeCache), Op: fieldmap.OpString},
+	{Number: 21, Name: "state", Off: unsafe.Offsetof(TortureNames{}.State), Op: fieldmap.OpString},
+	{Number: 22, Name: "proto_message", Off: unsafe.Offsetof(TortureNames{}.ProtoMessage_), Op: fieldmap.OpString},
+	{Number: 24, Name: "clone_to", Off: unsafe.Offsetof(TortureNames{}.CloneTo), Op: fieldmap.OpString},
+	{Number: 25, Name: "default", Off: unsafe.Offsetof(TortureNames{}.Default), Op: fieldmap.OpString},
+	{Number: 26, Name: "nil", Off: unsafe.Offsetof(TortureNames{}.Nil), Op: fieldmap.OpString},
+	{Number: 27, Name: "true", Off: unsafe.Offsetof(TortureNames{}.True), Op: fieldmap.OpString},
+	{Number: 28, Name: "len", Off: unsafe.Offsetof(TortureNames{}.Len), Op: fieldmap.OpString},
+	{Number: 29, Name: "error", Off: unsafe.Offsetof(TortureNames{}.Error), Op: fieldmap.OpString},
+	{Number: 30, Name: "self", Value: &fieldmap.MessageField[*TortureNames]{Off: unsafe.Offsetof(TortureNames{}.Self)}},
+	{Number: 31, Name: "chan", Value: &fieldmap.ScalarMember[*TortureNames_Chan, string]{Load: func(m unsafe.Pointer) any { return (*TortureNames)(m).Select }}},
+	{Number: 32, Name: "range", Value: &fieldmap.ScalarMember[*TortureNames_Range, int32]{Load: func(m unsafe.Pointer) any { return (*TortureNames)(m).Select }}},
+	{Number: 33, Name: "interface", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(TortureNames{}.Interface)}},
+	{Number: 34, Name: "var", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureNames{}.Var), Op: fieldmap.OpListString},
 }}
 
 var _TortureNames_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNames", _TortureNames_shape, false)
@@ -117,10 +118,10 @@ const (
 	Torture_2XFieldNext_2 = "3" // next_2
 )
 
-var _Torture_2X_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "a_1"},
-	{Number: 2, Name: "b2c"},
-	{Number: 3, Name: "next_2"},
+var _Torture_2X_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Torture_2X{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "a_1", Off: unsafe.Offsetof(Torture_2X{}.A_1), Op: fieldmap.OpString},
+	{Number: 2, Name: "b2c", Off: unsafe.Offsetof(Torture_2X{}.B2C), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "next_2", Value: &fieldmap.MessageField[*Torture_2X]{Off: unsafe.Offsetof(Torture_2X{}.Next_2)}},
 }}
 
 var _Torture_2X_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Torture_2x", _Torture_2X_shape, false)
@@ -144,9 +145,9 @@ const (
 	TortureLowerFieldAgain  = "2" // again
 )
 
-var _TortureLower_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "value_"},
-	{Number: 2, Name: "again"},
+var _TortureLower_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLower{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "value_", Off: unsafe.Offsetof(TortureLower{}.Value_), Op: fieldmap.OpString},
+	{Number: 2, Name: "again", Value: &fieldmap.MessageField[*TortureLower]{Off: unsafe.Offsetof(TortureLower{}.Again)}},
 }}
 
 var _TortureLower_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.torture_lower", _TortureLower_shape, false)
@@ -184,34 +185,34 @@ const (
 	TortureDeepFieldShortcutLeaf  = "3.2"       // shortcut.leaf
 )
 
-var _TortureDeep_L1_L2_L3_L4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "mood"},
-	{Number: 2, Name: "leaf"},
+var _TortureDeep_L1_L2_L3_L4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep_L1_L2_L3_L4{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "mood", Off: unsafe.Offsetof(TortureDeep_L1_L2_L3_L4{}.Mood), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "leaf", Off: unsafe.Offsetof(TortureDeep_L1_L2_L3_L4{}.Leaf), Op: fieldmap.OpString},
 }}
 
-var _TortureDeep_L1_L2_L3_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "l4", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape},
-	{Number: 2, Name: "l4s", Kind: fieldmap.KindList, Sub: _TortureDeep_L1_L2_L3_L4_shape},
+var _TortureDeep_L1_L2_L3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep_L1_L2_L3{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "l4", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageField[*TortureDeep_L1_L2_L3_L4]{Off: unsafe.Offsetof(TortureDeep_L1_L2_L3{}.L4)}},
+	{Number: 2, Name: "l4s", Kind: fieldmap.KindList, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageList[*TortureDeep_L1_L2_L3_L4]{Off: unsafe.Offsetof(TortureDeep_L1_L2_L3{}.L4S)}},
 }}
 
-var _TortureDeep_L1_L2_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "l3", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_shape},
-	{Number: 2, Name: "l4_map", Kind: fieldmap.KindMap},
+var _TortureDeep_L1_L2_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep_L1_L2{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "l3", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_shape, Value: &fieldmap.MessageField[*TortureDeep_L1_L2_L3]{Off: unsafe.Offsetof(TortureDeep_L1_L2{}.L3)}},
+	{Number: 2, Name: "l4_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureDeep_L1_L2_L3_L4]{Off: unsafe.Offsetof(TortureDeep_L1_L2{}.L4Map)}},
 }}
 
-var _TortureDeep_L1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "l2", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_shape},
+var _TortureDeep_L1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep_L1{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "l2", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_shape, Value: &fieldmap.MessageField[*TortureDeep_L1_L2]{Off: unsafe.Offsetof(TortureDeep_L1{}.L2)}},
 }}
 
-var _TortureDeep_Sibling_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "mood"},
-	{Number: 2, Name: "moods", Kind: fieldmap.KindList},
+var _TortureDeep_Sibling_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep_Sibling{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "mood", Off: unsafe.Offsetof(TortureDeep_Sibling{}.Mood), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "moods", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureDeep_Sibling{}.Moods), Op: fieldmap.OpListInt32},
 }}
 
-var _TortureDeep_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "l1", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_shape},
-	{Number: 2, Name: "sibling", Kind: fieldmap.KindMessage, Sub: _TortureDeep_Sibling_shape},
-	{Number: 3, Name: "shortcut", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape},
+var _TortureDeep_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "l1", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_shape, Value: &fieldmap.MessageField[*TortureDeep_L1]{Off: unsafe.Offsetof(TortureDeep{}.L1)}},
+	{Number: 2, Name: "sibling", Kind: fieldmap.KindMessage, Sub: _TortureDeep_Sibling_shape, Value: &fieldmap.MessageField[*TortureDeep_Sibling]{Off: unsafe.Offsetof(TortureDeep{}.Sibling)}},
+	{Number: 3, Name: "shortcut", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageField[*TortureDeep_L1_L2_L3_L4]{Off: unsafe.Offsetof(TortureDeep{}.Shortcut)}},
 }}
 
 var _TortureDeep_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep", _TortureDeep_shape, false)
@@ -371,21 +372,21 @@ const (
 	TortureMapsFieldL4Map      = "14" // l4_map
 )
 
-var _TortureMaps_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "enum_map", Kind: fieldmap.KindMap},
-	{Number: 2, Name: "bytes_map", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "label_map", Kind: fieldmap.KindMap},
-	{Number: 4, Name: "double_map", Kind: fieldmap.KindMap},
-	{Number: 5, Name: "float_map", Kind: fieldmap.KindMap},
-	{Number: 6, Name: "self_map", Kind: fieldmap.KindMap},
-	{Number: 7, Name: "fixed32_map", Kind: fieldmap.KindMap},
-	{Number: 8, Name: "empty_map", Kind: fieldmap.KindMap},
-	{Number: 9, Name: "ts_map", Kind: fieldmap.KindMap},
-	{Number: 10, Name: "wrapper_map", Kind: fieldmap.KindMap},
-	{Number: 11, Name: "color_map", Kind: fieldmap.KindMap},
-	{Number: 12, Name: "names_map", Kind: fieldmap.KindMap},
-	{Number: 13, Name: "bool_map", Kind: fieldmap.KindMap},
-	{Number: 14, Name: "l4_map", Kind: fieldmap.KindMap},
+var _TortureMaps_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureMaps{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "enum_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, TortureDeep_L1_L2_L3_L4_Mood]{Off: unsafe.Offsetof(TortureMaps{}.EnumMap)}},
+	{Number: 2, Name: "bytes_map", Kind: fieldmap.KindMap, Value: &fieldmap.BytesMap[int64]{Off: unsafe.Offsetof(TortureMaps{}.BytesMap)}},
+	{Number: 3, Name: "label_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[uint32, *other.Label]{Off: unsafe.Offsetof(TortureMaps{}.LabelMap)}},
+	{Number: 4, Name: "double_map", Kind: fieldmap.KindMap, Value: &fieldmap.FloatMap[bool, float64]{Off: unsafe.Offsetof(TortureMaps{}.DoubleMap)}},
+	{Number: 5, Name: "float_map", Kind: fieldmap.KindMap, Value: &fieldmap.FloatMap[int32, float32]{Off: unsafe.Offsetof(TortureMaps{}.FloatMap)}},
+	{Number: 6, Name: "self_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int64, *TortureMaps]{Off: unsafe.Offsetof(TortureMaps{}.SelfMap)}},
+	{Number: 7, Name: "fixed32_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[uint32, string]{Off: unsafe.Offsetof(TortureMaps{}.Fixed32Map)}},
+	{Number: 8, Name: "empty_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[uint64, *Empty]{Off: unsafe.Offsetof(TortureMaps{}.EmptyMap)}},
+	{Number: 9, Name: "ts_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *timestamppb.Timestamp]{Off: unsafe.Offsetof(TortureMaps{}.TsMap)}},
+	{Number: 10, Name: "wrapper_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int64, *wrapperspb.Int32Value]{Off: unsafe.Offsetof(TortureMaps{}.WrapperMap)}},
+	{Number: 11, Name: "color_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[int32, other.Color]{Off: unsafe.Offsetof(TortureMaps{}.ColorMap)}},
+	{Number: 12, Name: "names_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[uint64, *TortureNames]{Off: unsafe.Offsetof(TortureMaps{}.NamesMap)}},
+	{Number: 13, Name: "bool_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[bool, bool]{Off: unsafe.Offsetof(TortureMaps{}.BoolMap)}},
+	{Number: 14, Name: "l4_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureDeep_L1_L2_L3_L4]{Off: unsafe.Offsetof(TortureMaps{}.L4Map)}},
 }}
 
 var _TortureMaps_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureMaps", _TortureMaps_shape, true)
@@ -437,21 +438,21 @@ const (
 	TortureListsFieldByteValues         = "14"           // byte_values
 )
 
-var _TortureLists_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "moods", Kind: fieldmap.KindList},
-	{Number: 2, Name: "strings", Kind: fieldmap.KindList},
-	{Number: 3, Name: "times", Kind: fieldmap.KindList},
-	{Number: 4, Name: "blobs", Kind: fieldmap.KindList},
-	{Number: 5, Name: "floats", Kind: fieldmap.KindList},
-	{Number: 6, Name: "doubles", Kind: fieldmap.KindList},
-	{Number: 7, Name: "empties", Kind: fieldmap.KindList},
-	{Number: 8, Name: "nested", Kind: fieldmap.KindList},
-	{Number: 9, Name: "colors", Kind: fieldmap.KindList},
-	{Number: 10, Name: "bools", Kind: fieldmap.KindList},
-	{Number: 11, Name: "deeps", Kind: fieldmap.KindList, Sub: _TortureDeep_shape},
-	{Number: 12, Name: "secrets", Kind: fieldmap.KindList},
-	{Number: 13, Name: "empty_map", Kind: fieldmap.KindMap},
-	{Number: 14, Name: "byte_values", Kind: fieldmap.KindList},
+var _TortureLists_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLists{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "moods", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Moods), Op: fieldmap.OpListInt32},
+	{Number: 2, Name: "strings", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*wrapperspb.StringValue]{Off: unsafe.Offsetof(TortureLists{}.Strings)}},
+	{Number: 3, Name: "times", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*timestamppb.Timestamp]{Off: unsafe.Offsetof(TortureLists{}.Times)}},
+	{Number: 4, Name: "blobs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Blobs), Op: fieldmap.OpListBytes},
+	{Number: 5, Name: "floats", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Floats), Op: fieldmap.OpListFloat32},
+	{Number: 6, Name: "doubles", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Doubles), Op: fieldmap.OpListFloat64},
+	{Number: 7, Name: "empties", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Empty]{Off: unsafe.Offsetof(TortureLists{}.Empties)}},
+	{Number: 8, Name: "nested", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*TortureLists]{Off: unsafe.Offsetof(TortureLists{}.Nested)}},
+	{Number: 9, Name: "colors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Colors), Op: fieldmap.OpListInt32},
+	{Number: 10, Name: "bools", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Bools), Op: fieldmap.OpListBool},
+	{Number: 11, Name: "deeps", Kind: fieldmap.KindList, Sub: _TortureDeep_shape, Value: &fieldmap.MessageList[*TortureDeep]{Off: unsafe.Offsetof(TortureLists{}.Deeps)}},
+	{Number: 12, Name: "secrets", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureLists{}.Secrets), Op: fieldmap.OpListString},
+	{Number: 13, Name: "empty_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Empty]{Off: unsafe.Offsetof(TortureLists{}.EmptyMap)}},
+	{Number: 14, Name: "byte_values", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*wrapperspb.BytesValue]{Off: unsafe.Offsetof(TortureLists{}.ByteValues)}},
 }}
 
 var _TortureLists_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLists", _TortureLists_shape, true)
@@ -528,38 +529,38 @@ const (
 	TortureOneofsFieldOptColor               = "36"          // opt_color
 )
 
-var _File_testpb_v1_torture_proto_Label182jztu_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "color"},
-	{Number: 3, Name: "secret"},
-	{Number: 4, Name: "weights", Kind: fieldmap.KindList},
+var _File_testpb_v1_torture_proto_Label182jztu_shape = &fieldmap.Shape{Size: unsafe.Sizeof(other.Label{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(other.Label{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "color", Off: unsafe.Offsetof(other.Label{}.Color), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(other.Label{}.Secret), Op: fieldmap.OpString},
+	{Number: 4, Name: "weights", Kind: fieldmap.KindList, Off: unsafe.Offsetof(other.Label{}.Weights), Op: fieldmap.OpListInt32},
 }}
 
-var _TortureOneofs_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "first_mood"},
-	{Number: 2, Name: "first_bytes"},
-	{Number: 3, Name: "first_deep", Kind: fieldmap.KindMessage, Sub: _TortureDeep_shape},
-	{Number: 4, Name: "first_float"},
-	{Number: 5, Name: "first_double"},
-	{Number: 6, Name: "first_self"},
-	{Number: 7, Name: "first_time"},
-	{Number: 8, Name: "first_label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_torture_proto_Label182jztu_shape},
-	{Number: 9, Name: "first_empty"},
-	{Number: 10, Name: "first_secret"},
-	{Number: 11, Name: "first_l4", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape},
-	{Number: 12, Name: "first_bool"},
-	{Number: 13, Name: "first_color"},
-	{Number: 20, Name: "second_name"},
-	{Number: 21, Name: "second_self"},
-	{Number: 22, Name: "second_num"},
-	{Number: 23, Name: "second_secret"},
-	{Number: 30, Name: "opt_message", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_shape},
-	{Number: 31, Name: "opt_enum"},
-	{Number: 32, Name: "opt_bytes"},
-	{Number: 33, Name: "opt_float"},
-	{Number: 34, Name: "opt_double"},
-	{Number: 35, Name: "opt_secret"},
-	{Number: 36, Name: "opt_color"},
+var _TortureOneofs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOneofs{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "first_mood", Value: &fieldmap.ScalarMember[*TortureOneofs_FirstMood, TortureDeep_L1_L2_L3_L4_Mood]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 2, Name: "first_bytes", Value: &fieldmap.BytesMember[*TortureOneofs_FirstBytes]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 3, Name: "first_deep", Kind: fieldmap.KindMessage, Sub: _TortureDeep_shape, Value: &fieldmap.MessageMember[*TortureOneofs_FirstDeep, *TortureDeep]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 4, Name: "first_float", Value: &fieldmap.FloatMember[*TortureOneofs_FirstFloat, float32]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 5, Name: "first_double", Value: &fieldmap.FloatMember[*TortureOneofs_FirstDouble, float64]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 6, Name: "first_self", Value: &fieldmap.MessageMember[*TortureOneofs_FirstSelf, *TortureOneofs]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 7, Name: "first_time", Value: &fieldmap.MessageMember[*TortureOneofs_FirstTime, *timestamppb.Timestamp]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 8, Name: "first_label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_torture_proto_Label182jztu_shape, Value: &fieldmap.MessageMember[*TortureOneofs_FirstLabel, *other.Label]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 9, Name: "first_empty", Value: &fieldmap.MessageMember[*TortureOneofs_FirstEmpty, *Empty]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 10, Name: "first_secret", Value: &fieldmap.ScalarMember[*TortureOneofs_FirstSecret, string]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 11, Name: "first_l4", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageMember[*TortureOneofs_FirstL4, *TortureDeep_L1_L2_L3_L4]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 12, Name: "first_bool", Value: &fieldmap.ScalarMember[*TortureOneofs_FirstBool, bool]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 13, Name: "first_color", Value: &fieldmap.ScalarMember[*TortureOneofs_FirstColor, other.Color]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).First }}},
+	{Number: 20, Name: "second_name", Value: &fieldmap.ScalarMember[*TortureOneofs_SecondName, string]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).Second }}},
+	{Number: 21, Name: "second_self", Value: &fieldmap.MessageMember[*TortureOneofs_SecondSelf, *TortureOneofs]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).Second }}},
+	{Number: 22, Name: "second_num", Value: &fieldmap.ScalarMember[*TortureOneofs_SecondNum, uint64]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).Second }}},
+	{Number: 23, Name: "second_secret", Value: &fieldmap.BytesMember[*TortureOneofs_SecondSecret]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).Second }}},
+	{Number: 30, Name: "opt_message", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_shape, Value: &fieldmap.MessageField[*TortureDeep_L1]{Off: unsafe.Offsetof(TortureOneofs{}.OptMessage)}},
+	{Number: 31, Name: "opt_enum", Off: unsafe.Offsetof(TortureOneofs{}.OptEnum), Op: fieldmap.OpPtrInt32},
+	{Number: 32, Name: "opt_bytes", Off: unsafe.Offsetof(TortureOneofs{}.OptBytes), Op: fieldmap.OpBytesPresence},
+	{Number: 33, Name: "opt_float", Off: unsafe.Offsetof(TortureOneofs{}.OptFloat), Op: fieldmap.OpPtrFloat32},
+	{Number: 34, Name: "opt_double", Off: unsafe.Offsetof(TortureOneofs{}.OptDouble), Op: fieldmap.OpPtrFloat64},
+	{Number: 35, Name: "opt_secret", Off: unsafe.Offsetof(TortureOneofs{}.OptSecret), Op: fieldmap.OpPtrString},
+	{Number: 36, Name: "opt_color", Off: unsafe.Offsetof(TortureOneofs{}.OptColor), Op: fieldmap.OpPtrInt32},
 }}
 
 var _TortureOneofs_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOneofs", _TortureOneofs_shape, false)
@@ -583,9 +584,9 @@ const (
 	TortureOnlyOneofFieldOnlySelf = "2" // only_self
 )
 
-var _TortureOnlyOneof_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "only_name"},
-	{Number: 2, Name: "only_self"},
+var _TortureOnlyOneof_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOnlyOneof{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "only_name", Value: &fieldmap.ScalarMember[*TortureOnlyOneof_OnlyName, string]{Load: func(m unsafe.Pointer) any { return (*TortureOnlyOneof)(m).Only }}},
+	{Number: 2, Name: "only_self", Value: &fieldmap.MessageMember[*TortureOnlyOneof_OnlySelf, *TortureOnlyOneof]{Load: func(m unsafe.Pointer) any { return (*TortureOnlyOneof)(m).Only }}},
 }}
 
 var _TortureOnlyOneof_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOnlyOneof", _TortureOnlyOneof_shape, false)
@@ -608,8 +609,8 @@ const (
 	TortureOnlyMapFieldChildren = "1" // children
 )
 
-var _TortureOnlyMap_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "children", Kind: fieldmap.KindMap},
+var _TortureOnlyMap_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOnlyMap{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "children", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureOnlyMap]{Off: unsafe.Offsetof(TortureOnlyMap{}.Children)}},
 }}
 
 var _TortureOnlyMap_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOnlyMap", _TortureOnlyMap_shape, false)
@@ -638,17 +639,17 @@ const (
 	TortureNumbersFieldMax           = "536870911"       // max
 )
 
-var _TortureNumbersChild_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 99999999, Name: "deeper"},
-	{Number: 536870910, Name: "value"},
+var _TortureNumbersChild_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNumbersChild{}), Fields: []fieldmap.ShapeField{
+	{Number: 99999999, Name: "deeper", Value: &fieldmap.MessageField[*TortureNumbersChild]{Off: unsafe.Offsetof(TortureNumbersChild{}.Deeper)}},
+	{Number: 536870910, Name: "value", Off: unsafe.Offsetof(TortureNumbersChild{}.Value), Op: fieldmap.OpFloat64},
 }}
 
-var _TortureNumbers_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "low"},
-	{Number: 18999, Name: "child", Kind: fieldmap.KindMessage, Sub: _TortureNumbersChild_shape},
-	{Number: 20000, Name: "after_reserved"},
-	{Number: 123456789, Name: "big"},
-	{Number: 536870911, Name: "max"},
+var _TortureNumbers_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNumbers{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "low", Off: unsafe.Offsetof(TortureNumbers{}.Low), Op: fieldmap.OpString},
+	{Number: 18999, Name: "child", Kind: fieldmap.KindMessage, Sub: _TortureNumbersChild_shape, Value: &fieldmap.MessageField[*TortureNumbersChild]{Off: unsafe.Offsetof(TortureNumbers{}.Child)}},
+	{Number: 20000, Name: "after_reserved", Off: unsafe.Offsetof(TortureNumbers{}.AfterReserved), Op: fieldmap.OpInt32},
+	{Number: 123456789, Name: "big", Off: unsafe.Offsetof(TortureNumbers{}.Big), Op: fieldmap.OpString},
+	{Number: 536870911, Name: "max", Value: &fieldmap.MessageField[*TortureNumbers]{Off: unsafe.Offsetof(TortureNumbers{}.Max)}},
 }}
 
 var _TortureNumbers_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNumbers", _TortureNumbers_shape, false)
@@ -702,27 +703,27 @@ const (
 	TortureCycleAFieldCsSecret = "3.3"   // cs.secret
 )
 
-var _TortureCycleC_shape_1bmyxni = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "a"},
-	{Number: 2, Name: "bs", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "secret"},
+var _TortureCycleC_shape_1bmyxni = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "a", Value: &fieldmap.MessageField[*TortureCycleA]{Off: unsafe.Offsetof(TortureCycleC{}.A)}},
+	{Number: 2, Name: "bs", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureCycleB]{Off: unsafe.Offsetof(TortureCycleC{}.Bs)}},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(TortureCycleC{}.Secret), Op: fieldmap.OpString},
 }}
 
-var _TortureCycleB_shape_vrge32 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "count"},
-	{Number: 2, Name: "c", Kind: fieldmap.KindMessage, Sub: _TortureCycleC_shape_1bmyxni},
+var _TortureCycleB_shape_vrge32 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleB{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "count", Off: unsafe.Offsetof(TortureCycleB{}.Count), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "c", Kind: fieldmap.KindMessage, Sub: _TortureCycleC_shape_1bmyxni, Value: &fieldmap.MessageField[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleB{}.C)}},
 }}
 
-var _TortureCycleC_shape_hyz3au = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "a"},
-	{Number: 2, Name: "bs", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "secret"},
+var _TortureCycleC_shape_hyz3au = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "a", Value: &fieldmap.MessageField[*TortureCycleA]{Off: unsafe.Offsetof(TortureCycleC{}.A)}},
+	{Number: 2, Name: "bs", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureCycleB]{Off: unsafe.Offsetof(TortureCycleC{}.Bs)}},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(TortureCycleC{}.Secret), Op: fieldmap.OpString},
 }}
 
-var _TortureCycleA_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_vrge32},
-	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Sub: _TortureCycleC_shape_hyz3au},
+var _TortureCycleA_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleA{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureCycleA{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_vrge32, Value: &fieldmap.MessageField[*TortureCycleB]{Off: unsafe.Offsetof(TortureCycleA{}.B)}},
+	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Sub: _TortureCycleC_shape_hyz3au, Value: &fieldmap.MessageList[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleA{}.Cs)}},
 }}
 
 var _TortureCycleA_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleA", _TortureCycleA_shape, false)
@@ -752,21 +753,21 @@ const (
 	TortureCycleBFieldCSecret = "2.3"   // c.secret
 )
 
-var _TortureCycleA_shape_1738b9o = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "b"},
-	{Number: 3, Name: "cs", Kind: fieldmap.KindList},
+var _TortureCycleA_shape_1738b9o = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleA{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureCycleA{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "b", Value: &fieldmap.MessageField[*TortureCycleB]{Off: unsafe.Offsetof(TortureCycleA{}.B)}},
+	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleA{}.Cs)}},
 }}
 
-var _TortureCycleC_shape_mchw53 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "a", Kind: fieldmap.KindMessage, Sub: _TortureCycleA_shape_1738b9o},
-	{Number: 2, Name: "bs", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "secret"},
+var _TortureCycleC_shape_mchw53 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "a", Kind: fieldmap.KindMessage, Sub: _TortureCycleA_shape_1738b9o, Value: &fieldmap.MessageField[*TortureCycleA]{Off: unsafe.Offsetof(TortureCycleC{}.A)}},
+	{Number: 2, Name: "bs", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureCycleB]{Off: unsafe.Offsetof(TortureCycleC{}.Bs)}},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(TortureCycleC{}.Secret), Op: fieldmap.OpString},
 }}
 
-var _TortureCycleB_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "count"},
-	{Number: 2, Name: "c", Kind: fieldmap.KindMessage, Sub: _TortureCycleC_shape_mchw53},
+var _TortureCycleB_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleB{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "count", Off: unsafe.Offsetof(TortureCycleB{}.Count), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "c", Kind: fieldmap.KindMessage, Sub: _TortureCycleC_shape_mchw53, Value: &fieldmap.MessageField[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleB{}.C)}},
 }}
 
 var _TortureCycleB_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleB", _TortureCycleB_shape, false)
@@ -796,21 +797,21 @@ const (
 	TortureCycleCFieldSecret  = "3"     // secret
 )
 
-var _TortureCycleB_shape_bdy655 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "count"},
-	{Number: 2, Name: "c"},
+var _TortureCycleB_shape_bdy655 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleB{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "count", Off: unsafe.Offsetof(TortureCycleB{}.Count), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "c", Value: &fieldmap.MessageField[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleB{}.C)}},
 }}
 
-var _TortureCycleA_shape_1dfp5o8 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_bdy655},
-	{Number: 3, Name: "cs", Kind: fieldmap.KindList},
+var _TortureCycleA_shape_1dfp5o8 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleA{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureCycleA{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_bdy655, Value: &fieldmap.MessageField[*TortureCycleB]{Off: unsafe.Offsetof(TortureCycleA{}.B)}},
+	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleA{}.Cs)}},
 }}
 
-var _TortureCycleC_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "a", Kind: fieldmap.KindMessage, Sub: _TortureCycleA_shape_1dfp5o8},
-	{Number: 2, Name: "bs", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "secret"},
+var _TortureCycleC_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "a", Kind: fieldmap.KindMessage, Sub: _TortureCycleA_shape_1dfp5o8, Value: &fieldmap.MessageField[*TortureCycleA]{Off: unsafe.Offsetof(TortureCycleC{}.A)}},
+	{Number: 2, Name: "bs", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureCycleB]{Off: unsafe.Offsetof(TortureCycleC{}.Bs)}},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(TortureCycleC{}.Secret), Op: fieldmap.OpString},
 }}
 
 var _TortureCycleC_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleC", _TortureCycleC_shape, false)
@@ -953,128 +954,128 @@ const (
 	TortureWideFieldAgain = "121" // again
 )
 
-var _TortureWide_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "w1"},
-	{Number: 2, Name: "w2"},
-	{Number: 3, Name: "w3"},
-	{Number: 4, Name: "w4"},
-	{Number: 5, Name: "w5"},
-	{Number: 6, Name: "w6"},
-	{Number: 7, Name: "w7"},
-	{Number: 8, Name: "w8"},
-	{Number: 9, Name: "w9"},
-	{Number: 10, Name: "w10"},
-	{Number: 11, Name: "w11", Kind: fieldmap.KindList},
-	{Number: 12, Name: "w12"},
-	{Number: 13, Name: "w13"},
-	{Number: 14, Name: "w14"},
-	{Number: 15, Name: "w15"},
-	{Number: 16, Name: "w16"},
-	{Number: 17, Name: "w17"},
-	{Number: 18, Name: "w18"},
-	{Number: 19, Name: "w19"},
-	{Number: 20, Name: "w20"},
-	{Number: 21, Name: "w21"},
-	{Number: 22, Name: "w22", Kind: fieldmap.KindList},
-	{Number: 23, Name: "w23"},
-	{Number: 24, Name: "w24"},
-	{Number: 25, Name: "w25"},
-	{Number: 26, Name: "w26"},
-	{Number: 27, Name: "w27"},
-	{Number: 28, Name: "w28"},
-	{Number: 29, Name: "w29"},
-	{Number: 30, Name: "w30"},
-	{Number: 31, Name: "w31"},
-	{Number: 32, Name: "w32"},
-	{Number: 33, Name: "w33", Kind: fieldmap.KindList},
-	{Number: 34, Name: "w34"},
-	{Number: 35, Name: "w35"},
-	{Number: 36, Name: "w36"},
-	{Number: 37, Name: "w37"},
-	{Number: 38, Name: "w38"},
-	{Number: 39, Name: "w39"},
-	{Number: 40, Name: "w40"},
-	{Number: 41, Name: "w41"},
-	{Number: 42, Name: "w42"},
-	{Number: 43, Name: "w43"},
-	{Number: 44, Name: "w44", Kind: fieldmap.KindList},
-	{Number: 45, Name: "w45"},
-	{Number: 46, Name: "w46"},
-	{Number: 47, Name: "w47"},
-	{Number: 48, Name: "w48"},
-	{Number: 49, Name: "w49"},
-	{Number: 50, Name: "w50"},
-	{Number: 51, Name: "w51"},
-	{Number: 52, Name: "w52"},
-	{Number: 53, Name: "w53"},
-	{Number: 54, Name: "w54"},
-	{Number: 55, Name: "w55", Kind: fieldmap.KindList},
-	{Number: 56, Name: "w56"},
-	{Number: 57, Name: "w57"},
-	{Number: 58, Name: "w58"},
-	{Number: 59, Name: "w59"},
-	{Number: 60, Name: "w60"},
-	{Number: 61, Name: "w61"},
-	{Number: 62, Name: "w62"},
-	{Number: 63, Name: "w63"},
-	{Number: 64, Name: "w64"},
-	{Number: 65, Name: "w65"},
-	{Number: 66, Name: "w66", Kind: fieldmap.KindList},
-	{Number: 67, Name: "w67"},
-	{Number: 68, Name: "w68"},
-	{Number: 69, Name: "w69"},
-	{Number: 70, Name: "w70"},
-	{Number: 71, Name: "w71"},
-	{Number: 72, Name: "w72"},
-	{Number: 73, Name: "w73"},
-	{Number: 74, Name: "w74"},
-	{Number: 75, Name: "w75"},
-	{Number: 76, Name: "w76"},
-	{Number: 77, Name: "w77"},
-	{Number: 78, Name: "w78"},
-	{Number: 79, Name: "w79"},
-	{Number: 80, Name: "w80"},
-	{Number: 81, Name: "w81"},
-	{Number: 82, Name: "w82"},
-	{Number: 83, Name: "w83"},
-	{Number: 84, Name: "w84"},
-	{Number: 85, Name: "w85"},
-	{Number: 86, Name: "w86"},
-	{Number: 87, Name: "w87"},
-	{Number: 88, Name: "w88", Kind: fieldmap.KindList},
-	{Number: 89, Name: "w89"},
-	{Number: 90, Name: "w90"},
-	{Number: 91, Name: "w91"},
-	{Number: 92, Name: "w92"},
-	{Number: 93, Name: "w93"},
-	{Number: 94, Name: "w94"},
-	{Number: 95, Name: "w95"},
-	{Number: 96, Name: "w96"},
-	{Number: 97, Name: "w97"},
-	{Number: 98, Name: "w98"},
-	{Number: 99, Name: "w99", Kind: fieldmap.KindList},
-	{Number: 100, Name: "w100"},
-	{Number: 101, Name: "w101"},
-	{Number: 102, Name: "w102"},
-	{Number: 103, Name: "w103"},
-	{Number: 104, Name: "w104"},
-	{Number: 105, Name: "w105"},
-	{Number: 106, Name: "w106"},
-	{Number: 107, Name: "w107"},
-	{Number: 108, Name: "w108"},
-	{Number: 109, Name: "w109"},
-	{Number: 110, Name: "w110", Kind: fieldmap.KindList},
-	{Number: 111, Name: "w111"},
-	{Number: 112, Name: "w112"},
-	{Number: 113, Name: "w113"},
-	{Number: 114, Name: "w114"},
-	{Number: 115, Name: "w115"},
-	{Number: 116, Name: "w116"},
-	{Number: 117, Name: "w117"},
-	{Number: 118, Name: "w118"},
-	{Number: 119, Name: "w119"},
-	{Number: 120, Name: "w120"},
-	{Number: 121, Name: "again"},
+var _TortureWide_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureWide{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "w1", Off: unsafe.Offsetof(TortureWide{}.W1), Op: fieldmap.OpString},
+	{Number: 2, Name: "w2", Off: unsafe.Offsetof(TortureWide{}.W2), Op: fieldmap.OpBool},
+	{Number: 3, Name: "w3", Off: unsafe.Offsetof(TortureWide{}.W3), Op: fieldmap.OpFloat64},
+	{Number: 4, Name: "w4", Off: unsafe.Offsetof(TortureWide{}.W4), Op: fieldmap.OpFloat32},
+	{Number: 5, Name: "w5", Off: unsafe.Offsetof(TortureWide{}.W5), Op: fieldmap.OpInt64},
+	{Number: 6, Name: "w6", Off: unsafe.Offsetof(TortureWide{}.W6), Op: fieldmap.OpUint32},
+	{Number: 7, Name: "w7", Off: unsafe.Offsetof(TortureWide{}.W7), Op: fieldmap.OpBytesPresence},
+	{Number: 8, Name: "w8", Off: unsafe.Offsetof(TortureWide{}.W8), Op: fieldmap.OpInt64},
+	{Number: 9, Name: "w9", Off: unsafe.Offsetof(TortureWide{}.W9), Op: fieldmap.OpUint32},
+	{Number: 10, Name: "w10", Off: unsafe.Offsetof(TortureWide{}.W10), Op: fieldmap.OpInt32},
+	{Number: 11, Name: "w11", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureWide{}.W11), Op: fieldmap.OpListString},
+	{Number: 12, Name: "w12", Off: unsafe.Offsetof(TortureWide{}.W12), Op: fieldmap.OpBool},
+	{Number: 13, Name: "w13", Off: unsafe.Offsetof(TortureWide{}.W13), Op: fieldmap.OpFloat64},
+	{Number: 14, Name: "w14", Off: unsafe.Offsetof(TortureWide{}.W14), Op: fieldmap.OpPtrFloat32},
+	{Number: 15, Name: "w15", Off: unsafe.Offsetof(TortureWide{}.W15), Op: fieldmap.OpInt64},
+	{Number: 16, Name: "w16", Off: unsafe.Offsetof(TortureWide{}.W16), Op: fieldmap.OpUint32},
+	{Number: 17, Name: "w17", Off: unsafe.Offsetof(TortureWide{}.W17), Op: fieldmap.OpBytes},
+	{Number: 18, Name: "w18", Off: unsafe.Offsetof(TortureWide{}.W18), Op: fieldmap.OpInt64},
+	{Number: 19, Name: "w19", Off: unsafe.Offsetof(TortureWide{}.W19), Op: fieldmap.OpUint32},
+	{Number: 20, Name: "w20", Off: unsafe.Offsetof(TortureWide{}.W20), Op: fieldmap.OpInt32},
+	{Number: 21, Name: "w21", Off: unsafe.Offsetof(TortureWide{}.W21), Op: fieldmap.OpPtrString},
+	{Number: 22, Name: "w22", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureWide{}.W22), Op: fieldmap.OpListBool},
+	{Number: 23, Name: "w23", Off: unsafe.Offsetof(TortureWide{}.W23), Op: fieldmap.OpFloat64},
+	{Number: 24, Name: "w24", Off: unsafe.Offsetof(TortureWide{}.W24), Op: fieldmap.OpFloat32},
+	{Number: 25, Name: "w25", Off: unsafe.Offsetof(TortureWide{}.W25), Op: fieldmap.OpInt64},
+	{Number: 26, Name: "w26", Off: unsafe.Offsetof(TortureWide{}.W26), Op: fieldmap.OpUint32},
+	{Number: 27, Name: "w27", Off: unsafe.Offsetof(TortureWide{}.W27), Op: fieldmap.OpBytes},
+	{Number: 28, Name: "w28", Off: unsafe.Offsetof(TortureWide{}.W28), Op: fieldmap.OpPtrInt64},
+	{Number: 29, Name: "w29", Off: unsafe.Offsetof(TortureWide{}.W29), Op: fieldmap.OpUint32},
+	{Number: 30, Name: "w30", Off: unsafe.Offsetof(TortureWide{}.W30), Op: fieldmap.OpInt32},
+	{Number: 31, Name: "w31", Off: unsafe.Offsetof(TortureWide{}.W31), Op: fieldmap.OpString},
+	{Number: 32, Name: "w32", Off: unsafe.Offsetof(TortureWide{}.W32), Op: fieldmap.OpBool},
+	{Number: 33, Name: "w33", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureWide{}.W33), Op: fieldmap.OpListFloat64},
+	{Number: 34, Name: "w34", Off: unsafe.Offsetof(TortureWide{}.W34), Op: fieldmap.OpFloat32},
+	{Number: 35, Name: "w35", Off: unsafe.Offsetof(TortureWide{}.W35), Op: fieldmap.OpPtrInt64},
+	{Number: 36, Name: "w36", Off: unsafe.Offsetof(TortureWide{}.W36), Op: fieldmap.OpUint32},
+	{Number: 37, Name: "w37", Off: unsafe.Offsetof(TortureWide{}.W37), Op: fieldmap.OpBytes},
+	{Number: 38, Name: "w38", Off: unsafe.Offsetof(TortureWide{}.W38), Op: fieldmap.OpInt64},
+	{Number: 39, Name: "w39", Off: unsafe.Offsetof(TortureWide{}.W39), Op: fieldmap.OpUint32},
+	{Number: 40, Name: "w40", Off: unsafe.Offsetof(TortureWide{}.W40), Op: fieldmap.OpInt32},
+	{Number: 41, Name: "w41", Off: unsafe.Offsetof(TortureWide{}.W41), Op: fieldmap.OpString},
+	{Number: 42, Name: "w42", Off: unsafe.Offsetof(TortureWide{}.W42), Op: fieldmap.OpPtrBool},
+	{Number: 43, Name: "w43", Off: unsafe.Offsetof(TortureWide{}.W43), Op: fieldmap.OpFloat64},
+	{Number: 44, Name: "w44", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureWide{}.W44), Op: fieldmap.OpListFloat32},
+	{Number: 45, Name: "w45", Off: unsafe.Offsetof(TortureWide{}.W45), Op: fieldmap.OpInt64},
+	{Number: 46, Name: "w46", Off: unsafe.Offsetof(TortureWide{}.W46), Op: fieldmap.OpUint32},
+	{Number: 47, Name: "w47", Off: unsafe.Offsetof(TortureWide{}.W47), Op: fieldmap.OpBytes},
+	{Number: 48, Name: "w48", Off: unsafe.Offsetof(TortureWide{}.W48), Op: fieldmap.OpInt64},
+	{Number: 49, Name: "w49", Off: unsafe.Offsetof(TortureWide{}.W49), Op: fieldmap.OpPtrUint32},
+	{Number: 50, Name: "w50", Off: unsafe.Offsetof(TortureWide{}.W50), Op: fieldmap.OpInt32},
+	{Number: 51, Name: "w51", Off: unsafe.Offsetof(TortureWide{}.W51), Op: fieldmap.OpString},
+	{Number: 52, Name: "w52", Off: unsafe.Offsetof(TortureWide{}.W52), Op: fieldmap.OpBool},
+	{Number: 53, Name: "w53", Off: unsafe.Offsetof(TortureWide{}.W53), Op: fieldmap.OpFloat64},
+	{Number: 54, Name: "w54", Off: unsafe.Offsetof(TortureWide{}.W54), Op: fieldmap.OpFloat32},
+	{Number: 55, Name: "w55", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureWide{}.W55), Op: fieldmap.OpListInt64},
+	{Number: 56, Name: "w56", Off: unsafe.Offsetof(TortureWide{}.W56), Op: fieldmap.OpPtrUint32},
+	{Number: 57, Name: "w57", Off: unsafe.Offsetof(TortureWide{}.W57), Op: fieldmap.OpBytes},
+	{Number: 58, Name: "w58", Off: unsafe.Offsetof(TortureWide{}.W58), Op: fieldmap.OpInt64},
+	{Number: 59, Name: "w59", Off: unsafe.Offsetof(TortureWide{}.W59), Op: fieldmap.OpUint32},
+	{Number: 60, Name: "w60", Off: unsafe.Offsetof(TortureWide{}.W60), Op: fieldmap.OpInt32},
+	{Number: 61, Name: "w61", Off: unsafe.Offsetof(TortureWide{}.W61), Op: fieldmap.OpString},
+	{Number: 62, Name: "w62", Off: unsafe.Offsetof(TortureWide{}.W62), Op: fieldmap.OpBool},
+	{Number: 63, Name: "w63", Off: unsafe.Offsetof(TortureWide{}.W63), Op: fieldmap.OpPtrFloat64},
+	{Number: 64, Name: "w64", Off: unsafe.Offsetof(TortureWide{}.W64), Op: fieldmap.OpFloat32},
+	{Number: 65, Name: "w65", Off: unsafe.Offsetof(TortureWide{}.W65), Op: fieldmap.OpInt64},
+	{Number: 66, Name: "w66", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureWide{}.W66), Op: fieldmap.OpListUint32},
+	{Number: 67, Name: "w67", Off: unsafe.Offsetof(TortureWide{}.W67), Op: fieldmap.OpBytes},
+	{Number: 68, Name: "w68", Off: unsafe.Offsetof(TortureWide{}.W68), Op: fieldmap.OpInt64},
+	{Number: 69, Name: "w69", Off: unsafe.Offsetof(TortureWide{}.W69), Op: fieldmap.OpUint32},
+	{Number: 70, Name: "w70", Off: unsafe.Offsetof(TortureWide{}.W70), Op: fieldmap.OpPtrInt32},
+	{Number: 71, Name: "w71", Off: unsafe.Offsetof(TortureWide{}.W71), Op: fieldmap.OpString},
+	{Number: 72, Name: "w72", Off: unsafe.Offsetof(TortureWide{}.W72), Op: fieldmap.OpBool},
+	{Number: 73, Name: "w73", Off: unsafe.Offsetof(TortureWide{}.W73), Op: fieldmap.OpFloat64},
+	{Number: 74, Name: "w74", Off: unsafe.Offsetof(TortureWide{}.W74), Op: fieldmap.OpFloat32},
+	{Number: 75, Name: "w75", Off: unsafe.Offsetof(TortureWide{}.W75), Op: fieldmap.OpInt64},
+	{Number: 76, Name: "w76", Off: unsafe.Offsetof(TortureWide{}.W76), Op: fieldmap.OpUint32},
+	{Number: 77, Name: "w77", Off: unsafe.Offsetof(TortureWide{}.W77), Op: fieldmap.OpBytesPresence},
+	{Number: 78, Name: "w78", Off: unsafe.Offsetof(TortureWide{}.W78), Op: fieldmap.OpInt64},
+	{Number: 79, Name: "w79", Off: unsafe.Offsetof(TortureWide{}.W79), Op: fieldmap.OpUint32},
+	{Number: 80, Name: "w80", Off: unsafe.Offsetof(TortureWide{}.W80), Op: fieldmap.OpInt32},
+	{Number: 81, Name: "w81", Off: unsafe.Offsetof(TortureWide{}.W81), Op: fieldmap.OpString},
+	{Number: 82, Name: "w82", Off: unsafe.Offsetof(TortureWide{}.W82), Op: fieldmap.OpBool},
+	{Number: 83, Name: "w83", Off: unsafe.Offsetof(TortureWide{}.W83), Op: fieldmap.OpFloat64},
+	{Number: 84, Name: "w84", Off: unsafe.Offsetof(TortureWide{}.W84), Op: fieldmap.OpPtrFloat32},
+	{Number: 85, Name: "w85", Off: unsafe.Offsetof(TortureWide{}.W85), Op: fieldmap.OpInt64},
+	{Number: 86, Name: "w86", Off: unsafe.Offsetof(TortureWide{}.W86), Op: fieldmap.OpUint32},
+	{Number: 87, Name: "w87", Off: unsafe.Offsetof(TortureWide{}.W87), Op: fieldmap.OpBytes},
+	{Number: 88, Name: "w88", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureWide{}.W88), Op: fieldmap.OpListInt64},
+	{Number: 89, Name: "w89", Off: unsafe.Offsetof(TortureWide{}.W89), Op: fieldmap.OpUint32},
+	{Number: 90, Name: "w90", Off: unsafe.Offsetof(TortureWide{}.W90), Op: fieldmap.OpInt32},
+	{Number: 91, Name: "w91", Off: unsafe.Offsetof(TortureWide{}.W91), Op: fieldmap.OpPtrString},
+	{Number: 92, Name: "w92", Off: unsafe.Offsetof(TortureWide{}.W92), Op: fieldmap.OpBool},
+	{Number: 93, Name: "w93", Off: unsafe.Offsetof(TortureWide{}.W93), Op: fieldmap.OpFloat64},
+	{Number: 94, Name: "w94", Off: unsafe.Offsetof(TortureWide{}.W94), Op: fieldmap.OpFloat32},
+	{Number: 95, Name: "w95", Off: unsafe.Offsetof(TortureWide{}.W95), Op: fieldmap.OpInt64},
+	{Number: 96, Name: "w96", Off: unsafe.Offsetof(TortureWide{}.W96), Op: fieldmap.OpUint32},
+	{Number: 97, Name: "w97", Off: unsafe.Offsetof(TortureWide{}.W97), Op: fieldmap.OpBytes},
+	{Number: 98, Name: "w98", Off: unsafe.Offsetof(TortureWide{}.W98), Op: fieldmap.OpPtrInt64},
+	{Number: 99, Name: "w99", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureWide{}.W99), Op: fieldmap.OpListUint32},
+	{Number: 100, Name: "w100", Off: unsafe.Offsetof(TortureWide{}.W100), Op: fieldmap.OpInt32},
+	{Number: 101, Name: "w101", Off: unsafe.Offsetof(TortureWide{}.W101), Op: fieldmap.OpString},
+	{Number: 102, Name: "w102", Off: unsafe.Offsetof(TortureWide{}.W102), Op: fieldmap.OpBool},
+	{Number: 103, Name: "w103", Off: unsafe.Offsetof(TortureWide{}.W103), Op: fieldmap.OpFloat64},
+	{Number: 104, Name: "w104", Off: unsafe.Offsetof(TortureWide{}.W104), Op: fieldmap.OpFloat32},
+	{Number: 105, Name: "w105", Off: unsafe.Offsetof(TortureWide{}.W105), Op: fieldmap.OpPtrInt64},
+	{Number: 106, Name: "w106", Off: unsafe.Offsetof(TortureWide{}.W106), Op: fieldmap.OpUint32},
+	{Number: 107, Name: "w107", Off: unsafe.Offsetof(TortureWide{}.W107), Op: fieldmap.OpBytes},
+	{Number: 108, Name: "w108", Off: unsafe.Offsetof(TortureWide{}.W108), Op: fieldmap.OpInt64},
+	{Number: 109, Name: "w109", Off: unsafe.Offsetof(TortureWide{}.W109), Op: fieldmap.OpUint32},
+	{Number: 110, Name: "w110", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureWide{}.W110), Op: fieldmap.OpListInt32},
+	{Number: 111, Name: "w111", Off: unsafe.Offsetof(TortureWide{}.W111), Op: fieldmap.OpString},
+	{Number: 112, Name: "w112", Off: unsafe.Offsetof(TortureWide{}.W112), Op: fieldmap.OpPtrBool},
+	{Number: 113, Name: "w113", Off: unsafe.Offsetof(TortureWide{}.W113), Op: fieldmap.OpFloat64},
+	{Number: 114, Name: "w114", Off: unsafe.Offsetof(TortureWide{}.W114), Op: fieldmap.OpFloat32},
+	{Number: 115, Name: "w115", Off: unsafe.Offsetof(TortureWide{}.W115), Op: fieldmap.OpInt64},
+	{Number: 116, Name: "w116", Off: unsafe.Offsetof(TortureWide{}.W116), Op: fieldmap.OpUint32},
+	{Number: 117, Name: "w117", Off: unsafe.Offsetof(TortureWide{}.W117), Op: fieldmap.OpBytes},
+	{Number: 118, Name: "w118", Off: unsafe.Offsetof(TortureWide{}.W118), Op: fieldmap.OpInt64},
+	{Number: 119, Name: "w119", Off: unsafe.Offsetof(TortureWide{}.W119), Op: fieldmap.OpPtrUint32},
+	{Number: 120, Name: "w120", Off: unsafe.Offsetof(TortureWide{}.W120), Op: fieldmap.OpInt32},
+	{Number: 121, Name: "again", Value: &fieldmap.MessageField[*TortureWide]{Off: unsafe.Offsetof(TortureWide{}.Again)}},
 }}
 
 var _TortureWide_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureWide", _TortureWide_shape, false)
@@ -1124,32 +1125,32 @@ const (
 	TortureKeyFieldKeysBig       = "4.8"     // keys.big
 )
 
-var _TortureKeyLeaf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "n"},
+var _TortureKeyLeaf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKeyLeaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "n", Off: unsafe.Offsetof(TortureKeyLeaf{}.N), Op: fieldmap.OpInt32},
 }}
 
-var _TortureKeyPart_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "id"},
-	{Number: 3, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _TortureKeyLeaf_shape},
+var _TortureKeyPart_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKeyPart{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureKeyPart{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "id", Off: unsafe.Offsetof(TortureKeyPart{}.Id), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _TortureKeyLeaf_shape, Value: &fieldmap.MessageField[*TortureKeyLeaf]{Off: unsafe.Offsetof(TortureKeyPart{}.Leaf)}},
 }}
 
-var _TortureKeyValue_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "mood"},
-	{Number: 2, Name: "part", Kind: fieldmap.KindMessage, Sub: _TortureKeyPart_shape},
-	{Number: 3, Name: "weight"},
-	{Number: 4, Name: "ratio"},
-	{Number: 5, Name: "flag"},
-	{Number: 6, Name: "maybe"},
-	{Number: 7, Name: "color"},
-	{Number: 8, Name: "big"},
+var _TortureKeyValue_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKeyValue{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "mood", Off: unsafe.Offsetof(TortureKeyValue{}.Mood), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "part", Kind: fieldmap.KindMessage, Sub: _TortureKeyPart_shape, Value: &fieldmap.MessageField[*TortureKeyPart]{Off: unsafe.Offsetof(TortureKeyValue{}.Part)}},
+	{Number: 3, Name: "weight", Off: unsafe.Offsetof(TortureKeyValue{}.Weight), Op: fieldmap.OpFloat64},
+	{Number: 4, Name: "ratio", Off: unsafe.Offsetof(TortureKeyValue{}.Ratio), Op: fieldmap.OpFloat32},
+	{Number: 5, Name: "flag", Off: unsafe.Offsetof(TortureKeyValue{}.Flag), Op: fieldmap.OpBool},
+	{Number: 6, Name: "maybe", Off: unsafe.Offsetof(TortureKeyValue{}.Maybe), Op: fieldmap.OpPtrString},
+	{Number: 7, Name: "color", Off: unsafe.Offsetof(TortureKeyValue{}.Color), Op: fieldmap.OpInt32},
+	{Number: 8, Name: "big", Off: unsafe.Offsetof(TortureKeyValue{}.Big), Op: fieldmap.OpInt64},
 }}
 
-var _TortureKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureKeyValue_shape},
-	{Number: 2, Name: "by_name", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "deeps", Kind: fieldmap.KindMap},
-	{Number: 4, Name: "keys", Kind: fieldmap.KindList, Sub: _TortureKeyValue_shape},
+var _TortureKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureKeyValue_shape, Value: &fieldmap.MessageField[*TortureKeyValue]{Off: unsafe.Offsetof(TortureKey{}.Key)}},
+	{Number: 2, Name: "by_name", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureKeyValue]{Off: unsafe.Offsetof(TortureKey{}.ByName)}},
+	{Number: 3, Name: "deeps", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *TortureDeep]{Off: unsafe.Offsetof(TortureKey{}.Deeps)}},
+	{Number: 4, Name: "keys", Kind: fieldmap.KindList, Sub: _TortureKeyValue_shape, Value: &fieldmap.MessageList[*TortureKeyValue]{Off: unsafe.Offsetof(TortureKey{}.Keys)}},
 }}
 
 var _TortureKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKey", _TortureKey_shape, true)
@@ -1246,8 +1247,8 @@ const (
 	TortureEnumKeyFieldMood = "1" // mood
 )
 
-var _TortureEnumKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "mood"},
+var _TortureEnumKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEnumKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "mood", Off: unsafe.Offsetof(TortureEnumKey{}.Mood), Op: fieldmap.OpInt32},
 }}
 
 var _TortureEnumKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEnumKey", _TortureEnumKey_shape, false)
@@ -1271,9 +1272,9 @@ const (
 	TortureEmptyKeyFieldName = "2" // name
 )
 
-var _TortureEmptyKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key"},
-	{Number: 2, Name: "name"},
+var _TortureEmptyKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEmptyKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Value: &fieldmap.MessageField[*Empty]{Off: unsafe.Offsetof(TortureEmptyKey{}.Key)}},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(TortureEmptyKey{}.Name), Op: fieldmap.OpString},
 }}
 
 var _TortureEmptyKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEmptyKey", _TortureEmptyKey_shape, false)
@@ -1296,8 +1297,8 @@ const (
 	TortureOptionalKeyFieldKey = "1" // key
 )
 
-var _TortureOptionalKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key"},
+var _TortureOptionalKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOptionalKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Off: unsafe.Offsetof(TortureOptionalKey{}.Key), Op: fieldmap.OpPtrFloat64},
 }}
 
 var _TortureOptionalKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOptionalKey", _TortureOptionalKey_shape, false)
@@ -7316,2032 +7317,220 @@ func (m *TortureOptionalKey) copyInAt(src *TortureOptionalKey, fm *fieldmap.Fiel
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureNames:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureNames: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureNames) DiffFields(o *TortureNames) *fieldmap.FieldMap {
-	fm := _TortureNames_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureNames_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureNames being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureNames) diffAt(o *TortureNames, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureNames)
-	}
-	if o == nil {
-		o = new(TortureNames)
-	}
-	c := false
-	if m.Reset_ != o.Reset_ {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.String_ != o.String_ {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Descriptor_ != o.Descriptor_ {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.X_ != o.X_ {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.XY != o.XY {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Type != o.Type {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.Func != o.Func {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.Map != o.Map {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if m.Go != o.Go {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if m.FooBar != o.FooBar {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if m.GetFooBar_ != o.GetFooBar_ {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.KeyString != o.KeyString {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if m.M != o.M {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	if m.Src != o.Src {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if m.Fm != o.Fm {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if m.N != o.N {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if m.O != o.O {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	if m.C != o.C {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	if m.UnknownFields != o.UnknownFields {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if m.SizeCache != o.SizeCache {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 20)
-		c = true
-	}
-	if m.ProtoMessage_ != o.ProtoMessage_ {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if m.CloneTo != o.CloneTo {
-		fm.SetAt(at + 22)
-		c = true
-	}
-	if m.Default != o.Default {
-		fm.SetAt(at + 23)
-		c = true
-	}
-	if m.Nil != o.Nil {
-		fm.SetAt(at + 24)
-		c = true
-	}
-	if m.True != o.True {
-		fm.SetAt(at + 25)
-		c = true
-	}
-	if m.Len != o.Len {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	if m.Error != o.Error {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if !m.Self.Equal(o.Self) {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	{
-		x, xok := m.Select.(*TortureNames_Chan)
-		y, yok := o.Select.(*TortureNames_Chan)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Chan != y.Chan {
-			fm.SetAt(at + 29)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Select.(*TortureNames_Range)
-		y, yok := o.Select.(*TortureNames_Range)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Range != y.Range {
-			fm.SetAt(at + 30)
-			c = true
-		}
-	}
-	if !maps.Equal(m.Interface, o.Interface) {
-		fm.SetAt(at + 31)
-		c = true
-	}
-	if !slices.Equal(m.Var, o.Var) {
-		fm.SetAt(at + 32)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Torture_2X:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Torture_2X: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Torture_2X) DiffFields(o *Torture_2X) *fieldmap.FieldMap {
-	fm := _Torture_2X_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Torture_2X_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Torture_2x being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Torture_2X) diffAt(o *Torture_2X, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Torture_2X)
-	}
-	if o == nil {
-		o = new(Torture_2X)
-	}
-	c := false
-	if m.A_1 != o.A_1 {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.B2C != o.B2C {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !m.Next_2.Equal(o.Next_2) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureLower:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureLower: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureLower) DiffFields(o *TortureLower) *fieldmap.FieldMap {
-	fm := _TortureLower_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureLower_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// torture_lower being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureLower) diffAt(o *TortureLower, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureLower)
-	}
-	if o == nil {
-		o = new(TortureLower)
-	}
-	c := false
-	if m.Value_ != o.Value_ {
-		fm.SetAt(at)
-		c = true
-	}
-	if !m.Again.Equal(o.Again) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureDeep:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureDeep: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureDeep) DiffFields(o *TortureDeep) *fieldmap.FieldMap {
-	fm := _TortureDeep_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureDeep_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureDeep being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureDeep) diffAt(o *TortureDeep, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureDeep)
-	}
-	if o == nil {
-		o = new(TortureDeep)
-	}
-	c := false
-	if (m.L1 == nil) != (o.L1 == nil) || m.L1 != nil && m.L1.diffAt(o.L1, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Sibling == nil) != (o.Sibling == nil) || m.Sibling != nil && m.Sibling.diffAt(o.Sibling, fm, at+11) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if (m.Shortcut == nil) != (o.Shortcut == nil) || m.Shortcut != nil && m.Shortcut.diffAt(o.Shortcut, fm, at+14) {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// L1 being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureDeep_L1) diffAt(o *TortureDeep_L1, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureDeep_L1)
-	}
-	if o == nil {
-		o = new(TortureDeep_L1)
-	}
-	c := false
-	if (m.L2 == nil) != (o.L2 == nil) || m.L2 != nil && m.L2.diffAt(o.L2, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// L2 being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureDeep_L1_L2) diffAt(o *TortureDeep_L1_L2, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureDeep_L1_L2)
-	}
-	if o == nil {
-		o = new(TortureDeep_L1_L2)
-	}
-	c := false
-	if (m.L3 == nil) != (o.L3 == nil) || m.L3 != nil && m.L3.diffAt(o.L3, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// L3 being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureDeep_L1_L2_L3) diffAt(o *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureDeep_L1_L2_L3)
-	}
-	if o == nil {
-		o = new(TortureDeep_L1_L2_L3)
-	}
-	c := false
-	if (m.L4 == nil) != (o.L4 == nil) || m.L4 != nil && m.L4.diffAt(o.L4, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.L4S, o.L4S, (*TortureDeep_L1_L2_L3_L4).Equal) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// L4 being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureDeep_L1_L2_L3_L4) diffAt(o *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureDeep_L1_L2_L3_L4)
-	}
-	if o == nil {
-		o = new(TortureDeep_L1_L2_L3_L4)
-	}
-	c := false
-	if m.Mood != o.Mood {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Leaf != o.Leaf {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Sibling being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureDeep_Sibling) diffAt(o *TortureDeep_Sibling, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureDeep_Sibling)
-	}
-	if o == nil {
-		o = new(TortureDeep_Sibling)
-	}
-	c := false
-	if m.Mood != o.Mood {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Moods, o.Moods) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureDeep_L1:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureDeep_L1: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureDeep_L1) DiffFields(o *TortureDeep_L1) *fieldmap.FieldMap {
-	fm := _TortureDeep_L1_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureDeep_L1_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureDeep_L1_L2:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureDeep_L1_L2: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureDeep_L1_L2) DiffFields(o *TortureDeep_L1_L2) *fieldmap.FieldMap {
-	fm := _TortureDeep_L1_L2_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureDeep_L1_L2_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureDeep_L1_L2_L3:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureDeep_L1_L2_L3: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureDeep_L1_L2_L3) DiffFields(o *TortureDeep_L1_L2_L3) *fieldmap.FieldMap {
-	fm := _TortureDeep_L1_L2_L3_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureDeep_L1_L2_L3_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureDeep_L1_L2_L3_L4:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureDeep_L1_L2_L3_L4: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureDeep_L1_L2_L3_L4) DiffFields(o *TortureDeep_L1_L2_L3_L4) *fieldmap.FieldMap {
-	fm := _TortureDeep_L1_L2_L3_L4_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureDeep_L1_L2_L3_L4_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureDeep_Sibling:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureDeep_Sibling: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureDeep_Sibling) DiffFields(o *TortureDeep_Sibling) *fieldmap.FieldMap {
-	fm := _TortureDeep_Sibling_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureDeep_Sibling_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureMaps:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureMaps: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureMaps) DiffFields(o *TortureMaps) *fieldmap.FieldMap {
-	fm := _TortureMaps_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureMaps_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureMaps being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureMaps) diffAt(o *TortureMaps, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureMaps)
-	}
-	if o == nil {
-		o = new(TortureMaps)
-	}
-	c := false
-	if !maps.Equal(m.EnumMap, o.EnumMap) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMapFunc(m.BytesMap, o.BytesMap, bytes.Equal) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, fieldmap.Equal[*other.Label]) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualMapFunc(m.DoubleMap, o.DoubleMap, fieldmap.EqualFloat64) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.EqualMapFunc(m.FloatMap, o.FloatMap, fieldmap.EqualFloat32) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.SelfMap, o.SelfMap, (*TortureMaps).Equal) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !maps.Equal(m.Fixed32Map, o.Fixed32Map) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.TsMap, o.TsMap, fieldmap.Equal[*timestamppb.Timestamp]) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.WrapperMap, o.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value]) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !maps.Equal(m.ColorMap, o.ColorMap) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.NamesMap, o.NamesMap, (*TortureNames).Equal) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if !maps.Equal(m.BoolMap, o.BoolMap) {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureLists:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureLists: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureLists) DiffFields(o *TortureLists) *fieldmap.FieldMap {
-	fm := _TortureLists_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureLists_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureLists being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureLists) diffAt(o *TortureLists, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureLists)
-	}
-	if o == nil {
-		o = new(TortureLists)
-	}
-	c := false
-	if !slices.Equal(m.Moods, o.Moods) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Strings, o.Strings, fieldmap.Equal[*wrapperspb.StringValue]) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.EqualListFunc(m.Floats, o.Floats, fieldmap.EqualFloat32) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.EqualListFunc(m.Doubles, o.Doubles, fieldmap.EqualFloat64) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Empties, o.Empties, (*Empty).Equal) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Nested, o.Nested, (*TortureLists).Equal) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !slices.Equal(m.Colors, o.Colors) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !slices.Equal(m.Bools, o.Bools) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Deeps, o.Deeps, (*TortureDeep).Equal) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if !slices.Equal(m.Secrets, o.Secrets) {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.ByteValues, o.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue]) {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureOneofs:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureOneofs: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureOneofs) DiffFields(o *TortureOneofs) *fieldmap.FieldMap {
-	fm := _TortureOneofs_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureOneofs_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureOneofs being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureOneofs) diffAt(o *TortureOneofs, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureOneofs)
-	}
-	if o == nil {
-		o = new(TortureOneofs)
-	}
-	c := false
-	{
-		x, xok := m.First.(*TortureOneofs_FirstMood)
-		y, yok := o.First.(*TortureOneofs_FirstMood)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.FirstMood != y.FirstMood {
-			fm.SetAt(at)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstBytes)
-		y, yok := o.First.(*TortureOneofs_FirstBytes)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !bytes.Equal(x.FirstBytes, y.FirstBytes) {
-			fm.SetAt(at + 1)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstDeep)
-		y, yok := o.First.(*TortureOneofs_FirstDeep)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.FirstDeep.diffAt(y.FirstDeep, fm, at+3) {
-			fm.SetAt(at + 2)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstFloat)
-		y, yok := o.First.(*TortureOneofs_FirstFloat)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !fieldmap.EqualFloat32(x.FirstFloat, y.FirstFloat) {
-			fm.SetAt(at + 19)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstDouble)
-		y, yok := o.First.(*TortureOneofs_FirstDouble)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !fieldmap.EqualFloat64(x.FirstDouble, y.FirstDouble) {
-			fm.SetAt(at + 20)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstSelf)
-		y, yok := o.First.(*TortureOneofs_FirstSelf)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !x.FirstSelf.Equal(y.FirstSelf) {
-			fm.SetAt(at + 21)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstTime)
-		y, yok := o.First.(*TortureOneofs_FirstTime)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !fieldmap.Equal(x.FirstTime, y.FirstTime) {
-			fm.SetAt(at + 22)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstLabel)
-		y, yok := o.First.(*TortureOneofs_FirstLabel)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_testpb_v1_torture_proto_Label182jztu_diffAt(x.FirstLabel, y.FirstLabel, fm, at+24) {
-			fm.SetAt(at + 23)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstEmpty)
-		y, yok := o.First.(*TortureOneofs_FirstEmpty)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !x.FirstEmpty.Equal(y.FirstEmpty) {
-			fm.SetAt(at + 28)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstSecret)
-		y, yok := o.First.(*TortureOneofs_FirstSecret)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.FirstSecret != y.FirstSecret {
-			fm.SetAt(at + 29)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstL4)
-		y, yok := o.First.(*TortureOneofs_FirstL4)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.FirstL4.diffAt(y.FirstL4, fm, at+31) {
-			fm.SetAt(at + 30)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstBool)
-		y, yok := o.First.(*TortureOneofs_FirstBool)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.FirstBool != y.FirstBool {
-			fm.SetAt(at + 33)
-			c = true
-		}
-	}
-	{
-		x, xok := m.First.(*TortureOneofs_FirstColor)
-		y, yok := o.First.(*TortureOneofs_FirstColor)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.FirstColor != y.FirstColor {
-			fm.SetAt(at + 34)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Second.(*TortureOneofs_SecondName)
-		y, yok := o.Second.(*TortureOneofs_SecondName)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.SecondName != y.SecondName {
-			fm.SetAt(at + 35)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Second.(*TortureOneofs_SecondSelf)
-		y, yok := o.Second.(*TortureOneofs_SecondSelf)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !x.SecondSelf.Equal(y.SecondSelf) {
-			fm.SetAt(at + 36)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Second.(*TortureOneofs_SecondNum)
-		y, yok := o.Second.(*TortureOneofs_SecondNum)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.SecondNum != y.SecondNum {
-			fm.SetAt(at + 37)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Second.(*TortureOneofs_SecondSecret)
-		y, yok := o.Second.(*TortureOneofs_SecondSecret)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !bytes.Equal(x.SecondSecret, y.SecondSecret) {
-			fm.SetAt(at + 38)
-			c = true
-		}
-	}
-	if (m.OptMessage == nil) != (o.OptMessage == nil) || m.OptMessage != nil && m.OptMessage.diffAt(o.OptMessage, fm, at+40) {
-		fm.SetAt(at + 39)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.OptEnum, o.OptEnum) {
-		fm.SetAt(at + 49)
-		c = true
-	}
-	if !fieldmap.EqualBytesPresence(m.OptBytes, o.OptBytes) {
-		fm.SetAt(at + 50)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat32(m.OptFloat, o.OptFloat) {
-		fm.SetAt(at + 51)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat64(m.OptDouble, o.OptDouble) {
-		fm.SetAt(at + 52)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.OptSecret, o.OptSecret) {
-		fm.SetAt(at + 53)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.OptColor, o.OptColor) {
-		fm.SetAt(at + 54)
-		c = true
-	}
-	return c
-}
-
-// _File_testpb_v1_torture_proto_Label182jztu_diffAt sets in fm the flags where m and o differ, the first flag of
-// Label being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_testpb_v1_torture_proto_Label182jztu_diffAt(m, o *other.Label, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(other.Label)
-	}
-	if o == nil {
-		o = new(other.Label)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Color != o.Color {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !slices.Equal(m.Weights, o.Weights) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureOnlyOneof:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureOnlyOneof: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureOnlyOneof) DiffFields(o *TortureOnlyOneof) *fieldmap.FieldMap {
-	fm := _TortureOnlyOneof_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureOnlyOneof_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureOnlyOneof being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureOnlyOneof) diffAt(o *TortureOnlyOneof, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureOnlyOneof)
-	}
-	if o == nil {
-		o = new(TortureOnlyOneof)
-	}
-	c := false
-	{
-		x, xok := m.Only.(*TortureOnlyOneof_OnlyName)
-		y, yok := o.Only.(*TortureOnlyOneof_OnlyName)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.OnlyName != y.OnlyName {
-			fm.SetAt(at)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Only.(*TortureOnlyOneof_OnlySelf)
-		y, yok := o.Only.(*TortureOnlyOneof_OnlySelf)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !x.OnlySelf.Equal(y.OnlySelf) {
-			fm.SetAt(at + 1)
-			c = true
-		}
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureOnlyMap:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureOnlyMap: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureOnlyMap) DiffFields(o *TortureOnlyMap) *fieldmap.FieldMap {
-	fm := _TortureOnlyMap_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureOnlyMap_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureOnlyMap being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureOnlyMap) diffAt(o *TortureOnlyMap, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureOnlyMap)
-	}
-	if o == nil {
-		o = new(TortureOnlyMap)
-	}
-	c := false
-	if !fieldmap.EqualMessageMapFunc(m.Children, o.Children, (*TortureOnlyMap).Equal) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureNumbers:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureNumbers: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureNumbers) DiffFields(o *TortureNumbers) *fieldmap.FieldMap {
-	fm := _TortureNumbers_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureNumbers_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureNumbers being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureNumbers) diffAt(o *TortureNumbers, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureNumbers)
-	}
-	if o == nil {
-		o = new(TortureNumbers)
-	}
-	c := false
-	if m.Low != o.Low {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Child == nil) != (o.Child == nil) || m.Child != nil && m.Child.diffAt(o.Child, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.AfterReserved != o.AfterReserved {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Big != o.Big {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !m.Max.Equal(o.Max) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureNumbersChild being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureNumbersChild) diffAt(o *TortureNumbersChild, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureNumbersChild)
-	}
-	if o == nil {
-		o = new(TortureNumbersChild)
-	}
-	c := false
-	if !m.Deeper.Equal(o.Deeper) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Value, o.Value) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureNumbersChild:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureNumbersChild: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureNumbersChild) DiffFields(o *TortureNumbersChild) *fieldmap.FieldMap {
-	fm := _TortureNumbersChild_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureNumbersChild_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureCycleA:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureCycleA: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureCycleA) DiffFields(o *TortureCycleA) *fieldmap.FieldMap {
-	fm := _TortureCycleA_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureCycleA_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureCycleA being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureCycleA) diffAt(o *TortureCycleA, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureCycleA)
-	}
-	if o == nil {
-		o = new(TortureCycleA)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.B == nil) != (o.B == nil) || m.B != nil && m.B.diffAt_vrge32(o.B, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Cs, o.Cs, (*TortureCycleC).Equal) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// diffAt_vrge32 sets in fm the flags where m and o differ, the first flag of
-// TortureCycleB being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureCycleB) diffAt_vrge32(o *TortureCycleB, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureCycleB)
-	}
-	if o == nil {
-		o = new(TortureCycleB)
-	}
-	c := false
-	if m.Count != o.Count {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.C == nil) != (o.C == nil) || m.C != nil && m.C.diffAt_1bmyxni(o.C, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt_1bmyxni sets in fm the flags where m and o differ, the first flag of
-// TortureCycleC being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureCycleC) diffAt_1bmyxni(o *TortureCycleC, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureCycleC)
-	}
-	if o == nil {
-		o = new(TortureCycleC)
-	}
-	c := false
-	if !m.A.Equal(o.A) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// diffAt_hyz3au sets in fm the flags where m and o differ, the first flag of
-// TortureCycleC being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureCycleC) diffAt_hyz3au(o *TortureCycleC, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureCycleC)
-	}
-	if o == nil {
-		o = new(TortureCycleC)
-	}
-	c := false
-	if !m.A.Equal(o.A) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureCycleB:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureCycleB: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureCycleB) DiffFields(o *TortureCycleB) *fieldmap.FieldMap {
-	fm := _TortureCycleB_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureCycleB_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureCycleB being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureCycleB) diffAt(o *TortureCycleB, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureCycleB)
-	}
-	if o == nil {
-		o = new(TortureCycleB)
-	}
-	c := false
-	if m.Count != o.Count {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.C == nil) != (o.C == nil) || m.C != nil && m.C.diffAt_mchw53(o.C, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt_mchw53 sets in fm the flags where m and o differ, the first flag of
-// TortureCycleC being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureCycleC) diffAt_mchw53(o *TortureCycleC, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureCycleC)
-	}
-	if o == nil {
-		o = new(TortureCycleC)
-	}
-	c := false
-	if (m.A == nil) != (o.A == nil) || m.A != nil && m.A.diffAt_1738b9o(o.A, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	return c
-}
-
-// diffAt_1738b9o sets in fm the flags where m and o differ, the first flag of
-// TortureCycleA being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureCycleA) diffAt_1738b9o(o *TortureCycleA, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureCycleA)
-	}
-	if o == nil {
-		o = new(TortureCycleA)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if !m.B.Equal(o.B) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Cs, o.Cs, (*TortureCycleC).Equal) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureCycleC:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureCycleC: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureCycleC) DiffFields(o *TortureCycleC) *fieldmap.FieldMap {
-	fm := _TortureCycleC_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureCycleC_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureCycleC being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureCycleC) diffAt(o *TortureCycleC, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureCycleC)
-	}
-	if o == nil {
-		o = new(TortureCycleC)
-	}
-	c := false
-	if (m.A == nil) != (o.A == nil) || m.A != nil && m.A.diffAt_1dfp5o8(o.A, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// diffAt_1dfp5o8 sets in fm the flags where m and o differ, the first flag of
-// TortureCycleA being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureCycleA) diffAt_1dfp5o8(o *TortureCycleA, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureCycleA)
-	}
-	if o == nil {
-		o = new(TortureCycleA)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.B == nil) != (o.B == nil) || m.B != nil && m.B.diffAt_bdy655(o.B, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Cs, o.Cs, (*TortureCycleC).Equal) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// diffAt_bdy655 sets in fm the flags where m and o differ, the first flag of
-// TortureCycleB being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureCycleB) diffAt_bdy655(o *TortureCycleB, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureCycleB)
-	}
-	if o == nil {
-		o = new(TortureCycleB)
-	}
-	c := false
-	if m.Count != o.Count {
-		fm.SetAt(at)
-		c = true
-	}
-	if !m.C.Equal(o.C) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureWide:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureWide: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureWide) DiffFields(o *TortureWide) *fieldmap.FieldMap {
-	fm := _TortureWide_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureWide_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureWide being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureWide) diffAt(o *TortureWide, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureWide)
-	}
-	if o == nil {
-		o = new(TortureWide)
-	}
-	c := false
-	if m.W1 != o.W1 {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.W2 != o.W2 {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W3, o.W3) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W4, o.W4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.W5 != o.W5 {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.W6 != o.W6 {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !fieldmap.EqualBytesPresence(m.W7, o.W7) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.W8 != o.W8 {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if m.W9 != o.W9 {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if m.W10 != o.W10 {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !slices.Equal(m.W11, o.W11) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.W12 != o.W12 {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W13, o.W13) {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat32(m.W14, o.W14) {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if m.W15 != o.W15 {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if m.W16 != o.W16 {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if !bytes.Equal(m.W17, o.W17) {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	if m.W18 != o.W18 {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	if m.W19 != o.W19 {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if m.W20 != o.W20 {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W21, o.W21) {
-		fm.SetAt(at + 20)
-		c = true
-	}
-	if !slices.Equal(m.W22, o.W22) {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W23, o.W23) {
-		fm.SetAt(at + 22)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W24, o.W24) {
-		fm.SetAt(at + 23)
-		c = true
-	}
-	if m.W25 != o.W25 {
-		fm.SetAt(at + 24)
-		c = true
-	}
-	if m.W26 != o.W26 {
-		fm.SetAt(at + 25)
-		c = true
-	}
-	if !bytes.Equal(m.W27, o.W27) {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W28, o.W28) {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if m.W29 != o.W29 {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if m.W30 != o.W30 {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	if m.W31 != o.W31 {
-		fm.SetAt(at + 30)
-		c = true
-	}
-	if m.W32 != o.W32 {
-		fm.SetAt(at + 31)
-		c = true
-	}
-	if !fieldmap.EqualListFunc(m.W33, o.W33, fieldmap.EqualFloat64) {
-		fm.SetAt(at + 32)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W34, o.W34) {
-		fm.SetAt(at + 33)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W35, o.W35) {
-		fm.SetAt(at + 34)
-		c = true
-	}
-	if m.W36 != o.W36 {
-		fm.SetAt(at + 35)
-		c = true
-	}
-	if !bytes.Equal(m.W37, o.W37) {
-		fm.SetAt(at + 36)
-		c = true
-	}
-	if m.W38 != o.W38 {
-		fm.SetAt(at + 37)
-		c = true
-	}
-	if m.W39 != o.W39 {
-		fm.SetAt(at + 38)
-		c = true
-	}
-	if m.W40 != o.W40 {
-		fm.SetAt(at + 39)
-		c = true
-	}
-	if m.W41 != o.W41 {
-		fm.SetAt(at + 40)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W42, o.W42) {
-		fm.SetAt(at + 41)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W43, o.W43) {
-		fm.SetAt(at + 42)
-		c = true
-	}
-	if !fieldmap.EqualListFunc(m.W44, o.W44, fieldmap.EqualFloat32) {
-		fm.SetAt(at + 43)
-		c = true
-	}
-	if m.W45 != o.W45 {
-		fm.SetAt(at + 44)
-		c = true
-	}
-	if m.W46 != o.W46 {
-		fm.SetAt(at + 45)
-		c = true
-	}
-	if !bytes.Equal(m.W47, o.W47) {
-		fm.SetAt(at + 46)
-		c = true
-	}
-	if m.W48 != o.W48 {
-		fm.SetAt(at + 47)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W49, o.W49) {
-		fm.SetAt(at + 48)
-		c = true
-	}
-	if m.W50 != o.W50 {
-		fm.SetAt(at + 49)
-		c = true
-	}
-	if m.W51 != o.W51 {
-		fm.SetAt(at + 50)
-		c = true
-	}
-	if m.W52 != o.W52 {
-		fm.SetAt(at + 51)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W53, o.W53) {
-		fm.SetAt(at + 52)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W54, o.W54) {
-		fm.SetAt(at + 53)
-		c = true
-	}
-	if !slices.Equal(m.W55, o.W55) {
-		fm.SetAt(at + 54)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W56, o.W56) {
-		fm.SetAt(at + 55)
-		c = true
-	}
-	if !bytes.Equal(m.W57, o.W57) {
-		fm.SetAt(at + 56)
-		c = true
-	}
-	if m.W58 != o.W58 {
-		fm.SetAt(at + 57)
-		c = true
-	}
-	if m.W59 != o.W59 {
-		fm.SetAt(at + 58)
-		c = true
-	}
-	if m.W60 != o.W60 {
-		fm.SetAt(at + 59)
-		c = true
-	}
-	if m.W61 != o.W61 {
-		fm.SetAt(at + 60)
-		c = true
-	}
-	if m.W62 != o.W62 {
-		fm.SetAt(at + 61)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat64(m.W63, o.W63) {
-		fm.SetAt(at + 62)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W64, o.W64) {
-		fm.SetAt(at + 63)
-		c = true
-	}
-	if m.W65 != o.W65 {
-		fm.SetAt(at + 64)
-		c = true
-	}
-	if !slices.Equal(m.W66, o.W66) {
-		fm.SetAt(at + 65)
-		c = true
-	}
-	if !bytes.Equal(m.W67, o.W67) {
-		fm.SetAt(at + 66)
-		c = true
-	}
-	if m.W68 != o.W68 {
-		fm.SetAt(at + 67)
-		c = true
-	}
-	if m.W69 != o.W69 {
-		fm.SetAt(at + 68)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W70, o.W70) {
-		fm.SetAt(at + 69)
-		c = true
-	}
-	if m.W71 != o.W71 {
-		fm.SetAt(at + 70)
-		c = true
-	}
-	if m.W72 != o.W72 {
-		fm.SetAt(at + 71)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W73, o.W73) {
-		fm.SetAt(at + 72)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W74, o.W74) {
-		fm.SetAt(at + 73)
-		c = true
-	}
-	if m.W75 != o.W75 {
-		fm.SetAt(at + 74)
-		c = true
-	}
-	if m.W76 != o.W76 {
-		fm.SetAt(at + 75)
-		c = true
-	}
-	if !fieldmap.EqualBytesPresence(m.W77, o.W77) {
-		fm.SetAt(at + 76)
-		c = true
-	}
-	if m.W78 != o.W78 {
-		fm.SetAt(at + 77)
-		c = true
-	}
-	if m.W79 != o.W79 {
-		fm.SetAt(at + 78)
-		c = true
-	}
-	if m.W80 != o.W80 {
-		fm.SetAt(at + 79)
-		c = true
-	}
-	if m.W81 != o.W81 {
-		fm.SetAt(at + 80)
-		c = true
-	}
-	if m.W82 != o.W82 {
-		fm.SetAt(at + 81)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W83, o.W83) {
-		fm.SetAt(at + 82)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat32(m.W84, o.W84) {
-		fm.SetAt(at + 83)
-		c = true
-	}
-	if m.W85 != o.W85 {
-		fm.SetAt(at + 84)
-		c = true
-	}
-	if m.W86 != o.W86 {
-		fm.SetAt(at + 85)
-		c = true
-	}
-	if !bytes.Equal(m.W87, o.W87) {
-		fm.SetAt(at + 86)
-		c = true
-	}
-	if !slices.Equal(m.W88, o.W88) {
-		fm.SetAt(at + 87)
-		c = true
-	}
-	if m.W89 != o.W89 {
-		fm.SetAt(at + 88)
-		c = true
-	}
-	if m.W90 != o.W90 {
-		fm.SetAt(at + 89)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W91, o.W91) {
-		fm.SetAt(at + 90)
-		c = true
-	}
-	if m.W92 != o.W92 {
-		fm.SetAt(at + 91)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W93, o.W93) {
-		fm.SetAt(at + 92)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W94, o.W94) {
-		fm.SetAt(at + 93)
-		c = true
-	}
-	if m.W95 != o.W95 {
-		fm.SetAt(at + 94)
-		c = true
-	}
-	if m.W96 != o.W96 {
-		fm.SetAt(at + 95)
-		c = true
-	}
-	if !bytes.Equal(m.W97, o.W97) {
-		fm.SetAt(at + 96)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W98, o.W98) {
-		fm.SetAt(at + 97)
-		c = true
-	}
-	if !slices.Equal(m.W99, o.W99) {
-		fm.SetAt(at + 98)
-		c = true
-	}
-	if m.W100 != o.W100 {
-		fm.SetAt(at + 99)
-		c = true
-	}
-	if m.W101 != o.W101 {
-		fm.SetAt(at + 100)
-		c = true
-	}
-	if m.W102 != o.W102 {
-		fm.SetAt(at + 101)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W103, o.W103) {
-		fm.SetAt(at + 102)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W104, o.W104) {
-		fm.SetAt(at + 103)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W105, o.W105) {
-		fm.SetAt(at + 104)
-		c = true
-	}
-	if m.W106 != o.W106 {
-		fm.SetAt(at + 105)
-		c = true
-	}
-	if !bytes.Equal(m.W107, o.W107) {
-		fm.SetAt(at + 106)
-		c = true
-	}
-	if m.W108 != o.W108 {
-		fm.SetAt(at + 107)
-		c = true
-	}
-	if m.W109 != o.W109 {
-		fm.SetAt(at + 108)
-		c = true
-	}
-	if !slices.Equal(m.W110, o.W110) {
-		fm.SetAt(at + 109)
-		c = true
-	}
-	if m.W111 != o.W111 {
-		fm.SetAt(at + 110)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W112, o.W112) {
-		fm.SetAt(at + 111)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W113, o.W113) {
-		fm.SetAt(at + 112)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W114, o.W114) {
-		fm.SetAt(at + 113)
-		c = true
-	}
-	if m.W115 != o.W115 {
-		fm.SetAt(at + 114)
-		c = true
-	}
-	if m.W116 != o.W116 {
-		fm.SetAt(at + 115)
-		c = true
-	}
-	if !bytes.Equal(m.W117, o.W117) {
-		fm.SetAt(at + 116)
-		c = true
-	}
-	if m.W118 != o.W118 {
-		fm.SetAt(at + 117)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.W119, o.W119) {
-		fm.SetAt(at + 118)
-		c = true
-	}
-	if m.W120 != o.W120 {
-		fm.SetAt(at + 119)
-		c = true
-	}
-	if !m.Again.Equal(o.Again) {
-		fm.SetAt(at + 120)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureKey) DiffFields(o *TortureKey) *fieldmap.FieldMap {
-	fm := _TortureKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureKey) diffAt(o *TortureKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureKey)
-	}
-	if o == nil {
-		o = new(TortureKey)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.ByName, o.ByName, (*TortureKeyValue).Equal) {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Deeps, o.Deeps, (*TortureDeep).Equal) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Keys, o.Keys, (*TortureKeyValue).Equal) {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureKeyValue being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureKeyValue) diffAt(o *TortureKeyValue, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureKeyValue)
-	}
-	if o == nil {
-		o = new(TortureKeyValue)
-	}
-	c := false
-	if m.Mood != o.Mood {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Part == nil) != (o.Part == nil) || m.Part != nil && m.Part.diffAt(o.Part, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.Ratio, o.Ratio) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if m.Flag != o.Flag {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Maybe, o.Maybe) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if m.Color != o.Color {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.Big != o.Big {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureKeyPart being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureKeyPart) diffAt(o *TortureKeyPart, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureKeyPart)
-	}
-	if o == nil {
-		o = new(TortureKeyPart)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Id != o.Id {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.Leaf == nil) != (o.Leaf == nil) || m.Leaf != nil && m.Leaf.diffAt(o.Leaf, fm, at+3) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureKeyLeaf being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureKeyLeaf) diffAt(o *TortureKeyLeaf, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureKeyLeaf)
-	}
-	if o == nil {
-		o = new(TortureKeyLeaf)
-	}
-	c := false
-	if m.N != o.N {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureKeyValue:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureKeyValue: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureKeyValue) DiffFields(o *TortureKeyValue) *fieldmap.FieldMap {
-	fm := _TortureKeyValue_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureKeyValue_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureKeyPart:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureKeyPart: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureKeyPart) DiffFields(o *TortureKeyPart) *fieldmap.FieldMap {
-	fm := _TortureKeyPart_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureKeyPart_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureKeyLeaf:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureKeyLeaf: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureKeyLeaf) DiffFields(o *TortureKeyLeaf) *fieldmap.FieldMap {
-	fm := _TortureKeyLeaf_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureKeyLeaf_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureEnumKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureEnumKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureEnumKey) DiffFields(o *TortureEnumKey) *fieldmap.FieldMap {
-	fm := _TortureEnumKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureEnumKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureEnumKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureEnumKey) diffAt(o *TortureEnumKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureEnumKey)
-	}
-	if o == nil {
-		o = new(TortureEnumKey)
-	}
-	c := false
-	if m.Mood != o.Mood {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureEmptyKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureEmptyKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureEmptyKey) DiffFields(o *TortureEmptyKey) *fieldmap.FieldMap {
-	fm := _TortureEmptyKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_TortureEmptyKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureEmptyKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureEmptyKey) diffAt(o *TortureEmptyKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureEmptyKey)
-	}
-	if o == nil {
-		o = new(TortureEmptyKey)
-	}
-	c := false
-	if !m.Key.Equal(o.Key) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of TortureOptionalKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of TortureOptionalKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *TortureOptionalKey) DiffFields(o *TortureOptionalKey) *fieldmap.FieldMap {
-	fm := _TortureOptionalKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// TortureOptionalKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *TortureOptionalKey) diffAt(o *TortureOptionalKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(TortureOptionalKey)
-	}
-	if o == nil {
-		o = new(TortureOptionalKey)
-	}
-	c := false
-	if !fieldmap.EqualPtrFloat64(m.Key, o.Key) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_TortureOptionalKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

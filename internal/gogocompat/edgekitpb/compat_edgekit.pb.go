@@ -9,15 +9,17 @@ package edgekitpb
 import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of SiteKey: dot-joined field numbers from SiteKey.
 const (
@@ -25,9 +27,9 @@ const (
 	SiteKeyFieldName         = "2" // name
 )
 
-var _SiteKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _SiteKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SiteKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(SiteKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(SiteKey{}.Name), Op: fieldmap.OpString},
 }}
 
 var _SiteKey_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.SiteKey", _SiteKey_shape, false)
@@ -52,10 +54,10 @@ const (
 	LocationFieldSince     = "3" // since
 )
 
-var _Location_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude"},
-	{Number: 2, Name: "longitude"},
-	{Number: 3, Name: "since"},
+var _Location_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
+	{Number: 3, Name: "since", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Location{}.Since)}},
 }}
 
 var _Location_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Location", _Location_shape, false)
@@ -80,10 +82,10 @@ const (
 	ResourcesFieldLabels = "3" // labels
 )
 
-var _Resources_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "ram"},
-	{Number: 2, Name: "vcpus"},
-	{Number: 3, Name: "labels", Kind: fieldmap.KindMap},
+var _Resources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Resources{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "ram", Off: unsafe.Offsetof(Resources{}.Ram), Op: fieldmap.OpUint64},
+	{Number: 2, Name: "vcpus", Off: unsafe.Offsetof(Resources{}.Vcpus), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "labels", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Resources{}.Labels)}},
 }}
 
 var _Resources_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Resources", _Resources_shape, false)
@@ -108,10 +110,10 @@ const (
 	StatusFieldMessages = "3" // messages
 )
 
-var _Status_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_name"},
-	{Number: 2, Name: "step"},
-	{Number: 3, Name: "messages", Kind: fieldmap.KindList},
+var _Status_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Status{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_name", Off: unsafe.Offsetof(Status{}.TaskName), Op: fieldmap.OpString},
+	{Number: 2, Name: "step", Off: unsafe.Offsetof(Status{}.Step), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "messages", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Status{}.Messages), Op: fieldmap.OpListString},
 }}
 
 var _Status_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Status", _Status_shape, false)
@@ -164,21 +166,21 @@ const (
 	SiteFieldRevision          = "14"   // revision
 )
 
-var _Site_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _SiteKey_shape},
-	{Number: 2, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape},
-	{Number: 3, Name: "power"},
-	{Number: 4, Name: "labels", Kind: fieldmap.KindMap},
-	{Number: 5, Name: "flavors", Kind: fieldmap.KindList, Sub: _Resources_shape},
-	{Number: 6, Name: "quota", Kind: fieldmap.KindMessage, Sub: _Resources_shape},
-	{Number: 7, Name: "timeout"},
-	{Number: 8, Name: "kubeconfig"},
-	{Number: 9, Name: "vm", Kind: fieldmap.KindMessage, Sub: _Resources_shape},
-	{Number: 10, Name: "cert"},
-	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _Status_shape},
-	{Number: 12, Name: "pools", Kind: fieldmap.KindMap},
-	{Number: 13, Name: "history", Kind: fieldmap.KindList},
-	{Number: 14, Name: "revision"},
+var _Site_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Site{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _SiteKey_shape, Value: &fieldmap.MessageField[*SiteKey]{Off: unsafe.Offsetof(Site{}.Key)}},
+	{Number: 2, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Site{}.Location)}},
+	{Number: 3, Name: "power", Off: unsafe.Offsetof(Site{}.Power), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "labels", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Site{}.Labels)}},
+	{Number: 5, Name: "flavors", Kind: fieldmap.KindList, Sub: _Resources_shape, Value: &fieldmap.MessageList[*Resources]{Off: unsafe.Offsetof(Site{}.Flavors)}},
+	{Number: 6, Name: "quota", Kind: fieldmap.KindMessage, Sub: _Resources_shape, Value: &fieldmap.MessageField[*Resources]{Off: unsafe.Offsetof(Site{}.Quota)}},
+	{Number: 7, Name: "timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Site{}.Timeout)}},
+	{Number: 8, Name: "kubeconfig", Value: &fieldmap.ScalarMember[*Site_Kubeconfig, string]{Load: func(m unsafe.Pointer) any { return (*Site)(m).Platform }}},
+	{Number: 9, Name: "vm", Kind: fieldmap.KindMessage, Sub: _Resources_shape, Value: &fieldmap.MessageMember[*Site_Vm, *Resources]{Load: func(m unsafe.Pointer) any { return (*Site)(m).Platform }}},
+	{Number: 10, Name: "cert", Off: unsafe.Offsetof(Site{}.Cert), Op: fieldmap.OpBytes},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _Status_shape, Value: &fieldmap.MessageField[*Status]{Off: unsafe.Offsetof(Site{}.Status)}},
+	{Number: 12, Name: "pools", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Resources]{Off: unsafe.Offsetof(Site{}.Pools)}},
+	{Number: 13, Name: "history", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Site{}.History)}},
+	{Number: 14, Name: "revision", Off: unsafe.Offsetof(Site{}.Revision), Op: fieldmap.OpInt64},
 }}
 
 var _Site_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Site", _Site_shape, false)
@@ -972,239 +974,44 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of SiteKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of SiteKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *SiteKey) DiffFields(o *SiteKey) *fieldmap.FieldMap {
-	fm := _SiteKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_SiteKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// SiteKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *SiteKey) diffAt(o *SiteKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(SiteKey)
-	}
-	if o == nil {
-		o = new(SiteKey)
-	}
-	c := false
-	if m.Organization != o.Organization {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Location:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Location: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
-	fm := _Location_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Location_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Location being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Location) diffAt(o *Location, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Location)
-	}
-	if o == nil {
-		o = new(Location)
-	}
-	c := false
-	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.Equal(m.Since, o.Since) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Resources:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Resources: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Resources) DiffFields(o *Resources) *fieldmap.FieldMap {
-	fm := _Resources_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Resources_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Resources being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Resources) diffAt(o *Resources, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Resources)
-	}
-	if o == nil {
-		o = new(Resources)
-	}
-	c := false
-	if m.Ram != o.Ram {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Vcpus != o.Vcpus {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !maps.Equal(m.Labels, o.Labels) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Status:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Status: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Status) DiffFields(o *Status) *fieldmap.FieldMap {
-	fm := _Status_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Status_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Status being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Status) diffAt(o *Status, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Status)
-	}
-	if o == nil {
-		o = new(Status)
-	}
-	c := false
-	if m.TaskName != o.TaskName {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Step != o.Step {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !slices.Equal(m.Messages, o.Messages) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Site:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Site: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Site) DiffFields(o *Site) *fieldmap.FieldMap {
-	fm := _Site_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Site being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Site) diffAt(o *Site, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Site)
-	}
-	if o == nil {
-		o = new(Site)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && m.Location.diffAt(o.Location, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Power != o.Power {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !maps.Equal(m.Labels, o.Labels) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, (*Resources).Equal) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if (m.Quota == nil) != (o.Quota == nil) || m.Quota != nil && m.Quota.diffAt(o.Quota, fm, at+14) {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if !fieldmap.Equal(m.Timeout, o.Timeout) {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	{
-		x, xok := m.Platform.(*Site_Kubeconfig)
-		y, yok := o.Platform.(*Site_Kubeconfig)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Kubeconfig != y.Kubeconfig {
-			fm.SetAt(at + 18)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Platform.(*Site_Vm)
-		y, yok := o.Platform.(*Site_Vm)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Vm.diffAt(y.Vm, fm, at+20) {
-			fm.SetAt(at + 19)
-			c = true
-		}
-	}
-	if !bytes.Equal(m.Cert, o.Cert) {
-		fm.SetAt(at + 23)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && m.Status.diffAt(o.Status, fm, at+25) {
-		fm.SetAt(at + 24)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Pools, o.Pools, (*Resources).Equal) {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.Equal[*timestamppb.Timestamp]) {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	if m.Revision != o.Revision {
-		fm.SetAt(at + 30)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Site_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

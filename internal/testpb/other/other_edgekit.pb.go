@@ -9,11 +9,12 @@ package otherpb
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Label: dot-joined field numbers from Label.
 const (
@@ -23,11 +24,11 @@ const (
 	LabelFieldWeights = "4" // weights
 )
 
-var _Label_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "color"},
-	{Number: 3, Name: "secret"},
-	{Number: 4, Name: "weights", Kind: fieldmap.KindList},
+var _Label_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Label{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Label{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "color", Off: unsafe.Offsetof(Label{}.Color), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(Label{}.Secret), Op: fieldmap.OpString},
+	{Number: 4, Name: "weights", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Label{}.Weights), Op: fieldmap.OpListInt32},
 }}
 
 var _Label_fieldSchema = fieldmap.NewShapeSchema("testpb.other.v1.Label", _Label_shape, false)
@@ -157,45 +158,12 @@ func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Label:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Label: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Label) DiffFields(o *Label) *fieldmap.FieldMap {
-	fm := _Label_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Label being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Label) diffAt(o *Label, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Label)
-	}
-	if o == nil {
-		o = new(Label)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Color != o.Color {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !slices.Equal(m.Weights, o.Weights) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Label_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

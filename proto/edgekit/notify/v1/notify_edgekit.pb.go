@@ -9,14 +9,17 @@ package notifyv1
 import (
 	edgeproto "github.com/edgekit/edgekit/edgeproto"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of ConnectRequest: dot-joined field numbers from ConnectRequest.
 const (
@@ -135,156 +138,156 @@ const (
 	ConnectRequestFieldReportFields                                                = "2.5"         // report.fields
 )
 
-var _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.CloudletKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(edgeproto.CloudletKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(edgeproto.CloudletKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _Hello_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape},
-	{Number: 2, Name: "access_key"},
-	{Number: 3, Name: "instance"},
+var _Hello_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Hello{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(Hello{}.CloudletKey)}},
+	{Number: 2, Name: "access_key", Off: unsafe.Offsetof(Hello{}.AccessKey), Op: fieldmap.OpString},
+	{Number: 3, Name: "instance", Off: unsafe.Offsetof(Hello{}.Instance), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "vcpus"},
-	{Number: 3, Name: "ram_mb"},
-	{Number: 4, Name: "disk_gb"},
-	{Number: 5, Name: "gpus"},
-	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
-	{Number: 7, Name: "deprecated"},
+var _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.FlavorInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "vcpus", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "ram_mb", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "gpus", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.Gpus), Op: fieldmap.OpUint32},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.PropMap)}},
+	{Number: 7, Name: "deprecated", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.Deprecated), Op: fieldmap.OpBool},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number"},
-	{Number: 2, Name: "max_tasks"},
-	{Number: 3, Name: "task_name"},
-	{Number: 4, Name: "step_name"},
-	{Number: 5, Name: "msg_count"},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+var _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.StatusInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(edgeproto.StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(edgeproto.StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(edgeproto.StatusInfo{}.TaskName), Op: fieldmap.OpString},
+	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(edgeproto.StatusInfo{}.StepName), Op: fieldmap.OpString},
+	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(edgeproto.StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.StatusInfo{}.Msgs), Op: fieldmap.OpListString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "used"},
-	{Number: 3, Name: "total"},
-	{Number: 4, Name: "quota"},
-	{Number: 5, Name: "units"},
-	{Number: 6, Name: "description"},
-	{Number: 7, Name: "alert_threshold"},
+var _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.InfraResource{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "used", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Used), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "total", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Total), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "quota", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Quota), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "units", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Units), Op: fieldmap.OpString},
+	{Number: 6, Name: "description", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Description), Op: fieldmap.OpString},
+	{Number: 7, Name: "alert_threshold", Off: unsafe.Offsetof(edgeproto.InfraResource{}.AlertThreshold), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ClusterKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.ClusterKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(edgeproto.ClusterKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.AppInstKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(edgeproto.AppInstKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_shape},
-	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape},
-	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape},
-	{Number: 4, Name: "taken_at"},
+var _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.InfraResourcesSnapshot{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_shape, Value: &fieldmap.MessageList[*edgeproto.InfraResource]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.Info)}},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageList[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.ClusterInsts)}},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageList[*edgeproto.AppInstKey]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.VmAppInsts)}},
+	{Number: 4, Name: "taken_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.TakenAt)}},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
-	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+var _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.NodeInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.NodeInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.NodeInfo{}.Allocatable)}},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.NodeInfo{}.Capacity)}},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.NodeInfo{}.Roles), Op: fieldmap.OpListString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "controller"},
-	{Number: 6, Name: "compatibility_version"},
-	{Number: 7, Name: "release_version"},
-	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_shape},
-	{Number: 9, Name: "controller_cache_received"},
-	{Number: 10, Name: "maintenance_state"},
-	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape},
-	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_shape},
-	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_shape},
-	{Number: 14, Name: "properties", Kind: fieldmap.KindMap},
-	{Number: 15, Name: "trust_policy_state"},
-	{Number: 16, Name: "active_crm_instance"},
-	{Number: 17, Name: "updated_at"},
+var _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.CloudletInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "controller", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Controller), Op: fieldmap.OpString},
+	{Number: 6, Name: "compatibility_version", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.CompatibilityVersion), Op: fieldmap.OpUint32},
+	{Number: 7, Name: "release_version", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ReleaseVersion), Op: fieldmap.OpString},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.MessageList[*edgeproto.FlavorInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Flavors)}},
+	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
+	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Status)}},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageField[*edgeproto.InfraResourcesSnapshot]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ResourcesSnapshot)}},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.MessageList[*edgeproto.NodeInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NodeInfos)}},
+	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Properties)}},
+	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
+	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.UpdatedAt)}},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "external_ip"},
-	{Number: 2, Name: "internal_ip"},
+var _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.IpAddr{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip", Off: unsafe.Offsetof(edgeproto.IpAddr{}.ExternalIp), Op: fieldmap.OpString},
+	{Number: 2, Name: "internal_ip", Off: unsafe.Offsetof(edgeproto.IpAddr{}.InternalIp), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "status"},
-	{Number: 4, Name: "cluster_ip"},
-	{Number: 5, Name: "restarts"},
+var _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ContainerInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.ContainerInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(edgeproto.ContainerInfo{}.Type), Op: fieldmap.OpString},
+	{Number: 3, Name: "status", Off: unsafe.Offsetof(edgeproto.ContainerInfo{}.Status), Op: fieldmap.OpString},
+	{Number: 4, Name: "cluster_ip", Off: unsafe.Offsetof(edgeproto.ContainerInfo{}.ClusterIp), Op: fieldmap.OpString},
+	{Number: 5, Name: "restarts", Off: unsafe.Offsetof(edgeproto.ContainerInfo{}.Restarts), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "status"},
-	{Number: 4, Name: "infra_flavor"},
-	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_shape},
-	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_shape},
+var _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.VmInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.VmInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(edgeproto.VmInfo{}.Type), Op: fieldmap.OpString},
+	{Number: 3, Name: "status", Off: unsafe.Offsetof(edgeproto.VmInfo{}.Status), Op: fieldmap.OpString},
+	{Number: 4, Name: "infra_flavor", Off: unsafe.Offsetof(edgeproto.VmInfo{}.InfraFlavor), Op: fieldmap.OpString},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_shape, Value: &fieldmap.MessageList[*edgeproto.IpAddr]{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Ipaddresses)}},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_shape, Value: &fieldmap.MessageList[*edgeproto.ContainerInfo]{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Containers)}},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_shape},
+var _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.InfraResources{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_shape, Value: &fieldmap.MessageList[*edgeproto.VmInfo]{Off: unsafe.Offsetof(edgeproto.InfraResources{}.Vms)}},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape},
-	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape},
-	{Number: 7, Name: "kubeconfig"},
-	{Number: 8, Name: "updated_at"},
+var _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Status)}},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*edgeproto.InfraResources]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Resources)}},
+	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
+	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.UpdatedAt)}},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList},
-	{Number: 2, Name: "pids", Kind: fieldmap.KindList},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList},
+var _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstRuntime{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.ContainerIds), Op: fieldmap.OpListString},
+	{Number: 2, Name: "pids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Pids), Op: fieldmap.OpListInt64},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Ports), Op: fieldmap.OpListUint32},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape},
-	{Number: 6, Name: "power_state"},
-	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape},
-	{Number: 8, Name: "uri"},
-	{Number: 9, Name: "updated_at"},
+var _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstKey]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Status)}},
+	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstRuntime]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RuntimeInfo)}},
+	{Number: 8, Name: "uri", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Uri), Op: fieldmap.OpString},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.UpdatedAt)}},
 }}
 
-var _Report_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "seq"},
-	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape},
-	{Number: 3, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape},
-	{Number: 4, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape},
-	{Number: 5, Name: "fields", Kind: fieldmap.KindList},
+var _Report_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Report{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "seq", Off: unsafe.Offsetof(Report{}.Seq), Op: fieldmap.OpUint64},
+	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageMember[*Report_CloudletInfo, *edgeproto.CloudletInfo]{Load: func(m unsafe.Pointer) any { return (*Report)(m).Info }}},
+	{Number: 3, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageMember[*Report_ClusterInstInfo, *edgeproto.ClusterInstInfo]{Load: func(m unsafe.Pointer) any { return (*Report)(m).Info }}},
+	{Number: 4, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageMember[*Report_AppInstInfo, *edgeproto.AppInstInfo]{Load: func(m unsafe.Pointer) any { return (*Report)(m).Info }}},
+	{Number: 5, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Report{}.Fields), Op: fieldmap.OpListString},
 }}
 
-var _ConnectRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "hello", Kind: fieldmap.KindMessage, Sub: _Hello_shape},
-	{Number: 2, Name: "report", Kind: fieldmap.KindMessage, Sub: _Report_shape},
+var _ConnectRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConnectRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "hello", Kind: fieldmap.KindMessage, Sub: _Hello_shape, Value: &fieldmap.MessageMember[*ConnectRequest_Hello, *Hello]{Load: func(m unsafe.Pointer) any { return (*ConnectRequest)(m).Msg }}},
+	{Number: 2, Name: "report", Kind: fieldmap.KindMessage, Sub: _Report_shape, Value: &fieldmap.MessageMember[*ConnectRequest_Report, *Report]{Load: func(m unsafe.Pointer) any { return (*ConnectRequest)(m).Msg }}},
 }}
 
 var _ConnectRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.ConnectRequest", _ConnectRequest_shape, false)
@@ -658,236 +661,236 @@ const (
 	ConnectResponseFieldKeepalive                                              = "5"            // keepalive
 )
 
-var _SyncStart_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "revision"},
-	{Number: 2, Name: "keepalive_interval"},
+var _SyncStart_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SyncStart{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "revision", Off: unsafe.Offsetof(SyncStart{}.Revision), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "keepalive_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SyncStart{}.KeepaliveInterval)}},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_Settingsldeunw_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "create_cluster_inst_timeout"},
-	{Number: 2, Name: "update_cluster_inst_timeout"},
-	{Number: 3, Name: "delete_cluster_inst_timeout"},
-	{Number: 4, Name: "create_app_inst_timeout"},
-	{Number: 5, Name: "update_app_inst_timeout"},
-	{Number: 6, Name: "delete_app_inst_timeout"},
-	{Number: 7, Name: "create_cloudlet_timeout"},
-	{Number: 8, Name: "update_cloudlet_timeout"},
-	{Number: 9, Name: "cloudlet_info_push_interval"},
-	{Number: 10, Name: "resource_snapshot_interval"},
-	{Number: 11, Name: "cloudlet_maintenance_timeout"},
-	{Number: 12, Name: "crm_connect_timeout"},
-	{Number: 13, Name: "max_tracked_dme_clients"},
-	{Number: 14, Name: "max_concurrent_tasks"},
+var _File_edgekit_notify_v1_notify_proto_Settingsldeunw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.Settings{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "create_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CreateClusterInstTimeout)}},
+	{Number: 2, Name: "update_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.UpdateClusterInstTimeout)}},
+	{Number: 3, Name: "delete_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.DeleteClusterInstTimeout)}},
+	{Number: 4, Name: "create_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CreateAppInstTimeout)}},
+	{Number: 5, Name: "update_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.UpdateAppInstTimeout)}},
+	{Number: 6, Name: "delete_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.DeleteAppInstTimeout)}},
+	{Number: 7, Name: "create_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CreateCloudletTimeout)}},
+	{Number: 8, Name: "update_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.UpdateCloudletTimeout)}},
+	{Number: 9, Name: "cloudlet_info_push_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CloudletInfoPushInterval)}},
+	{Number: 10, Name: "resource_snapshot_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.ResourceSnapshotInterval)}},
+	{Number: 11, Name: "cloudlet_maintenance_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CloudletMaintenanceTimeout)}},
+	{Number: 12, Name: "crm_connect_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(edgeproto.Settings{}.CrmConnectTimeout)}},
+	{Number: 13, Name: "max_tracked_dme_clients", Off: unsafe.Offsetof(edgeproto.Settings{}.MaxTrackedDmeClients), Op: fieldmap.OpInt32},
+	{Number: 14, Name: "max_concurrent_tasks", Off: unsafe.Offsetof(edgeproto.Settings{}.MaxConcurrentTasks), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
+var _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.FlavorKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.FlavorKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_shape},
-	{Number: 2, Name: "ram_mb"},
-	{Number: 3, Name: "vcpus"},
-	{Number: 4, Name: "disk_gb"},
-	{Number: 5, Name: "gpus"},
-	{Number: 6, Name: "opt_res_map", Kind: fieldmap.KindMap},
+var _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.Flavor{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_shape, Value: &fieldmap.MessageField[*edgeproto.FlavorKey]{Off: unsafe.Offsetof(edgeproto.Flavor{}.Key)}},
+	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(edgeproto.Flavor{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "vcpus", Off: unsafe.Offsetof(edgeproto.Flavor{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(edgeproto.Flavor{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "gpus", Off: unsafe.Offsetof(edgeproto.Flavor{}.Gpus), Op: fieldmap.OpUint32},
+	{Number: 6, Name: "opt_res_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.Flavor{}.OptResMap)}},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_Location1s2694a_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude"},
-	{Number: 2, Name: "longitude"},
+var _File_edgekit_notify_v1_notify_proto_Location1s2694a_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.Location{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(edgeproto.Location{}.Latitude), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(edgeproto.Location{}.Longitude), Op: fieldmap.OpFloat64},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "value"},
-	{Number: 3, Name: "alert_threshold"},
+var _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ResourceQuota{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.ResourceQuota{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(edgeproto.ResourceQuota{}.Value), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "alert_threshold", Off: unsafe.Offsetof(edgeproto.ResourceQuota{}.AlertThreshold), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "region"},
-	{Number: 2, Name: "notify_controller_addrs", Kind: fieldmap.KindList},
-	{Number: 3, Name: "container_registry_path"},
-	{Number: 4, Name: "deployment_tag"},
-	{Number: 5, Name: "cache_dir"},
-	{Number: 6, Name: "test_mode"},
-	{Number: 7, Name: "crm_access_private_key"},
-	{Number: 8, Name: "access_api_addr"},
+var _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.PlatformConfig{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "region", Off: unsafe.Offsetof(edgeproto.PlatformConfig{}.Region), Op: fieldmap.OpString},
+	{Number: 2, Name: "notify_controller_addrs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.PlatformConfig{}.NotifyControllerAddrs), Op: fieldmap.OpListString},
+	{Number: 3, Name: "container_registry_path", Off: unsafe.Offsetof(edgeproto.PlatformConfig{}.ContainerRegistryPath), Op: fieldmap.OpString},
+	{Number: 4, Name: "deployment_tag", Off: unsafe.Offsetof(edgeproto.PlatformConfig{}.DeploymentTag), Op: fieldmap.OpString},
+	{Number: 5, Name: "cache_dir", Off: unsafe.Offsetof(edgeproto.PlatformConfig{}.CacheDir), Op: fieldmap.OpString},
+	{Number: 6, Name: "test_mode", Off: unsafe.Offsetof(edgeproto.PlatformConfig{}.TestMode), Op: fieldmap.OpBool},
+	{Number: 7, Name: "crm_access_private_key", Off: unsafe.Offsetof(edgeproto.PlatformConfig{}.CrmAccessPrivateKey), Op: fieldmap.OpString},
+	{Number: 8, Name: "access_api_addr", Off: unsafe.Offsetof(edgeproto.PlatformConfig{}.AccessApiAddr), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "platform_type"},
-	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Location1s2694a_shape},
-	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList},
-	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_shape},
-	{Number: 8, Name: "default_resource_alert_threshold"},
-	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap},
-	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_shape},
-	{Number: 11, Name: "crm_on_edge"},
-	{Number: 12, Name: "maintenance_state"},
-	{Number: 13, Name: "trust_policy"},
-	{Number: 14, Name: "trust_policy_state"},
-	{Number: 15, Name: "annotations", Kind: fieldmap.KindMap},
-	{Number: 16, Name: "access_vars", Kind: fieldmap.KindMap},
-	{Number: 17, Name: "crm_override"},
-	{Number: 18, Name: "physical_name"},
-	{Number: 19, Name: "num_dynamic_ips"},
-	{Number: 20, Name: "created_at"},
-	{Number: 21, Name: "updated_at"},
+var _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.Cloudlet{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "platform_type", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.PlatformType), Op: fieldmap.OpString},
+	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Location1s2694a_shape, Value: &fieldmap.MessageField[*edgeproto.Location]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Location)}},
+	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.Cloudlet{}.FlavorNames), Op: fieldmap.OpListString},
+	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_shape, Value: &fieldmap.MessageList[*edgeproto.ResourceQuota]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.ResourceQuotas)}},
+	{Number: 8, Name: "default_resource_alert_threshold", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.DefaultResourceAlertThreshold), Op: fieldmap.OpInt32},
+	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.EnvVars)}},
+	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_shape, Value: &fieldmap.MessageField[*edgeproto.PlatformConfig]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Config)}},
+	{Number: 11, Name: "crm_on_edge", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.CrmOnEdge), Op: fieldmap.OpBool},
+	{Number: 12, Name: "maintenance_state", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.MaintenanceState), Op: fieldmap.OpInt32},
+	{Number: 13, Name: "trust_policy", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.TrustPolicy), Op: fieldmap.OpString},
+	{Number: 14, Name: "trust_policy_state", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.TrustPolicyState), Op: fieldmap.OpInt32},
+	{Number: 15, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Annotations)}},
+	{Number: 16, Name: "access_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.AccessVars)}},
+	{Number: 17, Name: "crm_override", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.CrmOverride), Op: fieldmap.OpInt32},
+	{Number: 18, Name: "physical_name", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.PhysicalName), Op: fieldmap.OpString},
+	{Number: 19, Name: "num_dynamic_ips", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.NumDynamicIps), Op: fieldmap.OpInt32},
+	{Number: 20, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.CreatedAt)}},
+	{Number: 21, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.UpdatedAt)}},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(edgeproto.TrustPolicyKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(edgeproto.TrustPolicyKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol"},
-	{Number: 2, Name: "port_range_min"},
-	{Number: 3, Name: "port_range_max"},
-	{Number: 4, Name: "remote_cidr"},
+var _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.SecurityRule{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.Protocol), Op: fieldmap.OpString},
+	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
+	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(edgeproto.SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape},
-	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape},
+var _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicy{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape, Value: &fieldmap.MessageField[*edgeproto.TrustPolicyKey]{Off: unsafe.Offsetof(edgeproto.TrustPolicy{}.Key)}},
+	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*edgeproto.SecurityRule]{Off: unsafe.Offsetof(edgeproto.TrustPolicy{}.OutboundSecurityRules)}},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "version"},
+var _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(edgeproto.AppKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(edgeproto.AppKey{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "version", Off: unsafe.Offsetof(edgeproto.AppKey{}.Version), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_Portx01ype_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "proto"},
-	{Number: 2, Name: "internal_port"},
-	{Number: 3, Name: "public_port"},
-	{Number: 4, Name: "end_port"},
-	{Number: 5, Name: "tls"},
-	{Number: 6, Name: "fqdn_prefix"},
-	{Number: 7, Name: "max_pkt_size"},
+var _File_edgekit_notify_v1_notify_proto_Portx01ype_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.Port{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "proto", Off: unsafe.Offsetof(edgeproto.Port{}.Proto), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "internal_port", Off: unsafe.Offsetof(edgeproto.Port{}.InternalPort), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "public_port", Off: unsafe.Offsetof(edgeproto.Port{}.PublicPort), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "end_port", Off: unsafe.Offsetof(edgeproto.Port{}.EndPort), Op: fieldmap.OpInt32},
+	{Number: 5, Name: "tls", Off: unsafe.Offsetof(edgeproto.Port{}.Tls), Op: fieldmap.OpBool},
+	{Number: 6, Name: "fqdn_prefix", Off: unsafe.Offsetof(edgeproto.Port{}.FqdnPrefix), Op: fieldmap.OpString},
+	{Number: 7, Name: "max_pkt_size", Off: unsafe.Offsetof(edgeproto.Port{}.MaxPktSize), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "kind"},
-	{Number: 2, Name: "config"},
+var _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ConfigFile{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind", Off: unsafe.Offsetof(edgeproto.ConfigFile{}.Kind), Op: fieldmap.OpString},
+	{Number: 2, Name: "config", Off: unsafe.Offsetof(edgeproto.ConfigFile{}.Config), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "value"},
-	{Number: 3, Name: "secret"},
-	{Number: 4, Name: "secret_value"},
+var _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.EnvVar{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.EnvVar{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "value", Off: unsafe.Offsetof(edgeproto.EnvVar{}.Value), Op: fieldmap.OpString},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(edgeproto.EnvVar{}.Secret), Op: fieldmap.OpBool},
+	{Number: 4, Name: "secret_value", Off: unsafe.Offsetof(edgeproto.EnvVar{}.SecretValue), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape},
-	{Number: 2, Name: "image_type"},
-	{Number: 3, Name: "image_path"},
-	{Number: 4, Name: "deployment"},
-	{Number: 5, Name: "access_ports"},
-	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_Portx01ype_shape},
-	{Number: 7, Name: "command"},
-	{Number: 8, Name: "args", Kind: fieldmap.KindList},
-	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_shape},
-	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_shape},
-	{Number: 11, Name: "health_check"},
-	{Number: 12, Name: "health_check_path"},
-	{Number: 13, Name: "default_flavor"},
-	{Number: 14, Name: "deployment_manifest"},
-	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape},
-	{Number: 16, Name: "trusted"},
-	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap},
-	{Number: 18, Name: "created_at"},
-	{Number: 19, Name: "updated_at"},
+var _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.App{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*edgeproto.AppKey]{Off: unsafe.Offsetof(edgeproto.App{}.Key)}},
+	{Number: 2, Name: "image_type", Off: unsafe.Offsetof(edgeproto.App{}.ImageType), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "image_path", Off: unsafe.Offsetof(edgeproto.App{}.ImagePath), Op: fieldmap.OpString},
+	{Number: 4, Name: "deployment", Off: unsafe.Offsetof(edgeproto.App{}.Deployment), Op: fieldmap.OpString},
+	{Number: 5, Name: "access_ports", Off: unsafe.Offsetof(edgeproto.App{}.AccessPorts), Op: fieldmap.OpString},
+	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_Portx01ype_shape, Value: &fieldmap.MessageList[*edgeproto.Port]{Off: unsafe.Offsetof(edgeproto.App{}.Ports)}},
+	{Number: 7, Name: "command", Off: unsafe.Offsetof(edgeproto.App{}.Command), Op: fieldmap.OpString},
+	{Number: 8, Name: "args", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.App{}.Args), Op: fieldmap.OpListString},
+	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_shape, Value: &fieldmap.MessageList[*edgeproto.ConfigFile]{Off: unsafe.Offsetof(edgeproto.App{}.Configs)}},
+	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_shape, Value: &fieldmap.MessageList[*edgeproto.EnvVar]{Off: unsafe.Offsetof(edgeproto.App{}.EnvVars)}},
+	{Number: 11, Name: "health_check", Off: unsafe.Offsetof(edgeproto.App{}.HealthCheck), Op: fieldmap.OpInt32},
+	{Number: 12, Name: "health_check_path", Off: unsafe.Offsetof(edgeproto.App{}.HealthCheckPath), Op: fieldmap.OpString},
+	{Number: 13, Name: "default_flavor", Off: unsafe.Offsetof(edgeproto.App{}.DefaultFlavor), Op: fieldmap.OpString},
+	{Number: 14, Name: "deployment_manifest", Off: unsafe.Offsetof(edgeproto.App{}.DeploymentManifest), Op: fieldmap.OpString},
+	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*edgeproto.SecurityRule]{Off: unsafe.Offsetof(edgeproto.App{}.RequiredOutboundConnections)}},
+	{Number: 16, Name: "trusted", Off: unsafe.Offsetof(edgeproto.App{}.Trusted), Op: fieldmap.OpBool},
+	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.App{}.Annotations)}},
+	{Number: 18, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.App{}.CreatedAt)}},
+	{Number: 19, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.App{}.UpdatedAt)}},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vcpus"},
-	{Number: 2, Name: "ram_mb"},
-	{Number: 3, Name: "disk_gb"},
-	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap},
-	{Number: 5, Name: "infra_node_flavor"},
+var _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.NodeResources{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vcpus", Off: unsafe.Offsetof(edgeproto.NodeResources{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(edgeproto.NodeResources{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "disk_gb", Off: unsafe.Offsetof(edgeproto.NodeResources{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.NodeResources{}.OptResMap)}},
+	{Number: 5, Name: "infra_node_flavor", Off: unsafe.Offsetof(edgeproto.NodeResources{}.InfraNodeFlavor), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "num_nodes"},
-	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_shape},
-	{Number: 4, Name: "scalable"},
+var _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.NodePool{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.NodePool{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "num_nodes", Off: unsafe.Offsetof(edgeproto.NodePool{}.NumNodes), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_shape, Value: &fieldmap.MessageField[*edgeproto.NodeResources]{Off: unsafe.Offsetof(edgeproto.NodePool{}.NodeResources)}},
+	{Number: 4, Name: "scalable", Off: unsafe.Offsetof(edgeproto.NodePool{}.Scalable), Op: fieldmap.OpBool},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape},
-	{Number: 3, Name: "state"},
-	{Number: 4, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 5, Name: "crm_override"},
-	{Number: 6, Name: "flavor_name"},
-	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_shape},
-	{Number: 8, Name: "ip_access"},
-	{Number: 9, Name: "deployment"},
-	{Number: 10, Name: "kubernetes_version"},
-	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape},
-	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap},
-	{Number: 13, Name: "reservable"},
-	{Number: 14, Name: "reserved_by"},
-	{Number: 15, Name: "multi_tenant"},
-	{Number: 16, Name: "created_at"},
-	{Number: 17, Name: "updated_at"},
+var _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ClusterInst{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Key)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.CloudletKey)}},
+	{Number: 3, Name: "state", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.State), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Errors), Op: fieldmap.OpListString},
+	{Number: 5, Name: "crm_override", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.CrmOverride), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "flavor_name", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.FlavorName), Op: fieldmap.OpString},
+	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_shape, Value: &fieldmap.MessageList[*edgeproto.NodePool]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.NodePools)}},
+	{Number: 8, Name: "ip_access", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.IpAccess), Op: fieldmap.OpInt32},
+	{Number: 9, Name: "deployment", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Deployment), Op: fieldmap.OpString},
+	{Number: 10, Name: "kubernetes_version", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.KubernetesVersion), Op: fieldmap.OpString},
+	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*edgeproto.InfraResources]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Resources)}},
+	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.InfraAnnotations)}},
+	{Number: 13, Name: "reservable", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Reservable), Op: fieldmap.OpBool},
+	{Number: 14, Name: "reserved_by", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.ReservedBy), Op: fieldmap.OpString},
+	{Number: 15, Name: "multi_tenant", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.MultiTenant), Op: fieldmap.OpBool},
+	{Number: 16, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.CreatedAt)}},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.UpdatedAt)}},
 }}
 
-var _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape},
-	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape},
-	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape},
-	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape},
-	{Number: 5, Name: "state"},
-	{Number: 6, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 7, Name: "crm_override"},
-	{Number: 8, Name: "uri"},
-	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_Portx01ype_shape},
-	{Number: 10, Name: "flavor"},
-	{Number: 11, Name: "power_state"},
-	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape},
-	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap},
-	{Number: 14, Name: "created_at"},
-	{Number: 15, Name: "updated_at"},
+var _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInst{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstKey]{Off: unsafe.Offsetof(edgeproto.AppInst{}.Key)}},
+	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*edgeproto.AppKey]{Off: unsafe.Offsetof(edgeproto.AppInst{}.AppKey)}},
+	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.AppInst{}.ClusterKey)}},
+	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(edgeproto.AppInst{}.CloudletKey)}},
+	{Number: 5, Name: "state", Off: unsafe.Offsetof(edgeproto.AppInst{}.State), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInst{}.Errors), Op: fieldmap.OpListString},
+	{Number: 7, Name: "crm_override", Off: unsafe.Offsetof(edgeproto.AppInst{}.CrmOverride), Op: fieldmap.OpInt32},
+	{Number: 8, Name: "uri", Off: unsafe.Offsetof(edgeproto.AppInst{}.Uri), Op: fieldmap.OpString},
+	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_Portx01ype_shape, Value: &fieldmap.MessageList[*edgeproto.Port]{Off: unsafe.Offsetof(edgeproto.AppInst{}.MappedPorts)}},
+	{Number: 10, Name: "flavor", Off: unsafe.Offsetof(edgeproto.AppInst{}.Flavor), Op: fieldmap.OpString},
+	{Number: 11, Name: "power_state", Off: unsafe.Offsetof(edgeproto.AppInst{}.PowerState), Op: fieldmap.OpInt32},
+	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstRuntime]{Off: unsafe.Offsetof(edgeproto.AppInst{}.RuntimeInfo)}},
+	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.AppInst{}.Annotations)}},
+	{Number: 14, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInst{}.CreatedAt)}},
+	{Number: 15, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInst{}.UpdatedAt)}},
 }}
 
-var _Update_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "action"},
-	{Number: 2, Name: "revision"},
-	{Number: 3, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Settingsldeunw_shape},
-	{Number: 4, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_shape},
-	{Number: 5, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape},
-	{Number: 6, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_shape},
-	{Number: 7, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape},
-	{Number: 8, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape},
-	{Number: 9, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape},
+var _Update_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Update{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "action", Off: unsafe.Offsetof(Update{}.Action), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "revision", Off: unsafe.Offsetof(Update{}.Revision), Op: fieldmap.OpInt64},
+	{Number: 3, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Settingsldeunw_shape, Value: &fieldmap.MessageMember[*Update_Settings, *edgeproto.Settings]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
+	{Number: 4, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageMember[*Update_Flavor, *edgeproto.Flavor]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
+	{Number: 5, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape, Value: &fieldmap.MessageMember[*Update_Cloudlet, *edgeproto.Cloudlet]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
+	{Number: 6, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageMember[*Update_TrustPolicy, *edgeproto.TrustPolicy]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
+	{Number: 7, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape, Value: &fieldmap.MessageMember[*Update_App, *edgeproto.App]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
+	{Number: 8, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.MessageMember[*Update_ClusterInst, *edgeproto.ClusterInst]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
+	{Number: 9, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape, Value: &fieldmap.MessageMember[*Update_AppInst, *edgeproto.AppInst]{Load: func(m unsafe.Pointer) any { return (*Update)(m).Object }}},
 }}
 
-var _SyncEnd_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "revision"},
-	{Number: 2, Name: "objects"},
+var _SyncEnd_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SyncEnd{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "revision", Off: unsafe.Offsetof(SyncEnd{}.Revision), Op: fieldmap.OpInt64},
+	{Number: 2, Name: "objects", Off: unsafe.Offsetof(SyncEnd{}.Objects), Op: fieldmap.OpUint32},
 }}
 
-var _ReportAck_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "seq"},
-	{Number: 2, Name: "verdict"},
-	{Number: 3, Name: "reason"},
+var _ReportAck_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportAck{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "seq", Off: unsafe.Offsetof(ReportAck{}.Seq), Op: fieldmap.OpUint64},
+	{Number: 2, Name: "verdict", Off: unsafe.Offsetof(ReportAck{}.Verdict), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "reason", Off: unsafe.Offsetof(ReportAck{}.Reason), Op: fieldmap.OpString},
 }}
 
-var _ConnectResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sync_start", Kind: fieldmap.KindMessage, Sub: _SyncStart_shape},
-	{Number: 2, Name: "update", Kind: fieldmap.KindMessage, Sub: _Update_shape},
-	{Number: 3, Name: "sync_end", Kind: fieldmap.KindMessage, Sub: _SyncEnd_shape},
-	{Number: 4, Name: "report_ack", Kind: fieldmap.KindMessage, Sub: _ReportAck_shape},
-	{Number: 5, Name: "keepalive"},
+var _ConnectResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConnectResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sync_start", Kind: fieldmap.KindMessage, Sub: _SyncStart_shape, Value: &fieldmap.MessageMember[*ConnectResponse_SyncStart, *SyncStart]{Load: func(m unsafe.Pointer) any { return (*ConnectResponse)(m).Msg }}},
+	{Number: 2, Name: "update", Kind: fieldmap.KindMessage, Sub: _Update_shape, Value: &fieldmap.MessageMember[*ConnectResponse_Update, *Update]{Load: func(m unsafe.Pointer) any { return (*ConnectResponse)(m).Msg }}},
+	{Number: 3, Name: "sync_end", Kind: fieldmap.KindMessage, Sub: _SyncEnd_shape, Value: &fieldmap.MessageMember[*ConnectResponse_SyncEnd, *SyncEnd]{Load: func(m unsafe.Pointer) any { return (*ConnectResponse)(m).Msg }}},
+	{Number: 4, Name: "report_ack", Kind: fieldmap.KindMessage, Sub: _ReportAck_shape, Value: &fieldmap.MessageMember[*ConnectResponse_ReportAck, *ReportAck]{Load: func(m unsafe.Pointer) any { return (*ConnectResponse)(m).Msg }}},
+	{Number: 5, Name: "keepalive", Value: &fieldmap.MessageMember[*ConnectResponse_Keepalive, *Keepalive]{Load: func(m unsafe.Pointer) any { return (*ConnectResponse)(m).Msg }}},
 }}
 
 var _ConnectResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.ConnectResponse", _ConnectResponse_shape, false)
@@ -1179,7 +1182,7 @@ func NewReportAckFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ReportAck_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _Keepalive_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+var _Keepalive_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Keepalive{}), Fields: []fieldmap.ShapeField{}}
 
 var _Keepalive_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Keepalive", _Keepalive_shape, false)
 
@@ -4862,1817 +4865,76 @@ func (m *Keepalive) copyInAt(src *Keepalive, fm *fieldmap.FieldMap, at int, win 
 	return 0
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ConnectRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ConnectRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ConnectRequest) DiffFields(o *ConnectRequest) *fieldmap.FieldMap {
-	fm := _ConnectRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ConnectRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ConnectRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ConnectRequest) diffAt(o *ConnectRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ConnectRequest)
-	}
-	if o == nil {
-		o = new(ConnectRequest)
-	}
-	c := false
-	{
-		x, xok := m.Msg.(*ConnectRequest_Hello)
-		y, yok := o.Msg.(*ConnectRequest_Hello)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Hello.diffAt(y.Hello, fm, at+1) {
-			fm.SetAt(at)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Msg.(*ConnectRequest_Report)
-		y, yok := o.Msg.(*ConnectRequest_Report)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Report.diffAt(y.Report, fm, at+7) {
-			fm.SetAt(at + 6)
-			c = true
-		}
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Hello being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Hello) diffAt(o *Hello, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Hello)
-	}
-	if o == nil {
-		o = new(Hello)
-	}
-	c := false
-	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m.CloudletKey, o.CloudletKey, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.AccessKey != o.AccessKey {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Instance != o.Instance {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt sets in fm the flags where m and o differ, the first flag of
-// CloudletKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m, o *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.CloudletKey)
-	}
-	if o == nil {
-		o = new(edgeproto.CloudletKey)
-	}
-	c := false
-	if m.Organization != o.Organization {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Report being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Report) diffAt(o *Report, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Report)
-	}
-	if o == nil {
-		o = new(Report)
-	}
-	c := false
-	if m.Seq != o.Seq {
-		fm.SetAt(at)
-		c = true
-	}
-	{
-		x, xok := m.Info.(*Report_CloudletInfo)
-		y, yok := o.Info.(*Report_CloudletInfo)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_diffAt(x.CloudletInfo, y.CloudletInfo, fm, at+2) {
-			fm.SetAt(at + 1)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Info.(*Report_ClusterInstInfo)
-		y, yok := o.Info.(*Report_ClusterInstInfo)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_diffAt(x.ClusterInstInfo, y.ClusterInstInfo, fm, at+54) {
-			fm.SetAt(at + 53)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Info.(*Report_AppInstInfo)
-		y, yok := o.Info.(*Report_AppInstInfo)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_diffAt(x.AppInstInfo, y.AppInstInfo, fm, at+85) {
-			fm.SetAt(at + 84)
-			c = true
-		}
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		fm.SetAt(at + 105)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_diffAt sets in fm the flags where m and o differ, the first flag of
-// CloudletInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_diffAt(m, o *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.CloudletInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.CloudletInfo)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.NotifyId != o.NotifyId {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.Controller != o.Controller {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.CompatibilityVersion != o.CompatibilityVersion {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if m.ReleaseVersion != o.ReleaseVersion {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if m.ControllerCacheReceived != o.ControllerCacheReceived {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	if m.MaintenanceState != o.MaintenanceState {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+20) {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	if (m.ResourcesSnapshot == nil) != (o.ResourcesSnapshot == nil) || m.ResourcesSnapshot != nil && _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_diffAt(m.ResourcesSnapshot, o.ResourcesSnapshot, fm, at+27) {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.NodeInfos, o.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
-		fm.SetAt(at + 42)
-		c = true
-	}
-	if !maps.Equal(m.Properties, o.Properties) {
-		fm.SetAt(at + 47)
-		c = true
-	}
-	if m.TrustPolicyState != o.TrustPolicyState {
-		fm.SetAt(at + 48)
-		c = true
-	}
-	if m.ActiveCrmInstance != o.ActiveCrmInstance {
-		fm.SetAt(at + 49)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 50)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_diffAt sets in fm the flags where m and o differ, the first flag of
-// FlavorInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_diffAt(m, o *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.FlavorInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.FlavorInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Vcpus != o.Vcpus {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.RamMb != o.RamMb {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.DiskGb != o.DiskGb {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Gpus != o.Gpus {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !maps.Equal(m.PropMap, o.PropMap) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.Deprecated != o.Deprecated {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_diffAt sets in fm the flags where m and o differ, the first flag of
-// StatusInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_diffAt(m, o *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.StatusInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.StatusInfo)
-	}
-	c := false
-	if m.TaskNumber != o.TaskNumber {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.MaxTasks != o.MaxTasks {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.TaskName != o.TaskName {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.StepName != o.StepName {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.MsgCount != o.MsgCount {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !slices.Equal(m.Msgs, o.Msgs) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_diffAt sets in fm the flags where m and o differ, the first flag of
-// InfraResourcesSnapshot being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_diffAt(m, o *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.InfraResourcesSnapshot)
-	}
-	if o == nil {
-		o = new(edgeproto.InfraResourcesSnapshot)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Info, o.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.ClusterInsts, o.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.VmAppInsts, o.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if !fieldmap.Equal(m.TakenAt, o.TakenAt) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_diffAt sets in fm the flags where m and o differ, the first flag of
-// InfraResource being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_diffAt(m, o *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.InfraResource)
-	}
-	if o == nil {
-		o = new(edgeproto.InfraResource)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Used != o.Used {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Total != o.Total {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Quota != o.Quota {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Units != o.Units {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Description != o.Description {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.AlertThreshold != o.AlertThreshold {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_diffAt sets in fm the flags where m and o differ, the first flag of
-// ClusterKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_diffAt(m, o *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.ClusterKey)
-	}
-	if o == nil {
-		o = new(edgeproto.ClusterKey)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Organization != o.Organization {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_diffAt sets in fm the flags where m and o differ, the first flag of
-// AppInstKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_diffAt(m, o *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.AppInstKey)
-	}
-	if o == nil {
-		o = new(edgeproto.AppInstKey)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Organization != o.Organization {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_diffAt sets in fm the flags where m and o differ, the first flag of
-// NodeInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_diffAt(m, o *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.NodeInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.NodeInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if !maps.Equal(m.Allocatable, o.Allocatable) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !maps.Equal(m.Capacity, o.Capacity) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !slices.Equal(m.Roles, o.Roles) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_diffAt sets in fm the flags where m and o differ, the first flag of
-// ClusterInstInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_diffAt(m, o *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.ClusterInstInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.ClusterInstInfo)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.NotifyId != o.NotifyId {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+7) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if (m.Resources == nil) != (o.Resources == nil) || m.Resources != nil && _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_diffAt(m.Resources, o.Resources, fm, at+14) {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if m.Kubeconfig != o.Kubeconfig {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_diffAt sets in fm the flags where m and o differ, the first flag of
-// InfraResources being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_diffAt(m, o *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.InfraResources)
-	}
-	if o == nil {
-		o = new(edgeproto.InfraResources)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Vms, o.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_diffAt sets in fm the flags where m and o differ, the first flag of
-// VmInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_diffAt(m, o *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.VmInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.VmInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Type != o.Type {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Status != o.Status {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.InfraFlavor != o.InfraFlavor {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Ipaddresses, o.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Containers, o.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_diffAt sets in fm the flags where m and o differ, the first flag of
-// IpAddr being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_diffAt(m, o *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.IpAddr)
-	}
-	if o == nil {
-		o = new(edgeproto.IpAddr)
-	}
-	c := false
-	if m.ExternalIp != o.ExternalIp {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.InternalIp != o.InternalIp {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_diffAt sets in fm the flags where m and o differ, the first flag of
-// ContainerInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_diffAt(m, o *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.ContainerInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.ContainerInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Type != o.Type {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Status != o.Status {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.ClusterIp != o.ClusterIp {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Restarts != o.Restarts {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_diffAt sets in fm the flags where m and o differ, the first flag of
-// AppInstInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_diffAt(m, o *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.AppInstInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.AppInstInfo)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.NotifyId != o.NotifyId {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+7) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.PowerState != o.PowerState {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if (m.RuntimeInfo == nil) != (o.RuntimeInfo == nil) || m.RuntimeInfo != nil && _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_diffAt(m.RuntimeInfo, o.RuntimeInfo, fm, at+15) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if m.Uri != o.Uri {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_diffAt sets in fm the flags where m and o differ, the first flag of
-// AppInstRuntime being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_diffAt(m, o *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.AppInstRuntime)
-	}
-	if o == nil {
-		o = new(edgeproto.AppInstRuntime)
-	}
-	c := false
-	if !slices.Equal(m.ContainerIds, o.ContainerIds) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Pids, o.Pids) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !slices.Equal(m.Ports, o.Ports) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Hello:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Hello: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Hello) DiffFields(o *Hello) *fieldmap.FieldMap {
-	fm := _Hello_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Hello_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Report:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Report: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Report) DiffFields(o *Report) *fieldmap.FieldMap {
-	fm := _Report_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Report_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ConnectResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ConnectResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ConnectResponse) DiffFields(o *ConnectResponse) *fieldmap.FieldMap {
-	fm := _ConnectResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ConnectResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ConnectResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ConnectResponse) diffAt(o *ConnectResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ConnectResponse)
-	}
-	if o == nil {
-		o = new(ConnectResponse)
-	}
-	c := false
-	{
-		x, xok := m.Msg.(*ConnectResponse_SyncStart)
-		y, yok := o.Msg.(*ConnectResponse_SyncStart)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.SyncStart.diffAt(y.SyncStart, fm, at+1) {
-			fm.SetAt(at)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Msg.(*ConnectResponse_Update)
-		y, yok := o.Msg.(*ConnectResponse_Update)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Update.diffAt(y.Update, fm, at+4) {
-			fm.SetAt(at + 3)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Msg.(*ConnectResponse_SyncEnd)
-		y, yok := o.Msg.(*ConnectResponse_SyncEnd)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.SyncEnd.diffAt(y.SyncEnd, fm, at+196) {
-			fm.SetAt(at + 195)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Msg.(*ConnectResponse_ReportAck)
-		y, yok := o.Msg.(*ConnectResponse_ReportAck)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.ReportAck.diffAt(y.ReportAck, fm, at+199) {
-			fm.SetAt(at + 198)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Msg.(*ConnectResponse_Keepalive)
-		y, yok := o.Msg.(*ConnectResponse_Keepalive)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !x.Keepalive.Equal(y.Keepalive) {
-			fm.SetAt(at + 202)
-			c = true
-		}
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// SyncStart being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *SyncStart) diffAt(o *SyncStart, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(SyncStart)
-	}
-	if o == nil {
-		o = new(SyncStart)
-	}
-	c := false
-	if m.Revision != o.Revision {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.Equal(m.KeepaliveInterval, o.KeepaliveInterval) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Update being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Update) diffAt(o *Update, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Update)
-	}
-	if o == nil {
-		o = new(Update)
-	}
-	c := false
-	if m.Action != o.Action {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Revision != o.Revision {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	{
-		x, xok := m.Object.(*Update_Settings)
-		y, yok := o.Object.(*Update_Settings)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_Settingsldeunw_diffAt(x.Settings, y.Settings, fm, at+3) {
-			fm.SetAt(at + 2)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Object.(*Update_Flavor)
-		y, yok := o.Object.(*Update_Flavor)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_diffAt(x.Flavor, y.Flavor, fm, at+18) {
-			fm.SetAt(at + 17)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Object.(*Update_Cloudlet)
-		y, yok := o.Object.(*Update_Cloudlet)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_diffAt(x.Cloudlet, y.Cloudlet, fm, at+26) {
-			fm.SetAt(at + 25)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Object.(*Update_TrustPolicy)
-		y, yok := o.Object.(*Update_TrustPolicy)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_diffAt(x.TrustPolicy, y.TrustPolicy, fm, at+63) {
-			fm.SetAt(at + 62)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Object.(*Update_App)
-		y, yok := o.Object.(*Update_App)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_Appsyxff4_diffAt(x.App, y.App, fm, at+72) {
-			fm.SetAt(at + 71)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Object.(*Update_ClusterInst)
-		y, yok := o.Object.(*Update_ClusterInst)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_diffAt(x.ClusterInst, y.ClusterInst, fm, at+112) {
-			fm.SetAt(at + 111)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Object.(*Update_AppInst)
-		y, yok := o.Object.(*Update_AppInst)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_diffAt(x.AppInst, y.AppInst, fm, at+157) {
-			fm.SetAt(at + 156)
-			c = true
-		}
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_Settingsldeunw_diffAt sets in fm the flags where m and o differ, the first flag of
-// Settings being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_diffAt(m, o *edgeproto.Settings, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.Settings)
-	}
-	if o == nil {
-		o = new(edgeproto.Settings)
-	}
-	c := false
-	if !fieldmap.Equal(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdateClusterInstTimeout, o.UpdateClusterInstTimeout) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.Equal(m.DeleteClusterInstTimeout, o.DeleteClusterInstTimeout) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreateAppInstTimeout, o.CreateAppInstTimeout) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdateAppInstTimeout, o.UpdateAppInstTimeout) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.Equal(m.DeleteAppInstTimeout, o.DeleteAppInstTimeout) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreateCloudletTimeout, o.CreateCloudletTimeout) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdateCloudletTimeout, o.UpdateCloudletTimeout) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !fieldmap.Equal(m.CloudletInfoPushInterval, o.CloudletInfoPushInterval) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.Equal(m.ResourceSnapshotInterval, o.ResourceSnapshotInterval) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !fieldmap.Equal(m.CloudletMaintenanceTimeout, o.CloudletMaintenanceTimeout) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if !fieldmap.Equal(m.CrmConnectTimeout, o.CrmConnectTimeout) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if m.MaxTrackedDmeClients != o.MaxTrackedDmeClients {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	if m.MaxConcurrentTasks != o.MaxConcurrentTasks {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_diffAt sets in fm the flags where m and o differ, the first flag of
-// Flavor being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_diffAt(m, o *edgeproto.Flavor, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.Flavor)
-	}
-	if o == nil {
-		o = new(edgeproto.Flavor)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.RamMb != o.RamMb {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Vcpus != o.Vcpus {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.DiskGb != o.DiskGb {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Gpus != o.Gpus {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !maps.Equal(m.OptResMap, o.OptResMap) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_diffAt sets in fm the flags where m and o differ, the first flag of
-// FlavorKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_diffAt(m, o *edgeproto.FlavorKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.FlavorKey)
-	}
-	if o == nil {
-		o = new(edgeproto.FlavorKey)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_diffAt sets in fm the flags where m and o differ, the first flag of
-// Cloudlet being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_diffAt(m, o *edgeproto.Cloudlet, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.Cloudlet)
-	}
-	if o == nil {
-		o = new(edgeproto.Cloudlet)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.PlatformType != o.PlatformType {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if (m.Location == nil) != (o.Location == nil) || m.Location != nil && _File_edgekit_notify_v1_notify_proto_Location1s2694a_diffAt(m.Location, o.Location, fm, at+7) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !slices.Equal(m.FlavorNames, o.FlavorNames) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, o.ResourceQuotas, fieldmap.Equal[*edgeproto.ResourceQuota]) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.DefaultResourceAlertThreshold != o.DefaultResourceAlertThreshold {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if !maps.Equal(m.EnvVars, o.EnvVars) {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if (m.Config == nil) != (o.Config == nil) || m.Config != nil && _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_diffAt(m.Config, o.Config, fm, at+17) {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	if m.CrmOnEdge != o.CrmOnEdge {
-		fm.SetAt(at + 25)
-		c = true
-	}
-	if m.MaintenanceState != o.MaintenanceState {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	if m.TrustPolicy != o.TrustPolicy {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if m.TrustPolicyState != o.TrustPolicyState {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if !maps.Equal(m.Annotations, o.Annotations) {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	if !maps.Equal(m.AccessVars, o.AccessVars) {
-		fm.SetAt(at + 30)
-		c = true
-	}
-	if m.CrmOverride != o.CrmOverride {
-		fm.SetAt(at + 31)
-		c = true
-	}
-	if m.PhysicalName != o.PhysicalName {
-		fm.SetAt(at + 32)
-		c = true
-	}
-	if m.NumDynamicIps != o.NumDynamicIps {
-		fm.SetAt(at + 33)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 34)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 35)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_Location1s2694a_diffAt sets in fm the flags where m and o differ, the first flag of
-// Location being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_Location1s2694a_diffAt(m, o *edgeproto.Location, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.Location)
-	}
-	if o == nil {
-		o = new(edgeproto.Location)
-	}
-	c := false
-	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_diffAt sets in fm the flags where m and o differ, the first flag of
-// ResourceQuota being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_diffAt(m, o *edgeproto.ResourceQuota, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.ResourceQuota)
-	}
-	if o == nil {
-		o = new(edgeproto.ResourceQuota)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Value != o.Value {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.AlertThreshold != o.AlertThreshold {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_diffAt sets in fm the flags where m and o differ, the first flag of
-// PlatformConfig being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_diffAt(m, o *edgeproto.PlatformConfig, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.PlatformConfig)
-	}
-	if o == nil {
-		o = new(edgeproto.PlatformConfig)
-	}
-	c := false
-	if m.Region != o.Region {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.NotifyControllerAddrs, o.NotifyControllerAddrs) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.ContainerRegistryPath != o.ContainerRegistryPath {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.DeploymentTag != o.DeploymentTag {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.CacheDir != o.CacheDir {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.TestMode != o.TestMode {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.CrmAccessPrivateKey != o.CrmAccessPrivateKey {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.AccessApiAddr != o.AccessApiAddr {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_diffAt sets in fm the flags where m and o differ, the first flag of
-// TrustPolicy being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_diffAt(m, o *edgeproto.TrustPolicy, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.TrustPolicy)
-	}
-	if o == nil {
-		o = new(edgeproto.TrustPolicy)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, o.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule]) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_diffAt sets in fm the flags where m and o differ, the first flag of
-// TrustPolicyKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_diffAt(m, o *edgeproto.TrustPolicyKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.TrustPolicyKey)
-	}
-	if o == nil {
-		o = new(edgeproto.TrustPolicyKey)
-	}
-	c := false
-	if m.Organization != o.Organization {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_diffAt sets in fm the flags where m and o differ, the first flag of
-// SecurityRule being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_diffAt(m, o *edgeproto.SecurityRule, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.SecurityRule)
-	}
-	if o == nil {
-		o = new(edgeproto.SecurityRule)
-	}
-	c := false
-	if m.Protocol != o.Protocol {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.PortRangeMin != o.PortRangeMin {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.PortRangeMax != o.PortRangeMax {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.RemoteCidr != o.RemoteCidr {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_Appsyxff4_diffAt sets in fm the flags where m and o differ, the first flag of
-// App being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_Appsyxff4_diffAt(m, o *edgeproto.App, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.App)
-	}
-	if o == nil {
-		o = new(edgeproto.App)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.ImageType != o.ImageType {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.ImagePath != o.ImagePath {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.Deployment != o.Deployment {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.AccessPorts != o.AccessPorts {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Ports, o.Ports, fieldmap.Equal[*edgeproto.Port]) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if m.Command != o.Command {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	if !slices.Equal(m.Args, o.Args) {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Configs, o.Configs, fieldmap.Equal[*edgeproto.ConfigFile]) {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.EnvVars, o.EnvVars, fieldmap.Equal[*edgeproto.EnvVar]) {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if m.HealthCheck != o.HealthCheck {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	if m.HealthCheckPath != o.HealthCheckPath {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if m.DefaultFlavor != o.DefaultFlavor {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if m.DeploymentManifest != o.DeploymentManifest {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, o.RequiredOutboundConnections, fieldmap.Equal[*edgeproto.SecurityRule]) {
-		fm.SetAt(at + 30)
-		c = true
-	}
-	if m.Trusted != o.Trusted {
-		fm.SetAt(at + 35)
-		c = true
-	}
-	if !maps.Equal(m.Annotations, o.Annotations) {
-		fm.SetAt(at + 36)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 37)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 38)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_diffAt sets in fm the flags where m and o differ, the first flag of
-// AppKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_diffAt(m, o *edgeproto.AppKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.AppKey)
-	}
-	if o == nil {
-		o = new(edgeproto.AppKey)
-	}
-	c := false
-	if m.Organization != o.Organization {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Version != o.Version {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_Portx01ype_diffAt sets in fm the flags where m and o differ, the first flag of
-// Port being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_Portx01ype_diffAt(m, o *edgeproto.Port, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.Port)
-	}
-	if o == nil {
-		o = new(edgeproto.Port)
-	}
-	c := false
-	if m.Proto != o.Proto {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.InternalPort != o.InternalPort {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.PublicPort != o.PublicPort {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.EndPort != o.EndPort {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Tls != o.Tls {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.FqdnPrefix != o.FqdnPrefix {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.MaxPktSize != o.MaxPktSize {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_diffAt sets in fm the flags where m and o differ, the first flag of
-// ConfigFile being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_diffAt(m, o *edgeproto.ConfigFile, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.ConfigFile)
-	}
-	if o == nil {
-		o = new(edgeproto.ConfigFile)
-	}
-	c := false
-	if m.Kind != o.Kind {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Config != o.Config {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_diffAt sets in fm the flags where m and o differ, the first flag of
-// EnvVar being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_diffAt(m, o *edgeproto.EnvVar, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.EnvVar)
-	}
-	if o == nil {
-		o = new(edgeproto.EnvVar)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Value != o.Value {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.SecretValue != o.SecretValue {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_diffAt sets in fm the flags where m and o differ, the first flag of
-// ClusterInst being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_diffAt(m, o *edgeproto.ClusterInst, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.ClusterInst)
-	}
-	if o == nil {
-		o = new(edgeproto.ClusterInst)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m.CloudletKey, o.CloudletKey, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if m.CrmOverride != o.CrmOverride {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if m.FlavorName != o.FlavorName {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.NodePools, o.NodePools, fieldmap.Equal[*edgeproto.NodePool]) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.IpAccess != o.IpAccess {
-		fm.SetAt(at + 20)
-		c = true
-	}
-	if m.Deployment != o.Deployment {
-		fm.SetAt(at + 21)
-		c = true
-	}
-	if m.KubernetesVersion != o.KubernetesVersion {
-		fm.SetAt(at + 22)
-		c = true
-	}
-	if (m.Resources == nil) != (o.Resources == nil) || m.Resources != nil && _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_diffAt(m.Resources, o.Resources, fm, at+24) {
-		fm.SetAt(at + 23)
-		c = true
-	}
-	if !maps.Equal(m.InfraAnnotations, o.InfraAnnotations) {
-		fm.SetAt(at + 38)
-		c = true
-	}
-	if m.Reservable != o.Reservable {
-		fm.SetAt(at + 39)
-		c = true
-	}
-	if m.ReservedBy != o.ReservedBy {
-		fm.SetAt(at + 40)
-		c = true
-	}
-	if m.MultiTenant != o.MultiTenant {
-		fm.SetAt(at + 41)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 42)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 43)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_diffAt sets in fm the flags where m and o differ, the first flag of
-// NodePool being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_diffAt(m, o *edgeproto.NodePool, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.NodePool)
-	}
-	if o == nil {
-		o = new(edgeproto.NodePool)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.NumNodes != o.NumNodes {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.NodeResources == nil) != (o.NodeResources == nil) || m.NodeResources != nil && _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_diffAt(m.NodeResources, o.NodeResources, fm, at+3) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Scalable != o.Scalable {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_diffAt sets in fm the flags where m and o differ, the first flag of
-// NodeResources being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_diffAt(m, o *edgeproto.NodeResources, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.NodeResources)
-	}
-	if o == nil {
-		o = new(edgeproto.NodeResources)
-	}
-	c := false
-	if m.Vcpus != o.Vcpus {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.RamMb != o.RamMb {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.DiskGb != o.DiskGb {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !maps.Equal(m.OptResMap, o.OptResMap) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.InfraNodeFlavor != o.InfraNodeFlavor {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_diffAt sets in fm the flags where m and o differ, the first flag of
-// AppInst being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_diffAt(m, o *edgeproto.AppInst, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.AppInst)
-	}
-	if o == nil {
-		o = new(edgeproto.AppInst)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.AppKey == nil) != (o.AppKey == nil) || m.AppKey != nil && _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_diffAt(m.AppKey, o.AppKey, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.ClusterKey == nil) != (o.ClusterKey == nil) || m.ClusterKey != nil && _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_diffAt(m.ClusterKey, o.ClusterKey, fm, at+8) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if (m.CloudletKey == nil) != (o.CloudletKey == nil) || m.CloudletKey != nil && _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_diffAt(m.CloudletKey, o.CloudletKey, fm, at+11) {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if m.CrmOverride != o.CrmOverride {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	if m.Uri != o.Uri {
-		fm.SetAt(at + 16)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.MappedPorts, o.MappedPorts, fieldmap.Equal[*edgeproto.Port]) {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	if m.Flavor != o.Flavor {
-		fm.SetAt(at + 25)
-		c = true
-	}
-	if m.PowerState != o.PowerState {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	if (m.RuntimeInfo == nil) != (o.RuntimeInfo == nil) || m.RuntimeInfo != nil && _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_diffAt(m.RuntimeInfo, o.RuntimeInfo, fm, at+28) {
-		fm.SetAt(at + 27)
-		c = true
-	}
-	if !maps.Equal(m.Annotations, o.Annotations) {
-		fm.SetAt(at + 31)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 32)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 33)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// SyncEnd being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *SyncEnd) diffAt(o *SyncEnd, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(SyncEnd)
-	}
-	if o == nil {
-		o = new(SyncEnd)
-	}
-	c := false
-	if m.Revision != o.Revision {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Objects != o.Objects {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ReportAck being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ReportAck) diffAt(o *ReportAck, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ReportAck)
-	}
-	if o == nil {
-		o = new(ReportAck)
-	}
-	c := false
-	if m.Seq != o.Seq {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Verdict != o.Verdict {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Reason != o.Reason {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of SyncStart:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of SyncStart: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *SyncStart) DiffFields(o *SyncStart) *fieldmap.FieldMap {
-	fm := _SyncStart_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_SyncStart_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of SyncEnd:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of SyncEnd: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *SyncEnd) DiffFields(o *SyncEnd) *fieldmap.FieldMap {
-	fm := _SyncEnd_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_SyncEnd_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Update:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Update: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Update) DiffFields(o *Update) *fieldmap.FieldMap {
-	fm := _Update_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Update_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ReportAck:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ReportAck: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ReportAck) DiffFields(o *ReportAck) *fieldmap.FieldMap {
-	fm := _ReportAck_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ReportAck_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Keepalive:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Keepalive: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Keepalive) DiffFields(o *Keepalive) *fieldmap.FieldMap {
-	fm := _Keepalive_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Keepalive being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Keepalive) diffAt(o *Keepalive, fm *fieldmap.FieldMap, at int) bool {
-	return false
+	return fieldmap.Diff(_Keepalive_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

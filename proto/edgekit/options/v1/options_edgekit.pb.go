@@ -9,19 +9,20 @@ package optionsv1
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of FileOptions: dot-joined field numbers from FileOptions.
 const (
 	FileOptionsFieldSkipFeatures = "1" // skip_features
 )
 
-var _FileOptions_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "skip_features", Kind: fieldmap.KindList},
+var _FileOptions_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FileOptions{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "skip_features", Kind: fieldmap.KindList, Off: unsafe.Offsetof(FileOptions{}.SkipFeatures), Op: fieldmap.OpListString},
 }}
 
 var _FileOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.FileOptions", _FileOptions_shape, false)
@@ -45,9 +46,9 @@ const (
 	MessageOptionsFieldListActions  = "2" // list_actions
 )
 
-var _MessageOptions_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "skip_features", Kind: fieldmap.KindList},
-	{Number: 2, Name: "list_actions"},
+var _MessageOptions_shape = &fieldmap.Shape{Size: unsafe.Sizeof(MessageOptions{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "skip_features", Kind: fieldmap.KindList, Off: unsafe.Offsetof(MessageOptions{}.SkipFeatures), Op: fieldmap.OpListString},
+	{Number: 2, Name: "list_actions", Off: unsafe.Offsetof(MessageOptions{}.ListActions), Op: fieldmap.OpBool},
 }}
 
 var _MessageOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.MessageOptions", _MessageOptions_shape, false)
@@ -71,9 +72,9 @@ const (
 	FieldOptionsFieldAtomic    = "2" // atomic
 )
 
-var _FieldOptions_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "object_key"},
-	{Number: 2, Name: "atomic"},
+var _FieldOptions_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FieldOptions{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "object_key", Off: unsafe.Offsetof(FieldOptions{}.ObjectKey), Op: fieldmap.OpBool},
+	{Number: 2, Name: "atomic", Off: unsafe.Offsetof(FieldOptions{}.Atomic), Op: fieldmap.OpBool},
 }}
 
 var _FieldOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.FieldOptions", _FieldOptions_shape, false)
@@ -363,99 +364,28 @@ func (m *FieldOptions) copyInAt(src *FieldOptions, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of FileOptions:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of FileOptions: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *FileOptions) DiffFields(o *FileOptions) *fieldmap.FieldMap {
-	fm := _FileOptions_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_FileOptions_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// FileOptions being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *FileOptions) diffAt(o *FileOptions, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(FileOptions)
-	}
-	if o == nil {
-		o = new(FileOptions)
-	}
-	c := false
-	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of MessageOptions:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of MessageOptions: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *MessageOptions) DiffFields(o *MessageOptions) *fieldmap.FieldMap {
-	fm := _MessageOptions_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_MessageOptions_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// MessageOptions being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *MessageOptions) diffAt(o *MessageOptions, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(MessageOptions)
-	}
-	if o == nil {
-		o = new(MessageOptions)
-	}
-	c := false
-	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.ListActions != o.ListActions {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of FieldOptions:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of FieldOptions: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *FieldOptions) DiffFields(o *FieldOptions) *fieldmap.FieldMap {
-	fm := _FieldOptions_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// FieldOptions being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *FieldOptions) diffAt(o *FieldOptions, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(FieldOptions)
-	}
-	if o == nil {
-		o = new(FieldOptions)
-	}
-	c := false
-	if m.ObjectKey != o.ObjectKey {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Atomic != o.Atomic {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_FieldOptions_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

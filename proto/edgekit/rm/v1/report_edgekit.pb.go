@@ -9,14 +9,16 @@ package rmv1
 import (
 	edgeproto "github.com/edgekit/edgekit/edgeproto"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	maps "maps"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Fence: dot-joined field numbers from Fence.
 const (
@@ -24,9 +26,9 @@ const (
 	FenceFieldRevision = "2" // revision
 )
 
-var _Fence_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key"},
-	{Number: 2, Name: "revision"},
+var _Fence_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Fence{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Off: unsafe.Offsetof(Fence{}.Key), Op: fieldmap.OpString},
+	{Number: 2, Name: "revision", Off: unsafe.Offsetof(Fence{}.Revision), Op: fieldmap.OpInt64},
 }}
 
 var _Fence_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.Fence", _Fence_shape, false)
@@ -156,145 +158,145 @@ const (
 	ReportInfoRequestFieldFenceRevision                                         = "5.2"       // fence.revision
 )
 
-var _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
+var _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.CloudletKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(edgeproto.CloudletKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(edgeproto.CloudletKey{}.Name), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "vcpus"},
-	{Number: 3, Name: "ram_mb"},
-	{Number: 4, Name: "disk_gb"},
-	{Number: 5, Name: "gpus"},
-	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap},
-	{Number: 7, Name: "deprecated"},
+var _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.FlavorInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "vcpus", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.Vcpus), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "ram_mb", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.RamMb), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.DiskGb), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "gpus", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.Gpus), Op: fieldmap.OpUint32},
+	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.PropMap)}},
+	{Number: 7, Name: "deprecated", Off: unsafe.Offsetof(edgeproto.FlavorInfo{}.Deprecated), Op: fieldmap.OpBool},
 }}
 
-var _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number"},
-	{Number: 2, Name: "max_tasks"},
-	{Number: 3, Name: "task_name"},
-	{Number: 4, Name: "step_name"},
-	{Number: 5, Name: "msg_count"},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList},
+var _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.StatusInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(edgeproto.StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
+	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(edgeproto.StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(edgeproto.StatusInfo{}.TaskName), Op: fieldmap.OpString},
+	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(edgeproto.StatusInfo{}.StepName), Op: fieldmap.OpString},
+	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(edgeproto.StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.StatusInfo{}.Msgs), Op: fieldmap.OpListString},
 }}
 
-var _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "used"},
-	{Number: 3, Name: "total"},
-	{Number: 4, Name: "quota"},
-	{Number: 5, Name: "units"},
-	{Number: 6, Name: "description"},
-	{Number: 7, Name: "alert_threshold"},
+var _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.InfraResource{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "used", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Used), Op: fieldmap.OpUint64},
+	{Number: 3, Name: "total", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Total), Op: fieldmap.OpUint64},
+	{Number: 4, Name: "quota", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Quota), Op: fieldmap.OpUint64},
+	{Number: 5, Name: "units", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Units), Op: fieldmap.OpString},
+	{Number: 6, Name: "description", Off: unsafe.Offsetof(edgeproto.InfraResource{}.Description), Op: fieldmap.OpString},
+	{Number: 7, Name: "alert_threshold", Off: unsafe.Offsetof(edgeproto.InfraResource{}.AlertThreshold), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ClusterKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.ClusterKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(edgeproto.ClusterKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "organization"},
+var _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.AppInstKey{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "organization", Off: unsafe.Offsetof(edgeproto.AppInstKey{}.Organization), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_shape},
-	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape},
-	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape},
-	{Number: 4, Name: "taken_at"},
+var _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.InfraResourcesSnapshot{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_shape, Value: &fieldmap.MessageList[*edgeproto.InfraResource]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.Info)}},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageList[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.ClusterInsts)}},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageList[*edgeproto.AppInstKey]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.VmAppInsts)}},
+	{Number: 4, Name: "taken_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.InfraResourcesSnapshot{}.TakenAt)}},
 }}
 
-var _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap},
-	{Number: 4, Name: "roles", Kind: fieldmap.KindList},
+var _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.NodeInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.NodeInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.NodeInfo{}.Allocatable)}},
+	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.NodeInfo{}.Capacity)}},
+	{Number: 4, Name: "roles", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.NodeInfo{}.Roles), Op: fieldmap.OpListString},
 }}
 
-var _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "controller"},
-	{Number: 6, Name: "compatibility_version"},
-	{Number: 7, Name: "release_version"},
-	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_shape},
-	{Number: 9, Name: "controller_cache_received"},
-	{Number: 10, Name: "maintenance_state"},
-	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape},
-	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape},
-	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape},
-	{Number: 14, Name: "properties", Kind: fieldmap.KindMap},
-	{Number: 15, Name: "trust_policy_state"},
-	{Number: 16, Name: "active_crm_instance"},
-	{Number: 17, Name: "updated_at"},
+var _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.CloudletInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "controller", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Controller), Op: fieldmap.OpString},
+	{Number: 6, Name: "compatibility_version", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.CompatibilityVersion), Op: fieldmap.OpUint32},
+	{Number: 7, Name: "release_version", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ReleaseVersion), Op: fieldmap.OpString},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.MessageList[*edgeproto.FlavorInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Flavors)}},
+	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
+	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Status)}},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageField[*edgeproto.InfraResourcesSnapshot]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ResourcesSnapshot)}},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.MessageList[*edgeproto.NodeInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NodeInfos)}},
+	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Properties)}},
+	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
+	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},
+	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.UpdatedAt)}},
 }}
 
-var _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "external_ip"},
-	{Number: 2, Name: "internal_ip"},
+var _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.IpAddr{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "external_ip", Off: unsafe.Offsetof(edgeproto.IpAddr{}.ExternalIp), Op: fieldmap.OpString},
+	{Number: 2, Name: "internal_ip", Off: unsafe.Offsetof(edgeproto.IpAddr{}.InternalIp), Op: fieldmap.OpString},
 }}
 
-var _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "status"},
-	{Number: 4, Name: "cluster_ip"},
-	{Number: 5, Name: "restarts"},
+var _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ContainerInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.ContainerInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(edgeproto.ContainerInfo{}.Type), Op: fieldmap.OpString},
+	{Number: 3, Name: "status", Off: unsafe.Offsetof(edgeproto.ContainerInfo{}.Status), Op: fieldmap.OpString},
+	{Number: 4, Name: "cluster_ip", Off: unsafe.Offsetof(edgeproto.ContainerInfo{}.ClusterIp), Op: fieldmap.OpString},
+	{Number: 5, Name: "restarts", Off: unsafe.Offsetof(edgeproto.ContainerInfo{}.Restarts), Op: fieldmap.OpInt32},
 }}
 
-var _File_edgekit_rm_v1_report_proto_VmInfozhxj8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "type"},
-	{Number: 3, Name: "status"},
-	{Number: 4, Name: "infra_flavor"},
-	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_shape},
-	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_shape},
+var _File_edgekit_rm_v1_report_proto_VmInfozhxj8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.VmInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.VmInfo{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "type", Off: unsafe.Offsetof(edgeproto.VmInfo{}.Type), Op: fieldmap.OpString},
+	{Number: 3, Name: "status", Off: unsafe.Offsetof(edgeproto.VmInfo{}.Status), Op: fieldmap.OpString},
+	{Number: 4, Name: "infra_flavor", Off: unsafe.Offsetof(edgeproto.VmInfo{}.InfraFlavor), Op: fieldmap.OpString},
+	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_shape, Value: &fieldmap.MessageList[*edgeproto.IpAddr]{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Ipaddresses)}},
+	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_shape, Value: &fieldmap.MessageList[*edgeproto.ContainerInfo]{Off: unsafe.Offsetof(edgeproto.VmInfo{}.Containers)}},
 }}
 
-var _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_VmInfozhxj8_shape},
+var _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.InfraResources{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_VmInfozhxj8_shape, Value: &fieldmap.MessageList[*edgeproto.VmInfo]{Off: unsafe.Offsetof(edgeproto.InfraResources{}.Vms)}},
 }}
 
-var _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape},
-	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape},
-	{Number: 7, Name: "kubeconfig"},
-	{Number: 8, Name: "updated_at"},
+var _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Status)}},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*edgeproto.InfraResources]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Resources)}},
+	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
+	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.UpdatedAt)}},
 }}
 
-var _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList},
-	{Number: 2, Name: "pids", Kind: fieldmap.KindList},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList},
+var _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstRuntime{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.ContainerIds), Op: fieldmap.OpListString},
+	{Number: 2, Name: "pids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Pids), Op: fieldmap.OpListInt64},
+	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Ports), Op: fieldmap.OpListUint32},
 }}
 
-var _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape},
-	{Number: 2, Name: "state"},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList},
-	{Number: 4, Name: "notify_id"},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape},
-	{Number: 6, Name: "power_state"},
-	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape},
-	{Number: 8, Name: "uri"},
-	{Number: 9, Name: "updated_at"},
+var _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstInfo{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstKey]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Key)}},
+	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.State), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Errors), Op: fieldmap.OpListString},
+	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Status)}},
+	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstRuntime]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RuntimeInfo)}},
+	{Number: 8, Name: "uri", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Uri), Op: fieldmap.OpString},
+	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.UpdatedAt)}},
 }}
 
-var _ReportInfoRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape},
-	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape},
-	{Number: 3, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape},
-	{Number: 4, Name: "fields", Kind: fieldmap.KindList},
-	{Number: 5, Name: "fence", Kind: fieldmap.KindMessage, Sub: _Fence_shape},
+var _ReportInfoRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_CloudletInfo, *edgeproto.CloudletInfo]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
+	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_ClusterInstInfo, *edgeproto.ClusterInstInfo]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
+	{Number: 3, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_AppInstInfo, *edgeproto.AppInstInfo]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
+	{Number: 4, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ReportInfoRequest{}.Fields), Op: fieldmap.OpListString},
+	{Number: 5, Name: "fence", Kind: fieldmap.KindMessage, Sub: _Fence_shape, Value: &fieldmap.MessageField[*Fence]{Off: unsafe.Offsetof(ReportInfoRequest{}.Fence)}},
 }}
 
 var _ReportInfoRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoRequest", _ReportInfoRequest_shape, false)
@@ -318,9 +320,9 @@ const (
 	ReportInfoResponseFieldReason  = "2" // reason
 )
 
-var _ReportInfoResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "applied"},
-	{Number: 2, Name: "reason"},
+var _ReportInfoResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "applied", Off: unsafe.Offsetof(ReportInfoResponse{}.Applied), Op: fieldmap.OpBool},
+	{Number: 2, Name: "reason", Off: unsafe.Offsetof(ReportInfoResponse{}.Reason), Op: fieldmap.OpString},
 }}
 
 var _ReportInfoResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoResponse", _ReportInfoResponse_shape, false)
@@ -1607,694 +1609,28 @@ func (m *ReportInfoResponse) copyInAt(src *ReportInfoResponse, fm *fieldmap.Fiel
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Fence:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Fence: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Fence) DiffFields(o *Fence) *fieldmap.FieldMap {
-	fm := _Fence_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Fence_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Fence being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Fence) diffAt(o *Fence, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Fence)
-	}
-	if o == nil {
-		o = new(Fence)
-	}
-	c := false
-	if m.Key != o.Key {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Revision != o.Revision {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ReportInfoRequest:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ReportInfoRequest: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ReportInfoRequest) DiffFields(o *ReportInfoRequest) *fieldmap.FieldMap {
-	fm := _ReportInfoRequest_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ReportInfoRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ReportInfoRequest being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ReportInfoRequest) diffAt(o *ReportInfoRequest, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ReportInfoRequest)
-	}
-	if o == nil {
-		o = new(ReportInfoRequest)
-	}
-	c := false
-	{
-		x, xok := m.Info.(*ReportInfoRequest_CloudletInfo)
-		y, yok := o.Info.(*ReportInfoRequest_CloudletInfo)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_diffAt(x.CloudletInfo, y.CloudletInfo, fm, at+1) {
-			fm.SetAt(at)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Info.(*ReportInfoRequest_ClusterInstInfo)
-		y, yok := o.Info.(*ReportInfoRequest_ClusterInstInfo)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_diffAt(x.ClusterInstInfo, y.ClusterInstInfo, fm, at+53) {
-			fm.SetAt(at + 52)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Info.(*ReportInfoRequest_AppInstInfo)
-		y, yok := o.Info.(*ReportInfoRequest_AppInstInfo)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_diffAt(x.AppInstInfo, y.AppInstInfo, fm, at+84) {
-			fm.SetAt(at + 83)
-			c = true
-		}
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		fm.SetAt(at + 104)
-		c = true
-	}
-	if (m.Fence == nil) != (o.Fence == nil) || m.Fence != nil && m.Fence.diffAt(o.Fence, fm, at+106) {
-		fm.SetAt(at + 105)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_diffAt sets in fm the flags where m and o differ, the first flag of
-// CloudletInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_diffAt(m, o *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.CloudletInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.CloudletInfo)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.NotifyId != o.NotifyId {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.Controller != o.Controller {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.CompatibilityVersion != o.CompatibilityVersion {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if m.ReleaseVersion != o.ReleaseVersion {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Flavors, o.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if m.ControllerCacheReceived != o.ControllerCacheReceived {
-		fm.SetAt(at + 17)
-		c = true
-	}
-	if m.MaintenanceState != o.MaintenanceState {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+20) {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	if (m.ResourcesSnapshot == nil) != (o.ResourcesSnapshot == nil) || m.ResourcesSnapshot != nil && _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_diffAt(m.ResourcesSnapshot, o.ResourcesSnapshot, fm, at+27) {
-		fm.SetAt(at + 26)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.NodeInfos, o.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
-		fm.SetAt(at + 42)
-		c = true
-	}
-	if !maps.Equal(m.Properties, o.Properties) {
-		fm.SetAt(at + 47)
-		c = true
-	}
-	if m.TrustPolicyState != o.TrustPolicyState {
-		fm.SetAt(at + 48)
-		c = true
-	}
-	if m.ActiveCrmInstance != o.ActiveCrmInstance {
-		fm.SetAt(at + 49)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 50)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_diffAt sets in fm the flags where m and o differ, the first flag of
-// CloudletKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_diffAt(m, o *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.CloudletKey)
-	}
-	if o == nil {
-		o = new(edgeproto.CloudletKey)
-	}
-	c := false
-	if m.Organization != o.Organization {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_diffAt sets in fm the flags where m and o differ, the first flag of
-// FlavorInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_diffAt(m, o *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.FlavorInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.FlavorInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Vcpus != o.Vcpus {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.RamMb != o.RamMb {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.DiskGb != o.DiskGb {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Gpus != o.Gpus {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !maps.Equal(m.PropMap, o.PropMap) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.Deprecated != o.Deprecated {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_diffAt sets in fm the flags where m and o differ, the first flag of
-// StatusInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_diffAt(m, o *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.StatusInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.StatusInfo)
-	}
-	c := false
-	if m.TaskNumber != o.TaskNumber {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.MaxTasks != o.MaxTasks {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.TaskName != o.TaskName {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.StepName != o.StepName {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.MsgCount != o.MsgCount {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !slices.Equal(m.Msgs, o.Msgs) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_diffAt sets in fm the flags where m and o differ, the first flag of
-// InfraResourcesSnapshot being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_diffAt(m, o *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.InfraResourcesSnapshot)
-	}
-	if o == nil {
-		o = new(edgeproto.InfraResourcesSnapshot)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Info, o.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.ClusterInsts, o.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.VmAppInsts, o.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if !fieldmap.Equal(m.TakenAt, o.TakenAt) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_diffAt sets in fm the flags where m and o differ, the first flag of
-// InfraResource being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_diffAt(m, o *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.InfraResource)
-	}
-	if o == nil {
-		o = new(edgeproto.InfraResource)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Used != o.Used {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Total != o.Total {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.Quota != o.Quota {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Units != o.Units {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Description != o.Description {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.AlertThreshold != o.AlertThreshold {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_diffAt sets in fm the flags where m and o differ, the first flag of
-// ClusterKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_diffAt(m, o *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.ClusterKey)
-	}
-	if o == nil {
-		o = new(edgeproto.ClusterKey)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Organization != o.Organization {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_diffAt sets in fm the flags where m and o differ, the first flag of
-// AppInstKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_diffAt(m, o *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.AppInstKey)
-	}
-	if o == nil {
-		o = new(edgeproto.AppInstKey)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Organization != o.Organization {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_diffAt sets in fm the flags where m and o differ, the first flag of
-// NodeInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_diffAt(m, o *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.NodeInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.NodeInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if !maps.Equal(m.Allocatable, o.Allocatable) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !maps.Equal(m.Capacity, o.Capacity) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !slices.Equal(m.Roles, o.Roles) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_diffAt sets in fm the flags where m and o differ, the first flag of
-// ClusterInstInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_diffAt(m, o *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.ClusterInstInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.ClusterInstInfo)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.NotifyId != o.NotifyId {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+7) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if (m.Resources == nil) != (o.Resources == nil) || m.Resources != nil && _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_diffAt(m.Resources, o.Resources, fm, at+14) {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if m.Kubeconfig != o.Kubeconfig {
-		fm.SetAt(at + 28)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 29)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_diffAt sets in fm the flags where m and o differ, the first flag of
-// InfraResources being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_diffAt(m, o *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.InfraResources)
-	}
-	if o == nil {
-		o = new(edgeproto.InfraResources)
-	}
-	c := false
-	if !fieldmap.EqualMessageListFunc(m.Vms, o.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_VmInfozhxj8_diffAt sets in fm the flags where m and o differ, the first flag of
-// VmInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_diffAt(m, o *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.VmInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.VmInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Type != o.Type {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Status != o.Status {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.InfraFlavor != o.InfraFlavor {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Ipaddresses, o.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Containers, o.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_diffAt sets in fm the flags where m and o differ, the first flag of
-// IpAddr being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_diffAt(m, o *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.IpAddr)
-	}
-	if o == nil {
-		o = new(edgeproto.IpAddr)
-	}
-	c := false
-	if m.ExternalIp != o.ExternalIp {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.InternalIp != o.InternalIp {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_diffAt sets in fm the flags where m and o differ, the first flag of
-// ContainerInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_diffAt(m, o *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.ContainerInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.ContainerInfo)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Type != o.Type {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Status != o.Status {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.ClusterIp != o.ClusterIp {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Restarts != o.Restarts {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_diffAt sets in fm the flags where m and o differ, the first flag of
-// AppInstInfo being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_diffAt(m, o *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.AppInstInfo)
-	}
-	if o == nil {
-		o = new(edgeproto.AppInstInfo)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_diffAt(m.Key, o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.State != o.State {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.NotifyId != o.NotifyId {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if (m.Status == nil) != (o.Status == nil) || m.Status != nil && _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_diffAt(m.Status, o.Status, fm, at+7) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.PowerState != o.PowerState {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if (m.RuntimeInfo == nil) != (o.RuntimeInfo == nil) || m.RuntimeInfo != nil && _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_diffAt(m.RuntimeInfo, o.RuntimeInfo, fm, at+15) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if m.Uri != o.Uri {
-		fm.SetAt(at + 18)
-		c = true
-	}
-	if !fieldmap.Equal(m.UpdatedAt, o.UpdatedAt) {
-		fm.SetAt(at + 19)
-		c = true
-	}
-	return c
-}
-
-// _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_diffAt sets in fm the flags where m and o differ, the first flag of
-// AppInstRuntime being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_diffAt(m, o *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(edgeproto.AppInstRuntime)
-	}
-	if o == nil {
-		o = new(edgeproto.AppInstRuntime)
-	}
-	c := false
-	if !slices.Equal(m.ContainerIds, o.ContainerIds) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !slices.Equal(m.Pids, o.Pids) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !slices.Equal(m.Ports, o.Ports) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ReportInfoResponse:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ReportInfoResponse: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ReportInfoResponse) DiffFields(o *ReportInfoResponse) *fieldmap.FieldMap {
-	fm := _ReportInfoResponse_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ReportInfoResponse being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ReportInfoResponse) diffAt(o *ReportInfoResponse, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ReportInfoResponse)
-	}
-	if o == nil {
-		o = new(ReportInfoResponse)
-	}
-	c := false
-	if m.Applied != o.Applied {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Reason != o.Reason {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_ReportInfoResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,11 +9,12 @@ package editions
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Ed: dot-joined field numbers from Ed.
 const (
@@ -24,15 +25,15 @@ const (
 	EdFieldPartData = "4.1" // part.data
 )
 
-var _Ed_Part_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "data"},
+var _Ed_Part_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Ed_Part{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "data", Off: unsafe.Offsetof(Ed_Part{}.Data), Op: fieldmap.OpBytesPresence},
 }}
 
-var _Ed_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "implicit"},
-	{Number: 3, Name: "shade"},
-	{Number: 4, Name: "part", Kind: fieldmap.KindMessage, Sub: _Ed_Part_shape},
+var _Ed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Ed{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Ed{}.Name), Op: fieldmap.OpPtrString},
+	{Number: 2, Name: "implicit", Off: unsafe.Offsetof(Ed{}.Implicit), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "shade", Off: unsafe.Offsetof(Ed{}.Shade), Op: fieldmap.OpPtrInt32},
+	{Number: 4, Name: "part", Kind: fieldmap.KindMessage, Sub: _Ed_Part_shape, Value: &fieldmap.MessageField[*Ed_Part]{Off: unsafe.Offsetof(Ed{}.Part)}},
 }}
 
 var _Ed_fieldSchema = fieldmap.NewShapeSchema("golden.editions.Ed", _Ed_shape, false)
@@ -299,74 +300,20 @@ func (m *Ed_Part) CopyInFields(src *Ed_Part, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Ed:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Ed: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Ed) DiffFields(o *Ed) *fieldmap.FieldMap {
-	fm := _Ed_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Ed_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Ed being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Ed) diffAt(o *Ed, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Ed)
-	}
-	if o == nil {
-		o = new(Ed)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Implicit != o.Implicit {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Shade, o.Shade) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if (m.Part == nil) != (o.Part == nil) || m.Part != nil && m.Part.diffAt(o.Part, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Part being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Ed_Part) diffAt(o *Ed_Part, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Ed_Part)
-	}
-	if o == nil {
-		o = new(Ed_Part)
-	}
-	c := false
-	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Ed_Part:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Ed_Part: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Ed_Part) DiffFields(o *Ed_Part) *fieldmap.FieldMap {
-	fm := _Ed_Part_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Ed_Part_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

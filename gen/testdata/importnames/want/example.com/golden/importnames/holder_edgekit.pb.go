@@ -27,11 +27,12 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
@@ -259,178 +260,178 @@ const (
 	HolderFieldOther       = "69"   // other
 )
 
-var _File_holder_proto_Leafc55951_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leafc55951_shape = &fieldmap.Shape{Size: unsafe.Sizeof(w.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(w.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(w.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(w.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaf1mbcrcb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaf1mbcrcb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(a.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(a.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(a.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(a.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaf1umuabm_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaf1umuabm_shape = &fieldmap.Shape{Size: unsafe.Sizeof(b.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(b.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(b.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(b.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaf4vl2ue_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaf4vl2ue_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ok.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(ok.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(ok.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ok.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaf12afjs7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaf12afjs7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(d1.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(d1.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(d1.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(d1.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaf1svtzh8_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaf1svtzh8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(s1.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(s1.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(s1.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(s1.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leafemhuyf_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leafemhuyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(sv0.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(sv0.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(sv0.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(sv0.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaflsxmzb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaflsxmzb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(m.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(m.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(m.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(m.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaf1xg7dsy_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaf1xg7dsy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(src.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(src.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(src.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(src.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaf1mwrknh_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaf1mwrknh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(fm.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(fm.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(fm.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(fm.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaf1w6ze11_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaf1w6ze11_shape = &fieldmap.Shape{Size: unsafe.Sizeof(at.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(at.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(at.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(at.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaf16ral0h_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaf16ral0h_shape = &fieldmap.Shape{Size: unsafe.Sizeof(c.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(c.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(c.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(c.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaft84x65_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaft84x65_shape = &fieldmap.Shape{Size: unsafe.Sizeof(o.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(o.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(o.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(o.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaflkypto_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaflkypto_shape = &fieldmap.Shape{Size: unsafe.Sizeof(x.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(x.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(x.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(x.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaf1r375sm_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaf1r375sm_shape = &fieldmap.Shape{Size: unsafe.Sizeof(v.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(v.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(v.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(v.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leaf197gohb_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leaf197gohb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(blk.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(blk.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(blk.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(blk.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _File_holder_proto_Leafke71a0_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "o"},
-	{Number: 3, Name: "tags", Kind: fieldmap.KindList},
+var _File_holder_proto_Leafke71a0_shape = &fieldmap.Shape{Size: unsafe.Sizeof(w1.Leaf{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(w1.Leaf{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "o", Off: unsafe.Offsetof(w1.Leaf{}.O), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(w1.Leaf{}.Tags), Op: fieldmap.OpListString},
 }}
 
-var _Holder_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "w_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafc55951_shape},
-	{Number: 2, Name: "w_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leafc55951_shape},
-	{Number: 3, Name: "w_map", Kind: fieldmap.KindMap},
-	{Number: 4, Name: "w_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafc55951_shape},
-	{Number: 5, Name: "a_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mbcrcb_shape},
-	{Number: 6, Name: "a_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1mbcrcb_shape},
-	{Number: 7, Name: "a_map", Kind: fieldmap.KindMap},
-	{Number: 8, Name: "a_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mbcrcb_shape},
-	{Number: 9, Name: "b_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1umuabm_shape},
-	{Number: 10, Name: "b_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1umuabm_shape},
-	{Number: 11, Name: "b_map", Kind: fieldmap.KindMap},
-	{Number: 12, Name: "b_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1umuabm_shape},
-	{Number: 13, Name: "ok_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf4vl2ue_shape},
-	{Number: 14, Name: "ok_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf4vl2ue_shape},
-	{Number: 15, Name: "ok_map", Kind: fieldmap.KindMap},
-	{Number: 16, Name: "ok_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf4vl2ue_shape},
-	{Number: 17, Name: "d1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf12afjs7_shape},
-	{Number: 18, Name: "d1_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf12afjs7_shape},
-	{Number: 19, Name: "d1_map", Kind: fieldmap.KindMap},
-	{Number: 20, Name: "d1_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf12afjs7_shape},
-	{Number: 21, Name: "s1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1svtzh8_shape},
-	{Number: 22, Name: "s1_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1svtzh8_shape},
-	{Number: 23, Name: "s1_map", Kind: fieldmap.KindMap},
-	{Number: 24, Name: "s1_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1svtzh8_shape},
-	{Number: 25, Name: "sv0_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafemhuyf_shape},
-	{Number: 26, Name: "sv0_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leafemhuyf_shape},
-	{Number: 27, Name: "sv0_map", Kind: fieldmap.KindMap},
-	{Number: 28, Name: "sv0_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafemhuyf_shape},
-	{Number: 29, Name: "m_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflsxmzb_shape},
-	{Number: 30, Name: "m_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaflsxmzb_shape},
-	{Number: 31, Name: "m_map", Kind: fieldmap.KindMap},
-	{Number: 32, Name: "m_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflsxmzb_shape},
-	{Number: 33, Name: "src_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1xg7dsy_shape},
-	{Number: 34, Name: "src_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1xg7dsy_shape},
-	{Number: 35, Name: "src_map", Kind: fieldmap.KindMap},
-	{Number: 36, Name: "src_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1xg7dsy_shape},
-	{Number: 37, Name: "fm_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mwrknh_shape},
-	{Number: 38, Name: "fm_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1mwrknh_shape},
-	{Number: 39, Name: "fm_map", Kind: fieldmap.KindMap},
-	{Number: 40, Name: "fm_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mwrknh_shape},
-	{Number: 41, Name: "at_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1w6ze11_shape},
-	{Number: 42, Name: "at_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1w6ze11_shape},
-	{Number: 43, Name: "at_map", Kind: fieldmap.KindMap},
-	{Number: 44, Name: "at_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1w6ze11_shape},
-	{Number: 45, Name: "c_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf16ral0h_shape},
-	{Number: 46, Name: "c_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf16ral0h_shape},
-	{Number: 47, Name: "c_map", Kind: fieldmap.KindMap},
-	{Number: 48, Name: "c_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf16ral0h_shape},
-	{Number: 49, Name: "o_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaft84x65_shape},
-	{Number: 50, Name: "o_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaft84x65_shape},
-	{Number: 51, Name: "o_map", Kind: fieldmap.KindMap},
-	{Number: 52, Name: "o_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaft84x65_shape},
-	{Number: 53, Name: "x_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflkypto_shape},
-	{Number: 54, Name: "x_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaflkypto_shape},
-	{Number: 55, Name: "x_map", Kind: fieldmap.KindMap},
-	{Number: 56, Name: "x_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflkypto_shape},
-	{Number: 57, Name: "v_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1r375sm_shape},
-	{Number: 58, Name: "v_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1r375sm_shape},
-	{Number: 59, Name: "v_map", Kind: fieldmap.KindMap},
-	{Number: 60, Name: "v_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1r375sm_shape},
-	{Number: 61, Name: "blk_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf197gohb_shape},
-	{Number: 62, Name: "blk_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf197gohb_shape},
-	{Number: 63, Name: "blk_map", Kind: fieldmap.KindMap},
-	{Number: 64, Name: "blk_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf197gohb_shape},
-	{Number: 65, Name: "w1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafke71a0_shape},
-	{Number: 66, Name: "w1_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leafke71a0_shape},
-	{Number: 67, Name: "w1_map", Kind: fieldmap.KindMap},
-	{Number: 68, Name: "w1_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafke71a0_shape},
-	{Number: 69, Name: "other"},
+var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "w_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafc55951_shape, Value: &fieldmap.MessageField[*w.Leaf]{Off: unsafe.Offsetof(Holder{}.WOne)}},
+	{Number: 2, Name: "w_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leafc55951_shape, Value: &fieldmap.MessageList[*w.Leaf]{Off: unsafe.Offsetof(Holder{}.WList)}},
+	{Number: 3, Name: "w_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *w.Leaf]{Off: unsafe.Offsetof(Holder{}.WMap)}},
+	{Number: 4, Name: "w_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafc55951_shape, Value: &fieldmap.MessageMember[*Holder_WPick, *w.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 5, Name: "a_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mbcrcb_shape, Value: &fieldmap.MessageField[*a.Leaf]{Off: unsafe.Offsetof(Holder{}.AOne)}},
+	{Number: 6, Name: "a_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1mbcrcb_shape, Value: &fieldmap.MessageList[*a.Leaf]{Off: unsafe.Offsetof(Holder{}.AList)}},
+	{Number: 7, Name: "a_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *a.Leaf]{Off: unsafe.Offsetof(Holder{}.AMap)}},
+	{Number: 8, Name: "a_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mbcrcb_shape, Value: &fieldmap.MessageMember[*Holder_APick, *a.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 9, Name: "b_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1umuabm_shape, Value: &fieldmap.MessageField[*b.Leaf]{Off: unsafe.Offsetof(Holder{}.BOne)}},
+	{Number: 10, Name: "b_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1umuabm_shape, Value: &fieldmap.MessageList[*b.Leaf]{Off: unsafe.Offsetof(Holder{}.BList)}},
+	{Number: 11, Name: "b_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *b.Leaf]{Off: unsafe.Offsetof(Holder{}.BMap)}},
+	{Number: 12, Name: "b_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1umuabm_shape, Value: &fieldmap.MessageMember[*Holder_BPick, *b.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 13, Name: "ok_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf4vl2ue_shape, Value: &fieldmap.MessageField[*ok.Leaf]{Off: unsafe.Offsetof(Holder{}.OkOne)}},
+	{Number: 14, Name: "ok_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf4vl2ue_shape, Value: &fieldmap.MessageList[*ok.Leaf]{Off: unsafe.Offsetof(Holder{}.OkList)}},
+	{Number: 15, Name: "ok_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *ok.Leaf]{Off: unsafe.Offsetof(Holder{}.OkMap)}},
+	{Number: 16, Name: "ok_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf4vl2ue_shape, Value: &fieldmap.MessageMember[*Holder_OkPick, *ok.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 17, Name: "d1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf12afjs7_shape, Value: &fieldmap.MessageField[*d1.Leaf]{Off: unsafe.Offsetof(Holder{}.D1One)}},
+	{Number: 18, Name: "d1_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf12afjs7_shape, Value: &fieldmap.MessageList[*d1.Leaf]{Off: unsafe.Offsetof(Holder{}.D1List)}},
+	{Number: 19, Name: "d1_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *d1.Leaf]{Off: unsafe.Offsetof(Holder{}.D1Map)}},
+	{Number: 20, Name: "d1_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf12afjs7_shape, Value: &fieldmap.MessageMember[*Holder_D1Pick, *d1.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 21, Name: "s1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1svtzh8_shape, Value: &fieldmap.MessageField[*s1.Leaf]{Off: unsafe.Offsetof(Holder{}.S1One)}},
+	{Number: 22, Name: "s1_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1svtzh8_shape, Value: &fieldmap.MessageList[*s1.Leaf]{Off: unsafe.Offsetof(Holder{}.S1List)}},
+	{Number: 23, Name: "s1_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *s1.Leaf]{Off: unsafe.Offsetof(Holder{}.S1Map)}},
+	{Number: 24, Name: "s1_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1svtzh8_shape, Value: &fieldmap.MessageMember[*Holder_S1Pick, *s1.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 25, Name: "sv0_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafemhuyf_shape, Value: &fieldmap.MessageField[*sv0.Leaf]{Off: unsafe.Offsetof(Holder{}.Sv0One)}},
+	{Number: 26, Name: "sv0_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leafemhuyf_shape, Value: &fieldmap.MessageList[*sv0.Leaf]{Off: unsafe.Offsetof(Holder{}.Sv0List)}},
+	{Number: 27, Name: "sv0_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *sv0.Leaf]{Off: unsafe.Offsetof(Holder{}.Sv0Map)}},
+	{Number: 28, Name: "sv0_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafemhuyf_shape, Value: &fieldmap.MessageMember[*Holder_Sv0Pick, *sv0.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 29, Name: "m_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflsxmzb_shape, Value: &fieldmap.MessageField[*m.Leaf]{Off: unsafe.Offsetof(Holder{}.MOne)}},
+	{Number: 30, Name: "m_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaflsxmzb_shape, Value: &fieldmap.MessageList[*m.Leaf]{Off: unsafe.Offsetof(Holder{}.MList)}},
+	{Number: 31, Name: "m_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *m.Leaf]{Off: unsafe.Offsetof(Holder{}.MMap)}},
+	{Number: 32, Name: "m_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflsxmzb_shape, Value: &fieldmap.MessageMember[*Holder_MPick, *m.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 33, Name: "src_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1xg7dsy_shape, Value: &fieldmap.MessageField[*src.Leaf]{Off: unsafe.Offsetof(Holder{}.SrcOne)}},
+	{Number: 34, Name: "src_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1xg7dsy_shape, Value: &fieldmap.MessageList[*src.Leaf]{Off: unsafe.Offsetof(Holder{}.SrcList)}},
+	{Number: 35, Name: "src_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *src.Leaf]{Off: unsafe.Offsetof(Holder{}.SrcMap)}},
+	{Number: 36, Name: "src_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1xg7dsy_shape, Value: &fieldmap.MessageMember[*Holder_SrcPick, *src.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 37, Name: "fm_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mwrknh_shape, Value: &fieldmap.MessageField[*fm.Leaf]{Off: unsafe.Offsetof(Holder{}.FmOne)}},
+	{Number: 38, Name: "fm_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1mwrknh_shape, Value: &fieldmap.MessageList[*fm.Leaf]{Off: unsafe.Offsetof(Holder{}.FmList)}},
+	{Number: 39, Name: "fm_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *fm.Leaf]{Off: unsafe.Offsetof(Holder{}.FmMap)}},
+	{Number: 40, Name: "fm_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mwrknh_shape, Value: &fieldmap.MessageMember[*Holder_FmPick, *fm.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 41, Name: "at_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1w6ze11_shape, Value: &fieldmap.MessageField[*at.Leaf]{Off: unsafe.Offsetof(Holder{}.AtOne)}},
+	{Number: 42, Name: "at_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1w6ze11_shape, Value: &fieldmap.MessageList[*at.Leaf]{Off: unsafe.Offsetof(Holder{}.AtList)}},
+	{Number: 43, Name: "at_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *at.Leaf]{Off: unsafe.Offsetof(Holder{}.AtMap)}},
+	{Number: 44, Name: "at_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1w6ze11_shape, Value: &fieldmap.MessageMember[*Holder_AtPick, *at.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 45, Name: "c_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf16ral0h_shape, Value: &fieldmap.MessageField[*c.Leaf]{Off: unsafe.Offsetof(Holder{}.COne)}},
+	{Number: 46, Name: "c_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf16ral0h_shape, Value: &fieldmap.MessageList[*c.Leaf]{Off: unsafe.Offsetof(Holder{}.CList)}},
+	{Number: 47, Name: "c_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *c.Leaf]{Off: unsafe.Offsetof(Holder{}.CMap)}},
+	{Number: 48, Name: "c_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf16ral0h_shape, Value: &fieldmap.MessageMember[*Holder_CPick, *c.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 49, Name: "o_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaft84x65_shape, Value: &fieldmap.MessageField[*o.Leaf]{Off: unsafe.Offsetof(Holder{}.OOne)}},
+	{Number: 50, Name: "o_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaft84x65_shape, Value: &fieldmap.MessageList[*o.Leaf]{Off: unsafe.Offsetof(Holder{}.OList)}},
+	{Number: 51, Name: "o_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *o.Leaf]{Off: unsafe.Offsetof(Holder{}.OMap)}},
+	{Number: 52, Name: "o_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaft84x65_shape, Value: &fieldmap.MessageMember[*Holder_OPick, *o.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 53, Name: "x_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflkypto_shape, Value: &fieldmap.MessageField[*x.Leaf]{Off: unsafe.Offsetof(Holder{}.XOne)}},
+	{Number: 54, Name: "x_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaflkypto_shape, Value: &fieldmap.MessageList[*x.Leaf]{Off: unsafe.Offsetof(Holder{}.XList)}},
+	{Number: 55, Name: "x_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *x.Leaf]{Off: unsafe.Offsetof(Holder{}.XMap)}},
+	{Number: 56, Name: "x_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflkypto_shape, Value: &fieldmap.MessageMember[*Holder_XPick, *x.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 57, Name: "v_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1r375sm_shape, Value: &fieldmap.MessageField[*v.Leaf]{Off: unsafe.Offsetof(Holder{}.VOne)}},
+	{Number: 58, Name: "v_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1r375sm_shape, Value: &fieldmap.MessageList[*v.Leaf]{Off: unsafe.Offsetof(Holder{}.VList)}},
+	{Number: 59, Name: "v_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *v.Leaf]{Off: unsafe.Offsetof(Holder{}.VMap)}},
+	{Number: 60, Name: "v_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1r375sm_shape, Value: &fieldmap.MessageMember[*Holder_VPick, *v.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 61, Name: "blk_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf197gohb_shape, Value: &fieldmap.MessageField[*blk.Leaf]{Off: unsafe.Offsetof(Holder{}.BlkOne)}},
+	{Number: 62, Name: "blk_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf197gohb_shape, Value: &fieldmap.MessageList[*blk.Leaf]{Off: unsafe.Offsetof(Holder{}.BlkList)}},
+	{Number: 63, Name: "blk_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *blk.Leaf]{Off: unsafe.Offsetof(Holder{}.BlkMap)}},
+	{Number: 64, Name: "blk_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf197gohb_shape, Value: &fieldmap.MessageMember[*Holder_BlkPick, *blk.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 65, Name: "w1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafke71a0_shape, Value: &fieldmap.MessageField[*w1.Leaf]{Off: unsafe.Offsetof(Holder{}.W1One)}},
+	{Number: 66, Name: "w1_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leafke71a0_shape, Value: &fieldmap.MessageList[*w1.Leaf]{Off: unsafe.Offsetof(Holder{}.W1List)}},
+	{Number: 67, Name: "w1_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *w1.Leaf]{Off: unsafe.Offsetof(Holder{}.W1Map)}},
+	{Number: 68, Name: "w1_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafke71a0_shape, Value: &fieldmap.MessageMember[*Holder_W1Pick, *w1.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 69, Name: "other", Value: &fieldmap.ScalarMember[*Holder_Other, string]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
 }}
 
 var _Holder_fieldSchema = fieldmap.NewShapeSchema("golden.importnames.Holder", _Holder_shape, false)
@@ -2769,837 +2770,12 @@ func _File_holder_proto_Leafke71a0_copyInAt(m_, src_ *w1.Leaf, fm_ *fieldmap.Fie
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Holder:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Holder: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m_ *Holder) DiffFields(o_ *Holder) *fieldmap.FieldMap {
-	fm_ := _Holder_fieldSchema.NewFieldMap()
-	m_.diffAt(o_, fm_, 0)
-	return fm_
-}
-
-// diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Holder being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m_ *Holder) diffAt(o_ *Holder, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(Holder)
-	}
-	if o_ == nil {
-		o_ = new(Holder)
-	}
-	c_ := false
-	if (m_.WOne == nil) != (o_.WOne == nil) || m_.WOne != nil && _File_holder_proto_Leafc55951_diffAt(m_.WOne, o_.WOne, fm_, at_+1) {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.WList, o_.WList, fieldmap.Equal[*w.Leaf]) {
-		fm_.SetAt(at_ + 4)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.WMap, o_.WMap, fieldmap.Equal[*w.Leaf]) {
-		fm_.SetAt(at_ + 8)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_WPick)
-		y, yok := o_.Pick.(*Holder_WPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leafc55951_diffAt(x_.WPick, y.WPick, fm_, at_+10) {
-			fm_.SetAt(at_ + 9)
-			c_ = true
-		}
-	}
-	if (m_.AOne == nil) != (o_.AOne == nil) || m_.AOne != nil && _File_holder_proto_Leaf1mbcrcb_diffAt(m_.AOne, o_.AOne, fm_, at_+14) {
-		fm_.SetAt(at_ + 13)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.AList, o_.AList, fieldmap.Equal[*a.Leaf]) {
-		fm_.SetAt(at_ + 17)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.AMap, o_.AMap, fieldmap.Equal[*a.Leaf]) {
-		fm_.SetAt(at_ + 21)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_APick)
-		y, yok := o_.Pick.(*Holder_APick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaf1mbcrcb_diffAt(x_.APick, y.APick, fm_, at_+23) {
-			fm_.SetAt(at_ + 22)
-			c_ = true
-		}
-	}
-	if (m_.BOne == nil) != (o_.BOne == nil) || m_.BOne != nil && _File_holder_proto_Leaf1umuabm_diffAt(m_.BOne, o_.BOne, fm_, at_+27) {
-		fm_.SetAt(at_ + 26)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.BList, o_.BList, fieldmap.Equal[*b.Leaf]) {
-		fm_.SetAt(at_ + 30)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.BMap, o_.BMap, fieldmap.Equal[*b.Leaf]) {
-		fm_.SetAt(at_ + 34)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_BPick)
-		y, yok := o_.Pick.(*Holder_BPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaf1umuabm_diffAt(x_.BPick, y.BPick, fm_, at_+36) {
-			fm_.SetAt(at_ + 35)
-			c_ = true
-		}
-	}
-	if (m_.OkOne == nil) != (o_.OkOne == nil) || m_.OkOne != nil && _File_holder_proto_Leaf4vl2ue_diffAt(m_.OkOne, o_.OkOne, fm_, at_+40) {
-		fm_.SetAt(at_ + 39)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.OkList, o_.OkList, fieldmap.Equal[*ok.Leaf]) {
-		fm_.SetAt(at_ + 43)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.OkMap, o_.OkMap, fieldmap.Equal[*ok.Leaf]) {
-		fm_.SetAt(at_ + 47)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_OkPick)
-		y, yok := o_.Pick.(*Holder_OkPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaf4vl2ue_diffAt(x_.OkPick, y.OkPick, fm_, at_+49) {
-			fm_.SetAt(at_ + 48)
-			c_ = true
-		}
-	}
-	if (m_.D1One == nil) != (o_.D1One == nil) || m_.D1One != nil && _File_holder_proto_Leaf12afjs7_diffAt(m_.D1One, o_.D1One, fm_, at_+53) {
-		fm_.SetAt(at_ + 52)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.D1List, o_.D1List, fieldmap.Equal[*d1.Leaf]) {
-		fm_.SetAt(at_ + 56)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.D1Map, o_.D1Map, fieldmap.Equal[*d1.Leaf]) {
-		fm_.SetAt(at_ + 60)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_D1Pick)
-		y, yok := o_.Pick.(*Holder_D1Pick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaf12afjs7_diffAt(x_.D1Pick, y.D1Pick, fm_, at_+62) {
-			fm_.SetAt(at_ + 61)
-			c_ = true
-		}
-	}
-	if (m_.S1One == nil) != (o_.S1One == nil) || m_.S1One != nil && _File_holder_proto_Leaf1svtzh8_diffAt(m_.S1One, o_.S1One, fm_, at_+66) {
-		fm_.SetAt(at_ + 65)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.S1List, o_.S1List, fieldmap.Equal[*s1.Leaf]) {
-		fm_.SetAt(at_ + 69)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.S1Map, o_.S1Map, fieldmap.Equal[*s1.Leaf]) {
-		fm_.SetAt(at_ + 73)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_S1Pick)
-		y, yok := o_.Pick.(*Holder_S1Pick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaf1svtzh8_diffAt(x_.S1Pick, y.S1Pick, fm_, at_+75) {
-			fm_.SetAt(at_ + 74)
-			c_ = true
-		}
-	}
-	if (m_.Sv0One == nil) != (o_.Sv0One == nil) || m_.Sv0One != nil && _File_holder_proto_Leafemhuyf_diffAt(m_.Sv0One, o_.Sv0One, fm_, at_+79) {
-		fm_.SetAt(at_ + 78)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.Sv0List, o_.Sv0List, fieldmap.Equal[*sv0.Leaf]) {
-		fm_.SetAt(at_ + 82)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.Sv0Map, o_.Sv0Map, fieldmap.Equal[*sv0.Leaf]) {
-		fm_.SetAt(at_ + 86)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_Sv0Pick)
-		y, yok := o_.Pick.(*Holder_Sv0Pick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leafemhuyf_diffAt(x_.Sv0Pick, y.Sv0Pick, fm_, at_+88) {
-			fm_.SetAt(at_ + 87)
-			c_ = true
-		}
-	}
-	if (m_.MOne == nil) != (o_.MOne == nil) || m_.MOne != nil && _File_holder_proto_Leaflsxmzb_diffAt(m_.MOne, o_.MOne, fm_, at_+92) {
-		fm_.SetAt(at_ + 91)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.MList, o_.MList, fieldmap.Equal[*m.Leaf]) {
-		fm_.SetAt(at_ + 95)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.MMap, o_.MMap, fieldmap.Equal[*m.Leaf]) {
-		fm_.SetAt(at_ + 99)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_MPick)
-		y, yok := o_.Pick.(*Holder_MPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaflsxmzb_diffAt(x_.MPick, y.MPick, fm_, at_+101) {
-			fm_.SetAt(at_ + 100)
-			c_ = true
-		}
-	}
-	if (m_.SrcOne == nil) != (o_.SrcOne == nil) || m_.SrcOne != nil && _File_holder_proto_Leaf1xg7dsy_diffAt(m_.SrcOne, o_.SrcOne, fm_, at_+105) {
-		fm_.SetAt(at_ + 104)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.SrcList, o_.SrcList, fieldmap.Equal[*src.Leaf]) {
-		fm_.SetAt(at_ + 108)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.SrcMap, o_.SrcMap, fieldmap.Equal[*src.Leaf]) {
-		fm_.SetAt(at_ + 112)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_SrcPick)
-		y, yok := o_.Pick.(*Holder_SrcPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaf1xg7dsy_diffAt(x_.SrcPick, y.SrcPick, fm_, at_+114) {
-			fm_.SetAt(at_ + 113)
-			c_ = true
-		}
-	}
-	if (m_.FmOne == nil) != (o_.FmOne == nil) || m_.FmOne != nil && _File_holder_proto_Leaf1mwrknh_diffAt(m_.FmOne, o_.FmOne, fm_, at_+118) {
-		fm_.SetAt(at_ + 117)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.FmList, o_.FmList, fieldmap.Equal[*fm.Leaf]) {
-		fm_.SetAt(at_ + 121)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.FmMap, o_.FmMap, fieldmap.Equal[*fm.Leaf]) {
-		fm_.SetAt(at_ + 125)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_FmPick)
-		y, yok := o_.Pick.(*Holder_FmPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaf1mwrknh_diffAt(x_.FmPick, y.FmPick, fm_, at_+127) {
-			fm_.SetAt(at_ + 126)
-			c_ = true
-		}
-	}
-	if (m_.AtOne == nil) != (o_.AtOne == nil) || m_.AtOne != nil && _File_holder_proto_Leaf1w6ze11_diffAt(m_.AtOne, o_.AtOne, fm_, at_+131) {
-		fm_.SetAt(at_ + 130)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.AtList, o_.AtList, fieldmap.Equal[*at.Leaf]) {
-		fm_.SetAt(at_ + 134)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.AtMap, o_.AtMap, fieldmap.Equal[*at.Leaf]) {
-		fm_.SetAt(at_ + 138)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_AtPick)
-		y, yok := o_.Pick.(*Holder_AtPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaf1w6ze11_diffAt(x_.AtPick, y.AtPick, fm_, at_+140) {
-			fm_.SetAt(at_ + 139)
-			c_ = true
-		}
-	}
-	if (m_.COne == nil) != (o_.COne == nil) || m_.COne != nil && _File_holder_proto_Leaf16ral0h_diffAt(m_.COne, o_.COne, fm_, at_+144) {
-		fm_.SetAt(at_ + 143)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.CList, o_.CList, fieldmap.Equal[*c.Leaf]) {
-		fm_.SetAt(at_ + 147)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.CMap, o_.CMap, fieldmap.Equal[*c.Leaf]) {
-		fm_.SetAt(at_ + 151)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_CPick)
-		y, yok := o_.Pick.(*Holder_CPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaf16ral0h_diffAt(x_.CPick, y.CPick, fm_, at_+153) {
-			fm_.SetAt(at_ + 152)
-			c_ = true
-		}
-	}
-	if (m_.OOne == nil) != (o_.OOne == nil) || m_.OOne != nil && _File_holder_proto_Leaft84x65_diffAt(m_.OOne, o_.OOne, fm_, at_+157) {
-		fm_.SetAt(at_ + 156)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.OList, o_.OList, fieldmap.Equal[*o.Leaf]) {
-		fm_.SetAt(at_ + 160)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.OMap, o_.OMap, fieldmap.Equal[*o.Leaf]) {
-		fm_.SetAt(at_ + 164)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_OPick)
-		y, yok := o_.Pick.(*Holder_OPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaft84x65_diffAt(x_.OPick, y.OPick, fm_, at_+166) {
-			fm_.SetAt(at_ + 165)
-			c_ = true
-		}
-	}
-	if (m_.XOne == nil) != (o_.XOne == nil) || m_.XOne != nil && _File_holder_proto_Leaflkypto_diffAt(m_.XOne, o_.XOne, fm_, at_+170) {
-		fm_.SetAt(at_ + 169)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.XList, o_.XList, fieldmap.Equal[*x.Leaf]) {
-		fm_.SetAt(at_ + 173)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.XMap, o_.XMap, fieldmap.Equal[*x.Leaf]) {
-		fm_.SetAt(at_ + 177)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_XPick)
-		y, yok := o_.Pick.(*Holder_XPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaflkypto_diffAt(x_.XPick, y.XPick, fm_, at_+179) {
-			fm_.SetAt(at_ + 178)
-			c_ = true
-		}
-	}
-	if (m_.VOne == nil) != (o_.VOne == nil) || m_.VOne != nil && _File_holder_proto_Leaf1r375sm_diffAt(m_.VOne, o_.VOne, fm_, at_+183) {
-		fm_.SetAt(at_ + 182)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.VList, o_.VList, fieldmap.Equal[*v.Leaf]) {
-		fm_.SetAt(at_ + 186)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.VMap, o_.VMap, fieldmap.Equal[*v.Leaf]) {
-		fm_.SetAt(at_ + 190)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_VPick)
-		y, yok := o_.Pick.(*Holder_VPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaf1r375sm_diffAt(x_.VPick, y.VPick, fm_, at_+192) {
-			fm_.SetAt(at_ + 191)
-			c_ = true
-		}
-	}
-	if (m_.BlkOne == nil) != (o_.BlkOne == nil) || m_.BlkOne != nil && _File_holder_proto_Leaf197gohb_diffAt(m_.BlkOne, o_.BlkOne, fm_, at_+196) {
-		fm_.SetAt(at_ + 195)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.BlkList, o_.BlkList, fieldmap.Equal[*blk.Leaf]) {
-		fm_.SetAt(at_ + 199)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.BlkMap, o_.BlkMap, fieldmap.Equal[*blk.Leaf]) {
-		fm_.SetAt(at_ + 203)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_BlkPick)
-		y, yok := o_.Pick.(*Holder_BlkPick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leaf197gohb_diffAt(x_.BlkPick, y.BlkPick, fm_, at_+205) {
-			fm_.SetAt(at_ + 204)
-			c_ = true
-		}
-	}
-	if (m_.W1One == nil) != (o_.W1One == nil) || m_.W1One != nil && _File_holder_proto_Leafke71a0_diffAt(m_.W1One, o_.W1One, fm_, at_+209) {
-		fm_.SetAt(at_ + 208)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageListFunc(m_.W1List, o_.W1List, fieldmap.Equal[*w1.Leaf]) {
-		fm_.SetAt(at_ + 212)
-		c_ = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.W1Map, o_.W1Map, fieldmap.Equal[*w1.Leaf]) {
-		fm_.SetAt(at_ + 216)
-		c_ = true
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_W1Pick)
-		y, yok := o_.Pick.(*Holder_W1Pick)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && _File_holder_proto_Leafke71a0_diffAt(x_.W1Pick, y.W1Pick, fm_, at_+218) {
-			fm_.SetAt(at_ + 217)
-			c_ = true
-		}
-	}
-	{
-		x_, xok := m_.Pick.(*Holder_Other)
-		y, yok := o_.Pick.(*Holder_Other)
-		xok, yok = xok && x_ != nil, yok && y != nil
-		if xok != yok || xok && x_.Other != y.Other {
-			fm_.SetAt(at_ + 221)
-			c_ = true
-		}
-	}
-	return c_
-}
-
-// _File_holder_proto_Leafc55951_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leafc55951_diffAt(m_, o_ *w.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(w.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(w.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaf1mbcrcb_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaf1mbcrcb_diffAt(m_, o_ *a.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(a.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(a.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaf1umuabm_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaf1umuabm_diffAt(m_, o_ *b.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(b.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(b.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaf4vl2ue_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaf4vl2ue_diffAt(m_, o_ *ok.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(ok.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(ok.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaf12afjs7_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaf12afjs7_diffAt(m_, o_ *d1.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(d1.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(d1.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaf1svtzh8_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaf1svtzh8_diffAt(m_, o_ *s1.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(s1.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(s1.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leafemhuyf_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leafemhuyf_diffAt(m_, o_ *sv0.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(sv0.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(sv0.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaflsxmzb_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaflsxmzb_diffAt(m_, o_ *m.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(m.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(m.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaf1xg7dsy_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaf1xg7dsy_diffAt(m_, o_ *src.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(src.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(src.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaf1mwrknh_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaf1mwrknh_diffAt(m_, o_ *fm.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(fm.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(fm.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaf1w6ze11_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaf1w6ze11_diffAt(m_, o_ *at.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(at.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(at.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaf16ral0h_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaf16ral0h_diffAt(m_, o_ *c.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(c.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(c.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaft84x65_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaft84x65_diffAt(m_, o_ *o.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(o.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(o.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaflkypto_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaflkypto_diffAt(m_, o_ *x.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(x.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(x.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaf1r375sm_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaf1r375sm_diffAt(m_, o_ *v.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(v.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(v.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leaf197gohb_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leaf197gohb_diffAt(m_, o_ *blk.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(blk.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(blk.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
-}
-
-// _File_holder_proto_Leafke71a0_diffAt sets in fm_ the flags where m_ and o_ differ, the first flag of
-// Leaf being number at_ of fm_'s schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_holder_proto_Leafke71a0_diffAt(m_, o_ *w1.Leaf, fm_ *fieldmap.FieldMap, at_ int) bool {
-	if m_ == nil {
-		m_ = new(w1.Leaf)
-	}
-	if o_ == nil {
-		o_ = new(w1.Leaf)
-	}
-	c_ := false
-	if m_.Name != o_.Name {
-		fm_.SetAt(at_)
-		c_ = true
-	}
-	if !fieldmap.EqualPtr(m_.O, o_.O) {
-		fm_.SetAt(at_ + 1)
-		c_ = true
-	}
-	if !slices.Equal(m_.Tags, o_.Tags) {
-		fm_.SetAt(at_ + 2)
-		c_ = true
-	}
-	return c_
+	return fieldmap.Diff(_Holder_fieldSchema, unsafe.Pointer(m_), unsafe.Pointer(o_))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

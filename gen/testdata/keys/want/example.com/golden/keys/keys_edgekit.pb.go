@@ -10,11 +10,12 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
 	strconv "strconv"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of ThingKey: dot-joined field numbers from ThingKey.
 const (
@@ -23,10 +24,10 @@ const (
 	ThingKeyFieldTier         = "3" // tier
 )
 
-var _ThingKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization"},
-	{Number: 2, Name: "name"},
-	{Number: 3, Name: "tier"},
+var _ThingKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ThingKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "organization", Off: unsafe.Offsetof(ThingKey{}.Organization), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(ThingKey{}.Name), Op: fieldmap.OpString},
+	{Number: 3, Name: "tier", Off: unsafe.Offsetof(ThingKey{}.Tier), Op: fieldmap.OpInt32},
 }}
 
 var _ThingKey_fieldSchema = fieldmap.NewShapeSchema("golden.keys.ThingKey", _ThingKey_shape, false)
@@ -53,9 +54,9 @@ const (
 	ThingFieldPassword        = "2"   // password
 )
 
-var _Thing_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ThingKey_shape},
-	{Number: 2, Name: "password"},
+var _Thing_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Thing{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ThingKey_shape, Value: &fieldmap.MessageField[*ThingKey]{Off: unsafe.Offsetof(Thing{}.Key)}},
+	{Number: 2, Name: "password", Off: unsafe.Offsetof(Thing{}.Password), Op: fieldmap.OpString},
 }}
 
 var _Thing_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Thing", _Thing_shape, false)
@@ -78,8 +79,8 @@ const (
 	NamedFieldId = "1" // id
 )
 
-var _Named_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
+var _Named_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Named{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Named{}.Id), Op: fieldmap.OpString},
 }}
 
 var _Named_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Named", _Named_shape, false)
@@ -371,103 +372,28 @@ func (m *Named) copyInAt(src *Named, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of ThingKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of ThingKey: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *ThingKey) DiffFields(o *ThingKey) *fieldmap.FieldMap {
-	fm := _ThingKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_ThingKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// ThingKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *ThingKey) diffAt(o *ThingKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(ThingKey)
-	}
-	if o == nil {
-		o = new(ThingKey)
-	}
-	c := false
-	if m.Organization != o.Organization {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Name != o.Name {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Tier != o.Tier {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Thing:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Thing: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Thing) DiffFields(o *Thing) *fieldmap.FieldMap {
-	fm := _Thing_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Thing_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Thing being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Thing) diffAt(o *Thing, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Thing)
-	}
-	if o == nil {
-		o = new(Thing)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Password != o.Password {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Named:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Named: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Named) DiffFields(o *Named) *fieldmap.FieldMap {
-	fm := _Named_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Named being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Named) diffAt(o *Named, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Named)
-	}
-	if o == nil {
-		o = new(Named)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Named_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

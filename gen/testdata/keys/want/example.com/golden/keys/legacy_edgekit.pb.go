@@ -9,19 +9,20 @@ package keys
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of LegacyNamed: dot-joined field numbers from LegacyNamed.
 const (
 	LegacyNamedFieldId = "1" // id
 )
 
-var _LegacyNamed_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
+var _LegacyNamed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(LegacyNamed{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(LegacyNamed{}.Id), Op: fieldmap.OpPtrString},
 }}
 
 var _LegacyNamed_fieldSchema = fieldmap.NewShapeSchema("golden.keys.LegacyNamed", _LegacyNamed_shape, false)
@@ -119,33 +120,12 @@ func (m *LegacyNamed) copyInAt(src *LegacyNamed, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of LegacyNamed:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of LegacyNamed: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *LegacyNamed) DiffFields(o *LegacyNamed) *fieldmap.FieldMap {
-	fm := _LegacyNamed_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// LegacyNamed being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *LegacyNamed) diffAt(o *LegacyNamed, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(LegacyNamed)
-	}
-	if o == nil {
-		o = new(LegacyNamed)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Id, o.Id) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_LegacyNamed_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

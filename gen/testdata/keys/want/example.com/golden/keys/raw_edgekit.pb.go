@@ -9,19 +9,20 @@ package keys
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of RawScope: dot-joined field numbers from RawScope.
 const (
 	RawScopeFieldZone = "1" // zone
 )
 
-var _RawScope_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "zone"},
+var _RawScope_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RawScope{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "zone", Off: unsafe.Offsetof(RawScope{}.Zone), Op: fieldmap.OpPtrString},
 }}
 
 var _RawScope_fieldSchema = fieldmap.NewShapeSchema("golden.keys.RawScope", _RawScope_shape, false)
@@ -119,33 +120,12 @@ func (m *RawScope) copyInAt(src *RawScope, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of RawScope:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of RawScope: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *RawScope) DiffFields(o *RawScope) *fieldmap.FieldMap {
-	fm := _RawScope_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// RawScope being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *RawScope) diffAt(o *RawScope, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(RawScope)
-	}
-	if o == nil {
-		o = new(RawScope)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Zone, o.Zone) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_RawScope_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

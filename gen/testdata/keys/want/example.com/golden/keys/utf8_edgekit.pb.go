@@ -9,11 +9,12 @@ package keys
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Utf8Key: dot-joined field numbers from Utf8Key.
 const (
@@ -23,14 +24,14 @@ const (
 	Utf8KeyFieldScopeZone = "3.1" // scope.zone
 )
 
-var _File_utf8_proto_RawScope70joxq_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "zone"},
+var _File_utf8_proto_RawScope70joxq_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RawScope{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "zone", Off: unsafe.Offsetof(RawScope{}.Zone), Op: fieldmap.OpPtrString},
 }}
 
-var _Utf8Key_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "checked"},
-	{Number: 2, Name: "raw"},
-	{Number: 3, Name: "scope", Kind: fieldmap.KindMessage, Sub: _File_utf8_proto_RawScope70joxq_shape},
+var _Utf8Key_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Utf8Key{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "checked", Off: unsafe.Offsetof(Utf8Key{}.Checked), Op: fieldmap.OpPtrString},
+	{Number: 2, Name: "raw", Off: unsafe.Offsetof(Utf8Key{}.Raw), Op: fieldmap.OpPtrString},
+	{Number: 3, Name: "scope", Kind: fieldmap.KindMessage, Sub: _File_utf8_proto_RawScope70joxq_shape, Value: &fieldmap.MessageField[*RawScope]{Off: unsafe.Offsetof(Utf8Key{}.Scope)}},
 }}
 
 var _Utf8Key_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Utf8Key", _Utf8Key_shape, false)
@@ -57,8 +58,8 @@ const (
 	Utf8ThingFieldKeyScopeZone = "1.3.1" // key.scope.zone
 )
 
-var _Utf8Thing_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _Utf8Key_shape},
+var _Utf8Thing_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Utf8Thing{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _Utf8Key_shape, Value: &fieldmap.MessageField[*Utf8Key]{Off: unsafe.Offsetof(Utf8Thing{}.Key)}},
 }}
 
 var _Utf8Thing_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Utf8Thing", _Utf8Thing_shape, false)
@@ -81,8 +82,8 @@ const (
 	RawNamedFieldId = "1" // id
 )
 
-var _RawNamed_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
+var _RawNamed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RawNamed{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(RawNamed{}.Id), Op: fieldmap.OpPtrString},
 }}
 
 var _RawNamed_fieldSchema = fieldmap.NewShapeSchema("golden.keys.RawNamed", _RawNamed_shape, false)
@@ -411,99 +412,28 @@ func (m *RawNamed) copyInAt(src *RawNamed, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Utf8Key:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Utf8Key: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Utf8Key) DiffFields(o *Utf8Key) *fieldmap.FieldMap {
-	fm := _Utf8Key_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Utf8Key_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Utf8Key being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Utf8Key) diffAt(o *Utf8Key, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Utf8Key)
-	}
-	if o == nil {
-		o = new(Utf8Key)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Checked, o.Checked) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Raw, o.Raw) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if (m.Scope == nil) != (o.Scope == nil) || m.Scope != nil && m.Scope.diffAt(o.Scope, fm, at+3) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Utf8Thing:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Utf8Thing: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Utf8Thing) DiffFields(o *Utf8Thing) *fieldmap.FieldMap {
-	fm := _Utf8Thing_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Utf8Thing_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Utf8Thing being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Utf8Thing) diffAt(o *Utf8Thing, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Utf8Thing)
-	}
-	if o == nil {
-		o = new(Utf8Thing)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of RawNamed:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of RawNamed: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *RawNamed) DiffFields(o *RawNamed) *fieldmap.FieldMap {
-	fm := _RawNamed_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// RawNamed being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *RawNamed) diffAt(o *RawNamed, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(RawNamed)
-	}
-	if o == nil {
-		o = new(RawNamed)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Id, o.Id) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_RawNamed_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -11,19 +11,20 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Value: dot-joined field numbers from Value.
 const (
 	ValueFieldText = "1" // text
 )
 
-var _Value_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "text"},
+var _Value_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Value{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "text", Off: unsafe.Offsetof(Value{}.Text), Op: fieldmap.OpString},
 }}
 
 var _Value_fieldSchema = fieldmap.NewShapeSchema("golden.maps.Value", _Value_shape, false)
@@ -49,11 +50,11 @@ const (
 	MapsFieldValues  = "4" // values
 )
 
-var _Maps_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "labels", Kind: fieldmap.KindMap},
-	{Number: 2, Name: "weights", Kind: fieldmap.KindMap},
-	{Number: 3, Name: "blobs", Kind: fieldmap.KindMap},
-	{Number: 4, Name: "values", Kind: fieldmap.KindMap},
+var _Maps_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Maps{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "labels", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Maps{}.Labels)}},
+	{Number: 2, Name: "weights", Kind: fieldmap.KindMap, Value: &fieldmap.FloatMap[int64, float64]{Off: unsafe.Offsetof(Maps{}.Weights)}},
+	{Number: 3, Name: "blobs", Kind: fieldmap.KindMap, Value: &fieldmap.BytesMap[string]{Off: unsafe.Offsetof(Maps{}.Blobs)}},
+	{Number: 4, Name: "values", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[uint32, *Value]{Off: unsafe.Offsetof(Maps{}.Values)}},
 }}
 
 var _Maps_fieldSchema = fieldmap.NewShapeSchema("golden.maps.Maps", _Maps_shape, false)
@@ -301,74 +302,20 @@ func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Value:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Value: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Value) DiffFields(o *Value) *fieldmap.FieldMap {
-	fm := _Value_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Value_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Value being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Value) diffAt(o *Value, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Value)
-	}
-	if o == nil {
-		o = new(Value)
-	}
-	c := false
-	if m.Text != o.Text {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Maps:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Maps: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Maps) DiffFields(o *Maps) *fieldmap.FieldMap {
-	fm := _Maps_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Maps being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Maps) diffAt(o *Maps, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Maps)
-	}
-	if o == nil {
-		o = new(Maps)
-	}
-	c := false
-	if !maps.Equal(m.Labels, o.Labels) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMapFunc(m.Weights, o.Weights, fieldmap.EqualFloat64) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualMapFunc(m.Blobs, o.Blobs, bytes.Equal) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Values, o.Values, (*Value).Equal) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Maps_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,11 +9,12 @@ package nested
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Top: dot-joined field numbers from Top.
 const (
@@ -25,19 +26,19 @@ const (
 	TopFieldMidBottomDeep = "2.2.2" // mid.bottom.deep
 )
 
-var _Bottom_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "leaf"},
-	{Number: 2, Name: "deep"},
+var _Bottom_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Bottom{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "leaf", Off: unsafe.Offsetof(Bottom{}.Leaf), Op: fieldmap.OpString},
+	{Number: 2, Name: "deep", Off: unsafe.Offsetof(Bottom{}.Deep), Op: fieldmap.OpBool},
 }}
 
-var _Mid_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "level"},
-	{Number: 2, Name: "bottom", Kind: fieldmap.KindMessage, Sub: _Bottom_shape},
+var _Mid_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Mid{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "level", Off: unsafe.Offsetof(Mid{}.Level), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "bottom", Kind: fieldmap.KindMessage, Sub: _Bottom_shape, Value: &fieldmap.MessageField[*Bottom]{Off: unsafe.Offsetof(Mid{}.Bottom)}},
 }}
 
-var _Top_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "mid", Kind: fieldmap.KindMessage, Sub: _Mid_shape},
+var _Top_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Top{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Top{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "mid", Kind: fieldmap.KindMessage, Sub: _Mid_shape, Value: &fieldmap.MessageField[*Mid]{Off: unsafe.Offsetof(Top{}.Mid)}},
 }}
 
 var _Top_fieldSchema = fieldmap.NewShapeSchema("golden.nested.Top", _Top_shape, false)
@@ -383,103 +384,28 @@ func (m *Bottom) CopyInFields(src *Bottom, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Top:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Top: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Top) DiffFields(o *Top) *fieldmap.FieldMap {
-	fm := _Top_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Top_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Top being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Top) diffAt(o *Top, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Top)
-	}
-	if o == nil {
-		o = new(Top)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Mid == nil) != (o.Mid == nil) || m.Mid != nil && m.Mid.diffAt(o.Mid, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Mid being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Mid) diffAt(o *Mid, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Mid)
-	}
-	if o == nil {
-		o = new(Mid)
-	}
-	c := false
-	if m.Level != o.Level {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Bottom == nil) != (o.Bottom == nil) || m.Bottom != nil && m.Bottom.diffAt(o.Bottom, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Bottom being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Bottom) diffAt(o *Bottom, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Bottom)
-	}
-	if o == nil {
-		o = new(Bottom)
-	}
-	c := false
-	if m.Leaf != o.Leaf {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Deep != o.Deep {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Mid:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Mid: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Mid) DiffFields(o *Mid) *fieldmap.FieldMap {
-	fm := _Mid_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Mid_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Bottom:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Bottom: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Bottom) DiffFields(o *Bottom) *fieldmap.FieldMap {
-	fm := _Bottom_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Bottom_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -10,19 +10,20 @@ import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Detail: dot-joined field numbers from Detail.
 const (
 	DetailFieldNote = "1" // note
 )
 
-var _Detail_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "note"},
+var _Detail_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Detail{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "note", Off: unsafe.Offsetof(Detail{}.Note), Op: fieldmap.OpString},
 }}
 
 var _Detail_fieldSchema = fieldmap.NewShapeSchema("golden.oneofs.Detail", _Detail_shape, false)
@@ -51,13 +52,13 @@ const (
 	ChoiceFieldRatio      = "6"   // ratio
 )
 
-var _Choice_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "text"},
-	{Number: 3, Name: "number"},
-	{Number: 4, Name: "detail", Kind: fieldmap.KindMessage, Sub: _Detail_shape},
-	{Number: 5, Name: "raw"},
-	{Number: 6, Name: "ratio"},
+var _Choice_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Choice{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(Choice{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "text", Value: &fieldmap.ScalarMember[*Choice_Text, string]{Load: func(m unsafe.Pointer) any { return (*Choice)(m).Pick }}},
+	{Number: 3, Name: "number", Value: &fieldmap.ScalarMember[*Choice_Number, int64]{Load: func(m unsafe.Pointer) any { return (*Choice)(m).Pick }}},
+	{Number: 4, Name: "detail", Kind: fieldmap.KindMessage, Sub: _Detail_shape, Value: &fieldmap.MessageMember[*Choice_Detail, *Detail]{Load: func(m unsafe.Pointer) any { return (*Choice)(m).Pick }}},
+	{Number: 5, Name: "raw", Value: &fieldmap.BytesMember[*Choice_Raw]{Load: func(m unsafe.Pointer) any { return (*Choice)(m).Pick }}},
+	{Number: 6, Name: "ratio", Value: &fieldmap.FloatMember[*Choice_Ratio, float64]{Load: func(m unsafe.Pointer) any { return (*Choice)(m).Pick }}},
 }}
 
 var _Choice_fieldSchema = fieldmap.NewShapeSchema("golden.oneofs.Choice", _Choice_shape, false)
@@ -401,107 +402,20 @@ func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Detail:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Detail: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Detail) DiffFields(o *Detail) *fieldmap.FieldMap {
-	fm := _Detail_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Detail_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Detail being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Detail) diffAt(o *Detail, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Detail)
-	}
-	if o == nil {
-		o = new(Detail)
-	}
-	c := false
-	if m.Note != o.Note {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Choice:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Choice: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Choice) DiffFields(o *Choice) *fieldmap.FieldMap {
-	fm := _Choice_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Choice being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Choice) diffAt(o *Choice, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Choice)
-	}
-	if o == nil {
-		o = new(Choice)
-	}
-	c := false
-	if m.Id != o.Id {
-		fm.SetAt(at)
-		c = true
-	}
-	{
-		x, xok := m.Pick.(*Choice_Text)
-		y, yok := o.Pick.(*Choice_Text)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Text != y.Text {
-			fm.SetAt(at + 1)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*Choice_Number)
-		y, yok := o.Pick.(*Choice_Number)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Number != y.Number {
-			fm.SetAt(at + 2)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*Choice_Detail)
-		y, yok := o.Pick.(*Choice_Detail)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.Detail.diffAt(y.Detail, fm, at+4) {
-			fm.SetAt(at + 3)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*Choice_Raw)
-		y, yok := o.Pick.(*Choice_Raw)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !bytes.Equal(x.Raw, y.Raw) {
-			fm.SetAt(at + 5)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*Choice_Ratio)
-		y, yok := o.Pick.(*Choice_Ratio)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && !fieldmap.EqualFloat64(x.Ratio, y.Ratio) {
-			fm.SetAt(at + 6)
-			c = true
-		}
-	}
-	return c
+	return fieldmap.Diff(_Choice_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

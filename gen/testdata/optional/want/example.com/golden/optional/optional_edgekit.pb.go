@@ -9,19 +9,20 @@ package optional
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Sub: dot-joined field numbers from Sub.
 const (
 	SubFieldS = "1" // s
 )
 
-var _Sub_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "s"},
+var _Sub_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sub{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "s", Off: unsafe.Offsetof(Sub{}.S), Op: fieldmap.OpString},
 }}
 
 var _Sub_fieldSchema = fieldmap.NewShapeSchema("golden.optional.Sub", _Sub_shape, false)
@@ -50,13 +51,13 @@ const (
 	OptFieldOn    = "6"   // on
 )
 
-var _Opt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "count"},
-	{Number: 3, Name: "ratio"},
-	{Number: 4, Name: "data"},
-	{Number: 5, Name: "sub", Kind: fieldmap.KindMessage, Sub: _Sub_shape},
-	{Number: 6, Name: "on"},
+var _Opt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Opt{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Opt{}.Name), Op: fieldmap.OpPtrString},
+	{Number: 2, Name: "count", Off: unsafe.Offsetof(Opt{}.Count), Op: fieldmap.OpPtrInt32},
+	{Number: 3, Name: "ratio", Off: unsafe.Offsetof(Opt{}.Ratio), Op: fieldmap.OpPtrFloat64},
+	{Number: 4, Name: "data", Off: unsafe.Offsetof(Opt{}.Data), Op: fieldmap.OpBytesPresence},
+	{Number: 5, Name: "sub", Kind: fieldmap.KindMessage, Sub: _Sub_shape, Value: &fieldmap.MessageField[*Sub]{Off: unsafe.Offsetof(Opt{}.Sub)}},
+	{Number: 6, Name: "on", Off: unsafe.Offsetof(Opt{}.On), Op: fieldmap.OpPtrBool},
 }}
 
 var _Opt_fieldSchema = fieldmap.NewShapeSchema("golden.optional.Opt", _Opt_shape, false)
@@ -345,82 +346,20 @@ func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Sub:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Sub: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Sub) DiffFields(o *Sub) *fieldmap.FieldMap {
-	fm := _Sub_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Sub_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Sub being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Sub) diffAt(o *Sub, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Sub)
-	}
-	if o == nil {
-		o = new(Sub)
-	}
-	c := false
-	if m.S != o.S {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Opt:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Opt: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Opt) DiffFields(o *Opt) *fieldmap.FieldMap {
-	fm := _Opt_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Opt being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Opt) diffAt(o *Opt, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Opt)
-	}
-	if o == nil {
-		o = new(Opt)
-	}
-	c := false
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.Count, o.Count) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if (m.Sub == nil) != (o.Sub == nil) || m.Sub != nil && m.Sub.diffAt(o.Sub, fm, at+5) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.EqualPtr(m.On, o.On) {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Opt_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,11 +9,12 @@ package recursion
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Node: dot-joined field numbers from Node.
 const (
@@ -25,16 +26,16 @@ const (
 	NodeFieldEdgeTo     = "4.2" // edge.to
 )
 
-var _Edge_shape_uxi6jg = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "weight"},
-	{Number: 2, Name: "to"},
+var _Edge_shape_uxi6jg = &fieldmap.Shape{Size: unsafe.Sizeof(Edge{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "weight", Off: unsafe.Offsetof(Edge{}.Weight), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "to", Value: &fieldmap.MessageField[*Node]{Off: unsafe.Offsetof(Edge{}.To)}},
 }}
 
-var _Node_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "next"},
-	{Number: 3, Name: "children", Kind: fieldmap.KindList},
-	{Number: 4, Name: "edge", Kind: fieldmap.KindMessage, Sub: _Edge_shape_uxi6jg},
+var _Node_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Node{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Node{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "next", Value: &fieldmap.MessageField[*Node]{Off: unsafe.Offsetof(Node{}.Next)}},
+	{Number: 3, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Node]{Off: unsafe.Offsetof(Node{}.Children)}},
+	{Number: 4, Name: "edge", Kind: fieldmap.KindMessage, Sub: _Edge_shape_uxi6jg, Value: &fieldmap.MessageField[*Edge]{Off: unsafe.Offsetof(Node{}.Edge)}},
 }}
 
 var _Node_fieldSchema = fieldmap.NewShapeSchema("golden.recursion.Node", _Node_shape, false)
@@ -62,16 +63,16 @@ const (
 	EdgeFieldToEdge     = "2.4" // to.edge
 )
 
-var _Node_shape_ozibc5 = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "next"},
-	{Number: 3, Name: "children", Kind: fieldmap.KindList},
-	{Number: 4, Name: "edge"},
+var _Node_shape_ozibc5 = &fieldmap.Shape{Size: unsafe.Sizeof(Node{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Node{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "next", Value: &fieldmap.MessageField[*Node]{Off: unsafe.Offsetof(Node{}.Next)}},
+	{Number: 3, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Node]{Off: unsafe.Offsetof(Node{}.Children)}},
+	{Number: 4, Name: "edge", Value: &fieldmap.MessageField[*Edge]{Off: unsafe.Offsetof(Node{}.Edge)}},
 }}
 
-var _Edge_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "weight"},
-	{Number: 2, Name: "to", Kind: fieldmap.KindMessage, Sub: _Node_shape_ozibc5},
+var _Edge_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Edge{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "weight", Off: unsafe.Offsetof(Edge{}.Weight), Op: fieldmap.OpInt32},
+	{Number: 2, Name: "to", Kind: fieldmap.KindMessage, Sub: _Node_shape_ozibc5, Value: &fieldmap.MessageField[*Node]{Off: unsafe.Offsetof(Edge{}.To)}},
 }}
 
 var _Edge_fieldSchema = fieldmap.NewShapeSchema("golden.recursion.Edge", _Edge_shape, false)
@@ -396,130 +397,20 @@ func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int, win fie
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Node:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Node: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Node) DiffFields(o *Node) *fieldmap.FieldMap {
-	fm := _Node_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Node_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Node being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Node) diffAt(o *Node, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Node)
-	}
-	if o == nil {
-		o = new(Node)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if !m.Next.Equal(o.Next) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Node).Equal) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if (m.Edge == nil) != (o.Edge == nil) || m.Edge != nil && m.Edge.diffAt_uxi6jg(o.Edge, fm, at+4) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
-}
-
-// diffAt_uxi6jg sets in fm the flags where m and o differ, the first flag of
-// Edge being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Edge) diffAt_uxi6jg(o *Edge, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Edge)
-	}
-	if o == nil {
-		o = new(Edge)
-	}
-	c := false
-	if m.Weight != o.Weight {
-		fm.SetAt(at)
-		c = true
-	}
-	if !m.To.Equal(o.To) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Edge:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Edge: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Edge) DiffFields(o *Edge) *fieldmap.FieldMap {
-	fm := _Edge_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Edge being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Edge) diffAt(o *Edge, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Edge)
-	}
-	if o == nil {
-		o = new(Edge)
-	}
-	c := false
-	if m.Weight != o.Weight {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.To == nil) != (o.To == nil) || m.To != nil && m.To.diffAt_ozibc5(o.To, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt_ozibc5 sets in fm the flags where m and o differ, the first flag of
-// Node being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Node) diffAt_ozibc5(o *Node, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Node)
-	}
-	if o == nil {
-		o = new(Node)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if !m.Next.Equal(o.Next) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Children, o.Children, (*Node).Equal) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !m.Edge.Equal(o.Edge) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Edge_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

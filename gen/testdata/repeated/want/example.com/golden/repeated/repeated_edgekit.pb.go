@@ -10,11 +10,12 @@ import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Item: dot-joined field numbers from Item.
 const (
@@ -22,9 +23,9 @@ const (
 	ItemFieldWeight = "2" // weight
 )
 
-var _Item_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "weight"},
+var _Item_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Item{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Item{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "weight", Off: unsafe.Offsetof(Item{}.Weight), Op: fieldmap.OpFloat64},
 }}
 
 var _Item_fieldSchema = fieldmap.NewShapeSchema("golden.repeated.Item", _Item_shape, false)
@@ -52,11 +53,11 @@ const (
 	ListsFieldItemsWeight = "4.2" // items.weight
 )
 
-var _Lists_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "tags", Kind: fieldmap.KindList},
-	{Number: 2, Name: "samples", Kind: fieldmap.KindList},
-	{Number: 3, Name: "blobs", Kind: fieldmap.KindList},
-	{Number: 4, Name: "items", Kind: fieldmap.KindList, Sub: _Item_shape},
+var _Lists_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Lists{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Lists{}.Tags), Op: fieldmap.OpListString},
+	{Number: 2, Name: "samples", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Lists{}.Samples), Op: fieldmap.OpListFloat64},
+	{Number: 3, Name: "blobs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Lists{}.Blobs), Op: fieldmap.OpListBytes},
+	{Number: 4, Name: "items", Kind: fieldmap.KindList, Sub: _Item_shape, Value: &fieldmap.MessageList[*Item]{Off: unsafe.Offsetof(Lists{}.Items)}},
 }}
 
 var _Lists_fieldSchema = fieldmap.NewShapeSchema("golden.repeated.Lists", _Lists_shape, true)
@@ -313,78 +314,20 @@ func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Item:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Item: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Item) DiffFields(o *Item) *fieldmap.FieldMap {
-	fm := _Item_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Item_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Item being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Item) diffAt(o *Item, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Item)
-	}
-	if o == nil {
-		o = new(Item)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Lists:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Lists: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Lists) DiffFields(o *Lists) *fieldmap.FieldMap {
-	fm := _Lists_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Lists being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Lists) diffAt(o *Lists, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Lists)
-	}
-	if o == nil {
-		o = new(Lists)
-	}
-	c := false
-	if !slices.Equal(m.Tags, o.Tags) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Items, o.Items, (*Item).Equal) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Lists_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

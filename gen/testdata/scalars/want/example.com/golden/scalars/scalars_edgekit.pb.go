@@ -11,11 +11,12 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	bits "math/bits"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of AllScalars: dot-joined field numbers from AllScalars.
 const (
@@ -37,23 +38,23 @@ const (
 	AllScalarsFieldMode  = "16" // mode
 )
 
-var _AllScalars_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "d"},
-	{Number: 2, Name: "f"},
-	{Number: 3, Name: "i32"},
-	{Number: 4, Name: "i64"},
-	{Number: 5, Name: "u32"},
-	{Number: 6, Name: "u64"},
-	{Number: 7, Name: "s32"},
-	{Number: 8, Name: "s64"},
-	{Number: 9, Name: "fx32"},
-	{Number: 10, Name: "fx64"},
-	{Number: 11, Name: "sfx32"},
-	{Number: 12, Name: "sfx64"},
-	{Number: 13, Name: "b"},
-	{Number: 14, Name: "s"},
-	{Number: 15, Name: "raw"},
-	{Number: 16, Name: "mode"},
+var _AllScalars_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllScalars{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "d", Off: unsafe.Offsetof(AllScalars{}.D), Op: fieldmap.OpFloat64},
+	{Number: 2, Name: "f", Off: unsafe.Offsetof(AllScalars{}.F), Op: fieldmap.OpFloat32},
+	{Number: 3, Name: "i32", Off: unsafe.Offsetof(AllScalars{}.I32), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "i64", Off: unsafe.Offsetof(AllScalars{}.I64), Op: fieldmap.OpInt64},
+	{Number: 5, Name: "u32", Off: unsafe.Offsetof(AllScalars{}.U32), Op: fieldmap.OpUint32},
+	{Number: 6, Name: "u64", Off: unsafe.Offsetof(AllScalars{}.U64), Op: fieldmap.OpUint64},
+	{Number: 7, Name: "s32", Off: unsafe.Offsetof(AllScalars{}.S32), Op: fieldmap.OpInt32},
+	{Number: 8, Name: "s64", Off: unsafe.Offsetof(AllScalars{}.S64), Op: fieldmap.OpInt64},
+	{Number: 9, Name: "fx32", Off: unsafe.Offsetof(AllScalars{}.Fx32), Op: fieldmap.OpUint32},
+	{Number: 10, Name: "fx64", Off: unsafe.Offsetof(AllScalars{}.Fx64), Op: fieldmap.OpUint64},
+	{Number: 11, Name: "sfx32", Off: unsafe.Offsetof(AllScalars{}.Sfx32), Op: fieldmap.OpInt32},
+	{Number: 12, Name: "sfx64", Off: unsafe.Offsetof(AllScalars{}.Sfx64), Op: fieldmap.OpInt64},
+	{Number: 13, Name: "b", Off: unsafe.Offsetof(AllScalars{}.B), Op: fieldmap.OpBool},
+	{Number: 14, Name: "s", Off: unsafe.Offsetof(AllScalars{}.S), Op: fieldmap.OpString},
+	{Number: 15, Name: "raw", Off: unsafe.Offsetof(AllScalars{}.Raw), Op: fieldmap.OpBytes},
+	{Number: 16, Name: "mode", Off: unsafe.Offsetof(AllScalars{}.Mode), Op: fieldmap.OpInt32},
 }}
 
 var _AllScalars_fieldSchema = fieldmap.NewShapeSchema("golden.scalars.AllScalars", _AllScalars_shape, false)
@@ -291,93 +292,12 @@ func (m *AllScalars) copyInAt(src *AllScalars, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of AllScalars:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of AllScalars: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *AllScalars) DiffFields(o *AllScalars) *fieldmap.FieldMap {
-	fm := _AllScalars_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// AllScalars being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *AllScalars) diffAt(o *AllScalars, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(AllScalars)
-	}
-	if o == nil {
-		o = new(AllScalars)
-	}
-	c := false
-	if !fieldmap.EqualImplicitFloat64(m.D, o.D) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualImplicitFloat32(m.F, o.F) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.I32 != o.I32 {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if m.I64 != o.I64 {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.U32 != o.U32 {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.U64 != o.U64 {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if m.S32 != o.S32 {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.S64 != o.S64 {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	if m.Fx32 != o.Fx32 {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if m.Fx64 != o.Fx64 {
-		fm.SetAt(at + 9)
-		c = true
-	}
-	if m.Sfx32 != o.Sfx32 {
-		fm.SetAt(at + 10)
-		c = true
-	}
-	if m.Sfx64 != o.Sfx64 {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	if m.B != o.B {
-		fm.SetAt(at + 12)
-		c = true
-	}
-	if m.S != o.S {
-		fm.SetAt(at + 13)
-		c = true
-	}
-	if !bytes.Equal(m.Raw, o.Raw) {
-		fm.SetAt(at + 14)
-		c = true
-	}
-	if m.Mode != o.Mode {
-		fm.SetAt(at + 15)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_AllScalars_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

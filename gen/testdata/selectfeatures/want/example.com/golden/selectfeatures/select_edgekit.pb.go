@@ -9,19 +9,20 @@ package selectfeatures
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of OnlySome: dot-joined field numbers from OnlySome.
 const (
 	OnlySomeFieldName = "1" // name
 )
 
-var _OnlySome_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
+var _OnlySome_shape = &fieldmap.Shape{Size: unsafe.Sizeof(OnlySome{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(OnlySome{}.Name), Op: fieldmap.OpString},
 }}
 
 var _OnlySome_fieldSchema = fieldmap.NewShapeSchema("golden.selectfeatures.OnlySome", _OnlySome_shape, false)

@@ -9,11 +9,12 @@ package skip
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Kept: dot-joined field numbers from Kept.
 const (
@@ -21,12 +22,12 @@ const (
 	KeptFieldSkippedCloneMeNot = "1.1" // skipped.clone_me_not
 )
 
-var _Skipped_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "clone_me_not"},
+var _Skipped_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Skipped{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "clone_me_not", Off: unsafe.Offsetof(Skipped{}.CloneMeNot), Op: fieldmap.OpString},
 }}
 
-var _Kept_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "skipped", Kind: fieldmap.KindMessage, Sub: _Skipped_shape},
+var _Kept_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Kept{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "skipped", Kind: fieldmap.KindMessage, Sub: _Skipped_shape, Value: &fieldmap.MessageField[*Skipped]{Off: unsafe.Offsetof(Kept{}.Skipped)}},
 }}
 
 var _Kept_fieldSchema = fieldmap.NewShapeSchema("golden.skip.Kept", _Kept_shape, false)
@@ -191,62 +192,20 @@ func (m *Skipped) CopyInFields(src *Skipped, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Kept:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Kept: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Kept) DiffFields(o *Kept) *fieldmap.FieldMap {
-	fm := _Kept_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Kept_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Kept being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Kept) diffAt(o *Kept, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Kept)
-	}
-	if o == nil {
-		o = new(Kept)
-	}
-	c := false
-	if (m.Skipped == nil) != (o.Skipped == nil) || m.Skipped != nil && m.Skipped.diffAt(o.Skipped, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Skipped being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Skipped) diffAt(o *Skipped, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Skipped)
-	}
-	if o == nil {
-		o = new(Skipped)
-	}
-	c := false
-	if m.CloneMeNot != o.CloneMeNot {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Skipped:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Skipped: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Skipped) DiffFields(o *Skipped) *fieldmap.FieldMap {
-	fm := _Skipped_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Skipped_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

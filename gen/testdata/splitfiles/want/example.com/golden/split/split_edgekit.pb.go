@@ -9,11 +9,12 @@ package split
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
@@ -36,24 +37,24 @@ const (
 	HolderFieldPickPlainN    = "8.2" // pick_plain.n
 )
 
-var _File_split_proto_Extensible2apnpx_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
+var _File_split_proto_Extensible2apnpx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Extensible{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Extensible{}.Name), Op: fieldmap.OpPtrString},
 }}
 
-var _File_split_proto_Plain1758bbw_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "n"},
+var _File_split_proto_Plain1758bbw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Plain{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Plain{}.Name), Op: fieldmap.OpPtrString},
+	{Number: 2, Name: "n", Off: unsafe.Offsetof(Plain{}.N), Op: fieldmap.OpPtrInt32},
 }}
 
-var _Holder_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Extensible2apnpx_shape},
-	{Number: 2, Name: "exts", Kind: fieldmap.KindList, Sub: _File_split_proto_Extensible2apnpx_shape},
-	{Number: 3, Name: "ext_map", Kind: fieldmap.KindMap},
-	{Number: 4, Name: "plain", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Plain1758bbw_shape},
-	{Number: 5, Name: "plains", Kind: fieldmap.KindList, Sub: _File_split_proto_Plain1758bbw_shape},
-	{Number: 6, Name: "plain_map", Kind: fieldmap.KindMap},
-	{Number: 7, Name: "pick_ext", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Extensible2apnpx_shape},
-	{Number: 8, Name: "pick_plain", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Plain1758bbw_shape},
+var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Extensible2apnpx_shape, Value: &fieldmap.MessageField[*Extensible]{Off: unsafe.Offsetof(Holder{}.Ext)}},
+	{Number: 2, Name: "exts", Kind: fieldmap.KindList, Sub: _File_split_proto_Extensible2apnpx_shape, Value: &fieldmap.MessageList[*Extensible]{Off: unsafe.Offsetof(Holder{}.Exts)}},
+	{Number: 3, Name: "ext_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Extensible]{Off: unsafe.Offsetof(Holder{}.ExtMap)}},
+	{Number: 4, Name: "plain", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Plain1758bbw_shape, Value: &fieldmap.MessageField[*Plain]{Off: unsafe.Offsetof(Holder{}.Plain)}},
+	{Number: 5, Name: "plains", Kind: fieldmap.KindList, Sub: _File_split_proto_Plain1758bbw_shape, Value: &fieldmap.MessageList[*Plain]{Off: unsafe.Offsetof(Holder{}.Plains)}},
+	{Number: 6, Name: "plain_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *Plain]{Off: unsafe.Offsetof(Holder{}.PlainMap)}},
+	{Number: 7, Name: "pick_ext", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Extensible2apnpx_shape, Value: &fieldmap.MessageMember[*Holder_PickExt, *Extensible]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 8, Name: "pick_plain", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Plain1758bbw_shape, Value: &fieldmap.MessageMember[*Holder_PickPlain, *Plain]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
 }}
 
 var _Holder_fieldSchema = fieldmap.NewShapeSchema("golden.split.Holder", _Holder_shape, false)
@@ -429,71 +430,12 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Holder:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Holder: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Holder) DiffFields(o *Holder) *fieldmap.FieldMap {
-	fm := _Holder_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Holder being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Holder) diffAt(o *Holder, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Holder)
-	}
-	if o == nil {
-		o = new(Holder)
-	}
-	c := false
-	if (m.Ext == nil) != (o.Ext == nil) || m.Ext != nil && m.Ext.diffAt(o.Ext, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Exts, o.Exts, (*Extensible).Equal) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.ExtMap, o.ExtMap, (*Extensible).Equal) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if (m.Plain == nil) != (o.Plain == nil) || m.Plain != nil && m.Plain.diffAt(o.Plain, fm, at+6) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Plains, o.Plains, (*Plain).Equal) {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	if !fieldmap.EqualMessageMapFunc(m.PlainMap, o.PlainMap, (*Plain).Equal) {
-		fm.SetAt(at + 11)
-		c = true
-	}
-	{
-		x, xok := m.Pick.(*Holder_PickExt)
-		y, yok := o.Pick.(*Holder_PickExt)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.PickExt.diffAt(y.PickExt, fm, at+13) {
-			fm.SetAt(at + 12)
-			c = true
-		}
-	}
-	{
-		x, xok := m.Pick.(*Holder_PickPlain)
-		y, yok := o.Pick.(*Holder_PickPlain)
-		xok, yok = xok && x != nil, yok && y != nil
-		if xok != yok || xok && x.PickPlain.diffAt(y.PickPlain, fm, at+15) {
-			fm.SetAt(at + 14)
-			c = true
-		}
-	}
-	return c
+	return fieldmap.Diff(_Holder_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -9,11 +9,12 @@ package unknownopts
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Annotated: dot-joined field numbers from Annotated.
 const (
@@ -22,13 +23,13 @@ const (
 	AnnotatedFieldInnerV = "2.1" // inner.v
 )
 
-var _Inner_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "v"},
+var _Inner_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Inner{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "v", Off: unsafe.Offsetof(Inner{}.V), Op: fieldmap.OpInt32},
 }}
 
-var _Annotated_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "inner", Kind: fieldmap.KindMessage, Sub: _Inner_shape},
+var _Annotated_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Annotated{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Annotated{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "inner", Kind: fieldmap.KindMessage, Sub: _Inner_shape, Value: &fieldmap.MessageField[*Inner]{Off: unsafe.Offsetof(Annotated{}.Inner)}},
 }}
 
 var _Annotated_fieldSchema = fieldmap.NewShapeSchema("golden.unknownopts.Annotated", _Annotated_shape, false)
@@ -244,66 +245,20 @@ func (m *Inner) CopyInFields(src *Inner, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Annotated:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Annotated: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Annotated) DiffFields(o *Annotated) *fieldmap.FieldMap {
-	fm := _Annotated_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Annotated_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Annotated being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Annotated) diffAt(o *Annotated, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Annotated)
-	}
-	if o == nil {
-		o = new(Annotated)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if (m.Inner == nil) != (o.Inner == nil) || m.Inner != nil && m.Inner.diffAt(o.Inner, fm, at+2) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Inner being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Inner) diffAt(o *Inner, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Inner)
-	}
-	if o == nil {
-		o = new(Inner)
-	}
-	c := false
-	if m.V != o.V {
-		fm.SetAt(at)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Inner:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Inner: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Inner) DiffFields(o *Inner) *fieldmap.FieldMap {
-	fm := _Inner_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Inner_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -8,13 +8,18 @@ package wkt
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
+	anypb "google.golang.org/protobuf/types/known/anypb"
+	durationpb "google.golang.org/protobuf/types/known/durationpb"
+	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
+	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Times: dot-joined field numbers from Times.
 const (
@@ -26,13 +31,13 @@ const (
 	TimesFieldHistory = "6" // history
 )
 
-var _Times_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "created"},
-	{Number: 2, Name: "timeout"},
-	{Number: 3, Name: "alias"},
-	{Number: 4, Name: "extra"},
-	{Number: 5, Name: "payload"},
-	{Number: 6, Name: "history", Kind: fieldmap.KindList},
+var _Times_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Times{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "created", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Times{}.Created)}},
+	{Number: 2, Name: "timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Times{}.Timeout)}},
+	{Number: 3, Name: "alias", Value: &fieldmap.MessageField[*wrapperspb.StringValue]{Off: unsafe.Offsetof(Times{}.Alias)}},
+	{Number: 4, Name: "extra", Value: &fieldmap.MessageField[*structpb.Struct]{Off: unsafe.Offsetof(Times{}.Extra)}},
+	{Number: 5, Name: "payload", Value: &fieldmap.MessageField[*anypb.Any]{Off: unsafe.Offsetof(Times{}.Payload)}},
+	{Number: 6, Name: "history", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Times{}.History)}},
 }}
 
 var _Times_fieldSchema = fieldmap.NewShapeSchema("golden.wkt.Times", _Times_shape, false)
@@ -178,53 +183,12 @@ func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Times:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Times: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Times) DiffFields(o *Times) *fieldmap.FieldMap {
-	fm := _Times_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Times being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Times) diffAt(o *Times, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Times)
-	}
-	if o == nil {
-		o = new(Times)
-	}
-	c := false
-	if !fieldmap.Equal(m.Created, o.Created) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.Equal(m.Timeout, o.Timeout) {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if !fieldmap.Equal(m.Alias, o.Alias) {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	if !fieldmap.Equal(m.Extra, o.Extra) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if !fieldmap.Equal(m.Payload, o.Payload) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.Equal[*timestamppb.Timestamp]) {
-		fm.SetAt(at + 5)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Times_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

@@ -10,11 +10,12 @@ import (
 	b "example.com/golden/crosspkg/b"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
@@ -29,16 +30,16 @@ const (
 	HolderFieldKind         = "3"   // kind
 )
 
-var _File_a_proto_Shared1lwqyh7_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "kind"},
-	{Number: 3, Name: "secret"},
+var _File_a_proto_Shared1lwqyh7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(b.Shared{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(b.Shared{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "kind", Off: unsafe.Offsetof(b.Shared{}.Kind), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(b.Shared{}.Secret), Op: fieldmap.OpString},
 }}
 
-var _Holder_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "shared", Kind: fieldmap.KindMessage, Sub: _File_a_proto_Shared1lwqyh7_shape},
-	{Number: 2, Name: "many", Kind: fieldmap.KindList, Sub: _File_a_proto_Shared1lwqyh7_shape},
-	{Number: 3, Name: "kind"},
+var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "shared", Kind: fieldmap.KindMessage, Sub: _File_a_proto_Shared1lwqyh7_shape, Value: &fieldmap.MessageField[*b.Shared]{Off: unsafe.Offsetof(Holder{}.Shared)}},
+	{Number: 2, Name: "many", Kind: fieldmap.KindList, Sub: _File_a_proto_Shared1lwqyh7_shape, Value: &fieldmap.MessageList[*b.Shared]{Off: unsafe.Offsetof(Holder{}.Many)}},
+	{Number: 3, Name: "kind", Off: unsafe.Offsetof(Holder{}.Kind), Op: fieldmap.OpInt32},
 }}
 
 var _Holder_fieldSchema = fieldmap.NewShapeSchema("golden.crosspkg.a.Holder", _Holder_shape, false)
@@ -196,67 +197,12 @@ func _File_a_proto_Shared1lwqyh7_copyInAt(m, src *b.Shared, fm *fieldmap.FieldMa
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Holder:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Holder: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Holder) DiffFields(o *Holder) *fieldmap.FieldMap {
-	fm := _Holder_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Holder being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Holder) diffAt(o *Holder, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Holder)
-	}
-	if o == nil {
-		o = new(Holder)
-	}
-	c := false
-	if (m.Shared == nil) != (o.Shared == nil) || m.Shared != nil && _File_a_proto_Shared1lwqyh7_diffAt(m.Shared, o.Shared, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Many, o.Many, fieldmap.Equal[*b.Shared]) {
-		fm.SetAt(at + 4)
-		c = true
-	}
-	if m.Kind != o.Kind {
-		fm.SetAt(at + 8)
-		c = true
-	}
-	return c
-}
-
-// _File_a_proto_Shared1lwqyh7_diffAt sets in fm the flags where m and o differ, the first flag of
-// Shared being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func _File_a_proto_Shared1lwqyh7_diffAt(m, o *b.Shared, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(b.Shared)
-	}
-	if o == nil {
-		o = new(b.Shared)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Kind != o.Kind {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Holder_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum

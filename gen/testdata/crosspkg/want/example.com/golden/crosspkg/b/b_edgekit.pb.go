@@ -9,11 +9,12 @@ package b
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion2
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of Shared: dot-joined field numbers from Shared.
 const (
@@ -22,10 +23,10 @@ const (
 	SharedFieldSecret = "3" // secret
 )
 
-var _Shared_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name"},
-	{Number: 2, Name: "kind"},
-	{Number: 3, Name: "secret"},
+var _Shared_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Shared{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name", Off: unsafe.Offsetof(Shared{}.Name), Op: fieldmap.OpString},
+	{Number: 2, Name: "kind", Off: unsafe.Offsetof(Shared{}.Kind), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "secret", Off: unsafe.Offsetof(Shared{}.Secret), Op: fieldmap.OpString},
 }}
 
 var _Shared_fieldSchema = fieldmap.NewShapeSchema("golden.crosspkg.b.Shared", _Shared_shape, false)
@@ -139,41 +140,12 @@ func (m *Shared) copyInAt(src *Shared, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Shared:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags where m and o differ under proto.Equal's
+// rules, with their ancestors, in a map of Shared: m.CopyInFields(o,
+// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
+// are not compared.
 func (m *Shared) DiffFields(o *Shared) *fieldmap.FieldMap {
-	fm := _Shared_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Shared being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Shared) diffAt(o *Shared, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Shared)
-	}
-	if o == nil {
-		o = new(Shared)
-	}
-	c := false
-	if m.Name != o.Name {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Kind != o.Kind {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	if m.Secret != o.Secret {
-		fm.SetAt(at + 2)
-		c = true
-	}
-	return c
+	return fieldmap.Diff(_Shared_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
