@@ -61,16 +61,7 @@ type MessageList[P proto.Message] struct {
 }
 
 func (v *MessageList[P]) equal(a, b unsafe.Pointer) bool {
-	x, y := *field[[]P](a, v.Off), *field[[]P](b, v.Off)
-	if len(x) != len(y) {
-		return false
-	}
-	for i := range x {
-		if !equalHeld(x[i], y[i]) {
-			return false
-		}
-	}
-	return true
+	return EqualListFunc(*field[[]P](a, v.Off), *field[[]P](b, v.Off), equalHeld[P])
 }
 
 // equalHeld compares two messages held where the proto runtime reads nil
