@@ -50,27 +50,21 @@ var _Progress_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Progress{}), Fields: [
 
 var _Progress_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Progress", _Progress_shape, false)
 
-// ProgressAllFields lists the leaf flags of Progress: together they
-// select every field.
+// ProgressAllFields lists the leaf flags of Progress, which select every field.
 var ProgressAllFields = slices.Clone(_Progress_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Progress.
 func (*Progress) FieldSchema() *fieldmap.Schema { return _Progress_fieldSchema }
 
-// NewProgressFieldMap returns a FieldMap of Progress holding flags; the
-// error names the first flag Progress does not have.
+// NewProgressFieldMap returns a FieldMap of Progress holding flags, or an error naming the first it lacks.
 func NewProgressFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Progress_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Progress) Clone() *Progress {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Progress) Clone() *Progress { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Progress when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Progress when nil) a deep copy of m, when not nil.
 func (m *Progress) cloneIn(c *Progress) *Progress {
 	if m == nil {
 		return nil
@@ -94,9 +88,7 @@ func (m *Progress) cloneTo(c *Progress) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Progress) Equal(o *Progress) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -104,35 +96,19 @@ func (m *Progress) Equal(o *Progress) bool {
 	if m == o {
 		return true
 	}
-	if m.State != o.State {
-		return false
-	}
-	if m.Message != o.Message {
-		return false
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		return false
-	}
-	if !m.Status.Equal(o.Status) {
-		return false
-	}
-	if m.Final != o.Final {
+	if m.State != o.State ||
+		m.Message != o.Message ||
+		!slices.Equal(m.Errors, o.Errors) ||
+		!m.Status.Equal(o.Status) ||
+		m.Final != o.Final {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Progress does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Progress or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Progress or bound to no schema.
 func (m *Progress) CopyInFields(src *Progress, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Progress_fieldSchema)
 	if m == nil || b == nil {
@@ -141,9 +117,7 @@ func (m *Progress) CopyInFields(src *Progress, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Progress being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x40f|win.Below&0xc == 0 {
 		return 0
@@ -153,24 +127,13 @@ func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int, win fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
+		m.State, n = src.State, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Message != src.Message {
-		m.Message = src.Message
-		n++
+		m.Message, n = src.Message, n+1
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+2), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<3) != 0 {
 		if !m.Status.Equal(src.Status) {
@@ -187,8 +150,7 @@ func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int, win fi
 		}
 	}
 	if win.Cover&(1<<10) != 0 && m.Final != src.Final {
-		m.Final = src.Final
-		n++
+		m.Final, n = src.Final, n+1
 	}
 	return n
 }
@@ -201,10 +163,8 @@ func (m *Progress) DiffFields(o *Progress) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Progress_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Progress) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -215,31 +175,14 @@ func (m *Progress) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Progress does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Progress does not have or a list action it cannot take.
 func (*Progress) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Progress_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Progress) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Progress has none.
+func (m *Progress) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Progress) Redacted() *Progress {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Progress) Redacted() *Progress { return m.Clone() }

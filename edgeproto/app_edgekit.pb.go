@@ -42,15 +42,13 @@ var _Port_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Port{}), Fields: []fieldma
 
 var _Port_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Port", _Port_shape, false)
 
-// PortAllFields lists the leaf flags of Port: together they
-// select every field.
+// PortAllFields lists the leaf flags of Port, which select every field.
 var PortAllFields = slices.Clone(_Port_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Port.
 func (*Port) FieldSchema() *fieldmap.Schema { return _Port_fieldSchema }
 
-// NewPortFieldMap returns a FieldMap of Port holding flags; the
-// error names the first flag Port does not have.
+// NewPortFieldMap returns a FieldMap of Port holding flags, or an error naming the first it lacks.
 func NewPortFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Port_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -68,15 +66,13 @@ var _ConfigFile_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigFile{}), Field
 
 var _ConfigFile_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ConfigFile", _ConfigFile_shape, false)
 
-// ConfigFileAllFields lists the leaf flags of ConfigFile: together they
-// select every field.
+// ConfigFileAllFields lists the leaf flags of ConfigFile, which select every field.
 var ConfigFileAllFields = slices.Clone(_ConfigFile_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ConfigFile.
 func (*ConfigFile) FieldSchema() *fieldmap.Schema { return _ConfigFile_fieldSchema }
 
-// NewConfigFileFieldMap returns a FieldMap of ConfigFile holding flags; the
-// error names the first flag ConfigFile does not have.
+// NewConfigFileFieldMap returns a FieldMap of ConfigFile holding flags, or an error naming the first it lacks.
 func NewConfigFileFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ConfigFile_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -98,15 +94,13 @@ var _EnvVar_shape = &fieldmap.Shape{Size: unsafe.Sizeof(EnvVar{}), Fields: []fie
 
 var _EnvVar_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.EnvVar", _EnvVar_shape, false)
 
-// EnvVarAllFields lists the leaf flags of EnvVar: together they
-// select every field.
+// EnvVarAllFields lists the leaf flags of EnvVar, which select every field.
 var EnvVarAllFields = slices.Clone(_EnvVar_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of EnvVar.
 func (*EnvVar) FieldSchema() *fieldmap.Schema { return _EnvVar_fieldSchema }
 
-// NewEnvVarFieldMap returns a FieldMap of EnvVar holding flags; the
-// error names the first flag EnvVar does not have.
+// NewEnvVarFieldMap returns a FieldMap of EnvVar holding flags, or an error naming the first it lacks.
 func NewEnvVarFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _EnvVar_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -191,27 +185,21 @@ var _App_shape = &fieldmap.Shape{Size: unsafe.Sizeof(App{}), Fields: []fieldmap.
 
 var _App_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.App", _App_shape, true)
 
-// AppAllFields lists the leaf flags of App: together they
-// select every field.
+// AppAllFields lists the leaf flags of App, which select every field.
 var AppAllFields = slices.Clone(_App_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of App.
 func (*App) FieldSchema() *fieldmap.Schema { return _App_fieldSchema }
 
-// NewAppFieldMap returns a FieldMap of App holding flags; the
-// error names the first flag App does not have.
+// NewAppFieldMap returns a FieldMap of App holding flags, or an error naming the first it lacks.
 func NewAppFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _App_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Port) Clone() *Port {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Port) Clone() *Port { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Port when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Port when nil) a deep copy of m, when not nil.
 func (m *Port) cloneIn(c *Port) *Port {
 	if m == nil {
 		return nil
@@ -237,14 +225,10 @@ func (m *Port) cloneTo(c *Port) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ConfigFile) Clone() *ConfigFile {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ConfigFile) Clone() *ConfigFile { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ConfigFile when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ConfigFile when nil) a deep copy of m, when not nil.
 func (m *ConfigFile) cloneIn(c *ConfigFile) *ConfigFile {
 	if m == nil {
 		return nil
@@ -265,14 +249,10 @@ func (m *ConfigFile) cloneTo(c *ConfigFile) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *EnvVar) Clone() *EnvVar {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *EnvVar) Clone() *EnvVar { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new EnvVar when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new EnvVar when nil) a deep copy of m, when not nil.
 func (m *EnvVar) cloneIn(c *EnvVar) *EnvVar {
 	if m == nil {
 		return nil
@@ -295,14 +275,10 @@ func (m *EnvVar) cloneTo(c *EnvVar) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *App) Clone() *App {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *App) Clone() *App { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new App when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new App when nil) a deep copy of m, when not nil.
 func (m *App) cloneIn(c *App) *App {
 	if m == nil {
 		return nil
@@ -380,9 +356,7 @@ func (m *App) cloneTo(c *App) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Port) Equal(o *Port) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -390,33 +364,19 @@ func (m *Port) Equal(o *Port) bool {
 	if m == o {
 		return true
 	}
-	if m.Proto != o.Proto {
-		return false
-	}
-	if m.InternalPort != o.InternalPort {
-		return false
-	}
-	if m.PublicPort != o.PublicPort {
-		return false
-	}
-	if m.EndPort != o.EndPort {
-		return false
-	}
-	if m.Tls != o.Tls {
-		return false
-	}
-	if m.FqdnPrefix != o.FqdnPrefix {
-		return false
-	}
-	if m.MaxPktSize != o.MaxPktSize {
+	if m.Proto != o.Proto ||
+		m.InternalPort != o.InternalPort ||
+		m.PublicPort != o.PublicPort ||
+		m.EndPort != o.EndPort ||
+		m.Tls != o.Tls ||
+		m.FqdnPrefix != o.FqdnPrefix ||
+		m.MaxPktSize != o.MaxPktSize {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigFile) Equal(o *ConfigFile) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -424,18 +384,14 @@ func (m *ConfigFile) Equal(o *ConfigFile) bool {
 	if m == o {
 		return true
 	}
-	if m.Kind != o.Kind {
-		return false
-	}
-	if m.Config != o.Config {
+	if m.Kind != o.Kind ||
+		m.Config != o.Config {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *EnvVar) Equal(o *EnvVar) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -443,24 +399,16 @@ func (m *EnvVar) Equal(o *EnvVar) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Value != o.Value {
-		return false
-	}
-	if m.Secret != o.Secret {
-		return false
-	}
-	if m.SecretValue != o.SecretValue {
+	if m.Name != o.Name ||
+		m.Value != o.Value ||
+		m.Secret != o.Secret ||
+		m.SecretValue != o.SecretValue {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *App) Equal(o *App) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -468,19 +416,11 @@ func (m *App) Equal(o *App) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.ImageType != o.ImageType {
-		return false
-	}
-	if m.ImagePath != o.ImagePath {
-		return false
-	}
-	if m.Deployment != o.Deployment {
-		return false
-	}
-	if m.AccessPorts != o.AccessPorts {
+	if !m.Key.Equal(o.Key) ||
+		m.ImageType != o.ImageType ||
+		m.ImagePath != o.ImagePath ||
+		m.Deployment != o.Deployment ||
+		m.AccessPorts != o.AccessPorts {
 		return false
 	}
 	if len(m.Ports) != len(o.Ports) {
@@ -491,10 +431,8 @@ func (m *App) Equal(o *App) bool {
 			return false
 		}
 	}
-	if m.Command != o.Command {
-		return false
-	}
-	if !slices.Equal(m.Args, o.Args) {
+	if m.Command != o.Command ||
+		!slices.Equal(m.Args, o.Args) {
 		return false
 	}
 	if len(m.Configs) != len(o.Configs) {
@@ -513,16 +451,10 @@ func (m *App) Equal(o *App) bool {
 			return false
 		}
 	}
-	if m.HealthCheck != o.HealthCheck {
-		return false
-	}
-	if m.HealthCheckPath != o.HealthCheckPath {
-		return false
-	}
-	if m.DefaultFlavor != o.DefaultFlavor {
-		return false
-	}
-	if m.DeploymentManifest != o.DeploymentManifest {
+	if m.HealthCheck != o.HealthCheck ||
+		m.HealthCheckPath != o.HealthCheckPath ||
+		m.DefaultFlavor != o.DefaultFlavor ||
+		m.DeploymentManifest != o.DeploymentManifest {
 		return false
 	}
 	if len(m.RequiredOutboundConnections) != len(o.RequiredOutboundConnections) {
@@ -533,32 +465,18 @@ func (m *App) Equal(o *App) bool {
 			return false
 		}
 	}
-	if m.Trusted != o.Trusted {
-		return false
-	}
-	if !maps.Equal(m.Annotations, o.Annotations) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+	if m.Trusted != o.Trusted ||
+		!maps.Equal(m.Annotations, o.Annotations) ||
+		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Port does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Port or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Port or bound to no schema.
 func (m *Port) CopyInFields(src *Port, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Port_fieldSchema)
 	if m == nil || b == nil {
@@ -567,9 +485,7 @@ func (m *Port) CopyInFields(src *Port, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Port being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Port) copyInAt(src *Port, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7f == 0 {
 		return 0
@@ -579,47 +495,32 @@ func (m *Port) copyInAt(src *Port, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Proto != src.Proto {
-		m.Proto = src.Proto
-		n++
+		m.Proto, n = src.Proto, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.InternalPort != src.InternalPort {
-		m.InternalPort = src.InternalPort
-		n++
+		m.InternalPort, n = src.InternalPort, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.PublicPort != src.PublicPort {
-		m.PublicPort = src.PublicPort
-		n++
+		m.PublicPort, n = src.PublicPort, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.EndPort != src.EndPort {
-		m.EndPort = src.EndPort
-		n++
+		m.EndPort, n = src.EndPort, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Tls != src.Tls {
-		m.Tls = src.Tls
-		n++
+		m.Tls, n = src.Tls, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.FqdnPrefix != src.FqdnPrefix {
-		m.FqdnPrefix = src.FqdnPrefix
-		n++
+		m.FqdnPrefix, n = src.FqdnPrefix, n+1
 	}
 	if win.Cover&(1<<6) != 0 && m.MaxPktSize != src.MaxPktSize {
-		m.MaxPktSize = src.MaxPktSize
-		n++
+		m.MaxPktSize, n = src.MaxPktSize, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ConfigFile does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ConfigFile or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ConfigFile or bound to no schema.
 func (m *ConfigFile) CopyInFields(src *ConfigFile, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ConfigFile_fieldSchema)
 	if m == nil || b == nil {
@@ -628,9 +529,7 @@ func (m *ConfigFile) CopyInFields(src *ConfigFile, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConfigFile being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ConfigFile) copyInAt(src *ConfigFile, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -640,27 +539,17 @@ func (m *ConfigFile) copyInAt(src *ConfigFile, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
+		m.Kind, n = src.Kind, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Config != src.Config {
-		m.Config = src.Config
-		n++
+		m.Config, n = src.Config, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: EnvVar does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// EnvVar or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of EnvVar or bound to no schema.
 func (m *EnvVar) CopyInFields(src *EnvVar, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_EnvVar_fieldSchema)
 	if m == nil || b == nil {
@@ -669,9 +558,7 @@ func (m *EnvVar) CopyInFields(src *EnvVar, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// EnvVar being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *EnvVar) copyInAt(src *EnvVar, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf == 0 {
 		return 0
@@ -681,35 +568,23 @@ func (m *EnvVar) copyInAt(src *EnvVar, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
+		m.Value, n = src.Value, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.SecretValue != src.SecretValue {
-		m.SecretValue = src.SecretValue
-		n++
+		m.SecretValue, n = src.SecretValue, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// App or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of App or bound to no schema.
 func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_App_fieldSchema)
 	if m == nil || b == nil {
@@ -718,9 +593,7 @@ func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// App being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x787c2701f1|win.Below&0x1040260101 == 0 {
 		return 0
@@ -747,25 +620,13 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 				}
 			}
 		case 4:
-			if m.ImageType != src.ImageType {
-				m.ImageType = src.ImageType
-				n++
-			}
+			n += fieldmap.Set(&m.ImageType, src.ImageType)
 		case 5:
-			if m.ImagePath != src.ImagePath {
-				m.ImagePath = src.ImagePath
-				n++
-			}
+			n += fieldmap.Set(&m.ImagePath, src.ImagePath)
 		case 6:
-			if m.Deployment != src.Deployment {
-				m.Deployment = src.Deployment
-				n++
-			}
+			n += fieldmap.Set(&m.Deployment, src.Deployment)
 		case 7:
-			if m.AccessPorts != src.AccessPorts {
-				m.AccessPorts = src.AccessPorts
-				n++
-			}
+			n += fieldmap.Set(&m.AccessPorts, src.AccessPorts)
 		case 8:
 			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*Port).Equal, (*Port).Clone)
@@ -778,21 +639,9 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 				n++
 			}
 		case 16:
-			if m.Command != src.Command {
-				m.Command = src.Command
-				n++
-			}
+			n += fieldmap.Set(&m.Command, src.Command)
 		case 17:
-			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Args, src.Args)
-			} else if !slices.Equal(m.Args, src.Args) {
-				if len(src.Args) == 0 {
-					m.Args = nil
-				} else {
-					m.Args = slices.Clone(src.Args)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+17), &m.Args, src.Args)
 		case 18:
 			if a := fm.ListActionAt(at + 18); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Configs, src.Configs, (*ConfigFile).Equal, (*ConfigFile).Clone)
@@ -816,25 +665,13 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 				n++
 			}
 		case 26:
-			if m.HealthCheck != src.HealthCheck {
-				m.HealthCheck = src.HealthCheck
-				n++
-			}
+			n += fieldmap.Set(&m.HealthCheck, src.HealthCheck)
 		case 27:
-			if m.HealthCheckPath != src.HealthCheckPath {
-				m.HealthCheckPath = src.HealthCheckPath
-				n++
-			}
+			n += fieldmap.Set(&m.HealthCheckPath, src.HealthCheckPath)
 		case 28:
-			if m.DefaultFlavor != src.DefaultFlavor {
-				m.DefaultFlavor = src.DefaultFlavor
-				n++
-			}
+			n += fieldmap.Set(&m.DefaultFlavor, src.DefaultFlavor)
 		case 29:
-			if m.DeploymentManifest != src.DeploymentManifest {
-				m.DeploymentManifest = src.DeploymentManifest
-				n++
-			}
+			n += fieldmap.Set(&m.DeploymentManifest, src.DeploymentManifest)
 		case 30:
 			if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.RequiredOutboundConnections, src.RequiredOutboundConnections, (*SecurityRule).Equal, (*SecurityRule).Clone)
@@ -847,21 +684,9 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 				n++
 			}
 		case 35:
-			if m.Trusted != src.Trusted {
-				m.Trusted = src.Trusted
-				n++
-			}
+			n += fieldmap.Set(&m.Trusted, src.Trusted)
 		case 36:
-			if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-			} else if !maps.Equal(m.Annotations, src.Annotations) {
-				if len(src.Annotations) == 0 {
-					m.Annotations = nil
-				} else {
-					m.Annotations = maps.Clone(src.Annotations)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+36), &m.Annotations, src.Annotations)
 		case 37:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
@@ -909,10 +734,8 @@ func (m *App) DiffFields(o *App) *fieldmap.FieldMap {
 	return fieldmap.Diff(_App_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Port) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -923,56 +746,32 @@ func (m *Port) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Port does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Port does not have or a list action it cannot take.
 func (*Port) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Port_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ConfigFile) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ConfigFile has none.
+func (m *ConfigFile) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ConfigFile does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ConfigFile does not have or a list action it cannot take.
 func (*ConfigFile) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ConfigFile_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *EnvVar) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: EnvVar has none.
+func (m *EnvVar) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag EnvVar does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm EnvVar does not have or a list action it cannot take.
 func (*EnvVar) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _EnvVar_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *App) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -991,59 +790,25 @@ func (m *App) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag App does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm App does not have or a list action it cannot take.
 func (*App) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _App_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Port) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Port has none.
+func (m *Port) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Port) Redacted() *Port {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Port) Redacted() *Port { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ConfigFile) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ConfigFile has none.
+func (m *ConfigFile) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ConfigFile) Redacted() *ConfigFile {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ConfigFile) Redacted() *ConfigFile { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *EnvVar) Redact() {
 	if m == nil {
 		return
@@ -1051,9 +816,7 @@ func (m *EnvVar) Redact() {
 	m.SecretValue = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *EnvVar) Redacted() *EnvVar {
 	if m == nil {
 		return nil
@@ -1063,9 +826,7 @@ func (m *EnvVar) Redacted() *EnvVar {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *App) Redact() {
 	if m == nil {
 		return
@@ -1075,9 +836,7 @@ func (m *App) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *App) Redacted() *App {
 	if m == nil {
 		return nil

@@ -34,15 +34,13 @@ var _AppInstRuntime_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstRuntime{}
 
 var _AppInstRuntime_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstRuntime", _AppInstRuntime_shape, false)
 
-// AppInstRuntimeAllFields lists the leaf flags of AppInstRuntime: together they
-// select every field.
+// AppInstRuntimeAllFields lists the leaf flags of AppInstRuntime, which select every field.
 var AppInstRuntimeAllFields = slices.Clone(_AppInstRuntime_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AppInstRuntime.
 func (*AppInstRuntime) FieldSchema() *fieldmap.Schema { return _AppInstRuntime_fieldSchema }
 
-// NewAppInstRuntimeFieldMap returns a FieldMap of AppInstRuntime holding flags; the
-// error names the first flag AppInstRuntime does not have.
+// NewAppInstRuntimeFieldMap returns a FieldMap of AppInstRuntime holding flags, or an error naming the first it lacks.
 func NewAppInstRuntimeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AppInstRuntime_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -136,15 +134,13 @@ var _AppInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []f
 
 var _AppInst_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInst", _AppInst_shape, false)
 
-// AppInstAllFields lists the leaf flags of AppInst: together they
-// select every field.
+// AppInstAllFields lists the leaf flags of AppInst, which select every field.
 var AppInstAllFields = slices.Clone(_AppInst_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AppInst.
 func (*AppInst) FieldSchema() *fieldmap.Schema { return _AppInst_fieldSchema }
 
-// NewAppInstFieldMap returns a FieldMap of AppInst holding flags; the
-// error names the first flag AppInst does not have.
+// NewAppInstFieldMap returns a FieldMap of AppInst holding flags, or an error naming the first it lacks.
 func NewAppInstFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AppInst_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -196,27 +192,21 @@ var _AppInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fie
 
 var _AppInstInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstInfo", _AppInstInfo_shape, false)
 
-// AppInstInfoAllFields lists the leaf flags of AppInstInfo: together they
-// select every field.
+// AppInstInfoAllFields lists the leaf flags of AppInstInfo, which select every field.
 var AppInstInfoAllFields = slices.Clone(_AppInstInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AppInstInfo.
 func (*AppInstInfo) FieldSchema() *fieldmap.Schema { return _AppInstInfo_fieldSchema }
 
-// NewAppInstInfoFieldMap returns a FieldMap of AppInstInfo holding flags; the
-// error names the first flag AppInstInfo does not have.
+// NewAppInstInfoFieldMap returns a FieldMap of AppInstInfo holding flags, or an error naming the first it lacks.
 func NewAppInstInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AppInstInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *AppInstRuntime) Clone() *AppInstRuntime {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AppInstRuntime) Clone() *AppInstRuntime { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new AppInstRuntime when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new AppInstRuntime when nil) a deep copy of m, when not nil.
 func (m *AppInstRuntime) cloneIn(c *AppInstRuntime) *AppInstRuntime {
 	if m == nil {
 		return nil
@@ -238,14 +228,10 @@ func (m *AppInstRuntime) cloneTo(c *AppInstRuntime) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *AppInst) Clone() *AppInst {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AppInst) Clone() *AppInst { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new AppInst when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new AppInst when nil) a deep copy of m, when not nil.
 func (m *AppInst) cloneIn(c *AppInst) *AppInst {
 	if m == nil {
 		return nil
@@ -307,14 +293,10 @@ type _AppInst_kids struct {
 	RuntimeInfo AppInstRuntime
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *AppInstInfo) Clone() *AppInstInfo {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AppInstInfo) Clone() *AppInstInfo { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new AppInstInfo when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new AppInstInfo when nil) a deep copy of m, when not nil.
 func (m *AppInstInfo) cloneIn(c *AppInstInfo) *AppInstInfo {
 	if m == nil {
 		return nil
@@ -356,9 +338,7 @@ type _AppInstInfo_kids struct {
 	RuntimeInfo AppInstRuntime
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInstRuntime) Equal(o *AppInstRuntime) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -366,21 +346,15 @@ func (m *AppInstRuntime) Equal(o *AppInstRuntime) bool {
 	if m == o {
 		return true
 	}
-	if !slices.Equal(m.ContainerIds, o.ContainerIds) {
-		return false
-	}
-	if !slices.Equal(m.Pids, o.Pids) {
-		return false
-	}
-	if !slices.Equal(m.Ports, o.Ports) {
+	if !slices.Equal(m.ContainerIds, o.ContainerIds) ||
+		!slices.Equal(m.Pids, o.Pids) ||
+		!slices.Equal(m.Ports, o.Ports) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInst) Equal(o *AppInst) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -388,28 +362,14 @@ func (m *AppInst) Equal(o *AppInst) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if !m.AppKey.Equal(o.AppKey) {
-		return false
-	}
-	if !m.ClusterKey.Equal(o.ClusterKey) {
-		return false
-	}
-	if !m.CloudletKey.Equal(o.CloudletKey) {
-		return false
-	}
-	if m.State != o.State {
-		return false
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		return false
-	}
-	if m.CrmOverride != o.CrmOverride {
-		return false
-	}
-	if m.Uri != o.Uri {
+	if !m.Key.Equal(o.Key) ||
+		!m.AppKey.Equal(o.AppKey) ||
+		!m.ClusterKey.Equal(o.ClusterKey) ||
+		!m.CloudletKey.Equal(o.CloudletKey) ||
+		m.State != o.State ||
+		!slices.Equal(m.Errors, o.Errors) ||
+		m.CrmOverride != o.CrmOverride ||
+		m.Uri != o.Uri {
 		return false
 	}
 	if len(m.MappedPorts) != len(o.MappedPorts) {
@@ -420,30 +380,18 @@ func (m *AppInst) Equal(o *AppInst) bool {
 			return false
 		}
 	}
-	if m.Flavor != o.Flavor {
-		return false
-	}
-	if m.PowerState != o.PowerState {
-		return false
-	}
-	if !m.RuntimeInfo.Equal(o.RuntimeInfo) {
-		return false
-	}
-	if !maps.Equal(m.Annotations, o.Annotations) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+	if m.Flavor != o.Flavor ||
+		m.PowerState != o.PowerState ||
+		!m.RuntimeInfo.Equal(o.RuntimeInfo) ||
+		!maps.Equal(m.Annotations, o.Annotations) ||
+		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInstInfo) Equal(o *AppInstInfo) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -451,47 +399,23 @@ func (m *AppInstInfo) Equal(o *AppInstInfo) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.State != o.State {
-		return false
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		return false
-	}
-	if m.NotifyId != o.NotifyId {
-		return false
-	}
-	if !m.Status.Equal(o.Status) {
-		return false
-	}
-	if m.PowerState != o.PowerState {
-		return false
-	}
-	if !m.RuntimeInfo.Equal(o.RuntimeInfo) {
-		return false
-	}
-	if m.Uri != o.Uri {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+	if !m.Key.Equal(o.Key) ||
+		m.State != o.State ||
+		!slices.Equal(m.Errors, o.Errors) ||
+		m.NotifyId != o.NotifyId ||
+		!m.Status.Equal(o.Status) ||
+		m.PowerState != o.PowerState ||
+		!m.RuntimeInfo.Equal(o.RuntimeInfo) ||
+		m.Uri != o.Uri ||
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: AppInstRuntime does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// AppInstRuntime or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of AppInstRuntime or bound to no schema.
 func (m *AppInstRuntime) CopyInFields(src *AppInstRuntime, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_AppInstRuntime_fieldSchema)
 	if m == nil || b == nil {
@@ -500,9 +424,7 @@ func (m *AppInstRuntime) CopyInFields(src *AppInstRuntime, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstRuntime being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x7 == 0 {
 		return 0
@@ -512,55 +434,20 @@ func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
-		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
-			if len(src.ContainerIds) == 0 {
-				m.ContainerIds = nil
-			} else {
-				m.ContainerIds = slices.Clone(src.ContainerIds)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at), &m.ContainerIds, src.ContainerIds)
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
-		} else if !slices.Equal(m.Pids, src.Pids) {
-			if len(src.Pids) == 0 {
-				m.Pids = nil
-			} else {
-				m.Pids = slices.Clone(src.Pids)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.Pids, src.Pids)
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
-		} else if !slices.Equal(m.Ports, src.Ports) {
-			if len(src.Ports) == 0 {
-				m.Ports = nil
-			} else {
-				m.Ports = slices.Clone(src.Ports)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+2), &m.Ports, src.Ports)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: AppInst does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// AppInst or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of AppInst or bound to no schema.
 func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_AppInst_fieldSchema)
 	if m == nil || b == nil {
@@ -569,9 +456,7 @@ func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInst being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x38e03e489|win.Below&0x88024489 == 0 {
 		return 0
@@ -643,31 +528,13 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 				}
 			}
 		case 13:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 14:
-			if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+14), &m.Errors, src.Errors)
 		case 15:
-			if m.CrmOverride != src.CrmOverride {
-				m.CrmOverride = src.CrmOverride
-				n++
-			}
+			n += fieldmap.Set(&m.CrmOverride, src.CrmOverride)
 		case 16:
-			if m.Uri != src.Uri {
-				m.Uri = src.Uri
-				n++
-			}
+			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 17:
 			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.MappedPorts, src.MappedPorts, (*Port).Equal, (*Port).Clone)
@@ -680,15 +547,9 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 				n++
 			}
 		case 25:
-			if m.Flavor != src.Flavor {
-				m.Flavor = src.Flavor
-				n++
-			}
+			n += fieldmap.Set(&m.Flavor, src.Flavor)
 		case 26:
-			if m.PowerState != src.PowerState {
-				m.PowerState = src.PowerState
-				n++
-			}
+			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 27:
 			if win.Cover&(1<<27) != 0 {
 				if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
@@ -705,16 +566,7 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 				}
 			}
 		case 31:
-			if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-			} else if !maps.Equal(m.Annotations, src.Annotations) {
-				if len(src.Annotations) == 0 {
-					m.Annotations = nil
-				} else {
-					m.Annotations = maps.Clone(src.Annotations)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+31), &m.Annotations, src.Annotations)
 		case 32:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
@@ -730,17 +582,9 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: AppInstInfo does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// AppInstInfo or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of AppInstInfo or bound to no schema.
 func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_AppInstInfo_fieldSchema)
 	if m == nil || b == nil {
@@ -749,9 +593,7 @@ func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstInfo being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xc6079|win.Below&0x4051 == 0 {
 		return 0
@@ -778,26 +620,11 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 				}
 			}
 		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
 		case 5:
-			if m.NotifyId != src.NotifyId {
-				m.NotifyId = src.NotifyId
-				n++
-			}
+			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
 				if !m.Status.Equal(src.Status) {
@@ -814,10 +641,7 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 				}
 			}
 		case 13:
-			if m.PowerState != src.PowerState {
-				m.PowerState = src.PowerState
-				n++
-			}
+			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
 				if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
@@ -834,10 +658,7 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 				}
 			}
 		case 18:
-			if m.Uri != src.Uri {
-				m.Uri = src.Uri
-				n++
-			}
+			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 19:
 			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
@@ -872,29 +693,17 @@ func (m *AppInstInfo) DiffFields(o *AppInstInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AppInstInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *AppInstRuntime) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: AppInstRuntime has none.
+func (m *AppInstRuntime) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag AppInstRuntime does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm AppInstRuntime does not have or a list action it cannot take.
 func (*AppInstRuntime) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AppInstRuntime_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *AppInst) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -916,18 +725,14 @@ func (m *AppInst) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag AppInst does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm AppInst does not have or a list action it cannot take.
 func (*AppInst) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AppInst_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *AppInstInfo) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -941,76 +746,29 @@ func (m *AppInstInfo) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag AppInstInfo does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm AppInstInfo does not have or a list action it cannot take.
 func (*AppInstInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AppInstInfo_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *AppInstRuntime) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: AppInstRuntime has none.
+func (m *AppInstRuntime) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *AppInstRuntime) Redacted() *AppInstRuntime {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *AppInstRuntime) Redacted() *AppInstRuntime { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *AppInst) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: AppInst has none.
+func (m *AppInst) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *AppInst) Redacted() *AppInst {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *AppInst) Redacted() *AppInst { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *AppInstInfo) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: AppInstInfo has none.
+func (m *AppInstInfo) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *AppInstInfo) Redacted() *AppInstInfo {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *AppInstInfo) Redacted() *AppInstInfo { return m.Clone() }
 
 // GetKeyString renders the object key of m (field key) as a string that
 // ParseAppInstKeyString reads back: "name=value" pairs of every key field, in

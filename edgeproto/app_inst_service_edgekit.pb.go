@@ -119,15 +119,13 @@ var _CreateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppI
 
 var _CreateAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstRequest", _CreateAppInstRequest_shape, false)
 
-// CreateAppInstRequestAllFields lists the leaf flags of CreateAppInstRequest: together they
-// select every field.
+// CreateAppInstRequestAllFields lists the leaf flags of CreateAppInstRequest, which select every field.
 var CreateAppInstRequestAllFields = slices.Clone(_CreateAppInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateAppInstRequest.
 func (*CreateAppInstRequest) FieldSchema() *fieldmap.Schema { return _CreateAppInstRequest_fieldSchema }
 
-// NewCreateAppInstRequestFieldMap returns a FieldMap of CreateAppInstRequest holding flags; the
-// error names the first flag CreateAppInstRequest does not have.
+// NewCreateAppInstRequestFieldMap returns a FieldMap of CreateAppInstRequest holding flags, or an error naming the first it lacks.
 func NewCreateAppInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateAppInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -171,8 +169,7 @@ var _CreateAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateApp
 
 var _CreateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstResponse", _CreateAppInstResponse_shape, false)
 
-// CreateAppInstResponseAllFields lists the leaf flags of CreateAppInstResponse: together they
-// select every field.
+// CreateAppInstResponseAllFields lists the leaf flags of CreateAppInstResponse, which select every field.
 var CreateAppInstResponseAllFields = slices.Clone(_CreateAppInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateAppInstResponse.
@@ -180,8 +177,7 @@ func (*CreateAppInstResponse) FieldSchema() *fieldmap.Schema {
 	return _CreateAppInstResponse_fieldSchema
 }
 
-// NewCreateAppInstResponseFieldMap returns a FieldMap of CreateAppInstResponse holding flags; the
-// error names the first flag CreateAppInstResponse does not have.
+// NewCreateAppInstResponseFieldMap returns a FieldMap of CreateAppInstResponse holding flags, or an error naming the first it lacks.
 func NewCreateAppInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateAppInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -235,15 +231,13 @@ var _UpdateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppI
 
 var _UpdateAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstRequest", _UpdateAppInstRequest_shape, false)
 
-// UpdateAppInstRequestAllFields lists the leaf flags of UpdateAppInstRequest: together they
-// select every field.
+// UpdateAppInstRequestAllFields lists the leaf flags of UpdateAppInstRequest, which select every field.
 var UpdateAppInstRequestAllFields = slices.Clone(_UpdateAppInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateAppInstRequest.
 func (*UpdateAppInstRequest) FieldSchema() *fieldmap.Schema { return _UpdateAppInstRequest_fieldSchema }
 
-// NewUpdateAppInstRequestFieldMap returns a FieldMap of UpdateAppInstRequest holding flags; the
-// error names the first flag UpdateAppInstRequest does not have.
+// NewUpdateAppInstRequestFieldMap returns a FieldMap of UpdateAppInstRequest holding flags, or an error naming the first it lacks.
 func NewUpdateAppInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateAppInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -270,8 +264,7 @@ var _UpdateAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateApp
 
 var _UpdateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstResponse", _UpdateAppInstResponse_shape, false)
 
-// UpdateAppInstResponseAllFields lists the leaf flags of UpdateAppInstResponse: together they
-// select every field.
+// UpdateAppInstResponseAllFields lists the leaf flags of UpdateAppInstResponse, which select every field.
 var UpdateAppInstResponseAllFields = slices.Clone(_UpdateAppInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateAppInstResponse.
@@ -279,8 +272,7 @@ func (*UpdateAppInstResponse) FieldSchema() *fieldmap.Schema {
 	return _UpdateAppInstResponse_fieldSchema
 }
 
-// NewUpdateAppInstResponseFieldMap returns a FieldMap of UpdateAppInstResponse holding flags; the
-// error names the first flag UpdateAppInstResponse does not have.
+// NewUpdateAppInstResponseFieldMap returns a FieldMap of UpdateAppInstResponse holding flags, or an error naming the first it lacks.
 func NewUpdateAppInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateAppInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -302,15 +294,13 @@ var _DeleteAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppI
 
 var _DeleteAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstRequest", _DeleteAppInstRequest_shape, false)
 
-// DeleteAppInstRequestAllFields lists the leaf flags of DeleteAppInstRequest: together they
-// select every field.
+// DeleteAppInstRequestAllFields lists the leaf flags of DeleteAppInstRequest, which select every field.
 var DeleteAppInstRequestAllFields = slices.Clone(_DeleteAppInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteAppInstRequest.
 func (*DeleteAppInstRequest) FieldSchema() *fieldmap.Schema { return _DeleteAppInstRequest_fieldSchema }
 
-// NewDeleteAppInstRequestFieldMap returns a FieldMap of DeleteAppInstRequest holding flags; the
-// error names the first flag DeleteAppInstRequest does not have.
+// NewDeleteAppInstRequestFieldMap returns a FieldMap of DeleteAppInstRequest holding flags, or an error naming the first it lacks.
 func NewDeleteAppInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteAppInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -337,8 +327,7 @@ var _DeleteAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteApp
 
 var _DeleteAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstResponse", _DeleteAppInstResponse_shape, false)
 
-// DeleteAppInstResponseAllFields lists the leaf flags of DeleteAppInstResponse: together they
-// select every field.
+// DeleteAppInstResponseAllFields lists the leaf flags of DeleteAppInstResponse, which select every field.
 var DeleteAppInstResponseAllFields = slices.Clone(_DeleteAppInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteAppInstResponse.
@@ -346,8 +335,7 @@ func (*DeleteAppInstResponse) FieldSchema() *fieldmap.Schema {
 	return _DeleteAppInstResponse_fieldSchema
 }
 
-// NewDeleteAppInstResponseFieldMap returns a FieldMap of DeleteAppInstResponse holding flags; the
-// error names the first flag DeleteAppInstResponse does not have.
+// NewDeleteAppInstResponseFieldMap returns a FieldMap of DeleteAppInstResponse holding flags, or an error naming the first it lacks.
 func NewDeleteAppInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteAppInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -397,15 +385,13 @@ var _ShowAppInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInst
 
 var _ShowAppInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsRequest", _ShowAppInstsRequest_shape, false)
 
-// ShowAppInstsRequestAllFields lists the leaf flags of ShowAppInstsRequest: together they
-// select every field.
+// ShowAppInstsRequestAllFields lists the leaf flags of ShowAppInstsRequest, which select every field.
 var ShowAppInstsRequestAllFields = slices.Clone(_ShowAppInstsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppInstsRequest.
 func (*ShowAppInstsRequest) FieldSchema() *fieldmap.Schema { return _ShowAppInstsRequest_fieldSchema }
 
-// NewShowAppInstsRequestFieldMap returns a FieldMap of ShowAppInstsRequest holding flags; the
-// error names the first flag ShowAppInstsRequest does not have.
+// NewShowAppInstsRequestFieldMap returns a FieldMap of ShowAppInstsRequest holding flags, or an error naming the first it lacks.
 func NewShowAppInstsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowAppInstsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -455,15 +441,13 @@ var _ShowAppInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppIns
 
 var _ShowAppInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsResponse", _ShowAppInstsResponse_shape, false)
 
-// ShowAppInstsResponseAllFields lists the leaf flags of ShowAppInstsResponse: together they
-// select every field.
+// ShowAppInstsResponseAllFields lists the leaf flags of ShowAppInstsResponse, which select every field.
 var ShowAppInstsResponseAllFields = slices.Clone(_ShowAppInstsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppInstsResponse.
 func (*ShowAppInstsResponse) FieldSchema() *fieldmap.Schema { return _ShowAppInstsResponse_fieldSchema }
 
-// NewShowAppInstsResponseFieldMap returns a FieldMap of ShowAppInstsResponse holding flags; the
-// error names the first flag ShowAppInstsResponse does not have.
+// NewShowAppInstsResponseFieldMap returns a FieldMap of ShowAppInstsResponse holding flags, or an error naming the first it lacks.
 func NewShowAppInstsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowAppInstsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -511,8 +495,7 @@ var _ShowAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowApp
 
 var _ShowAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosRequest", _ShowAppInstInfosRequest_shape, false)
 
-// ShowAppInstInfosRequestAllFields lists the leaf flags of ShowAppInstInfosRequest: together they
-// select every field.
+// ShowAppInstInfosRequestAllFields lists the leaf flags of ShowAppInstInfosRequest, which select every field.
 var ShowAppInstInfosRequestAllFields = slices.Clone(_ShowAppInstInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppInstInfosRequest.
@@ -520,8 +503,7 @@ func (*ShowAppInstInfosRequest) FieldSchema() *fieldmap.Schema {
 	return _ShowAppInstInfosRequest_fieldSchema
 }
 
-// NewShowAppInstInfosRequestFieldMap returns a FieldMap of ShowAppInstInfosRequest holding flags; the
-// error names the first flag ShowAppInstInfosRequest does not have.
+// NewShowAppInstInfosRequestFieldMap returns a FieldMap of ShowAppInstInfosRequest holding flags, or an error naming the first it lacks.
 func NewShowAppInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowAppInstInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -557,8 +539,7 @@ var _ShowAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAp
 
 var _ShowAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosResponse", _ShowAppInstInfosResponse_shape, false)
 
-// ShowAppInstInfosResponseAllFields lists the leaf flags of ShowAppInstInfosResponse: together they
-// select every field.
+// ShowAppInstInfosResponseAllFields lists the leaf flags of ShowAppInstInfosResponse, which select every field.
 var ShowAppInstInfosResponseAllFields = slices.Clone(_ShowAppInstInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppInstInfosResponse.
@@ -566,8 +547,7 @@ func (*ShowAppInstInfosResponse) FieldSchema() *fieldmap.Schema {
 	return _ShowAppInstInfosResponse_fieldSchema
 }
 
-// NewShowAppInstInfosResponseFieldMap returns a FieldMap of ShowAppInstInfosResponse holding flags; the
-// error names the first flag ShowAppInstInfosResponse does not have.
+// NewShowAppInstInfosResponseFieldMap returns a FieldMap of ShowAppInstInfosResponse holding flags, or an error naming the first it lacks.
 func NewShowAppInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowAppInstInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -603,8 +583,7 @@ var _WatchAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchA
 
 var _WatchAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosRequest", _WatchAppInstInfosRequest_shape, false)
 
-// WatchAppInstInfosRequestAllFields lists the leaf flags of WatchAppInstInfosRequest: together they
-// select every field.
+// WatchAppInstInfosRequestAllFields lists the leaf flags of WatchAppInstInfosRequest, which select every field.
 var WatchAppInstInfosRequestAllFields = slices.Clone(_WatchAppInstInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchAppInstInfosRequest.
@@ -612,8 +591,7 @@ func (*WatchAppInstInfosRequest) FieldSchema() *fieldmap.Schema {
 	return _WatchAppInstInfosRequest_fieldSchema
 }
 
-// NewWatchAppInstInfosRequestFieldMap returns a FieldMap of WatchAppInstInfosRequest holding flags; the
-// error names the first flag WatchAppInstInfosRequest does not have.
+// NewWatchAppInstInfosRequestFieldMap returns a FieldMap of WatchAppInstInfosRequest holding flags, or an error naming the first it lacks.
 func NewWatchAppInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _WatchAppInstInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -651,8 +629,7 @@ var _WatchAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Watch
 
 var _WatchAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosResponse", _WatchAppInstInfosResponse_shape, false)
 
-// WatchAppInstInfosResponseAllFields lists the leaf flags of WatchAppInstInfosResponse: together they
-// select every field.
+// WatchAppInstInfosResponseAllFields lists the leaf flags of WatchAppInstInfosResponse, which select every field.
 var WatchAppInstInfosResponseAllFields = slices.Clone(_WatchAppInstInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchAppInstInfosResponse.
@@ -660,20 +637,15 @@ func (*WatchAppInstInfosResponse) FieldSchema() *fieldmap.Schema {
 	return _WatchAppInstInfosResponse_fieldSchema
 }
 
-// NewWatchAppInstInfosResponseFieldMap returns a FieldMap of WatchAppInstInfosResponse holding flags; the
-// error names the first flag WatchAppInstInfosResponse does not have.
+// NewWatchAppInstInfosResponseFieldMap returns a FieldMap of WatchAppInstInfosResponse holding flags, or an error naming the first it lacks.
 func NewWatchAppInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _WatchAppInstInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateAppInstRequest) Clone() *CreateAppInstRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateAppInstRequest) Clone() *CreateAppInstRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateAppInstRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateAppInstRequest when nil) a deep copy of m, when not nil.
 func (m *CreateAppInstRequest) cloneIn(c *CreateAppInstRequest) *CreateAppInstRequest {
 	if m == nil {
 		return nil
@@ -694,14 +666,10 @@ func (m *CreateAppInstRequest) cloneTo(c *CreateAppInstRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateAppInstResponse) Clone() *CreateAppInstResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateAppInstResponse) Clone() *CreateAppInstResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateAppInstResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateAppInstResponse when nil) a deep copy of m, when not nil.
 func (m *CreateAppInstResponse) cloneIn(c *CreateAppInstResponse) *CreateAppInstResponse {
 	if m == nil {
 		return nil
@@ -721,14 +689,10 @@ func (m *CreateAppInstResponse) cloneTo(c *CreateAppInstResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateAppInstRequest) Clone() *UpdateAppInstRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateAppInstRequest) Clone() *UpdateAppInstRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateAppInstRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateAppInstRequest when nil) a deep copy of m, when not nil.
 func (m *UpdateAppInstRequest) cloneIn(c *UpdateAppInstRequest) *UpdateAppInstRequest {
 	if m == nil {
 		return nil
@@ -750,14 +714,10 @@ func (m *UpdateAppInstRequest) cloneTo(c *UpdateAppInstRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateAppInstResponse) Clone() *UpdateAppInstResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateAppInstResponse) Clone() *UpdateAppInstResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateAppInstResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateAppInstResponse when nil) a deep copy of m, when not nil.
 func (m *UpdateAppInstResponse) cloneIn(c *UpdateAppInstResponse) *UpdateAppInstResponse {
 	if m == nil {
 		return nil
@@ -777,14 +737,10 @@ func (m *UpdateAppInstResponse) cloneTo(c *UpdateAppInstResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteAppInstRequest) Clone() *DeleteAppInstRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteAppInstRequest) Clone() *DeleteAppInstRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteAppInstRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteAppInstRequest when nil) a deep copy of m, when not nil.
 func (m *DeleteAppInstRequest) cloneIn(c *DeleteAppInstRequest) *DeleteAppInstRequest {
 	if m == nil {
 		return nil
@@ -806,14 +762,10 @@ func (m *DeleteAppInstRequest) cloneTo(c *DeleteAppInstRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteAppInstResponse) Clone() *DeleteAppInstResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteAppInstResponse) Clone() *DeleteAppInstResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteAppInstResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteAppInstResponse when nil) a deep copy of m, when not nil.
 func (m *DeleteAppInstResponse) cloneIn(c *DeleteAppInstResponse) *DeleteAppInstResponse {
 	if m == nil {
 		return nil
@@ -833,14 +785,10 @@ func (m *DeleteAppInstResponse) cloneTo(c *DeleteAppInstResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowAppInstsRequest) Clone() *ShowAppInstsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppInstsRequest) Clone() *ShowAppInstsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowAppInstsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowAppInstsRequest when nil) a deep copy of m, when not nil.
 func (m *ShowAppInstsRequest) cloneIn(c *ShowAppInstsRequest) *ShowAppInstsRequest {
 	if m == nil {
 		return nil
@@ -860,14 +808,10 @@ func (m *ShowAppInstsRequest) cloneTo(c *ShowAppInstsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowAppInstsResponse) Clone() *ShowAppInstsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppInstsResponse) Clone() *ShowAppInstsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowAppInstsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowAppInstsResponse when nil) a deep copy of m, when not nil.
 func (m *ShowAppInstsResponse) cloneIn(c *ShowAppInstsResponse) *ShowAppInstsResponse {
 	if m == nil {
 		return nil
@@ -887,14 +831,10 @@ func (m *ShowAppInstsResponse) cloneTo(c *ShowAppInstsResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowAppInstInfosRequest) Clone() *ShowAppInstInfosRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppInstInfosRequest) Clone() *ShowAppInstInfosRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowAppInstInfosRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowAppInstInfosRequest when nil) a deep copy of m, when not nil.
 func (m *ShowAppInstInfosRequest) cloneIn(c *ShowAppInstInfosRequest) *ShowAppInstInfosRequest {
 	if m == nil {
 		return nil
@@ -914,14 +854,10 @@ func (m *ShowAppInstInfosRequest) cloneTo(c *ShowAppInstInfosRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowAppInstInfosResponse) Clone() *ShowAppInstInfosResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppInstInfosResponse) Clone() *ShowAppInstInfosResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowAppInstInfosResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowAppInstInfosResponse when nil) a deep copy of m, when not nil.
 func (m *ShowAppInstInfosResponse) cloneIn(c *ShowAppInstInfosResponse) *ShowAppInstInfosResponse {
 	if m == nil {
 		return nil
@@ -941,14 +877,10 @@ func (m *ShowAppInstInfosResponse) cloneTo(c *ShowAppInstInfosResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *WatchAppInstInfosRequest) Clone() *WatchAppInstInfosRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchAppInstInfosRequest) Clone() *WatchAppInstInfosRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new WatchAppInstInfosRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new WatchAppInstInfosRequest when nil) a deep copy of m, when not nil.
 func (m *WatchAppInstInfosRequest) cloneIn(c *WatchAppInstInfosRequest) *WatchAppInstInfosRequest {
 	if m == nil {
 		return nil
@@ -968,14 +900,10 @@ func (m *WatchAppInstInfosRequest) cloneTo(c *WatchAppInstInfosRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *WatchAppInstInfosResponse) Clone() *WatchAppInstInfosResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchAppInstInfosResponse) Clone() *WatchAppInstInfosResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new WatchAppInstInfosResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new WatchAppInstInfosResponse when nil) a deep copy of m, when not nil.
 func (m *WatchAppInstInfosResponse) cloneIn(c *WatchAppInstInfosResponse) *WatchAppInstInfosResponse {
 	if m == nil {
 		return nil
@@ -996,9 +924,7 @@ func (m *WatchAppInstInfosResponse) cloneTo(c *WatchAppInstInfosResponse) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppInstRequest) Equal(o *CreateAppInstRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1006,18 +932,14 @@ func (m *CreateAppInstRequest) Equal(o *CreateAppInstRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.AppInst.Equal(o.AppInst) {
-		return false
-	}
-	if m.NoWait != o.NoWait {
+	if !m.AppInst.Equal(o.AppInst) ||
+		m.NoWait != o.NoWait {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppInstResponse) Equal(o *CreateAppInstResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1031,9 +953,7 @@ func (m *CreateAppInstResponse) Equal(o *CreateAppInstResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppInstRequest) Equal(o *UpdateAppInstRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1041,21 +961,15 @@ func (m *UpdateAppInstRequest) Equal(o *UpdateAppInstRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.AppInst.Equal(o.AppInst) {
-		return false
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		return false
-	}
-	if m.NoWait != o.NoWait {
+	if !m.AppInst.Equal(o.AppInst) ||
+		!slices.Equal(m.Fields, o.Fields) ||
+		m.NoWait != o.NoWait {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppInstResponse) Equal(o *UpdateAppInstResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1069,9 +983,7 @@ func (m *UpdateAppInstResponse) Equal(o *UpdateAppInstResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppInstRequest) Equal(o *DeleteAppInstRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1079,21 +991,15 @@ func (m *DeleteAppInstRequest) Equal(o *DeleteAppInstRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.NoWait != o.NoWait {
-		return false
-	}
-	if m.CrmOverride != o.CrmOverride {
+	if !m.Key.Equal(o.Key) ||
+		m.NoWait != o.NoWait ||
+		m.CrmOverride != o.CrmOverride {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppInstResponse) Equal(o *DeleteAppInstResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1107,9 +1013,7 @@ func (m *DeleteAppInstResponse) Equal(o *DeleteAppInstResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstsRequest) Equal(o *ShowAppInstsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1123,9 +1027,7 @@ func (m *ShowAppInstsRequest) Equal(o *ShowAppInstsRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstsResponse) Equal(o *ShowAppInstsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1139,9 +1041,7 @@ func (m *ShowAppInstsResponse) Equal(o *ShowAppInstsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstInfosRequest) Equal(o *ShowAppInstInfosRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1155,9 +1055,7 @@ func (m *ShowAppInstInfosRequest) Equal(o *ShowAppInstInfosRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstInfosResponse) Equal(o *ShowAppInstInfosResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1171,9 +1069,7 @@ func (m *ShowAppInstInfosResponse) Equal(o *ShowAppInstInfosResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchAppInstInfosRequest) Equal(o *WatchAppInstInfosRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1187,9 +1083,7 @@ func (m *WatchAppInstInfosRequest) Equal(o *WatchAppInstInfosRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchAppInstInfosResponse) Equal(o *WatchAppInstInfosResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1197,26 +1091,16 @@ func (m *WatchAppInstInfosResponse) Equal(o *WatchAppInstInfosResponse) bool {
 	if m == o {
 		return true
 	}
-	if m.Type != o.Type {
-		return false
-	}
-	if !m.AppInstInfo.Equal(o.AppInstInfo) {
+	if m.Type != o.Type ||
+		!m.AppInstInfo.Equal(o.AppInstInfo) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateAppInstRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateAppInstRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateAppInstRequest or bound to no schema.
 func (m *CreateAppInstRequest) CopyInFields(src *CreateAppInstRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateAppInstRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1225,9 +1109,7 @@ func (m *CreateAppInstRequest) CopyInFields(src *CreateAppInstRequest, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateAppInstRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x800000001|win.Below&0x1 == 0 {
 		return 0
@@ -1251,23 +1133,14 @@ func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.
 		}
 	}
 	if win.Cover&(1<<35) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
+		m.NoWait, n = src.NoWait, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateAppInstResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateAppInstResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateAppInstResponse or bound to no schema.
 func (m *CreateAppInstResponse) CopyInFields(src *CreateAppInstResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateAppInstResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1276,9 +1149,7 @@ func (m *CreateAppInstResponse) CopyInFields(src *CreateAppInstResponse, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateAppInstResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1304,17 +1175,9 @@ func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateAppInstRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateAppInstRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateAppInstRequest or bound to no schema.
 func (m *UpdateAppInstRequest) CopyInFields(src *UpdateAppInstRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateAppInstRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1323,9 +1186,7 @@ func (m *UpdateAppInstRequest) CopyInFields(src *UpdateAppInstRequest, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateAppInstRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1800000001|win.Below&0x800000001 == 0 {
 		return 0
@@ -1349,35 +1210,17 @@ func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.
 		}
 	}
 	if (win.Cover|win.Below)&(1<<35) != 0 {
-		if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+35), &m.Fields, src.Fields)
 	}
 	if win.Cover&(1<<36) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
+		m.NoWait, n = src.NoWait, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateAppInstResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateAppInstResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateAppInstResponse or bound to no schema.
 func (m *UpdateAppInstResponse) CopyInFields(src *UpdateAppInstResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateAppInstResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1386,9 +1229,7 @@ func (m *UpdateAppInstResponse) CopyInFields(src *UpdateAppInstResponse, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateAppInstResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1414,17 +1255,9 @@ func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteAppInstRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteAppInstRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteAppInstRequest or bound to no schema.
 func (m *DeleteAppInstRequest) CopyInFields(src *DeleteAppInstRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteAppInstRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1433,9 +1266,7 @@ func (m *DeleteAppInstRequest) CopyInFields(src *DeleteAppInstRequest, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteAppInstRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x19|win.Below&0x1 == 0 {
 		return 0
@@ -1459,27 +1290,17 @@ func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.
 		}
 	}
 	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
+		m.NoWait, n = src.NoWait, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
+		m.CrmOverride, n = src.CrmOverride, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteAppInstResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteAppInstResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteAppInstResponse or bound to no schema.
 func (m *DeleteAppInstResponse) CopyInFields(src *DeleteAppInstResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteAppInstResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1488,9 +1309,7 @@ func (m *DeleteAppInstResponse) CopyInFields(src *DeleteAppInstResponse, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteAppInstResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1516,17 +1335,9 @@ func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowAppInstsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowAppInstsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowAppInstsRequest or bound to no schema.
 func (m *ShowAppInstsRequest) CopyInFields(src *ShowAppInstsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowAppInstsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1535,9 +1346,7 @@ func (m *ShowAppInstsRequest) CopyInFields(src *ShowAppInstsRequest, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppInstsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1563,17 +1372,9 @@ func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowAppInstsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowAppInstsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowAppInstsResponse or bound to no schema.
 func (m *ShowAppInstsResponse) CopyInFields(src *ShowAppInstsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowAppInstsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1582,9 +1383,7 @@ func (m *ShowAppInstsResponse) CopyInFields(src *ShowAppInstsResponse, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppInstsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1610,17 +1409,9 @@ func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowAppInstInfosRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowAppInstInfosRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowAppInstInfosRequest or bound to no schema.
 func (m *ShowAppInstInfosRequest) CopyInFields(src *ShowAppInstInfosRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowAppInstInfosRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1629,9 +1420,7 @@ func (m *ShowAppInstInfosRequest) CopyInFields(src *ShowAppInstInfosRequest, fm 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppInstInfosRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1657,17 +1446,9 @@ func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fie
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowAppInstInfosResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowAppInstInfosResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowAppInstInfosResponse or bound to no schema.
 func (m *ShowAppInstInfosResponse) CopyInFields(src *ShowAppInstInfosResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowAppInstInfosResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1676,9 +1457,7 @@ func (m *ShowAppInstInfosResponse) CopyInFields(src *ShowAppInstInfosResponse, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppInstInfosResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1704,17 +1483,9 @@ func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: WatchAppInstInfosRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// WatchAppInstInfosRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of WatchAppInstInfosRequest or bound to no schema.
 func (m *WatchAppInstInfosRequest) CopyInFields(src *WatchAppInstInfosRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_WatchAppInstInfosRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1723,9 +1494,7 @@ func (m *WatchAppInstInfosRequest) CopyInFields(src *WatchAppInstInfosRequest, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchAppInstInfosRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1751,17 +1520,9 @@ func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: WatchAppInstInfosResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// WatchAppInstInfosResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of WatchAppInstInfosResponse or bound to no schema.
 func (m *WatchAppInstInfosResponse) CopyInFields(src *WatchAppInstInfosResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_WatchAppInstInfosResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1770,9 +1531,7 @@ func (m *WatchAppInstInfosResponse) CopyInFields(src *WatchAppInstInfosResponse,
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchAppInstInfosResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -1782,8 +1541,7 @@ func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
+		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.AppInstInfo.Equal(src.AppInstInfo) {
@@ -1898,10 +1656,8 @@ func (m *WatchAppInstInfosResponse) DiffFields(o *WatchAppInstInfosResponse) *fi
 	return fieldmap.Diff(_WatchAppInstInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateAppInstRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1912,18 +1668,14 @@ func (m *CreateAppInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateAppInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateAppInstRequest does not have or a list action it cannot take.
 func (*CreateAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateAppInstRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateAppInstResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1934,18 +1686,14 @@ func (m *CreateAppInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateAppInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateAppInstResponse does not have or a list action it cannot take.
 func (*CreateAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateAppInstResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *UpdateAppInstRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1956,18 +1704,14 @@ func (m *UpdateAppInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag UpdateAppInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateAppInstRequest does not have or a list action it cannot take.
 func (*UpdateAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateAppInstRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *UpdateAppInstResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1978,18 +1722,14 @@ func (m *UpdateAppInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag UpdateAppInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateAppInstResponse does not have or a list action it cannot take.
 func (*UpdateAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateAppInstResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *DeleteAppInstRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2000,18 +1740,14 @@ func (m *DeleteAppInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag DeleteAppInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteAppInstRequest does not have or a list action it cannot take.
 func (*DeleteAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteAppInstRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *DeleteAppInstResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2022,18 +1758,14 @@ func (m *DeleteAppInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag DeleteAppInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteAppInstResponse does not have or a list action it cannot take.
 func (*DeleteAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteAppInstResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowAppInstsRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2044,18 +1776,14 @@ func (m *ShowAppInstsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowAppInstsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowAppInstsRequest does not have or a list action it cannot take.
 func (*ShowAppInstsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppInstsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowAppInstsResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2066,18 +1794,14 @@ func (m *ShowAppInstsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowAppInstsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowAppInstsResponse does not have or a list action it cannot take.
 func (*ShowAppInstsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppInstsResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowAppInstInfosRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2088,18 +1812,14 @@ func (m *ShowAppInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowAppInstInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowAppInstInfosRequest does not have or a list action it cannot take.
 func (*ShowAppInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppInstInfosRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowAppInstInfosResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2110,18 +1830,14 @@ func (m *ShowAppInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowAppInstInfosResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowAppInstInfosResponse does not have or a list action it cannot take.
 func (*ShowAppInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppInstInfosResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *WatchAppInstInfosRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2132,18 +1848,14 @@ func (m *WatchAppInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag WatchAppInstInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm WatchAppInstInfosRequest does not have or a list action it cannot take.
 func (*WatchAppInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchAppInstInfosRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *WatchAppInstInfosResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2157,262 +1869,80 @@ func (m *WatchAppInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag WatchAppInstInfosResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm WatchAppInstInfosResponse does not have or a list action it cannot take.
 func (*WatchAppInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchAppInstInfosResponse_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CreateAppInstRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CreateAppInstRequest has none.
+func (m *CreateAppInstRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CreateAppInstRequest) Redacted() *CreateAppInstRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CreateAppInstRequest) Redacted() *CreateAppInstRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CreateAppInstResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CreateAppInstResponse has none.
+func (m *CreateAppInstResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CreateAppInstResponse) Redacted() *CreateAppInstResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CreateAppInstResponse) Redacted() *CreateAppInstResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateAppInstRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateAppInstRequest has none.
+func (m *UpdateAppInstRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *UpdateAppInstRequest) Redacted() *UpdateAppInstRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *UpdateAppInstRequest) Redacted() *UpdateAppInstRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateAppInstResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateAppInstResponse has none.
+func (m *UpdateAppInstResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *UpdateAppInstResponse) Redacted() *UpdateAppInstResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *UpdateAppInstResponse) Redacted() *UpdateAppInstResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteAppInstRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteAppInstRequest has none.
+func (m *DeleteAppInstRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteAppInstRequest) Redacted() *DeleteAppInstRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteAppInstRequest) Redacted() *DeleteAppInstRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteAppInstResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteAppInstResponse has none.
+func (m *DeleteAppInstResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteAppInstResponse) Redacted() *DeleteAppInstResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteAppInstResponse) Redacted() *DeleteAppInstResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowAppInstsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowAppInstsRequest has none.
+func (m *ShowAppInstsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowAppInstsRequest) Redacted() *ShowAppInstsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowAppInstsRequest) Redacted() *ShowAppInstsRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowAppInstsResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowAppInstsResponse has none.
+func (m *ShowAppInstsResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowAppInstsResponse) Redacted() *ShowAppInstsResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowAppInstsResponse) Redacted() *ShowAppInstsResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowAppInstInfosRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowAppInstInfosRequest has none.
+func (m *ShowAppInstInfosRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowAppInstInfosRequest) Redacted() *ShowAppInstInfosRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowAppInstInfosRequest) Redacted() *ShowAppInstInfosRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowAppInstInfosResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowAppInstInfosResponse has none.
+func (m *ShowAppInstInfosResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowAppInstInfosResponse) Redacted() *ShowAppInstInfosResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowAppInstInfosResponse) Redacted() *ShowAppInstInfosResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *WatchAppInstInfosRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: WatchAppInstInfosRequest has none.
+func (m *WatchAppInstInfosRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *WatchAppInstInfosRequest) Redacted() *WatchAppInstInfosRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *WatchAppInstInfosRequest) Redacted() *WatchAppInstInfosRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *WatchAppInstInfosResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: WatchAppInstInfosResponse has none.
+func (m *WatchAppInstInfosResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *WatchAppInstInfosResponse) Redacted() *WatchAppInstInfosResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *WatchAppInstInfosResponse) Redacted() *WatchAppInstInfosResponse { return m.Clone() }

@@ -124,15 +124,13 @@ var _CreateAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppReque
 
 var _CreateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppRequest", _CreateAppRequest_shape, false)
 
-// CreateAppRequestAllFields lists the leaf flags of CreateAppRequest: together they
-// select every field.
+// CreateAppRequestAllFields lists the leaf flags of CreateAppRequest, which select every field.
 var CreateAppRequestAllFields = slices.Clone(_CreateAppRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateAppRequest.
 func (*CreateAppRequest) FieldSchema() *fieldmap.Schema { return _CreateAppRequest_fieldSchema }
 
-// NewCreateAppRequestFieldMap returns a FieldMap of CreateAppRequest holding flags; the
-// error names the first flag CreateAppRequest does not have.
+// NewCreateAppRequestFieldMap returns a FieldMap of CreateAppRequest holding flags, or an error naming the first it lacks.
 func NewCreateAppRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateAppRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -187,15 +185,13 @@ var _CreateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppResp
 
 var _CreateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppResponse", _CreateAppResponse_shape, false)
 
-// CreateAppResponseAllFields lists the leaf flags of CreateAppResponse: together they
-// select every field.
+// CreateAppResponseAllFields lists the leaf flags of CreateAppResponse, which select every field.
 var CreateAppResponseAllFields = slices.Clone(_CreateAppResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateAppResponse.
 func (*CreateAppResponse) FieldSchema() *fieldmap.Schema { return _CreateAppResponse_fieldSchema }
 
-// NewCreateAppResponseFieldMap returns a FieldMap of CreateAppResponse holding flags; the
-// error names the first flag CreateAppResponse does not have.
+// NewCreateAppResponseFieldMap returns a FieldMap of CreateAppResponse holding flags, or an error naming the first it lacks.
 func NewCreateAppResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateAppResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -252,15 +248,13 @@ var _UpdateAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppReque
 
 var _UpdateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppRequest", _UpdateAppRequest_shape, false)
 
-// UpdateAppRequestAllFields lists the leaf flags of UpdateAppRequest: together they
-// select every field.
+// UpdateAppRequestAllFields lists the leaf flags of UpdateAppRequest, which select every field.
 var UpdateAppRequestAllFields = slices.Clone(_UpdateAppRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateAppRequest.
 func (*UpdateAppRequest) FieldSchema() *fieldmap.Schema { return _UpdateAppRequest_fieldSchema }
 
-// NewUpdateAppRequestFieldMap returns a FieldMap of UpdateAppRequest holding flags; the
-// error names the first flag UpdateAppRequest does not have.
+// NewUpdateAppRequestFieldMap returns a FieldMap of UpdateAppRequest holding flags, or an error naming the first it lacks.
 func NewUpdateAppRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateAppRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -315,15 +309,13 @@ var _UpdateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppResp
 
 var _UpdateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppResponse", _UpdateAppResponse_shape, false)
 
-// UpdateAppResponseAllFields lists the leaf flags of UpdateAppResponse: together they
-// select every field.
+// UpdateAppResponseAllFields lists the leaf flags of UpdateAppResponse, which select every field.
 var UpdateAppResponseAllFields = slices.Clone(_UpdateAppResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateAppResponse.
 func (*UpdateAppResponse) FieldSchema() *fieldmap.Schema { return _UpdateAppResponse_fieldSchema }
 
-// NewUpdateAppResponseFieldMap returns a FieldMap of UpdateAppResponse holding flags; the
-// error names the first flag UpdateAppResponse does not have.
+// NewUpdateAppResponseFieldMap returns a FieldMap of UpdateAppResponse holding flags, or an error naming the first it lacks.
 func NewUpdateAppResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateAppResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -342,15 +334,13 @@ var _DeleteAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppReque
 
 var _DeleteAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppRequest", _DeleteAppRequest_shape, false)
 
-// DeleteAppRequestAllFields lists the leaf flags of DeleteAppRequest: together they
-// select every field.
+// DeleteAppRequestAllFields lists the leaf flags of DeleteAppRequest, which select every field.
 var DeleteAppRequestAllFields = slices.Clone(_DeleteAppRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteAppRequest.
 func (*DeleteAppRequest) FieldSchema() *fieldmap.Schema { return _DeleteAppRequest_fieldSchema }
 
-// NewDeleteAppRequestFieldMap returns a FieldMap of DeleteAppRequest holding flags; the
-// error names the first flag DeleteAppRequest does not have.
+// NewDeleteAppRequestFieldMap returns a FieldMap of DeleteAppRequest holding flags, or an error naming the first it lacks.
 func NewDeleteAppRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteAppRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -359,15 +349,13 @@ var _DeleteAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppResp
 
 var _DeleteAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppResponse", _DeleteAppResponse_shape, false)
 
-// DeleteAppResponseAllFields lists the leaf flags of DeleteAppResponse: together they
-// select every field.
+// DeleteAppResponseAllFields lists the leaf flags of DeleteAppResponse, which select every field.
 var DeleteAppResponseAllFields = slices.Clone(_DeleteAppResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteAppResponse.
 func (*DeleteAppResponse) FieldSchema() *fieldmap.Schema { return _DeleteAppResponse_fieldSchema }
 
-// NewDeleteAppResponseFieldMap returns a FieldMap of DeleteAppResponse holding flags; the
-// error names the first flag DeleteAppResponse does not have.
+// NewDeleteAppResponseFieldMap returns a FieldMap of DeleteAppResponse holding flags, or an error naming the first it lacks.
 func NewDeleteAppResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteAppResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -422,15 +410,13 @@ var _ShowAppsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsRequest
 
 var _ShowAppsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsRequest", _ShowAppsRequest_shape, false)
 
-// ShowAppsRequestAllFields lists the leaf flags of ShowAppsRequest: together they
-// select every field.
+// ShowAppsRequestAllFields lists the leaf flags of ShowAppsRequest, which select every field.
 var ShowAppsRequestAllFields = slices.Clone(_ShowAppsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppsRequest.
 func (*ShowAppsRequest) FieldSchema() *fieldmap.Schema { return _ShowAppsRequest_fieldSchema }
 
-// NewShowAppsRequestFieldMap returns a FieldMap of ShowAppsRequest holding flags; the
-// error names the first flag ShowAppsRequest does not have.
+// NewShowAppsRequestFieldMap returns a FieldMap of ShowAppsRequest holding flags, or an error naming the first it lacks.
 func NewShowAppsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowAppsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -485,27 +471,21 @@ var _ShowAppsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsRespon
 
 var _ShowAppsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsResponse", _ShowAppsResponse_shape, false)
 
-// ShowAppsResponseAllFields lists the leaf flags of ShowAppsResponse: together they
-// select every field.
+// ShowAppsResponseAllFields lists the leaf flags of ShowAppsResponse, which select every field.
 var ShowAppsResponseAllFields = slices.Clone(_ShowAppsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowAppsResponse.
 func (*ShowAppsResponse) FieldSchema() *fieldmap.Schema { return _ShowAppsResponse_fieldSchema }
 
-// NewShowAppsResponseFieldMap returns a FieldMap of ShowAppsResponse holding flags; the
-// error names the first flag ShowAppsResponse does not have.
+// NewShowAppsResponseFieldMap returns a FieldMap of ShowAppsResponse holding flags, or an error naming the first it lacks.
 func NewShowAppsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowAppsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateAppRequest) Clone() *CreateAppRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateAppRequest) Clone() *CreateAppRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateAppRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateAppRequest when nil) a deep copy of m, when not nil.
 func (m *CreateAppRequest) cloneIn(c *CreateAppRequest) *CreateAppRequest {
 	if m == nil {
 		return nil
@@ -525,14 +505,10 @@ func (m *CreateAppRequest) cloneTo(c *CreateAppRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateAppResponse) Clone() *CreateAppResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateAppResponse) Clone() *CreateAppResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateAppResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateAppResponse when nil) a deep copy of m, when not nil.
 func (m *CreateAppResponse) cloneIn(c *CreateAppResponse) *CreateAppResponse {
 	if m == nil {
 		return nil
@@ -552,14 +528,10 @@ func (m *CreateAppResponse) cloneTo(c *CreateAppResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateAppRequest) Clone() *UpdateAppRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateAppRequest) Clone() *UpdateAppRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateAppRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateAppRequest when nil) a deep copy of m, when not nil.
 func (m *UpdateAppRequest) cloneIn(c *UpdateAppRequest) *UpdateAppRequest {
 	if m == nil {
 		return nil
@@ -580,14 +552,10 @@ func (m *UpdateAppRequest) cloneTo(c *UpdateAppRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateAppResponse) Clone() *UpdateAppResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateAppResponse) Clone() *UpdateAppResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateAppResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateAppResponse when nil) a deep copy of m, when not nil.
 func (m *UpdateAppResponse) cloneIn(c *UpdateAppResponse) *UpdateAppResponse {
 	if m == nil {
 		return nil
@@ -607,14 +575,10 @@ func (m *UpdateAppResponse) cloneTo(c *UpdateAppResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteAppRequest) Clone() *DeleteAppRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteAppRequest) Clone() *DeleteAppRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteAppRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteAppRequest when nil) a deep copy of m, when not nil.
 func (m *DeleteAppRequest) cloneIn(c *DeleteAppRequest) *DeleteAppRequest {
 	if m == nil {
 		return nil
@@ -634,14 +598,10 @@ func (m *DeleteAppRequest) cloneTo(c *DeleteAppRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteAppResponse) Clone() *DeleteAppResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteAppResponse) Clone() *DeleteAppResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteAppResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteAppResponse when nil) a deep copy of m, when not nil.
 func (m *DeleteAppResponse) cloneIn(c *DeleteAppResponse) *DeleteAppResponse {
 	if m == nil {
 		return nil
@@ -660,14 +620,10 @@ func (m *DeleteAppResponse) cloneTo(c *DeleteAppResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowAppsRequest) Clone() *ShowAppsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppsRequest) Clone() *ShowAppsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowAppsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowAppsRequest when nil) a deep copy of m, when not nil.
 func (m *ShowAppsRequest) cloneIn(c *ShowAppsRequest) *ShowAppsRequest {
 	if m == nil {
 		return nil
@@ -687,14 +643,10 @@ func (m *ShowAppsRequest) cloneTo(c *ShowAppsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowAppsResponse) Clone() *ShowAppsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppsResponse) Clone() *ShowAppsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowAppsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowAppsResponse when nil) a deep copy of m, when not nil.
 func (m *ShowAppsResponse) cloneIn(c *ShowAppsResponse) *ShowAppsResponse {
 	if m == nil {
 		return nil
@@ -714,9 +666,7 @@ func (m *ShowAppsResponse) cloneTo(c *ShowAppsResponse) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppRequest) Equal(o *CreateAppRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -730,9 +680,7 @@ func (m *CreateAppRequest) Equal(o *CreateAppRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppResponse) Equal(o *CreateAppResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -746,9 +694,7 @@ func (m *CreateAppResponse) Equal(o *CreateAppResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppRequest) Equal(o *UpdateAppRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -756,18 +702,14 @@ func (m *UpdateAppRequest) Equal(o *UpdateAppRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.App.Equal(o.App) {
-		return false
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
+	if !m.App.Equal(o.App) ||
+		!slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppResponse) Equal(o *UpdateAppResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -781,9 +723,7 @@ func (m *UpdateAppResponse) Equal(o *UpdateAppResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppRequest) Equal(o *DeleteAppRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -797,9 +737,7 @@ func (m *DeleteAppRequest) Equal(o *DeleteAppRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppResponse) Equal(o *DeleteAppResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -810,9 +748,7 @@ func (m *DeleteAppResponse) Equal(o *DeleteAppResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppsRequest) Equal(o *ShowAppsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -826,9 +762,7 @@ func (m *ShowAppsRequest) Equal(o *ShowAppsRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppsResponse) Equal(o *ShowAppsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -842,17 +776,9 @@ func (m *ShowAppsResponse) Equal(o *ShowAppsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateAppRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateAppRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateAppRequest or bound to no schema.
 func (m *CreateAppRequest) CopyInFields(src *CreateAppRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateAppRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -861,9 +787,7 @@ func (m *CreateAppRequest) CopyInFields(src *CreateAppRequest, fm *fieldmap.Fiel
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateAppRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -889,17 +813,9 @@ func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateAppResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateAppResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateAppResponse or bound to no schema.
 func (m *CreateAppResponse) CopyInFields(src *CreateAppResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateAppResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -908,9 +824,7 @@ func (m *CreateAppResponse) CopyInFields(src *CreateAppResponse, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateAppResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -936,17 +850,9 @@ func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateAppRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateAppRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateAppRequest or bound to no schema.
 func (m *UpdateAppRequest) CopyInFields(src *UpdateAppRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateAppRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -955,9 +861,7 @@ func (m *UpdateAppRequest) CopyInFields(src *UpdateAppRequest, fm *fieldmap.Fiel
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateAppRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x10000000001|win.Below&0x10000000001 == 0 {
 		return 0
@@ -981,31 +885,14 @@ func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap
 		}
 	}
 	if (win.Cover|win.Below)&(1<<40) != 0 {
-		if a := fm.ListActionAt(at + 40); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+40), &m.Fields, src.Fields)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateAppResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateAppResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateAppResponse or bound to no schema.
 func (m *UpdateAppResponse) CopyInFields(src *UpdateAppResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateAppResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1014,9 +901,7 @@ func (m *UpdateAppResponse) CopyInFields(src *UpdateAppResponse, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateAppResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1042,17 +927,9 @@ func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteAppRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteAppRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteAppRequest or bound to no schema.
 func (m *DeleteAppRequest) CopyInFields(src *DeleteAppRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteAppRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1061,9 +938,7 @@ func (m *DeleteAppRequest) CopyInFields(src *DeleteAppRequest, fm *fieldmap.Fiel
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteAppRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1089,17 +964,9 @@ func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteAppResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteAppResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteAppResponse or bound to no schema.
 func (m *DeleteAppResponse) CopyInFields(src *DeleteAppResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteAppResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1108,24 +975,14 @@ func (m *DeleteAppResponse) CopyInFields(src *DeleteAppResponse, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteAppResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteAppResponse) copyInAt(src *DeleteAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowAppsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowAppsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowAppsRequest or bound to no schema.
 func (m *ShowAppsRequest) CopyInFields(src *ShowAppsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowAppsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1134,9 +991,7 @@ func (m *ShowAppsRequest) CopyInFields(src *ShowAppsRequest, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1162,17 +1017,9 @@ func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowAppsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowAppsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowAppsResponse or bound to no schema.
 func (m *ShowAppsResponse) CopyInFields(src *ShowAppsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowAppsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1181,9 +1028,7 @@ func (m *ShowAppsResponse) CopyInFields(src *ShowAppsResponse, fm *fieldmap.Fiel
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowAppsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1273,10 +1118,8 @@ func (m *ShowAppsResponse) DiffFields(o *ShowAppsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowAppsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateAppRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1287,18 +1130,14 @@ func (m *CreateAppRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateAppRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateAppRequest does not have or a list action it cannot take.
 func (*CreateAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateAppRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateAppResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1309,18 +1148,14 @@ func (m *CreateAppResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateAppResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateAppResponse does not have or a list action it cannot take.
 func (*CreateAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateAppResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *UpdateAppRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1331,18 +1166,14 @@ func (m *UpdateAppRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag UpdateAppRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateAppRequest does not have or a list action it cannot take.
 func (*UpdateAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateAppRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *UpdateAppResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1353,56 +1184,32 @@ func (m *UpdateAppResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag UpdateAppResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateAppResponse does not have or a list action it cannot take.
 func (*UpdateAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateAppResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteAppRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteAppRequest has none.
+func (m *DeleteAppRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteAppRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteAppRequest does not have or a list action it cannot take.
 func (*DeleteAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteAppRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteAppResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteAppResponse has none.
+func (m *DeleteAppResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteAppResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteAppResponse does not have or a list action it cannot take.
 func (*DeleteAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteAppResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowAppsRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1413,18 +1220,14 @@ func (m *ShowAppsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowAppsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowAppsRequest does not have or a list action it cannot take.
 func (*ShowAppsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowAppsResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1435,17 +1238,13 @@ func (m *ShowAppsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowAppsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowAppsResponse does not have or a list action it cannot take.
 func (*ShowAppsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppsResponse_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *CreateAppRequest) Redact() {
 	if m == nil {
 		return
@@ -1453,9 +1252,7 @@ func (m *CreateAppRequest) Redact() {
 	m.App.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *CreateAppRequest) Redacted() *CreateAppRequest {
 	if m == nil {
 		return nil
@@ -1465,9 +1262,7 @@ func (m *CreateAppRequest) Redacted() *CreateAppRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *CreateAppResponse) Redact() {
 	if m == nil {
 		return
@@ -1475,9 +1270,7 @@ func (m *CreateAppResponse) Redact() {
 	m.App.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *CreateAppResponse) Redacted() *CreateAppResponse {
 	if m == nil {
 		return nil
@@ -1487,9 +1280,7 @@ func (m *CreateAppResponse) Redacted() *CreateAppResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *UpdateAppRequest) Redact() {
 	if m == nil {
 		return
@@ -1497,9 +1288,7 @@ func (m *UpdateAppRequest) Redact() {
 	m.App.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *UpdateAppRequest) Redacted() *UpdateAppRequest {
 	if m == nil {
 		return nil
@@ -1509,9 +1298,7 @@ func (m *UpdateAppRequest) Redacted() *UpdateAppRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *UpdateAppResponse) Redact() {
 	if m == nil {
 		return
@@ -1519,9 +1306,7 @@ func (m *UpdateAppResponse) Redact() {
 	m.App.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *UpdateAppResponse) Redacted() *UpdateAppResponse {
 	if m == nil {
 		return nil
@@ -1531,51 +1316,19 @@ func (m *UpdateAppResponse) Redacted() *UpdateAppResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteAppRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteAppRequest has none.
+func (m *DeleteAppRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteAppRequest) Redacted() *DeleteAppRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteAppRequest) Redacted() *DeleteAppRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteAppResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteAppResponse has none.
+func (m *DeleteAppResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteAppResponse) Redacted() *DeleteAppResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteAppResponse) Redacted() *DeleteAppResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ShowAppsRequest) Redact() {
 	if m == nil {
 		return
@@ -1583,9 +1336,7 @@ func (m *ShowAppsRequest) Redact() {
 	m.Filter.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ShowAppsRequest) Redacted() *ShowAppsRequest {
 	if m == nil {
 		return nil
@@ -1595,9 +1346,7 @@ func (m *ShowAppsRequest) Redacted() *ShowAppsRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ShowAppsResponse) Redact() {
 	if m == nil {
 		return
@@ -1605,9 +1354,7 @@ func (m *ShowAppsResponse) Redact() {
 	m.App.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ShowAppsResponse) Redacted() *ShowAppsResponse {
 	if m == nil {
 		return nil

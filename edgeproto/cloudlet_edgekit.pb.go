@@ -32,15 +32,13 @@ var _Location_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: [
 
 var _Location_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Location", _Location_shape, false)
 
-// LocationAllFields lists the leaf flags of Location: together they
-// select every field.
+// LocationAllFields lists the leaf flags of Location, which select every field.
 var LocationAllFields = slices.Clone(_Location_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Location.
 func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
 
-// NewLocationFieldMap returns a FieldMap of Location holding flags; the
-// error names the first flag Location does not have.
+// NewLocationFieldMap returns a FieldMap of Location holding flags, or an error naming the first it lacks.
 func NewLocationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Location_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -70,15 +68,13 @@ var _PlatformConfig_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PlatformConfig{}
 
 var _PlatformConfig_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.PlatformConfig", _PlatformConfig_shape, false)
 
-// PlatformConfigAllFields lists the leaf flags of PlatformConfig: together they
-// select every field.
+// PlatformConfigAllFields lists the leaf flags of PlatformConfig, which select every field.
 var PlatformConfigAllFields = slices.Clone(_PlatformConfig_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PlatformConfig.
 func (*PlatformConfig) FieldSchema() *fieldmap.Schema { return _PlatformConfig_fieldSchema }
 
-// NewPlatformConfigFieldMap returns a FieldMap of PlatformConfig holding flags; the
-// error names the first flag PlatformConfig does not have.
+// NewPlatformConfigFieldMap returns a FieldMap of PlatformConfig holding flags, or an error naming the first it lacks.
 func NewPlatformConfigFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _PlatformConfig_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -160,15 +156,13 @@ var _Cloudlet_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Cloudlet{}), Fields: [
 
 var _Cloudlet_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Cloudlet", _Cloudlet_shape, true)
 
-// CloudletAllFields lists the leaf flags of Cloudlet: together they
-// select every field.
+// CloudletAllFields lists the leaf flags of Cloudlet, which select every field.
 var CloudletAllFields = slices.Clone(_Cloudlet_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Cloudlet.
 func (*Cloudlet) FieldSchema() *fieldmap.Schema { return _Cloudlet_fieldSchema }
 
-// NewCloudletFieldMap returns a FieldMap of Cloudlet holding flags; the
-// error names the first flag Cloudlet does not have.
+// NewCloudletFieldMap returns a FieldMap of Cloudlet holding flags, or an error naming the first it lacks.
 func NewCloudletFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Cloudlet_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -303,27 +297,21 @@ var _CloudletInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletInfo{}), F
 
 var _CloudletInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletInfo", _CloudletInfo_shape, false)
 
-// CloudletInfoAllFields lists the leaf flags of CloudletInfo: together they
-// select every field.
+// CloudletInfoAllFields lists the leaf flags of CloudletInfo, which select every field.
 var CloudletInfoAllFields = slices.Clone(_CloudletInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CloudletInfo.
 func (*CloudletInfo) FieldSchema() *fieldmap.Schema { return _CloudletInfo_fieldSchema }
 
-// NewCloudletInfoFieldMap returns a FieldMap of CloudletInfo holding flags; the
-// error names the first flag CloudletInfo does not have.
+// NewCloudletInfoFieldMap returns a FieldMap of CloudletInfo holding flags, or an error naming the first it lacks.
 func NewCloudletInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CloudletInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Location) Clone() *Location {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Location) Clone() *Location { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Location when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Location when nil) a deep copy of m, when not nil.
 func (m *Location) cloneIn(c *Location) *Location {
 	if m == nil {
 		return nil
@@ -344,14 +332,10 @@ func (m *Location) cloneTo(c *Location) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *PlatformConfig) Clone() *PlatformConfig {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PlatformConfig) Clone() *PlatformConfig { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new PlatformConfig when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new PlatformConfig when nil) a deep copy of m, when not nil.
 func (m *PlatformConfig) cloneIn(c *PlatformConfig) *PlatformConfig {
 	if m == nil {
 		return nil
@@ -378,14 +362,10 @@ func (m *PlatformConfig) cloneTo(c *PlatformConfig) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Cloudlet) Clone() *Cloudlet {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Cloudlet) Clone() *Cloudlet { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Cloudlet when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Cloudlet when nil) a deep copy of m, when not nil.
 func (m *Cloudlet) cloneIn(c *Cloudlet) *Cloudlet {
 	if m == nil {
 		return nil
@@ -449,14 +429,10 @@ type _Cloudlet_kids struct {
 	Config   PlatformConfig
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CloudletInfo) Clone() *CloudletInfo {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CloudletInfo) Clone() *CloudletInfo { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CloudletInfo when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CloudletInfo when nil) a deep copy of m, when not nil.
 func (m *CloudletInfo) cloneIn(c *CloudletInfo) *CloudletInfo {
 	if m == nil {
 		return nil
@@ -526,9 +502,7 @@ type _CloudletInfo_kids struct {
 	ResourcesSnapshot InfraResourcesSnapshot
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -536,18 +510,14 @@ func (m *Location) Equal(o *Location) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
+	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
+		!fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PlatformConfig) Equal(o *PlatformConfig) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -555,36 +525,20 @@ func (m *PlatformConfig) Equal(o *PlatformConfig) bool {
 	if m == o {
 		return true
 	}
-	if m.Region != o.Region {
-		return false
-	}
-	if !slices.Equal(m.NotifyControllerAddrs, o.NotifyControllerAddrs) {
-		return false
-	}
-	if m.ContainerRegistryPath != o.ContainerRegistryPath {
-		return false
-	}
-	if m.DeploymentTag != o.DeploymentTag {
-		return false
-	}
-	if m.CacheDir != o.CacheDir {
-		return false
-	}
-	if m.TestMode != o.TestMode {
-		return false
-	}
-	if m.CrmAccessPrivateKey != o.CrmAccessPrivateKey {
-		return false
-	}
-	if m.AccessApiAddr != o.AccessApiAddr {
+	if m.Region != o.Region ||
+		!slices.Equal(m.NotifyControllerAddrs, o.NotifyControllerAddrs) ||
+		m.ContainerRegistryPath != o.ContainerRegistryPath ||
+		m.DeploymentTag != o.DeploymentTag ||
+		m.CacheDir != o.CacheDir ||
+		m.TestMode != o.TestMode ||
+		m.CrmAccessPrivateKey != o.CrmAccessPrivateKey ||
+		m.AccessApiAddr != o.AccessApiAddr {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Cloudlet) Equal(o *Cloudlet) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -592,22 +546,12 @@ func (m *Cloudlet) Equal(o *Cloudlet) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.State != o.State {
-		return false
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		return false
-	}
-	if m.PlatformType != o.PlatformType {
-		return false
-	}
-	if !m.Location.Equal(o.Location) {
-		return false
-	}
-	if !slices.Equal(m.FlavorNames, o.FlavorNames) {
+	if !m.Key.Equal(o.Key) ||
+		m.State != o.State ||
+		!slices.Equal(m.Errors, o.Errors) ||
+		m.PlatformType != o.PlatformType ||
+		!m.Location.Equal(o.Location) ||
+		!slices.Equal(m.FlavorNames, o.FlavorNames) {
 		return false
 	}
 	if len(m.ResourceQuotas) != len(o.ResourceQuotas) {
@@ -618,54 +562,26 @@ func (m *Cloudlet) Equal(o *Cloudlet) bool {
 			return false
 		}
 	}
-	if m.DefaultResourceAlertThreshold != o.DefaultResourceAlertThreshold {
-		return false
-	}
-	if !maps.Equal(m.EnvVars, o.EnvVars) {
-		return false
-	}
-	if !m.Config.Equal(o.Config) {
-		return false
-	}
-	if m.CrmOnEdge != o.CrmOnEdge {
-		return false
-	}
-	if m.MaintenanceState != o.MaintenanceState {
-		return false
-	}
-	if m.TrustPolicy != o.TrustPolicy {
-		return false
-	}
-	if m.TrustPolicyState != o.TrustPolicyState {
-		return false
-	}
-	if !maps.Equal(m.Annotations, o.Annotations) {
-		return false
-	}
-	if !maps.Equal(m.AccessVars, o.AccessVars) {
-		return false
-	}
-	if m.CrmOverride != o.CrmOverride {
-		return false
-	}
-	if m.PhysicalName != o.PhysicalName {
-		return false
-	}
-	if m.NumDynamicIps != o.NumDynamicIps {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+	if m.DefaultResourceAlertThreshold != o.DefaultResourceAlertThreshold ||
+		!maps.Equal(m.EnvVars, o.EnvVars) ||
+		!m.Config.Equal(o.Config) ||
+		m.CrmOnEdge != o.CrmOnEdge ||
+		m.MaintenanceState != o.MaintenanceState ||
+		m.TrustPolicy != o.TrustPolicy ||
+		m.TrustPolicyState != o.TrustPolicyState ||
+		!maps.Equal(m.Annotations, o.Annotations) ||
+		!maps.Equal(m.AccessVars, o.AccessVars) ||
+		m.CrmOverride != o.CrmOverride ||
+		m.PhysicalName != o.PhysicalName ||
+		m.NumDynamicIps != o.NumDynamicIps ||
+		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -673,25 +589,13 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.State != o.State {
-		return false
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		return false
-	}
-	if m.NotifyId != o.NotifyId {
-		return false
-	}
-	if m.Controller != o.Controller {
-		return false
-	}
-	if m.CompatibilityVersion != o.CompatibilityVersion {
-		return false
-	}
-	if m.ReleaseVersion != o.ReleaseVersion {
+	if !m.Key.Equal(o.Key) ||
+		m.State != o.State ||
+		!slices.Equal(m.Errors, o.Errors) ||
+		m.NotifyId != o.NotifyId ||
+		m.Controller != o.Controller ||
+		m.CompatibilityVersion != o.CompatibilityVersion ||
+		m.ReleaseVersion != o.ReleaseVersion {
 		return false
 	}
 	if len(m.Flavors) != len(o.Flavors) {
@@ -702,16 +606,10 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 			return false
 		}
 	}
-	if m.ControllerCacheReceived != o.ControllerCacheReceived {
-		return false
-	}
-	if m.MaintenanceState != o.MaintenanceState {
-		return false
-	}
-	if !m.Status.Equal(o.Status) {
-		return false
-	}
-	if !m.ResourcesSnapshot.Equal(o.ResourcesSnapshot) {
+	if m.ControllerCacheReceived != o.ControllerCacheReceived ||
+		m.MaintenanceState != o.MaintenanceState ||
+		!m.Status.Equal(o.Status) ||
+		!m.ResourcesSnapshot.Equal(o.ResourcesSnapshot) {
 		return false
 	}
 	if len(m.NodeInfos) != len(o.NodeInfos) {
@@ -722,32 +620,18 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 			return false
 		}
 	}
-	if !maps.Equal(m.Properties, o.Properties) {
-		return false
-	}
-	if m.TrustPolicyState != o.TrustPolicyState {
-		return false
-	}
-	if m.ActiveCrmInstance != o.ActiveCrmInstance {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+	if !maps.Equal(m.Properties, o.Properties) ||
+		m.TrustPolicyState != o.TrustPolicyState ||
+		m.ActiveCrmInstance != o.ActiveCrmInstance ||
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Location does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Location or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Location or bound to no schema.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Location_fieldSchema)
 	if m == nil || b == nil {
@@ -756,9 +640,7 @@ func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Location being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -778,17 +660,9 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: PlatformConfig does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// PlatformConfig or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of PlatformConfig or bound to no schema.
 func (m *PlatformConfig) CopyInFields(src *PlatformConfig, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_PlatformConfig_fieldSchema)
 	if m == nil || b == nil {
@@ -797,9 +671,7 @@ func (m *PlatformConfig) CopyInFields(src *PlatformConfig, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PlatformConfig being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xff|win.Below&0x2 == 0 {
 		return 0
@@ -809,59 +681,35 @@ func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Region != src.Region {
-		m.Region = src.Region
-		n++
+		m.Region, n = src.Region, n+1
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
-		} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
-			if len(src.NotifyControllerAddrs) == 0 {
-				m.NotifyControllerAddrs = nil
-			} else {
-				m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
 	}
 	if win.Cover&(1<<2) != 0 && m.ContainerRegistryPath != src.ContainerRegistryPath {
-		m.ContainerRegistryPath = src.ContainerRegistryPath
-		n++
+		m.ContainerRegistryPath, n = src.ContainerRegistryPath, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.DeploymentTag != src.DeploymentTag {
-		m.DeploymentTag = src.DeploymentTag
-		n++
+		m.DeploymentTag, n = src.DeploymentTag, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.CacheDir != src.CacheDir {
-		m.CacheDir = src.CacheDir
-		n++
+		m.CacheDir, n = src.CacheDir, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.TestMode != src.TestMode {
-		m.TestMode = src.TestMode
-		n++
+		m.TestMode, n = src.TestMode, n+1
 	}
 	if win.Cover&(1<<6) != 0 && m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
-		m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
-		n++
+		m.CrmAccessPrivateKey, n = src.CrmAccessPrivateKey, n+1
 	}
 	if win.Cover&(1<<7) != 0 && m.AccessApiAddr != src.AccessApiAddr {
-		m.AccessApiAddr = src.AccessApiAddr
-		n++
+		m.AccessApiAddr, n = src.AccessApiAddr, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Cloudlet or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Cloudlet or bound to no schema.
 func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Cloudlet_fieldSchema)
 	if m == nil || b == nil {
@@ -870,9 +718,7 @@ func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Cloudlet being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xffe01c679|win.Below&0x60018651 == 0 {
 		return 0
@@ -899,26 +745,11 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 				}
 			}
 		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
 		case 5:
-			if m.PlatformType != src.PlatformType {
-				m.PlatformType = src.PlatformType
-				n++
-			}
+			n += fieldmap.Set(&m.PlatformType, src.PlatformType)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
 				if !m.Location.Equal(src.Location) {
@@ -935,16 +766,7 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 				}
 			}
 		case 9:
-			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.FlavorNames, src.FlavorNames)
-			} else if !slices.Equal(m.FlavorNames, src.FlavorNames) {
-				if len(src.FlavorNames) == 0 {
-					m.FlavorNames = nil
-				} else {
-					m.FlavorNames = slices.Clone(src.FlavorNames)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+9), &m.FlavorNames, src.FlavorNames)
 		case 10:
 			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.ResourceQuotas, src.ResourceQuotas, (*ResourceQuota).Equal, (*ResourceQuota).Clone)
@@ -957,21 +779,9 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 				n++
 			}
 		case 14:
-			if m.DefaultResourceAlertThreshold != src.DefaultResourceAlertThreshold {
-				m.DefaultResourceAlertThreshold = src.DefaultResourceAlertThreshold
-				n++
-			}
+			n += fieldmap.Set(&m.DefaultResourceAlertThreshold, src.DefaultResourceAlertThreshold)
 		case 15:
-			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.EnvVars, src.EnvVars)
-			} else if !maps.Equal(m.EnvVars, src.EnvVars) {
-				if len(src.EnvVars) == 0 {
-					m.EnvVars = nil
-				} else {
-					m.EnvVars = maps.Clone(src.EnvVars)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+15), &m.EnvVars, src.EnvVars)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
 				if !m.Config.Equal(src.Config) {
@@ -988,62 +798,23 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 				}
 			}
 		case 25:
-			if m.CrmOnEdge != src.CrmOnEdge {
-				m.CrmOnEdge = src.CrmOnEdge
-				n++
-			}
+			n += fieldmap.Set(&m.CrmOnEdge, src.CrmOnEdge)
 		case 26:
-			if m.MaintenanceState != src.MaintenanceState {
-				m.MaintenanceState = src.MaintenanceState
-				n++
-			}
+			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 27:
-			if m.TrustPolicy != src.TrustPolicy {
-				m.TrustPolicy = src.TrustPolicy
-				n++
-			}
+			n += fieldmap.Set(&m.TrustPolicy, src.TrustPolicy)
 		case 28:
-			if m.TrustPolicyState != src.TrustPolicyState {
-				m.TrustPolicyState = src.TrustPolicyState
-				n++
-			}
+			n += fieldmap.Set(&m.TrustPolicyState, src.TrustPolicyState)
 		case 29:
-			if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-			} else if !maps.Equal(m.Annotations, src.Annotations) {
-				if len(src.Annotations) == 0 {
-					m.Annotations = nil
-				} else {
-					m.Annotations = maps.Clone(src.Annotations)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+29), &m.Annotations, src.Annotations)
 		case 30:
-			if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.AccessVars, src.AccessVars)
-			} else if !maps.Equal(m.AccessVars, src.AccessVars) {
-				if len(src.AccessVars) == 0 {
-					m.AccessVars = nil
-				} else {
-					m.AccessVars = maps.Clone(src.AccessVars)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+30), &m.AccessVars, src.AccessVars)
 		case 31:
-			if m.CrmOverride != src.CrmOverride {
-				m.CrmOverride = src.CrmOverride
-				n++
-			}
+			n += fieldmap.Set(&m.CrmOverride, src.CrmOverride)
 		case 32:
-			if m.PhysicalName != src.PhysicalName {
-				m.PhysicalName = src.PhysicalName
-				n++
-			}
+			n += fieldmap.Set(&m.PhysicalName, src.PhysicalName)
 		case 33:
-			if m.NumDynamicIps != src.NumDynamicIps {
-				m.NumDynamicIps = src.NumDynamicIps
-				n++
-			}
+			n += fieldmap.Set(&m.NumDynamicIps, src.NumDynamicIps)
 		case 34:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
@@ -1059,17 +830,9 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CloudletInfo does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CloudletInfo or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CloudletInfo or bound to no schema.
 func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CloudletInfo_fieldSchema)
 	if m == nil || b == nil {
@@ -1078,9 +841,7 @@ func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) in
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletInfo being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x78400040e03f9|win.Below&0x840004080211 == 0 {
 		return 0
@@ -1107,41 +868,17 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 				}
 			}
 		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
 		case 5:
-			if m.NotifyId != src.NotifyId {
-				m.NotifyId = src.NotifyId
-				n++
-			}
+			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
-			if m.Controller != src.Controller {
-				m.Controller = src.Controller
-				n++
-			}
+			n += fieldmap.Set(&m.Controller, src.Controller)
 		case 7:
-			if m.CompatibilityVersion != src.CompatibilityVersion {
-				m.CompatibilityVersion = src.CompatibilityVersion
-				n++
-			}
+			n += fieldmap.Set(&m.CompatibilityVersion, src.CompatibilityVersion)
 		case 8:
-			if m.ReleaseVersion != src.ReleaseVersion {
-				m.ReleaseVersion = src.ReleaseVersion
-				n++
-			}
+			n += fieldmap.Set(&m.ReleaseVersion, src.ReleaseVersion)
 		case 9:
 			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*FlavorInfo).Equal, (*FlavorInfo).Clone)
@@ -1154,15 +891,9 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 				n++
 			}
 		case 17:
-			if m.ControllerCacheReceived != src.ControllerCacheReceived {
-				m.ControllerCacheReceived = src.ControllerCacheReceived
-				n++
-			}
+			n += fieldmap.Set(&m.ControllerCacheReceived, src.ControllerCacheReceived)
 		case 18:
-			if m.MaintenanceState != src.MaintenanceState {
-				m.MaintenanceState = src.MaintenanceState
-				n++
-			}
+			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
 				if !m.Status.Equal(src.Status) {
@@ -1205,26 +936,11 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 				n++
 			}
 		case 47:
-			if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
-			} else if !maps.Equal(m.Properties, src.Properties) {
-				if len(src.Properties) == 0 {
-					m.Properties = nil
-				} else {
-					m.Properties = maps.Clone(src.Properties)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+47), &m.Properties, src.Properties)
 		case 48:
-			if m.TrustPolicyState != src.TrustPolicyState {
-				m.TrustPolicyState = src.TrustPolicyState
-				n++
-			}
+			n += fieldmap.Set(&m.TrustPolicyState, src.TrustPolicyState)
 		case 49:
-			if m.ActiveCrmInstance != src.ActiveCrmInstance {
-				m.ActiveCrmInstance = src.ActiveCrmInstance
-				n++
-			}
+			n += fieldmap.Set(&m.ActiveCrmInstance, src.ActiveCrmInstance)
 		case 50:
 			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
@@ -1267,48 +983,26 @@ func (m *CloudletInfo) DiffFields(o *CloudletInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CloudletInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Location) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Location has none.
+func (m *Location) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Location does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Location does not have or a list action it cannot take.
 func (*Location) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Location_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *PlatformConfig) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: PlatformConfig has none.
+func (m *PlatformConfig) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag PlatformConfig does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm PlatformConfig does not have or a list action it cannot take.
 func (*PlatformConfig) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PlatformConfig_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Cloudlet) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1328,18 +1022,14 @@ func (m *Cloudlet) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Cloudlet does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Cloudlet does not have or a list action it cannot take.
 func (*Cloudlet) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Cloudlet_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CloudletInfo) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1356,38 +1046,19 @@ func (m *CloudletInfo) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CloudletInfo does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CloudletInfo does not have or a list action it cannot take.
 func (*CloudletInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CloudletInfo_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Location) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Location has none.
+func (m *Location) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Location) Redacted() *Location {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Location) Redacted() *Location { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *PlatformConfig) Redact() {
 	if m == nil {
 		return
@@ -1395,9 +1066,7 @@ func (m *PlatformConfig) Redact() {
 	m.CrmAccessPrivateKey = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *PlatformConfig) Redacted() *PlatformConfig {
 	if m == nil {
 		return nil
@@ -1407,9 +1076,7 @@ func (m *PlatformConfig) Redacted() *PlatformConfig {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Cloudlet) Redact() {
 	if m == nil {
 		return
@@ -1418,9 +1085,7 @@ func (m *Cloudlet) Redact() {
 	m.AccessVars = nil
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Cloudlet) Redacted() *Cloudlet {
 	if m == nil {
 		return nil
@@ -1430,26 +1095,11 @@ func (m *Cloudlet) Redacted() *Cloudlet {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CloudletInfo) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CloudletInfo has none.
+func (m *CloudletInfo) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CloudletInfo) Redacted() *CloudletInfo {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CloudletInfo) Redacted() *CloudletInfo { return m.Clone() }
 
 // GetKeyString renders the object key of m (field key) as a string that
 // ParseCloudletKeyString reads back: "name=value" pairs of every key field, in

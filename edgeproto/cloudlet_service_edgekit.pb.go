@@ -117,8 +117,7 @@ var _CreateCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateClo
 
 var _CreateCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateCloudletRequest", _CreateCloudletRequest_shape, false)
 
-// CreateCloudletRequestAllFields lists the leaf flags of CreateCloudletRequest: together they
-// select every field.
+// CreateCloudletRequestAllFields lists the leaf flags of CreateCloudletRequest, which select every field.
 var CreateCloudletRequestAllFields = slices.Clone(_CreateCloudletRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateCloudletRequest.
@@ -126,8 +125,7 @@ func (*CreateCloudletRequest) FieldSchema() *fieldmap.Schema {
 	return _CreateCloudletRequest_fieldSchema
 }
 
-// NewCreateCloudletRequestFieldMap returns a FieldMap of CreateCloudletRequest holding flags; the
-// error names the first flag CreateCloudletRequest does not have.
+// NewCreateCloudletRequestFieldMap returns a FieldMap of CreateCloudletRequest holding flags, or an error naming the first it lacks.
 func NewCreateCloudletRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateCloudletRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -173,8 +171,7 @@ var _CreateCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateCl
 
 var _CreateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateCloudletResponse", _CreateCloudletResponse_shape, false)
 
-// CreateCloudletResponseAllFields lists the leaf flags of CreateCloudletResponse: together they
-// select every field.
+// CreateCloudletResponseAllFields lists the leaf flags of CreateCloudletResponse, which select every field.
 var CreateCloudletResponseAllFields = slices.Clone(_CreateCloudletResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateCloudletResponse.
@@ -182,8 +179,7 @@ func (*CreateCloudletResponse) FieldSchema() *fieldmap.Schema {
 	return _CreateCloudletResponse_fieldSchema
 }
 
-// NewCreateCloudletResponseFieldMap returns a FieldMap of CreateCloudletResponse holding flags; the
-// error names the first flag CreateCloudletResponse does not have.
+// NewCreateCloudletResponseFieldMap returns a FieldMap of CreateCloudletResponse holding flags, or an error naming the first it lacks.
 func NewCreateCloudletResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateCloudletResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -239,8 +235,7 @@ var _UpdateCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateClo
 
 var _UpdateCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletRequest", _UpdateCloudletRequest_shape, false)
 
-// UpdateCloudletRequestAllFields lists the leaf flags of UpdateCloudletRequest: together they
-// select every field.
+// UpdateCloudletRequestAllFields lists the leaf flags of UpdateCloudletRequest, which select every field.
 var UpdateCloudletRequestAllFields = slices.Clone(_UpdateCloudletRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateCloudletRequest.
@@ -248,8 +243,7 @@ func (*UpdateCloudletRequest) FieldSchema() *fieldmap.Schema {
 	return _UpdateCloudletRequest_fieldSchema
 }
 
-// NewUpdateCloudletRequestFieldMap returns a FieldMap of UpdateCloudletRequest holding flags; the
-// error names the first flag UpdateCloudletRequest does not have.
+// NewUpdateCloudletRequestFieldMap returns a FieldMap of UpdateCloudletRequest holding flags, or an error naming the first it lacks.
 func NewUpdateCloudletRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateCloudletRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -276,8 +270,7 @@ var _UpdateCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateCl
 
 var _UpdateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletResponse", _UpdateCloudletResponse_shape, false)
 
-// UpdateCloudletResponseAllFields lists the leaf flags of UpdateCloudletResponse: together they
-// select every field.
+// UpdateCloudletResponseAllFields lists the leaf flags of UpdateCloudletResponse, which select every field.
 var UpdateCloudletResponseAllFields = slices.Clone(_UpdateCloudletResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateCloudletResponse.
@@ -285,8 +278,7 @@ func (*UpdateCloudletResponse) FieldSchema() *fieldmap.Schema {
 	return _UpdateCloudletResponse_fieldSchema
 }
 
-// NewUpdateCloudletResponseFieldMap returns a FieldMap of UpdateCloudletResponse holding flags; the
-// error names the first flag UpdateCloudletResponse does not have.
+// NewUpdateCloudletResponseFieldMap returns a FieldMap of UpdateCloudletResponse holding flags, or an error naming the first it lacks.
 func NewUpdateCloudletResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateCloudletResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -308,8 +300,7 @@ var _DeleteCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteClo
 
 var _DeleteCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletRequest", _DeleteCloudletRequest_shape, false)
 
-// DeleteCloudletRequestAllFields lists the leaf flags of DeleteCloudletRequest: together they
-// select every field.
+// DeleteCloudletRequestAllFields lists the leaf flags of DeleteCloudletRequest, which select every field.
 var DeleteCloudletRequestAllFields = slices.Clone(_DeleteCloudletRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteCloudletRequest.
@@ -317,8 +308,7 @@ func (*DeleteCloudletRequest) FieldSchema() *fieldmap.Schema {
 	return _DeleteCloudletRequest_fieldSchema
 }
 
-// NewDeleteCloudletRequestFieldMap returns a FieldMap of DeleteCloudletRequest holding flags; the
-// error names the first flag DeleteCloudletRequest does not have.
+// NewDeleteCloudletRequestFieldMap returns a FieldMap of DeleteCloudletRequest holding flags, or an error naming the first it lacks.
 func NewDeleteCloudletRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteCloudletRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -345,8 +335,7 @@ var _DeleteCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteCl
 
 var _DeleteCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletResponse", _DeleteCloudletResponse_shape, false)
 
-// DeleteCloudletResponseAllFields lists the leaf flags of DeleteCloudletResponse: together they
-// select every field.
+// DeleteCloudletResponseAllFields lists the leaf flags of DeleteCloudletResponse, which select every field.
 var DeleteCloudletResponseAllFields = slices.Clone(_DeleteCloudletResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteCloudletResponse.
@@ -354,8 +343,7 @@ func (*DeleteCloudletResponse) FieldSchema() *fieldmap.Schema {
 	return _DeleteCloudletResponse_fieldSchema
 }
 
-// NewDeleteCloudletResponseFieldMap returns a FieldMap of DeleteCloudletResponse holding flags; the
-// error names the first flag DeleteCloudletResponse does not have.
+// NewDeleteCloudletResponseFieldMap returns a FieldMap of DeleteCloudletResponse holding flags, or an error naming the first it lacks.
 func NewDeleteCloudletResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteCloudletResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -407,15 +395,13 @@ var _ShowCloudletsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudl
 
 var _ShowCloudletsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsRequest", _ShowCloudletsRequest_shape, false)
 
-// ShowCloudletsRequestAllFields lists the leaf flags of ShowCloudletsRequest: together they
-// select every field.
+// ShowCloudletsRequestAllFields lists the leaf flags of ShowCloudletsRequest, which select every field.
 var ShowCloudletsRequestAllFields = slices.Clone(_ShowCloudletsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowCloudletsRequest.
 func (*ShowCloudletsRequest) FieldSchema() *fieldmap.Schema { return _ShowCloudletsRequest_fieldSchema }
 
-// NewShowCloudletsRequestFieldMap returns a FieldMap of ShowCloudletsRequest holding flags; the
-// error names the first flag ShowCloudletsRequest does not have.
+// NewShowCloudletsRequestFieldMap returns a FieldMap of ShowCloudletsRequest holding flags, or an error naming the first it lacks.
 func NewShowCloudletsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowCloudletsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -467,8 +453,7 @@ var _ShowCloudletsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloud
 
 var _ShowCloudletsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsResponse", _ShowCloudletsResponse_shape, false)
 
-// ShowCloudletsResponseAllFields lists the leaf flags of ShowCloudletsResponse: together they
-// select every field.
+// ShowCloudletsResponseAllFields lists the leaf flags of ShowCloudletsResponse, which select every field.
 var ShowCloudletsResponseAllFields = slices.Clone(_ShowCloudletsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowCloudletsResponse.
@@ -476,8 +461,7 @@ func (*ShowCloudletsResponse) FieldSchema() *fieldmap.Schema {
 	return _ShowCloudletsResponse_fieldSchema
 }
 
-// NewShowCloudletsResponseFieldMap returns a FieldMap of ShowCloudletsResponse holding flags; the
-// error names the first flag ShowCloudletsResponse does not have.
+// NewShowCloudletsResponseFieldMap returns a FieldMap of ShowCloudletsResponse holding flags, or an error naming the first it lacks.
 func NewShowCloudletsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowCloudletsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -608,8 +592,7 @@ var _ShowCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCl
 
 var _ShowCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosRequest", _ShowCloudletInfosRequest_shape, false)
 
-// ShowCloudletInfosRequestAllFields lists the leaf flags of ShowCloudletInfosRequest: together they
-// select every field.
+// ShowCloudletInfosRequestAllFields lists the leaf flags of ShowCloudletInfosRequest, which select every field.
 var ShowCloudletInfosRequestAllFields = slices.Clone(_ShowCloudletInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowCloudletInfosRequest.
@@ -617,8 +600,7 @@ func (*ShowCloudletInfosRequest) FieldSchema() *fieldmap.Schema {
 	return _ShowCloudletInfosRequest_fieldSchema
 }
 
-// NewShowCloudletInfosRequestFieldMap returns a FieldMap of ShowCloudletInfosRequest holding flags; the
-// error names the first flag ShowCloudletInfosRequest does not have.
+// NewShowCloudletInfosRequestFieldMap returns a FieldMap of ShowCloudletInfosRequest holding flags, or an error naming the first it lacks.
 func NewShowCloudletInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowCloudletInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -685,8 +667,7 @@ var _ShowCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowC
 
 var _ShowCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosResponse", _ShowCloudletInfosResponse_shape, false)
 
-// ShowCloudletInfosResponseAllFields lists the leaf flags of ShowCloudletInfosResponse: together they
-// select every field.
+// ShowCloudletInfosResponseAllFields lists the leaf flags of ShowCloudletInfosResponse, which select every field.
 var ShowCloudletInfosResponseAllFields = slices.Clone(_ShowCloudletInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowCloudletInfosResponse.
@@ -694,8 +675,7 @@ func (*ShowCloudletInfosResponse) FieldSchema() *fieldmap.Schema {
 	return _ShowCloudletInfosResponse_fieldSchema
 }
 
-// NewShowCloudletInfosResponseFieldMap returns a FieldMap of ShowCloudletInfosResponse holding flags; the
-// error names the first flag ShowCloudletInfosResponse does not have.
+// NewShowCloudletInfosResponseFieldMap returns a FieldMap of ShowCloudletInfosResponse holding flags, or an error naming the first it lacks.
 func NewShowCloudletInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowCloudletInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -762,8 +742,7 @@ var _WatchCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Watch
 
 var _WatchCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosRequest", _WatchCloudletInfosRequest_shape, false)
 
-// WatchCloudletInfosRequestAllFields lists the leaf flags of WatchCloudletInfosRequest: together they
-// select every field.
+// WatchCloudletInfosRequestAllFields lists the leaf flags of WatchCloudletInfosRequest, which select every field.
 var WatchCloudletInfosRequestAllFields = slices.Clone(_WatchCloudletInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchCloudletInfosRequest.
@@ -771,8 +750,7 @@ func (*WatchCloudletInfosRequest) FieldSchema() *fieldmap.Schema {
 	return _WatchCloudletInfosRequest_fieldSchema
 }
 
-// NewWatchCloudletInfosRequestFieldMap returns a FieldMap of WatchCloudletInfosRequest holding flags; the
-// error names the first flag WatchCloudletInfosRequest does not have.
+// NewWatchCloudletInfosRequestFieldMap returns a FieldMap of WatchCloudletInfosRequest holding flags, or an error naming the first it lacks.
 func NewWatchCloudletInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _WatchCloudletInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -841,8 +819,7 @@ var _WatchCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Watc
 
 var _WatchCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosResponse", _WatchCloudletInfosResponse_shape, false)
 
-// WatchCloudletInfosResponseAllFields lists the leaf flags of WatchCloudletInfosResponse: together they
-// select every field.
+// WatchCloudletInfosResponseAllFields lists the leaf flags of WatchCloudletInfosResponse, which select every field.
 var WatchCloudletInfosResponseAllFields = slices.Clone(_WatchCloudletInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchCloudletInfosResponse.
@@ -850,8 +827,7 @@ func (*WatchCloudletInfosResponse) FieldSchema() *fieldmap.Schema {
 	return _WatchCloudletInfosResponse_fieldSchema
 }
 
-// NewWatchCloudletInfosResponseFieldMap returns a FieldMap of WatchCloudletInfosResponse holding flags; the
-// error names the first flag WatchCloudletInfosResponse does not have.
+// NewWatchCloudletInfosResponseFieldMap returns a FieldMap of WatchCloudletInfosResponse holding flags, or an error naming the first it lacks.
 func NewWatchCloudletInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _WatchCloudletInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -869,8 +845,7 @@ var _RotateCloudletAccessKeyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(
 
 var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", _RotateCloudletAccessKeyRequest_shape, false)
 
-// RotateCloudletAccessKeyRequestAllFields lists the leaf flags of RotateCloudletAccessKeyRequest: together they
-// select every field.
+// RotateCloudletAccessKeyRequestAllFields lists the leaf flags of RotateCloudletAccessKeyRequest, which select every field.
 var RotateCloudletAccessKeyRequestAllFields = slices.Clone(_RotateCloudletAccessKeyRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of RotateCloudletAccessKeyRequest.
@@ -878,8 +853,7 @@ func (*RotateCloudletAccessKeyRequest) FieldSchema() *fieldmap.Schema {
 	return _RotateCloudletAccessKeyRequest_fieldSchema
 }
 
-// NewRotateCloudletAccessKeyRequestFieldMap returns a FieldMap of RotateCloudletAccessKeyRequest holding flags; the
-// error names the first flag RotateCloudletAccessKeyRequest does not have.
+// NewRotateCloudletAccessKeyRequestFieldMap returns a FieldMap of RotateCloudletAccessKeyRequest holding flags, or an error naming the first it lacks.
 func NewRotateCloudletAccessKeyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _RotateCloudletAccessKeyRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -895,8 +869,7 @@ var _RotateCloudletAccessKeyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof
 
 var _RotateCloudletAccessKeyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyResponse", _RotateCloudletAccessKeyResponse_shape, false)
 
-// RotateCloudletAccessKeyResponseAllFields lists the leaf flags of RotateCloudletAccessKeyResponse: together they
-// select every field.
+// RotateCloudletAccessKeyResponseAllFields lists the leaf flags of RotateCloudletAccessKeyResponse, which select every field.
 var RotateCloudletAccessKeyResponseAllFields = slices.Clone(_RotateCloudletAccessKeyResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of RotateCloudletAccessKeyResponse.
@@ -904,20 +877,15 @@ func (*RotateCloudletAccessKeyResponse) FieldSchema() *fieldmap.Schema {
 	return _RotateCloudletAccessKeyResponse_fieldSchema
 }
 
-// NewRotateCloudletAccessKeyResponseFieldMap returns a FieldMap of RotateCloudletAccessKeyResponse holding flags; the
-// error names the first flag RotateCloudletAccessKeyResponse does not have.
+// NewRotateCloudletAccessKeyResponseFieldMap returns a FieldMap of RotateCloudletAccessKeyResponse holding flags, or an error naming the first it lacks.
 func NewRotateCloudletAccessKeyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _RotateCloudletAccessKeyResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateCloudletRequest) Clone() *CreateCloudletRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateCloudletRequest) Clone() *CreateCloudletRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateCloudletRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateCloudletRequest when nil) a deep copy of m, when not nil.
 func (m *CreateCloudletRequest) cloneIn(c *CreateCloudletRequest) *CreateCloudletRequest {
 	if m == nil {
 		return nil
@@ -938,14 +906,10 @@ func (m *CreateCloudletRequest) cloneTo(c *CreateCloudletRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateCloudletResponse) Clone() *CreateCloudletResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateCloudletResponse) Clone() *CreateCloudletResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateCloudletResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateCloudletResponse when nil) a deep copy of m, when not nil.
 func (m *CreateCloudletResponse) cloneIn(c *CreateCloudletResponse) *CreateCloudletResponse {
 	if m == nil {
 		return nil
@@ -966,14 +930,10 @@ func (m *CreateCloudletResponse) cloneTo(c *CreateCloudletResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateCloudletRequest) Clone() *UpdateCloudletRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateCloudletRequest) Clone() *UpdateCloudletRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateCloudletRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateCloudletRequest when nil) a deep copy of m, when not nil.
 func (m *UpdateCloudletRequest) cloneIn(c *UpdateCloudletRequest) *UpdateCloudletRequest {
 	if m == nil {
 		return nil
@@ -995,14 +955,10 @@ func (m *UpdateCloudletRequest) cloneTo(c *UpdateCloudletRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateCloudletResponse) Clone() *UpdateCloudletResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateCloudletResponse) Clone() *UpdateCloudletResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateCloudletResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateCloudletResponse when nil) a deep copy of m, when not nil.
 func (m *UpdateCloudletResponse) cloneIn(c *UpdateCloudletResponse) *UpdateCloudletResponse {
 	if m == nil {
 		return nil
@@ -1022,14 +978,10 @@ func (m *UpdateCloudletResponse) cloneTo(c *UpdateCloudletResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteCloudletRequest) Clone() *DeleteCloudletRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteCloudletRequest) Clone() *DeleteCloudletRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteCloudletRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteCloudletRequest when nil) a deep copy of m, when not nil.
 func (m *DeleteCloudletRequest) cloneIn(c *DeleteCloudletRequest) *DeleteCloudletRequest {
 	if m == nil {
 		return nil
@@ -1051,14 +1003,10 @@ func (m *DeleteCloudletRequest) cloneTo(c *DeleteCloudletRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteCloudletResponse) Clone() *DeleteCloudletResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteCloudletResponse) Clone() *DeleteCloudletResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteCloudletResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteCloudletResponse when nil) a deep copy of m, when not nil.
 func (m *DeleteCloudletResponse) cloneIn(c *DeleteCloudletResponse) *DeleteCloudletResponse {
 	if m == nil {
 		return nil
@@ -1078,14 +1026,10 @@ func (m *DeleteCloudletResponse) cloneTo(c *DeleteCloudletResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowCloudletsRequest) Clone() *ShowCloudletsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowCloudletsRequest) Clone() *ShowCloudletsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowCloudletsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowCloudletsRequest when nil) a deep copy of m, when not nil.
 func (m *ShowCloudletsRequest) cloneIn(c *ShowCloudletsRequest) *ShowCloudletsRequest {
 	if m == nil {
 		return nil
@@ -1105,14 +1049,10 @@ func (m *ShowCloudletsRequest) cloneTo(c *ShowCloudletsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowCloudletsResponse) Clone() *ShowCloudletsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowCloudletsResponse) Clone() *ShowCloudletsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowCloudletsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowCloudletsResponse when nil) a deep copy of m, when not nil.
 func (m *ShowCloudletsResponse) cloneIn(c *ShowCloudletsResponse) *ShowCloudletsResponse {
 	if m == nil {
 		return nil
@@ -1132,14 +1072,10 @@ func (m *ShowCloudletsResponse) cloneTo(c *ShowCloudletsResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowCloudletInfosRequest) Clone() *ShowCloudletInfosRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowCloudletInfosRequest) Clone() *ShowCloudletInfosRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowCloudletInfosRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowCloudletInfosRequest when nil) a deep copy of m, when not nil.
 func (m *ShowCloudletInfosRequest) cloneIn(c *ShowCloudletInfosRequest) *ShowCloudletInfosRequest {
 	if m == nil {
 		return nil
@@ -1159,14 +1095,10 @@ func (m *ShowCloudletInfosRequest) cloneTo(c *ShowCloudletInfosRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowCloudletInfosResponse) Clone() *ShowCloudletInfosResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowCloudletInfosResponse) Clone() *ShowCloudletInfosResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowCloudletInfosResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowCloudletInfosResponse when nil) a deep copy of m, when not nil.
 func (m *ShowCloudletInfosResponse) cloneIn(c *ShowCloudletInfosResponse) *ShowCloudletInfosResponse {
 	if m == nil {
 		return nil
@@ -1186,14 +1118,10 @@ func (m *ShowCloudletInfosResponse) cloneTo(c *ShowCloudletInfosResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *WatchCloudletInfosRequest) Clone() *WatchCloudletInfosRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchCloudletInfosRequest) Clone() *WatchCloudletInfosRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new WatchCloudletInfosRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new WatchCloudletInfosRequest when nil) a deep copy of m, when not nil.
 func (m *WatchCloudletInfosRequest) cloneIn(c *WatchCloudletInfosRequest) *WatchCloudletInfosRequest {
 	if m == nil {
 		return nil
@@ -1213,14 +1141,10 @@ func (m *WatchCloudletInfosRequest) cloneTo(c *WatchCloudletInfosRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *WatchCloudletInfosResponse) Clone() *WatchCloudletInfosResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchCloudletInfosResponse) Clone() *WatchCloudletInfosResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new WatchCloudletInfosResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new WatchCloudletInfosResponse when nil) a deep copy of m, when not nil.
 func (m *WatchCloudletInfosResponse) cloneIn(c *WatchCloudletInfosResponse) *WatchCloudletInfosResponse {
 	if m == nil {
 		return nil
@@ -1241,14 +1165,12 @@ func (m *WatchCloudletInfosResponse) cloneTo(c *WatchCloudletInfosResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *RotateCloudletAccessKeyRequest) Clone() *RotateCloudletAccessKeyRequest {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new RotateCloudletAccessKeyRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new RotateCloudletAccessKeyRequest when nil) a deep copy of m, when not nil.
 func (m *RotateCloudletAccessKeyRequest) cloneIn(c *RotateCloudletAccessKeyRequest) *RotateCloudletAccessKeyRequest {
 	if m == nil {
 		return nil
@@ -1268,14 +1190,12 @@ func (m *RotateCloudletAccessKeyRequest) cloneTo(c *RotateCloudletAccessKeyReque
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *RotateCloudletAccessKeyResponse) Clone() *RotateCloudletAccessKeyResponse {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new RotateCloudletAccessKeyResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new RotateCloudletAccessKeyResponse when nil) a deep copy of m, when not nil.
 func (m *RotateCloudletAccessKeyResponse) cloneIn(c *RotateCloudletAccessKeyResponse) *RotateCloudletAccessKeyResponse {
 	if m == nil {
 		return nil
@@ -1295,9 +1215,7 @@ func (m *RotateCloudletAccessKeyResponse) cloneTo(c *RotateCloudletAccessKeyResp
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateCloudletRequest) Equal(o *CreateCloudletRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1305,18 +1223,14 @@ func (m *CreateCloudletRequest) Equal(o *CreateCloudletRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.Cloudlet.Equal(o.Cloudlet) {
-		return false
-	}
-	if m.NoWait != o.NoWait {
+	if !m.Cloudlet.Equal(o.Cloudlet) ||
+		m.NoWait != o.NoWait {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateCloudletResponse) Equal(o *CreateCloudletResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1324,18 +1238,14 @@ func (m *CreateCloudletResponse) Equal(o *CreateCloudletResponse) bool {
 	if m == o {
 		return true
 	}
-	if !m.Progress.Equal(o.Progress) {
-		return false
-	}
-	if m.CrmAccessKey != o.CrmAccessKey {
+	if !m.Progress.Equal(o.Progress) ||
+		m.CrmAccessKey != o.CrmAccessKey {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateCloudletRequest) Equal(o *UpdateCloudletRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1343,21 +1253,15 @@ func (m *UpdateCloudletRequest) Equal(o *UpdateCloudletRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.Cloudlet.Equal(o.Cloudlet) {
-		return false
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		return false
-	}
-	if m.NoWait != o.NoWait {
+	if !m.Cloudlet.Equal(o.Cloudlet) ||
+		!slices.Equal(m.Fields, o.Fields) ||
+		m.NoWait != o.NoWait {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateCloudletResponse) Equal(o *UpdateCloudletResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1371,9 +1275,7 @@ func (m *UpdateCloudletResponse) Equal(o *UpdateCloudletResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteCloudletRequest) Equal(o *DeleteCloudletRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1381,21 +1283,15 @@ func (m *DeleteCloudletRequest) Equal(o *DeleteCloudletRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.NoWait != o.NoWait {
-		return false
-	}
-	if m.CrmOverride != o.CrmOverride {
+	if !m.Key.Equal(o.Key) ||
+		m.NoWait != o.NoWait ||
+		m.CrmOverride != o.CrmOverride {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteCloudletResponse) Equal(o *DeleteCloudletResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1409,9 +1305,7 @@ func (m *DeleteCloudletResponse) Equal(o *DeleteCloudletResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletsRequest) Equal(o *ShowCloudletsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1425,9 +1319,7 @@ func (m *ShowCloudletsRequest) Equal(o *ShowCloudletsRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletsResponse) Equal(o *ShowCloudletsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1441,9 +1333,7 @@ func (m *ShowCloudletsResponse) Equal(o *ShowCloudletsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletInfosRequest) Equal(o *ShowCloudletInfosRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1457,9 +1347,7 @@ func (m *ShowCloudletInfosRequest) Equal(o *ShowCloudletInfosRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletInfosResponse) Equal(o *ShowCloudletInfosResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1473,9 +1361,7 @@ func (m *ShowCloudletInfosResponse) Equal(o *ShowCloudletInfosResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchCloudletInfosRequest) Equal(o *WatchCloudletInfosRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1489,9 +1375,7 @@ func (m *WatchCloudletInfosRequest) Equal(o *WatchCloudletInfosRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchCloudletInfosResponse) Equal(o *WatchCloudletInfosResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1499,18 +1383,14 @@ func (m *WatchCloudletInfosResponse) Equal(o *WatchCloudletInfosResponse) bool {
 	if m == o {
 		return true
 	}
-	if m.Type != o.Type {
-		return false
-	}
-	if !m.CloudletInfo.Equal(o.CloudletInfo) {
+	if m.Type != o.Type ||
+		!m.CloudletInfo.Equal(o.CloudletInfo) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RotateCloudletAccessKeyRequest) Equal(o *RotateCloudletAccessKeyRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1524,9 +1404,7 @@ func (m *RotateCloudletAccessKeyRequest) Equal(o *RotateCloudletAccessKeyRequest
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RotateCloudletAccessKeyResponse) Equal(o *RotateCloudletAccessKeyResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1540,17 +1418,9 @@ func (m *RotateCloudletAccessKeyResponse) Equal(o *RotateCloudletAccessKeyRespon
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateCloudletRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateCloudletRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateCloudletRequest or bound to no schema.
 func (m *CreateCloudletRequest) CopyInFields(src *CreateCloudletRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateCloudletRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1559,9 +1429,7 @@ func (m *CreateCloudletRequest) CopyInFields(src *CreateCloudletRequest, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateCloudletRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x2000000001|win.Below&0x1 == 0 {
 		return 0
@@ -1585,23 +1453,14 @@ func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldma
 		}
 	}
 	if win.Cover&(1<<37) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
+		m.NoWait, n = src.NoWait, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateCloudletResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateCloudletResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateCloudletResponse or bound to no schema.
 func (m *CreateCloudletResponse) CopyInFields(src *CreateCloudletResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateCloudletResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1610,9 +1469,7 @@ func (m *CreateCloudletResponse) CopyInFields(src *CreateCloudletResponse, fm *f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateCloudletResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1001|win.Below&0x1 == 0 {
 		return 0
@@ -1636,23 +1493,14 @@ func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *field
 		}
 	}
 	if win.Cover&(1<<12) != 0 && m.CrmAccessKey != src.CrmAccessKey {
-		m.CrmAccessKey = src.CrmAccessKey
-		n++
+		m.CrmAccessKey, n = src.CrmAccessKey, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateCloudletRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateCloudletRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateCloudletRequest or bound to no schema.
 func (m *UpdateCloudletRequest) CopyInFields(src *UpdateCloudletRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateCloudletRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1661,9 +1509,7 @@ func (m *UpdateCloudletRequest) CopyInFields(src *UpdateCloudletRequest, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateCloudletRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x6000000001|win.Below&0x2000000001 == 0 {
 		return 0
@@ -1687,35 +1533,17 @@ func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldma
 		}
 	}
 	if (win.Cover|win.Below)&(1<<37) != 0 {
-		if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+37), &m.Fields, src.Fields)
 	}
 	if win.Cover&(1<<38) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
+		m.NoWait, n = src.NoWait, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateCloudletResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateCloudletResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateCloudletResponse or bound to no schema.
 func (m *UpdateCloudletResponse) CopyInFields(src *UpdateCloudletResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateCloudletResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1724,9 +1552,7 @@ func (m *UpdateCloudletResponse) CopyInFields(src *UpdateCloudletResponse, fm *f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateCloudletResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1752,17 +1578,9 @@ func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteCloudletRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteCloudletRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteCloudletRequest or bound to no schema.
 func (m *DeleteCloudletRequest) CopyInFields(src *DeleteCloudletRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteCloudletRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1771,9 +1589,7 @@ func (m *DeleteCloudletRequest) CopyInFields(src *DeleteCloudletRequest, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteCloudletRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x19|win.Below&0x1 == 0 {
 		return 0
@@ -1797,27 +1613,17 @@ func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldma
 		}
 	}
 	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
+		m.NoWait, n = src.NoWait, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
+		m.CrmOverride, n = src.CrmOverride, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteCloudletResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteCloudletResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteCloudletResponse or bound to no schema.
 func (m *DeleteCloudletResponse) CopyInFields(src *DeleteCloudletResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteCloudletResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1826,9 +1632,7 @@ func (m *DeleteCloudletResponse) CopyInFields(src *DeleteCloudletResponse, fm *f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteCloudletResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1854,17 +1658,9 @@ func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowCloudletsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowCloudletsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowCloudletsRequest or bound to no schema.
 func (m *ShowCloudletsRequest) CopyInFields(src *ShowCloudletsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowCloudletsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1873,9 +1669,7 @@ func (m *ShowCloudletsRequest) CopyInFields(src *ShowCloudletsRequest, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowCloudletsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1901,17 +1695,9 @@ func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowCloudletsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowCloudletsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowCloudletsResponse or bound to no schema.
 func (m *ShowCloudletsResponse) CopyInFields(src *ShowCloudletsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowCloudletsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1920,9 +1706,7 @@ func (m *ShowCloudletsResponse) CopyInFields(src *ShowCloudletsResponse, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowCloudletsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1948,17 +1732,9 @@ func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowCloudletInfosRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowCloudletInfosRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowCloudletInfosRequest or bound to no schema.
 func (m *ShowCloudletInfosRequest) CopyInFields(src *ShowCloudletInfosRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowCloudletInfosRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1967,9 +1743,7 @@ func (m *ShowCloudletInfosRequest) CopyInFields(src *ShowCloudletInfosRequest, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowCloudletInfosRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1995,17 +1769,9 @@ func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowCloudletInfosResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowCloudletInfosResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowCloudletInfosResponse or bound to no schema.
 func (m *ShowCloudletInfosResponse) CopyInFields(src *ShowCloudletInfosResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowCloudletInfosResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -2014,9 +1780,7 @@ func (m *ShowCloudletInfosResponse) CopyInFields(src *ShowCloudletInfosResponse,
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowCloudletInfosResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -2042,17 +1806,9 @@ func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: WatchCloudletInfosRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// WatchCloudletInfosRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of WatchCloudletInfosRequest or bound to no schema.
 func (m *WatchCloudletInfosRequest) CopyInFields(src *WatchCloudletInfosRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_WatchCloudletInfosRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -2061,9 +1817,7 @@ func (m *WatchCloudletInfosRequest) CopyInFields(src *WatchCloudletInfosRequest,
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchCloudletInfosRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -2089,17 +1843,9 @@ func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: WatchCloudletInfosResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// WatchCloudletInfosResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of WatchCloudletInfosResponse or bound to no schema.
 func (m *WatchCloudletInfosResponse) CopyInFields(src *WatchCloudletInfosResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_WatchCloudletInfosResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -2108,9 +1854,7 @@ func (m *WatchCloudletInfosResponse) CopyInFields(src *WatchCloudletInfosRespons
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchCloudletInfosResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -2120,8 +1864,7 @@ func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
+		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.CloudletInfo.Equal(src.CloudletInfo) {
@@ -2140,17 +1883,9 @@ func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: RotateCloudletAccessKeyRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// RotateCloudletAccessKeyRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of RotateCloudletAccessKeyRequest or bound to no schema.
 func (m *RotateCloudletAccessKeyRequest) CopyInFields(src *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_RotateCloudletAccessKeyRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -2159,9 +1894,7 @@ func (m *RotateCloudletAccessKeyRequest) CopyInFields(src *RotateCloudletAccessK
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// RotateCloudletAccessKeyRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -2187,17 +1920,9 @@ func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRe
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: RotateCloudletAccessKeyResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// RotateCloudletAccessKeyResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of RotateCloudletAccessKeyResponse or bound to no schema.
 func (m *RotateCloudletAccessKeyResponse) CopyInFields(src *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_RotateCloudletAccessKeyResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -2206,9 +1931,7 @@ func (m *RotateCloudletAccessKeyResponse) CopyInFields(src *RotateCloudletAccess
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// RotateCloudletAccessKeyResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *RotateCloudletAccessKeyResponse) copyInAt(src *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -2218,8 +1941,7 @@ func (m *RotateCloudletAccessKeyResponse) copyInAt(src *RotateCloudletAccessKeyR
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.CrmAccessKey != src.CrmAccessKey {
-		m.CrmAccessKey = src.CrmAccessKey
-		n++
+		m.CrmAccessKey, n = src.CrmAccessKey, n+1
 	}
 	return n
 }
@@ -2336,10 +2058,8 @@ func (m *RotateCloudletAccessKeyResponse) DiffFields(o *RotateCloudletAccessKeyR
 	return fieldmap.Diff(_RotateCloudletAccessKeyResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateCloudletRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2350,18 +2070,14 @@ func (m *CreateCloudletRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateCloudletRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateCloudletRequest does not have or a list action it cannot take.
 func (*CreateCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateCloudletRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateCloudletResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2372,18 +2088,14 @@ func (m *CreateCloudletResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateCloudletResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateCloudletResponse does not have or a list action it cannot take.
 func (*CreateCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateCloudletResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *UpdateCloudletRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2394,18 +2106,14 @@ func (m *UpdateCloudletRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag UpdateCloudletRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateCloudletRequest does not have or a list action it cannot take.
 func (*UpdateCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateCloudletRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *UpdateCloudletResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2416,18 +2124,14 @@ func (m *UpdateCloudletResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag UpdateCloudletResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateCloudletResponse does not have or a list action it cannot take.
 func (*UpdateCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateCloudletResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *DeleteCloudletRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2438,18 +2142,14 @@ func (m *DeleteCloudletRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag DeleteCloudletRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteCloudletRequest does not have or a list action it cannot take.
 func (*DeleteCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteCloudletRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *DeleteCloudletResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2460,18 +2160,14 @@ func (m *DeleteCloudletResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag DeleteCloudletResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteCloudletResponse does not have or a list action it cannot take.
 func (*DeleteCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteCloudletResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowCloudletsRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2482,18 +2178,14 @@ func (m *ShowCloudletsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowCloudletsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowCloudletsRequest does not have or a list action it cannot take.
 func (*ShowCloudletsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowCloudletsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowCloudletsResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2504,18 +2196,14 @@ func (m *ShowCloudletsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowCloudletsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowCloudletsResponse does not have or a list action it cannot take.
 func (*ShowCloudletsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowCloudletsResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowCloudletInfosRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2526,18 +2214,14 @@ func (m *ShowCloudletInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowCloudletInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowCloudletInfosRequest does not have or a list action it cannot take.
 func (*ShowCloudletInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowCloudletInfosRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowCloudletInfosResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2548,18 +2232,14 @@ func (m *ShowCloudletInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowCloudletInfosResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowCloudletInfosResponse does not have or a list action it cannot take.
 func (*ShowCloudletInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowCloudletInfosResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *WatchCloudletInfosRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2570,18 +2250,14 @@ func (m *WatchCloudletInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag WatchCloudletInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm WatchCloudletInfosRequest does not have or a list action it cannot take.
 func (*WatchCloudletInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchCloudletInfosRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *WatchCloudletInfosResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2595,55 +2271,31 @@ func (m *WatchCloudletInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag WatchCloudletInfosResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm WatchCloudletInfosResponse does not have or a list action it cannot take.
 func (*WatchCloudletInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchCloudletInfosResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *RotateCloudletAccessKeyRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: RotateCloudletAccessKeyRequest has none.
+func (m *RotateCloudletAccessKeyRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag RotateCloudletAccessKeyRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm RotateCloudletAccessKeyRequest does not have or a list action it cannot take.
 func (*RotateCloudletAccessKeyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _RotateCloudletAccessKeyRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *RotateCloudletAccessKeyResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: RotateCloudletAccessKeyResponse has none.
+func (m *RotateCloudletAccessKeyResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag RotateCloudletAccessKeyResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm RotateCloudletAccessKeyResponse does not have or a list action it cannot take.
 func (*RotateCloudletAccessKeyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _RotateCloudletAccessKeyResponse_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *CreateCloudletRequest) Redact() {
 	if m == nil {
 		return
@@ -2651,9 +2303,7 @@ func (m *CreateCloudletRequest) Redact() {
 	m.Cloudlet.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *CreateCloudletRequest) Redacted() *CreateCloudletRequest {
 	if m == nil {
 		return nil
@@ -2663,9 +2313,7 @@ func (m *CreateCloudletRequest) Redacted() *CreateCloudletRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *CreateCloudletResponse) Redact() {
 	if m == nil {
 		return
@@ -2673,9 +2321,7 @@ func (m *CreateCloudletResponse) Redact() {
 	m.CrmAccessKey = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *CreateCloudletResponse) Redacted() *CreateCloudletResponse {
 	if m == nil {
 		return nil
@@ -2685,9 +2331,7 @@ func (m *CreateCloudletResponse) Redacted() *CreateCloudletResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *UpdateCloudletRequest) Redact() {
 	if m == nil {
 		return
@@ -2695,9 +2339,7 @@ func (m *UpdateCloudletRequest) Redact() {
 	m.Cloudlet.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *UpdateCloudletRequest) Redacted() *UpdateCloudletRequest {
 	if m == nil {
 		return nil
@@ -2707,72 +2349,25 @@ func (m *UpdateCloudletRequest) Redacted() *UpdateCloudletRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateCloudletResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateCloudletResponse has none.
+func (m *UpdateCloudletResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *UpdateCloudletResponse) Redacted() *UpdateCloudletResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *UpdateCloudletResponse) Redacted() *UpdateCloudletResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteCloudletRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteCloudletRequest has none.
+func (m *DeleteCloudletRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteCloudletRequest) Redacted() *DeleteCloudletRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteCloudletRequest) Redacted() *DeleteCloudletRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteCloudletResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteCloudletResponse has none.
+func (m *DeleteCloudletResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteCloudletResponse) Redacted() *DeleteCloudletResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteCloudletResponse) Redacted() *DeleteCloudletResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ShowCloudletsRequest) Redact() {
 	if m == nil {
 		return
@@ -2780,9 +2375,7 @@ func (m *ShowCloudletsRequest) Redact() {
 	m.Filter.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ShowCloudletsRequest) Redacted() *ShowCloudletsRequest {
 	if m == nil {
 		return nil
@@ -2792,9 +2385,7 @@ func (m *ShowCloudletsRequest) Redacted() *ShowCloudletsRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ShowCloudletsResponse) Redact() {
 	if m == nil {
 		return
@@ -2802,9 +2393,7 @@ func (m *ShowCloudletsResponse) Redact() {
 	m.Cloudlet.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ShowCloudletsResponse) Redacted() *ShowCloudletsResponse {
 	if m == nil {
 		return nil
@@ -2814,114 +2403,37 @@ func (m *ShowCloudletsResponse) Redacted() *ShowCloudletsResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowCloudletInfosRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowCloudletInfosRequest has none.
+func (m *ShowCloudletInfosRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowCloudletInfosRequest) Redacted() *ShowCloudletInfosRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowCloudletInfosRequest) Redacted() *ShowCloudletInfosRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowCloudletInfosResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowCloudletInfosResponse has none.
+func (m *ShowCloudletInfosResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowCloudletInfosResponse) Redacted() *ShowCloudletInfosResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowCloudletInfosResponse) Redacted() *ShowCloudletInfosResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *WatchCloudletInfosRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: WatchCloudletInfosRequest has none.
+func (m *WatchCloudletInfosRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *WatchCloudletInfosRequest) Redacted() *WatchCloudletInfosRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *WatchCloudletInfosRequest) Redacted() *WatchCloudletInfosRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *WatchCloudletInfosResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: WatchCloudletInfosResponse has none.
+func (m *WatchCloudletInfosResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *WatchCloudletInfosResponse) Redacted() *WatchCloudletInfosResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *WatchCloudletInfosResponse) Redacted() *WatchCloudletInfosResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *RotateCloudletAccessKeyRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: RotateCloudletAccessKeyRequest has none.
+func (m *RotateCloudletAccessKeyRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *RotateCloudletAccessKeyRequest) Redacted() *RotateCloudletAccessKeyRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *RotateCloudletAccessKeyRequest) Redacted() *RotateCloudletAccessKeyRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *RotateCloudletAccessKeyResponse) Redact() {
 	if m == nil {
 		return
@@ -2929,9 +2441,7 @@ func (m *RotateCloudletAccessKeyResponse) Redact() {
 	m.CrmAccessKey = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *RotateCloudletAccessKeyResponse) Redacted() *RotateCloudletAccessKeyResponse {
 	if m == nil {
 		return nil

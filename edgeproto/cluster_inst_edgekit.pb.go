@@ -49,15 +49,13 @@ var _NodePool_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodePool{}), Fields: [
 
 var _NodePool_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodePool", _NodePool_shape, false)
 
-// NodePoolAllFields lists the leaf flags of NodePool: together they
-// select every field.
+// NodePoolAllFields lists the leaf flags of NodePool, which select every field.
 var NodePoolAllFields = slices.Clone(_NodePool_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NodePool.
 func (*NodePool) FieldSchema() *fieldmap.Schema { return _NodePool_fieldSchema }
 
-// NewNodePoolFieldMap returns a FieldMap of NodePool holding flags; the
-// error names the first flag NodePool does not have.
+// NewNodePoolFieldMap returns a FieldMap of NodePool holding flags, or an error naming the first it lacks.
 func NewNodePoolFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NodePool_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -168,15 +166,13 @@ var _ClusterInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fie
 
 var _ClusterInst_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterInst", _ClusterInst_shape, true)
 
-// ClusterInstAllFields lists the leaf flags of ClusterInst: together they
-// select every field.
+// ClusterInstAllFields lists the leaf flags of ClusterInst, which select every field.
 var ClusterInstAllFields = slices.Clone(_ClusterInst_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ClusterInst.
 func (*ClusterInst) FieldSchema() *fieldmap.Schema { return _ClusterInst_fieldSchema }
 
-// NewClusterInstFieldMap returns a FieldMap of ClusterInst holding flags; the
-// error names the first flag ClusterInst does not have.
+// NewClusterInstFieldMap returns a FieldMap of ClusterInst holding flags, or an error naming the first it lacks.
 func NewClusterInstFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ClusterInst_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -237,27 +233,21 @@ var _ClusterInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInstInfo
 
 var _ClusterInstInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterInstInfo", _ClusterInstInfo_shape, false)
 
-// ClusterInstInfoAllFields lists the leaf flags of ClusterInstInfo: together they
-// select every field.
+// ClusterInstInfoAllFields lists the leaf flags of ClusterInstInfo, which select every field.
 var ClusterInstInfoAllFields = slices.Clone(_ClusterInstInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ClusterInstInfo.
 func (*ClusterInstInfo) FieldSchema() *fieldmap.Schema { return _ClusterInstInfo_fieldSchema }
 
-// NewClusterInstInfoFieldMap returns a FieldMap of ClusterInstInfo holding flags; the
-// error names the first flag ClusterInstInfo does not have.
+// NewClusterInstInfoFieldMap returns a FieldMap of ClusterInstInfo holding flags, or an error naming the first it lacks.
 func NewClusterInstInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ClusterInstInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NodePool) Clone() *NodePool {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NodePool) Clone() *NodePool { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NodePool when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NodePool when nil) a deep copy of m, when not nil.
 func (m *NodePool) cloneIn(c *NodePool) *NodePool {
 	if m == nil {
 		return nil
@@ -280,14 +270,10 @@ func (m *NodePool) cloneTo(c *NodePool) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ClusterInst) Clone() *ClusterInst {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ClusterInst) Clone() *ClusterInst { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ClusterInst when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ClusterInst when nil) a deep copy of m, when not nil.
 func (m *ClusterInst) cloneIn(c *ClusterInst) *ClusterInst {
 	if m == nil {
 		return nil
@@ -347,14 +333,10 @@ type _ClusterInst_kids struct {
 	Resources   InfraResources
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ClusterInstInfo) Clone() *ClusterInstInfo {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ClusterInstInfo) Clone() *ClusterInstInfo { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ClusterInstInfo when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ClusterInstInfo when nil) a deep copy of m, when not nil.
 func (m *ClusterInstInfo) cloneIn(c *ClusterInstInfo) *ClusterInstInfo {
 	if m == nil {
 		return nil
@@ -395,9 +377,7 @@ type _ClusterInstInfo_kids struct {
 	Resources InfraResources
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodePool) Equal(o *NodePool) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -405,24 +385,16 @@ func (m *NodePool) Equal(o *NodePool) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.NumNodes != o.NumNodes {
-		return false
-	}
-	if !m.NodeResources.Equal(o.NodeResources) {
-		return false
-	}
-	if m.Scalable != o.Scalable {
+	if m.Name != o.Name ||
+		m.NumNodes != o.NumNodes ||
+		!m.NodeResources.Equal(o.NodeResources) ||
+		m.Scalable != o.Scalable {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ClusterInst) Equal(o *ClusterInst) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -430,22 +402,12 @@ func (m *ClusterInst) Equal(o *ClusterInst) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if !m.CloudletKey.Equal(o.CloudletKey) {
-		return false
-	}
-	if m.State != o.State {
-		return false
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		return false
-	}
-	if m.CrmOverride != o.CrmOverride {
-		return false
-	}
-	if m.FlavorName != o.FlavorName {
+	if !m.Key.Equal(o.Key) ||
+		!m.CloudletKey.Equal(o.CloudletKey) ||
+		m.State != o.State ||
+		!slices.Equal(m.Errors, o.Errors) ||
+		m.CrmOverride != o.CrmOverride ||
+		m.FlavorName != o.FlavorName {
 		return false
 	}
 	if len(m.NodePools) != len(o.NodePools) {
@@ -456,42 +418,22 @@ func (m *ClusterInst) Equal(o *ClusterInst) bool {
 			return false
 		}
 	}
-	if m.IpAccess != o.IpAccess {
-		return false
-	}
-	if m.Deployment != o.Deployment {
-		return false
-	}
-	if m.KubernetesVersion != o.KubernetesVersion {
-		return false
-	}
-	if !m.Resources.Equal(o.Resources) {
-		return false
-	}
-	if !maps.Equal(m.InfraAnnotations, o.InfraAnnotations) {
-		return false
-	}
-	if m.Reservable != o.Reservable {
-		return false
-	}
-	if m.ReservedBy != o.ReservedBy {
-		return false
-	}
-	if m.MultiTenant != o.MultiTenant {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+	if m.IpAccess != o.IpAccess ||
+		m.Deployment != o.Deployment ||
+		m.KubernetesVersion != o.KubernetesVersion ||
+		!m.Resources.Equal(o.Resources) ||
+		!maps.Equal(m.InfraAnnotations, o.InfraAnnotations) ||
+		m.Reservable != o.Reservable ||
+		m.ReservedBy != o.ReservedBy ||
+		m.MultiTenant != o.MultiTenant ||
+		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ClusterInstInfo) Equal(o *ClusterInstInfo) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -499,44 +441,22 @@ func (m *ClusterInstInfo) Equal(o *ClusterInstInfo) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.State != o.State {
-		return false
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
-		return false
-	}
-	if m.NotifyId != o.NotifyId {
-		return false
-	}
-	if !m.Status.Equal(o.Status) {
-		return false
-	}
-	if !m.Resources.Equal(o.Resources) {
-		return false
-	}
-	if m.Kubeconfig != o.Kubeconfig {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+	if !m.Key.Equal(o.Key) ||
+		m.State != o.State ||
+		!slices.Equal(m.Errors, o.Errors) ||
+		m.NotifyId != o.NotifyId ||
+		!m.Status.Equal(o.Status) ||
+		!m.Resources.Equal(o.Resources) ||
+		m.Kubeconfig != o.Kubeconfig ||
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NodePool does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NodePool or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NodePool or bound to no schema.
 func (m *NodePool) CopyInFields(src *NodePool, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NodePool_fieldSchema)
 	if m == nil || b == nil {
@@ -545,9 +465,7 @@ func (m *NodePool) CopyInFields(src *NodePool, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodePool being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x107|win.Below&0x4 == 0 {
 		return 0
@@ -557,12 +475,10 @@ func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.NumNodes != src.NumNodes {
-		m.NumNodes = src.NumNodes
-		n++
+		m.NumNodes, n = src.NumNodes, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
 		if !m.NodeResources.Equal(src.NodeResources) {
@@ -579,23 +495,14 @@ func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fi
 		}
 	}
 	if win.Cover&(1<<8) != 0 && m.Scalable != src.Scalable {
-		m.Scalable = src.Scalable
-		n++
+		m.Scalable, n = src.Scalable, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ClusterInst or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ClusterInst or bound to no schema.
 func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ClusterInst_fieldSchema)
 	if m == nil || b == nil {
@@ -604,9 +511,7 @@ func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterInst being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xfc000f007c9|win.Below&0x4000800489 == 0 {
 		return 0
@@ -648,31 +553,13 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 				}
 			}
 		case 6:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 7:
-			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
 		case 8:
-			if m.CrmOverride != src.CrmOverride {
-				m.CrmOverride = src.CrmOverride
-				n++
-			}
+			n += fieldmap.Set(&m.CrmOverride, src.CrmOverride)
 		case 9:
-			if m.FlavorName != src.FlavorName {
-				m.FlavorName = src.FlavorName
-				n++
-			}
+			n += fieldmap.Set(&m.FlavorName, src.FlavorName)
 		case 10:
 			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.NodePools, src.NodePools, (*NodePool).Equal, (*NodePool).Clone)
@@ -685,20 +572,11 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 20:
-			if m.IpAccess != src.IpAccess {
-				m.IpAccess = src.IpAccess
-				n++
-			}
+			n += fieldmap.Set(&m.IpAccess, src.IpAccess)
 		case 21:
-			if m.Deployment != src.Deployment {
-				m.Deployment = src.Deployment
-				n++
-			}
+			n += fieldmap.Set(&m.Deployment, src.Deployment)
 		case 22:
-			if m.KubernetesVersion != src.KubernetesVersion {
-				m.KubernetesVersion = src.KubernetesVersion
-				n++
-			}
+			n += fieldmap.Set(&m.KubernetesVersion, src.KubernetesVersion)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
 				if !m.Resources.Equal(src.Resources) {
@@ -715,31 +593,13 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 				}
 			}
 		case 38:
-			if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.InfraAnnotations, src.InfraAnnotations)
-			} else if !maps.Equal(m.InfraAnnotations, src.InfraAnnotations) {
-				if len(src.InfraAnnotations) == 0 {
-					m.InfraAnnotations = nil
-				} else {
-					m.InfraAnnotations = maps.Clone(src.InfraAnnotations)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+38), &m.InfraAnnotations, src.InfraAnnotations)
 		case 39:
-			if m.Reservable != src.Reservable {
-				m.Reservable = src.Reservable
-				n++
-			}
+			n += fieldmap.Set(&m.Reservable, src.Reservable)
 		case 40:
-			if m.ReservedBy != src.ReservedBy {
-				m.ReservedBy = src.ReservedBy
-				n++
-			}
+			n += fieldmap.Set(&m.ReservedBy, src.ReservedBy)
 		case 41:
-			if m.MultiTenant != src.MultiTenant {
-				m.MultiTenant = src.MultiTenant
-				n++
-			}
+			n += fieldmap.Set(&m.MultiTenant, src.MultiTenant)
 		case 42:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
@@ -755,17 +615,9 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ClusterInstInfo does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ClusterInstInfo or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ClusterInstInfo or bound to no schema.
 func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ClusterInstInfo_fieldSchema)
 	if m == nil || b == nil {
@@ -774,9 +626,7 @@ func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterInstInfo being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x30002079|win.Below&0x2051 == 0 {
 		return 0
@@ -800,24 +650,13 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 		}
 	}
 	if win.Cover&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
+		m.State, n = src.State, n+1
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
+		m.NotifyId, n = src.NotifyId, n+1
 	}
 	if win.Cover&(1<<6) != 0 {
 		if !m.Status.Equal(src.Status) {
@@ -848,8 +687,7 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 		}
 	}
 	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
+		m.Kubeconfig, n = src.Kubeconfig, n+1
 	}
 	if win.Cover&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
@@ -882,29 +720,17 @@ func (m *ClusterInstInfo) DiffFields(o *ClusterInstInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ClusterInstInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *NodePool) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: NodePool has none.
+func (m *NodePool) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag NodePool does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NodePool does not have or a list action it cannot take.
 func (*NodePool) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NodePool_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ClusterInst) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -921,18 +747,14 @@ func (m *ClusterInst) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ClusterInst does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ClusterInst does not have or a list action it cannot take.
 func (*ClusterInst) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ClusterInst_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ClusterInstInfo) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -943,59 +765,25 @@ func (m *ClusterInstInfo) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ClusterInstInfo does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ClusterInstInfo does not have or a list action it cannot take.
 func (*ClusterInstInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ClusterInstInfo_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *NodePool) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: NodePool has none.
+func (m *NodePool) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *NodePool) Redacted() *NodePool {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *NodePool) Redacted() *NodePool { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ClusterInst) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ClusterInst has none.
+func (m *ClusterInst) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ClusterInst) Redacted() *ClusterInst {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ClusterInst) Redacted() *ClusterInst { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ClusterInstInfo) Redact() {
 	if m == nil {
 		return
@@ -1003,9 +791,7 @@ func (m *ClusterInstInfo) Redact() {
 	m.Kubeconfig = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ClusterInstInfo) Redacted() *ClusterInstInfo {
 	if m == nil {
 		return nil

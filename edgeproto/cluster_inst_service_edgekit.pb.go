@@ -145,8 +145,7 @@ var _CreateClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Create
 
 var _CreateClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstRequest", _CreateClusterInstRequest_shape, false)
 
-// CreateClusterInstRequestAllFields lists the leaf flags of CreateClusterInstRequest: together they
-// select every field.
+// CreateClusterInstRequestAllFields lists the leaf flags of CreateClusterInstRequest, which select every field.
 var CreateClusterInstRequestAllFields = slices.Clone(_CreateClusterInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateClusterInstRequest.
@@ -154,8 +153,7 @@ func (*CreateClusterInstRequest) FieldSchema() *fieldmap.Schema {
 	return _CreateClusterInstRequest_fieldSchema
 }
 
-// NewCreateClusterInstRequestFieldMap returns a FieldMap of CreateClusterInstRequest holding flags; the
-// error names the first flag CreateClusterInstRequest does not have.
+// NewCreateClusterInstRequestFieldMap returns a FieldMap of CreateClusterInstRequest holding flags, or an error naming the first it lacks.
 func NewCreateClusterInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateClusterInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -199,8 +197,7 @@ var _CreateClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Creat
 
 var _CreateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstResponse", _CreateClusterInstResponse_shape, false)
 
-// CreateClusterInstResponseAllFields lists the leaf flags of CreateClusterInstResponse: together they
-// select every field.
+// CreateClusterInstResponseAllFields lists the leaf flags of CreateClusterInstResponse, which select every field.
 var CreateClusterInstResponseAllFields = slices.Clone(_CreateClusterInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateClusterInstResponse.
@@ -208,8 +205,7 @@ func (*CreateClusterInstResponse) FieldSchema() *fieldmap.Schema {
 	return _CreateClusterInstResponse_fieldSchema
 }
 
-// NewCreateClusterInstResponseFieldMap returns a FieldMap of CreateClusterInstResponse holding flags; the
-// error names the first flag CreateClusterInstResponse does not have.
+// NewCreateClusterInstResponseFieldMap returns a FieldMap of CreateClusterInstResponse holding flags, or an error naming the first it lacks.
 func NewCreateClusterInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateClusterInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -273,8 +269,7 @@ var _UpdateClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Update
 
 var _UpdateClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstRequest", _UpdateClusterInstRequest_shape, false)
 
-// UpdateClusterInstRequestAllFields lists the leaf flags of UpdateClusterInstRequest: together they
-// select every field.
+// UpdateClusterInstRequestAllFields lists the leaf flags of UpdateClusterInstRequest, which select every field.
 var UpdateClusterInstRequestAllFields = slices.Clone(_UpdateClusterInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateClusterInstRequest.
@@ -282,8 +277,7 @@ func (*UpdateClusterInstRequest) FieldSchema() *fieldmap.Schema {
 	return _UpdateClusterInstRequest_fieldSchema
 }
 
-// NewUpdateClusterInstRequestFieldMap returns a FieldMap of UpdateClusterInstRequest holding flags; the
-// error names the first flag UpdateClusterInstRequest does not have.
+// NewUpdateClusterInstRequestFieldMap returns a FieldMap of UpdateClusterInstRequest holding flags, or an error naming the first it lacks.
 func NewUpdateClusterInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateClusterInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -310,8 +304,7 @@ var _UpdateClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Updat
 
 var _UpdateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstResponse", _UpdateClusterInstResponse_shape, false)
 
-// UpdateClusterInstResponseAllFields lists the leaf flags of UpdateClusterInstResponse: together they
-// select every field.
+// UpdateClusterInstResponseAllFields lists the leaf flags of UpdateClusterInstResponse, which select every field.
 var UpdateClusterInstResponseAllFields = slices.Clone(_UpdateClusterInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateClusterInstResponse.
@@ -319,8 +312,7 @@ func (*UpdateClusterInstResponse) FieldSchema() *fieldmap.Schema {
 	return _UpdateClusterInstResponse_fieldSchema
 }
 
-// NewUpdateClusterInstResponseFieldMap returns a FieldMap of UpdateClusterInstResponse holding flags; the
-// error names the first flag UpdateClusterInstResponse does not have.
+// NewUpdateClusterInstResponseFieldMap returns a FieldMap of UpdateClusterInstResponse holding flags, or an error naming the first it lacks.
 func NewUpdateClusterInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateClusterInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -342,8 +334,7 @@ var _DeleteClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Delete
 
 var _DeleteClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstRequest", _DeleteClusterInstRequest_shape, false)
 
-// DeleteClusterInstRequestAllFields lists the leaf flags of DeleteClusterInstRequest: together they
-// select every field.
+// DeleteClusterInstRequestAllFields lists the leaf flags of DeleteClusterInstRequest, which select every field.
 var DeleteClusterInstRequestAllFields = slices.Clone(_DeleteClusterInstRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteClusterInstRequest.
@@ -351,8 +342,7 @@ func (*DeleteClusterInstRequest) FieldSchema() *fieldmap.Schema {
 	return _DeleteClusterInstRequest_fieldSchema
 }
 
-// NewDeleteClusterInstRequestFieldMap returns a FieldMap of DeleteClusterInstRequest holding flags; the
-// error names the first flag DeleteClusterInstRequest does not have.
+// NewDeleteClusterInstRequestFieldMap returns a FieldMap of DeleteClusterInstRequest holding flags, or an error naming the first it lacks.
 func NewDeleteClusterInstRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteClusterInstRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -379,8 +369,7 @@ var _DeleteClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Delet
 
 var _DeleteClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstResponse", _DeleteClusterInstResponse_shape, false)
 
-// DeleteClusterInstResponseAllFields lists the leaf flags of DeleteClusterInstResponse: together they
-// select every field.
+// DeleteClusterInstResponseAllFields lists the leaf flags of DeleteClusterInstResponse, which select every field.
 var DeleteClusterInstResponseAllFields = slices.Clone(_DeleteClusterInstResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteClusterInstResponse.
@@ -388,8 +377,7 @@ func (*DeleteClusterInstResponse) FieldSchema() *fieldmap.Schema {
 	return _DeleteClusterInstResponse_fieldSchema
 }
 
-// NewDeleteClusterInstResponseFieldMap returns a FieldMap of DeleteClusterInstResponse holding flags; the
-// error names the first flag DeleteClusterInstResponse does not have.
+// NewDeleteClusterInstResponseFieldMap returns a FieldMap of DeleteClusterInstResponse holding flags, or an error naming the first it lacks.
 func NewDeleteClusterInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteClusterInstResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -449,8 +437,7 @@ var _ShowClusterInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClu
 
 var _ShowClusterInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsRequest", _ShowClusterInstsRequest_shape, false)
 
-// ShowClusterInstsRequestAllFields lists the leaf flags of ShowClusterInstsRequest: together they
-// select every field.
+// ShowClusterInstsRequestAllFields lists the leaf flags of ShowClusterInstsRequest, which select every field.
 var ShowClusterInstsRequestAllFields = slices.Clone(_ShowClusterInstsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowClusterInstsRequest.
@@ -458,8 +445,7 @@ func (*ShowClusterInstsRequest) FieldSchema() *fieldmap.Schema {
 	return _ShowClusterInstsRequest_fieldSchema
 }
 
-// NewShowClusterInstsRequestFieldMap returns a FieldMap of ShowClusterInstsRequest holding flags; the
-// error names the first flag ShowClusterInstsRequest does not have.
+// NewShowClusterInstsRequestFieldMap returns a FieldMap of ShowClusterInstsRequest holding flags, or an error naming the first it lacks.
 func NewShowClusterInstsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowClusterInstsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -519,8 +505,7 @@ var _ShowClusterInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCl
 
 var _ShowClusterInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsResponse", _ShowClusterInstsResponse_shape, false)
 
-// ShowClusterInstsResponseAllFields lists the leaf flags of ShowClusterInstsResponse: together they
-// select every field.
+// ShowClusterInstsResponseAllFields lists the leaf flags of ShowClusterInstsResponse, which select every field.
 var ShowClusterInstsResponseAllFields = slices.Clone(_ShowClusterInstsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowClusterInstsResponse.
@@ -528,8 +513,7 @@ func (*ShowClusterInstsResponse) FieldSchema() *fieldmap.Schema {
 	return _ShowClusterInstsResponse_fieldSchema
 }
 
-// NewShowClusterInstsResponseFieldMap returns a FieldMap of ShowClusterInstsResponse holding flags; the
-// error names the first flag ShowClusterInstsResponse does not have.
+// NewShowClusterInstsResponseFieldMap returns a FieldMap of ShowClusterInstsResponse holding flags, or an error naming the first it lacks.
 func NewShowClusterInstsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowClusterInstsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -586,8 +570,7 @@ var _ShowClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sho
 
 var _ShowClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosRequest", _ShowClusterInstInfosRequest_shape, false)
 
-// ShowClusterInstInfosRequestAllFields lists the leaf flags of ShowClusterInstInfosRequest: together they
-// select every field.
+// ShowClusterInstInfosRequestAllFields lists the leaf flags of ShowClusterInstInfosRequest, which select every field.
 var ShowClusterInstInfosRequestAllFields = slices.Clone(_ShowClusterInstInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowClusterInstInfosRequest.
@@ -595,8 +578,7 @@ func (*ShowClusterInstInfosRequest) FieldSchema() *fieldmap.Schema {
 	return _ShowClusterInstInfosRequest_fieldSchema
 }
 
-// NewShowClusterInstInfosRequestFieldMap returns a FieldMap of ShowClusterInstInfosRequest holding flags; the
-// error names the first flag ShowClusterInstInfosRequest does not have.
+// NewShowClusterInstInfosRequestFieldMap returns a FieldMap of ShowClusterInstInfosRequest holding flags, or an error naming the first it lacks.
 func NewShowClusterInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowClusterInstInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -642,8 +624,7 @@ var _ShowClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sh
 
 var _ShowClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosResponse", _ShowClusterInstInfosResponse_shape, false)
 
-// ShowClusterInstInfosResponseAllFields lists the leaf flags of ShowClusterInstInfosResponse: together they
-// select every field.
+// ShowClusterInstInfosResponseAllFields lists the leaf flags of ShowClusterInstInfosResponse, which select every field.
 var ShowClusterInstInfosResponseAllFields = slices.Clone(_ShowClusterInstInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowClusterInstInfosResponse.
@@ -651,8 +632,7 @@ func (*ShowClusterInstInfosResponse) FieldSchema() *fieldmap.Schema {
 	return _ShowClusterInstInfosResponse_fieldSchema
 }
 
-// NewShowClusterInstInfosResponseFieldMap returns a FieldMap of ShowClusterInstInfosResponse holding flags; the
-// error names the first flag ShowClusterInstInfosResponse does not have.
+// NewShowClusterInstInfosResponseFieldMap returns a FieldMap of ShowClusterInstInfosResponse holding flags, or an error naming the first it lacks.
 func NewShowClusterInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowClusterInstInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -698,8 +678,7 @@ var _WatchClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Wa
 
 var _WatchClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosRequest", _WatchClusterInstInfosRequest_shape, false)
 
-// WatchClusterInstInfosRequestAllFields lists the leaf flags of WatchClusterInstInfosRequest: together they
-// select every field.
+// WatchClusterInstInfosRequestAllFields lists the leaf flags of WatchClusterInstInfosRequest, which select every field.
 var WatchClusterInstInfosRequestAllFields = slices.Clone(_WatchClusterInstInfosRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchClusterInstInfosRequest.
@@ -707,8 +686,7 @@ func (*WatchClusterInstInfosRequest) FieldSchema() *fieldmap.Schema {
 	return _WatchClusterInstInfosRequest_fieldSchema
 }
 
-// NewWatchClusterInstInfosRequestFieldMap returns a FieldMap of WatchClusterInstInfosRequest holding flags; the
-// error names the first flag WatchClusterInstInfosRequest does not have.
+// NewWatchClusterInstInfosRequestFieldMap returns a FieldMap of WatchClusterInstInfosRequest holding flags, or an error naming the first it lacks.
 func NewWatchClusterInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _WatchClusterInstInfosRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -756,8 +734,7 @@ var _WatchClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(W
 
 var _WatchClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosResponse", _WatchClusterInstInfosResponse_shape, false)
 
-// WatchClusterInstInfosResponseAllFields lists the leaf flags of WatchClusterInstInfosResponse: together they
-// select every field.
+// WatchClusterInstInfosResponseAllFields lists the leaf flags of WatchClusterInstInfosResponse, which select every field.
 var WatchClusterInstInfosResponseAllFields = slices.Clone(_WatchClusterInstInfosResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchClusterInstInfosResponse.
@@ -765,20 +742,15 @@ func (*WatchClusterInstInfosResponse) FieldSchema() *fieldmap.Schema {
 	return _WatchClusterInstInfosResponse_fieldSchema
 }
 
-// NewWatchClusterInstInfosResponseFieldMap returns a FieldMap of WatchClusterInstInfosResponse holding flags; the
-// error names the first flag WatchClusterInstInfosResponse does not have.
+// NewWatchClusterInstInfosResponseFieldMap returns a FieldMap of WatchClusterInstInfosResponse holding flags, or an error naming the first it lacks.
 func NewWatchClusterInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _WatchClusterInstInfosResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateClusterInstRequest) Clone() *CreateClusterInstRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateClusterInstRequest) Clone() *CreateClusterInstRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateClusterInstRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateClusterInstRequest when nil) a deep copy of m, when not nil.
 func (m *CreateClusterInstRequest) cloneIn(c *CreateClusterInstRequest) *CreateClusterInstRequest {
 	if m == nil {
 		return nil
@@ -799,14 +771,10 @@ func (m *CreateClusterInstRequest) cloneTo(c *CreateClusterInstRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateClusterInstResponse) Clone() *CreateClusterInstResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateClusterInstResponse) Clone() *CreateClusterInstResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateClusterInstResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateClusterInstResponse when nil) a deep copy of m, when not nil.
 func (m *CreateClusterInstResponse) cloneIn(c *CreateClusterInstResponse) *CreateClusterInstResponse {
 	if m == nil {
 		return nil
@@ -826,14 +794,10 @@ func (m *CreateClusterInstResponse) cloneTo(c *CreateClusterInstResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateClusterInstRequest) Clone() *UpdateClusterInstRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateClusterInstRequest) Clone() *UpdateClusterInstRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateClusterInstRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateClusterInstRequest when nil) a deep copy of m, when not nil.
 func (m *UpdateClusterInstRequest) cloneIn(c *UpdateClusterInstRequest) *UpdateClusterInstRequest {
 	if m == nil {
 		return nil
@@ -855,14 +819,10 @@ func (m *UpdateClusterInstRequest) cloneTo(c *UpdateClusterInstRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateClusterInstResponse) Clone() *UpdateClusterInstResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateClusterInstResponse) Clone() *UpdateClusterInstResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateClusterInstResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateClusterInstResponse when nil) a deep copy of m, when not nil.
 func (m *UpdateClusterInstResponse) cloneIn(c *UpdateClusterInstResponse) *UpdateClusterInstResponse {
 	if m == nil {
 		return nil
@@ -882,14 +842,10 @@ func (m *UpdateClusterInstResponse) cloneTo(c *UpdateClusterInstResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteClusterInstRequest) Clone() *DeleteClusterInstRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteClusterInstRequest) Clone() *DeleteClusterInstRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteClusterInstRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteClusterInstRequest when nil) a deep copy of m, when not nil.
 func (m *DeleteClusterInstRequest) cloneIn(c *DeleteClusterInstRequest) *DeleteClusterInstRequest {
 	if m == nil {
 		return nil
@@ -911,14 +867,10 @@ func (m *DeleteClusterInstRequest) cloneTo(c *DeleteClusterInstRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteClusterInstResponse) Clone() *DeleteClusterInstResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteClusterInstResponse) Clone() *DeleteClusterInstResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteClusterInstResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteClusterInstResponse when nil) a deep copy of m, when not nil.
 func (m *DeleteClusterInstResponse) cloneIn(c *DeleteClusterInstResponse) *DeleteClusterInstResponse {
 	if m == nil {
 		return nil
@@ -938,14 +890,10 @@ func (m *DeleteClusterInstResponse) cloneTo(c *DeleteClusterInstResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowClusterInstsRequest) Clone() *ShowClusterInstsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowClusterInstsRequest) Clone() *ShowClusterInstsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowClusterInstsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowClusterInstsRequest when nil) a deep copy of m, when not nil.
 func (m *ShowClusterInstsRequest) cloneIn(c *ShowClusterInstsRequest) *ShowClusterInstsRequest {
 	if m == nil {
 		return nil
@@ -965,14 +913,10 @@ func (m *ShowClusterInstsRequest) cloneTo(c *ShowClusterInstsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowClusterInstsResponse) Clone() *ShowClusterInstsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowClusterInstsResponse) Clone() *ShowClusterInstsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowClusterInstsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowClusterInstsResponse when nil) a deep copy of m, when not nil.
 func (m *ShowClusterInstsResponse) cloneIn(c *ShowClusterInstsResponse) *ShowClusterInstsResponse {
 	if m == nil {
 		return nil
@@ -992,14 +936,10 @@ func (m *ShowClusterInstsResponse) cloneTo(c *ShowClusterInstsResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowClusterInstInfosRequest) Clone() *ShowClusterInstInfosRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowClusterInstInfosRequest) Clone() *ShowClusterInstInfosRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowClusterInstInfosRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowClusterInstInfosRequest when nil) a deep copy of m, when not nil.
 func (m *ShowClusterInstInfosRequest) cloneIn(c *ShowClusterInstInfosRequest) *ShowClusterInstInfosRequest {
 	if m == nil {
 		return nil
@@ -1019,14 +959,10 @@ func (m *ShowClusterInstInfosRequest) cloneTo(c *ShowClusterInstInfosRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowClusterInstInfosResponse) Clone() *ShowClusterInstInfosResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowClusterInstInfosResponse) Clone() *ShowClusterInstInfosResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowClusterInstInfosResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowClusterInstInfosResponse when nil) a deep copy of m, when not nil.
 func (m *ShowClusterInstInfosResponse) cloneIn(c *ShowClusterInstInfosResponse) *ShowClusterInstInfosResponse {
 	if m == nil {
 		return nil
@@ -1046,14 +982,10 @@ func (m *ShowClusterInstInfosResponse) cloneTo(c *ShowClusterInstInfosResponse) 
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *WatchClusterInstInfosRequest) Clone() *WatchClusterInstInfosRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchClusterInstInfosRequest) Clone() *WatchClusterInstInfosRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new WatchClusterInstInfosRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new WatchClusterInstInfosRequest when nil) a deep copy of m, when not nil.
 func (m *WatchClusterInstInfosRequest) cloneIn(c *WatchClusterInstInfosRequest) *WatchClusterInstInfosRequest {
 	if m == nil {
 		return nil
@@ -1073,14 +1005,10 @@ func (m *WatchClusterInstInfosRequest) cloneTo(c *WatchClusterInstInfosRequest) 
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *WatchClusterInstInfosResponse) Clone() *WatchClusterInstInfosResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchClusterInstInfosResponse) Clone() *WatchClusterInstInfosResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new WatchClusterInstInfosResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new WatchClusterInstInfosResponse when nil) a deep copy of m, when not nil.
 func (m *WatchClusterInstInfosResponse) cloneIn(c *WatchClusterInstInfosResponse) *WatchClusterInstInfosResponse {
 	if m == nil {
 		return nil
@@ -1101,9 +1029,7 @@ func (m *WatchClusterInstInfosResponse) cloneTo(c *WatchClusterInstInfosResponse
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateClusterInstRequest) Equal(o *CreateClusterInstRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1111,18 +1037,14 @@ func (m *CreateClusterInstRequest) Equal(o *CreateClusterInstRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.ClusterInst.Equal(o.ClusterInst) {
-		return false
-	}
-	if m.NoWait != o.NoWait {
+	if !m.ClusterInst.Equal(o.ClusterInst) ||
+		m.NoWait != o.NoWait {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateClusterInstResponse) Equal(o *CreateClusterInstResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1136,9 +1058,7 @@ func (m *CreateClusterInstResponse) Equal(o *CreateClusterInstResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateClusterInstRequest) Equal(o *UpdateClusterInstRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1146,21 +1066,15 @@ func (m *UpdateClusterInstRequest) Equal(o *UpdateClusterInstRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.ClusterInst.Equal(o.ClusterInst) {
-		return false
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		return false
-	}
-	if m.NoWait != o.NoWait {
+	if !m.ClusterInst.Equal(o.ClusterInst) ||
+		!slices.Equal(m.Fields, o.Fields) ||
+		m.NoWait != o.NoWait {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateClusterInstResponse) Equal(o *UpdateClusterInstResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1174,9 +1088,7 @@ func (m *UpdateClusterInstResponse) Equal(o *UpdateClusterInstResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteClusterInstRequest) Equal(o *DeleteClusterInstRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1184,21 +1096,15 @@ func (m *DeleteClusterInstRequest) Equal(o *DeleteClusterInstRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.NoWait != o.NoWait {
-		return false
-	}
-	if m.CrmOverride != o.CrmOverride {
+	if !m.Key.Equal(o.Key) ||
+		m.NoWait != o.NoWait ||
+		m.CrmOverride != o.CrmOverride {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteClusterInstResponse) Equal(o *DeleteClusterInstResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1212,9 +1118,7 @@ func (m *DeleteClusterInstResponse) Equal(o *DeleteClusterInstResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstsRequest) Equal(o *ShowClusterInstsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1228,9 +1132,7 @@ func (m *ShowClusterInstsRequest) Equal(o *ShowClusterInstsRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstsResponse) Equal(o *ShowClusterInstsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1244,9 +1146,7 @@ func (m *ShowClusterInstsResponse) Equal(o *ShowClusterInstsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstInfosRequest) Equal(o *ShowClusterInstInfosRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1260,9 +1160,7 @@ func (m *ShowClusterInstInfosRequest) Equal(o *ShowClusterInstInfosRequest) bool
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstInfosResponse) Equal(o *ShowClusterInstInfosResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1276,9 +1174,7 @@ func (m *ShowClusterInstInfosResponse) Equal(o *ShowClusterInstInfosResponse) bo
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchClusterInstInfosRequest) Equal(o *WatchClusterInstInfosRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1292,9 +1188,7 @@ func (m *WatchClusterInstInfosRequest) Equal(o *WatchClusterInstInfosRequest) bo
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchClusterInstInfosResponse) Equal(o *WatchClusterInstInfosResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1302,26 +1196,16 @@ func (m *WatchClusterInstInfosResponse) Equal(o *WatchClusterInstInfosResponse) 
 	if m == o {
 		return true
 	}
-	if m.Type != o.Type {
-		return false
-	}
-	if !m.ClusterInstInfo.Equal(o.ClusterInstInfo) {
+	if m.Type != o.Type ||
+		!m.ClusterInstInfo.Equal(o.ClusterInstInfo) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateClusterInstRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateClusterInstRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateClusterInstRequest or bound to no schema.
 func (m *CreateClusterInstRequest) CopyInFields(src *CreateClusterInstRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateClusterInstRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1330,9 +1214,7 @@ func (m *CreateClusterInstRequest) CopyInFields(src *CreateClusterInstRequest, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateClusterInstRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x200000000001|win.Below&0x1 == 0 {
 		return 0
@@ -1356,23 +1238,14 @@ func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *f
 		}
 	}
 	if win.Cover&(1<<45) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
+		m.NoWait, n = src.NoWait, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateClusterInstResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateClusterInstResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateClusterInstResponse or bound to no schema.
 func (m *CreateClusterInstResponse) CopyInFields(src *CreateClusterInstResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateClusterInstResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1381,9 +1254,7 @@ func (m *CreateClusterInstResponse) CopyInFields(src *CreateClusterInstResponse,
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateClusterInstResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1409,17 +1280,9 @@ func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateClusterInstRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateClusterInstRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateClusterInstRequest or bound to no schema.
 func (m *UpdateClusterInstRequest) CopyInFields(src *UpdateClusterInstRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateClusterInstRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1428,9 +1291,7 @@ func (m *UpdateClusterInstRequest) CopyInFields(src *UpdateClusterInstRequest, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateClusterInstRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x600000000001|win.Below&0x200000000001 == 0 {
 		return 0
@@ -1454,35 +1315,17 @@ func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *f
 		}
 	}
 	if (win.Cover|win.Below)&(1<<45) != 0 {
-		if a := fm.ListActionAt(at + 45); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+45), &m.Fields, src.Fields)
 	}
 	if win.Cover&(1<<46) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
+		m.NoWait, n = src.NoWait, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateClusterInstResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateClusterInstResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateClusterInstResponse or bound to no schema.
 func (m *UpdateClusterInstResponse) CopyInFields(src *UpdateClusterInstResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateClusterInstResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1491,9 +1334,7 @@ func (m *UpdateClusterInstResponse) CopyInFields(src *UpdateClusterInstResponse,
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateClusterInstResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1519,17 +1360,9 @@ func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteClusterInstRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteClusterInstRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteClusterInstRequest or bound to no schema.
 func (m *DeleteClusterInstRequest) CopyInFields(src *DeleteClusterInstRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteClusterInstRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1538,9 +1371,7 @@ func (m *DeleteClusterInstRequest) CopyInFields(src *DeleteClusterInstRequest, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteClusterInstRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x19|win.Below&0x1 == 0 {
 		return 0
@@ -1564,27 +1395,17 @@ func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *f
 		}
 	}
 	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
-		m.NoWait = src.NoWait
-		n++
+		m.NoWait, n = src.NoWait, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.CrmOverride != src.CrmOverride {
-		m.CrmOverride = src.CrmOverride
-		n++
+		m.CrmOverride, n = src.CrmOverride, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteClusterInstResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteClusterInstResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteClusterInstResponse or bound to no schema.
 func (m *DeleteClusterInstResponse) CopyInFields(src *DeleteClusterInstResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteClusterInstResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1593,9 +1414,7 @@ func (m *DeleteClusterInstResponse) CopyInFields(src *DeleteClusterInstResponse,
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteClusterInstResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1621,17 +1440,9 @@ func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowClusterInstsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowClusterInstsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowClusterInstsRequest or bound to no schema.
 func (m *ShowClusterInstsRequest) CopyInFields(src *ShowClusterInstsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowClusterInstsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1640,9 +1451,7 @@ func (m *ShowClusterInstsRequest) CopyInFields(src *ShowClusterInstsRequest, fm 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowClusterInstsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1668,17 +1477,9 @@ func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fie
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowClusterInstsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowClusterInstsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowClusterInstsResponse or bound to no schema.
 func (m *ShowClusterInstsResponse) CopyInFields(src *ShowClusterInstsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowClusterInstsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1687,9 +1488,7 @@ func (m *ShowClusterInstsResponse) CopyInFields(src *ShowClusterInstsResponse, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowClusterInstsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1715,17 +1514,9 @@ func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowClusterInstInfosRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowClusterInstInfosRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowClusterInstInfosRequest or bound to no schema.
 func (m *ShowClusterInstInfosRequest) CopyInFields(src *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowClusterInstInfosRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1734,9 +1525,7 @@ func (m *ShowClusterInstInfosRequest) CopyInFields(src *ShowClusterInstInfosRequ
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowClusterInstInfosRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1762,17 +1551,9 @@ func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest,
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowClusterInstInfosResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowClusterInstInfosResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowClusterInstInfosResponse or bound to no schema.
 func (m *ShowClusterInstInfosResponse) CopyInFields(src *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowClusterInstInfosResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1781,9 +1562,7 @@ func (m *ShowClusterInstInfosResponse) CopyInFields(src *ShowClusterInstInfosRes
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowClusterInstInfosResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1809,17 +1588,9 @@ func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosRespons
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: WatchClusterInstInfosRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// WatchClusterInstInfosRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of WatchClusterInstInfosRequest or bound to no schema.
 func (m *WatchClusterInstInfosRequest) CopyInFields(src *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_WatchClusterInstInfosRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1828,9 +1599,7 @@ func (m *WatchClusterInstInfosRequest) CopyInFields(src *WatchClusterInstInfosRe
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchClusterInstInfosRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1856,17 +1625,9 @@ func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosReques
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: WatchClusterInstInfosResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// WatchClusterInstInfosResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of WatchClusterInstInfosResponse or bound to no schema.
 func (m *WatchClusterInstInfosResponse) CopyInFields(src *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_WatchClusterInstInfosResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1875,9 +1636,7 @@ func (m *WatchClusterInstInfosResponse) CopyInFields(src *WatchClusterInstInfosR
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchClusterInstInfosResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -1887,8 +1646,7 @@ func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosRespo
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
+		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
@@ -2003,10 +1761,8 @@ func (m *WatchClusterInstInfosResponse) DiffFields(o *WatchClusterInstInfosRespo
 	return fieldmap.Diff(_WatchClusterInstInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateClusterInstRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2017,18 +1773,14 @@ func (m *CreateClusterInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateClusterInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateClusterInstRequest does not have or a list action it cannot take.
 func (*CreateClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateClusterInstRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateClusterInstResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2039,18 +1791,14 @@ func (m *CreateClusterInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateClusterInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateClusterInstResponse does not have or a list action it cannot take.
 func (*CreateClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateClusterInstResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *UpdateClusterInstRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2061,18 +1809,14 @@ func (m *UpdateClusterInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag UpdateClusterInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateClusterInstRequest does not have or a list action it cannot take.
 func (*UpdateClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateClusterInstRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *UpdateClusterInstResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2083,18 +1827,14 @@ func (m *UpdateClusterInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag UpdateClusterInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateClusterInstResponse does not have or a list action it cannot take.
 func (*UpdateClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateClusterInstResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *DeleteClusterInstRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2105,18 +1845,14 @@ func (m *DeleteClusterInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag DeleteClusterInstRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteClusterInstRequest does not have or a list action it cannot take.
 func (*DeleteClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteClusterInstRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *DeleteClusterInstResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2127,18 +1863,14 @@ func (m *DeleteClusterInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag DeleteClusterInstResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteClusterInstResponse does not have or a list action it cannot take.
 func (*DeleteClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteClusterInstResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowClusterInstsRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2149,18 +1881,14 @@ func (m *ShowClusterInstsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowClusterInstsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowClusterInstsRequest does not have or a list action it cannot take.
 func (*ShowClusterInstsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowClusterInstsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowClusterInstsResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2171,18 +1899,14 @@ func (m *ShowClusterInstsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowClusterInstsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowClusterInstsResponse does not have or a list action it cannot take.
 func (*ShowClusterInstsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowClusterInstsResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowClusterInstInfosRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2193,18 +1917,14 @@ func (m *ShowClusterInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowClusterInstInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowClusterInstInfosRequest does not have or a list action it cannot take.
 func (*ShowClusterInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowClusterInstInfosRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowClusterInstInfosResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2215,18 +1935,14 @@ func (m *ShowClusterInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowClusterInstInfosResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowClusterInstInfosResponse does not have or a list action it cannot take.
 func (*ShowClusterInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowClusterInstInfosResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *WatchClusterInstInfosRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2237,18 +1953,14 @@ func (m *WatchClusterInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag WatchClusterInstInfosRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm WatchClusterInstInfosRequest does not have or a list action it cannot take.
 func (*WatchClusterInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchClusterInstInfosRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *WatchClusterInstInfosResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2262,185 +1974,61 @@ func (m *WatchClusterInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag WatchClusterInstInfosResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm WatchClusterInstInfosResponse does not have or a list action it cannot take.
 func (*WatchClusterInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchClusterInstInfosResponse_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CreateClusterInstRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CreateClusterInstRequest has none.
+func (m *CreateClusterInstRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CreateClusterInstRequest) Redacted() *CreateClusterInstRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CreateClusterInstRequest) Redacted() *CreateClusterInstRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CreateClusterInstResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CreateClusterInstResponse has none.
+func (m *CreateClusterInstResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CreateClusterInstResponse) Redacted() *CreateClusterInstResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CreateClusterInstResponse) Redacted() *CreateClusterInstResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateClusterInstRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateClusterInstRequest has none.
+func (m *UpdateClusterInstRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *UpdateClusterInstRequest) Redacted() *UpdateClusterInstRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *UpdateClusterInstRequest) Redacted() *UpdateClusterInstRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateClusterInstResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateClusterInstResponse has none.
+func (m *UpdateClusterInstResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *UpdateClusterInstResponse) Redacted() *UpdateClusterInstResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *UpdateClusterInstResponse) Redacted() *UpdateClusterInstResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteClusterInstRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteClusterInstRequest has none.
+func (m *DeleteClusterInstRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteClusterInstRequest) Redacted() *DeleteClusterInstRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteClusterInstRequest) Redacted() *DeleteClusterInstRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteClusterInstResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteClusterInstResponse has none.
+func (m *DeleteClusterInstResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteClusterInstResponse) Redacted() *DeleteClusterInstResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteClusterInstResponse) Redacted() *DeleteClusterInstResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowClusterInstsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowClusterInstsRequest has none.
+func (m *ShowClusterInstsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowClusterInstsRequest) Redacted() *ShowClusterInstsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowClusterInstsRequest) Redacted() *ShowClusterInstsRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowClusterInstsResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowClusterInstsResponse has none.
+func (m *ShowClusterInstsResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowClusterInstsResponse) Redacted() *ShowClusterInstsResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowClusterInstsResponse) Redacted() *ShowClusterInstsResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ShowClusterInstInfosRequest) Redact() {
 	if m == nil {
 		return
@@ -2448,9 +2036,7 @@ func (m *ShowClusterInstInfosRequest) Redact() {
 	m.Filter.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ShowClusterInstInfosRequest) Redacted() *ShowClusterInstInfosRequest {
 	if m == nil {
 		return nil
@@ -2460,9 +2046,7 @@ func (m *ShowClusterInstInfosRequest) Redacted() *ShowClusterInstInfosRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ShowClusterInstInfosResponse) Redact() {
 	if m == nil {
 		return
@@ -2470,9 +2054,7 @@ func (m *ShowClusterInstInfosResponse) Redact() {
 	m.ClusterInstInfo.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ShowClusterInstInfosResponse) Redacted() *ShowClusterInstInfosResponse {
 	if m == nil {
 		return nil
@@ -2482,9 +2064,7 @@ func (m *ShowClusterInstInfosResponse) Redacted() *ShowClusterInstInfosResponse 
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *WatchClusterInstInfosRequest) Redact() {
 	if m == nil {
 		return
@@ -2492,9 +2072,7 @@ func (m *WatchClusterInstInfosRequest) Redact() {
 	m.Filter.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *WatchClusterInstInfosRequest) Redacted() *WatchClusterInstInfosRequest {
 	if m == nil {
 		return nil
@@ -2504,9 +2082,7 @@ func (m *WatchClusterInstInfosRequest) Redacted() *WatchClusterInstInfosRequest 
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *WatchClusterInstInfosResponse) Redact() {
 	if m == nil {
 		return
@@ -2514,9 +2090,7 @@ func (m *WatchClusterInstInfosResponse) Redact() {
 	m.ClusterInstInfo.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *WatchClusterInstInfosResponse) Redacted() *WatchClusterInstInfosResponse {
 	if m == nil {
 		return nil

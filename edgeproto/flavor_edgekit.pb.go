@@ -43,15 +43,13 @@ var _Flavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fie
 
 var _Flavor_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Flavor", _Flavor_shape, false)
 
-// FlavorAllFields lists the leaf flags of Flavor: together they
-// select every field.
+// FlavorAllFields lists the leaf flags of Flavor, which select every field.
 var FlavorAllFields = slices.Clone(_Flavor_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Flavor.
 func (*Flavor) FieldSchema() *fieldmap.Schema { return _Flavor_fieldSchema }
 
-// NewFlavorFieldMap returns a FieldMap of Flavor holding flags; the
-// error names the first flag Flavor does not have.
+// NewFlavorFieldMap returns a FieldMap of Flavor holding flags, or an error naming the first it lacks.
 func NewFlavorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Flavor_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -79,27 +77,21 @@ var _FlavorInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorInfo{}), Field
 
 var _FlavorInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.FlavorInfo", _FlavorInfo_shape, false)
 
-// FlavorInfoAllFields lists the leaf flags of FlavorInfo: together they
-// select every field.
+// FlavorInfoAllFields lists the leaf flags of FlavorInfo, which select every field.
 var FlavorInfoAllFields = slices.Clone(_FlavorInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of FlavorInfo.
 func (*FlavorInfo) FieldSchema() *fieldmap.Schema { return _FlavorInfo_fieldSchema }
 
-// NewFlavorInfoFieldMap returns a FieldMap of FlavorInfo holding flags; the
-// error names the first flag FlavorInfo does not have.
+// NewFlavorInfoFieldMap returns a FieldMap of FlavorInfo holding flags, or an error naming the first it lacks.
 func NewFlavorInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _FlavorInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Flavor) Clone() *Flavor {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Flavor) Clone() *Flavor { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Flavor when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Flavor when nil) a deep copy of m, when not nil.
 func (m *Flavor) cloneIn(c *Flavor) *Flavor {
 	if m == nil {
 		return nil
@@ -124,14 +116,10 @@ func (m *Flavor) cloneTo(c *Flavor) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *FlavorInfo) Clone() *FlavorInfo {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *FlavorInfo) Clone() *FlavorInfo { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new FlavorInfo when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new FlavorInfo when nil) a deep copy of m, when not nil.
 func (m *FlavorInfo) cloneIn(c *FlavorInfo) *FlavorInfo {
 	if m == nil {
 		return nil
@@ -157,9 +145,7 @@ func (m *FlavorInfo) cloneTo(c *FlavorInfo) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Flavor) Equal(o *Flavor) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -167,30 +153,18 @@ func (m *Flavor) Equal(o *Flavor) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.RamMb != o.RamMb {
-		return false
-	}
-	if m.Vcpus != o.Vcpus {
-		return false
-	}
-	if m.DiskGb != o.DiskGb {
-		return false
-	}
-	if m.Gpus != o.Gpus {
-		return false
-	}
-	if !maps.Equal(m.OptResMap, o.OptResMap) {
+	if !m.Key.Equal(o.Key) ||
+		m.RamMb != o.RamMb ||
+		m.Vcpus != o.Vcpus ||
+		m.DiskGb != o.DiskGb ||
+		m.Gpus != o.Gpus ||
+		!maps.Equal(m.OptResMap, o.OptResMap) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FlavorInfo) Equal(o *FlavorInfo) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -198,41 +172,21 @@ func (m *FlavorInfo) Equal(o *FlavorInfo) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Vcpus != o.Vcpus {
-		return false
-	}
-	if m.RamMb != o.RamMb {
-		return false
-	}
-	if m.DiskGb != o.DiskGb {
-		return false
-	}
-	if m.Gpus != o.Gpus {
-		return false
-	}
-	if !maps.Equal(m.PropMap, o.PropMap) {
-		return false
-	}
-	if m.Deprecated != o.Deprecated {
+	if m.Name != o.Name ||
+		m.Vcpus != o.Vcpus ||
+		m.RamMb != o.RamMb ||
+		m.DiskGb != o.DiskGb ||
+		m.Gpus != o.Gpus ||
+		!maps.Equal(m.PropMap, o.PropMap) ||
+		m.Deprecated != o.Deprecated {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Flavor does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Flavor or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Flavor or bound to no schema.
 func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Flavor_fieldSchema)
 	if m == nil || b == nil {
@@ -241,9 +195,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Flavor being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7d|win.Below&0x41 == 0 {
 		return 0
@@ -267,47 +219,26 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 		}
 	}
 	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
+		m.RamMb, n = src.RamMb, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
+		m.Vcpus, n = src.Vcpus, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
+		m.DiskGb, n = src.DiskGb, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.Gpus != src.Gpus {
-		m.Gpus = src.Gpus
-		n++
+		m.Gpus, n = src.Gpus, n+1
 	}
 	if (win.Cover|win.Below)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-			if len(src.OptResMap) == 0 {
-				m.OptResMap = nil
-			} else {
-				m.OptResMap = maps.Clone(src.OptResMap)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+6), &m.OptResMap, src.OptResMap)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: FlavorInfo does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// FlavorInfo or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of FlavorInfo or bound to no schema.
 func (m *FlavorInfo) CopyInFields(src *FlavorInfo, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_FlavorInfo_fieldSchema)
 	if m == nil || b == nil {
@@ -316,9 +247,7 @@ func (m *FlavorInfo) CopyInFields(src *FlavorInfo, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FlavorInfo being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7f|win.Below&0x20 == 0 {
 		return 0
@@ -328,40 +257,25 @@ func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
+		m.Vcpus, n = src.Vcpus, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
+		m.RamMb, n = src.RamMb, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
+		m.DiskGb, n = src.DiskGb, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Gpus != src.Gpus {
-		m.Gpus = src.Gpus
-		n++
+		m.Gpus, n = src.Gpus, n+1
 	}
 	if (win.Cover|win.Below)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
-		} else if !maps.Equal(m.PropMap, src.PropMap) {
-			if len(src.PropMap) == 0 {
-				m.PropMap = nil
-			} else {
-				m.PropMap = maps.Clone(src.PropMap)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+5), &m.PropMap, src.PropMap)
 	}
 	if win.Cover&(1<<6) != 0 && m.Deprecated != src.Deprecated {
-		m.Deprecated = src.Deprecated
-		n++
+		m.Deprecated, n = src.Deprecated, n+1
 	}
 	return n
 }
@@ -382,85 +296,35 @@ func (m *FlavorInfo) DiffFields(o *FlavorInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_FlavorInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Flavor) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Flavor has none.
+func (m *Flavor) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Flavor does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Flavor does not have or a list action it cannot take.
 func (*Flavor) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Flavor_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *FlavorInfo) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: FlavorInfo has none.
+func (m *FlavorInfo) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag FlavorInfo does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm FlavorInfo does not have or a list action it cannot take.
 func (*FlavorInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _FlavorInfo_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Flavor) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Flavor has none.
+func (m *Flavor) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Flavor) Redacted() *Flavor {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Flavor) Redacted() *Flavor { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *FlavorInfo) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: FlavorInfo has none.
+func (m *FlavorInfo) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *FlavorInfo) Redacted() *FlavorInfo {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *FlavorInfo) Redacted() *FlavorInfo { return m.Clone() }
 
 // GetKeyString renders the object key of m (field key) as a string that
 // ParseFlavorKeyString reads back: "name=value" pairs of every key field, in

@@ -47,15 +47,13 @@ var _CreateFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateFlavo
 
 var _CreateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorRequest", _CreateFlavorRequest_shape, false)
 
-// CreateFlavorRequestAllFields lists the leaf flags of CreateFlavorRequest: together they
-// select every field.
+// CreateFlavorRequestAllFields lists the leaf flags of CreateFlavorRequest, which select every field.
 var CreateFlavorRequestAllFields = slices.Clone(_CreateFlavorRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateFlavorRequest.
 func (*CreateFlavorRequest) FieldSchema() *fieldmap.Schema { return _CreateFlavorRequest_fieldSchema }
 
-// NewCreateFlavorRequestFieldMap returns a FieldMap of CreateFlavorRequest holding flags; the
-// error names the first flag CreateFlavorRequest does not have.
+// NewCreateFlavorRequestFieldMap returns a FieldMap of CreateFlavorRequest holding flags, or an error naming the first it lacks.
 func NewCreateFlavorRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateFlavorRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -78,15 +76,13 @@ var _CreateFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateFlav
 
 var _CreateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorResponse", _CreateFlavorResponse_shape, false)
 
-// CreateFlavorResponseAllFields lists the leaf flags of CreateFlavorResponse: together they
-// select every field.
+// CreateFlavorResponseAllFields lists the leaf flags of CreateFlavorResponse, which select every field.
 var CreateFlavorResponseAllFields = slices.Clone(_CreateFlavorResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateFlavorResponse.
 func (*CreateFlavorResponse) FieldSchema() *fieldmap.Schema { return _CreateFlavorResponse_fieldSchema }
 
-// NewCreateFlavorResponseFieldMap returns a FieldMap of CreateFlavorResponse holding flags; the
-// error names the first flag CreateFlavorResponse does not have.
+// NewCreateFlavorResponseFieldMap returns a FieldMap of CreateFlavorResponse holding flags, or an error naming the first it lacks.
 func NewCreateFlavorResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateFlavorResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -111,15 +107,13 @@ var _UpdateFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateFlavo
 
 var _UpdateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorRequest", _UpdateFlavorRequest_shape, false)
 
-// UpdateFlavorRequestAllFields lists the leaf flags of UpdateFlavorRequest: together they
-// select every field.
+// UpdateFlavorRequestAllFields lists the leaf flags of UpdateFlavorRequest, which select every field.
 var UpdateFlavorRequestAllFields = slices.Clone(_UpdateFlavorRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateFlavorRequest.
 func (*UpdateFlavorRequest) FieldSchema() *fieldmap.Schema { return _UpdateFlavorRequest_fieldSchema }
 
-// NewUpdateFlavorRequestFieldMap returns a FieldMap of UpdateFlavorRequest holding flags; the
-// error names the first flag UpdateFlavorRequest does not have.
+// NewUpdateFlavorRequestFieldMap returns a FieldMap of UpdateFlavorRequest holding flags, or an error naming the first it lacks.
 func NewUpdateFlavorRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateFlavorRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -142,15 +136,13 @@ var _UpdateFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateFlav
 
 var _UpdateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorResponse", _UpdateFlavorResponse_shape, false)
 
-// UpdateFlavorResponseAllFields lists the leaf flags of UpdateFlavorResponse: together they
-// select every field.
+// UpdateFlavorResponseAllFields lists the leaf flags of UpdateFlavorResponse, which select every field.
 var UpdateFlavorResponseAllFields = slices.Clone(_UpdateFlavorResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateFlavorResponse.
 func (*UpdateFlavorResponse) FieldSchema() *fieldmap.Schema { return _UpdateFlavorResponse_fieldSchema }
 
-// NewUpdateFlavorResponseFieldMap returns a FieldMap of UpdateFlavorResponse holding flags; the
-// error names the first flag UpdateFlavorResponse does not have.
+// NewUpdateFlavorResponseFieldMap returns a FieldMap of UpdateFlavorResponse holding flags, or an error naming the first it lacks.
 func NewUpdateFlavorResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateFlavorResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -167,15 +159,13 @@ var _DeleteFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteFlavo
 
 var _DeleteFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorRequest", _DeleteFlavorRequest_shape, false)
 
-// DeleteFlavorRequestAllFields lists the leaf flags of DeleteFlavorRequest: together they
-// select every field.
+// DeleteFlavorRequestAllFields lists the leaf flags of DeleteFlavorRequest, which select every field.
 var DeleteFlavorRequestAllFields = slices.Clone(_DeleteFlavorRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteFlavorRequest.
 func (*DeleteFlavorRequest) FieldSchema() *fieldmap.Schema { return _DeleteFlavorRequest_fieldSchema }
 
-// NewDeleteFlavorRequestFieldMap returns a FieldMap of DeleteFlavorRequest holding flags; the
-// error names the first flag DeleteFlavorRequest does not have.
+// NewDeleteFlavorRequestFieldMap returns a FieldMap of DeleteFlavorRequest holding flags, or an error naming the first it lacks.
 func NewDeleteFlavorRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteFlavorRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -184,15 +174,13 @@ var _DeleteFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteFlav
 
 var _DeleteFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorResponse", _DeleteFlavorResponse_shape, false)
 
-// DeleteFlavorResponseAllFields lists the leaf flags of DeleteFlavorResponse: together they
-// select every field.
+// DeleteFlavorResponseAllFields lists the leaf flags of DeleteFlavorResponse, which select every field.
 var DeleteFlavorResponseAllFields = slices.Clone(_DeleteFlavorResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteFlavorResponse.
 func (*DeleteFlavorResponse) FieldSchema() *fieldmap.Schema { return _DeleteFlavorResponse_fieldSchema }
 
-// NewDeleteFlavorResponseFieldMap returns a FieldMap of DeleteFlavorResponse holding flags; the
-// error names the first flag DeleteFlavorResponse does not have.
+// NewDeleteFlavorResponseFieldMap returns a FieldMap of DeleteFlavorResponse holding flags, or an error naming the first it lacks.
 func NewDeleteFlavorResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteFlavorResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -215,15 +203,13 @@ var _ShowFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowFlavorsR
 
 var _ShowFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsRequest", _ShowFlavorsRequest_shape, false)
 
-// ShowFlavorsRequestAllFields lists the leaf flags of ShowFlavorsRequest: together they
-// select every field.
+// ShowFlavorsRequestAllFields lists the leaf flags of ShowFlavorsRequest, which select every field.
 var ShowFlavorsRequestAllFields = slices.Clone(_ShowFlavorsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowFlavorsRequest.
 func (*ShowFlavorsRequest) FieldSchema() *fieldmap.Schema { return _ShowFlavorsRequest_fieldSchema }
 
-// NewShowFlavorsRequestFieldMap returns a FieldMap of ShowFlavorsRequest holding flags; the
-// error names the first flag ShowFlavorsRequest does not have.
+// NewShowFlavorsRequestFieldMap returns a FieldMap of ShowFlavorsRequest holding flags, or an error naming the first it lacks.
 func NewShowFlavorsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowFlavorsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -246,27 +232,21 @@ var _ShowFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowFlavors
 
 var _ShowFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsResponse", _ShowFlavorsResponse_shape, false)
 
-// ShowFlavorsResponseAllFields lists the leaf flags of ShowFlavorsResponse: together they
-// select every field.
+// ShowFlavorsResponseAllFields lists the leaf flags of ShowFlavorsResponse, which select every field.
 var ShowFlavorsResponseAllFields = slices.Clone(_ShowFlavorsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowFlavorsResponse.
 func (*ShowFlavorsResponse) FieldSchema() *fieldmap.Schema { return _ShowFlavorsResponse_fieldSchema }
 
-// NewShowFlavorsResponseFieldMap returns a FieldMap of ShowFlavorsResponse holding flags; the
-// error names the first flag ShowFlavorsResponse does not have.
+// NewShowFlavorsResponseFieldMap returns a FieldMap of ShowFlavorsResponse holding flags, or an error naming the first it lacks.
 func NewShowFlavorsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowFlavorsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateFlavorRequest) Clone() *CreateFlavorRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateFlavorRequest) Clone() *CreateFlavorRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateFlavorRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateFlavorRequest when nil) a deep copy of m, when not nil.
 func (m *CreateFlavorRequest) cloneIn(c *CreateFlavorRequest) *CreateFlavorRequest {
 	if m == nil {
 		return nil
@@ -286,14 +266,10 @@ func (m *CreateFlavorRequest) cloneTo(c *CreateFlavorRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateFlavorResponse) Clone() *CreateFlavorResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateFlavorResponse) Clone() *CreateFlavorResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateFlavorResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateFlavorResponse when nil) a deep copy of m, when not nil.
 func (m *CreateFlavorResponse) cloneIn(c *CreateFlavorResponse) *CreateFlavorResponse {
 	if m == nil {
 		return nil
@@ -313,14 +289,10 @@ func (m *CreateFlavorResponse) cloneTo(c *CreateFlavorResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateFlavorRequest) Clone() *UpdateFlavorRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateFlavorRequest) Clone() *UpdateFlavorRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateFlavorRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateFlavorRequest when nil) a deep copy of m, when not nil.
 func (m *UpdateFlavorRequest) cloneIn(c *UpdateFlavorRequest) *UpdateFlavorRequest {
 	if m == nil {
 		return nil
@@ -341,14 +313,10 @@ func (m *UpdateFlavorRequest) cloneTo(c *UpdateFlavorRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateFlavorResponse) Clone() *UpdateFlavorResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateFlavorResponse) Clone() *UpdateFlavorResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateFlavorResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateFlavorResponse when nil) a deep copy of m, when not nil.
 func (m *UpdateFlavorResponse) cloneIn(c *UpdateFlavorResponse) *UpdateFlavorResponse {
 	if m == nil {
 		return nil
@@ -368,14 +336,10 @@ func (m *UpdateFlavorResponse) cloneTo(c *UpdateFlavorResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteFlavorRequest) Clone() *DeleteFlavorRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteFlavorRequest) Clone() *DeleteFlavorRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteFlavorRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteFlavorRequest when nil) a deep copy of m, when not nil.
 func (m *DeleteFlavorRequest) cloneIn(c *DeleteFlavorRequest) *DeleteFlavorRequest {
 	if m == nil {
 		return nil
@@ -395,14 +359,10 @@ func (m *DeleteFlavorRequest) cloneTo(c *DeleteFlavorRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteFlavorResponse) Clone() *DeleteFlavorResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteFlavorResponse) Clone() *DeleteFlavorResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteFlavorResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteFlavorResponse when nil) a deep copy of m, when not nil.
 func (m *DeleteFlavorResponse) cloneIn(c *DeleteFlavorResponse) *DeleteFlavorResponse {
 	if m == nil {
 		return nil
@@ -421,14 +381,10 @@ func (m *DeleteFlavorResponse) cloneTo(c *DeleteFlavorResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowFlavorsRequest) Clone() *ShowFlavorsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowFlavorsRequest) Clone() *ShowFlavorsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowFlavorsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowFlavorsRequest when nil) a deep copy of m, when not nil.
 func (m *ShowFlavorsRequest) cloneIn(c *ShowFlavorsRequest) *ShowFlavorsRequest {
 	if m == nil {
 		return nil
@@ -448,14 +404,10 @@ func (m *ShowFlavorsRequest) cloneTo(c *ShowFlavorsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowFlavorsResponse) Clone() *ShowFlavorsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowFlavorsResponse) Clone() *ShowFlavorsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowFlavorsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowFlavorsResponse when nil) a deep copy of m, when not nil.
 func (m *ShowFlavorsResponse) cloneIn(c *ShowFlavorsResponse) *ShowFlavorsResponse {
 	if m == nil {
 		return nil
@@ -475,9 +427,7 @@ func (m *ShowFlavorsResponse) cloneTo(c *ShowFlavorsResponse) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateFlavorRequest) Equal(o *CreateFlavorRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -491,9 +441,7 @@ func (m *CreateFlavorRequest) Equal(o *CreateFlavorRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateFlavorResponse) Equal(o *CreateFlavorResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -507,9 +455,7 @@ func (m *CreateFlavorResponse) Equal(o *CreateFlavorResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateFlavorRequest) Equal(o *UpdateFlavorRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -517,18 +463,14 @@ func (m *UpdateFlavorRequest) Equal(o *UpdateFlavorRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.Flavor.Equal(o.Flavor) {
-		return false
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
+	if !m.Flavor.Equal(o.Flavor) ||
+		!slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateFlavorResponse) Equal(o *UpdateFlavorResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -542,9 +484,7 @@ func (m *UpdateFlavorResponse) Equal(o *UpdateFlavorResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteFlavorRequest) Equal(o *DeleteFlavorRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -558,9 +498,7 @@ func (m *DeleteFlavorRequest) Equal(o *DeleteFlavorRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteFlavorResponse) Equal(o *DeleteFlavorResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -571,9 +509,7 @@ func (m *DeleteFlavorResponse) Equal(o *DeleteFlavorResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowFlavorsRequest) Equal(o *ShowFlavorsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -587,9 +523,7 @@ func (m *ShowFlavorsRequest) Equal(o *ShowFlavorsRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowFlavorsResponse) Equal(o *ShowFlavorsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -603,17 +537,9 @@ func (m *ShowFlavorsResponse) Equal(o *ShowFlavorsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateFlavorRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateFlavorRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateFlavorRequest or bound to no schema.
 func (m *CreateFlavorRequest) CopyInFields(src *CreateFlavorRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateFlavorRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -622,9 +548,7 @@ func (m *CreateFlavorRequest) CopyInFields(src *CreateFlavorRequest, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateFlavorRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -650,17 +574,9 @@ func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateFlavorResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateFlavorResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateFlavorResponse or bound to no schema.
 func (m *CreateFlavorResponse) CopyInFields(src *CreateFlavorResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateFlavorResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -669,9 +585,7 @@ func (m *CreateFlavorResponse) CopyInFields(src *CreateFlavorResponse, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateFlavorResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -697,17 +611,9 @@ func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateFlavorRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateFlavorRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateFlavorRequest or bound to no schema.
 func (m *UpdateFlavorRequest) CopyInFields(src *UpdateFlavorRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateFlavorRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -716,9 +622,7 @@ func (m *UpdateFlavorRequest) CopyInFields(src *UpdateFlavorRequest, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateFlavorRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x101|win.Below&0x101 == 0 {
 		return 0
@@ -742,31 +646,14 @@ func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.Fi
 		}
 	}
 	if (win.Cover|win.Below)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+8), &m.Fields, src.Fields)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateFlavorResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateFlavorResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateFlavorResponse or bound to no schema.
 func (m *UpdateFlavorResponse) CopyInFields(src *UpdateFlavorResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateFlavorResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -775,9 +662,7 @@ func (m *UpdateFlavorResponse) CopyInFields(src *UpdateFlavorResponse, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateFlavorResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -803,17 +688,9 @@ func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteFlavorRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteFlavorRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteFlavorRequest or bound to no schema.
 func (m *DeleteFlavorRequest) CopyInFields(src *DeleteFlavorRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteFlavorRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -822,9 +699,7 @@ func (m *DeleteFlavorRequest) CopyInFields(src *DeleteFlavorRequest, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteFlavorRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -850,17 +725,9 @@ func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteFlavorResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteFlavorResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteFlavorResponse or bound to no schema.
 func (m *DeleteFlavorResponse) CopyInFields(src *DeleteFlavorResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteFlavorResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -869,24 +736,14 @@ func (m *DeleteFlavorResponse) CopyInFields(src *DeleteFlavorResponse, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteFlavorResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteFlavorResponse) copyInAt(src *DeleteFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowFlavorsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowFlavorsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowFlavorsRequest or bound to no schema.
 func (m *ShowFlavorsRequest) CopyInFields(src *ShowFlavorsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowFlavorsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -895,9 +752,7 @@ func (m *ShowFlavorsRequest) CopyInFields(src *ShowFlavorsRequest, fm *fieldmap.
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowFlavorsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -923,17 +778,9 @@ func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.Fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowFlavorsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowFlavorsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowFlavorsResponse or bound to no schema.
 func (m *ShowFlavorsResponse) CopyInFields(src *ShowFlavorsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowFlavorsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -942,9 +789,7 @@ func (m *ShowFlavorsResponse) CopyInFields(src *ShowFlavorsResponse, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowFlavorsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1034,322 +879,122 @@ func (m *ShowFlavorsResponse) DiffFields(o *ShowFlavorsResponse) *fieldmap.Field
 	return fieldmap.Diff(_ShowFlavorsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateFlavorRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: CreateFlavorRequest has none.
+func (m *CreateFlavorRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag CreateFlavorRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateFlavorRequest does not have or a list action it cannot take.
 func (*CreateFlavorRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateFlavorRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateFlavorResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: CreateFlavorResponse has none.
+func (m *CreateFlavorResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag CreateFlavorResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateFlavorResponse does not have or a list action it cannot take.
 func (*CreateFlavorResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateFlavorResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateFlavorRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: UpdateFlavorRequest has none.
+func (m *UpdateFlavorRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag UpdateFlavorRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateFlavorRequest does not have or a list action it cannot take.
 func (*UpdateFlavorRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateFlavorRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateFlavorResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: UpdateFlavorResponse has none.
+func (m *UpdateFlavorResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag UpdateFlavorResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateFlavorResponse does not have or a list action it cannot take.
 func (*UpdateFlavorResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateFlavorResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteFlavorRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteFlavorRequest has none.
+func (m *DeleteFlavorRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteFlavorRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteFlavorRequest does not have or a list action it cannot take.
 func (*DeleteFlavorRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteFlavorRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteFlavorResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteFlavorResponse has none.
+func (m *DeleteFlavorResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteFlavorResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteFlavorResponse does not have or a list action it cannot take.
 func (*DeleteFlavorResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteFlavorResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowFlavorsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ShowFlavorsRequest has none.
+func (m *ShowFlavorsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ShowFlavorsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowFlavorsRequest does not have or a list action it cannot take.
 func (*ShowFlavorsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowFlavorsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowFlavorsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ShowFlavorsResponse has none.
+func (m *ShowFlavorsResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ShowFlavorsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowFlavorsResponse does not have or a list action it cannot take.
 func (*ShowFlavorsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowFlavorsResponse_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CreateFlavorRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CreateFlavorRequest has none.
+func (m *CreateFlavorRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CreateFlavorRequest) Redacted() *CreateFlavorRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CreateFlavorRequest) Redacted() *CreateFlavorRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CreateFlavorResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CreateFlavorResponse has none.
+func (m *CreateFlavorResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CreateFlavorResponse) Redacted() *CreateFlavorResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CreateFlavorResponse) Redacted() *CreateFlavorResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateFlavorRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateFlavorRequest has none.
+func (m *UpdateFlavorRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *UpdateFlavorRequest) Redacted() *UpdateFlavorRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *UpdateFlavorRequest) Redacted() *UpdateFlavorRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateFlavorResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateFlavorResponse has none.
+func (m *UpdateFlavorResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *UpdateFlavorResponse) Redacted() *UpdateFlavorResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *UpdateFlavorResponse) Redacted() *UpdateFlavorResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteFlavorRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteFlavorRequest has none.
+func (m *DeleteFlavorRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteFlavorRequest) Redacted() *DeleteFlavorRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteFlavorRequest) Redacted() *DeleteFlavorRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteFlavorResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteFlavorResponse has none.
+func (m *DeleteFlavorResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteFlavorResponse) Redacted() *DeleteFlavorResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteFlavorResponse) Redacted() *DeleteFlavorResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowFlavorsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowFlavorsRequest has none.
+func (m *ShowFlavorsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowFlavorsRequest) Redacted() *ShowFlavorsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowFlavorsRequest) Redacted() *ShowFlavorsRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowFlavorsResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowFlavorsResponse has none.
+func (m *ShowFlavorsResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowFlavorsResponse) Redacted() *ShowFlavorsResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowFlavorsResponse) Redacted() *ShowFlavorsResponse { return m.Clone() }

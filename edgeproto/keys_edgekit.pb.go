@@ -29,15 +29,13 @@ var _CloudletKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fie
 
 var _CloudletKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletKey", _CloudletKey_shape, false)
 
-// CloudletKeyAllFields lists the leaf flags of CloudletKey: together they
-// select every field.
+// CloudletKeyAllFields lists the leaf flags of CloudletKey, which select every field.
 var CloudletKeyAllFields = slices.Clone(_CloudletKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CloudletKey.
 func (*CloudletKey) FieldSchema() *fieldmap.Schema { return _CloudletKey_fieldSchema }
 
-// NewCloudletKeyFieldMap returns a FieldMap of CloudletKey holding flags; the
-// error names the first flag CloudletKey does not have.
+// NewCloudletKeyFieldMap returns a FieldMap of CloudletKey holding flags, or an error naming the first it lacks.
 func NewCloudletKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CloudletKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -55,15 +53,13 @@ var _ClusterKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Field
 
 var _ClusterKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterKey", _ClusterKey_shape, false)
 
-// ClusterKeyAllFields lists the leaf flags of ClusterKey: together they
-// select every field.
+// ClusterKeyAllFields lists the leaf flags of ClusterKey, which select every field.
 var ClusterKeyAllFields = slices.Clone(_ClusterKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ClusterKey.
 func (*ClusterKey) FieldSchema() *fieldmap.Schema { return _ClusterKey_fieldSchema }
 
-// NewClusterKeyFieldMap returns a FieldMap of ClusterKey holding flags; the
-// error names the first flag ClusterKey does not have.
+// NewClusterKeyFieldMap returns a FieldMap of ClusterKey holding flags, or an error naming the first it lacks.
 func NewClusterKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ClusterKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -83,15 +79,13 @@ var _AppKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fie
 
 var _AppKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppKey", _AppKey_shape, false)
 
-// AppKeyAllFields lists the leaf flags of AppKey: together they
-// select every field.
+// AppKeyAllFields lists the leaf flags of AppKey, which select every field.
 var AppKeyAllFields = slices.Clone(_AppKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AppKey.
 func (*AppKey) FieldSchema() *fieldmap.Schema { return _AppKey_fieldSchema }
 
-// NewAppKeyFieldMap returns a FieldMap of AppKey holding flags; the
-// error names the first flag AppKey does not have.
+// NewAppKeyFieldMap returns a FieldMap of AppKey holding flags, or an error naming the first it lacks.
 func NewAppKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AppKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -109,15 +103,13 @@ var _AppInstKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Field
 
 var _AppInstKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstKey", _AppInstKey_shape, false)
 
-// AppInstKeyAllFields lists the leaf flags of AppInstKey: together they
-// select every field.
+// AppInstKeyAllFields lists the leaf flags of AppInstKey, which select every field.
 var AppInstKeyAllFields = slices.Clone(_AppInstKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AppInstKey.
 func (*AppInstKey) FieldSchema() *fieldmap.Schema { return _AppInstKey_fieldSchema }
 
-// NewAppInstKeyFieldMap returns a FieldMap of AppInstKey holding flags; the
-// error names the first flag AppInstKey does not have.
+// NewAppInstKeyFieldMap returns a FieldMap of AppInstKey holding flags, or an error naming the first it lacks.
 func NewAppInstKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AppInstKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -133,15 +125,13 @@ var _FlavorKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorKey{}), Fields:
 
 var _FlavorKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.FlavorKey", _FlavorKey_shape, false)
 
-// FlavorKeyAllFields lists the leaf flags of FlavorKey: together they
-// select every field.
+// FlavorKeyAllFields lists the leaf flags of FlavorKey, which select every field.
 var FlavorKeyAllFields = slices.Clone(_FlavorKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of FlavorKey.
 func (*FlavorKey) FieldSchema() *fieldmap.Schema { return _FlavorKey_fieldSchema }
 
-// NewFlavorKeyFieldMap returns a FieldMap of FlavorKey holding flags; the
-// error names the first flag FlavorKey does not have.
+// NewFlavorKeyFieldMap returns a FieldMap of FlavorKey holding flags, or an error naming the first it lacks.
 func NewFlavorKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _FlavorKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -159,15 +149,13 @@ var _TrustPolicyKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyKey{}
 
 var _TrustPolicyKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyKey", _TrustPolicyKey_shape, false)
 
-// TrustPolicyKeyAllFields lists the leaf flags of TrustPolicyKey: together they
-// select every field.
+// TrustPolicyKeyAllFields lists the leaf flags of TrustPolicyKey, which select every field.
 var TrustPolicyKeyAllFields = slices.Clone(_TrustPolicyKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TrustPolicyKey.
 func (*TrustPolicyKey) FieldSchema() *fieldmap.Schema { return _TrustPolicyKey_fieldSchema }
 
-// NewTrustPolicyKeyFieldMap returns a FieldMap of TrustPolicyKey holding flags; the
-// error names the first flag TrustPolicyKey does not have.
+// NewTrustPolicyKeyFieldMap returns a FieldMap of TrustPolicyKey holding flags, or an error naming the first it lacks.
 func NewTrustPolicyKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TrustPolicyKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -185,15 +173,13 @@ var _CloudletPoolKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletPoolKey
 
 var _CloudletPoolKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletPoolKey", _CloudletPoolKey_shape, false)
 
-// CloudletPoolKeyAllFields lists the leaf flags of CloudletPoolKey: together they
-// select every field.
+// CloudletPoolKeyAllFields lists the leaf flags of CloudletPoolKey, which select every field.
 var CloudletPoolKeyAllFields = slices.Clone(_CloudletPoolKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CloudletPoolKey.
 func (*CloudletPoolKey) FieldSchema() *fieldmap.Schema { return _CloudletPoolKey_fieldSchema }
 
-// NewCloudletPoolKeyFieldMap returns a FieldMap of CloudletPoolKey holding flags; the
-// error names the first flag CloudletPoolKey does not have.
+// NewCloudletPoolKeyFieldMap returns a FieldMap of CloudletPoolKey holding flags, or an error naming the first it lacks.
 func NewCloudletPoolKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CloudletPoolKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -218,8 +204,7 @@ var _TrustPolicyExceptionKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPo
 
 var _TrustPolicyExceptionKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyExceptionKey", _TrustPolicyExceptionKey_shape, false)
 
-// TrustPolicyExceptionKeyAllFields lists the leaf flags of TrustPolicyExceptionKey: together they
-// select every field.
+// TrustPolicyExceptionKeyAllFields lists the leaf flags of TrustPolicyExceptionKey, which select every field.
 var TrustPolicyExceptionKeyAllFields = slices.Clone(_TrustPolicyExceptionKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TrustPolicyExceptionKey.
@@ -227,20 +212,15 @@ func (*TrustPolicyExceptionKey) FieldSchema() *fieldmap.Schema {
 	return _TrustPolicyExceptionKey_fieldSchema
 }
 
-// NewTrustPolicyExceptionKeyFieldMap returns a FieldMap of TrustPolicyExceptionKey holding flags; the
-// error names the first flag TrustPolicyExceptionKey does not have.
+// NewTrustPolicyExceptionKeyFieldMap returns a FieldMap of TrustPolicyExceptionKey holding flags, or an error naming the first it lacks.
 func NewTrustPolicyExceptionKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TrustPolicyExceptionKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CloudletKey) Clone() *CloudletKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CloudletKey) Clone() *CloudletKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CloudletKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CloudletKey when nil) a deep copy of m, when not nil.
 func (m *CloudletKey) cloneIn(c *CloudletKey) *CloudletKey {
 	if m == nil {
 		return nil
@@ -261,14 +241,10 @@ func (m *CloudletKey) cloneTo(c *CloudletKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ClusterKey) Clone() *ClusterKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ClusterKey) Clone() *ClusterKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ClusterKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ClusterKey when nil) a deep copy of m, when not nil.
 func (m *ClusterKey) cloneIn(c *ClusterKey) *ClusterKey {
 	if m == nil {
 		return nil
@@ -289,14 +265,10 @@ func (m *ClusterKey) cloneTo(c *ClusterKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *AppKey) Clone() *AppKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AppKey) Clone() *AppKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new AppKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new AppKey when nil) a deep copy of m, when not nil.
 func (m *AppKey) cloneIn(c *AppKey) *AppKey {
 	if m == nil {
 		return nil
@@ -318,14 +290,10 @@ func (m *AppKey) cloneTo(c *AppKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *AppInstKey) Clone() *AppInstKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AppInstKey) Clone() *AppInstKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new AppInstKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new AppInstKey when nil) a deep copy of m, when not nil.
 func (m *AppInstKey) cloneIn(c *AppInstKey) *AppInstKey {
 	if m == nil {
 		return nil
@@ -346,14 +314,10 @@ func (m *AppInstKey) cloneTo(c *AppInstKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *FlavorKey) Clone() *FlavorKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *FlavorKey) Clone() *FlavorKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new FlavorKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new FlavorKey when nil) a deep copy of m, when not nil.
 func (m *FlavorKey) cloneIn(c *FlavorKey) *FlavorKey {
 	if m == nil {
 		return nil
@@ -373,14 +337,10 @@ func (m *FlavorKey) cloneTo(c *FlavorKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TrustPolicyKey) Clone() *TrustPolicyKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TrustPolicyKey) Clone() *TrustPolicyKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TrustPolicyKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TrustPolicyKey when nil) a deep copy of m, when not nil.
 func (m *TrustPolicyKey) cloneIn(c *TrustPolicyKey) *TrustPolicyKey {
 	if m == nil {
 		return nil
@@ -401,14 +361,10 @@ func (m *TrustPolicyKey) cloneTo(c *TrustPolicyKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CloudletPoolKey) Clone() *CloudletPoolKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CloudletPoolKey) Clone() *CloudletPoolKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CloudletPoolKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CloudletPoolKey when nil) a deep copy of m, when not nil.
 func (m *CloudletPoolKey) cloneIn(c *CloudletPoolKey) *CloudletPoolKey {
 	if m == nil {
 		return nil
@@ -429,14 +385,10 @@ func (m *CloudletPoolKey) cloneTo(c *CloudletPoolKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TrustPolicyExceptionKey) Clone() *TrustPolicyExceptionKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TrustPolicyExceptionKey) Clone() *TrustPolicyExceptionKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TrustPolicyExceptionKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TrustPolicyExceptionKey when nil) a deep copy of m, when not nil.
 func (m *TrustPolicyExceptionKey) cloneIn(c *TrustPolicyExceptionKey) *TrustPolicyExceptionKey {
 	if m == nil {
 		return nil
@@ -470,9 +422,7 @@ type _TrustPolicyExceptionKey_kids struct {
 	CloudletPoolKey CloudletPoolKey
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletKey) Equal(o *CloudletKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -480,18 +430,14 @@ func (m *CloudletKey) Equal(o *CloudletKey) bool {
 	if m == o {
 		return true
 	}
-	if m.Organization != o.Organization {
-		return false
-	}
-	if m.Name != o.Name {
+	if m.Organization != o.Organization ||
+		m.Name != o.Name {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ClusterKey) Equal(o *ClusterKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -499,18 +445,14 @@ func (m *ClusterKey) Equal(o *ClusterKey) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Organization != o.Organization {
+	if m.Name != o.Name ||
+		m.Organization != o.Organization {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppKey) Equal(o *AppKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -518,21 +460,15 @@ func (m *AppKey) Equal(o *AppKey) bool {
 	if m == o {
 		return true
 	}
-	if m.Organization != o.Organization {
-		return false
-	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Version != o.Version {
+	if m.Organization != o.Organization ||
+		m.Name != o.Name ||
+		m.Version != o.Version {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInstKey) Equal(o *AppInstKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -540,18 +476,14 @@ func (m *AppInstKey) Equal(o *AppInstKey) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Organization != o.Organization {
+	if m.Name != o.Name ||
+		m.Organization != o.Organization {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FlavorKey) Equal(o *FlavorKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -565,9 +497,7 @@ func (m *FlavorKey) Equal(o *FlavorKey) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyKey) Equal(o *TrustPolicyKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -575,18 +505,14 @@ func (m *TrustPolicyKey) Equal(o *TrustPolicyKey) bool {
 	if m == o {
 		return true
 	}
-	if m.Organization != o.Organization {
-		return false
-	}
-	if m.Name != o.Name {
+	if m.Organization != o.Organization ||
+		m.Name != o.Name {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletPoolKey) Equal(o *CloudletPoolKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -594,18 +520,14 @@ func (m *CloudletPoolKey) Equal(o *CloudletPoolKey) bool {
 	if m == o {
 		return true
 	}
-	if m.Organization != o.Organization {
-		return false
-	}
-	if m.Name != o.Name {
+	if m.Organization != o.Organization ||
+		m.Name != o.Name {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyExceptionKey) Equal(o *TrustPolicyExceptionKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -613,29 +535,17 @@ func (m *TrustPolicyExceptionKey) Equal(o *TrustPolicyExceptionKey) bool {
 	if m == o {
 		return true
 	}
-	if !m.AppKey.Equal(o.AppKey) {
-		return false
-	}
-	if !m.CloudletPoolKey.Equal(o.CloudletPoolKey) {
-		return false
-	}
-	if m.Name != o.Name {
+	if !m.AppKey.Equal(o.AppKey) ||
+		!m.CloudletPoolKey.Equal(o.CloudletPoolKey) ||
+		m.Name != o.Name {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CloudletKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CloudletKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CloudletKey or bound to no schema.
 func (m *CloudletKey) CopyInFields(src *CloudletKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CloudletKey_fieldSchema)
 	if m == nil || b == nil {
@@ -644,9 +554,7 @@ func (m *CloudletKey) CopyInFields(src *CloudletKey, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CloudletKey) copyInAt(src *CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -656,27 +564,17 @@ func (m *CloudletKey) copyInAt(src *CloudletKey, fm *fieldmap.FieldMap, at int, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ClusterKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ClusterKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ClusterKey or bound to no schema.
 func (m *ClusterKey) CopyInFields(src *ClusterKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ClusterKey_fieldSchema)
 	if m == nil || b == nil {
@@ -685,9 +583,7 @@ func (m *ClusterKey) CopyInFields(src *ClusterKey, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ClusterKey) copyInAt(src *ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -697,27 +593,17 @@ func (m *ClusterKey) copyInAt(src *ClusterKey, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: AppKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// AppKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of AppKey or bound to no schema.
 func (m *AppKey) CopyInFields(src *AppKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_AppKey_fieldSchema)
 	if m == nil || b == nil {
@@ -726,9 +612,7 @@ func (m *AppKey) CopyInFields(src *AppKey, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *AppKey) copyInAt(src *AppKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -738,31 +622,20 @@ func (m *AppKey) copyInAt(src *AppKey, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Version != src.Version {
-		m.Version = src.Version
-		n++
+		m.Version, n = src.Version, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: AppInstKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// AppInstKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of AppInstKey or bound to no schema.
 func (m *AppInstKey) CopyInFields(src *AppInstKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_AppInstKey_fieldSchema)
 	if m == nil || b == nil {
@@ -771,9 +644,7 @@ func (m *AppInstKey) CopyInFields(src *AppInstKey, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *AppInstKey) copyInAt(src *AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -783,27 +654,17 @@ func (m *AppInstKey) copyInAt(src *AppInstKey, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: FlavorKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// FlavorKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of FlavorKey or bound to no schema.
 func (m *FlavorKey) CopyInFields(src *FlavorKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_FlavorKey_fieldSchema)
 	if m == nil || b == nil {
@@ -812,9 +673,7 @@ func (m *FlavorKey) CopyInFields(src *FlavorKey, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FlavorKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *FlavorKey) copyInAt(src *FlavorKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -824,23 +683,14 @@ func (m *FlavorKey) copyInAt(src *FlavorKey, fm *fieldmap.FieldMap, at int, win 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TrustPolicyKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TrustPolicyKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TrustPolicyKey or bound to no schema.
 func (m *TrustPolicyKey) CopyInFields(src *TrustPolicyKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TrustPolicyKey_fieldSchema)
 	if m == nil || b == nil {
@@ -849,9 +699,7 @@ func (m *TrustPolicyKey) CopyInFields(src *TrustPolicyKey, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicyKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TrustPolicyKey) copyInAt(src *TrustPolicyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -861,27 +709,17 @@ func (m *TrustPolicyKey) copyInAt(src *TrustPolicyKey, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CloudletPoolKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CloudletPoolKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CloudletPoolKey or bound to no schema.
 func (m *CloudletPoolKey) CopyInFields(src *CloudletPoolKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CloudletPoolKey_fieldSchema)
 	if m == nil || b == nil {
@@ -890,9 +728,7 @@ func (m *CloudletPoolKey) CopyInFields(src *CloudletPoolKey, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletPoolKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CloudletPoolKey) copyInAt(src *CloudletPoolKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -902,27 +738,17 @@ func (m *CloudletPoolKey) copyInAt(src *CloudletPoolKey, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TrustPolicyExceptionKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TrustPolicyExceptionKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TrustPolicyExceptionKey or bound to no schema.
 func (m *TrustPolicyExceptionKey) CopyInFields(src *TrustPolicyExceptionKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TrustPolicyExceptionKey_fieldSchema)
 	if m == nil || b == nil {
@@ -931,9 +757,7 @@ func (m *TrustPolicyExceptionKey) CopyInFields(src *TrustPolicyExceptionKey, fm 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicyExceptionKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x91|win.Below&0x11 == 0 {
 		return 0
@@ -971,8 +795,7 @@ func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fie
 		}
 	}
 	if win.Cover&(1<<7) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	return n
 }
@@ -1041,322 +864,122 @@ func (m *TrustPolicyExceptionKey) DiffFields(o *TrustPolicyExceptionKey) *fieldm
 	return fieldmap.Diff(_TrustPolicyExceptionKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CloudletKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: CloudletKey has none.
+func (m *CloudletKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag CloudletKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CloudletKey does not have or a list action it cannot take.
 func (*CloudletKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CloudletKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ClusterKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ClusterKey has none.
+func (m *ClusterKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ClusterKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ClusterKey does not have or a list action it cannot take.
 func (*ClusterKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ClusterKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *AppKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: AppKey has none.
+func (m *AppKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag AppKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm AppKey does not have or a list action it cannot take.
 func (*AppKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AppKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *AppInstKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: AppInstKey has none.
+func (m *AppInstKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag AppInstKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm AppInstKey does not have or a list action it cannot take.
 func (*AppInstKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AppInstKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *FlavorKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: FlavorKey has none.
+func (m *FlavorKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag FlavorKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm FlavorKey does not have or a list action it cannot take.
 func (*FlavorKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _FlavorKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TrustPolicyKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TrustPolicyKey has none.
+func (m *TrustPolicyKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TrustPolicyKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TrustPolicyKey does not have or a list action it cannot take.
 func (*TrustPolicyKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TrustPolicyKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CloudletPoolKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: CloudletPoolKey has none.
+func (m *CloudletPoolKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag CloudletPoolKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CloudletPoolKey does not have or a list action it cannot take.
 func (*CloudletPoolKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CloudletPoolKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TrustPolicyExceptionKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TrustPolicyExceptionKey has none.
+func (m *TrustPolicyExceptionKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TrustPolicyExceptionKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TrustPolicyExceptionKey does not have or a list action it cannot take.
 func (*TrustPolicyExceptionKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TrustPolicyExceptionKey_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CloudletKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CloudletKey has none.
+func (m *CloudletKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CloudletKey) Redacted() *CloudletKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CloudletKey) Redacted() *CloudletKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ClusterKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ClusterKey has none.
+func (m *ClusterKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ClusterKey) Redacted() *ClusterKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ClusterKey) Redacted() *ClusterKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *AppKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: AppKey has none.
+func (m *AppKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *AppKey) Redacted() *AppKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *AppKey) Redacted() *AppKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *AppInstKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: AppInstKey has none.
+func (m *AppInstKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *AppInstKey) Redacted() *AppInstKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *AppInstKey) Redacted() *AppInstKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *FlavorKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: FlavorKey has none.
+func (m *FlavorKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *FlavorKey) Redacted() *FlavorKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *FlavorKey) Redacted() *FlavorKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TrustPolicyKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TrustPolicyKey has none.
+func (m *TrustPolicyKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TrustPolicyKey) Redacted() *TrustPolicyKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TrustPolicyKey) Redacted() *TrustPolicyKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CloudletPoolKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CloudletPoolKey has none.
+func (m *CloudletPoolKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CloudletPoolKey) Redacted() *CloudletPoolKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CloudletPoolKey) Redacted() *CloudletPoolKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TrustPolicyExceptionKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TrustPolicyExceptionKey has none.
+func (m *TrustPolicyExceptionKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TrustPolicyExceptionKey) Redacted() *TrustPolicyExceptionKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TrustPolicyExceptionKey) Redacted() *TrustPolicyExceptionKey { return m.Clone() }

@@ -33,15 +33,13 @@ var _ResourceQuota_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceQuota{}),
 
 var _ResourceQuota_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResourceQuota", _ResourceQuota_shape, false)
 
-// ResourceQuotaAllFields lists the leaf flags of ResourceQuota: together they
-// select every field.
+// ResourceQuotaAllFields lists the leaf flags of ResourceQuota, which select every field.
 var ResourceQuotaAllFields = slices.Clone(_ResourceQuota_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResourceQuota.
 func (*ResourceQuota) FieldSchema() *fieldmap.Schema { return _ResourceQuota_fieldSchema }
 
-// NewResourceQuotaFieldMap returns a FieldMap of ResourceQuota holding flags; the
-// error names the first flag ResourceQuota does not have.
+// NewResourceQuotaFieldMap returns a FieldMap of ResourceQuota holding flags, or an error naming the first it lacks.
 func NewResourceQuotaFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ResourceQuota_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -69,15 +67,13 @@ var _InfraResource_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResource{}),
 
 var _InfraResource_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResource", _InfraResource_shape, false)
 
-// InfraResourceAllFields lists the leaf flags of InfraResource: together they
-// select every field.
+// InfraResourceAllFields lists the leaf flags of InfraResource, which select every field.
 var InfraResourceAllFields = slices.Clone(_InfraResource_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of InfraResource.
 func (*InfraResource) FieldSchema() *fieldmap.Schema { return _InfraResource_fieldSchema }
 
-// NewInfraResourceFieldMap returns a FieldMap of InfraResource holding flags; the
-// error names the first flag InfraResource does not have.
+// NewInfraResourceFieldMap returns a FieldMap of InfraResource holding flags, or an error naming the first it lacks.
 func NewInfraResourceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _InfraResource_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -120,8 +116,7 @@ var _InfraResourcesSnapshot_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraRes
 
 var _InfraResourcesSnapshot_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResourcesSnapshot", _InfraResourcesSnapshot_shape, false)
 
-// InfraResourcesSnapshotAllFields lists the leaf flags of InfraResourcesSnapshot: together they
-// select every field.
+// InfraResourcesSnapshotAllFields lists the leaf flags of InfraResourcesSnapshot, which select every field.
 var InfraResourcesSnapshotAllFields = slices.Clone(_InfraResourcesSnapshot_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of InfraResourcesSnapshot.
@@ -129,8 +124,7 @@ func (*InfraResourcesSnapshot) FieldSchema() *fieldmap.Schema {
 	return _InfraResourcesSnapshot_fieldSchema
 }
 
-// NewInfraResourcesSnapshotFieldMap returns a FieldMap of InfraResourcesSnapshot holding flags; the
-// error names the first flag InfraResourcesSnapshot does not have.
+// NewInfraResourcesSnapshotFieldMap returns a FieldMap of InfraResourcesSnapshot holding flags, or an error naming the first it lacks.
 func NewInfraResourcesSnapshotFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _InfraResourcesSnapshot_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -152,15 +146,13 @@ var _NodeInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeInfo{}), Fields: [
 
 var _NodeInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodeInfo", _NodeInfo_shape, false)
 
-// NodeInfoAllFields lists the leaf flags of NodeInfo: together they
-// select every field.
+// NodeInfoAllFields lists the leaf flags of NodeInfo, which select every field.
 var NodeInfoAllFields = slices.Clone(_NodeInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NodeInfo.
 func (*NodeInfo) FieldSchema() *fieldmap.Schema { return _NodeInfo_fieldSchema }
 
-// NewNodeInfoFieldMap returns a FieldMap of NodeInfo holding flags; the
-// error names the first flag NodeInfo does not have.
+// NewNodeInfoFieldMap returns a FieldMap of NodeInfo holding flags, or an error naming the first it lacks.
 func NewNodeInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NodeInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -178,15 +170,13 @@ var _IpAddr_shape = &fieldmap.Shape{Size: unsafe.Sizeof(IpAddr{}), Fields: []fie
 
 var _IpAddr_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.IpAddr", _IpAddr_shape, false)
 
-// IpAddrAllFields lists the leaf flags of IpAddr: together they
-// select every field.
+// IpAddrAllFields lists the leaf flags of IpAddr, which select every field.
 var IpAddrAllFields = slices.Clone(_IpAddr_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of IpAddr.
 func (*IpAddr) FieldSchema() *fieldmap.Schema { return _IpAddr_fieldSchema }
 
-// NewIpAddrFieldMap returns a FieldMap of IpAddr holding flags; the
-// error names the first flag IpAddr does not have.
+// NewIpAddrFieldMap returns a FieldMap of IpAddr holding flags, or an error naming the first it lacks.
 func NewIpAddrFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _IpAddr_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -210,15 +200,13 @@ var _ContainerInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ContainerInfo{}),
 
 var _ContainerInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ContainerInfo", _ContainerInfo_shape, false)
 
-// ContainerInfoAllFields lists the leaf flags of ContainerInfo: together they
-// select every field.
+// ContainerInfoAllFields lists the leaf flags of ContainerInfo, which select every field.
 var ContainerInfoAllFields = slices.Clone(_ContainerInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ContainerInfo.
 func (*ContainerInfo) FieldSchema() *fieldmap.Schema { return _ContainerInfo_fieldSchema }
 
-// NewContainerInfoFieldMap returns a FieldMap of ContainerInfo holding flags; the
-// error names the first flag ContainerInfo does not have.
+// NewContainerInfoFieldMap returns a FieldMap of ContainerInfo holding flags, or an error naming the first it lacks.
 func NewContainerInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ContainerInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -251,15 +239,13 @@ var _VmInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VmInfo{}), Fields: []fie
 
 var _VmInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.VmInfo", _VmInfo_shape, false)
 
-// VmInfoAllFields lists the leaf flags of VmInfo: together they
-// select every field.
+// VmInfoAllFields lists the leaf flags of VmInfo, which select every field.
 var VmInfoAllFields = slices.Clone(_VmInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of VmInfo.
 func (*VmInfo) FieldSchema() *fieldmap.Schema { return _VmInfo_fieldSchema }
 
-// NewVmInfoFieldMap returns a FieldMap of VmInfo holding flags; the
-// error names the first flag VmInfo does not have.
+// NewVmInfoFieldMap returns a FieldMap of VmInfo holding flags, or an error naming the first it lacks.
 func NewVmInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _VmInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -288,15 +274,13 @@ var _InfraResources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResources{}
 
 var _InfraResources_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResources", _InfraResources_shape, false)
 
-// InfraResourcesAllFields lists the leaf flags of InfraResources: together they
-// select every field.
+// InfraResourcesAllFields lists the leaf flags of InfraResources, which select every field.
 var InfraResourcesAllFields = slices.Clone(_InfraResources_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of InfraResources.
 func (*InfraResources) FieldSchema() *fieldmap.Schema { return _InfraResources_fieldSchema }
 
-// NewInfraResourcesFieldMap returns a FieldMap of InfraResources holding flags; the
-// error names the first flag InfraResources does not have.
+// NewInfraResourcesFieldMap returns a FieldMap of InfraResources holding flags, or an error naming the first it lacks.
 func NewInfraResourcesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _InfraResources_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -320,27 +304,21 @@ var _NodeResources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeResources{}),
 
 var _NodeResources_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodeResources", _NodeResources_shape, false)
 
-// NodeResourcesAllFields lists the leaf flags of NodeResources: together they
-// select every field.
+// NodeResourcesAllFields lists the leaf flags of NodeResources, which select every field.
 var NodeResourcesAllFields = slices.Clone(_NodeResources_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NodeResources.
 func (*NodeResources) FieldSchema() *fieldmap.Schema { return _NodeResources_fieldSchema }
 
-// NewNodeResourcesFieldMap returns a FieldMap of NodeResources holding flags; the
-// error names the first flag NodeResources does not have.
+// NewNodeResourcesFieldMap returns a FieldMap of NodeResources holding flags, or an error naming the first it lacks.
 func NewNodeResourcesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NodeResources_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ResourceQuota) Clone() *ResourceQuota {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ResourceQuota) Clone() *ResourceQuota { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ResourceQuota when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ResourceQuota when nil) a deep copy of m, when not nil.
 func (m *ResourceQuota) cloneIn(c *ResourceQuota) *ResourceQuota {
 	if m == nil {
 		return nil
@@ -362,14 +340,10 @@ func (m *ResourceQuota) cloneTo(c *ResourceQuota) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *InfraResource) Clone() *InfraResource {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *InfraResource) Clone() *InfraResource { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new InfraResource when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new InfraResource when nil) a deep copy of m, when not nil.
 func (m *InfraResource) cloneIn(c *InfraResource) *InfraResource {
 	if m == nil {
 		return nil
@@ -395,14 +369,10 @@ func (m *InfraResource) cloneTo(c *InfraResource) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *InfraResourcesSnapshot) Clone() *InfraResourcesSnapshot {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *InfraResourcesSnapshot) Clone() *InfraResourcesSnapshot { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new InfraResourcesSnapshot when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new InfraResourcesSnapshot when nil) a deep copy of m, when not nil.
 func (m *InfraResourcesSnapshot) cloneIn(c *InfraResourcesSnapshot) *InfraResourcesSnapshot {
 	if m == nil {
 		return nil
@@ -455,14 +425,10 @@ func (m *InfraResourcesSnapshot) cloneTo(c *InfraResourcesSnapshot) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NodeInfo) Clone() *NodeInfo {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NodeInfo) Clone() *NodeInfo { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NodeInfo when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NodeInfo when nil) a deep copy of m, when not nil.
 func (m *NodeInfo) cloneIn(c *NodeInfo) *NodeInfo {
 	if m == nil {
 		return nil
@@ -485,14 +451,10 @@ func (m *NodeInfo) cloneTo(c *NodeInfo) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *IpAddr) Clone() *IpAddr {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *IpAddr) Clone() *IpAddr { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new IpAddr when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new IpAddr when nil) a deep copy of m, when not nil.
 func (m *IpAddr) cloneIn(c *IpAddr) *IpAddr {
 	if m == nil {
 		return nil
@@ -513,14 +475,10 @@ func (m *IpAddr) cloneTo(c *IpAddr) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ContainerInfo) Clone() *ContainerInfo {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ContainerInfo) Clone() *ContainerInfo { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ContainerInfo when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ContainerInfo when nil) a deep copy of m, when not nil.
 func (m *ContainerInfo) cloneIn(c *ContainerInfo) *ContainerInfo {
 	if m == nil {
 		return nil
@@ -544,14 +502,10 @@ func (m *ContainerInfo) cloneTo(c *ContainerInfo) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *VmInfo) Clone() *VmInfo {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *VmInfo) Clone() *VmInfo { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new VmInfo when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new VmInfo when nil) a deep copy of m, when not nil.
 func (m *VmInfo) cloneIn(c *VmInfo) *VmInfo {
 	if m == nil {
 		return nil
@@ -596,14 +550,10 @@ func (m *VmInfo) cloneTo(c *VmInfo) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *InfraResources) Clone() *InfraResources {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *InfraResources) Clone() *InfraResources { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new InfraResources when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new InfraResources when nil) a deep copy of m, when not nil.
 func (m *InfraResources) cloneIn(c *InfraResources) *InfraResources {
 	if m == nil {
 		return nil
@@ -633,14 +583,10 @@ func (m *InfraResources) cloneTo(c *InfraResources) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NodeResources) Clone() *NodeResources {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NodeResources) Clone() *NodeResources { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NodeResources when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NodeResources when nil) a deep copy of m, when not nil.
 func (m *NodeResources) cloneIn(c *NodeResources) *NodeResources {
 	if m == nil {
 		return nil
@@ -664,9 +610,7 @@ func (m *NodeResources) cloneTo(c *NodeResources) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceQuota) Equal(o *ResourceQuota) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -674,21 +618,15 @@ func (m *ResourceQuota) Equal(o *ResourceQuota) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Value != o.Value {
-		return false
-	}
-	if m.AlertThreshold != o.AlertThreshold {
+	if m.Name != o.Name ||
+		m.Value != o.Value ||
+		m.AlertThreshold != o.AlertThreshold {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResource) Equal(o *InfraResource) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -696,33 +634,19 @@ func (m *InfraResource) Equal(o *InfraResource) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Used != o.Used {
-		return false
-	}
-	if m.Total != o.Total {
-		return false
-	}
-	if m.Quota != o.Quota {
-		return false
-	}
-	if m.Units != o.Units {
-		return false
-	}
-	if m.Description != o.Description {
-		return false
-	}
-	if m.AlertThreshold != o.AlertThreshold {
+	if m.Name != o.Name ||
+		m.Used != o.Used ||
+		m.Total != o.Total ||
+		m.Quota != o.Quota ||
+		m.Units != o.Units ||
+		m.Description != o.Description ||
+		m.AlertThreshold != o.AlertThreshold {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -760,9 +684,7 @@ func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeInfo) Equal(o *NodeInfo) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -770,24 +692,16 @@ func (m *NodeInfo) Equal(o *NodeInfo) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if !maps.Equal(m.Allocatable, o.Allocatable) {
-		return false
-	}
-	if !maps.Equal(m.Capacity, o.Capacity) {
-		return false
-	}
-	if !slices.Equal(m.Roles, o.Roles) {
+	if m.Name != o.Name ||
+		!maps.Equal(m.Allocatable, o.Allocatable) ||
+		!maps.Equal(m.Capacity, o.Capacity) ||
+		!slices.Equal(m.Roles, o.Roles) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *IpAddr) Equal(o *IpAddr) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -795,18 +709,14 @@ func (m *IpAddr) Equal(o *IpAddr) bool {
 	if m == o {
 		return true
 	}
-	if m.ExternalIp != o.ExternalIp {
-		return false
-	}
-	if m.InternalIp != o.InternalIp {
+	if m.ExternalIp != o.ExternalIp ||
+		m.InternalIp != o.InternalIp {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ContainerInfo) Equal(o *ContainerInfo) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -814,27 +724,17 @@ func (m *ContainerInfo) Equal(o *ContainerInfo) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Type != o.Type {
-		return false
-	}
-	if m.Status != o.Status {
-		return false
-	}
-	if m.ClusterIp != o.ClusterIp {
-		return false
-	}
-	if m.Restarts != o.Restarts {
+	if m.Name != o.Name ||
+		m.Type != o.Type ||
+		m.Status != o.Status ||
+		m.ClusterIp != o.ClusterIp ||
+		m.Restarts != o.Restarts {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VmInfo) Equal(o *VmInfo) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -842,16 +742,10 @@ func (m *VmInfo) Equal(o *VmInfo) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Type != o.Type {
-		return false
-	}
-	if m.Status != o.Status {
-		return false
-	}
-	if m.InfraFlavor != o.InfraFlavor {
+	if m.Name != o.Name ||
+		m.Type != o.Type ||
+		m.Status != o.Status ||
+		m.InfraFlavor != o.InfraFlavor {
 		return false
 	}
 	if len(m.Ipaddresses) != len(o.Ipaddresses) {
@@ -873,9 +767,7 @@ func (m *VmInfo) Equal(o *VmInfo) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResources) Equal(o *InfraResources) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -894,9 +786,7 @@ func (m *InfraResources) Equal(o *InfraResources) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeResources) Equal(o *NodeResources) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -904,35 +794,19 @@ func (m *NodeResources) Equal(o *NodeResources) bool {
 	if m == o {
 		return true
 	}
-	if m.Vcpus != o.Vcpus {
-		return false
-	}
-	if m.RamMb != o.RamMb {
-		return false
-	}
-	if m.DiskGb != o.DiskGb {
-		return false
-	}
-	if !maps.Equal(m.OptResMap, o.OptResMap) {
-		return false
-	}
-	if m.InfraNodeFlavor != o.InfraNodeFlavor {
+	if m.Vcpus != o.Vcpus ||
+		m.RamMb != o.RamMb ||
+		m.DiskGb != o.DiskGb ||
+		!maps.Equal(m.OptResMap, o.OptResMap) ||
+		m.InfraNodeFlavor != o.InfraNodeFlavor {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ResourceQuota does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ResourceQuota or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ResourceQuota or bound to no schema.
 func (m *ResourceQuota) CopyInFields(src *ResourceQuota, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ResourceQuota_fieldSchema)
 	if m == nil || b == nil {
@@ -941,9 +815,7 @@ func (m *ResourceQuota) CopyInFields(src *ResourceQuota, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResourceQuota being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ResourceQuota) copyInAt(src *ResourceQuota, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -953,31 +825,20 @@ func (m *ResourceQuota) copyInAt(src *ResourceQuota, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
+		m.Value, n = src.Value, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.AlertThreshold != src.AlertThreshold {
-		m.AlertThreshold = src.AlertThreshold
-		n++
+		m.AlertThreshold, n = src.AlertThreshold, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: InfraResource does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// InfraResource or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of InfraResource or bound to no schema.
 func (m *InfraResource) CopyInFields(src *InfraResource, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_InfraResource_fieldSchema)
 	if m == nil || b == nil {
@@ -986,9 +847,7 @@ func (m *InfraResource) CopyInFields(src *InfraResource, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResource being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *InfraResource) copyInAt(src *InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7f == 0 {
 		return 0
@@ -998,47 +857,32 @@ func (m *InfraResource) copyInAt(src *InfraResource, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Used != src.Used {
-		m.Used = src.Used
-		n++
+		m.Used, n = src.Used, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Total != src.Total {
-		m.Total = src.Total
-		n++
+		m.Total, n = src.Total, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Quota != src.Quota {
-		m.Quota = src.Quota
-		n++
+		m.Quota, n = src.Quota, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Units != src.Units {
-		m.Units = src.Units
-		n++
+		m.Units, n = src.Units, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.Description != src.Description {
-		m.Description = src.Description
-		n++
+		m.Description, n = src.Description, n+1
 	}
 	if win.Cover&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
-		m.AlertThreshold = src.AlertThreshold
-		n++
+		m.AlertThreshold, n = src.AlertThreshold, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: InfraResourcesSnapshot does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// InfraResourcesSnapshot or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of InfraResourcesSnapshot or bound to no schema.
 func (m *InfraResourcesSnapshot) CopyInFields(src *InfraResourcesSnapshot, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_InfraResourcesSnapshot_fieldSchema)
 	if m == nil || b == nil {
@@ -1047,9 +891,7 @@ func (m *InfraResourcesSnapshot) CopyInFields(src *InfraResourcesSnapshot, fm *f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResourcesSnapshot being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x4901|win.Below&0x901 == 0 {
 		return 0
@@ -1101,17 +943,9 @@ func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NodeInfo does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NodeInfo or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NodeInfo or bound to no schema.
 func (m *NodeInfo) CopyInFields(src *NodeInfo, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NodeInfo_fieldSchema)
 	if m == nil || b == nil {
@@ -1120,9 +954,7 @@ func (m *NodeInfo) CopyInFields(src *NodeInfo, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeInfo being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0xe == 0 {
 		return 0
@@ -1132,59 +964,23 @@ func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int, win fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
-		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
-			if len(src.Allocatable) == 0 {
-				m.Allocatable = nil
-			} else {
-				m.Allocatable = maps.Clone(src.Allocatable)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+1), &m.Allocatable, src.Allocatable)
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
-		} else if !maps.Equal(m.Capacity, src.Capacity) {
-			if len(src.Capacity) == 0 {
-				m.Capacity = nil
-			} else {
-				m.Capacity = maps.Clone(src.Capacity)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+2), &m.Capacity, src.Capacity)
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
-		} else if !slices.Equal(m.Roles, src.Roles) {
-			if len(src.Roles) == 0 {
-				m.Roles = nil
-			} else {
-				m.Roles = slices.Clone(src.Roles)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+3), &m.Roles, src.Roles)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: IpAddr does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// IpAddr or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of IpAddr or bound to no schema.
 func (m *IpAddr) CopyInFields(src *IpAddr, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_IpAddr_fieldSchema)
 	if m == nil || b == nil {
@@ -1193,9 +989,7 @@ func (m *IpAddr) CopyInFields(src *IpAddr, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// IpAddr being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *IpAddr) copyInAt(src *IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -1205,27 +999,17 @@ func (m *IpAddr) copyInAt(src *IpAddr, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
-		m.ExternalIp = src.ExternalIp
-		n++
+		m.ExternalIp, n = src.ExternalIp, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.InternalIp != src.InternalIp {
-		m.InternalIp = src.InternalIp
-		n++
+		m.InternalIp, n = src.InternalIp, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ContainerInfo does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ContainerInfo or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ContainerInfo or bound to no schema.
 func (m *ContainerInfo) CopyInFields(src *ContainerInfo, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ContainerInfo_fieldSchema)
 	if m == nil || b == nil {
@@ -1234,9 +1018,7 @@ func (m *ContainerInfo) CopyInFields(src *ContainerInfo, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ContainerInfo being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ContainerInfo) copyInAt(src *ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f == 0 {
 		return 0
@@ -1246,39 +1028,26 @@ func (m *ContainerInfo) copyInAt(src *ContainerInfo, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
+		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
+		m.Status, n = src.Status, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
-		m.ClusterIp = src.ClusterIp
-		n++
+		m.ClusterIp, n = src.ClusterIp, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Restarts != src.Restarts {
-		m.Restarts = src.Restarts
-		n++
+		m.Restarts, n = src.Restarts, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: VmInfo does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// VmInfo or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of VmInfo or bound to no schema.
 func (m *VmInfo) CopyInFields(src *VmInfo, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_VmInfo_fieldSchema)
 	if m == nil || b == nil {
@@ -1287,9 +1056,7 @@ func (m *VmInfo) CopyInFields(src *VmInfo, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VmInfo being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x9f|win.Below&0x90 == 0 {
 		return 0
@@ -1299,20 +1066,16 @@ func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
+		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
+		m.Status, n = src.Status, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
-		m.InfraFlavor = src.InfraFlavor
-		n++
+		m.InfraFlavor, n = src.InfraFlavor, n+1
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
@@ -1341,17 +1104,9 @@ func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: InfraResources does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// InfraResources or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of InfraResources or bound to no schema.
 func (m *InfraResources) CopyInFields(src *InfraResources, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_InfraResources_fieldSchema)
 	if m == nil || b == nil {
@@ -1360,9 +1115,7 @@ func (m *InfraResources) CopyInFields(src *InfraResources, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResources being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *InfraResources) copyInAt(src *InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1386,17 +1139,9 @@ func (m *InfraResources) copyInAt(src *InfraResources, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NodeResources does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NodeResources or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NodeResources or bound to no schema.
 func (m *NodeResources) CopyInFields(src *NodeResources, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NodeResources_fieldSchema)
 	if m == nil || b == nil {
@@ -1405,9 +1150,7 @@ func (m *NodeResources) CopyInFields(src *NodeResources, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeResources being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f|win.Below&0x8 == 0 {
 		return 0
@@ -1417,32 +1160,19 @@ func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
+		m.Vcpus, n = src.Vcpus, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
+		m.RamMb, n = src.RamMb, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
+		m.DiskGb, n = src.DiskGb, n+1
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-			if len(src.OptResMap) == 0 {
-				m.OptResMap = nil
-			} else {
-				m.OptResMap = maps.Clone(src.OptResMap)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+3), &m.OptResMap, src.OptResMap)
 	}
 	if win.Cover&(1<<4) != 0 && m.InfraNodeFlavor != src.InfraNodeFlavor {
-		m.InfraNodeFlavor = src.InfraNodeFlavor
-		n++
+		m.InfraNodeFlavor, n = src.InfraNodeFlavor, n+1
 	}
 	return n
 }
@@ -1519,362 +1249,137 @@ func (m *NodeResources) DiffFields(o *NodeResources) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NodeResources_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ResourceQuota) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ResourceQuota has none.
+func (m *ResourceQuota) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ResourceQuota does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ResourceQuota does not have or a list action it cannot take.
 func (*ResourceQuota) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResourceQuota_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *InfraResource) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: InfraResource has none.
+func (m *InfraResource) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag InfraResource does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm InfraResource does not have or a list action it cannot take.
 func (*InfraResource) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _InfraResource_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *InfraResourcesSnapshot) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: InfraResourcesSnapshot has none.
+func (m *InfraResourcesSnapshot) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag InfraResourcesSnapshot does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm InfraResourcesSnapshot does not have or a list action it cannot take.
 func (*InfraResourcesSnapshot) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _InfraResourcesSnapshot_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *NodeInfo) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: NodeInfo has none.
+func (m *NodeInfo) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag NodeInfo does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NodeInfo does not have or a list action it cannot take.
 func (*NodeInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NodeInfo_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *IpAddr) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: IpAddr has none.
+func (m *IpAddr) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag IpAddr does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm IpAddr does not have or a list action it cannot take.
 func (*IpAddr) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _IpAddr_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ContainerInfo) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ContainerInfo has none.
+func (m *ContainerInfo) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ContainerInfo does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ContainerInfo does not have or a list action it cannot take.
 func (*ContainerInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ContainerInfo_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *VmInfo) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: VmInfo has none.
+func (m *VmInfo) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag VmInfo does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm VmInfo does not have or a list action it cannot take.
 func (*VmInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _VmInfo_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *InfraResources) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: InfraResources has none.
+func (m *InfraResources) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag InfraResources does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm InfraResources does not have or a list action it cannot take.
 func (*InfraResources) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _InfraResources_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *NodeResources) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: NodeResources has none.
+func (m *NodeResources) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag NodeResources does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NodeResources does not have or a list action it cannot take.
 func (*NodeResources) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NodeResources_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ResourceQuota) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ResourceQuota has none.
+func (m *ResourceQuota) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ResourceQuota) Redacted() *ResourceQuota {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ResourceQuota) Redacted() *ResourceQuota { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *InfraResource) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: InfraResource has none.
+func (m *InfraResource) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *InfraResource) Redacted() *InfraResource {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *InfraResource) Redacted() *InfraResource { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *InfraResourcesSnapshot) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: InfraResourcesSnapshot has none.
+func (m *InfraResourcesSnapshot) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *InfraResourcesSnapshot) Redacted() *InfraResourcesSnapshot {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *InfraResourcesSnapshot) Redacted() *InfraResourcesSnapshot { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *NodeInfo) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: NodeInfo has none.
+func (m *NodeInfo) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *NodeInfo) Redacted() *NodeInfo {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *NodeInfo) Redacted() *NodeInfo { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *IpAddr) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: IpAddr has none.
+func (m *IpAddr) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *IpAddr) Redacted() *IpAddr {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *IpAddr) Redacted() *IpAddr { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ContainerInfo) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ContainerInfo has none.
+func (m *ContainerInfo) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ContainerInfo) Redacted() *ContainerInfo {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ContainerInfo) Redacted() *ContainerInfo { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *VmInfo) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: VmInfo has none.
+func (m *VmInfo) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *VmInfo) Redacted() *VmInfo {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *VmInfo) Redacted() *VmInfo { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *InfraResources) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: InfraResources has none.
+func (m *InfraResources) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *InfraResources) Redacted() *InfraResources {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *InfraResources) Redacted() *InfraResources { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *NodeResources) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: NodeResources has none.
+func (m *NodeResources) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *NodeResources) Redacted() *NodeResources {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *NodeResources) Redacted() *NodeResources { return m.Clone() }

@@ -29,27 +29,21 @@ var _Result_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Result{}), Fields: []fie
 
 var _Result_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Result", _Result_shape, false)
 
-// ResultAllFields lists the leaf flags of Result: together they
-// select every field.
+// ResultAllFields lists the leaf flags of Result, which select every field.
 var ResultAllFields = slices.Clone(_Result_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Result.
 func (*Result) FieldSchema() *fieldmap.Schema { return _Result_fieldSchema }
 
-// NewResultFieldMap returns a FieldMap of Result holding flags; the
-// error names the first flag Result does not have.
+// NewResultFieldMap returns a FieldMap of Result holding flags, or an error naming the first it lacks.
 func NewResultFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Result_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Result) Clone() *Result {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Result) Clone() *Result { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Result when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Result when nil) a deep copy of m, when not nil.
 func (m *Result) cloneIn(c *Result) *Result {
 	if m == nil {
 		return nil
@@ -70,9 +64,7 @@ func (m *Result) cloneTo(c *Result) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Result) Equal(o *Result) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -80,26 +72,16 @@ func (m *Result) Equal(o *Result) bool {
 	if m == o {
 		return true
 	}
-	if m.Message != o.Message {
-		return false
-	}
-	if m.Code != o.Code {
+	if m.Message != o.Message ||
+		m.Code != o.Code {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Result does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Result or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Result or bound to no schema.
 func (m *Result) CopyInFields(src *Result, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Result_fieldSchema)
 	if m == nil || b == nil {
@@ -108,9 +90,7 @@ func (m *Result) CopyInFields(src *Result, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Result being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Result) copyInAt(src *Result, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -120,12 +100,10 @@ func (m *Result) copyInAt(src *Result, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Message != src.Message {
-		m.Message = src.Message
-		n++
+		m.Message, n = src.Message, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Code != src.Code {
-		m.Code = src.Code
-		n++
+		m.Code, n = src.Code, n+1
 	}
 	return n
 }
@@ -138,42 +116,17 @@ func (m *Result) DiffFields(o *Result) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Result_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Result) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Result has none.
+func (m *Result) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Result does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Result does not have or a list action it cannot take.
 func (*Result) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Result_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Result) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Result has none.
+func (m *Result) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Result) Redacted() *Result {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Result) Redacted() *Result { return m.Clone() }

@@ -55,27 +55,21 @@ var _Settings_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Settings{}), Fields: [
 
 var _Settings_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Settings", _Settings_shape, false)
 
-// SettingsAllFields lists the leaf flags of Settings: together they
-// select every field.
+// SettingsAllFields lists the leaf flags of Settings, which select every field.
 var SettingsAllFields = slices.Clone(_Settings_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Settings.
 func (*Settings) FieldSchema() *fieldmap.Schema { return _Settings_fieldSchema }
 
-// NewSettingsFieldMap returns a FieldMap of Settings holding flags; the
-// error names the first flag Settings does not have.
+// NewSettingsFieldMap returns a FieldMap of Settings holding flags, or an error naming the first it lacks.
 func NewSettingsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Settings_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Settings) Clone() *Settings {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Settings) Clone() *Settings { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Settings when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Settings when nil) a deep copy of m, when not nil.
 func (m *Settings) cloneIn(c *Settings) *Settings {
 	if m == nil {
 		return nil
@@ -108,9 +102,7 @@ func (m *Settings) cloneTo(c *Settings) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Settings) Equal(o *Settings) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -118,62 +110,28 @@ func (m *Settings) Equal(o *Settings) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualDuration(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.UpdateClusterInstTimeout, o.UpdateClusterInstTimeout) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.DeleteClusterInstTimeout, o.DeleteClusterInstTimeout) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.CreateAppInstTimeout, o.CreateAppInstTimeout) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.UpdateAppInstTimeout, o.UpdateAppInstTimeout) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.DeleteAppInstTimeout, o.DeleteAppInstTimeout) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.CreateCloudletTimeout, o.CreateCloudletTimeout) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.UpdateCloudletTimeout, o.UpdateCloudletTimeout) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.CloudletInfoPushInterval, o.CloudletInfoPushInterval) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.ResourceSnapshotInterval, o.ResourceSnapshotInterval) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.CloudletMaintenanceTimeout, o.CloudletMaintenanceTimeout) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.CrmConnectTimeout, o.CrmConnectTimeout) {
-		return false
-	}
-	if m.MaxTrackedDmeClients != o.MaxTrackedDmeClients {
-		return false
-	}
-	if m.MaxConcurrentTasks != o.MaxConcurrentTasks {
+	if !fieldmap.EqualDuration(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) ||
+		!fieldmap.EqualDuration(m.UpdateClusterInstTimeout, o.UpdateClusterInstTimeout) ||
+		!fieldmap.EqualDuration(m.DeleteClusterInstTimeout, o.DeleteClusterInstTimeout) ||
+		!fieldmap.EqualDuration(m.CreateAppInstTimeout, o.CreateAppInstTimeout) ||
+		!fieldmap.EqualDuration(m.UpdateAppInstTimeout, o.UpdateAppInstTimeout) ||
+		!fieldmap.EqualDuration(m.DeleteAppInstTimeout, o.DeleteAppInstTimeout) ||
+		!fieldmap.EqualDuration(m.CreateCloudletTimeout, o.CreateCloudletTimeout) ||
+		!fieldmap.EqualDuration(m.UpdateCloudletTimeout, o.UpdateCloudletTimeout) ||
+		!fieldmap.EqualDuration(m.CloudletInfoPushInterval, o.CloudletInfoPushInterval) ||
+		!fieldmap.EqualDuration(m.ResourceSnapshotInterval, o.ResourceSnapshotInterval) ||
+		!fieldmap.EqualDuration(m.CloudletMaintenanceTimeout, o.CloudletMaintenanceTimeout) ||
+		!fieldmap.EqualDuration(m.CrmConnectTimeout, o.CrmConnectTimeout) ||
+		m.MaxTrackedDmeClients != o.MaxTrackedDmeClients ||
+		m.MaxConcurrentTasks != o.MaxConcurrentTasks {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Settings does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Settings or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Settings or bound to no schema.
 func (m *Settings) CopyInFields(src *Settings, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Settings_fieldSchema)
 	if m == nil || b == nil {
@@ -182,9 +140,7 @@ func (m *Settings) CopyInFields(src *Settings, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Settings being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3fff == 0 {
 		return 0
@@ -256,15 +212,9 @@ func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int, win fi
 				n++
 			}
 		case 12:
-			if m.MaxTrackedDmeClients != src.MaxTrackedDmeClients {
-				m.MaxTrackedDmeClients = src.MaxTrackedDmeClients
-				n++
-			}
+			n += fieldmap.Set(&m.MaxTrackedDmeClients, src.MaxTrackedDmeClients)
 		case 13:
-			if m.MaxConcurrentTasks != src.MaxConcurrentTasks {
-				m.MaxConcurrentTasks = src.MaxConcurrentTasks
-				n++
-			}
+			n += fieldmap.Set(&m.MaxConcurrentTasks, src.MaxConcurrentTasks)
 		}
 	}
 	return n
@@ -278,42 +228,17 @@ func (m *Settings) DiffFields(o *Settings) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Settings_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Settings) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Settings has none.
+func (m *Settings) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Settings does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Settings does not have or a list action it cannot take.
 func (*Settings) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Settings_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Settings) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Settings has none.
+func (m *Settings) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Settings) Redacted() *Settings {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Settings) Redacted() *Settings { return m.Clone() }

@@ -61,8 +61,7 @@ var _UpdateSettingsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateSet
 
 var _UpdateSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsRequest", _UpdateSettingsRequest_shape, false)
 
-// UpdateSettingsRequestAllFields lists the leaf flags of UpdateSettingsRequest: together they
-// select every field.
+// UpdateSettingsRequestAllFields lists the leaf flags of UpdateSettingsRequest, which select every field.
 var UpdateSettingsRequestAllFields = slices.Clone(_UpdateSettingsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateSettingsRequest.
@@ -70,8 +69,7 @@ func (*UpdateSettingsRequest) FieldSchema() *fieldmap.Schema {
 	return _UpdateSettingsRequest_fieldSchema
 }
 
-// NewUpdateSettingsRequestFieldMap returns a FieldMap of UpdateSettingsRequest holding flags; the
-// error names the first flag UpdateSettingsRequest does not have.
+// NewUpdateSettingsRequestFieldMap returns a FieldMap of UpdateSettingsRequest holding flags, or an error naming the first it lacks.
 func NewUpdateSettingsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateSettingsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -101,8 +99,7 @@ var _UpdateSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateSe
 
 var _UpdateSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsResponse", _UpdateSettingsResponse_shape, false)
 
-// UpdateSettingsResponseAllFields lists the leaf flags of UpdateSettingsResponse: together they
-// select every field.
+// UpdateSettingsResponseAllFields lists the leaf flags of UpdateSettingsResponse, which select every field.
 var UpdateSettingsResponseAllFields = slices.Clone(_UpdateSettingsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateSettingsResponse.
@@ -110,8 +107,7 @@ func (*UpdateSettingsResponse) FieldSchema() *fieldmap.Schema {
 	return _UpdateSettingsResponse_fieldSchema
 }
 
-// NewUpdateSettingsResponseFieldMap returns a FieldMap of UpdateSettingsResponse holding flags; the
-// error names the first flag UpdateSettingsResponse does not have.
+// NewUpdateSettingsResponseFieldMap returns a FieldMap of UpdateSettingsResponse holding flags, or an error naming the first it lacks.
 func NewUpdateSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateSettingsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -120,15 +116,13 @@ var _ResetSettingsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResetSetti
 
 var _ResetSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsRequest", _ResetSettingsRequest_shape, false)
 
-// ResetSettingsRequestAllFields lists the leaf flags of ResetSettingsRequest: together they
-// select every field.
+// ResetSettingsRequestAllFields lists the leaf flags of ResetSettingsRequest, which select every field.
 var ResetSettingsRequestAllFields = slices.Clone(_ResetSettingsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResetSettingsRequest.
 func (*ResetSettingsRequest) FieldSchema() *fieldmap.Schema { return _ResetSettingsRequest_fieldSchema }
 
-// NewResetSettingsRequestFieldMap returns a FieldMap of ResetSettingsRequest holding flags; the
-// error names the first flag ResetSettingsRequest does not have.
+// NewResetSettingsRequestFieldMap returns a FieldMap of ResetSettingsRequest holding flags, or an error naming the first it lacks.
 func NewResetSettingsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ResetSettingsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -158,8 +152,7 @@ var _ResetSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResetSett
 
 var _ResetSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsResponse", _ResetSettingsResponse_shape, false)
 
-// ResetSettingsResponseAllFields lists the leaf flags of ResetSettingsResponse: together they
-// select every field.
+// ResetSettingsResponseAllFields lists the leaf flags of ResetSettingsResponse, which select every field.
 var ResetSettingsResponseAllFields = slices.Clone(_ResetSettingsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResetSettingsResponse.
@@ -167,8 +160,7 @@ func (*ResetSettingsResponse) FieldSchema() *fieldmap.Schema {
 	return _ResetSettingsResponse_fieldSchema
 }
 
-// NewResetSettingsResponseFieldMap returns a FieldMap of ResetSettingsResponse holding flags; the
-// error names the first flag ResetSettingsResponse does not have.
+// NewResetSettingsResponseFieldMap returns a FieldMap of ResetSettingsResponse holding flags, or an error naming the first it lacks.
 func NewResetSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ResetSettingsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -177,15 +169,13 @@ var _ShowSettingsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowSetting
 
 var _ShowSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsRequest", _ShowSettingsRequest_shape, false)
 
-// ShowSettingsRequestAllFields lists the leaf flags of ShowSettingsRequest: together they
-// select every field.
+// ShowSettingsRequestAllFields lists the leaf flags of ShowSettingsRequest, which select every field.
 var ShowSettingsRequestAllFields = slices.Clone(_ShowSettingsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowSettingsRequest.
 func (*ShowSettingsRequest) FieldSchema() *fieldmap.Schema { return _ShowSettingsRequest_fieldSchema }
 
-// NewShowSettingsRequestFieldMap returns a FieldMap of ShowSettingsRequest holding flags; the
-// error names the first flag ShowSettingsRequest does not have.
+// NewShowSettingsRequestFieldMap returns a FieldMap of ShowSettingsRequest holding flags, or an error naming the first it lacks.
 func NewShowSettingsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowSettingsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -215,27 +205,21 @@ var _ShowSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowSettin
 
 var _ShowSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsResponse", _ShowSettingsResponse_shape, false)
 
-// ShowSettingsResponseAllFields lists the leaf flags of ShowSettingsResponse: together they
-// select every field.
+// ShowSettingsResponseAllFields lists the leaf flags of ShowSettingsResponse, which select every field.
 var ShowSettingsResponseAllFields = slices.Clone(_ShowSettingsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowSettingsResponse.
 func (*ShowSettingsResponse) FieldSchema() *fieldmap.Schema { return _ShowSettingsResponse_fieldSchema }
 
-// NewShowSettingsResponseFieldMap returns a FieldMap of ShowSettingsResponse holding flags; the
-// error names the first flag ShowSettingsResponse does not have.
+// NewShowSettingsResponseFieldMap returns a FieldMap of ShowSettingsResponse holding flags, or an error naming the first it lacks.
 func NewShowSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowSettingsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateSettingsRequest) Clone() *UpdateSettingsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateSettingsRequest) Clone() *UpdateSettingsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateSettingsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateSettingsRequest when nil) a deep copy of m, when not nil.
 func (m *UpdateSettingsRequest) cloneIn(c *UpdateSettingsRequest) *UpdateSettingsRequest {
 	if m == nil {
 		return nil
@@ -256,14 +240,10 @@ func (m *UpdateSettingsRequest) cloneTo(c *UpdateSettingsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateSettingsResponse) Clone() *UpdateSettingsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateSettingsResponse) Clone() *UpdateSettingsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateSettingsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateSettingsResponse when nil) a deep copy of m, when not nil.
 func (m *UpdateSettingsResponse) cloneIn(c *UpdateSettingsResponse) *UpdateSettingsResponse {
 	if m == nil {
 		return nil
@@ -283,14 +263,10 @@ func (m *UpdateSettingsResponse) cloneTo(c *UpdateSettingsResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ResetSettingsRequest) Clone() *ResetSettingsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ResetSettingsRequest) Clone() *ResetSettingsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ResetSettingsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ResetSettingsRequest when nil) a deep copy of m, when not nil.
 func (m *ResetSettingsRequest) cloneIn(c *ResetSettingsRequest) *ResetSettingsRequest {
 	if m == nil {
 		return nil
@@ -309,14 +285,10 @@ func (m *ResetSettingsRequest) cloneTo(c *ResetSettingsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ResetSettingsResponse) Clone() *ResetSettingsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ResetSettingsResponse) Clone() *ResetSettingsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ResetSettingsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ResetSettingsResponse when nil) a deep copy of m, when not nil.
 func (m *ResetSettingsResponse) cloneIn(c *ResetSettingsResponse) *ResetSettingsResponse {
 	if m == nil {
 		return nil
@@ -336,14 +308,10 @@ func (m *ResetSettingsResponse) cloneTo(c *ResetSettingsResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowSettingsRequest) Clone() *ShowSettingsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowSettingsRequest) Clone() *ShowSettingsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowSettingsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowSettingsRequest when nil) a deep copy of m, when not nil.
 func (m *ShowSettingsRequest) cloneIn(c *ShowSettingsRequest) *ShowSettingsRequest {
 	if m == nil {
 		return nil
@@ -362,14 +330,10 @@ func (m *ShowSettingsRequest) cloneTo(c *ShowSettingsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowSettingsResponse) Clone() *ShowSettingsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowSettingsResponse) Clone() *ShowSettingsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowSettingsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowSettingsResponse when nil) a deep copy of m, when not nil.
 func (m *ShowSettingsResponse) cloneIn(c *ShowSettingsResponse) *ShowSettingsResponse {
 	if m == nil {
 		return nil
@@ -389,9 +353,7 @@ func (m *ShowSettingsResponse) cloneTo(c *ShowSettingsResponse) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateSettingsRequest) Equal(o *UpdateSettingsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -399,18 +361,14 @@ func (m *UpdateSettingsRequest) Equal(o *UpdateSettingsRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.Settings.Equal(o.Settings) {
-		return false
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
+	if !m.Settings.Equal(o.Settings) ||
+		!slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateSettingsResponse) Equal(o *UpdateSettingsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -424,9 +382,7 @@ func (m *UpdateSettingsResponse) Equal(o *UpdateSettingsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResetSettingsRequest) Equal(o *ResetSettingsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -437,9 +393,7 @@ func (m *ResetSettingsRequest) Equal(o *ResetSettingsRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResetSettingsResponse) Equal(o *ResetSettingsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -453,9 +407,7 @@ func (m *ResetSettingsResponse) Equal(o *ResetSettingsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowSettingsRequest) Equal(o *ShowSettingsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -466,9 +418,7 @@ func (m *ShowSettingsRequest) Equal(o *ShowSettingsRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowSettingsResponse) Equal(o *ShowSettingsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -482,17 +432,9 @@ func (m *ShowSettingsResponse) Equal(o *ShowSettingsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateSettingsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateSettingsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateSettingsRequest or bound to no schema.
 func (m *UpdateSettingsRequest) CopyInFields(src *UpdateSettingsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateSettingsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -501,9 +443,7 @@ func (m *UpdateSettingsRequest) CopyInFields(src *UpdateSettingsRequest, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateSettingsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x8001|win.Below&0x8001 == 0 {
 		return 0
@@ -527,31 +467,14 @@ func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldma
 		}
 	}
 	if (win.Cover|win.Below)&(1<<15) != 0 {
-		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+15), &m.Fields, src.Fields)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateSettingsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateSettingsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateSettingsResponse or bound to no schema.
 func (m *UpdateSettingsResponse) CopyInFields(src *UpdateSettingsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateSettingsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -560,9 +483,7 @@ func (m *UpdateSettingsResponse) CopyInFields(src *UpdateSettingsResponse, fm *f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateSettingsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -588,17 +509,9 @@ func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ResetSettingsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ResetSettingsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ResetSettingsRequest or bound to no schema.
 func (m *ResetSettingsRequest) CopyInFields(src *ResetSettingsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ResetSettingsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -607,24 +520,14 @@ func (m *ResetSettingsRequest) CopyInFields(src *ResetSettingsRequest, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResetSettingsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ResetSettingsRequest) copyInAt(src *ResetSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ResetSettingsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ResetSettingsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ResetSettingsResponse or bound to no schema.
 func (m *ResetSettingsResponse) CopyInFields(src *ResetSettingsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ResetSettingsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -633,9 +536,7 @@ func (m *ResetSettingsResponse) CopyInFields(src *ResetSettingsResponse, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResetSettingsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -661,17 +562,9 @@ func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowSettingsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowSettingsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowSettingsRequest or bound to no schema.
 func (m *ShowSettingsRequest) CopyInFields(src *ShowSettingsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowSettingsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -680,24 +573,14 @@ func (m *ShowSettingsRequest) CopyInFields(src *ShowSettingsRequest, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowSettingsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowSettingsRequest) copyInAt(src *ShowSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowSettingsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowSettingsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowSettingsResponse or bound to no schema.
 func (m *ShowSettingsResponse) CopyInFields(src *ShowSettingsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowSettingsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -706,9 +589,7 @@ func (m *ShowSettingsResponse) CopyInFields(src *ShowSettingsResponse, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowSettingsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -782,242 +663,92 @@ func (m *ShowSettingsResponse) DiffFields(o *ShowSettingsResponse) *fieldmap.Fie
 	return fieldmap.Diff(_ShowSettingsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateSettingsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: UpdateSettingsRequest has none.
+func (m *UpdateSettingsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag UpdateSettingsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateSettingsRequest does not have or a list action it cannot take.
 func (*UpdateSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateSettingsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateSettingsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: UpdateSettingsResponse has none.
+func (m *UpdateSettingsResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag UpdateSettingsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateSettingsResponse does not have or a list action it cannot take.
 func (*UpdateSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateSettingsResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ResetSettingsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ResetSettingsRequest has none.
+func (m *ResetSettingsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ResetSettingsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ResetSettingsRequest does not have or a list action it cannot take.
 func (*ResetSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResetSettingsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ResetSettingsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ResetSettingsResponse has none.
+func (m *ResetSettingsResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ResetSettingsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ResetSettingsResponse does not have or a list action it cannot take.
 func (*ResetSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResetSettingsResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowSettingsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ShowSettingsRequest has none.
+func (m *ShowSettingsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ShowSettingsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowSettingsRequest does not have or a list action it cannot take.
 func (*ShowSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowSettingsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowSettingsResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ShowSettingsResponse has none.
+func (m *ShowSettingsResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ShowSettingsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowSettingsResponse does not have or a list action it cannot take.
 func (*ShowSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowSettingsResponse_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateSettingsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateSettingsRequest has none.
+func (m *UpdateSettingsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *UpdateSettingsRequest) Redacted() *UpdateSettingsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *UpdateSettingsRequest) Redacted() *UpdateSettingsRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateSettingsResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateSettingsResponse has none.
+func (m *UpdateSettingsResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *UpdateSettingsResponse) Redacted() *UpdateSettingsResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *UpdateSettingsResponse) Redacted() *UpdateSettingsResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ResetSettingsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ResetSettingsRequest has none.
+func (m *ResetSettingsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ResetSettingsRequest) Redacted() *ResetSettingsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ResetSettingsRequest) Redacted() *ResetSettingsRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ResetSettingsResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ResetSettingsResponse has none.
+func (m *ResetSettingsResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ResetSettingsResponse) Redacted() *ResetSettingsResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ResetSettingsResponse) Redacted() *ResetSettingsResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowSettingsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowSettingsRequest has none.
+func (m *ShowSettingsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowSettingsRequest) Redacted() *ShowSettingsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowSettingsRequest) Redacted() *ShowSettingsRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowSettingsResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowSettingsResponse has none.
+func (m *ShowSettingsResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowSettingsResponse) Redacted() *ShowSettingsResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowSettingsResponse) Redacted() *ShowSettingsResponse { return m.Clone() }

@@ -37,27 +37,21 @@ var _StatusInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Field
 
 var _StatusInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.StatusInfo", _StatusInfo_shape, false)
 
-// StatusInfoAllFields lists the leaf flags of StatusInfo: together they
-// select every field.
+// StatusInfoAllFields lists the leaf flags of StatusInfo, which select every field.
 var StatusInfoAllFields = slices.Clone(_StatusInfo_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of StatusInfo.
 func (*StatusInfo) FieldSchema() *fieldmap.Schema { return _StatusInfo_fieldSchema }
 
-// NewStatusInfoFieldMap returns a FieldMap of StatusInfo holding flags; the
-// error names the first flag StatusInfo does not have.
+// NewStatusInfoFieldMap returns a FieldMap of StatusInfo holding flags, or an error naming the first it lacks.
 func NewStatusInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _StatusInfo_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *StatusInfo) Clone() *StatusInfo {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *StatusInfo) Clone() *StatusInfo { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new StatusInfo when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new StatusInfo when nil) a deep copy of m, when not nil.
 func (m *StatusInfo) cloneIn(c *StatusInfo) *StatusInfo {
 	if m == nil {
 		return nil
@@ -82,9 +76,7 @@ func (m *StatusInfo) cloneTo(c *StatusInfo) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *StatusInfo) Equal(o *StatusInfo) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -92,38 +84,20 @@ func (m *StatusInfo) Equal(o *StatusInfo) bool {
 	if m == o {
 		return true
 	}
-	if m.TaskNumber != o.TaskNumber {
-		return false
-	}
-	if m.MaxTasks != o.MaxTasks {
-		return false
-	}
-	if m.TaskName != o.TaskName {
-		return false
-	}
-	if m.StepName != o.StepName {
-		return false
-	}
-	if m.MsgCount != o.MsgCount {
-		return false
-	}
-	if !slices.Equal(m.Msgs, o.Msgs) {
+	if m.TaskNumber != o.TaskNumber ||
+		m.MaxTasks != o.MaxTasks ||
+		m.TaskName != o.TaskName ||
+		m.StepName != o.StepName ||
+		m.MsgCount != o.MsgCount ||
+		!slices.Equal(m.Msgs, o.Msgs) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: StatusInfo does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// StatusInfo or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of StatusInfo or bound to no schema.
 func (m *StatusInfo) CopyInFields(src *StatusInfo, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_StatusInfo_fieldSchema)
 	if m == nil || b == nil {
@@ -132,9 +106,7 @@ func (m *StatusInfo) CopyInFields(src *StatusInfo, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// StatusInfo being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *StatusInfo) copyInAt(src *StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3f|win.Below&0x20 == 0 {
 		return 0
@@ -144,36 +116,22 @@ func (m *StatusInfo) copyInAt(src *StatusInfo, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
-		m.TaskNumber = src.TaskNumber
-		n++
+		m.TaskNumber, n = src.TaskNumber, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
-		m.MaxTasks = src.MaxTasks
-		n++
+		m.MaxTasks, n = src.MaxTasks, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.TaskName != src.TaskName {
-		m.TaskName = src.TaskName
-		n++
+		m.TaskName, n = src.TaskName, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.StepName != src.StepName {
-		m.StepName = src.StepName
-		n++
+		m.StepName, n = src.StepName, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.MsgCount != src.MsgCount {
-		m.MsgCount = src.MsgCount
-		n++
+		m.MsgCount, n = src.MsgCount, n+1
 	}
 	if (win.Cover|win.Below)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
-		} else if !slices.Equal(m.Msgs, src.Msgs) {
-			if len(src.Msgs) == 0 {
-				m.Msgs = nil
-			} else {
-				m.Msgs = slices.Clone(src.Msgs)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.Msgs, src.Msgs)
 	}
 	return n
 }
@@ -186,42 +144,17 @@ func (m *StatusInfo) DiffFields(o *StatusInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_StatusInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *StatusInfo) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: StatusInfo has none.
+func (m *StatusInfo) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag StatusInfo does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm StatusInfo does not have or a list action it cannot take.
 func (*StatusInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _StatusInfo_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *StatusInfo) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: StatusInfo has none.
+func (m *StatusInfo) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *StatusInfo) Redacted() *StatusInfo {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *StatusInfo) Redacted() *StatusInfo { return m.Clone() }

@@ -33,15 +33,13 @@ var _SecurityRule_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SecurityRule{}), F
 
 var _SecurityRule_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.SecurityRule", _SecurityRule_shape, false)
 
-// SecurityRuleAllFields lists the leaf flags of SecurityRule: together they
-// select every field.
+// SecurityRuleAllFields lists the leaf flags of SecurityRule, which select every field.
 var SecurityRuleAllFields = slices.Clone(_SecurityRule_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SecurityRule.
 func (*SecurityRule) FieldSchema() *fieldmap.Schema { return _SecurityRule_fieldSchema }
 
-// NewSecurityRuleFieldMap returns a FieldMap of SecurityRule holding flags; the
-// error names the first flag SecurityRule does not have.
+// NewSecurityRuleFieldMap returns a FieldMap of SecurityRule holding flags, or an error naming the first it lacks.
 func NewSecurityRuleFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _SecurityRule_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -70,15 +68,13 @@ var _TrustPolicy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicy{}), Fie
 
 var _TrustPolicy_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicy", _TrustPolicy_shape, true)
 
-// TrustPolicyAllFields lists the leaf flags of TrustPolicy: together they
-// select every field.
+// TrustPolicyAllFields lists the leaf flags of TrustPolicy, which select every field.
 var TrustPolicyAllFields = slices.Clone(_TrustPolicy_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TrustPolicy.
 func (*TrustPolicy) FieldSchema() *fieldmap.Schema { return _TrustPolicy_fieldSchema }
 
-// NewTrustPolicyFieldMap returns a FieldMap of TrustPolicy holding flags; the
-// error names the first flag TrustPolicy does not have.
+// NewTrustPolicyFieldMap returns a FieldMap of TrustPolicy holding flags, or an error naming the first it lacks.
 func NewTrustPolicyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TrustPolicy_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -114,8 +110,7 @@ var _TrustPolicyExceptionInstance_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Tr
 
 var _TrustPolicyExceptionInstance_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyExceptionInstance", _TrustPolicyExceptionInstance_shape, false)
 
-// TrustPolicyExceptionInstanceAllFields lists the leaf flags of TrustPolicyExceptionInstance: together they
-// select every field.
+// TrustPolicyExceptionInstanceAllFields lists the leaf flags of TrustPolicyExceptionInstance, which select every field.
 var TrustPolicyExceptionInstanceAllFields = slices.Clone(_TrustPolicyExceptionInstance_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TrustPolicyExceptionInstance.
@@ -123,8 +118,7 @@ func (*TrustPolicyExceptionInstance) FieldSchema() *fieldmap.Schema {
 	return _TrustPolicyExceptionInstance_fieldSchema
 }
 
-// NewTrustPolicyExceptionInstanceFieldMap returns a FieldMap of TrustPolicyExceptionInstance holding flags; the
-// error names the first flag TrustPolicyExceptionInstance does not have.
+// NewTrustPolicyExceptionInstanceFieldMap returns a FieldMap of TrustPolicyExceptionInstance holding flags, or an error naming the first it lacks.
 func NewTrustPolicyExceptionInstanceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TrustPolicyExceptionInstance_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -183,27 +177,21 @@ var _TrustPolicyException_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolic
 
 var _TrustPolicyException_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyException", _TrustPolicyException_shape, false)
 
-// TrustPolicyExceptionAllFields lists the leaf flags of TrustPolicyException: together they
-// select every field.
+// TrustPolicyExceptionAllFields lists the leaf flags of TrustPolicyException, which select every field.
 var TrustPolicyExceptionAllFields = slices.Clone(_TrustPolicyException_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TrustPolicyException.
 func (*TrustPolicyException) FieldSchema() *fieldmap.Schema { return _TrustPolicyException_fieldSchema }
 
-// NewTrustPolicyExceptionFieldMap returns a FieldMap of TrustPolicyException holding flags; the
-// error names the first flag TrustPolicyException does not have.
+// NewTrustPolicyExceptionFieldMap returns a FieldMap of TrustPolicyException holding flags, or an error naming the first it lacks.
 func NewTrustPolicyExceptionFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TrustPolicyException_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *SecurityRule) Clone() *SecurityRule {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SecurityRule) Clone() *SecurityRule { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new SecurityRule when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new SecurityRule when nil) a deep copy of m, when not nil.
 func (m *SecurityRule) cloneIn(c *SecurityRule) *SecurityRule {
 	if m == nil {
 		return nil
@@ -226,14 +214,10 @@ func (m *SecurityRule) cloneTo(c *SecurityRule) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TrustPolicy) Clone() *TrustPolicy {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TrustPolicy) Clone() *TrustPolicy { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TrustPolicy when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TrustPolicy when nil) a deep copy of m, when not nil.
 func (m *TrustPolicy) cloneIn(c *TrustPolicy) *TrustPolicy {
 	if m == nil {
 		return nil
@@ -264,14 +248,10 @@ func (m *TrustPolicy) cloneTo(c *TrustPolicy) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TrustPolicyExceptionInstance) Clone() *TrustPolicyExceptionInstance {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TrustPolicyExceptionInstance) Clone() *TrustPolicyExceptionInstance { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TrustPolicyExceptionInstance when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TrustPolicyExceptionInstance when nil) a deep copy of m, when not nil.
 func (m *TrustPolicyExceptionInstance) cloneIn(c *TrustPolicyExceptionInstance) *TrustPolicyExceptionInstance {
 	if m == nil {
 		return nil
@@ -306,14 +286,10 @@ type _TrustPolicyExceptionInstance_kids struct {
 	CloudletKey CloudletKey
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TrustPolicyException) Clone() *TrustPolicyException {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TrustPolicyException) Clone() *TrustPolicyException { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TrustPolicyException when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TrustPolicyException when nil) a deep copy of m, when not nil.
 func (m *TrustPolicyException) cloneIn(c *TrustPolicyException) *TrustPolicyException {
 	if m == nil {
 		return nil
@@ -356,9 +332,7 @@ func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SecurityRule) Equal(o *SecurityRule) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -366,24 +340,16 @@ func (m *SecurityRule) Equal(o *SecurityRule) bool {
 	if m == o {
 		return true
 	}
-	if m.Protocol != o.Protocol {
-		return false
-	}
-	if m.PortRangeMin != o.PortRangeMin {
-		return false
-	}
-	if m.PortRangeMax != o.PortRangeMax {
-		return false
-	}
-	if m.RemoteCidr != o.RemoteCidr {
+	if m.Protocol != o.Protocol ||
+		m.PortRangeMin != o.PortRangeMin ||
+		m.PortRangeMax != o.PortRangeMax ||
+		m.RemoteCidr != o.RemoteCidr {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicy) Equal(o *TrustPolicy) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -405,9 +371,7 @@ func (m *TrustPolicy) Equal(o *TrustPolicy) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyExceptionInstance) Equal(o *TrustPolicyExceptionInstance) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -415,24 +379,16 @@ func (m *TrustPolicyExceptionInstance) Equal(o *TrustPolicyExceptionInstance) bo
 	if m == o {
 		return true
 	}
-	if !m.AppInstKey.Equal(o.AppInstKey) {
-		return false
-	}
-	if !m.CloudletKey.Equal(o.CloudletKey) {
-		return false
-	}
-	if m.State != o.State {
-		return false
-	}
-	if !slices.Equal(m.Errors, o.Errors) {
+	if !m.AppInstKey.Equal(o.AppInstKey) ||
+		!m.CloudletKey.Equal(o.CloudletKey) ||
+		m.State != o.State ||
+		!slices.Equal(m.Errors, o.Errors) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -440,10 +396,8 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.State != o.State {
+	if !m.Key.Equal(o.Key) ||
+		m.State != o.State {
 		return false
 	}
 	if len(m.OutboundSecurityRules) != len(o.OutboundSecurityRules) {
@@ -465,17 +419,9 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: SecurityRule does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// SecurityRule or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of SecurityRule or bound to no schema.
 func (m *SecurityRule) CopyInFields(src *SecurityRule, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_SecurityRule_fieldSchema)
 	if m == nil || b == nil {
@@ -484,9 +430,7 @@ func (m *SecurityRule) CopyInFields(src *SecurityRule, fm *fieldmap.FieldMap) in
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SecurityRule being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *SecurityRule) copyInAt(src *SecurityRule, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf == 0 {
 		return 0
@@ -496,35 +440,23 @@ func (m *SecurityRule) copyInAt(src *SecurityRule, fm *fieldmap.FieldMap, at int
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
-		m.Protocol = src.Protocol
-		n++
+		m.Protocol, n = src.Protocol, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
-		m.PortRangeMin = src.PortRangeMin
-		n++
+		m.PortRangeMin, n = src.PortRangeMin, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
-		m.PortRangeMax = src.PortRangeMax
-		n++
+		m.PortRangeMax, n = src.PortRangeMax, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
-		m.RemoteCidr = src.RemoteCidr
-		n++
+		m.RemoteCidr, n = src.RemoteCidr, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TrustPolicy or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TrustPolicy or bound to no schema.
 func (m *TrustPolicy) CopyInFields(src *TrustPolicy, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TrustPolicy_fieldSchema)
 	if m == nil || b == nil {
@@ -533,9 +465,7 @@ func (m *TrustPolicy) CopyInFields(src *TrustPolicy, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicy being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x9|win.Below&0x9 == 0 {
 		return 0
@@ -573,17 +503,9 @@ func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TrustPolicyExceptionInstance does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TrustPolicyExceptionInstance or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TrustPolicyExceptionInstance or bound to no schema.
 func (m *TrustPolicyExceptionInstance) CopyInFields(src *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TrustPolicyExceptionInstance_fieldSchema)
 	if m == nil || b == nil {
@@ -592,9 +514,7 @@ func (m *TrustPolicyExceptionInstance) CopyInFields(src *TrustPolicyExceptionIns
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicyExceptionInstance being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xc9|win.Below&0x89 == 0 {
 		return 0
@@ -632,35 +552,17 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 		}
 	}
 	if win.Cover&(1<<6) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
+		m.State, n = src.State, n+1
 	}
 	if (win.Cover|win.Below)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TrustPolicyException does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TrustPolicyException or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TrustPolicyException or bound to no schema.
 func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TrustPolicyException_fieldSchema)
 	if m == nil || b == nil {
@@ -669,9 +571,7 @@ func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicyException being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x8601|win.Below&0x8401 == 0 {
 		return 0
@@ -695,8 +595,7 @@ func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.
 		}
 	}
 	if win.Cover&(1<<9) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
+		m.State, n = src.State, n+1
 	}
 	if (win.Cover|win.Below)&(1<<10) != 0 {
 		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
@@ -757,48 +656,26 @@ func (m *TrustPolicyException) DiffFields(o *TrustPolicyException) *fieldmap.Fie
 	return fieldmap.Diff(_TrustPolicyException_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *SecurityRule) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: SecurityRule has none.
+func (m *SecurityRule) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag SecurityRule does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm SecurityRule does not have or a list action it cannot take.
 func (*SecurityRule) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SecurityRule_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TrustPolicy) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TrustPolicy has none.
+func (m *TrustPolicy) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TrustPolicy does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TrustPolicy does not have or a list action it cannot take.
 func (*TrustPolicy) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TrustPolicy_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TrustPolicyExceptionInstance) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -809,18 +686,14 @@ func (m *TrustPolicyExceptionInstance) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TrustPolicyExceptionInstance does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TrustPolicyExceptionInstance does not have or a list action it cannot take.
 func (*TrustPolicyExceptionInstance) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TrustPolicyExceptionInstance_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TrustPolicyException) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -836,97 +709,35 @@ func (m *TrustPolicyException) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TrustPolicyException does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TrustPolicyException does not have or a list action it cannot take.
 func (*TrustPolicyException) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TrustPolicyException_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *SecurityRule) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: SecurityRule has none.
+func (m *SecurityRule) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *SecurityRule) Redacted() *SecurityRule {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *SecurityRule) Redacted() *SecurityRule { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TrustPolicy) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TrustPolicy has none.
+func (m *TrustPolicy) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TrustPolicy) Redacted() *TrustPolicy {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TrustPolicy) Redacted() *TrustPolicy { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TrustPolicyExceptionInstance) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TrustPolicyExceptionInstance has none.
+func (m *TrustPolicyExceptionInstance) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TrustPolicyExceptionInstance) Redacted() *TrustPolicyExceptionInstance {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TrustPolicyExceptionInstance) Redacted() *TrustPolicyExceptionInstance { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TrustPolicyException) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TrustPolicyException has none.
+func (m *TrustPolicyException) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TrustPolicyException) Redacted() *TrustPolicyException {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TrustPolicyException) Redacted() *TrustPolicyException { return m.Clone() }
 
 // GetKeyString renders the object key of m (field key) as a string that
 // ParseTrustPolicyKeyString reads back: "name=value" pairs of every key field, in

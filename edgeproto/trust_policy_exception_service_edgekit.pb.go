@@ -99,8 +99,7 @@ var _CreateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Size
 
 var _CreateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionRequest", _CreateTrustPolicyExceptionRequest_shape, false)
 
-// CreateTrustPolicyExceptionRequestAllFields lists the leaf flags of CreateTrustPolicyExceptionRequest: together they
-// select every field.
+// CreateTrustPolicyExceptionRequestAllFields lists the leaf flags of CreateTrustPolicyExceptionRequest, which select every field.
 var CreateTrustPolicyExceptionRequestAllFields = slices.Clone(_CreateTrustPolicyExceptionRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateTrustPolicyExceptionRequest.
@@ -108,8 +107,7 @@ func (*CreateTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
 	return _CreateTrustPolicyExceptionRequest_fieldSchema
 }
 
-// NewCreateTrustPolicyExceptionRequestFieldMap returns a FieldMap of CreateTrustPolicyExceptionRequest holding flags; the
-// error names the first flag CreateTrustPolicyExceptionRequest does not have.
+// NewCreateTrustPolicyExceptionRequestFieldMap returns a FieldMap of CreateTrustPolicyExceptionRequest holding flags, or an error naming the first it lacks.
 func NewCreateTrustPolicyExceptionRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateTrustPolicyExceptionRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -149,8 +147,7 @@ var _CreateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Siz
 
 var _CreateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionResponse", _CreateTrustPolicyExceptionResponse_shape, false)
 
-// CreateTrustPolicyExceptionResponseAllFields lists the leaf flags of CreateTrustPolicyExceptionResponse: together they
-// select every field.
+// CreateTrustPolicyExceptionResponseAllFields lists the leaf flags of CreateTrustPolicyExceptionResponse, which select every field.
 var CreateTrustPolicyExceptionResponseAllFields = slices.Clone(_CreateTrustPolicyExceptionResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateTrustPolicyExceptionResponse.
@@ -158,8 +155,7 @@ func (*CreateTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
 	return _CreateTrustPolicyExceptionResponse_fieldSchema
 }
 
-// NewCreateTrustPolicyExceptionResponseFieldMap returns a FieldMap of CreateTrustPolicyExceptionResponse holding flags; the
-// error names the first flag CreateTrustPolicyExceptionResponse does not have.
+// NewCreateTrustPolicyExceptionResponseFieldMap returns a FieldMap of CreateTrustPolicyExceptionResponse holding flags, or an error naming the first it lacks.
 func NewCreateTrustPolicyExceptionResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateTrustPolicyExceptionResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -201,8 +197,7 @@ var _UpdateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Size
 
 var _UpdateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionRequest", _UpdateTrustPolicyExceptionRequest_shape, false)
 
-// UpdateTrustPolicyExceptionRequestAllFields lists the leaf flags of UpdateTrustPolicyExceptionRequest: together they
-// select every field.
+// UpdateTrustPolicyExceptionRequestAllFields lists the leaf flags of UpdateTrustPolicyExceptionRequest, which select every field.
 var UpdateTrustPolicyExceptionRequestAllFields = slices.Clone(_UpdateTrustPolicyExceptionRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateTrustPolicyExceptionRequest.
@@ -210,8 +205,7 @@ func (*UpdateTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
 	return _UpdateTrustPolicyExceptionRequest_fieldSchema
 }
 
-// NewUpdateTrustPolicyExceptionRequestFieldMap returns a FieldMap of UpdateTrustPolicyExceptionRequest holding flags; the
-// error names the first flag UpdateTrustPolicyExceptionRequest does not have.
+// NewUpdateTrustPolicyExceptionRequestFieldMap returns a FieldMap of UpdateTrustPolicyExceptionRequest holding flags, or an error naming the first it lacks.
 func NewUpdateTrustPolicyExceptionRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateTrustPolicyExceptionRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -251,8 +245,7 @@ var _UpdateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Siz
 
 var _UpdateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionResponse", _UpdateTrustPolicyExceptionResponse_shape, false)
 
-// UpdateTrustPolicyExceptionResponseAllFields lists the leaf flags of UpdateTrustPolicyExceptionResponse: together they
-// select every field.
+// UpdateTrustPolicyExceptionResponseAllFields lists the leaf flags of UpdateTrustPolicyExceptionResponse, which select every field.
 var UpdateTrustPolicyExceptionResponseAllFields = slices.Clone(_UpdateTrustPolicyExceptionResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateTrustPolicyExceptionResponse.
@@ -260,8 +253,7 @@ func (*UpdateTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
 	return _UpdateTrustPolicyExceptionResponse_fieldSchema
 }
 
-// NewUpdateTrustPolicyExceptionResponseFieldMap returns a FieldMap of UpdateTrustPolicyExceptionResponse holding flags; the
-// error names the first flag UpdateTrustPolicyExceptionResponse does not have.
+// NewUpdateTrustPolicyExceptionResponseFieldMap returns a FieldMap of UpdateTrustPolicyExceptionResponse holding flags, or an error naming the first it lacks.
 func NewUpdateTrustPolicyExceptionResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateTrustPolicyExceptionResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -285,8 +277,7 @@ var _DeleteTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Size
 
 var _DeleteTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionRequest", _DeleteTrustPolicyExceptionRequest_shape, false)
 
-// DeleteTrustPolicyExceptionRequestAllFields lists the leaf flags of DeleteTrustPolicyExceptionRequest: together they
-// select every field.
+// DeleteTrustPolicyExceptionRequestAllFields lists the leaf flags of DeleteTrustPolicyExceptionRequest, which select every field.
 var DeleteTrustPolicyExceptionRequestAllFields = slices.Clone(_DeleteTrustPolicyExceptionRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteTrustPolicyExceptionRequest.
@@ -294,8 +285,7 @@ func (*DeleteTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
 	return _DeleteTrustPolicyExceptionRequest_fieldSchema
 }
 
-// NewDeleteTrustPolicyExceptionRequestFieldMap returns a FieldMap of DeleteTrustPolicyExceptionRequest holding flags; the
-// error names the first flag DeleteTrustPolicyExceptionRequest does not have.
+// NewDeleteTrustPolicyExceptionRequestFieldMap returns a FieldMap of DeleteTrustPolicyExceptionRequest holding flags, or an error naming the first it lacks.
 func NewDeleteTrustPolicyExceptionRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteTrustPolicyExceptionRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -304,8 +294,7 @@ var _DeleteTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Siz
 
 var _DeleteTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionResponse", _DeleteTrustPolicyExceptionResponse_shape, false)
 
-// DeleteTrustPolicyExceptionResponseAllFields lists the leaf flags of DeleteTrustPolicyExceptionResponse: together they
-// select every field.
+// DeleteTrustPolicyExceptionResponseAllFields lists the leaf flags of DeleteTrustPolicyExceptionResponse, which select every field.
 var DeleteTrustPolicyExceptionResponseAllFields = slices.Clone(_DeleteTrustPolicyExceptionResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteTrustPolicyExceptionResponse.
@@ -313,8 +302,7 @@ func (*DeleteTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
 	return _DeleteTrustPolicyExceptionResponse_fieldSchema
 }
 
-// NewDeleteTrustPolicyExceptionResponseFieldMap returns a FieldMap of DeleteTrustPolicyExceptionResponse holding flags; the
-// error names the first flag DeleteTrustPolicyExceptionResponse does not have.
+// NewDeleteTrustPolicyExceptionResponseFieldMap returns a FieldMap of DeleteTrustPolicyExceptionResponse holding flags, or an error naming the first it lacks.
 func NewDeleteTrustPolicyExceptionResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteTrustPolicyExceptionResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -354,8 +342,7 @@ var _ShowTrustPolicyExceptionsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeo
 
 var _ShowTrustPolicyExceptionsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsRequest", _ShowTrustPolicyExceptionsRequest_shape, false)
 
-// ShowTrustPolicyExceptionsRequestAllFields lists the leaf flags of ShowTrustPolicyExceptionsRequest: together they
-// select every field.
+// ShowTrustPolicyExceptionsRequestAllFields lists the leaf flags of ShowTrustPolicyExceptionsRequest, which select every field.
 var ShowTrustPolicyExceptionsRequestAllFields = slices.Clone(_ShowTrustPolicyExceptionsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowTrustPolicyExceptionsRequest.
@@ -363,8 +350,7 @@ func (*ShowTrustPolicyExceptionsRequest) FieldSchema() *fieldmap.Schema {
 	return _ShowTrustPolicyExceptionsRequest_fieldSchema
 }
 
-// NewShowTrustPolicyExceptionsRequestFieldMap returns a FieldMap of ShowTrustPolicyExceptionsRequest holding flags; the
-// error names the first flag ShowTrustPolicyExceptionsRequest does not have.
+// NewShowTrustPolicyExceptionsRequestFieldMap returns a FieldMap of ShowTrustPolicyExceptionsRequest holding flags, or an error naming the first it lacks.
 func NewShowTrustPolicyExceptionsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowTrustPolicyExceptionsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -404,8 +390,7 @@ var _ShowTrustPolicyExceptionsResponse_shape = &fieldmap.Shape{Size: unsafe.Size
 
 var _ShowTrustPolicyExceptionsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsResponse", _ShowTrustPolicyExceptionsResponse_shape, false)
 
-// ShowTrustPolicyExceptionsResponseAllFields lists the leaf flags of ShowTrustPolicyExceptionsResponse: together they
-// select every field.
+// ShowTrustPolicyExceptionsResponseAllFields lists the leaf flags of ShowTrustPolicyExceptionsResponse, which select every field.
 var ShowTrustPolicyExceptionsResponseAllFields = slices.Clone(_ShowTrustPolicyExceptionsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowTrustPolicyExceptionsResponse.
@@ -413,20 +398,17 @@ func (*ShowTrustPolicyExceptionsResponse) FieldSchema() *fieldmap.Schema {
 	return _ShowTrustPolicyExceptionsResponse_fieldSchema
 }
 
-// NewShowTrustPolicyExceptionsResponseFieldMap returns a FieldMap of ShowTrustPolicyExceptionsResponse holding flags; the
-// error names the first flag ShowTrustPolicyExceptionsResponse does not have.
+// NewShowTrustPolicyExceptionsResponseFieldMap returns a FieldMap of ShowTrustPolicyExceptionsResponse holding flags, or an error naming the first it lacks.
 func NewShowTrustPolicyExceptionsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowTrustPolicyExceptionsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *CreateTrustPolicyExceptionRequest) Clone() *CreateTrustPolicyExceptionRequest {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new CreateTrustPolicyExceptionRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateTrustPolicyExceptionRequest when nil) a deep copy of m, when not nil.
 func (m *CreateTrustPolicyExceptionRequest) cloneIn(c *CreateTrustPolicyExceptionRequest) *CreateTrustPolicyExceptionRequest {
 	if m == nil {
 		return nil
@@ -446,14 +428,12 @@ func (m *CreateTrustPolicyExceptionRequest) cloneTo(c *CreateTrustPolicyExceptio
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *CreateTrustPolicyExceptionResponse) Clone() *CreateTrustPolicyExceptionResponse {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new CreateTrustPolicyExceptionResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateTrustPolicyExceptionResponse when nil) a deep copy of m, when not nil.
 func (m *CreateTrustPolicyExceptionResponse) cloneIn(c *CreateTrustPolicyExceptionResponse) *CreateTrustPolicyExceptionResponse {
 	if m == nil {
 		return nil
@@ -473,14 +453,12 @@ func (m *CreateTrustPolicyExceptionResponse) cloneTo(c *CreateTrustPolicyExcepti
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *UpdateTrustPolicyExceptionRequest) Clone() *UpdateTrustPolicyExceptionRequest {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new UpdateTrustPolicyExceptionRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateTrustPolicyExceptionRequest when nil) a deep copy of m, when not nil.
 func (m *UpdateTrustPolicyExceptionRequest) cloneIn(c *UpdateTrustPolicyExceptionRequest) *UpdateTrustPolicyExceptionRequest {
 	if m == nil {
 		return nil
@@ -501,14 +479,12 @@ func (m *UpdateTrustPolicyExceptionRequest) cloneTo(c *UpdateTrustPolicyExceptio
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *UpdateTrustPolicyExceptionResponse) Clone() *UpdateTrustPolicyExceptionResponse {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new UpdateTrustPolicyExceptionResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateTrustPolicyExceptionResponse when nil) a deep copy of m, when not nil.
 func (m *UpdateTrustPolicyExceptionResponse) cloneIn(c *UpdateTrustPolicyExceptionResponse) *UpdateTrustPolicyExceptionResponse {
 	if m == nil {
 		return nil
@@ -528,14 +504,12 @@ func (m *UpdateTrustPolicyExceptionResponse) cloneTo(c *UpdateTrustPolicyExcepti
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *DeleteTrustPolicyExceptionRequest) Clone() *DeleteTrustPolicyExceptionRequest {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new DeleteTrustPolicyExceptionRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteTrustPolicyExceptionRequest when nil) a deep copy of m, when not nil.
 func (m *DeleteTrustPolicyExceptionRequest) cloneIn(c *DeleteTrustPolicyExceptionRequest) *DeleteTrustPolicyExceptionRequest {
 	if m == nil {
 		return nil
@@ -555,14 +529,12 @@ func (m *DeleteTrustPolicyExceptionRequest) cloneTo(c *DeleteTrustPolicyExceptio
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *DeleteTrustPolicyExceptionResponse) Clone() *DeleteTrustPolicyExceptionResponse {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new DeleteTrustPolicyExceptionResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteTrustPolicyExceptionResponse when nil) a deep copy of m, when not nil.
 func (m *DeleteTrustPolicyExceptionResponse) cloneIn(c *DeleteTrustPolicyExceptionResponse) *DeleteTrustPolicyExceptionResponse {
 	if m == nil {
 		return nil
@@ -581,14 +553,12 @@ func (m *DeleteTrustPolicyExceptionResponse) cloneTo(c *DeleteTrustPolicyExcepti
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *ShowTrustPolicyExceptionsRequest) Clone() *ShowTrustPolicyExceptionsRequest {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new ShowTrustPolicyExceptionsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowTrustPolicyExceptionsRequest when nil) a deep copy of m, when not nil.
 func (m *ShowTrustPolicyExceptionsRequest) cloneIn(c *ShowTrustPolicyExceptionsRequest) *ShowTrustPolicyExceptionsRequest {
 	if m == nil {
 		return nil
@@ -608,14 +578,12 @@ func (m *ShowTrustPolicyExceptionsRequest) cloneTo(c *ShowTrustPolicyExceptionsR
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *ShowTrustPolicyExceptionsResponse) Clone() *ShowTrustPolicyExceptionsResponse {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new ShowTrustPolicyExceptionsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowTrustPolicyExceptionsResponse when nil) a deep copy of m, when not nil.
 func (m *ShowTrustPolicyExceptionsResponse) cloneIn(c *ShowTrustPolicyExceptionsResponse) *ShowTrustPolicyExceptionsResponse {
 	if m == nil {
 		return nil
@@ -635,9 +603,7 @@ func (m *ShowTrustPolicyExceptionsResponse) cloneTo(c *ShowTrustPolicyExceptions
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyExceptionRequest) Equal(o *CreateTrustPolicyExceptionRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -651,9 +617,7 @@ func (m *CreateTrustPolicyExceptionRequest) Equal(o *CreateTrustPolicyExceptionR
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyExceptionResponse) Equal(o *CreateTrustPolicyExceptionResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -667,9 +631,7 @@ func (m *CreateTrustPolicyExceptionResponse) Equal(o *CreateTrustPolicyException
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyExceptionRequest) Equal(o *UpdateTrustPolicyExceptionRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -677,18 +639,14 @@ func (m *UpdateTrustPolicyExceptionRequest) Equal(o *UpdateTrustPolicyExceptionR
 	if m == o {
 		return true
 	}
-	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
-		return false
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
+	if !m.TrustPolicyException.Equal(o.TrustPolicyException) ||
+		!slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyExceptionResponse) Equal(o *UpdateTrustPolicyExceptionResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -702,9 +660,7 @@ func (m *UpdateTrustPolicyExceptionResponse) Equal(o *UpdateTrustPolicyException
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyExceptionRequest) Equal(o *DeleteTrustPolicyExceptionRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -718,9 +674,7 @@ func (m *DeleteTrustPolicyExceptionRequest) Equal(o *DeleteTrustPolicyExceptionR
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyExceptionResponse) Equal(o *DeleteTrustPolicyExceptionResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -731,9 +685,7 @@ func (m *DeleteTrustPolicyExceptionResponse) Equal(o *DeleteTrustPolicyException
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPolicyExceptionsRequest) Equal(o *ShowTrustPolicyExceptionsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -747,9 +699,7 @@ func (m *ShowTrustPolicyExceptionsRequest) Equal(o *ShowTrustPolicyExceptionsReq
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPolicyExceptionsResponse) Equal(o *ShowTrustPolicyExceptionsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -763,17 +713,9 @@ func (m *ShowTrustPolicyExceptionsResponse) Equal(o *ShowTrustPolicyExceptionsRe
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateTrustPolicyExceptionRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateTrustPolicyExceptionRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateTrustPolicyExceptionRequest or bound to no schema.
 func (m *CreateTrustPolicyExceptionRequest) CopyInFields(src *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateTrustPolicyExceptionRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -782,9 +724,7 @@ func (m *CreateTrustPolicyExceptionRequest) CopyInFields(src *CreateTrustPolicyE
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateTrustPolicyExceptionRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -810,17 +750,9 @@ func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExcep
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateTrustPolicyExceptionResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateTrustPolicyExceptionResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateTrustPolicyExceptionResponse or bound to no schema.
 func (m *CreateTrustPolicyExceptionResponse) CopyInFields(src *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateTrustPolicyExceptionResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -829,9 +761,7 @@ func (m *CreateTrustPolicyExceptionResponse) CopyInFields(src *CreateTrustPolicy
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateTrustPolicyExceptionResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -857,17 +787,9 @@ func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExce
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateTrustPolicyExceptionRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateTrustPolicyExceptionRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateTrustPolicyExceptionRequest or bound to no schema.
 func (m *UpdateTrustPolicyExceptionRequest) CopyInFields(src *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateTrustPolicyExceptionRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -876,9 +798,7 @@ func (m *UpdateTrustPolicyExceptionRequest) CopyInFields(src *UpdateTrustPolicyE
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateTrustPolicyExceptionRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x2000001|win.Below&0x2000001 == 0 {
 		return 0
@@ -902,31 +822,14 @@ func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExcep
 		}
 	}
 	if (win.Cover|win.Below)&(1<<25) != 0 {
-		if a := fm.ListActionAt(at + 25); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+25), &m.Fields, src.Fields)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateTrustPolicyExceptionResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateTrustPolicyExceptionResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateTrustPolicyExceptionResponse or bound to no schema.
 func (m *UpdateTrustPolicyExceptionResponse) CopyInFields(src *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateTrustPolicyExceptionResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -935,9 +838,7 @@ func (m *UpdateTrustPolicyExceptionResponse) CopyInFields(src *UpdateTrustPolicy
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateTrustPolicyExceptionResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -963,17 +864,9 @@ func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExce
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteTrustPolicyExceptionRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteTrustPolicyExceptionRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteTrustPolicyExceptionRequest or bound to no schema.
 func (m *DeleteTrustPolicyExceptionRequest) CopyInFields(src *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteTrustPolicyExceptionRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -982,9 +875,7 @@ func (m *DeleteTrustPolicyExceptionRequest) CopyInFields(src *DeleteTrustPolicyE
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteTrustPolicyExceptionRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1010,17 +901,9 @@ func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExcep
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteTrustPolicyExceptionResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteTrustPolicyExceptionResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteTrustPolicyExceptionResponse or bound to no schema.
 func (m *DeleteTrustPolicyExceptionResponse) CopyInFields(src *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteTrustPolicyExceptionResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1029,24 +912,14 @@ func (m *DeleteTrustPolicyExceptionResponse) CopyInFields(src *DeleteTrustPolicy
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteTrustPolicyExceptionResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteTrustPolicyExceptionResponse) copyInAt(src *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowTrustPolicyExceptionsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowTrustPolicyExceptionsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowTrustPolicyExceptionsRequest or bound to no schema.
 func (m *ShowTrustPolicyExceptionsRequest) CopyInFields(src *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowTrustPolicyExceptionsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1055,9 +928,7 @@ func (m *ShowTrustPolicyExceptionsRequest) CopyInFields(src *ShowTrustPolicyExce
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowTrustPolicyExceptionsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1083,17 +954,9 @@ func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptio
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowTrustPolicyExceptionsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowTrustPolicyExceptionsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowTrustPolicyExceptionsResponse or bound to no schema.
 func (m *ShowTrustPolicyExceptionsResponse) CopyInFields(src *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowTrustPolicyExceptionsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1102,9 +965,7 @@ func (m *ShowTrustPolicyExceptionsResponse) CopyInFields(src *ShowTrustPolicyExc
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowTrustPolicyExceptionsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1194,10 +1055,8 @@ func (m *ShowTrustPolicyExceptionsResponse) DiffFields(o *ShowTrustPolicyExcepti
 	return fieldmap.Diff(_ShowTrustPolicyExceptionsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateTrustPolicyExceptionRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1208,18 +1067,14 @@ func (m *CreateTrustPolicyExceptionRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateTrustPolicyExceptionRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateTrustPolicyExceptionRequest does not have or a list action it cannot take.
 func (*CreateTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateTrustPolicyExceptionRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateTrustPolicyExceptionResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1230,18 +1085,14 @@ func (m *CreateTrustPolicyExceptionResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateTrustPolicyExceptionResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateTrustPolicyExceptionResponse does not have or a list action it cannot take.
 func (*CreateTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateTrustPolicyExceptionResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *UpdateTrustPolicyExceptionRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1252,18 +1103,14 @@ func (m *UpdateTrustPolicyExceptionRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag UpdateTrustPolicyExceptionRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateTrustPolicyExceptionRequest does not have or a list action it cannot take.
 func (*UpdateTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateTrustPolicyExceptionRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *UpdateTrustPolicyExceptionResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1274,56 +1121,32 @@ func (m *UpdateTrustPolicyExceptionResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag UpdateTrustPolicyExceptionResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateTrustPolicyExceptionResponse does not have or a list action it cannot take.
 func (*UpdateTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateTrustPolicyExceptionResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteTrustPolicyExceptionRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteTrustPolicyExceptionRequest has none.
+func (m *DeleteTrustPolicyExceptionRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteTrustPolicyExceptionRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteTrustPolicyExceptionRequest does not have or a list action it cannot take.
 func (*DeleteTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteTrustPolicyExceptionRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteTrustPolicyExceptionResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteTrustPolicyExceptionResponse has none.
+func (m *DeleteTrustPolicyExceptionResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteTrustPolicyExceptionResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteTrustPolicyExceptionResponse does not have or a list action it cannot take.
 func (*DeleteTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteTrustPolicyExceptionResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowTrustPolicyExceptionsRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1334,18 +1157,14 @@ func (m *ShowTrustPolicyExceptionsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowTrustPolicyExceptionsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowTrustPolicyExceptionsRequest does not have or a list action it cannot take.
 func (*ShowTrustPolicyExceptionsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowTrustPolicyExceptionsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ShowTrustPolicyExceptionsResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1356,178 +1175,72 @@ func (m *ShowTrustPolicyExceptionsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ShowTrustPolicyExceptionsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowTrustPolicyExceptionsResponse does not have or a list action it cannot take.
 func (*ShowTrustPolicyExceptionsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowTrustPolicyExceptionsResponse_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CreateTrustPolicyExceptionRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CreateTrustPolicyExceptionRequest has none.
+func (m *CreateTrustPolicyExceptionRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *CreateTrustPolicyExceptionRequest) Redacted() *CreateTrustPolicyExceptionRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
+	return m.Clone()
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CreateTrustPolicyExceptionResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CreateTrustPolicyExceptionResponse has none.
+func (m *CreateTrustPolicyExceptionResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *CreateTrustPolicyExceptionResponse) Redacted() *CreateTrustPolicyExceptionResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
+	return m.Clone()
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateTrustPolicyExceptionRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateTrustPolicyExceptionRequest has none.
+func (m *UpdateTrustPolicyExceptionRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *UpdateTrustPolicyExceptionRequest) Redacted() *UpdateTrustPolicyExceptionRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
+	return m.Clone()
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateTrustPolicyExceptionResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateTrustPolicyExceptionResponse has none.
+func (m *UpdateTrustPolicyExceptionResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *UpdateTrustPolicyExceptionResponse) Redacted() *UpdateTrustPolicyExceptionResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
+	return m.Clone()
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteTrustPolicyExceptionRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteTrustPolicyExceptionRequest has none.
+func (m *DeleteTrustPolicyExceptionRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *DeleteTrustPolicyExceptionRequest) Redacted() *DeleteTrustPolicyExceptionRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
+	return m.Clone()
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteTrustPolicyExceptionResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteTrustPolicyExceptionResponse has none.
+func (m *DeleteTrustPolicyExceptionResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *DeleteTrustPolicyExceptionResponse) Redacted() *DeleteTrustPolicyExceptionResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
+	return m.Clone()
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowTrustPolicyExceptionsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowTrustPolicyExceptionsRequest has none.
+func (m *ShowTrustPolicyExceptionsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *ShowTrustPolicyExceptionsRequest) Redacted() *ShowTrustPolicyExceptionsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
+	return m.Clone()
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowTrustPolicyExceptionsResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowTrustPolicyExceptionsResponse has none.
+func (m *ShowTrustPolicyExceptionsResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *ShowTrustPolicyExceptionsResponse) Redacted() *ShowTrustPolicyExceptionsResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
+	return m.Clone()
 }

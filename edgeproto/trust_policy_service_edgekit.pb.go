@@ -52,8 +52,7 @@ var _CreateTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Create
 
 var _CreateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyRequest", _CreateTrustPolicyRequest_shape, false)
 
-// CreateTrustPolicyRequestAllFields lists the leaf flags of CreateTrustPolicyRequest: together they
-// select every field.
+// CreateTrustPolicyRequestAllFields lists the leaf flags of CreateTrustPolicyRequest, which select every field.
 var CreateTrustPolicyRequestAllFields = slices.Clone(_CreateTrustPolicyRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateTrustPolicyRequest.
@@ -61,8 +60,7 @@ func (*CreateTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
 	return _CreateTrustPolicyRequest_fieldSchema
 }
 
-// NewCreateTrustPolicyRequestFieldMap returns a FieldMap of CreateTrustPolicyRequest holding flags; the
-// error names the first flag CreateTrustPolicyRequest does not have.
+// NewCreateTrustPolicyRequestFieldMap returns a FieldMap of CreateTrustPolicyRequest holding flags, or an error naming the first it lacks.
 func NewCreateTrustPolicyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateTrustPolicyRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -86,8 +84,7 @@ var _CreateTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Creat
 
 var _CreateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyResponse", _CreateTrustPolicyResponse_shape, false)
 
-// CreateTrustPolicyResponseAllFields lists the leaf flags of CreateTrustPolicyResponse: together they
-// select every field.
+// CreateTrustPolicyResponseAllFields lists the leaf flags of CreateTrustPolicyResponse, which select every field.
 var CreateTrustPolicyResponseAllFields = slices.Clone(_CreateTrustPolicyResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateTrustPolicyResponse.
@@ -95,8 +92,7 @@ func (*CreateTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
 	return _CreateTrustPolicyResponse_fieldSchema
 }
 
-// NewCreateTrustPolicyResponseFieldMap returns a FieldMap of CreateTrustPolicyResponse holding flags; the
-// error names the first flag CreateTrustPolicyResponse does not have.
+// NewCreateTrustPolicyResponseFieldMap returns a FieldMap of CreateTrustPolicyResponse holding flags, or an error naming the first it lacks.
 func NewCreateTrustPolicyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateTrustPolicyResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -122,8 +118,7 @@ var _UpdateTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Update
 
 var _UpdateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyRequest", _UpdateTrustPolicyRequest_shape, false)
 
-// UpdateTrustPolicyRequestAllFields lists the leaf flags of UpdateTrustPolicyRequest: together they
-// select every field.
+// UpdateTrustPolicyRequestAllFields lists the leaf flags of UpdateTrustPolicyRequest, which select every field.
 var UpdateTrustPolicyRequestAllFields = slices.Clone(_UpdateTrustPolicyRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateTrustPolicyRequest.
@@ -131,8 +126,7 @@ func (*UpdateTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
 	return _UpdateTrustPolicyRequest_fieldSchema
 }
 
-// NewUpdateTrustPolicyRequestFieldMap returns a FieldMap of UpdateTrustPolicyRequest holding flags; the
-// error names the first flag UpdateTrustPolicyRequest does not have.
+// NewUpdateTrustPolicyRequestFieldMap returns a FieldMap of UpdateTrustPolicyRequest holding flags, or an error naming the first it lacks.
 func NewUpdateTrustPolicyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateTrustPolicyRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -156,8 +150,7 @@ var _UpdateTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Updat
 
 var _UpdateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyResponse", _UpdateTrustPolicyResponse_shape, false)
 
-// UpdateTrustPolicyResponseAllFields lists the leaf flags of UpdateTrustPolicyResponse: together they
-// select every field.
+// UpdateTrustPolicyResponseAllFields lists the leaf flags of UpdateTrustPolicyResponse, which select every field.
 var UpdateTrustPolicyResponseAllFields = slices.Clone(_UpdateTrustPolicyResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of UpdateTrustPolicyResponse.
@@ -165,8 +158,7 @@ func (*UpdateTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
 	return _UpdateTrustPolicyResponse_fieldSchema
 }
 
-// NewUpdateTrustPolicyResponseFieldMap returns a FieldMap of UpdateTrustPolicyResponse holding flags; the
-// error names the first flag UpdateTrustPolicyResponse does not have.
+// NewUpdateTrustPolicyResponseFieldMap returns a FieldMap of UpdateTrustPolicyResponse holding flags, or an error naming the first it lacks.
 func NewUpdateTrustPolicyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _UpdateTrustPolicyResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -184,8 +176,7 @@ var _DeleteTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Delete
 
 var _DeleteTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyRequest", _DeleteTrustPolicyRequest_shape, false)
 
-// DeleteTrustPolicyRequestAllFields lists the leaf flags of DeleteTrustPolicyRequest: together they
-// select every field.
+// DeleteTrustPolicyRequestAllFields lists the leaf flags of DeleteTrustPolicyRequest, which select every field.
 var DeleteTrustPolicyRequestAllFields = slices.Clone(_DeleteTrustPolicyRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteTrustPolicyRequest.
@@ -193,8 +184,7 @@ func (*DeleteTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
 	return _DeleteTrustPolicyRequest_fieldSchema
 }
 
-// NewDeleteTrustPolicyRequestFieldMap returns a FieldMap of DeleteTrustPolicyRequest holding flags; the
-// error names the first flag DeleteTrustPolicyRequest does not have.
+// NewDeleteTrustPolicyRequestFieldMap returns a FieldMap of DeleteTrustPolicyRequest holding flags, or an error naming the first it lacks.
 func NewDeleteTrustPolicyRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteTrustPolicyRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -203,8 +193,7 @@ var _DeleteTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Delet
 
 var _DeleteTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyResponse", _DeleteTrustPolicyResponse_shape, false)
 
-// DeleteTrustPolicyResponseAllFields lists the leaf flags of DeleteTrustPolicyResponse: together they
-// select every field.
+// DeleteTrustPolicyResponseAllFields lists the leaf flags of DeleteTrustPolicyResponse, which select every field.
 var DeleteTrustPolicyResponseAllFields = slices.Clone(_DeleteTrustPolicyResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteTrustPolicyResponse.
@@ -212,8 +201,7 @@ func (*DeleteTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
 	return _DeleteTrustPolicyResponse_fieldSchema
 }
 
-// NewDeleteTrustPolicyResponseFieldMap returns a FieldMap of DeleteTrustPolicyResponse holding flags; the
-// error names the first flag DeleteTrustPolicyResponse does not have.
+// NewDeleteTrustPolicyResponseFieldMap returns a FieldMap of DeleteTrustPolicyResponse holding flags, or an error naming the first it lacks.
 func NewDeleteTrustPolicyResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteTrustPolicyResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -237,8 +225,7 @@ var _ShowTrustPoliciesRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTr
 
 var _ShowTrustPoliciesRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesRequest", _ShowTrustPoliciesRequest_shape, false)
 
-// ShowTrustPoliciesRequestAllFields lists the leaf flags of ShowTrustPoliciesRequest: together they
-// select every field.
+// ShowTrustPoliciesRequestAllFields lists the leaf flags of ShowTrustPoliciesRequest, which select every field.
 var ShowTrustPoliciesRequestAllFields = slices.Clone(_ShowTrustPoliciesRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowTrustPoliciesRequest.
@@ -246,8 +233,7 @@ func (*ShowTrustPoliciesRequest) FieldSchema() *fieldmap.Schema {
 	return _ShowTrustPoliciesRequest_fieldSchema
 }
 
-// NewShowTrustPoliciesRequestFieldMap returns a FieldMap of ShowTrustPoliciesRequest holding flags; the
-// error names the first flag ShowTrustPoliciesRequest does not have.
+// NewShowTrustPoliciesRequestFieldMap returns a FieldMap of ShowTrustPoliciesRequest holding flags, or an error naming the first it lacks.
 func NewShowTrustPoliciesRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowTrustPoliciesRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -271,8 +257,7 @@ var _ShowTrustPoliciesResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowT
 
 var _ShowTrustPoliciesResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesResponse", _ShowTrustPoliciesResponse_shape, false)
 
-// ShowTrustPoliciesResponseAllFields lists the leaf flags of ShowTrustPoliciesResponse: together they
-// select every field.
+// ShowTrustPoliciesResponseAllFields lists the leaf flags of ShowTrustPoliciesResponse, which select every field.
 var ShowTrustPoliciesResponseAllFields = slices.Clone(_ShowTrustPoliciesResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ShowTrustPoliciesResponse.
@@ -280,20 +265,15 @@ func (*ShowTrustPoliciesResponse) FieldSchema() *fieldmap.Schema {
 	return _ShowTrustPoliciesResponse_fieldSchema
 }
 
-// NewShowTrustPoliciesResponseFieldMap returns a FieldMap of ShowTrustPoliciesResponse holding flags; the
-// error names the first flag ShowTrustPoliciesResponse does not have.
+// NewShowTrustPoliciesResponseFieldMap returns a FieldMap of ShowTrustPoliciesResponse holding flags, or an error naming the first it lacks.
 func NewShowTrustPoliciesResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowTrustPoliciesResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateTrustPolicyRequest) Clone() *CreateTrustPolicyRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateTrustPolicyRequest) Clone() *CreateTrustPolicyRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateTrustPolicyRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateTrustPolicyRequest when nil) a deep copy of m, when not nil.
 func (m *CreateTrustPolicyRequest) cloneIn(c *CreateTrustPolicyRequest) *CreateTrustPolicyRequest {
 	if m == nil {
 		return nil
@@ -313,14 +293,10 @@ func (m *CreateTrustPolicyRequest) cloneTo(c *CreateTrustPolicyRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateTrustPolicyResponse) Clone() *CreateTrustPolicyResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateTrustPolicyResponse) Clone() *CreateTrustPolicyResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateTrustPolicyResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateTrustPolicyResponse when nil) a deep copy of m, when not nil.
 func (m *CreateTrustPolicyResponse) cloneIn(c *CreateTrustPolicyResponse) *CreateTrustPolicyResponse {
 	if m == nil {
 		return nil
@@ -340,14 +316,10 @@ func (m *CreateTrustPolicyResponse) cloneTo(c *CreateTrustPolicyResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateTrustPolicyRequest) Clone() *UpdateTrustPolicyRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateTrustPolicyRequest) Clone() *UpdateTrustPolicyRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateTrustPolicyRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateTrustPolicyRequest when nil) a deep copy of m, when not nil.
 func (m *UpdateTrustPolicyRequest) cloneIn(c *UpdateTrustPolicyRequest) *UpdateTrustPolicyRequest {
 	if m == nil {
 		return nil
@@ -368,14 +340,10 @@ func (m *UpdateTrustPolicyRequest) cloneTo(c *UpdateTrustPolicyRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *UpdateTrustPolicyResponse) Clone() *UpdateTrustPolicyResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateTrustPolicyResponse) Clone() *UpdateTrustPolicyResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new UpdateTrustPolicyResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new UpdateTrustPolicyResponse when nil) a deep copy of m, when not nil.
 func (m *UpdateTrustPolicyResponse) cloneIn(c *UpdateTrustPolicyResponse) *UpdateTrustPolicyResponse {
 	if m == nil {
 		return nil
@@ -395,14 +363,10 @@ func (m *UpdateTrustPolicyResponse) cloneTo(c *UpdateTrustPolicyResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteTrustPolicyRequest) Clone() *DeleteTrustPolicyRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteTrustPolicyRequest) Clone() *DeleteTrustPolicyRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteTrustPolicyRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteTrustPolicyRequest when nil) a deep copy of m, when not nil.
 func (m *DeleteTrustPolicyRequest) cloneIn(c *DeleteTrustPolicyRequest) *DeleteTrustPolicyRequest {
 	if m == nil {
 		return nil
@@ -422,14 +386,10 @@ func (m *DeleteTrustPolicyRequest) cloneTo(c *DeleteTrustPolicyRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteTrustPolicyResponse) Clone() *DeleteTrustPolicyResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteTrustPolicyResponse) Clone() *DeleteTrustPolicyResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteTrustPolicyResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteTrustPolicyResponse when nil) a deep copy of m, when not nil.
 func (m *DeleteTrustPolicyResponse) cloneIn(c *DeleteTrustPolicyResponse) *DeleteTrustPolicyResponse {
 	if m == nil {
 		return nil
@@ -448,14 +408,10 @@ func (m *DeleteTrustPolicyResponse) cloneTo(c *DeleteTrustPolicyResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowTrustPoliciesRequest) Clone() *ShowTrustPoliciesRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowTrustPoliciesRequest) Clone() *ShowTrustPoliciesRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowTrustPoliciesRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowTrustPoliciesRequest when nil) a deep copy of m, when not nil.
 func (m *ShowTrustPoliciesRequest) cloneIn(c *ShowTrustPoliciesRequest) *ShowTrustPoliciesRequest {
 	if m == nil {
 		return nil
@@ -475,14 +431,10 @@ func (m *ShowTrustPoliciesRequest) cloneTo(c *ShowTrustPoliciesRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ShowTrustPoliciesResponse) Clone() *ShowTrustPoliciesResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowTrustPoliciesResponse) Clone() *ShowTrustPoliciesResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ShowTrustPoliciesResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ShowTrustPoliciesResponse when nil) a deep copy of m, when not nil.
 func (m *ShowTrustPoliciesResponse) cloneIn(c *ShowTrustPoliciesResponse) *ShowTrustPoliciesResponse {
 	if m == nil {
 		return nil
@@ -502,9 +454,7 @@ func (m *ShowTrustPoliciesResponse) cloneTo(c *ShowTrustPoliciesResponse) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyRequest) Equal(o *CreateTrustPolicyRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -518,9 +468,7 @@ func (m *CreateTrustPolicyRequest) Equal(o *CreateTrustPolicyRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyResponse) Equal(o *CreateTrustPolicyResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -534,9 +482,7 @@ func (m *CreateTrustPolicyResponse) Equal(o *CreateTrustPolicyResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyRequest) Equal(o *UpdateTrustPolicyRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -544,18 +490,14 @@ func (m *UpdateTrustPolicyRequest) Equal(o *UpdateTrustPolicyRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.TrustPolicy.Equal(o.TrustPolicy) {
-		return false
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
+	if !m.TrustPolicy.Equal(o.TrustPolicy) ||
+		!slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyResponse) Equal(o *UpdateTrustPolicyResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -569,9 +511,7 @@ func (m *UpdateTrustPolicyResponse) Equal(o *UpdateTrustPolicyResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyRequest) Equal(o *DeleteTrustPolicyRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -585,9 +525,7 @@ func (m *DeleteTrustPolicyRequest) Equal(o *DeleteTrustPolicyRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyResponse) Equal(o *DeleteTrustPolicyResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -598,9 +536,7 @@ func (m *DeleteTrustPolicyResponse) Equal(o *DeleteTrustPolicyResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPoliciesRequest) Equal(o *ShowTrustPoliciesRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -614,9 +550,7 @@ func (m *ShowTrustPoliciesRequest) Equal(o *ShowTrustPoliciesRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPoliciesResponse) Equal(o *ShowTrustPoliciesResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -630,17 +564,9 @@ func (m *ShowTrustPoliciesResponse) Equal(o *ShowTrustPoliciesResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateTrustPolicyRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateTrustPolicyRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateTrustPolicyRequest or bound to no schema.
 func (m *CreateTrustPolicyRequest) CopyInFields(src *CreateTrustPolicyRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateTrustPolicyRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -649,9 +575,7 @@ func (m *CreateTrustPolicyRequest) CopyInFields(src *CreateTrustPolicyRequest, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateTrustPolicyRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -677,17 +601,9 @@ func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateTrustPolicyResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateTrustPolicyResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateTrustPolicyResponse or bound to no schema.
 func (m *CreateTrustPolicyResponse) CopyInFields(src *CreateTrustPolicyResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateTrustPolicyResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -696,9 +612,7 @@ func (m *CreateTrustPolicyResponse) CopyInFields(src *CreateTrustPolicyResponse,
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateTrustPolicyResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -724,17 +638,9 @@ func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateTrustPolicyRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateTrustPolicyRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateTrustPolicyRequest or bound to no schema.
 func (m *UpdateTrustPolicyRequest) CopyInFields(src *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateTrustPolicyRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -743,9 +649,7 @@ func (m *UpdateTrustPolicyRequest) CopyInFields(src *UpdateTrustPolicyRequest, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateTrustPolicyRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x201|win.Below&0x201 == 0 {
 		return 0
@@ -769,31 +673,14 @@ func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *f
 		}
 	}
 	if (win.Cover|win.Below)&(1<<9) != 0 {
-		if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+9), &m.Fields, src.Fields)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: UpdateTrustPolicyResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// UpdateTrustPolicyResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of UpdateTrustPolicyResponse or bound to no schema.
 func (m *UpdateTrustPolicyResponse) CopyInFields(src *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_UpdateTrustPolicyResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -802,9 +689,7 @@ func (m *UpdateTrustPolicyResponse) CopyInFields(src *UpdateTrustPolicyResponse,
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// UpdateTrustPolicyResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -830,17 +715,9 @@ func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteTrustPolicyRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteTrustPolicyRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteTrustPolicyRequest or bound to no schema.
 func (m *DeleteTrustPolicyRequest) CopyInFields(src *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteTrustPolicyRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -849,9 +726,7 @@ func (m *DeleteTrustPolicyRequest) CopyInFields(src *DeleteTrustPolicyRequest, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteTrustPolicyRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -877,17 +752,9 @@ func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteTrustPolicyResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteTrustPolicyResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteTrustPolicyResponse or bound to no schema.
 func (m *DeleteTrustPolicyResponse) CopyInFields(src *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteTrustPolicyResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -896,24 +763,14 @@ func (m *DeleteTrustPolicyResponse) CopyInFields(src *DeleteTrustPolicyResponse,
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteTrustPolicyResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteTrustPolicyResponse) copyInAt(src *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowTrustPoliciesRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowTrustPoliciesRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowTrustPoliciesRequest or bound to no schema.
 func (m *ShowTrustPoliciesRequest) CopyInFields(src *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowTrustPoliciesRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -922,9 +779,7 @@ func (m *ShowTrustPoliciesRequest) CopyInFields(src *ShowTrustPoliciesRequest, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowTrustPoliciesRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -950,17 +805,9 @@ func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ShowTrustPoliciesResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ShowTrustPoliciesResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ShowTrustPoliciesResponse or bound to no schema.
 func (m *ShowTrustPoliciesResponse) CopyInFields(src *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ShowTrustPoliciesResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -969,9 +816,7 @@ func (m *ShowTrustPoliciesResponse) CopyInFields(src *ShowTrustPoliciesResponse,
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ShowTrustPoliciesResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1061,322 +906,122 @@ func (m *ShowTrustPoliciesResponse) DiffFields(o *ShowTrustPoliciesResponse) *fi
 	return fieldmap.Diff(_ShowTrustPoliciesResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateTrustPolicyRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: CreateTrustPolicyRequest has none.
+func (m *CreateTrustPolicyRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag CreateTrustPolicyRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateTrustPolicyRequest does not have or a list action it cannot take.
 func (*CreateTrustPolicyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateTrustPolicyRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CreateTrustPolicyResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: CreateTrustPolicyResponse has none.
+func (m *CreateTrustPolicyResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag CreateTrustPolicyResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateTrustPolicyResponse does not have or a list action it cannot take.
 func (*CreateTrustPolicyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateTrustPolicyResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateTrustPolicyRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: UpdateTrustPolicyRequest has none.
+func (m *UpdateTrustPolicyRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag UpdateTrustPolicyRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateTrustPolicyRequest does not have or a list action it cannot take.
 func (*UpdateTrustPolicyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateTrustPolicyRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *UpdateTrustPolicyResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: UpdateTrustPolicyResponse has none.
+func (m *UpdateTrustPolicyResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag UpdateTrustPolicyResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm UpdateTrustPolicyResponse does not have or a list action it cannot take.
 func (*UpdateTrustPolicyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateTrustPolicyResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteTrustPolicyRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteTrustPolicyRequest has none.
+func (m *DeleteTrustPolicyRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteTrustPolicyRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteTrustPolicyRequest does not have or a list action it cannot take.
 func (*DeleteTrustPolicyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteTrustPolicyRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteTrustPolicyResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteTrustPolicyResponse has none.
+func (m *DeleteTrustPolicyResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteTrustPolicyResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteTrustPolicyResponse does not have or a list action it cannot take.
 func (*DeleteTrustPolicyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteTrustPolicyResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowTrustPoliciesRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ShowTrustPoliciesRequest has none.
+func (m *ShowTrustPoliciesRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ShowTrustPoliciesRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowTrustPoliciesRequest does not have or a list action it cannot take.
 func (*ShowTrustPoliciesRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowTrustPoliciesRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ShowTrustPoliciesResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ShowTrustPoliciesResponse has none.
+func (m *ShowTrustPoliciesResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ShowTrustPoliciesResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ShowTrustPoliciesResponse does not have or a list action it cannot take.
 func (*ShowTrustPoliciesResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowTrustPoliciesResponse_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CreateTrustPolicyRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CreateTrustPolicyRequest has none.
+func (m *CreateTrustPolicyRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CreateTrustPolicyRequest) Redacted() *CreateTrustPolicyRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CreateTrustPolicyRequest) Redacted() *CreateTrustPolicyRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CreateTrustPolicyResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CreateTrustPolicyResponse has none.
+func (m *CreateTrustPolicyResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CreateTrustPolicyResponse) Redacted() *CreateTrustPolicyResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CreateTrustPolicyResponse) Redacted() *CreateTrustPolicyResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateTrustPolicyRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateTrustPolicyRequest has none.
+func (m *UpdateTrustPolicyRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *UpdateTrustPolicyRequest) Redacted() *UpdateTrustPolicyRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *UpdateTrustPolicyRequest) Redacted() *UpdateTrustPolicyRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *UpdateTrustPolicyResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: UpdateTrustPolicyResponse has none.
+func (m *UpdateTrustPolicyResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *UpdateTrustPolicyResponse) Redacted() *UpdateTrustPolicyResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *UpdateTrustPolicyResponse) Redacted() *UpdateTrustPolicyResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteTrustPolicyRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteTrustPolicyRequest has none.
+func (m *DeleteTrustPolicyRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteTrustPolicyRequest) Redacted() *DeleteTrustPolicyRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteTrustPolicyRequest) Redacted() *DeleteTrustPolicyRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteTrustPolicyResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteTrustPolicyResponse has none.
+func (m *DeleteTrustPolicyResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteTrustPolicyResponse) Redacted() *DeleteTrustPolicyResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteTrustPolicyResponse) Redacted() *DeleteTrustPolicyResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowTrustPoliciesRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowTrustPoliciesRequest has none.
+func (m *ShowTrustPoliciesRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowTrustPoliciesRequest) Redacted() *ShowTrustPoliciesRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowTrustPoliciesRequest) Redacted() *ShowTrustPoliciesRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ShowTrustPoliciesResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ShowTrustPoliciesResponse has none.
+func (m *ShowTrustPoliciesResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ShowTrustPoliciesResponse) Redacted() *ShowTrustPoliciesResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ShowTrustPoliciesResponse) Redacted() *ShowTrustPoliciesResponse { return m.Clone() }

@@ -1,5 +1,10 @@
 package fieldmap
 
+import (
+	"maps"
+	"slices"
+)
+
 // List and map actions of CopyInFields (docs/field-flags.md): generated code
 // calls these with the address of the destination field. Each returns 1 when
 // it changed the destination and 0 otherwise, accepts a nil or empty
@@ -193,4 +198,47 @@ func ApplyMapFunc[K comparable, V any](a Action, dst *map[K]V, src map[K]V, eq f
 		return RemoveMap(dst, src)
 	}
 	return AddMapFunc(dst, src, eq, clone)
+}
+
+// Set makes *d equal to s and returns 1 when it was not, else 0:
+// generated CopyInFields copies a field of comparable type with it.
+func Set[T comparable](d *T, s T) int {
+	if *d == s {
+		return 0
+	}
+	*d = s
+	return 1
+}
+
+// CopyList applies list action a to *d from s: Add or Remove, or for
+// Replace a copy of s (nil when empty) unless *d already equals it. It
+// returns 1 when *d changed: generated CopyInFields copies a list of
+// comparable elements with it.
+func CopyList[T comparable](a Action, d *[]T, s []T) int {
+	switch {
+	case a != Replace:
+		return ApplyList(a, d, s)
+	case slices.Equal(*d, s):
+		return 0
+	case len(s) == 0:
+		*d = nil
+	default:
+		*d = slices.Clone(s)
+	}
+	return 1
+}
+
+// CopyMap is CopyList for maps of comparable values.
+func CopyMap[K, V comparable](a Action, d *map[K]V, s map[K]V) int {
+	switch {
+	case a != Replace:
+		return ApplyMap(a, d, s)
+	case maps.Equal(*d, s):
+		return 0
+	case len(s) == 0:
+		*d = nil
+	default:
+		*d = maps.Clone(s)
+	}
+	return 1
 }

@@ -32,15 +32,13 @@ var _AllocationStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllocationStat
 
 var _AllocationStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AllocationStatus", _AllocationStatus_shape, false)
 
-// AllocationStatusAllFields lists the leaf flags of AllocationStatus: together they
-// select every field.
+// AllocationStatusAllFields lists the leaf flags of AllocationStatus, which select every field.
 var AllocationStatusAllFields = slices.Clone(_AllocationStatus_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AllocationStatus.
 func (*AllocationStatus) FieldSchema() *fieldmap.Schema { return _AllocationStatus_fieldSchema }
 
-// NewAllocationStatusFieldMap returns a FieldMap of AllocationStatus holding flags; the
-// error names the first flag AllocationStatus does not have.
+// NewAllocationStatusFieldMap returns a FieldMap of AllocationStatus holding flags, or an error naming the first it lacks.
 func NewAllocationStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AllocationStatus_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -65,27 +63,21 @@ var _Allocation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Allocation{}), Field
 
 var _Allocation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Allocation", _Allocation_shape, false)
 
-// AllocationAllFields lists the leaf flags of Allocation: together they
-// select every field.
+// AllocationAllFields lists the leaf flags of Allocation, which select every field.
 var AllocationAllFields = slices.Clone(_Allocation_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Allocation.
 func (*Allocation) FieldSchema() *fieldmap.Schema { return _Allocation_fieldSchema }
 
-// NewAllocationFieldMap returns a FieldMap of Allocation holding flags; the
-// error names the first flag Allocation does not have.
+// NewAllocationFieldMap returns a FieldMap of Allocation holding flags, or an error naming the first it lacks.
 func NewAllocationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Allocation_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *AllocationStatus) Clone() *AllocationStatus {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AllocationStatus) Clone() *AllocationStatus { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new AllocationStatus when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new AllocationStatus when nil) a deep copy of m, when not nil.
 func (m *AllocationStatus) cloneIn(c *AllocationStatus) *AllocationStatus {
 	if m == nil {
 		return nil
@@ -107,14 +99,10 @@ func (m *AllocationStatus) cloneTo(c *AllocationStatus) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Allocation) Clone() *Allocation {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Allocation) Clone() *Allocation { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Allocation when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Allocation when nil) a deep copy of m, when not nil.
 func (m *Allocation) cloneIn(c *Allocation) *Allocation {
 	if m == nil {
 		return nil
@@ -137,9 +125,7 @@ func (m *Allocation) cloneTo(c *Allocation) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AllocationStatus) Equal(o *AllocationStatus) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -147,21 +133,15 @@ func (m *AllocationStatus) Equal(o *AllocationStatus) bool {
 	if m == o {
 		return true
 	}
-	if m.State != o.State {
-		return false
-	}
-	if m.Message != o.Message {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.LastUpdateTime, o.LastUpdateTime) {
+	if m.State != o.State ||
+		m.Message != o.Message ||
+		!fieldmap.EqualTimestamp(m.LastUpdateTime, o.LastUpdateTime) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Allocation) Equal(o *Allocation) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -169,32 +149,18 @@ func (m *Allocation) Equal(o *Allocation) bool {
 	if m == o {
 		return true
 	}
-	if m.Id != o.Id {
-		return false
-	}
-	if m.ContractId != o.ContractId {
-		return false
-	}
-	if m.Forwarding != o.Forwarding {
-		return false
-	}
-	if !m.Status.Equal(o.Status) {
+	if m.Id != o.Id ||
+		m.ContractId != o.ContractId ||
+		m.Forwarding != o.Forwarding ||
+		!m.Status.Equal(o.Status) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: AllocationStatus does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// AllocationStatus or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of AllocationStatus or bound to no schema.
 func (m *AllocationStatus) CopyInFields(src *AllocationStatus, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_AllocationStatus_fieldSchema)
 	if m == nil || b == nil {
@@ -203,9 +169,7 @@ func (m *AllocationStatus) CopyInFields(src *AllocationStatus, fm *fieldmap.Fiel
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AllocationStatus being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -215,12 +179,10 @@ func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
+		m.State, n = src.State, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Message != src.Message {
-		m.Message = src.Message
-		n++
+		m.Message, n = src.Message, n+1
 	}
 	if win.Cover&(1<<2) != 0 && !fieldmap.Equal(m.LastUpdateTime, src.LastUpdateTime) {
 		m.LastUpdateTime = fieldmap.Clone(src.LastUpdateTime)
@@ -229,17 +191,9 @@ func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Allocation does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Allocation or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Allocation or bound to no schema.
 func (m *Allocation) CopyInFields(src *Allocation, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Allocation_fieldSchema)
 	if m == nil || b == nil {
@@ -248,9 +202,7 @@ func (m *Allocation) CopyInFields(src *Allocation, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Allocation being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0x8 == 0 {
 		return 0
@@ -260,16 +212,13 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.ContractId != src.ContractId {
-		m.ContractId = src.ContractId
-		n++
+		m.ContractId, n = src.ContractId, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Forwarding != src.Forwarding {
-		m.Forwarding = src.Forwarding
-		n++
+		m.Forwarding, n = src.Forwarding, n+1
 	}
 	if win.Cover&(1<<3) != 0 {
 		if !m.Status.Equal(src.Status) {
@@ -304,10 +253,8 @@ func (m *Allocation) DiffFields(o *Allocation) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Allocation_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *AllocationStatus) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -318,18 +265,14 @@ func (m *AllocationStatus) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag AllocationStatus does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm AllocationStatus does not have or a list action it cannot take.
 func (*AllocationStatus) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AllocationStatus_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Allocation) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -340,55 +283,23 @@ func (m *Allocation) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Allocation does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Allocation does not have or a list action it cannot take.
 func (*Allocation) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Allocation_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *AllocationStatus) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: AllocationStatus has none.
+func (m *AllocationStatus) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *AllocationStatus) Redacted() *AllocationStatus {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *AllocationStatus) Redacted() *AllocationStatus { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Allocation) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Allocation has none.
+func (m *Allocation) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Allocation) Redacted() *Allocation {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Allocation) Redacted() *Allocation { return m.Clone() }
 
 // GetKey returns the object key of m, its field id.
 func (m *Allocation) GetKey() string {

@@ -43,15 +43,13 @@ var _ConfigParameter_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigParameter
 
 var _ConfigParameter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ConfigParameter", _ConfigParameter_shape, false)
 
-// ConfigParameterAllFields lists the leaf flags of ConfigParameter: together they
-// select every field.
+// ConfigParameterAllFields lists the leaf flags of ConfigParameter, which select every field.
 var ConfigParameterAllFields = slices.Clone(_ConfigParameter_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ConfigParameter.
 func (*ConfigParameter) FieldSchema() *fieldmap.Schema { return _ConfigParameter_fieldSchema }
 
-// NewConfigParameterFieldMap returns a FieldMap of ConfigParameter holding flags; the
-// error names the first flag ConfigParameter does not have.
+// NewConfigParameterFieldMap returns a FieldMap of ConfigParameter holding flags, or an error naming the first it lacks.
 func NewConfigParameterFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ConfigParameter_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -75,15 +73,13 @@ var _ConfigurationSchema_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configurati
 
 var _ConfigurationSchema_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ConfigurationSchema", _ConfigurationSchema_shape, false)
 
-// ConfigurationSchemaAllFields lists the leaf flags of ConfigurationSchema: together they
-// select every field.
+// ConfigurationSchemaAllFields lists the leaf flags of ConfigurationSchema, which select every field.
 var ConfigurationSchemaAllFields = slices.Clone(_ConfigurationSchema_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ConfigurationSchema.
 func (*ConfigurationSchema) FieldSchema() *fieldmap.Schema { return _ConfigurationSchema_fieldSchema }
 
-// NewConfigurationSchemaFieldMap returns a FieldMap of ConfigurationSchema holding flags; the
-// error names the first flag ConfigurationSchema does not have.
+// NewConfigurationSchemaFieldMap returns a FieldMap of ConfigurationSchema holding flags, or an error naming the first it lacks.
 func NewConfigurationSchemaFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ConfigurationSchema_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -101,15 +97,13 @@ var _ServiceTemplate_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceTemplate
 
 var _ServiceTemplate_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceTemplate", _ServiceTemplate_shape, false)
 
-// ServiceTemplateAllFields lists the leaf flags of ServiceTemplate: together they
-// select every field.
+// ServiceTemplateAllFields lists the leaf flags of ServiceTemplate, which select every field.
 var ServiceTemplateAllFields = slices.Clone(_ServiceTemplate_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ServiceTemplate.
 func (*ServiceTemplate) FieldSchema() *fieldmap.Schema { return _ServiceTemplate_fieldSchema }
 
-// NewServiceTemplateFieldMap returns a FieldMap of ServiceTemplate holding flags; the
-// error names the first flag ServiceTemplate does not have.
+// NewServiceTemplateFieldMap returns a FieldMap of ServiceTemplate holding flags, or an error naming the first it lacks.
 func NewServiceTemplateFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ServiceTemplate_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -187,27 +181,21 @@ var _ServiceBlueprint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceBluepri
 
 var _ServiceBlueprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceBlueprint", _ServiceBlueprint_shape, false)
 
-// ServiceBlueprintAllFields lists the leaf flags of ServiceBlueprint: together they
-// select every field.
+// ServiceBlueprintAllFields lists the leaf flags of ServiceBlueprint, which select every field.
 var ServiceBlueprintAllFields = slices.Clone(_ServiceBlueprint_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ServiceBlueprint.
 func (*ServiceBlueprint) FieldSchema() *fieldmap.Schema { return _ServiceBlueprint_fieldSchema }
 
-// NewServiceBlueprintFieldMap returns a FieldMap of ServiceBlueprint holding flags; the
-// error names the first flag ServiceBlueprint does not have.
+// NewServiceBlueprintFieldMap returns a FieldMap of ServiceBlueprint holding flags, or an error naming the first it lacks.
 func NewServiceBlueprintFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ServiceBlueprint_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ConfigParameter) Clone() *ConfigParameter {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ConfigParameter) Clone() *ConfigParameter { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ConfigParameter when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ConfigParameter when nil) a deep copy of m, when not nil.
 func (m *ConfigParameter) cloneIn(c *ConfigParameter) *ConfigParameter {
 	if m == nil {
 		return nil
@@ -246,14 +234,10 @@ func (m *ConfigParameter) cloneTo(c *ConfigParameter) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ConfigurationSchema) Clone() *ConfigurationSchema {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ConfigurationSchema) Clone() *ConfigurationSchema { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ConfigurationSchema when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ConfigurationSchema when nil) a deep copy of m, when not nil.
 func (m *ConfigurationSchema) cloneIn(c *ConfigurationSchema) *ConfigurationSchema {
 	if m == nil {
 		return nil
@@ -283,14 +267,10 @@ func (m *ConfigurationSchema) cloneTo(c *ConfigurationSchema) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ServiceTemplate) Clone() *ServiceTemplate {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ServiceTemplate) Clone() *ServiceTemplate { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ServiceTemplate when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ServiceTemplate when nil) a deep copy of m, when not nil.
 func (m *ServiceTemplate) cloneIn(c *ServiceTemplate) *ServiceTemplate {
 	if m == nil {
 		return nil
@@ -311,14 +291,10 @@ func (m *ServiceTemplate) cloneTo(c *ServiceTemplate) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ServiceBlueprint) Clone() *ServiceBlueprint {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ServiceBlueprint) Clone() *ServiceBlueprint { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ServiceBlueprint when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ServiceBlueprint when nil) a deep copy of m, when not nil.
 func (m *ServiceBlueprint) cloneIn(c *ServiceBlueprint) *ServiceBlueprint {
 	if m == nil {
 		return nil
@@ -373,9 +349,7 @@ type _ServiceBlueprint_kids struct {
 	Price               Price
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigParameter) Equal(o *ConfigParameter) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -383,36 +357,20 @@ func (m *ConfigParameter) Equal(o *ConfigParameter) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Type != o.Type {
-		return false
-	}
-	if m.Required != o.Required {
-		return false
-	}
-	if m.DefaultValue != o.DefaultValue {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat64(m.Minimum, o.Minimum) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat64(m.Maximum, o.Maximum) {
-		return false
-	}
-	if m.Pattern != o.Pattern {
-		return false
-	}
-	if m.Description != o.Description {
+	if m.Name != o.Name ||
+		m.Type != o.Type ||
+		m.Required != o.Required ||
+		m.DefaultValue != o.DefaultValue ||
+		!fieldmap.EqualPtrFloat64(m.Minimum, o.Minimum) ||
+		!fieldmap.EqualPtrFloat64(m.Maximum, o.Maximum) ||
+		m.Pattern != o.Pattern ||
+		m.Description != o.Description {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigurationSchema) Equal(o *ConfigurationSchema) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -431,9 +389,7 @@ func (m *ConfigurationSchema) Equal(o *ConfigurationSchema) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceTemplate) Equal(o *ServiceTemplate) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -441,18 +397,14 @@ func (m *ServiceTemplate) Equal(o *ServiceTemplate) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Body != o.Body {
+	if m.Name != o.Name ||
+		m.Body != o.Body {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -460,22 +412,12 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 	if m == o {
 		return true
 	}
-	if m.Id != o.Id {
-		return false
-	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Description != o.Description {
-		return false
-	}
-	if m.Category != o.Category {
-		return false
-	}
-	if !slices.Equal(m.Tags, o.Tags) {
-		return false
-	}
-	if !slices.Equal(m.HostingPolicies, o.HostingPolicies) {
+	if m.Id != o.Id ||
+		m.Name != o.Name ||
+		m.Description != o.Description ||
+		m.Category != o.Category ||
+		!slices.Equal(m.Tags, o.Tags) ||
+		!slices.Equal(m.HostingPolicies, o.HostingPolicies) {
 		return false
 	}
 	if len(m.Templates) != len(o.Templates) {
@@ -486,35 +428,19 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 			return false
 		}
 	}
-	if !m.ConfigurationSchema.Equal(o.ConfigurationSchema) {
-		return false
-	}
-	if !m.Owner.Equal(o.Owner) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
-		return false
-	}
-	if m.MaxInstances != o.MaxInstances {
-		return false
-	}
-	if !m.Price.Equal(o.Price) {
+	if !m.ConfigurationSchema.Equal(o.ConfigurationSchema) ||
+		!m.Owner.Equal(o.Owner) ||
+		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
+		m.MaxInstances != o.MaxInstances ||
+		!m.Price.Equal(o.Price) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ConfigParameter does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ConfigParameter or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ConfigParameter or bound to no schema.
 func (m *ConfigParameter) CopyInFields(src *ConfigParameter, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ConfigParameter_fieldSchema)
 	if m == nil || b == nil {
@@ -529,9 +455,7 @@ type _ConfigParameter_ptrs struct {
 	f6 float64
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConfigParameter being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xff == 0 {
 		return 0
@@ -542,20 +466,16 @@ func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, 
 	n := 0
 	var pb *_ConfigParameter_ptrs
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
+		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Required != src.Required {
-		m.Required = src.Required
-		n++
+		m.Required, n = src.Required, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.DefaultValue != src.DefaultValue {
-		m.DefaultValue = src.DefaultValue
-		n++
+		m.DefaultValue, n = src.DefaultValue, n+1
 	}
 	if win.Cover&(1<<4) != 0 && !fieldmap.SamePtrFloat64(m.Minimum, src.Minimum) {
 		if src.Minimum == nil {
@@ -582,27 +502,17 @@ func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, 
 		n++
 	}
 	if win.Cover&(1<<6) != 0 && m.Pattern != src.Pattern {
-		m.Pattern = src.Pattern
-		n++
+		m.Pattern, n = src.Pattern, n+1
 	}
 	if win.Cover&(1<<7) != 0 && m.Description != src.Description {
-		m.Description = src.Description
-		n++
+		m.Description, n = src.Description, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ConfigurationSchema does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ConfigurationSchema or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ConfigurationSchema or bound to no schema.
 func (m *ConfigurationSchema) CopyInFields(src *ConfigurationSchema, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ConfigurationSchema_fieldSchema)
 	if m == nil || b == nil {
@@ -611,9 +521,7 @@ func (m *ConfigurationSchema) CopyInFields(src *ConfigurationSchema, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConfigurationSchema being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ConfigurationSchema) copyInAt(src *ConfigurationSchema, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -637,17 +545,9 @@ func (m *ConfigurationSchema) copyInAt(src *ConfigurationSchema, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ServiceTemplate does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ServiceTemplate or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ServiceTemplate or bound to no schema.
 func (m *ServiceTemplate) CopyInFields(src *ServiceTemplate, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ServiceTemplate_fieldSchema)
 	if m == nil || b == nil {
@@ -656,9 +556,7 @@ func (m *ServiceTemplate) CopyInFields(src *ServiceTemplate, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ServiceTemplate being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -668,27 +566,17 @@ func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Body != src.Body {
-		m.Body = src.Body
-		n++
+		m.Body, n = src.Body, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ServiceBlueprint does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ServiceBlueprint or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ServiceBlueprint or bound to no schema.
 func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ServiceBlueprint_fieldSchema)
 	if m == nil || b == nil {
@@ -697,9 +585,7 @@ func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.Fiel
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ServiceBlueprint being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3808027f|win.Below&0x20080270 == 0 {
 		return 0
@@ -711,47 +597,17 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 	for x := win.Cover&0x3808027f | win.Below&0x20080270; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
+			n += fieldmap.Set(&m.Id, src.Id)
 		case 1:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
+			n += fieldmap.Set(&m.Name, src.Name)
 		case 2:
-			if m.Description != src.Description {
-				m.Description = src.Description
-				n++
-			}
+			n += fieldmap.Set(&m.Description, src.Description)
 		case 3:
-			if m.Category != src.Category {
-				m.Category = src.Category
-				n++
-			}
+			n += fieldmap.Set(&m.Category, src.Category)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-			} else if !slices.Equal(m.Tags, src.Tags) {
-				if len(src.Tags) == 0 {
-					m.Tags = nil
-				} else {
-					m.Tags = slices.Clone(src.Tags)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Tags, src.Tags)
 		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.HostingPolicies, src.HostingPolicies)
-			} else if !slices.Equal(m.HostingPolicies, src.HostingPolicies) {
-				if len(src.HostingPolicies) == 0 {
-					m.HostingPolicies = nil
-				} else {
-					m.HostingPolicies = slices.Clone(src.HostingPolicies)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.HostingPolicies, src.HostingPolicies)
 		case 6:
 			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Templates, src.Templates, (*ServiceTemplate).Equal, (*ServiceTemplate).Clone)
@@ -799,10 +655,7 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 				n++
 			}
 		case 28:
-			if m.MaxInstances != src.MaxInstances {
-				m.MaxInstances = src.MaxInstances
-				n++
-			}
+			n += fieldmap.Set(&m.MaxInstances, src.MaxInstances)
 		case 29:
 			if win.Cover&(1<<29) != 0 {
 				if !m.Price.Equal(src.Price) {
@@ -855,10 +708,8 @@ func (m *ServiceBlueprint) DiffFields(o *ServiceBlueprint) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ServiceBlueprint_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ConfigParameter) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -869,18 +720,14 @@ func (m *ConfigParameter) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ConfigParameter does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ConfigParameter does not have or a list action it cannot take.
 func (*ConfigParameter) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ConfigParameter_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ConfigurationSchema) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -893,37 +740,23 @@ func (m *ConfigurationSchema) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ConfigurationSchema does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ConfigurationSchema does not have or a list action it cannot take.
 func (*ConfigurationSchema) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ConfigurationSchema_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ServiceTemplate) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ServiceTemplate has none.
+func (m *ServiceTemplate) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ServiceTemplate does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ServiceTemplate does not have or a list action it cannot take.
 func (*ServiceTemplate) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ServiceTemplate_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ServiceBlueprint) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -939,80 +772,31 @@ func (m *ServiceBlueprint) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ServiceBlueprint does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ServiceBlueprint does not have or a list action it cannot take.
 func (*ServiceBlueprint) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ServiceBlueprint_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ConfigParameter) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ConfigParameter has none.
+func (m *ConfigParameter) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ConfigParameter) Redacted() *ConfigParameter {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ConfigParameter) Redacted() *ConfigParameter { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ConfigurationSchema) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ConfigurationSchema has none.
+func (m *ConfigurationSchema) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ConfigurationSchema) Redacted() *ConfigurationSchema {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ConfigurationSchema) Redacted() *ConfigurationSchema { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ServiceTemplate) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ServiceTemplate has none.
+func (m *ServiceTemplate) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ServiceTemplate) Redacted() *ServiceTemplate {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ServiceTemplate) Redacted() *ServiceTemplate { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ServiceBlueprint) Redact() {
 	if m == nil {
 		return
@@ -1020,9 +804,7 @@ func (m *ServiceBlueprint) Redact() {
 	m.Owner.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ServiceBlueprint) Redacted() *ServiceBlueprint {
 	if m == nil {
 		return nil

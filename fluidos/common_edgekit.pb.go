@@ -42,15 +42,13 @@ var _NodeIdentity_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), F
 
 var _NodeIdentity_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NodeIdentity", _NodeIdentity_shape, false)
 
-// NodeIdentityAllFields lists the leaf flags of NodeIdentity: together they
-// select every field.
+// NodeIdentityAllFields lists the leaf flags of NodeIdentity, which select every field.
 var NodeIdentityAllFields = slices.Clone(_NodeIdentity_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NodeIdentity.
 func (*NodeIdentity) FieldSchema() *fieldmap.Schema { return _NodeIdentity_fieldSchema }
 
-// NewNodeIdentityFieldMap returns a FieldMap of NodeIdentity holding flags; the
-// error names the first flag NodeIdentity does not have.
+// NewNodeIdentityFieldMap returns a FieldMap of NodeIdentity holding flags, or an error naming the first it lacks.
 func NewNodeIdentityFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NodeIdentity_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -63,8 +61,7 @@ const (
 
 var _NodeAdditionalInformation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NodeAdditionalInformation", _NodeAdditionalInformation_shape, false)
 
-// NodeAdditionalInformationAllFields lists the leaf flags of NodeAdditionalInformation: together they
-// select every field.
+// NodeAdditionalInformationAllFields lists the leaf flags of NodeAdditionalInformation, which select every field.
 var NodeAdditionalInformationAllFields = slices.Clone(_NodeAdditionalInformation_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NodeAdditionalInformation.
@@ -72,8 +69,7 @@ func (*NodeAdditionalInformation) FieldSchema() *fieldmap.Schema {
 	return _NodeAdditionalInformation_fieldSchema
 }
 
-// NewNodeAdditionalInformationFieldMap returns a FieldMap of NodeAdditionalInformation holding flags; the
-// error names the first flag NodeAdditionalInformation does not have.
+// NewNodeAdditionalInformationFieldMap returns a FieldMap of NodeAdditionalInformation holding flags, or an error naming the first it lacks.
 func NewNodeAdditionalInformationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NodeAdditionalInformation_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -91,15 +87,13 @@ var _TelemetryEndpoint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TelemetryEndp
 
 var _TelemetryEndpoint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.TelemetryEndpoint", _TelemetryEndpoint_shape, false)
 
-// TelemetryEndpointAllFields lists the leaf flags of TelemetryEndpoint: together they
-// select every field.
+// TelemetryEndpointAllFields lists the leaf flags of TelemetryEndpoint, which select every field.
 var TelemetryEndpointAllFields = slices.Clone(_TelemetryEndpoint_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TelemetryEndpoint.
 func (*TelemetryEndpoint) FieldSchema() *fieldmap.Schema { return _TelemetryEndpoint_fieldSchema }
 
-// NewTelemetryEndpointFieldMap returns a FieldMap of TelemetryEndpoint holding flags; the
-// error names the first flag TelemetryEndpoint does not have.
+// NewTelemetryEndpointFieldMap returns a FieldMap of TelemetryEndpoint holding flags, or an error naming the first it lacks.
 func NewTelemetryEndpointFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TelemetryEndpoint_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -119,15 +113,13 @@ var _Price_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Price{}), Fields: []field
 
 var _Price_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Price", _Price_shape, false)
 
-// PriceAllFields lists the leaf flags of Price: together they
-// select every field.
+// PriceAllFields lists the leaf flags of Price, which select every field.
 var PriceAllFields = slices.Clone(_Price_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Price.
 func (*Price) FieldSchema() *fieldmap.Schema { return _Price_fieldSchema }
 
-// NewPriceFieldMap returns a FieldMap of Price holding flags; the
-// error names the first flag Price does not have.
+// NewPriceFieldMap returns a FieldMap of Price holding flags, or an error naming the first it lacks.
 func NewPriceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Price_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -151,15 +143,13 @@ var _Location_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: [
 
 var _Location_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Location", _Location_shape, false)
 
-// LocationAllFields lists the leaf flags of Location: together they
-// select every field.
+// LocationAllFields lists the leaf flags of Location, which select every field.
 var LocationAllFields = slices.Clone(_Location_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Location.
 func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
 
-// NewLocationFieldMap returns a FieldMap of Location holding flags; the
-// error names the first flag Location does not have.
+// NewLocationFieldMap returns a FieldMap of Location holding flags, or an error naming the first it lacks.
 func NewLocationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Location_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -179,15 +169,13 @@ var _GPU_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.
 
 var _GPU_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GPU", _GPU_shape, false)
 
-// GPUAllFields lists the leaf flags of GPU: together they
-// select every field.
+// GPUAllFields lists the leaf flags of GPU, which select every field.
 var GPUAllFields = slices.Clone(_GPU_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GPU.
 func (*GPU) FieldSchema() *fieldmap.Schema { return _GPU_fieldSchema }
 
-// NewGPUFieldMap returns a FieldMap of GPU holding flags; the
-// error names the first flag GPU does not have.
+// NewGPUFieldMap returns a FieldMap of GPU holding flags, or an error naming the first it lacks.
 func NewGPUFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GPU_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -207,15 +195,13 @@ var _PortRange_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PortRange{}), Fields:
 
 var _PortRange_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PortRange", _PortRange_shape, false)
 
-// PortRangeAllFields lists the leaf flags of PortRange: together they
-// select every field.
+// PortRangeAllFields lists the leaf flags of PortRange, which select every field.
 var PortRangeAllFields = slices.Clone(_PortRange_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PortRange.
 func (*PortRange) FieldSchema() *fieldmap.Schema { return _PortRange_fieldSchema }
 
-// NewPortRangeFieldMap returns a FieldMap of PortRange holding flags; the
-// error names the first flag PortRange does not have.
+// NewPortRangeFieldMap returns a FieldMap of PortRange holding flags, or an error naming the first it lacks.
 func NewPortRangeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _PortRange_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -238,27 +224,21 @@ var _NetworkAuthorization_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkAut
 
 var _NetworkAuthorization_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkAuthorization", _NetworkAuthorization_shape, false)
 
-// NetworkAuthorizationAllFields lists the leaf flags of NetworkAuthorization: together they
-// select every field.
+// NetworkAuthorizationAllFields lists the leaf flags of NetworkAuthorization, which select every field.
 var NetworkAuthorizationAllFields = slices.Clone(_NetworkAuthorization_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NetworkAuthorization.
 func (*NetworkAuthorization) FieldSchema() *fieldmap.Schema { return _NetworkAuthorization_fieldSchema }
 
-// NewNetworkAuthorizationFieldMap returns a FieldMap of NetworkAuthorization holding flags; the
-// error names the first flag NetworkAuthorization does not have.
+// NewNetworkAuthorizationFieldMap returns a FieldMap of NetworkAuthorization holding flags, or an error naming the first it lacks.
 func NewNetworkAuthorizationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NetworkAuthorization_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NodeIdentity) Clone() *NodeIdentity {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NodeIdentity) Clone() *NodeIdentity { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NodeIdentity when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NodeIdentity when nil) a deep copy of m, when not nil.
 func (m *NodeIdentity) cloneIn(c *NodeIdentity) *NodeIdentity {
 	if m == nil {
 		return nil
@@ -282,14 +262,10 @@ func (m *NodeIdentity) cloneTo(c *NodeIdentity) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NodeAdditionalInformation) Clone() *NodeAdditionalInformation {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NodeAdditionalInformation) Clone() *NodeAdditionalInformation { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NodeAdditionalInformation when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NodeAdditionalInformation when nil) a deep copy of m, when not nil.
 func (m *NodeAdditionalInformation) cloneIn(c *NodeAdditionalInformation) *NodeAdditionalInformation {
 	if m == nil {
 		return nil
@@ -310,14 +286,10 @@ func (m *NodeAdditionalInformation) cloneTo(c *NodeAdditionalInformation) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TelemetryEndpoint) Clone() *TelemetryEndpoint {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TelemetryEndpoint) Clone() *TelemetryEndpoint { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TelemetryEndpoint when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TelemetryEndpoint when nil) a deep copy of m, when not nil.
 func (m *TelemetryEndpoint) cloneIn(c *TelemetryEndpoint) *TelemetryEndpoint {
 	if m == nil {
 		return nil
@@ -338,14 +310,10 @@ func (m *TelemetryEndpoint) cloneTo(c *TelemetryEndpoint) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Price) Clone() *Price {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Price) Clone() *Price { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Price when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Price when nil) a deep copy of m, when not nil.
 func (m *Price) cloneIn(c *Price) *Price {
 	if m == nil {
 		return nil
@@ -367,14 +335,10 @@ func (m *Price) cloneTo(c *Price) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Location) Clone() *Location {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Location) Clone() *Location { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Location when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Location when nil) a deep copy of m, when not nil.
 func (m *Location) cloneIn(c *Location) *Location {
 	if m == nil {
 		return nil
@@ -398,14 +362,10 @@ func (m *Location) cloneTo(c *Location) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GPU) Clone() *GPU {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GPU) Clone() *GPU { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GPU when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GPU when nil) a deep copy of m, when not nil.
 func (m *GPU) cloneIn(c *GPU) *GPU {
 	if m == nil {
 		return nil
@@ -427,14 +387,10 @@ func (m *GPU) cloneTo(c *GPU) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *PortRange) Clone() *PortRange {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PortRange) Clone() *PortRange { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new PortRange when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new PortRange when nil) a deep copy of m, when not nil.
 func (m *PortRange) cloneIn(c *PortRange) *PortRange {
 	if m == nil {
 		return nil
@@ -456,14 +412,10 @@ func (m *PortRange) cloneTo(c *PortRange) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NetworkAuthorization) Clone() *NetworkAuthorization {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NetworkAuthorization) Clone() *NetworkAuthorization { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NetworkAuthorization when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NetworkAuthorization when nil) a deep copy of m, when not nil.
 func (m *NetworkAuthorization) cloneIn(c *NetworkAuthorization) *NetworkAuthorization {
 	if m == nil {
 		return nil
@@ -495,9 +447,7 @@ func (m *NetworkAuthorization) cloneTo(c *NetworkAuthorization) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeIdentity) Equal(o *NodeIdentity) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -505,27 +455,17 @@ func (m *NodeIdentity) Equal(o *NodeIdentity) bool {
 	if m == o {
 		return true
 	}
-	if m.Domain != o.Domain {
-		return false
-	}
-	if m.NodeId != o.NodeId {
-		return false
-	}
-	if m.Ip != o.Ip {
-		return false
-	}
-	if m.LocalNamespace != o.LocalNamespace {
-		return false
-	}
-	if !m.AdditionalInformation.Equal(o.AdditionalInformation) {
+	if m.Domain != o.Domain ||
+		m.NodeId != o.NodeId ||
+		m.Ip != o.Ip ||
+		m.LocalNamespace != o.LocalNamespace ||
+		!m.AdditionalInformation.Equal(o.AdditionalInformation) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeAdditionalInformation) Equal(o *NodeAdditionalInformation) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -533,18 +473,14 @@ func (m *NodeAdditionalInformation) Equal(o *NodeAdditionalInformation) bool {
 	if m == o {
 		return true
 	}
-	if m.LiqoId != o.LiqoId {
-		return false
-	}
-	if m.Kubeconfig != o.Kubeconfig {
+	if m.LiqoId != o.LiqoId ||
+		m.Kubeconfig != o.Kubeconfig {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TelemetryEndpoint) Equal(o *TelemetryEndpoint) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -552,18 +488,14 @@ func (m *TelemetryEndpoint) Equal(o *TelemetryEndpoint) bool {
 	if m == o {
 		return true
 	}
-	if m.Endpoint != o.Endpoint {
-		return false
-	}
-	if !slices.Equal(m.Intents, o.Intents) {
+	if m.Endpoint != o.Endpoint ||
+		!slices.Equal(m.Intents, o.Intents) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Price) Equal(o *Price) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -571,21 +503,15 @@ func (m *Price) Equal(o *Price) bool {
 	if m == o {
 		return true
 	}
-	if m.Amount != o.Amount {
-		return false
-	}
-	if m.Currency != o.Currency {
-		return false
-	}
-	if m.Period != o.Period {
+	if m.Amount != o.Amount ||
+		m.Currency != o.Currency ||
+		m.Period != o.Period {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -593,27 +519,17 @@ func (m *Location) Equal(o *Location) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
-		return false
-	}
-	if m.Country != o.Country {
-		return false
-	}
-	if m.City != o.City {
-		return false
-	}
-	if m.AdditionalNotes != o.AdditionalNotes {
+	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
+		!fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) ||
+		m.Country != o.Country ||
+		m.City != o.City ||
+		m.AdditionalNotes != o.AdditionalNotes {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GPU) Equal(o *GPU) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -621,21 +537,15 @@ func (m *GPU) Equal(o *GPU) bool {
 	if m == o {
 		return true
 	}
-	if m.Model != o.Model {
-		return false
-	}
-	if m.Cores != o.Cores {
-		return false
-	}
-	if m.Memory != o.Memory {
+	if m.Model != o.Model ||
+		m.Cores != o.Cores ||
+		m.Memory != o.Memory {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PortRange) Equal(o *PortRange) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -643,21 +553,15 @@ func (m *PortRange) Equal(o *PortRange) bool {
 	if m == o {
 		return true
 	}
-	if m.Protocol != o.Protocol {
-		return false
-	}
-	if m.Min != o.Min {
-		return false
-	}
-	if m.Max != o.Max {
+	if m.Protocol != o.Protocol ||
+		m.Min != o.Min ||
+		m.Max != o.Max {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -665,10 +569,8 @@ func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
 	if m == o {
 		return true
 	}
-	if m.Action != o.Action {
-		return false
-	}
-	if m.Cidr != o.Cidr {
+	if m.Action != o.Action ||
+		m.Cidr != o.Cidr {
 		return false
 	}
 	if len(m.Ports) != len(o.Ports) {
@@ -682,17 +584,9 @@ func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NodeIdentity does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NodeIdentity or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NodeIdentity or bound to no schema.
 func (m *NodeIdentity) CopyInFields(src *NodeIdentity, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NodeIdentity_fieldSchema)
 	if m == nil || b == nil {
@@ -701,9 +595,7 @@ func (m *NodeIdentity) CopyInFields(src *NodeIdentity, fm *fieldmap.FieldMap) in
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeIdentity being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f|win.Below&0x10 == 0 {
 		return 0
@@ -713,20 +605,16 @@ func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Domain != src.Domain {
-		m.Domain = src.Domain
-		n++
+		m.Domain, n = src.Domain, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.NodeId != src.NodeId {
-		m.NodeId = src.NodeId
-		n++
+		m.NodeId, n = src.NodeId, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Ip != src.Ip {
-		m.Ip = src.Ip
-		n++
+		m.Ip, n = src.Ip, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.LocalNamespace != src.LocalNamespace {
-		m.LocalNamespace = src.LocalNamespace
-		n++
+		m.LocalNamespace, n = src.LocalNamespace, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
 		if !m.AdditionalInformation.Equal(src.AdditionalInformation) {
@@ -745,9 +633,7 @@ func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeAdditionalInformation being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NodeAdditionalInformation) copyInAt(src *NodeAdditionalInformation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -757,27 +643,17 @@ func (m *NodeAdditionalInformation) copyInAt(src *NodeAdditionalInformation, fm 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.LiqoId != src.LiqoId {
-		m.LiqoId = src.LiqoId
-		n++
+		m.LiqoId, n = src.LiqoId, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
+		m.Kubeconfig, n = src.Kubeconfig, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NodeAdditionalInformation does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NodeAdditionalInformation or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NodeAdditionalInformation or bound to no schema.
 func (m *NodeAdditionalInformation) CopyInFields(src *NodeAdditionalInformation, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NodeAdditionalInformation_fieldSchema)
 	if m == nil || b == nil {
@@ -786,17 +662,9 @@ func (m *NodeAdditionalInformation) CopyInFields(src *NodeAdditionalInformation,
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TelemetryEndpoint does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TelemetryEndpoint or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TelemetryEndpoint or bound to no schema.
 func (m *TelemetryEndpoint) CopyInFields(src *TelemetryEndpoint, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TelemetryEndpoint_fieldSchema)
 	if m == nil || b == nil {
@@ -805,9 +673,7 @@ func (m *TelemetryEndpoint) CopyInFields(src *TelemetryEndpoint, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TelemetryEndpoint being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TelemetryEndpoint) copyInAt(src *TelemetryEndpoint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -817,35 +683,17 @@ func (m *TelemetryEndpoint) copyInAt(src *TelemetryEndpoint, fm *fieldmap.FieldM
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Endpoint != src.Endpoint {
-		m.Endpoint = src.Endpoint
-		n++
+		m.Endpoint, n = src.Endpoint, n+1
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Intents, src.Intents)
-		} else if !slices.Equal(m.Intents, src.Intents) {
-			if len(src.Intents) == 0 {
-				m.Intents = nil
-			} else {
-				m.Intents = slices.Clone(src.Intents)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.Intents, src.Intents)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Price does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Price or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Price or bound to no schema.
 func (m *Price) CopyInFields(src *Price, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Price_fieldSchema)
 	if m == nil || b == nil {
@@ -854,9 +702,7 @@ func (m *Price) CopyInFields(src *Price, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Price being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Price) copyInAt(src *Price, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -866,31 +712,20 @@ func (m *Price) copyInAt(src *Price, fm *fieldmap.FieldMap, at int, win fieldmap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Amount != src.Amount {
-		m.Amount = src.Amount
-		n++
+		m.Amount, n = src.Amount, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Currency != src.Currency {
-		m.Currency = src.Currency
-		n++
+		m.Currency, n = src.Currency, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Period != src.Period {
-		m.Period = src.Period
-		n++
+		m.Period, n = src.Period, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Location does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Location or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Location or bound to no schema.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Location_fieldSchema)
 	if m == nil || b == nil {
@@ -899,9 +734,7 @@ func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Location being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f == 0 {
 		return 0
@@ -919,31 +752,20 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 		n++
 	}
 	if win.Cover&(1<<2) != 0 && m.Country != src.Country {
-		m.Country = src.Country
-		n++
+		m.Country, n = src.Country, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.City != src.City {
-		m.City = src.City
-		n++
+		m.City, n = src.City, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.AdditionalNotes != src.AdditionalNotes {
-		m.AdditionalNotes = src.AdditionalNotes
-		n++
+		m.AdditionalNotes, n = src.AdditionalNotes, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GPU does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GPU or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GPU or bound to no schema.
 func (m *GPU) CopyInFields(src *GPU, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GPU_fieldSchema)
 	if m == nil || b == nil {
@@ -952,9 +774,7 @@ func (m *GPU) CopyInFields(src *GPU, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GPU being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GPU) copyInAt(src *GPU, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -964,31 +784,20 @@ func (m *GPU) copyInAt(src *GPU, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Model != src.Model {
-		m.Model = src.Model
-		n++
+		m.Model, n = src.Model, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Cores != src.Cores {
-		m.Cores = src.Cores
-		n++
+		m.Cores, n = src.Cores, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Memory != src.Memory {
-		m.Memory = src.Memory
-		n++
+		m.Memory, n = src.Memory, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: PortRange does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// PortRange or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of PortRange or bound to no schema.
 func (m *PortRange) CopyInFields(src *PortRange, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_PortRange_fieldSchema)
 	if m == nil || b == nil {
@@ -997,9 +806,7 @@ func (m *PortRange) CopyInFields(src *PortRange, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PortRange being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *PortRange) copyInAt(src *PortRange, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -1009,31 +816,20 @@ func (m *PortRange) copyInAt(src *PortRange, fm *fieldmap.FieldMap, at int, win 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
-		m.Protocol = src.Protocol
-		n++
+		m.Protocol, n = src.Protocol, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Min != src.Min {
-		m.Min = src.Min
-		n++
+		m.Min, n = src.Min, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Max != src.Max {
-		m.Max = src.Max
-		n++
+		m.Max, n = src.Max, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NetworkAuthorization does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NetworkAuthorization or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NetworkAuthorization or bound to no schema.
 func (m *NetworkAuthorization) CopyInFields(src *NetworkAuthorization, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NetworkAuthorization_fieldSchema)
 	if m == nil || b == nil {
@@ -1042,9 +838,7 @@ func (m *NetworkAuthorization) CopyInFields(src *NetworkAuthorization, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NetworkAuthorization being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -1054,12 +848,10 @@ func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Action != src.Action {
-		m.Action = src.Action
-		n++
+		m.Action, n = src.Action, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Cidr != src.Cidr {
-		m.Cidr = src.Cidr
-		n++
+		m.Cidr, n = src.Cidr, n+1
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
 		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
@@ -1140,143 +932,71 @@ func (m *NetworkAuthorization) DiffFields(o *NetworkAuthorization) *fieldmap.Fie
 	return fieldmap.Diff(_NetworkAuthorization_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *NodeIdentity) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: NodeIdentity has none.
+func (m *NodeIdentity) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag NodeIdentity does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NodeIdentity does not have or a list action it cannot take.
 func (*NodeIdentity) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NodeIdentity_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *NodeAdditionalInformation) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: NodeAdditionalInformation has none.
+func (m *NodeAdditionalInformation) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag NodeAdditionalInformation does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NodeAdditionalInformation does not have or a list action it cannot take.
 func (*NodeAdditionalInformation) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NodeAdditionalInformation_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TelemetryEndpoint) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TelemetryEndpoint has none.
+func (m *TelemetryEndpoint) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TelemetryEndpoint does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TelemetryEndpoint does not have or a list action it cannot take.
 func (*TelemetryEndpoint) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TelemetryEndpoint_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Price) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Price has none.
+func (m *Price) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Price does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Price does not have or a list action it cannot take.
 func (*Price) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Price_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Location) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Location has none.
+func (m *Location) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Location does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Location does not have or a list action it cannot take.
 func (*Location) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Location_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *GPU) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: GPU has none.
+func (m *GPU) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag GPU does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GPU does not have or a list action it cannot take.
 func (*GPU) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GPU_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *PortRange) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: PortRange has none.
+func (m *PortRange) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag PortRange does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm PortRange does not have or a list action it cannot take.
 func (*PortRange) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PortRange_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *NetworkAuthorization) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1287,17 +1007,13 @@ func (m *NetworkAuthorization) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag NetworkAuthorization does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NetworkAuthorization does not have or a list action it cannot take.
 func (*NetworkAuthorization) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NetworkAuthorization_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *NodeIdentity) Redact() {
 	if m == nil {
 		return
@@ -1305,9 +1021,7 @@ func (m *NodeIdentity) Redact() {
 	m.AdditionalInformation.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *NodeIdentity) Redacted() *NodeIdentity {
 	if m == nil {
 		return nil
@@ -1317,9 +1031,7 @@ func (m *NodeIdentity) Redacted() *NodeIdentity {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *NodeAdditionalInformation) Redact() {
 	if m == nil {
 		return
@@ -1327,9 +1039,7 @@ func (m *NodeAdditionalInformation) Redact() {
 	m.Kubeconfig = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *NodeAdditionalInformation) Redacted() *NodeAdditionalInformation {
 	if m == nil {
 		return nil
@@ -1339,128 +1049,38 @@ func (m *NodeAdditionalInformation) Redacted() *NodeAdditionalInformation {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TelemetryEndpoint) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TelemetryEndpoint has none.
+func (m *TelemetryEndpoint) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TelemetryEndpoint) Redacted() *TelemetryEndpoint {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TelemetryEndpoint) Redacted() *TelemetryEndpoint { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Price) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Price has none.
+func (m *Price) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Price) Redacted() *Price {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Price) Redacted() *Price { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Location) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Location has none.
+func (m *Location) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Location) Redacted() *Location {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Location) Redacted() *Location { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *GPU) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: GPU has none.
+func (m *GPU) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *GPU) Redacted() *GPU {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *GPU) Redacted() *GPU { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *PortRange) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: PortRange has none.
+func (m *PortRange) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *PortRange) Redacted() *PortRange {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *PortRange) Redacted() *PortRange { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *NetworkAuthorization) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: NetworkAuthorization has none.
+func (m *NetworkAuthorization) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *NetworkAuthorization) Redacted() *NetworkAuthorization {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *NetworkAuthorization) Redacted() *NetworkAuthorization { return m.Clone() }

@@ -45,15 +45,13 @@ var _K8SliceConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceCon
 
 var _K8SliceConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceConfiguration", _K8SliceConfiguration_shape, false)
 
-// K8SliceConfigurationAllFields lists the leaf flags of K8SliceConfiguration: together they
-// select every field.
+// K8SliceConfigurationAllFields lists the leaf flags of K8SliceConfiguration, which select every field.
 var K8SliceConfigurationAllFields = slices.Clone(_K8SliceConfiguration_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of K8SliceConfiguration.
 func (*K8SliceConfiguration) FieldSchema() *fieldmap.Schema { return _K8SliceConfiguration_fieldSchema }
 
-// NewK8SliceConfigurationFieldMap returns a FieldMap of K8SliceConfiguration holding flags; the
-// error names the first flag K8SliceConfiguration does not have.
+// NewK8SliceConfigurationFieldMap returns a FieldMap of K8SliceConfiguration holding flags, or an error naming the first it lacks.
 func NewK8SliceConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _K8SliceConfiguration_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -75,15 +73,13 @@ var _ServiceConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceCon
 
 var _ServiceConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceConfiguration", _ServiceConfiguration_shape, false)
 
-// ServiceConfigurationAllFields lists the leaf flags of ServiceConfiguration: together they
-// select every field.
+// ServiceConfigurationAllFields lists the leaf flags of ServiceConfiguration, which select every field.
 var ServiceConfigurationAllFields = slices.Clone(_ServiceConfiguration_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ServiceConfiguration.
 func (*ServiceConfiguration) FieldSchema() *fieldmap.Schema { return _ServiceConfiguration_fieldSchema }
 
-// NewServiceConfigurationFieldMap returns a FieldMap of ServiceConfiguration holding flags; the
-// error names the first flag ServiceConfiguration does not have.
+// NewServiceConfigurationFieldMap returns a FieldMap of ServiceConfiguration holding flags, or an error naming the first it lacks.
 func NewServiceConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ServiceConfiguration_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -105,15 +101,13 @@ var _VMConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMConfiguration
 
 var _VMConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VMConfiguration", _VMConfiguration_shape, false)
 
-// VMConfigurationAllFields lists the leaf flags of VMConfiguration: together they
-// select every field.
+// VMConfigurationAllFields lists the leaf flags of VMConfiguration, which select every field.
 var VMConfigurationAllFields = slices.Clone(_VMConfiguration_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of VMConfiguration.
 func (*VMConfiguration) FieldSchema() *fieldmap.Schema { return _VMConfiguration_fieldSchema }
 
-// NewVMConfigurationFieldMap returns a FieldMap of VMConfiguration holding flags; the
-// error names the first flag VMConfiguration does not have.
+// NewVMConfigurationFieldMap returns a FieldMap of VMConfiguration holding flags, or an error naming the first it lacks.
 func NewVMConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _VMConfiguration_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -129,15 +123,13 @@ var _SensorConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorConfi
 
 var _SensorConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SensorConfiguration", _SensorConfiguration_shape, false)
 
-// SensorConfigurationAllFields lists the leaf flags of SensorConfiguration: together they
-// select every field.
+// SensorConfigurationAllFields lists the leaf flags of SensorConfiguration, which select every field.
 var SensorConfigurationAllFields = slices.Clone(_SensorConfiguration_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SensorConfiguration.
 func (*SensorConfiguration) FieldSchema() *fieldmap.Schema { return _SensorConfiguration_fieldSchema }
 
-// NewSensorConfigurationFieldMap returns a FieldMap of SensorConfiguration holding flags; the
-// error names the first flag SensorConfiguration does not have.
+// NewSensorConfigurationFieldMap returns a FieldMap of SensorConfiguration holding flags, or an error naming the first it lacks.
 func NewSensorConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _SensorConfiguration_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -176,27 +168,21 @@ var _Configuration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configuration{}),
 
 var _Configuration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Configuration", _Configuration_shape, false)
 
-// ConfigurationAllFields lists the leaf flags of Configuration: together they
-// select every field.
+// ConfigurationAllFields lists the leaf flags of Configuration, which select every field.
 var ConfigurationAllFields = slices.Clone(_Configuration_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Configuration.
 func (*Configuration) FieldSchema() *fieldmap.Schema { return _Configuration_fieldSchema }
 
-// NewConfigurationFieldMap returns a FieldMap of Configuration holding flags; the
-// error names the first flag Configuration does not have.
+// NewConfigurationFieldMap returns a FieldMap of Configuration holding flags, or an error naming the first it lacks.
 func NewConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Configuration_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *K8SliceConfiguration) Clone() *K8SliceConfiguration {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *K8SliceConfiguration) Clone() *K8SliceConfiguration { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new K8SliceConfiguration when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new K8SliceConfiguration when nil) a deep copy of m, when not nil.
 func (m *K8SliceConfiguration) cloneIn(c *K8SliceConfiguration) *K8SliceConfiguration {
 	if m == nil {
 		return nil
@@ -220,14 +206,10 @@ func (m *K8SliceConfiguration) cloneTo(c *K8SliceConfiguration) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ServiceConfiguration) Clone() *ServiceConfiguration {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ServiceConfiguration) Clone() *ServiceConfiguration { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ServiceConfiguration when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ServiceConfiguration when nil) a deep copy of m, when not nil.
 func (m *ServiceConfiguration) cloneIn(c *ServiceConfiguration) *ServiceConfiguration {
 	if m == nil {
 		return nil
@@ -250,14 +232,10 @@ func (m *ServiceConfiguration) cloneTo(c *ServiceConfiguration) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *VMConfiguration) Clone() *VMConfiguration {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *VMConfiguration) Clone() *VMConfiguration { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new VMConfiguration when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new VMConfiguration when nil) a deep copy of m, when not nil.
 func (m *VMConfiguration) cloneIn(c *VMConfiguration) *VMConfiguration {
 	if m == nil {
 		return nil
@@ -280,14 +258,10 @@ func (m *VMConfiguration) cloneTo(c *VMConfiguration) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *SensorConfiguration) Clone() *SensorConfiguration {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SensorConfiguration) Clone() *SensorConfiguration { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new SensorConfiguration when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new SensorConfiguration when nil) a deep copy of m, when not nil.
 func (m *SensorConfiguration) cloneIn(c *SensorConfiguration) *SensorConfiguration {
 	if m == nil {
 		return nil
@@ -307,14 +281,10 @@ func (m *SensorConfiguration) cloneTo(c *SensorConfiguration) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Configuration) Clone() *Configuration {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Configuration) Clone() *Configuration { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Configuration when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Configuration when nil) a deep copy of m, when not nil.
 func (m *Configuration) cloneIn(c *Configuration) *Configuration {
 	if m == nil {
 		return nil
@@ -371,9 +341,7 @@ func (m *Configuration) cloneTo(c *Configuration) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceConfiguration) Equal(o *K8SliceConfiguration) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -381,27 +349,17 @@ func (m *K8SliceConfiguration) Equal(o *K8SliceConfiguration) bool {
 	if m == o {
 		return true
 	}
-	if m.Cpu != o.Cpu {
-		return false
-	}
-	if m.Memory != o.Memory {
-		return false
-	}
-	if m.Pods != o.Pods {
-		return false
-	}
-	if !m.Gpu.Equal(o.Gpu) {
-		return false
-	}
-	if m.Storage != o.Storage {
+	if m.Cpu != o.Cpu ||
+		m.Memory != o.Memory ||
+		m.Pods != o.Pods ||
+		!m.Gpu.Equal(o.Gpu) ||
+		m.Storage != o.Storage {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceConfiguration) Equal(o *ServiceConfiguration) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -409,24 +367,16 @@ func (m *ServiceConfiguration) Equal(o *ServiceConfiguration) bool {
 	if m == o {
 		return true
 	}
-	if m.BlueprintId != o.BlueprintId {
-		return false
-	}
-	if !maps.Equal(m.Parameters, o.Parameters) {
-		return false
-	}
-	if m.HostingPolicy != o.HostingPolicy {
-		return false
-	}
-	if m.ConfigurationData != o.ConfigurationData {
+	if m.BlueprintId != o.BlueprintId ||
+		!maps.Equal(m.Parameters, o.Parameters) ||
+		m.HostingPolicy != o.HostingPolicy ||
+		m.ConfigurationData != o.ConfigurationData {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VMConfiguration) Equal(o *VMConfiguration) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -434,24 +384,16 @@ func (m *VMConfiguration) Equal(o *VMConfiguration) bool {
 	if m == o {
 		return true
 	}
-	if m.Cpu != o.Cpu {
-		return false
-	}
-	if m.Memory != o.Memory {
-		return false
-	}
-	if m.Storage != o.Storage {
-		return false
-	}
-	if m.OsImage != o.OsImage {
+	if m.Cpu != o.Cpu ||
+		m.Memory != o.Memory ||
+		m.Storage != o.Storage ||
+		m.OsImage != o.OsImage {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SensorConfiguration) Equal(o *SensorConfiguration) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -465,9 +407,7 @@ func (m *SensorConfiguration) Equal(o *SensorConfiguration) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Configuration) Equal(o *Configuration) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -532,17 +472,9 @@ func _Configuration_Spec_isSet(x isConfiguration_Spec) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: K8SliceConfiguration does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// K8SliceConfiguration or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of K8SliceConfiguration or bound to no schema.
 func (m *K8SliceConfiguration) CopyInFields(src *K8SliceConfiguration, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_K8SliceConfiguration_fieldSchema)
 	if m == nil || b == nil {
@@ -551,9 +483,7 @@ func (m *K8SliceConfiguration) CopyInFields(src *K8SliceConfiguration, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// K8SliceConfiguration being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x8f|win.Below&0x8 == 0 {
 		return 0
@@ -563,16 +493,13 @@ func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Cpu != src.Cpu {
-		m.Cpu = src.Cpu
-		n++
+		m.Cpu, n = src.Cpu, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Memory != src.Memory {
-		m.Memory = src.Memory
-		n++
+		m.Memory, n = src.Memory, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Pods != src.Pods {
-		m.Pods = src.Pods
-		n++
+		m.Pods, n = src.Pods, n+1
 	}
 	if win.Cover&(1<<3) != 0 {
 		if !m.Gpu.Equal(src.Gpu) {
@@ -589,23 +516,14 @@ func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.
 		}
 	}
 	if win.Cover&(1<<7) != 0 && m.Storage != src.Storage {
-		m.Storage = src.Storage
-		n++
+		m.Storage, n = src.Storage, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ServiceConfiguration does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ServiceConfiguration or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ServiceConfiguration or bound to no schema.
 func (m *ServiceConfiguration) CopyInFields(src *ServiceConfiguration, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ServiceConfiguration_fieldSchema)
 	if m == nil || b == nil {
@@ -614,9 +532,7 @@ func (m *ServiceConfiguration) CopyInFields(src *ServiceConfiguration, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ServiceConfiguration being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0x2 == 0 {
 		return 0
@@ -626,43 +542,23 @@ func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.BlueprintId != src.BlueprintId {
-		m.BlueprintId = src.BlueprintId
-		n++
+		m.BlueprintId, n = src.BlueprintId, n+1
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Parameters, src.Parameters)
-		} else if !maps.Equal(m.Parameters, src.Parameters) {
-			if len(src.Parameters) == 0 {
-				m.Parameters = nil
-			} else {
-				m.Parameters = maps.Clone(src.Parameters)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+1), &m.Parameters, src.Parameters)
 	}
 	if win.Cover&(1<<2) != 0 && m.HostingPolicy != src.HostingPolicy {
-		m.HostingPolicy = src.HostingPolicy
-		n++
+		m.HostingPolicy, n = src.HostingPolicy, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.ConfigurationData != src.ConfigurationData {
-		m.ConfigurationData = src.ConfigurationData
-		n++
+		m.ConfigurationData, n = src.ConfigurationData, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: VMConfiguration does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// VMConfiguration or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of VMConfiguration or bound to no schema.
 func (m *VMConfiguration) CopyInFields(src *VMConfiguration, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_VMConfiguration_fieldSchema)
 	if m == nil || b == nil {
@@ -671,9 +567,7 @@ func (m *VMConfiguration) CopyInFields(src *VMConfiguration, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VMConfiguration being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *VMConfiguration) copyInAt(src *VMConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf == 0 {
 		return 0
@@ -683,35 +577,23 @@ func (m *VMConfiguration) copyInAt(src *VMConfiguration, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Cpu != src.Cpu {
-		m.Cpu = src.Cpu
-		n++
+		m.Cpu, n = src.Cpu, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Memory != src.Memory {
-		m.Memory = src.Memory
-		n++
+		m.Memory, n = src.Memory, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Storage != src.Storage {
-		m.Storage = src.Storage
-		n++
+		m.Storage, n = src.Storage, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.OsImage != src.OsImage {
-		m.OsImage = src.OsImage
-		n++
+		m.OsImage, n = src.OsImage, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: SensorConfiguration does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// SensorConfiguration or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of SensorConfiguration or bound to no schema.
 func (m *SensorConfiguration) CopyInFields(src *SensorConfiguration, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_SensorConfiguration_fieldSchema)
 	if m == nil || b == nil {
@@ -720,9 +602,7 @@ func (m *SensorConfiguration) CopyInFields(src *SensorConfiguration, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SensorConfiguration being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *SensorConfiguration) copyInAt(src *SensorConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -738,17 +618,9 @@ func (m *SensorConfiguration) copyInAt(src *SensorConfiguration, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Configuration does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Configuration or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Configuration or bound to no schema.
 func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Configuration_fieldSchema)
 	if m == nil || b == nil {
@@ -757,9 +629,7 @@ func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Configuration being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x84201|win.Below&0x84201 == 0 {
 		return 0
@@ -935,29 +805,17 @@ func (m *Configuration) DiffFields(o *Configuration) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Configuration_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *K8SliceConfiguration) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: K8SliceConfiguration has none.
+func (m *K8SliceConfiguration) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag K8SliceConfiguration does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm K8SliceConfiguration does not have or a list action it cannot take.
 func (*K8SliceConfiguration) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _K8SliceConfiguration_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ServiceConfiguration) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -968,56 +826,32 @@ func (m *ServiceConfiguration) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ServiceConfiguration does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ServiceConfiguration does not have or a list action it cannot take.
 func (*ServiceConfiguration) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ServiceConfiguration_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *VMConfiguration) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: VMConfiguration has none.
+func (m *VMConfiguration) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag VMConfiguration does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm VMConfiguration does not have or a list action it cannot take.
 func (*VMConfiguration) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _VMConfiguration_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *SensorConfiguration) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: SensorConfiguration has none.
+func (m *SensorConfiguration) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag SensorConfiguration does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm SensorConfiguration does not have or a list action it cannot take.
 func (*SensorConfiguration) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SensorConfiguration_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Configuration) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1030,38 +864,19 @@ func (m *Configuration) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Configuration does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Configuration does not have or a list action it cannot take.
 func (*Configuration) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Configuration_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *K8SliceConfiguration) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: K8SliceConfiguration has none.
+func (m *K8SliceConfiguration) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *K8SliceConfiguration) Redacted() *K8SliceConfiguration {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *K8SliceConfiguration) Redacted() *K8SliceConfiguration { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ServiceConfiguration) Redact() {
 	if m == nil {
 		return
@@ -1070,9 +885,7 @@ func (m *ServiceConfiguration) Redact() {
 	m.ConfigurationData = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ServiceConfiguration) Redacted() *ServiceConfiguration {
 	if m == nil {
 		return nil
@@ -1082,51 +895,19 @@ func (m *ServiceConfiguration) Redacted() *ServiceConfiguration {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *VMConfiguration) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: VMConfiguration has none.
+func (m *VMConfiguration) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *VMConfiguration) Redacted() *VMConfiguration {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *VMConfiguration) Redacted() *VMConfiguration { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *SensorConfiguration) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: SensorConfiguration has none.
+func (m *SensorConfiguration) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *SensorConfiguration) Redacted() *SensorConfiguration {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *SensorConfiguration) Redacted() *SensorConfiguration { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Configuration) Redact() {
 	if m == nil {
 		return
@@ -1136,9 +917,7 @@ func (m *Configuration) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Configuration) Redacted() *Configuration {
 	if m == nil {
 		return nil

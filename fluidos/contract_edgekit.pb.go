@@ -38,8 +38,7 @@ var _PeeringTargetCredentials_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Peerin
 
 var _PeeringTargetCredentials_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringTargetCredentials", _PeeringTargetCredentials_shape, false)
 
-// PeeringTargetCredentialsAllFields lists the leaf flags of PeeringTargetCredentials: together they
-// select every field.
+// PeeringTargetCredentialsAllFields lists the leaf flags of PeeringTargetCredentials, which select every field.
 var PeeringTargetCredentialsAllFields = slices.Clone(_PeeringTargetCredentials_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PeeringTargetCredentials.
@@ -47,8 +46,7 @@ func (*PeeringTargetCredentials) FieldSchema() *fieldmap.Schema {
 	return _PeeringTargetCredentials_fieldSchema
 }
 
-// NewPeeringTargetCredentialsFieldMap returns a FieldMap of PeeringTargetCredentials holding flags; the
-// error names the first flag PeeringTargetCredentials does not have.
+// NewPeeringTargetCredentialsFieldMap returns a FieldMap of PeeringTargetCredentials holding flags, or an error naming the first it lacks.
 func NewPeeringTargetCredentialsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _PeeringTargetCredentials_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -507,27 +505,21 @@ var _Contract_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Contract{}), Fields: [
 
 var _Contract_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Contract", _Contract_shape, false)
 
-// ContractAllFields lists the leaf flags of Contract: together they
-// select every field.
+// ContractAllFields lists the leaf flags of Contract, which select every field.
 var ContractAllFields = slices.Clone(_Contract_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Contract.
 func (*Contract) FieldSchema() *fieldmap.Schema { return _Contract_fieldSchema }
 
-// NewContractFieldMap returns a FieldMap of Contract holding flags; the
-// error names the first flag Contract does not have.
+// NewContractFieldMap returns a FieldMap of Contract holding flags, or an error naming the first it lacks.
 func NewContractFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Contract_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *PeeringTargetCredentials) Clone() *PeeringTargetCredentials {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PeeringTargetCredentials) Clone() *PeeringTargetCredentials { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new PeeringTargetCredentials when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new PeeringTargetCredentials when nil) a deep copy of m, when not nil.
 func (m *PeeringTargetCredentials) cloneIn(c *PeeringTargetCredentials) *PeeringTargetCredentials {
 	if m == nil {
 		return nil
@@ -551,14 +543,10 @@ func (m *PeeringTargetCredentials) cloneTo(c *PeeringTargetCredentials) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Contract) Clone() *Contract {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Contract) Clone() *Contract { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Contract when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Contract when nil) a deep copy of m, when not nil.
 func (m *Contract) cloneIn(c *Contract) *Contract {
 	if m == nil {
 		return nil
@@ -621,9 +609,7 @@ type _Contract_kids struct {
 	IngressTelemetryEndpoint TelemetryEndpoint
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringTargetCredentials) Equal(o *PeeringTargetCredentials) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -631,27 +617,17 @@ func (m *PeeringTargetCredentials) Equal(o *PeeringTargetCredentials) bool {
 	if m == o {
 		return true
 	}
-	if m.ClusterId != o.ClusterId {
-		return false
-	}
-	if m.ClusterName != o.ClusterName {
-		return false
-	}
-	if m.Endpoint != o.Endpoint {
-		return false
-	}
-	if m.Kubeconfig != o.Kubeconfig {
-		return false
-	}
-	if m.Token != o.Token {
+	if m.ClusterId != o.ClusterId ||
+		m.ClusterName != o.ClusterName ||
+		m.Endpoint != o.Endpoint ||
+		m.Kubeconfig != o.Kubeconfig ||
+		m.Token != o.Token {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Contract) Equal(o *Contract) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -659,28 +635,14 @@ func (m *Contract) Equal(o *Contract) bool {
 	if m == o {
 		return true
 	}
-	if m.Id != o.Id {
-		return false
-	}
-	if !m.Flavor.Equal(o.Flavor) {
-		return false
-	}
-	if !m.Buyer.Equal(o.Buyer) {
-		return false
-	}
-	if !m.Seller.Equal(o.Seller) {
-		return false
-	}
-	if !m.Configuration.Equal(o.Configuration) {
-		return false
-	}
-	if !m.PeeringTargetCredentials.Equal(o.PeeringTargetCredentials) {
-		return false
-	}
-	if m.TransactionId != o.TransactionId {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) {
+	if m.Id != o.Id ||
+		!m.Flavor.Equal(o.Flavor) ||
+		!m.Buyer.Equal(o.Buyer) ||
+		!m.Seller.Equal(o.Seller) ||
+		!m.Configuration.Equal(o.Configuration) ||
+		!m.PeeringTargetCredentials.Equal(o.PeeringTargetCredentials) ||
+		m.TransactionId != o.TransactionId ||
+		!fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) {
 		return false
 	}
 	if len(m.NetworkRequests) != len(o.NetworkRequests) {
@@ -691,35 +653,19 @@ func (m *Contract) Equal(o *Contract) bool {
 			return false
 		}
 	}
-	if m.BuyerClusterId != o.BuyerClusterId {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
-		return false
-	}
-	if !maps.Equal(m.ExtraInformation, o.ExtraInformation) {
-		return false
-	}
-	if !m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) {
-		return false
-	}
-	if m.NetworkRequestsText != o.NetworkRequestsText {
+	if m.BuyerClusterId != o.BuyerClusterId ||
+		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
+		!maps.Equal(m.ExtraInformation, o.ExtraInformation) ||
+		!m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) ||
+		m.NetworkRequestsText != o.NetworkRequestsText {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: PeeringTargetCredentials does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// PeeringTargetCredentials or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of PeeringTargetCredentials or bound to no schema.
 func (m *PeeringTargetCredentials) CopyInFields(src *PeeringTargetCredentials, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_PeeringTargetCredentials_fieldSchema)
 	if m == nil || b == nil {
@@ -728,9 +674,7 @@ func (m *PeeringTargetCredentials) CopyInFields(src *PeeringTargetCredentials, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PeeringTargetCredentials being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f == 0 {
 		return 0
@@ -740,39 +684,26 @@ func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.ClusterId != src.ClusterId {
-		m.ClusterId = src.ClusterId
-		n++
+		m.ClusterId, n = src.ClusterId, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.ClusterName != src.ClusterName {
-		m.ClusterName = src.ClusterName
-		n++
+		m.ClusterName, n = src.ClusterName, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Endpoint != src.Endpoint {
-		m.Endpoint = src.Endpoint
-		n++
+		m.Endpoint, n = src.Endpoint, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
+		m.Kubeconfig, n = src.Kubeconfig, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Token != src.Token {
-		m.Token = src.Token
-		n++
+		m.Token, n = src.Token, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Contract does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Contract or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Contract or bound to no schema.
 func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Contract_fieldSchema)
 	if m == nil || b == nil {
@@ -781,17 +712,14 @@ func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Contract being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Contract)
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Flavor.Equal(src.Flavor) {
@@ -869,10 +797,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 				}
 			}
 		case 6:
-			if m.TransactionId != src.TransactionId {
-				m.TransactionId = src.TransactionId
-				n++
-			}
+			n += fieldmap.Set(&m.TransactionId, src.TransactionId)
 		case 7:
 			if !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
 				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
@@ -890,26 +815,14 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 				n++
 			}
 		case 15:
-			if m.BuyerClusterId != src.BuyerClusterId {
-				m.BuyerClusterId = src.BuyerClusterId
-				n++
-			}
+			n += fieldmap.Set(&m.BuyerClusterId, src.BuyerClusterId)
 		case 16:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
 		case 17:
-			if a := fm.ListActionAt(at + 209); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.ExtraInformation, src.ExtraInformation)
-			} else if !maps.Equal(m.ExtraInformation, src.ExtraInformation) {
-				if len(src.ExtraInformation) == 0 {
-					m.ExtraInformation = nil
-				} else {
-					m.ExtraInformation = maps.Clone(src.ExtraInformation)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+209), &m.ExtraInformation, src.ExtraInformation)
 		case 18:
 			if cw3.Cover&(1<<18) != 0 {
 				if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
@@ -926,10 +839,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 				}
 			}
 		case 21:
-			if m.NetworkRequestsText != src.NetworkRequestsText {
-				m.NetworkRequestsText = src.NetworkRequestsText
-				n++
-			}
+			n += fieldmap.Set(&m.NetworkRequestsText, src.NetworkRequestsText)
 		}
 	}
 	return n
@@ -951,29 +861,17 @@ func (m *Contract) DiffFields(o *Contract) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Contract_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *PeeringTargetCredentials) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: PeeringTargetCredentials has none.
+func (m *PeeringTargetCredentials) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag PeeringTargetCredentials does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm PeeringTargetCredentials does not have or a list action it cannot take.
 func (*PeeringTargetCredentials) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PeeringTargetCredentials_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Contract) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -992,17 +890,13 @@ func (m *Contract) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Contract does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Contract does not have or a list action it cannot take.
 func (*Contract) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Contract_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *PeeringTargetCredentials) Redact() {
 	if m == nil {
 		return
@@ -1011,9 +905,7 @@ func (m *PeeringTargetCredentials) Redact() {
 	m.Token = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *PeeringTargetCredentials) Redacted() *PeeringTargetCredentials {
 	if m == nil {
 		return nil
@@ -1023,9 +915,7 @@ func (m *PeeringTargetCredentials) Redacted() *PeeringTargetCredentials {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Contract) Redact() {
 	if m == nil {
 		return
@@ -1037,9 +927,7 @@ func (m *Contract) Redact() {
 	m.PeeringTargetCredentials = nil
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Contract) Redacted() *Contract {
 	if m == nil {
 		return nil

@@ -240,15 +240,13 @@ var _Discovery_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Discovery{}), Fields:
 
 var _Discovery_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Discovery", _Discovery_shape, false)
 
-// DiscoveryAllFields lists the leaf flags of Discovery: together they
-// select every field.
+// DiscoveryAllFields lists the leaf flags of Discovery, which select every field.
 var DiscoveryAllFields = slices.Clone(_Discovery_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Discovery.
 func (*Discovery) FieldSchema() *fieldmap.Schema { return _Discovery_fieldSchema }
 
-// NewDiscoveryFieldMap returns a FieldMap of Discovery holding flags; the
-// error names the first flag Discovery does not have.
+// NewDiscoveryFieldMap returns a FieldMap of Discovery holding flags, or an error naming the first it lacks.
 func NewDiscoveryFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Discovery_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -264,15 +262,13 @@ const (
 
 var _PeerResult_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeerResult", _PeerResult_shape, false)
 
-// PeerResultAllFields lists the leaf flags of PeerResult: together they
-// select every field.
+// PeerResultAllFields lists the leaf flags of PeerResult, which select every field.
 var PeerResultAllFields = slices.Clone(_PeerResult_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PeerResult.
 func (*PeerResult) FieldSchema() *fieldmap.Schema { return _PeerResult_fieldSchema }
 
-// NewPeerResultFieldMap returns a FieldMap of PeerResult holding flags; the
-// error names the first flag PeerResult does not have.
+// NewPeerResultFieldMap returns a FieldMap of PeerResult holding flags, or an error naming the first it lacks.
 func NewPeerResultFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _PeerResult_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -629,27 +625,21 @@ var _PeeringCandidate_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringCandida
 
 var _PeeringCandidate_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringCandidate", _PeeringCandidate_shape, false)
 
-// PeeringCandidateAllFields lists the leaf flags of PeeringCandidate: together they
-// select every field.
+// PeeringCandidateAllFields lists the leaf flags of PeeringCandidate, which select every field.
 var PeeringCandidateAllFields = slices.Clone(_PeeringCandidate_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PeeringCandidate.
 func (*PeeringCandidate) FieldSchema() *fieldmap.Schema { return _PeeringCandidate_fieldSchema }
 
-// NewPeeringCandidateFieldMap returns a FieldMap of PeeringCandidate holding flags; the
-// error names the first flag PeeringCandidate does not have.
+// NewPeeringCandidateFieldMap returns a FieldMap of PeeringCandidate holding flags, or an error naming the first it lacks.
 func NewPeeringCandidateFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _PeeringCandidate_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Discovery) Clone() *Discovery {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Discovery) Clone() *Discovery { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Discovery when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Discovery when nil) a deep copy of m, when not nil.
 func (m *Discovery) cloneIn(c *Discovery) *Discovery {
 	if m == nil {
 		return nil
@@ -688,14 +678,10 @@ func (m *Discovery) cloneTo(c *Discovery) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *PeerResult) Clone() *PeerResult {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PeerResult) Clone() *PeerResult { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new PeerResult when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new PeerResult when nil) a deep copy of m, when not nil.
 func (m *PeerResult) cloneIn(c *PeerResult) *PeerResult {
 	if m == nil {
 		return nil
@@ -719,14 +705,10 @@ func (m *PeerResult) cloneTo(c *PeerResult) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *PeeringCandidate) Clone() *PeeringCandidate {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PeeringCandidate) Clone() *PeeringCandidate { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new PeeringCandidate when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new PeeringCandidate when nil) a deep copy of m, when not nil.
 func (m *PeeringCandidate) cloneIn(c *PeeringCandidate) *PeeringCandidate {
 	if m == nil {
 		return nil
@@ -751,9 +733,7 @@ func (m *PeeringCandidate) cloneTo(c *PeeringCandidate) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Discovery) Equal(o *Discovery) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -761,31 +741,15 @@ func (m *Discovery) Equal(o *Discovery) bool {
 	if m == o {
 		return true
 	}
-	if m.Id != o.Id {
-		return false
-	}
-	if m.SolverId != o.SolverId {
-		return false
-	}
-	if !m.Selector.Equal(o.Selector) {
-		return false
-	}
-	if m.Subscribe != o.Subscribe {
-		return false
-	}
-	if m.Phase != o.Phase {
-		return false
-	}
-	if m.Message != o.Message {
-		return false
-	}
-	if !slices.Equal(m.PeeringCandidateIds, o.PeeringCandidateIds) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.StartTime, o.StartTime) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
+	if m.Id != o.Id ||
+		m.SolverId != o.SolverId ||
+		!m.Selector.Equal(o.Selector) ||
+		m.Subscribe != o.Subscribe ||
+		m.Phase != o.Phase ||
+		m.Message != o.Message ||
+		!slices.Equal(m.PeeringCandidateIds, o.PeeringCandidateIds) ||
+		!fieldmap.EqualTimestamp(m.StartTime, o.StartTime) ||
+		!fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
 		return false
 	}
 	if len(m.PeerResults) != len(o.PeerResults) {
@@ -799,9 +763,7 @@ func (m *Discovery) Equal(o *Discovery) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeerResult) Equal(o *PeerResult) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -809,27 +771,17 @@ func (m *PeerResult) Equal(o *PeerResult) bool {
 	if m == o {
 		return true
 	}
-	if m.Address != o.Address {
-		return false
-	}
-	if m.NodeId != o.NodeId {
-		return false
-	}
-	if m.FlavorsFound != o.FlavorsFound {
-		return false
-	}
-	if m.Error != o.Error {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.Duration, o.Duration) {
+	if m.Address != o.Address ||
+		m.NodeId != o.NodeId ||
+		m.FlavorsFound != o.FlavorsFound ||
+		m.Error != o.Error ||
+		!fieldmap.EqualDuration(m.Duration, o.Duration) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringCandidate) Equal(o *PeeringCandidate) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -837,38 +789,20 @@ func (m *PeeringCandidate) Equal(o *PeeringCandidate) bool {
 	if m == o {
 		return true
 	}
-	if m.Id != o.Id {
-		return false
-	}
-	if !m.Flavor.Equal(o.Flavor) {
-		return false
-	}
-	if !slices.Equal(m.SolverIds, o.SolverIds) {
-		return false
-	}
-	if m.Available != o.Available {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
-		return false
-	}
-	if m.SellerAddress != o.SellerAddress {
+	if m.Id != o.Id ||
+		!m.Flavor.Equal(o.Flavor) ||
+		!slices.Equal(m.SolverIds, o.SolverIds) ||
+		m.Available != o.Available ||
+		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
+		m.SellerAddress != o.SellerAddress {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Discovery does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Discovery or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Discovery or bound to no schema.
 func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Discovery_fieldSchema)
 	if m == nil || b == nil {
@@ -877,21 +811,17 @@ func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Discovery being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Discovery)
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.SolverId != src.SolverId {
-		m.SolverId = src.SolverId
-		n++
+		m.SolverId, n = src.SolverId, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
 		if !m.Selector.Equal(src.Selector) {
@@ -909,28 +839,16 @@ func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win 
 	}
 	cw1 := fm.Window(at + 64)
 	if cw1.Cover&(1<<49) != 0 && m.Subscribe != src.Subscribe {
-		m.Subscribe = src.Subscribe
-		n++
+		m.Subscribe, n = src.Subscribe, n+1
 	}
 	if cw1.Cover&(1<<50) != 0 && m.Phase != src.Phase {
-		m.Phase = src.Phase
-		n++
+		m.Phase, n = src.Phase, n+1
 	}
 	if cw1.Cover&(1<<51) != 0 && m.Message != src.Message {
-		m.Message = src.Message
-		n++
+		m.Message, n = src.Message, n+1
 	}
 	if (cw1.Cover|cw1.Below)&(1<<52) != 0 {
-		if a := fm.ListActionAt(at + 116); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.PeeringCandidateIds, src.PeeringCandidateIds)
-		} else if !slices.Equal(m.PeeringCandidateIds, src.PeeringCandidateIds) {
-			if len(src.PeeringCandidateIds) == 0 {
-				m.PeeringCandidateIds = nil
-			} else {
-				m.PeeringCandidateIds = slices.Clone(src.PeeringCandidateIds)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+116), &m.PeeringCandidateIds, src.PeeringCandidateIds)
 	}
 	if cw1.Cover&(1<<53) != 0 && !fieldmap.Equal(m.StartTime, src.StartTime) {
 		m.StartTime = fieldmap.Clone(src.StartTime)
@@ -955,9 +873,7 @@ func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win 
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PeerResult being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f == 0 {
 		return 0
@@ -967,20 +883,16 @@ func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Address != src.Address {
-		m.Address = src.Address
-		n++
+		m.Address, n = src.Address, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.NodeId != src.NodeId {
-		m.NodeId = src.NodeId
-		n++
+		m.NodeId, n = src.NodeId, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.FlavorsFound != src.FlavorsFound {
-		m.FlavorsFound = src.FlavorsFound
-		n++
+		m.FlavorsFound, n = src.FlavorsFound, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Error != src.Error {
-		m.Error = src.Error
-		n++
+		m.Error, n = src.Error, n+1
 	}
 	if win.Cover&(1<<4) != 0 && !fieldmap.Equal(m.Duration, src.Duration) {
 		m.Duration = fieldmap.Clone(src.Duration)
@@ -989,17 +901,9 @@ func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: PeerResult does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// PeerResult or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of PeerResult or bound to no schema.
 func (m *PeerResult) CopyInFields(src *PeerResult, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_PeerResult_fieldSchema)
 	if m == nil || b == nil {
@@ -1008,17 +912,9 @@ func (m *PeerResult) CopyInFields(src *PeerResult, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: PeeringCandidate does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// PeeringCandidate or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of PeeringCandidate or bound to no schema.
 func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_PeeringCandidate_fieldSchema)
 	if m == nil || b == nil {
@@ -1027,17 +923,14 @@ func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.Fiel
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PeeringCandidate being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(PeeringCandidate)
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Flavor.Equal(src.Flavor) {
@@ -1055,28 +948,17 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 	}
 	cw2 := fm.Window(at + 128)
 	if (cw2.Cover|cw2.Below)&(1<<26) != 0 {
-		if a := fm.ListActionAt(at + 154); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.SolverIds, src.SolverIds)
-		} else if !slices.Equal(m.SolverIds, src.SolverIds) {
-			if len(src.SolverIds) == 0 {
-				m.SolverIds = nil
-			} else {
-				m.SolverIds = slices.Clone(src.SolverIds)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+154), &m.SolverIds, src.SolverIds)
 	}
 	if cw2.Cover&(1<<27) != 0 && m.Available != src.Available {
-		m.Available = src.Available
-		n++
+		m.Available, n = src.Available, n+1
 	}
 	if cw2.Cover&(1<<28) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
 	if cw2.Cover&(1<<29) != 0 && m.SellerAddress != src.SellerAddress {
-		m.SellerAddress = src.SellerAddress
-		n++
+		m.SellerAddress, n = src.SellerAddress, n+1
 	}
 	return n
 }
@@ -1105,10 +987,8 @@ func (m *PeeringCandidate) DiffFields(o *PeeringCandidate) *fieldmap.FieldMap {
 	return fieldmap.Diff(_PeeringCandidate_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Discovery) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1122,37 +1002,23 @@ func (m *Discovery) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Discovery does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Discovery does not have or a list action it cannot take.
 func (*Discovery) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Discovery_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *PeerResult) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: PeerResult has none.
+func (m *PeerResult) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag PeerResult does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm PeerResult does not have or a list action it cannot take.
 func (*PeerResult) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PeerResult_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *PeeringCandidate) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1163,59 +1029,25 @@ func (m *PeeringCandidate) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag PeeringCandidate does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm PeeringCandidate does not have or a list action it cannot take.
 func (*PeeringCandidate) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PeeringCandidate_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Discovery) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Discovery has none.
+func (m *Discovery) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Discovery) Redacted() *Discovery {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Discovery) Redacted() *Discovery { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *PeerResult) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: PeerResult has none.
+func (m *PeerResult) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *PeerResult) Redacted() *PeerResult {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *PeerResult) Redacted() *PeerResult { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *PeeringCandidate) Redact() {
 	if m == nil {
 		return
@@ -1223,9 +1055,7 @@ func (m *PeeringCandidate) Redact() {
 	m.Flavor.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *PeeringCandidate) Redacted() *PeeringCandidate {
 	if m == nil {
 		return nil

@@ -49,8 +49,7 @@ var _K8SliceCharacteristics_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceC
 
 var _K8SliceCharacteristics_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceCharacteristics", _K8SliceCharacteristics_shape, false)
 
-// K8SliceCharacteristicsAllFields lists the leaf flags of K8SliceCharacteristics: together they
-// select every field.
+// K8SliceCharacteristicsAllFields lists the leaf flags of K8SliceCharacteristics, which select every field.
 var K8SliceCharacteristicsAllFields = slices.Clone(_K8SliceCharacteristics_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of K8SliceCharacteristics.
@@ -58,8 +57,7 @@ func (*K8SliceCharacteristics) FieldSchema() *fieldmap.Schema {
 	return _K8SliceCharacteristics_fieldSchema
 }
 
-// NewK8SliceCharacteristicsFieldMap returns a FieldMap of K8SliceCharacteristics holding flags; the
-// error names the first flag K8SliceCharacteristics does not have.
+// NewK8SliceCharacteristicsFieldMap returns a FieldMap of K8SliceCharacteristics holding flags, or an error naming the first it lacks.
 func NewK8SliceCharacteristicsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _K8SliceCharacteristics_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -85,15 +83,13 @@ var _Partitionability_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Partitionabili
 
 var _Partitionability_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Partitionability", _Partitionability_shape, false)
 
-// PartitionabilityAllFields lists the leaf flags of Partitionability: together they
-// select every field.
+// PartitionabilityAllFields lists the leaf flags of Partitionability, which select every field.
 var PartitionabilityAllFields = slices.Clone(_Partitionability_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Partitionability.
 func (*Partitionability) FieldSchema() *fieldmap.Schema { return _Partitionability_fieldSchema }
 
-// NewPartitionabilityFieldMap returns a FieldMap of Partitionability holding flags; the
-// error names the first flag Partitionability does not have.
+// NewPartitionabilityFieldMap returns a FieldMap of Partitionability holding flags, or an error naming the first it lacks.
 func NewPartitionabilityFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Partitionability_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -111,15 +107,13 @@ var _CarbonFootprint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CarbonFootprint
 
 var _CarbonFootprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CarbonFootprint", _CarbonFootprint_shape, false)
 
-// CarbonFootprintAllFields lists the leaf flags of CarbonFootprint: together they
-// select every field.
+// CarbonFootprintAllFields lists the leaf flags of CarbonFootprint, which select every field.
 var CarbonFootprintAllFields = slices.Clone(_CarbonFootprint_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CarbonFootprint.
 func (*CarbonFootprint) FieldSchema() *fieldmap.Schema { return _CarbonFootprint_fieldSchema }
 
-// NewCarbonFootprintFieldMap returns a FieldMap of CarbonFootprint holding flags; the
-// error names the first flag CarbonFootprint does not have.
+// NewCarbonFootprintFieldMap returns a FieldMap of CarbonFootprint holding flags, or an error naming the first it lacks.
 func NewCarbonFootprintFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CarbonFootprint_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -250,15 +244,13 @@ var _K8SliceProperties_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceProper
 
 var _K8SliceProperties_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceProperties", _K8SliceProperties_shape, false)
 
-// K8SlicePropertiesAllFields lists the leaf flags of K8SliceProperties: together they
-// select every field.
+// K8SlicePropertiesAllFields lists the leaf flags of K8SliceProperties, which select every field.
 var K8SlicePropertiesAllFields = slices.Clone(_K8SliceProperties_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of K8SliceProperties.
 func (*K8SliceProperties) FieldSchema() *fieldmap.Schema { return _K8SliceProperties_fieldSchema }
 
-// NewK8SlicePropertiesFieldMap returns a FieldMap of K8SliceProperties holding flags; the
-// error names the first flag K8SliceProperties does not have.
+// NewK8SlicePropertiesFieldMap returns a FieldMap of K8SliceProperties holding flags, or an error naming the first it lacks.
 func NewK8SlicePropertiesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _K8SliceProperties_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -321,15 +313,13 @@ const (
 
 var _NetworkIntents_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkIntents", _NetworkIntents_shape, false)
 
-// NetworkIntentsAllFields lists the leaf flags of NetworkIntents: together they
-// select every field.
+// NetworkIntentsAllFields lists the leaf flags of NetworkIntents, which select every field.
 var NetworkIntentsAllFields = slices.Clone(_NetworkIntents_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NetworkIntents.
 func (*NetworkIntents) FieldSchema() *fieldmap.Schema { return _NetworkIntents_fieldSchema }
 
-// NewNetworkIntentsFieldMap returns a FieldMap of NetworkIntents holding flags; the
-// error names the first flag NetworkIntents does not have.
+// NewNetworkIntentsFieldMap returns a FieldMap of NetworkIntents holding flags, or an error naming the first it lacks.
 func NewNetworkIntentsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NetworkIntents_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -365,15 +355,13 @@ const (
 
 var _NetworkIntent_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkIntent", _NetworkIntent_shape, false)
 
-// NetworkIntentAllFields lists the leaf flags of NetworkIntent: together they
-// select every field.
+// NetworkIntentAllFields lists the leaf flags of NetworkIntent, which select every field.
 var NetworkIntentAllFields = slices.Clone(_NetworkIntent_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NetworkIntent.
 func (*NetworkIntent) FieldSchema() *fieldmap.Schema { return _NetworkIntent_fieldSchema }
 
-// NewNetworkIntentFieldMap returns a FieldMap of NetworkIntent holding flags; the
-// error names the first flag NetworkIntent does not have.
+// NewNetworkIntentFieldMap returns a FieldMap of NetworkIntent holding flags, or an error naming the first it lacks.
 func NewNetworkIntentFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NetworkIntent_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -394,15 +382,13 @@ const (
 
 var _NetworkEndpoint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkEndpoint", _NetworkEndpoint_shape, false)
 
-// NetworkEndpointAllFields lists the leaf flags of NetworkEndpoint: together they
-// select every field.
+// NetworkEndpointAllFields lists the leaf flags of NetworkEndpoint, which select every field.
 var NetworkEndpointAllFields = slices.Clone(_NetworkEndpoint_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NetworkEndpoint.
 func (*NetworkEndpoint) FieldSchema() *fieldmap.Schema { return _NetworkEndpoint_fieldSchema }
 
-// NewNetworkEndpointFieldMap returns a FieldMap of NetworkEndpoint holding flags; the
-// error names the first flag NetworkEndpoint does not have.
+// NewNetworkEndpointFieldMap returns a FieldMap of NetworkEndpoint holding flags, or an error naming the first it lacks.
 func NewNetworkEndpointFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NetworkEndpoint_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -421,8 +407,7 @@ const (
 
 var _NetworkResourceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkResourceSelector", _NetworkResourceSelector_shape, false)
 
-// NetworkResourceSelectorAllFields lists the leaf flags of NetworkResourceSelector: together they
-// select every field.
+// NetworkResourceSelectorAllFields lists the leaf flags of NetworkResourceSelector, which select every field.
 var NetworkResourceSelectorAllFields = slices.Clone(_NetworkResourceSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NetworkResourceSelector.
@@ -430,8 +415,7 @@ func (*NetworkResourceSelector) FieldSchema() *fieldmap.Schema {
 	return _NetworkResourceSelector_fieldSchema
 }
 
-// NewNetworkResourceSelectorFieldMap returns a FieldMap of NetworkResourceSelector holding flags; the
-// error names the first flag NetworkResourceSelector does not have.
+// NewNetworkResourceSelectorFieldMap returns a FieldMap of NetworkResourceSelector holding flags, or an error naming the first it lacks.
 func NewNetworkResourceSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NetworkResourceSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -448,15 +432,13 @@ const (
 
 var _PodNamespaceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PodNamespaceSelector", _PodNamespaceSelector_shape, false)
 
-// PodNamespaceSelectorAllFields lists the leaf flags of PodNamespaceSelector: together they
-// select every field.
+// PodNamespaceSelectorAllFields lists the leaf flags of PodNamespaceSelector, which select every field.
 var PodNamespaceSelectorAllFields = slices.Clone(_PodNamespaceSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PodNamespaceSelector.
 func (*PodNamespaceSelector) FieldSchema() *fieldmap.Schema { return _PodNamespaceSelector_fieldSchema }
 
-// NewPodNamespaceSelectorFieldMap returns a FieldMap of PodNamespaceSelector holding flags; the
-// error names the first flag PodNamespaceSelector does not have.
+// NewPodNamespaceSelectorFieldMap returns a FieldMap of PodNamespaceSelector holding flags, or an error naming the first it lacks.
 func NewPodNamespaceSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _PodNamespaceSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -469,15 +451,13 @@ const (
 
 var _Label_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Label", _Label_shape, false)
 
-// LabelAllFields lists the leaf flags of Label: together they
-// select every field.
+// LabelAllFields lists the leaf flags of Label, which select every field.
 var LabelAllFields = slices.Clone(_Label_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Label.
 func (*Label) FieldSchema() *fieldmap.Schema { return _Label_fieldSchema }
 
-// NewLabelFieldMap returns a FieldMap of Label holding flags; the
-// error names the first flag Label does not have.
+// NewLabelFieldMap returns a FieldMap of Label holding flags, or an error naming the first it lacks.
 func NewLabelFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Label_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -578,15 +558,13 @@ var _K8Slice_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8Slice{}), Fields: []f
 
 var _K8Slice_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8Slice", _K8Slice_shape, false)
 
-// K8SliceAllFields lists the leaf flags of K8Slice: together they
-// select every field.
+// K8SliceAllFields lists the leaf flags of K8Slice, which select every field.
 var K8SliceAllFields = slices.Clone(_K8Slice_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of K8Slice.
 func (*K8Slice) FieldSchema() *fieldmap.Schema { return _K8Slice_fieldSchema }
 
-// NewK8SliceFieldMap returns a FieldMap of K8Slice holding flags; the
-// error names the first flag K8Slice does not have.
+// NewK8SliceFieldMap returns a FieldMap of K8Slice holding flags, or an error naming the first it lacks.
 func NewK8SliceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _K8Slice_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -644,15 +622,13 @@ var _Service_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Service{}), Fields: []f
 
 var _Service_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Service", _Service_shape, false)
 
-// ServiceAllFields lists the leaf flags of Service: together they
-// select every field.
+// ServiceAllFields lists the leaf flags of Service, which select every field.
 var ServiceAllFields = slices.Clone(_Service_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Service.
 func (*Service) FieldSchema() *fieldmap.Schema { return _Service_fieldSchema }
 
-// NewServiceFieldMap returns a FieldMap of Service holding flags; the
-// error names the first flag Service does not have.
+// NewServiceFieldMap returns a FieldMap of Service holding flags, or an error naming the first it lacks.
 func NewServiceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Service_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -683,15 +659,13 @@ var _VM_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VM{}), Fields: []fieldmap.Sh
 
 var _VM_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VM", _VM_shape, false)
 
-// VMAllFields lists the leaf flags of VM: together they
-// select every field.
+// VMAllFields lists the leaf flags of VM, which select every field.
 var VMAllFields = slices.Clone(_VM_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of VM.
 func (*VM) FieldSchema() *fieldmap.Schema { return _VM_fieldSchema }
 
-// NewVMFieldMap returns a FieldMap of VM holding flags; the
-// error names the first flag VM does not have.
+// NewVMFieldMap returns a FieldMap of VM holding flags, or an error naming the first it lacks.
 func NewVMFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _VM_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -730,15 +704,13 @@ var _Sensor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sensor{}), Fields: []fie
 
 var _Sensor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Sensor", _Sensor_shape, false)
 
-// SensorAllFields lists the leaf flags of Sensor: together they
-// select every field.
+// SensorAllFields lists the leaf flags of Sensor, which select every field.
 var SensorAllFields = slices.Clone(_Sensor_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Sensor.
 func (*Sensor) FieldSchema() *fieldmap.Schema { return _Sensor_fieldSchema }
 
-// NewSensorFieldMap returns a FieldMap of Sensor holding flags; the
-// error names the first flag Sensor does not have.
+// NewSensorFieldMap returns a FieldMap of Sensor holding flags, or an error naming the first it lacks.
 func NewSensorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Sensor_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -936,27 +908,21 @@ var _Flavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fie
 
 var _Flavor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Flavor", _Flavor_shape, false)
 
-// FlavorAllFields lists the leaf flags of Flavor: together they
-// select every field.
+// FlavorAllFields lists the leaf flags of Flavor, which select every field.
 var FlavorAllFields = slices.Clone(_Flavor_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Flavor.
 func (*Flavor) FieldSchema() *fieldmap.Schema { return _Flavor_fieldSchema }
 
-// NewFlavorFieldMap returns a FieldMap of Flavor holding flags; the
-// error names the first flag Flavor does not have.
+// NewFlavorFieldMap returns a FieldMap of Flavor holding flags, or an error naming the first it lacks.
 func NewFlavorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Flavor_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *K8SliceCharacteristics) Clone() *K8SliceCharacteristics {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *K8SliceCharacteristics) Clone() *K8SliceCharacteristics { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new K8SliceCharacteristics when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new K8SliceCharacteristics when nil) a deep copy of m, when not nil.
 func (m *K8SliceCharacteristics) cloneIn(c *K8SliceCharacteristics) *K8SliceCharacteristics {
 	if m == nil {
 		return nil
@@ -981,14 +947,10 @@ func (m *K8SliceCharacteristics) cloneTo(c *K8SliceCharacteristics) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Partitionability) Clone() *Partitionability {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Partitionability) Clone() *Partitionability { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Partitionability when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Partitionability when nil) a deep copy of m, when not nil.
 func (m *Partitionability) cloneIn(c *Partitionability) *Partitionability {
 	if m == nil {
 		return nil
@@ -1013,14 +975,10 @@ func (m *Partitionability) cloneTo(c *Partitionability) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CarbonFootprint) Clone() *CarbonFootprint {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CarbonFootprint) Clone() *CarbonFootprint { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CarbonFootprint when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CarbonFootprint when nil) a deep copy of m, when not nil.
 func (m *CarbonFootprint) cloneIn(c *CarbonFootprint) *CarbonFootprint {
 	if m == nil {
 		return nil
@@ -1041,14 +999,10 @@ func (m *CarbonFootprint) cloneTo(c *CarbonFootprint) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *K8SliceProperties) Clone() *K8SliceProperties {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *K8SliceProperties) Clone() *K8SliceProperties { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new K8SliceProperties when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new K8SliceProperties when nil) a deep copy of m, when not nil.
 func (m *K8SliceProperties) cloneIn(c *K8SliceProperties) *K8SliceProperties {
 	if m == nil {
 		return nil
@@ -1095,14 +1049,10 @@ type _K8SliceProperties_kids struct {
 	NetworkIntents  NetworkIntents
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NetworkIntents) Clone() *NetworkIntents {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NetworkIntents) Clone() *NetworkIntents { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NetworkIntents when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NetworkIntents when nil) a deep copy of m, when not nil.
 func (m *NetworkIntents) cloneIn(c *NetworkIntents) *NetworkIntents {
 	if m == nil {
 		return nil
@@ -1143,14 +1093,10 @@ func (m *NetworkIntents) cloneTo(c *NetworkIntents) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NetworkIntent) Clone() *NetworkIntent {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NetworkIntent) Clone() *NetworkIntent { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NetworkIntent when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NetworkIntent when nil) a deep copy of m, when not nil.
 func (m *NetworkIntent) cloneIn(c *NetworkIntent) *NetworkIntent {
 	if m == nil {
 		return nil
@@ -1186,14 +1132,10 @@ type _NetworkIntent_kids struct {
 	Destination NetworkEndpoint
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NetworkEndpoint) Clone() *NetworkEndpoint {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NetworkEndpoint) Clone() *NetworkEndpoint { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NetworkEndpoint when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NetworkEndpoint when nil) a deep copy of m, when not nil.
 func (m *NetworkEndpoint) cloneIn(c *NetworkEndpoint) *NetworkEndpoint {
 	if m == nil {
 		return nil
@@ -1214,14 +1156,10 @@ func (m *NetworkEndpoint) cloneTo(c *NetworkEndpoint) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NetworkResourceSelector) Clone() *NetworkResourceSelector {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NetworkResourceSelector) Clone() *NetworkResourceSelector { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NetworkResourceSelector when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NetworkResourceSelector when nil) a deep copy of m, when not nil.
 func (m *NetworkResourceSelector) cloneIn(c *NetworkResourceSelector) *NetworkResourceSelector {
 	if m == nil {
 		return nil
@@ -1255,14 +1193,10 @@ func (m *NetworkResourceSelector) cloneTo(c *NetworkResourceSelector) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *PodNamespaceSelector) Clone() *PodNamespaceSelector {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PodNamespaceSelector) Clone() *PodNamespaceSelector { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new PodNamespaceSelector when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new PodNamespaceSelector when nil) a deep copy of m, when not nil.
 func (m *PodNamespaceSelector) cloneIn(c *PodNamespaceSelector) *PodNamespaceSelector {
 	if m == nil {
 		return nil
@@ -1303,14 +1237,10 @@ func (m *PodNamespaceSelector) cloneTo(c *PodNamespaceSelector) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Label) Clone() *Label {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Label) Clone() *Label { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Label when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Label when nil) a deep copy of m, when not nil.
 func (m *Label) cloneIn(c *Label) *Label {
 	if m == nil {
 		return nil
@@ -1331,14 +1261,10 @@ func (m *Label) cloneTo(c *Label) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *K8Slice) Clone() *K8Slice {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *K8Slice) Clone() *K8Slice { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new K8Slice when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new K8Slice when nil) a deep copy of m, when not nil.
 func (m *K8Slice) cloneIn(c *K8Slice) *K8Slice {
 	if m == nil {
 		return nil
@@ -1374,14 +1300,10 @@ type _K8Slice_kids struct {
 	Properties       K8SliceProperties
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Service) Clone() *Service {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Service) Clone() *Service { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Service when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Service when nil) a deep copy of m, when not nil.
 func (m *Service) cloneIn(c *Service) *Service {
 	if m == nil {
 		return nil
@@ -1410,14 +1332,10 @@ func (m *Service) cloneTo(c *Service) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *VM) Clone() *VM {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *VM) Clone() *VM { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new VM when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new VM when nil) a deep copy of m, when not nil.
 func (m *VM) cloneIn(c *VM) *VM {
 	if m == nil {
 		return nil
@@ -1443,14 +1361,10 @@ func (m *VM) cloneTo(c *VM) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Sensor) Clone() *Sensor {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Sensor) Clone() *Sensor { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Sensor when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Sensor when nil) a deep copy of m, when not nil.
 func (m *Sensor) cloneIn(c *Sensor) *Sensor {
 	if m == nil {
 		return nil
@@ -1475,14 +1389,10 @@ func (m *Sensor) cloneTo(c *Sensor) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Flavor) Clone() *Flavor {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Flavor) Clone() *Flavor { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Flavor when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Flavor when nil) a deep copy of m, when not nil.
 func (m *Flavor) cloneIn(c *Flavor) *Flavor {
 	if m == nil {
 		return nil
@@ -1562,9 +1472,7 @@ type _Flavor_kids struct {
 	Location Location
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceCharacteristics) Equal(o *K8SliceCharacteristics) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1572,30 +1480,18 @@ func (m *K8SliceCharacteristics) Equal(o *K8SliceCharacteristics) bool {
 	if m == o {
 		return true
 	}
-	if m.Architecture != o.Architecture {
-		return false
-	}
-	if m.Cpu != o.Cpu {
-		return false
-	}
-	if m.Memory != o.Memory {
-		return false
-	}
-	if m.Pods != o.Pods {
-		return false
-	}
-	if !m.Gpu.Equal(o.Gpu) {
-		return false
-	}
-	if m.Storage != o.Storage {
+	if m.Architecture != o.Architecture ||
+		m.Cpu != o.Cpu ||
+		m.Memory != o.Memory ||
+		m.Pods != o.Pods ||
+		!m.Gpu.Equal(o.Gpu) ||
+		m.Storage != o.Storage {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Partitionability) Equal(o *Partitionability) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1603,30 +1499,18 @@ func (m *Partitionability) Equal(o *Partitionability) bool {
 	if m == o {
 		return true
 	}
-	if m.CpuMin != o.CpuMin {
-		return false
-	}
-	if m.MemoryMin != o.MemoryMin {
-		return false
-	}
-	if m.PodsMin != o.PodsMin {
-		return false
-	}
-	if m.CpuStep != o.CpuStep {
-		return false
-	}
-	if m.MemoryStep != o.MemoryStep {
-		return false
-	}
-	if m.PodsStep != o.PodsStep {
+	if m.CpuMin != o.CpuMin ||
+		m.MemoryMin != o.MemoryMin ||
+		m.PodsMin != o.PodsMin ||
+		m.CpuStep != o.CpuStep ||
+		m.MemoryStep != o.MemoryStep ||
+		m.PodsStep != o.PodsStep {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CarbonFootprint) Equal(o *CarbonFootprint) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1634,18 +1518,14 @@ func (m *CarbonFootprint) Equal(o *CarbonFootprint) bool {
 	if m == o {
 		return true
 	}
-	if m.Embodied != o.Embodied {
-		return false
-	}
-	if !slices.Equal(m.Operational, o.Operational) {
+	if m.Embodied != o.Embodied ||
+		!slices.Equal(m.Operational, o.Operational) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1653,13 +1533,9 @@ func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
 	if m == o {
 		return true
 	}
-	if m.LatencyMs != o.LatencyMs {
-		return false
-	}
-	if !slices.Equal(m.SecurityStandards, o.SecurityStandards) {
-		return false
-	}
-	if !m.CarbonFootprint.Equal(o.CarbonFootprint) {
+	if m.LatencyMs != o.LatencyMs ||
+		!slices.Equal(m.SecurityStandards, o.SecurityStandards) ||
+		!m.CarbonFootprint.Equal(o.CarbonFootprint) {
 		return false
 	}
 	if len(m.NetworkAuthorizations) != len(o.NetworkAuthorizations) {
@@ -1670,18 +1546,14 @@ func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
 			return false
 		}
 	}
-	if !m.NetworkIntents.Equal(o.NetworkIntents) {
-		return false
-	}
-	if !maps.Equal(m.AdditionalProperties, o.AdditionalProperties) {
+	if !m.NetworkIntents.Equal(o.NetworkIntents) ||
+		!maps.Equal(m.AdditionalProperties, o.AdditionalProperties) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkIntents) Equal(o *NetworkIntents) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1708,9 +1580,7 @@ func (m *NetworkIntents) Equal(o *NetworkIntents) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkIntent) Equal(o *NetworkIntent) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1718,27 +1588,17 @@ func (m *NetworkIntent) Equal(o *NetworkIntent) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if !m.Source.Equal(o.Source) {
-		return false
-	}
-	if !m.Destination.Equal(o.Destination) {
-		return false
-	}
-	if m.DestinationPort != o.DestinationPort {
-		return false
-	}
-	if m.ProtocolType != o.ProtocolType {
+	if m.Name != o.Name ||
+		!m.Source.Equal(o.Source) ||
+		!m.Destination.Equal(o.Destination) ||
+		m.DestinationPort != o.DestinationPort ||
+		m.ProtocolType != o.ProtocolType {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkEndpoint) Equal(o *NetworkEndpoint) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1746,18 +1606,14 @@ func (m *NetworkEndpoint) Equal(o *NetworkEndpoint) bool {
 	if m == o {
 		return true
 	}
-	if m.IsHotCluster != o.IsHotCluster {
-		return false
-	}
-	if !m.ResourceSelector.Equal(o.ResourceSelector) {
+	if m.IsHotCluster != o.IsHotCluster ||
+		!m.ResourceSelector.Equal(o.ResourceSelector) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkResourceSelector) Equal(o *NetworkResourceSelector) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1802,9 +1658,7 @@ func _NetworkResourceSelector_Selector_isSet(x isNetworkResourceSelector_Selecto
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PodNamespaceSelector) Equal(o *PodNamespaceSelector) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1831,9 +1685,7 @@ func (m *PodNamespaceSelector) Equal(o *PodNamespaceSelector) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Label) Equal(o *Label) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1841,18 +1693,14 @@ func (m *Label) Equal(o *Label) bool {
 	if m == o {
 		return true
 	}
-	if m.Key != o.Key {
-		return false
-	}
-	if m.Value != o.Value {
+	if m.Key != o.Key ||
+		m.Value != o.Value {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8Slice) Equal(o *K8Slice) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1860,21 +1708,15 @@ func (m *K8Slice) Equal(o *K8Slice) bool {
 	if m == o {
 		return true
 	}
-	if !m.Characteristics.Equal(o.Characteristics) {
-		return false
-	}
-	if !m.Partitionability.Equal(o.Partitionability) {
-		return false
-	}
-	if !m.Properties.Equal(o.Properties) {
+	if !m.Characteristics.Equal(o.Characteristics) ||
+		!m.Partitionability.Equal(o.Partitionability) ||
+		!m.Properties.Equal(o.Properties) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Service) Equal(o *Service) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1882,42 +1724,22 @@ func (m *Service) Equal(o *Service) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Description != o.Description {
-		return false
-	}
-	if m.Category != o.Category {
-		return false
-	}
-	if !slices.Equal(m.Tags, o.Tags) {
-		return false
-	}
-	if !slices.Equal(m.HostingPolicies, o.HostingPolicies) {
-		return false
-	}
-	if !m.ConfigurationSchema.Equal(o.ConfigurationSchema) {
-		return false
-	}
-	if m.BlueprintId != o.BlueprintId {
-		return false
-	}
-	if m.ConfigurationTemplate != o.ConfigurationTemplate {
-		return false
-	}
-	if m.MaxInstances != o.MaxInstances {
-		return false
-	}
-	if m.SoldInstances != o.SoldInstances {
+	if m.Name != o.Name ||
+		m.Description != o.Description ||
+		m.Category != o.Category ||
+		!slices.Equal(m.Tags, o.Tags) ||
+		!slices.Equal(m.HostingPolicies, o.HostingPolicies) ||
+		!m.ConfigurationSchema.Equal(o.ConfigurationSchema) ||
+		m.BlueprintId != o.BlueprintId ||
+		m.ConfigurationTemplate != o.ConfigurationTemplate ||
+		m.MaxInstances != o.MaxInstances ||
+		m.SoldInstances != o.SoldInstances {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VM) Equal(o *VM) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1925,33 +1747,19 @@ func (m *VM) Equal(o *VM) bool {
 	if m == o {
 		return true
 	}
-	if m.Cpu != o.Cpu {
-		return false
-	}
-	if m.Memory != o.Memory {
-		return false
-	}
-	if m.Storage != o.Storage {
-		return false
-	}
-	if m.Architecture != o.Architecture {
-		return false
-	}
-	if m.OsImage != o.OsImage {
-		return false
-	}
-	if !m.Gpu.Equal(o.Gpu) {
-		return false
-	}
-	if m.Hypervisor != o.Hypervisor {
+	if m.Cpu != o.Cpu ||
+		m.Memory != o.Memory ||
+		m.Storage != o.Storage ||
+		m.Architecture != o.Architecture ||
+		m.OsImage != o.OsImage ||
+		!m.Gpu.Equal(o.Gpu) ||
+		m.Hypervisor != o.Hypervisor {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Sensor) Equal(o *Sensor) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1959,30 +1767,18 @@ func (m *Sensor) Equal(o *Sensor) bool {
 	if m == o {
 		return true
 	}
-	if m.SensorType != o.SensorType {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Accuracy, o.Accuracy) {
-		return false
-	}
-	if m.Unit != o.Unit {
-		return false
-	}
-	if m.SourceEndpoint != o.SourceEndpoint {
-		return false
-	}
-	if !m.Location.Equal(o.Location) {
+	if m.SensorType != o.SensorType ||
+		!fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) ||
+		!fieldmap.EqualImplicitFloat64(m.Accuracy, o.Accuracy) ||
+		m.Unit != o.Unit ||
+		m.SourceEndpoint != o.SourceEndpoint ||
+		!m.Location.Equal(o.Location) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Flavor) Equal(o *Flavor) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1990,31 +1786,15 @@ func (m *Flavor) Equal(o *Flavor) bool {
 	if m == o {
 		return true
 	}
-	if m.Id != o.Id {
-		return false
-	}
-	if !m.Owner.Equal(o.Owner) {
-		return false
-	}
-	if m.ProviderId != o.ProviderId {
-		return false
-	}
-	if !m.Price.Equal(o.Price) {
-		return false
-	}
-	if m.Availability != o.Availability {
-		return false
-	}
-	if !m.Location.Equal(o.Location) {
-		return false
-	}
-	if m.NetworkPropertyType != o.NetworkPropertyType {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+	if m.Id != o.Id ||
+		!m.Owner.Equal(o.Owner) ||
+		m.ProviderId != o.ProviderId ||
+		!m.Price.Equal(o.Price) ||
+		m.Availability != o.Availability ||
+		!m.Location.Equal(o.Location) ||
+		m.NetworkPropertyType != o.NetworkPropertyType ||
+		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
 		return false
 	}
 	switch a := m.Spec.(type) {
@@ -2074,17 +1854,9 @@ func _Flavor_Spec_isSet(x isFlavor_Spec) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: K8SliceCharacteristics does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// K8SliceCharacteristics or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of K8SliceCharacteristics or bound to no schema.
 func (m *K8SliceCharacteristics) CopyInFields(src *K8SliceCharacteristics, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_K8SliceCharacteristics_fieldSchema)
 	if m == nil || b == nil {
@@ -2093,9 +1865,7 @@ func (m *K8SliceCharacteristics) CopyInFields(src *K8SliceCharacteristics, fm *f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// K8SliceCharacteristics being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x11f|win.Below&0x10 == 0 {
 		return 0
@@ -2105,20 +1875,16 @@ func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *field
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Architecture != src.Architecture {
-		m.Architecture = src.Architecture
-		n++
+		m.Architecture, n = src.Architecture, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Cpu != src.Cpu {
-		m.Cpu = src.Cpu
-		n++
+		m.Cpu, n = src.Cpu, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Memory != src.Memory {
-		m.Memory = src.Memory
-		n++
+		m.Memory, n = src.Memory, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Pods != src.Pods {
-		m.Pods = src.Pods
-		n++
+		m.Pods, n = src.Pods, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
 		if !m.Gpu.Equal(src.Gpu) {
@@ -2135,23 +1901,14 @@ func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *field
 		}
 	}
 	if win.Cover&(1<<8) != 0 && m.Storage != src.Storage {
-		m.Storage = src.Storage
-		n++
+		m.Storage, n = src.Storage, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Partitionability does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Partitionability or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Partitionability or bound to no schema.
 func (m *Partitionability) CopyInFields(src *Partitionability, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Partitionability_fieldSchema)
 	if m == nil || b == nil {
@@ -2160,9 +1917,7 @@ func (m *Partitionability) CopyInFields(src *Partitionability, fm *fieldmap.Fiel
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Partitionability being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Partitionability) copyInAt(src *Partitionability, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3f == 0 {
 		return 0
@@ -2172,43 +1927,29 @@ func (m *Partitionability) copyInAt(src *Partitionability, fm *fieldmap.FieldMap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.CpuMin != src.CpuMin {
-		m.CpuMin = src.CpuMin
-		n++
+		m.CpuMin, n = src.CpuMin, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.MemoryMin != src.MemoryMin {
-		m.MemoryMin = src.MemoryMin
-		n++
+		m.MemoryMin, n = src.MemoryMin, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.PodsMin != src.PodsMin {
-		m.PodsMin = src.PodsMin
-		n++
+		m.PodsMin, n = src.PodsMin, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.CpuStep != src.CpuStep {
-		m.CpuStep = src.CpuStep
-		n++
+		m.CpuStep, n = src.CpuStep, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.MemoryStep != src.MemoryStep {
-		m.MemoryStep = src.MemoryStep
-		n++
+		m.MemoryStep, n = src.MemoryStep, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.PodsStep != src.PodsStep {
-		m.PodsStep = src.PodsStep
-		n++
+		m.PodsStep, n = src.PodsStep, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CarbonFootprint does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CarbonFootprint or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CarbonFootprint or bound to no schema.
 func (m *CarbonFootprint) CopyInFields(src *CarbonFootprint, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CarbonFootprint_fieldSchema)
 	if m == nil || b == nil {
@@ -2217,9 +1958,7 @@ func (m *CarbonFootprint) CopyInFields(src *CarbonFootprint, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CarbonFootprint being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -2229,35 +1968,17 @@ func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Embodied != src.Embodied {
-		m.Embodied = src.Embodied
-		n++
+		m.Embodied, n = src.Embodied, n+1
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Operational, src.Operational)
-		} else if !slices.Equal(m.Operational, src.Operational) {
-			if len(src.Operational) == 0 {
-				m.Operational = nil
-			} else {
-				m.Operational = slices.Clone(src.Operational)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.Operational, src.Operational)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: K8SliceProperties does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// K8SliceProperties or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of K8SliceProperties or bound to no schema.
 func (m *K8SliceProperties) CopyInFields(src *K8SliceProperties, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_K8SliceProperties_fieldSchema)
 	if m == nil || b == nil {
@@ -2266,29 +1987,17 @@ func (m *K8SliceProperties) CopyInFields(src *K8SliceProperties, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// K8SliceProperties being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(K8SliceProperties)
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.LatencyMs != src.LatencyMs {
-		m.LatencyMs = src.LatencyMs
-		n++
+		m.LatencyMs, n = src.LatencyMs, n+1
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.SecurityStandards, src.SecurityStandards)
-		} else if !slices.Equal(m.SecurityStandards, src.SecurityStandards) {
-			if len(src.SecurityStandards) == 0 {
-				m.SecurityStandards = nil
-			} else {
-				m.SecurityStandards = slices.Clone(src.SecurityStandards)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.SecurityStandards, src.SecurityStandards)
 	}
 	if win.Cover&(1<<2) != 0 {
 		if !m.CarbonFootprint.Equal(src.CarbonFootprint) {
@@ -2332,23 +2041,12 @@ func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldM
 	}
 	cw1 := fm.Window(at + 64)
 	if (cw1.Cover|cw1.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 65); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.AdditionalProperties, src.AdditionalProperties)
-		} else if !maps.Equal(m.AdditionalProperties, src.AdditionalProperties) {
-			if len(src.AdditionalProperties) == 0 {
-				m.AdditionalProperties = nil
-			} else {
-				m.AdditionalProperties = maps.Clone(src.AdditionalProperties)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+65), &m.AdditionalProperties, src.AdditionalProperties)
 	}
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NetworkIntents being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NetworkIntents) copyInAt(src *NetworkIntents, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x4000001|win.Below&0x4000001 == 0 {
 		return 0
@@ -2384,9 +2082,7 @@ func (m *NetworkIntents) copyInAt(src *NetworkIntents, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NetworkIntent being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1801003|win.Below&0x1002 == 0 {
 		return 0
@@ -2396,8 +2092,7 @@ func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Source.Equal(src.Source) {
@@ -2428,19 +2123,15 @@ func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at i
 		}
 	}
 	if win.Cover&(1<<23) != 0 && m.DestinationPort != src.DestinationPort {
-		m.DestinationPort = src.DestinationPort
-		n++
+		m.DestinationPort, n = src.DestinationPort, n+1
 	}
 	if win.Cover&(1<<24) != 0 && m.ProtocolType != src.ProtocolType {
-		m.ProtocolType = src.ProtocolType
-		n++
+		m.ProtocolType, n = src.ProtocolType, n+1
 	}
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NetworkEndpoint being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -2450,8 +2141,7 @@ func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.IsHotCluster != src.IsHotCluster {
-		m.IsHotCluster = src.IsHotCluster
-		n++
+		m.IsHotCluster, n = src.IsHotCluster, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.ResourceSelector.Equal(src.ResourceSelector) {
@@ -2470,9 +2160,7 @@ func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NetworkResourceSelector being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NetworkResourceSelector) copyInAt(src *NetworkResourceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -2526,9 +2214,7 @@ func (m *NetworkResourceSelector) copyInAt(src *NetworkResourceSelector, fm *fie
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PodNamespaceSelector being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *PodNamespaceSelector) copyInAt(src *PodNamespaceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x9|win.Below&0x9 == 0 {
 		return 0
@@ -2564,9 +2250,7 @@ func (m *PodNamespaceSelector) copyInAt(src *PodNamespaceSelector, fm *fieldmap.
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Label being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -2576,27 +2260,17 @@ func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Key != src.Key {
-		m.Key = src.Key
-		n++
+		m.Key, n = src.Key, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
+		m.Value, n = src.Value, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NetworkIntents does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NetworkIntents or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NetworkIntents or bound to no schema.
 func (m *NetworkIntents) CopyInFields(src *NetworkIntents, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NetworkIntents_fieldSchema)
 	if m == nil || b == nil {
@@ -2605,17 +2279,9 @@ func (m *NetworkIntents) CopyInFields(src *NetworkIntents, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NetworkIntent does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NetworkIntent or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NetworkIntent or bound to no schema.
 func (m *NetworkIntent) CopyInFields(src *NetworkIntent, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NetworkIntent_fieldSchema)
 	if m == nil || b == nil {
@@ -2624,17 +2290,9 @@ func (m *NetworkIntent) CopyInFields(src *NetworkIntent, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NetworkEndpoint does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NetworkEndpoint or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NetworkEndpoint or bound to no schema.
 func (m *NetworkEndpoint) CopyInFields(src *NetworkEndpoint, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NetworkEndpoint_fieldSchema)
 	if m == nil || b == nil {
@@ -2643,17 +2301,9 @@ func (m *NetworkEndpoint) CopyInFields(src *NetworkEndpoint, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NetworkResourceSelector does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NetworkResourceSelector or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NetworkResourceSelector or bound to no schema.
 func (m *NetworkResourceSelector) CopyInFields(src *NetworkResourceSelector, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NetworkResourceSelector_fieldSchema)
 	if m == nil || b == nil {
@@ -2662,17 +2312,9 @@ func (m *NetworkResourceSelector) CopyInFields(src *NetworkResourceSelector, fm 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: PodNamespaceSelector does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// PodNamespaceSelector or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of PodNamespaceSelector or bound to no schema.
 func (m *PodNamespaceSelector) CopyInFields(src *PodNamespaceSelector, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_PodNamespaceSelector_fieldSchema)
 	if m == nil || b == nil {
@@ -2681,17 +2323,9 @@ func (m *PodNamespaceSelector) CopyInFields(src *PodNamespaceSelector, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Label does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Label or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Label or bound to no schema.
 func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Label_fieldSchema)
 	if m == nil || b == nil {
@@ -2700,17 +2334,9 @@ func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: K8Slice does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// K8Slice or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of K8Slice or bound to no schema.
 func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_K8Slice_fieldSchema)
 	if m == nil || b == nil {
@@ -2719,9 +2345,7 @@ func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// K8Slice being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x20401|win.Below&0x20401 == 0 {
 		return 0
@@ -2775,17 +2399,9 @@ func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Service does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Service or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Service or bound to no schema.
 func (m *Service) CopyInFields(src *Service, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Service_fieldSchema)
 	if m == nil || b == nil {
@@ -2794,9 +2410,7 @@ func (m *Service) CopyInFields(src *Service, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Service being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7803f|win.Below&0x38 == 0 {
 		return 0
@@ -2808,42 +2422,15 @@ func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int, win fiel
 	for x := win.Cover&0x7803f | win.Below&0x38; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if m.Name != src.Name {
-				m.Name = src.Name
-				n++
-			}
+			n += fieldmap.Set(&m.Name, src.Name)
 		case 1:
-			if m.Description != src.Description {
-				m.Description = src.Description
-				n++
-			}
+			n += fieldmap.Set(&m.Description, src.Description)
 		case 2:
-			if m.Category != src.Category {
-				m.Category = src.Category
-				n++
-			}
+			n += fieldmap.Set(&m.Category, src.Category)
 		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-			} else if !slices.Equal(m.Tags, src.Tags) {
-				if len(src.Tags) == 0 {
-					m.Tags = nil
-				} else {
-					m.Tags = slices.Clone(src.Tags)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+3), &m.Tags, src.Tags)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.HostingPolicies, src.HostingPolicies)
-			} else if !slices.Equal(m.HostingPolicies, src.HostingPolicies) {
-				if len(src.HostingPolicies) == 0 {
-					m.HostingPolicies = nil
-				} else {
-					m.HostingPolicies = slices.Clone(src.HostingPolicies)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.HostingPolicies, src.HostingPolicies)
 		case 5:
 			if win.Cover&(1<<5) != 0 {
 				if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
@@ -2860,41 +2447,21 @@ func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int, win fiel
 				}
 			}
 		case 15:
-			if m.BlueprintId != src.BlueprintId {
-				m.BlueprintId = src.BlueprintId
-				n++
-			}
+			n += fieldmap.Set(&m.BlueprintId, src.BlueprintId)
 		case 16:
-			if m.ConfigurationTemplate != src.ConfigurationTemplate {
-				m.ConfigurationTemplate = src.ConfigurationTemplate
-				n++
-			}
+			n += fieldmap.Set(&m.ConfigurationTemplate, src.ConfigurationTemplate)
 		case 17:
-			if m.MaxInstances != src.MaxInstances {
-				m.MaxInstances = src.MaxInstances
-				n++
-			}
+			n += fieldmap.Set(&m.MaxInstances, src.MaxInstances)
 		case 18:
-			if m.SoldInstances != src.SoldInstances {
-				m.SoldInstances = src.SoldInstances
-				n++
-			}
+			n += fieldmap.Set(&m.SoldInstances, src.SoldInstances)
 		}
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: VM does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// VM or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of VM or bound to no schema.
 func (m *VM) CopyInFields(src *VM, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_VM_fieldSchema)
 	if m == nil || b == nil {
@@ -2903,9 +2470,7 @@ func (m *VM) CopyInFields(src *VM, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VM being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x23f|win.Below&0x20 == 0 {
 		return 0
@@ -2915,24 +2480,19 @@ func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Cpu != src.Cpu {
-		m.Cpu = src.Cpu
-		n++
+		m.Cpu, n = src.Cpu, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Memory != src.Memory {
-		m.Memory = src.Memory
-		n++
+		m.Memory, n = src.Memory, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Storage != src.Storage {
-		m.Storage = src.Storage
-		n++
+		m.Storage, n = src.Storage, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Architecture != src.Architecture {
-		m.Architecture = src.Architecture
-		n++
+		m.Architecture, n = src.Architecture, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.OsImage != src.OsImage {
-		m.OsImage = src.OsImage
-		n++
+		m.OsImage, n = src.OsImage, n+1
 	}
 	if win.Cover&(1<<5) != 0 {
 		if !m.Gpu.Equal(src.Gpu) {
@@ -2949,23 +2509,14 @@ func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 		}
 	}
 	if win.Cover&(1<<9) != 0 && m.Hypervisor != src.Hypervisor {
-		m.Hypervisor = src.Hypervisor
-		n++
+		m.Hypervisor, n = src.Hypervisor, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Sensor does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Sensor or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Sensor or bound to no schema.
 func (m *Sensor) CopyInFields(src *Sensor, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Sensor_fieldSchema)
 	if m == nil || b == nil {
@@ -2974,9 +2525,7 @@ func (m *Sensor) CopyInFields(src *Sensor, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Sensor being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3f|win.Below&0x20 == 0 {
 		return 0
@@ -2986,8 +2535,7 @@ func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.SensorType != src.SensorType {
-		m.SensorType = src.SensorType
-		n++
+		m.SensorType, n = src.SensorType, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
 		m.SamplingRateHz = src.SamplingRateHz
@@ -2998,12 +2546,10 @@ func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldm
 		n++
 	}
 	if win.Cover&(1<<3) != 0 && m.Unit != src.Unit {
-		m.Unit = src.Unit
-		n++
+		m.Unit, n = src.Unit, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.SourceEndpoint != src.SourceEndpoint {
-		m.SourceEndpoint = src.SourceEndpoint
-		n++
+		m.SourceEndpoint, n = src.SourceEndpoint, n+1
 	}
 	if win.Cover&(1<<5) != 0 {
 		if !m.Location.Equal(src.Location) {
@@ -3022,17 +2568,9 @@ func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Flavor does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Flavor or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Flavor or bound to no schema.
 func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Flavor_fieldSchema)
 	if m == nil || b == nil {
@@ -3041,9 +2579,7 @@ func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Flavor being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Flavor)
@@ -3052,10 +2588,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 	for x := win.Cover&0x1e0c603 | win.Below&0x1008402; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
+			n += fieldmap.Set(&m.Id, src.Id)
 		case 1:
 			if win.Cover&(1<<1) != 0 {
 				if !m.Owner.Equal(src.Owner) {
@@ -3072,10 +2605,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 				}
 			}
 		case 9:
-			if m.ProviderId != src.ProviderId {
-				m.ProviderId = src.ProviderId
-				n++
-			}
+			n += fieldmap.Set(&m.ProviderId, src.ProviderId)
 		case 10:
 			if win.Cover&(1<<10) != 0 {
 				if !m.Price.Equal(src.Price) {
@@ -3092,10 +2622,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 				}
 			}
 		case 14:
-			if m.Availability != src.Availability {
-				m.Availability = src.Availability
-				n++
-			}
+			n += fieldmap.Set(&m.Availability, src.Availability)
 		case 15:
 			if win.Cover&(1<<15) != 0 {
 				if !m.Location.Equal(src.Location) {
@@ -3112,10 +2639,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 				}
 			}
 		case 21:
-			if m.NetworkPropertyType != src.NetworkPropertyType {
-				m.NetworkPropertyType = src.NetworkPropertyType
-				n++
-			}
+			n += fieldmap.Set(&m.NetworkPropertyType, src.NetworkPropertyType)
 		case 22:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
@@ -3378,67 +2902,35 @@ func (m *Flavor) DiffFields(o *Flavor) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Flavor_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *K8SliceCharacteristics) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: K8SliceCharacteristics has none.
+func (m *K8SliceCharacteristics) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag K8SliceCharacteristics does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm K8SliceCharacteristics does not have or a list action it cannot take.
 func (*K8SliceCharacteristics) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _K8SliceCharacteristics_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Partitionability) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Partitionability has none.
+func (m *Partitionability) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Partitionability does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Partitionability does not have or a list action it cannot take.
 func (*Partitionability) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Partitionability_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *CarbonFootprint) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: CarbonFootprint has none.
+func (m *CarbonFootprint) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag CarbonFootprint does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CarbonFootprint does not have or a list action it cannot take.
 func (*CarbonFootprint) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CarbonFootprint_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *K8SliceProperties) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3451,132 +2943,68 @@ func (m *K8SliceProperties) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag K8SliceProperties does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm K8SliceProperties does not have or a list action it cannot take.
 func (*K8SliceProperties) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _K8SliceProperties_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *NetworkIntents) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: NetworkIntents has none.
+func (m *NetworkIntents) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag NetworkIntents does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NetworkIntents does not have or a list action it cannot take.
 func (*NetworkIntents) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NetworkIntents_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *NetworkIntent) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: NetworkIntent has none.
+func (m *NetworkIntent) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag NetworkIntent does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NetworkIntent does not have or a list action it cannot take.
 func (*NetworkIntent) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NetworkIntent_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *NetworkEndpoint) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: NetworkEndpoint has none.
+func (m *NetworkEndpoint) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag NetworkEndpoint does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NetworkEndpoint does not have or a list action it cannot take.
 func (*NetworkEndpoint) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NetworkEndpoint_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *NetworkResourceSelector) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: NetworkResourceSelector has none.
+func (m *NetworkResourceSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag NetworkResourceSelector does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NetworkResourceSelector does not have or a list action it cannot take.
 func (*NetworkResourceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NetworkResourceSelector_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *PodNamespaceSelector) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: PodNamespaceSelector has none.
+func (m *PodNamespaceSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag PodNamespaceSelector does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm PodNamespaceSelector does not have or a list action it cannot take.
 func (*PodNamespaceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PodNamespaceSelector_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Label) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Label has none.
+func (m *Label) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Label does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Label does not have or a list action it cannot take.
 func (*Label) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Label_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *K8Slice) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3587,18 +3015,14 @@ func (m *K8Slice) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag K8Slice does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm K8Slice does not have or a list action it cannot take.
 func (*K8Slice) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _K8Slice_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Service) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3614,56 +3038,32 @@ func (m *Service) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Service does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Service does not have or a list action it cannot take.
 func (*Service) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Service_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *VM) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: VM has none.
+func (m *VM) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag VM does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm VM does not have or a list action it cannot take.
 func (*VM) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _VM_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Sensor) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Sensor has none.
+func (m *Sensor) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Sensor does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Sensor does not have or a list action it cannot take.
 func (*Sensor) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Sensor_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Flavor) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3681,311 +3081,97 @@ func (m *Flavor) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Flavor does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Flavor does not have or a list action it cannot take.
 func (*Flavor) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Flavor_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *K8SliceCharacteristics) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: K8SliceCharacteristics has none.
+func (m *K8SliceCharacteristics) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *K8SliceCharacteristics) Redacted() *K8SliceCharacteristics {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *K8SliceCharacteristics) Redacted() *K8SliceCharacteristics { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Partitionability) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Partitionability has none.
+func (m *Partitionability) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Partitionability) Redacted() *Partitionability {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Partitionability) Redacted() *Partitionability { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *CarbonFootprint) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: CarbonFootprint has none.
+func (m *CarbonFootprint) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *CarbonFootprint) Redacted() *CarbonFootprint {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *CarbonFootprint) Redacted() *CarbonFootprint { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *K8SliceProperties) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: K8SliceProperties has none.
+func (m *K8SliceProperties) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *K8SliceProperties) Redacted() *K8SliceProperties {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *K8SliceProperties) Redacted() *K8SliceProperties { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *NetworkIntents) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: NetworkIntents has none.
+func (m *NetworkIntents) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *NetworkIntents) Redacted() *NetworkIntents {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *NetworkIntents) Redacted() *NetworkIntents { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *NetworkIntent) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: NetworkIntent has none.
+func (m *NetworkIntent) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *NetworkIntent) Redacted() *NetworkIntent {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *NetworkIntent) Redacted() *NetworkIntent { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *NetworkEndpoint) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: NetworkEndpoint has none.
+func (m *NetworkEndpoint) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *NetworkEndpoint) Redacted() *NetworkEndpoint {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *NetworkEndpoint) Redacted() *NetworkEndpoint { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *NetworkResourceSelector) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: NetworkResourceSelector has none.
+func (m *NetworkResourceSelector) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *NetworkResourceSelector) Redacted() *NetworkResourceSelector {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *NetworkResourceSelector) Redacted() *NetworkResourceSelector { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *PodNamespaceSelector) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: PodNamespaceSelector has none.
+func (m *PodNamespaceSelector) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *PodNamespaceSelector) Redacted() *PodNamespaceSelector {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *PodNamespaceSelector) Redacted() *PodNamespaceSelector { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Label) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Label has none.
+func (m *Label) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Label) Redacted() *Label {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Label) Redacted() *Label { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *K8Slice) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: K8Slice has none.
+func (m *K8Slice) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *K8Slice) Redacted() *K8Slice {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *K8Slice) Redacted() *K8Slice { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Service) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Service has none.
+func (m *Service) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Service) Redacted() *Service {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Service) Redacted() *Service { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *VM) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: VM has none.
+func (m *VM) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *VM) Redacted() *VM {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *VM) Redacted() *VM { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Sensor) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Sensor has none.
+func (m *Sensor) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Sensor) Redacted() *Sensor {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Sensor) Redacted() *Sensor { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Flavor) Redact() {
 	if m == nil {
 		return
@@ -3993,9 +3179,7 @@ func (m *Flavor) Redact() {
 	m.Owner.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Flavor) Redacted() *Flavor {
 	if m == nil {
 		return nil

@@ -354,15 +354,13 @@ var _CreateSolverRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateSolve
 
 var _CreateSolverRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateSolverRequest", _CreateSolverRequest_shape, false)
 
-// CreateSolverRequestAllFields lists the leaf flags of CreateSolverRequest: together they
-// select every field.
+// CreateSolverRequestAllFields lists the leaf flags of CreateSolverRequest, which select every field.
 var CreateSolverRequestAllFields = slices.Clone(_CreateSolverRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateSolverRequest.
 func (*CreateSolverRequest) FieldSchema() *fieldmap.Schema { return _CreateSolverRequest_fieldSchema }
 
-// NewCreateSolverRequestFieldMap returns a FieldMap of CreateSolverRequest holding flags; the
-// error names the first flag CreateSolverRequest does not have.
+// NewCreateSolverRequestFieldMap returns a FieldMap of CreateSolverRequest holding flags, or an error naming the first it lacks.
 func NewCreateSolverRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateSolverRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -544,15 +542,13 @@ var _CreateSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateSolv
 
 var _CreateSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateSolverResponse", _CreateSolverResponse_shape, false)
 
-// CreateSolverResponseAllFields lists the leaf flags of CreateSolverResponse: together they
-// select every field.
+// CreateSolverResponseAllFields lists the leaf flags of CreateSolverResponse, which select every field.
 var CreateSolverResponseAllFields = slices.Clone(_CreateSolverResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateSolverResponse.
 func (*CreateSolverResponse) FieldSchema() *fieldmap.Schema { return _CreateSolverResponse_fieldSchema }
 
-// NewCreateSolverResponseFieldMap returns a FieldMap of CreateSolverResponse holding flags; the
-// error names the first flag CreateSolverResponse does not have.
+// NewCreateSolverResponseFieldMap returns a FieldMap of CreateSolverResponse holding flags, or an error naming the first it lacks.
 func NewCreateSolverResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateSolverResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -568,15 +564,13 @@ var _GetSolverRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetSolverReque
 
 var _GetSolverRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetSolverRequest", _GetSolverRequest_shape, false)
 
-// GetSolverRequestAllFields lists the leaf flags of GetSolverRequest: together they
-// select every field.
+// GetSolverRequestAllFields lists the leaf flags of GetSolverRequest, which select every field.
 var GetSolverRequestAllFields = slices.Clone(_GetSolverRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetSolverRequest.
 func (*GetSolverRequest) FieldSchema() *fieldmap.Schema { return _GetSolverRequest_fieldSchema }
 
-// NewGetSolverRequestFieldMap returns a FieldMap of GetSolverRequest holding flags; the
-// error names the first flag GetSolverRequest does not have.
+// NewGetSolverRequestFieldMap returns a FieldMap of GetSolverRequest holding flags, or an error naming the first it lacks.
 func NewGetSolverRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetSolverRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -758,15 +752,13 @@ var _GetSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetSolverResp
 
 var _GetSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetSolverResponse", _GetSolverResponse_shape, false)
 
-// GetSolverResponseAllFields lists the leaf flags of GetSolverResponse: together they
-// select every field.
+// GetSolverResponseAllFields lists the leaf flags of GetSolverResponse, which select every field.
 var GetSolverResponseAllFields = slices.Clone(_GetSolverResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetSolverResponse.
 func (*GetSolverResponse) FieldSchema() *fieldmap.Schema { return _GetSolverResponse_fieldSchema }
 
-// NewGetSolverResponseFieldMap returns a FieldMap of GetSolverResponse holding flags; the
-// error names the first flag GetSolverResponse does not have.
+// NewGetSolverResponseFieldMap returns a FieldMap of GetSolverResponse holding flags, or an error naming the first it lacks.
 func NewGetSolverResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetSolverResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -775,15 +767,13 @@ var _ListSolversRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListSolversR
 
 var _ListSolversRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListSolversRequest", _ListSolversRequest_shape, false)
 
-// ListSolversRequestAllFields lists the leaf flags of ListSolversRequest: together they
-// select every field.
+// ListSolversRequestAllFields lists the leaf flags of ListSolversRequest, which select every field.
 var ListSolversRequestAllFields = slices.Clone(_ListSolversRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListSolversRequest.
 func (*ListSolversRequest) FieldSchema() *fieldmap.Schema { return _ListSolversRequest_fieldSchema }
 
-// NewListSolversRequestFieldMap returns a FieldMap of ListSolversRequest holding flags; the
-// error names the first flag ListSolversRequest does not have.
+// NewListSolversRequestFieldMap returns a FieldMap of ListSolversRequest holding flags, or an error naming the first it lacks.
 func NewListSolversRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListSolversRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -965,15 +955,13 @@ var _ListSolversResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListSolvers
 
 var _ListSolversResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListSolversResponse", _ListSolversResponse_shape, false)
 
-// ListSolversResponseAllFields lists the leaf flags of ListSolversResponse: together they
-// select every field.
+// ListSolversResponseAllFields lists the leaf flags of ListSolversResponse, which select every field.
 var ListSolversResponseAllFields = slices.Clone(_ListSolversResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListSolversResponse.
 func (*ListSolversResponse) FieldSchema() *fieldmap.Schema { return _ListSolversResponse_fieldSchema }
 
-// NewListSolversResponseFieldMap returns a FieldMap of ListSolversResponse holding flags; the
-// error names the first flag ListSolversResponse does not have.
+// NewListSolversResponseFieldMap returns a FieldMap of ListSolversResponse holding flags, or an error naming the first it lacks.
 func NewListSolversResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListSolversResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -989,15 +977,13 @@ var _DeleteSolverRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteSolve
 
 var _DeleteSolverRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteSolverRequest", _DeleteSolverRequest_shape, false)
 
-// DeleteSolverRequestAllFields lists the leaf flags of DeleteSolverRequest: together they
-// select every field.
+// DeleteSolverRequestAllFields lists the leaf flags of DeleteSolverRequest, which select every field.
 var DeleteSolverRequestAllFields = slices.Clone(_DeleteSolverRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteSolverRequest.
 func (*DeleteSolverRequest) FieldSchema() *fieldmap.Schema { return _DeleteSolverRequest_fieldSchema }
 
-// NewDeleteSolverRequestFieldMap returns a FieldMap of DeleteSolverRequest holding flags; the
-// error names the first flag DeleteSolverRequest does not have.
+// NewDeleteSolverRequestFieldMap returns a FieldMap of DeleteSolverRequest holding flags, or an error naming the first it lacks.
 func NewDeleteSolverRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteSolverRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1006,15 +992,13 @@ var _DeleteSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteSolv
 
 var _DeleteSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteSolverResponse", _DeleteSolverResponse_shape, false)
 
-// DeleteSolverResponseAllFields lists the leaf flags of DeleteSolverResponse: together they
-// select every field.
+// DeleteSolverResponseAllFields lists the leaf flags of DeleteSolverResponse, which select every field.
 var DeleteSolverResponseAllFields = slices.Clone(_DeleteSolverResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteSolverResponse.
 func (*DeleteSolverResponse) FieldSchema() *fieldmap.Schema { return _DeleteSolverResponse_fieldSchema }
 
-// NewDeleteSolverResponseFieldMap returns a FieldMap of DeleteSolverResponse holding flags; the
-// error names the first flag DeleteSolverResponse does not have.
+// NewDeleteSolverResponseFieldMap returns a FieldMap of DeleteSolverResponse holding flags, or an error naming the first it lacks.
 func NewDeleteSolverResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteSolverResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1030,15 +1014,13 @@ var _WatchSolverRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchSolverR
 
 var _WatchSolverRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.WatchSolverRequest", _WatchSolverRequest_shape, false)
 
-// WatchSolverRequestAllFields lists the leaf flags of WatchSolverRequest: together they
-// select every field.
+// WatchSolverRequestAllFields lists the leaf flags of WatchSolverRequest, which select every field.
 var WatchSolverRequestAllFields = slices.Clone(_WatchSolverRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchSolverRequest.
 func (*WatchSolverRequest) FieldSchema() *fieldmap.Schema { return _WatchSolverRequest_fieldSchema }
 
-// NewWatchSolverRequestFieldMap returns a FieldMap of WatchSolverRequest holding flags; the
-// error names the first flag WatchSolverRequest does not have.
+// NewWatchSolverRequestFieldMap returns a FieldMap of WatchSolverRequest holding flags, or an error naming the first it lacks.
 func NewWatchSolverRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _WatchSolverRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1220,15 +1202,13 @@ var _WatchSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchSolver
 
 var _WatchSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.WatchSolverResponse", _WatchSolverResponse_shape, false)
 
-// WatchSolverResponseAllFields lists the leaf flags of WatchSolverResponse: together they
-// select every field.
+// WatchSolverResponseAllFields lists the leaf flags of WatchSolverResponse, which select every field.
 var WatchSolverResponseAllFields = slices.Clone(_WatchSolverResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of WatchSolverResponse.
 func (*WatchSolverResponse) FieldSchema() *fieldmap.Schema { return _WatchSolverResponse_fieldSchema }
 
-// NewWatchSolverResponseFieldMap returns a FieldMap of WatchSolverResponse holding flags; the
-// error names the first flag WatchSolverResponse does not have.
+// NewWatchSolverResponseFieldMap returns a FieldMap of WatchSolverResponse holding flags, or an error naming the first it lacks.
 func NewWatchSolverResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _WatchSolverResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1244,15 +1224,13 @@ var _GetDiscoveryRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetDiscover
 
 var _GetDiscoveryRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetDiscoveryRequest", _GetDiscoveryRequest_shape, false)
 
-// GetDiscoveryRequestAllFields lists the leaf flags of GetDiscoveryRequest: together they
-// select every field.
+// GetDiscoveryRequestAllFields lists the leaf flags of GetDiscoveryRequest, which select every field.
 var GetDiscoveryRequestAllFields = slices.Clone(_GetDiscoveryRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetDiscoveryRequest.
 func (*GetDiscoveryRequest) FieldSchema() *fieldmap.Schema { return _GetDiscoveryRequest_fieldSchema }
 
-// NewGetDiscoveryRequestFieldMap returns a FieldMap of GetDiscoveryRequest holding flags; the
-// error names the first flag GetDiscoveryRequest does not have.
+// NewGetDiscoveryRequestFieldMap returns a FieldMap of GetDiscoveryRequest holding flags, or an error naming the first it lacks.
 func NewGetDiscoveryRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetDiscoveryRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1756,15 +1734,13 @@ var _GetDiscoveryResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetDiscove
 
 var _GetDiscoveryResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetDiscoveryResponse", _GetDiscoveryResponse_shape, false)
 
-// GetDiscoveryResponseAllFields lists the leaf flags of GetDiscoveryResponse: together they
-// select every field.
+// GetDiscoveryResponseAllFields lists the leaf flags of GetDiscoveryResponse, which select every field.
 var GetDiscoveryResponseAllFields = slices.Clone(_GetDiscoveryResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetDiscoveryResponse.
 func (*GetDiscoveryResponse) FieldSchema() *fieldmap.Schema { return _GetDiscoveryResponse_fieldSchema }
 
-// NewGetDiscoveryResponseFieldMap returns a FieldMap of GetDiscoveryResponse holding flags; the
-// error names the first flag GetDiscoveryResponse does not have.
+// NewGetDiscoveryResponseFieldMap returns a FieldMap of GetDiscoveryResponse holding flags, or an error naming the first it lacks.
 func NewGetDiscoveryResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetDiscoveryResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1890,15 +1866,13 @@ var _ListFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListFlavorsR
 
 var _ListFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListFlavorsRequest", _ListFlavorsRequest_shape, false)
 
-// ListFlavorsRequestAllFields lists the leaf flags of ListFlavorsRequest: together they
-// select every field.
+// ListFlavorsRequestAllFields lists the leaf flags of ListFlavorsRequest, which select every field.
 var ListFlavorsRequestAllFields = slices.Clone(_ListFlavorsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListFlavorsRequest.
 func (*ListFlavorsRequest) FieldSchema() *fieldmap.Schema { return _ListFlavorsRequest_fieldSchema }
 
-// NewListFlavorsRequestFieldMap returns a FieldMap of ListFlavorsRequest holding flags; the
-// error names the first flag ListFlavorsRequest does not have.
+// NewListFlavorsRequestFieldMap returns a FieldMap of ListFlavorsRequest holding flags, or an error naming the first it lacks.
 func NewListFlavorsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListFlavorsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2066,15 +2040,13 @@ var _ListFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListFlavors
 
 var _ListFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListFlavorsResponse", _ListFlavorsResponse_shape, false)
 
-// ListFlavorsResponseAllFields lists the leaf flags of ListFlavorsResponse: together they
-// select every field.
+// ListFlavorsResponseAllFields lists the leaf flags of ListFlavorsResponse, which select every field.
 var ListFlavorsResponseAllFields = slices.Clone(_ListFlavorsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListFlavorsResponse.
 func (*ListFlavorsResponse) FieldSchema() *fieldmap.Schema { return _ListFlavorsResponse_fieldSchema }
 
-// NewListFlavorsResponseFieldMap returns a FieldMap of ListFlavorsResponse holding flags; the
-// error names the first flag ListFlavorsResponse does not have.
+// NewListFlavorsResponseFieldMap returns a FieldMap of ListFlavorsResponse holding flags, or an error naming the first it lacks.
 func NewListFlavorsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListFlavorsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2200,8 +2172,7 @@ var _ListPeerFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeer
 
 var _ListPeerFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeerFlavorsRequest", _ListPeerFlavorsRequest_shape, false)
 
-// ListPeerFlavorsRequestAllFields lists the leaf flags of ListPeerFlavorsRequest: together they
-// select every field.
+// ListPeerFlavorsRequestAllFields lists the leaf flags of ListPeerFlavorsRequest, which select every field.
 var ListPeerFlavorsRequestAllFields = slices.Clone(_ListPeerFlavorsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListPeerFlavorsRequest.
@@ -2209,8 +2180,7 @@ func (*ListPeerFlavorsRequest) FieldSchema() *fieldmap.Schema {
 	return _ListPeerFlavorsRequest_fieldSchema
 }
 
-// NewListPeerFlavorsRequestFieldMap returns a FieldMap of ListPeerFlavorsRequest holding flags; the
-// error names the first flag ListPeerFlavorsRequest does not have.
+// NewListPeerFlavorsRequestFieldMap returns a FieldMap of ListPeerFlavorsRequest holding flags, or an error naming the first it lacks.
 func NewListPeerFlavorsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListPeerFlavorsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2380,15 +2350,13 @@ var _PeerFlavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeerFlavor{}), Field
 
 var _PeerFlavor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeerFlavor", _PeerFlavor_shape, false)
 
-// PeerFlavorAllFields lists the leaf flags of PeerFlavor: together they
-// select every field.
+// PeerFlavorAllFields lists the leaf flags of PeerFlavor, which select every field.
 var PeerFlavorAllFields = slices.Clone(_PeerFlavor_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PeerFlavor.
 func (*PeerFlavor) FieldSchema() *fieldmap.Schema { return _PeerFlavor_fieldSchema }
 
-// NewPeerFlavorFieldMap returns a FieldMap of PeerFlavor holding flags; the
-// error names the first flag PeerFlavor does not have.
+// NewPeerFlavorFieldMap returns a FieldMap of PeerFlavor holding flags, or an error naming the first it lacks.
 func NewPeerFlavorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _PeerFlavor_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2565,8 +2533,7 @@ var _ListPeerFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPee
 
 var _ListPeerFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeerFlavorsResponse", _ListPeerFlavorsResponse_shape, false)
 
-// ListPeerFlavorsResponseAllFields lists the leaf flags of ListPeerFlavorsResponse: together they
-// select every field.
+// ListPeerFlavorsResponseAllFields lists the leaf flags of ListPeerFlavorsResponse, which select every field.
 var ListPeerFlavorsResponseAllFields = slices.Clone(_ListPeerFlavorsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListPeerFlavorsResponse.
@@ -2574,8 +2541,7 @@ func (*ListPeerFlavorsResponse) FieldSchema() *fieldmap.Schema {
 	return _ListPeerFlavorsResponse_fieldSchema
 }
 
-// NewListPeerFlavorsResponseFieldMap returns a FieldMap of ListPeerFlavorsResponse holding flags; the
-// error names the first flag ListPeerFlavorsResponse does not have.
+// NewListPeerFlavorsResponseFieldMap returns a FieldMap of ListPeerFlavorsResponse holding flags, or an error naming the first it lacks.
 func NewListPeerFlavorsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListPeerFlavorsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2644,8 +2610,7 @@ var _CreateServiceBlueprintRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(C
 
 var _CreateServiceBlueprintRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateServiceBlueprintRequest", _CreateServiceBlueprintRequest_shape, false)
 
-// CreateServiceBlueprintRequestAllFields lists the leaf flags of CreateServiceBlueprintRequest: together they
-// select every field.
+// CreateServiceBlueprintRequestAllFields lists the leaf flags of CreateServiceBlueprintRequest, which select every field.
 var CreateServiceBlueprintRequestAllFields = slices.Clone(_CreateServiceBlueprintRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateServiceBlueprintRequest.
@@ -2653,8 +2618,7 @@ func (*CreateServiceBlueprintRequest) FieldSchema() *fieldmap.Schema {
 	return _CreateServiceBlueprintRequest_fieldSchema
 }
 
-// NewCreateServiceBlueprintRequestFieldMap returns a FieldMap of CreateServiceBlueprintRequest holding flags; the
-// error names the first flag CreateServiceBlueprintRequest does not have.
+// NewCreateServiceBlueprintRequestFieldMap returns a FieldMap of CreateServiceBlueprintRequest holding flags, or an error naming the first it lacks.
 func NewCreateServiceBlueprintRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateServiceBlueprintRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2703,8 +2667,7 @@ var _CreateServiceBlueprintResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(
 
 var _CreateServiceBlueprintResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateServiceBlueprintResponse", _CreateServiceBlueprintResponse_shape, false)
 
-// CreateServiceBlueprintResponseAllFields lists the leaf flags of CreateServiceBlueprintResponse: together they
-// select every field.
+// CreateServiceBlueprintResponseAllFields lists the leaf flags of CreateServiceBlueprintResponse, which select every field.
 var CreateServiceBlueprintResponseAllFields = slices.Clone(_CreateServiceBlueprintResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of CreateServiceBlueprintResponse.
@@ -2712,8 +2675,7 @@ func (*CreateServiceBlueprintResponse) FieldSchema() *fieldmap.Schema {
 	return _CreateServiceBlueprintResponse_fieldSchema
 }
 
-// NewCreateServiceBlueprintResponseFieldMap returns a FieldMap of CreateServiceBlueprintResponse holding flags; the
-// error names the first flag CreateServiceBlueprintResponse does not have.
+// NewCreateServiceBlueprintResponseFieldMap returns a FieldMap of CreateServiceBlueprintResponse holding flags, or an error naming the first it lacks.
 func NewCreateServiceBlueprintResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _CreateServiceBlueprintResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2729,8 +2691,7 @@ var _GetServiceBlueprintRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetS
 
 var _GetServiceBlueprintRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetServiceBlueprintRequest", _GetServiceBlueprintRequest_shape, false)
 
-// GetServiceBlueprintRequestAllFields lists the leaf flags of GetServiceBlueprintRequest: together they
-// select every field.
+// GetServiceBlueprintRequestAllFields lists the leaf flags of GetServiceBlueprintRequest, which select every field.
 var GetServiceBlueprintRequestAllFields = slices.Clone(_GetServiceBlueprintRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetServiceBlueprintRequest.
@@ -2738,8 +2699,7 @@ func (*GetServiceBlueprintRequest) FieldSchema() *fieldmap.Schema {
 	return _GetServiceBlueprintRequest_fieldSchema
 }
 
-// NewGetServiceBlueprintRequestFieldMap returns a FieldMap of GetServiceBlueprintRequest holding flags; the
-// error names the first flag GetServiceBlueprintRequest does not have.
+// NewGetServiceBlueprintRequestFieldMap returns a FieldMap of GetServiceBlueprintRequest holding flags, or an error naming the first it lacks.
 func NewGetServiceBlueprintRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetServiceBlueprintRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2788,8 +2748,7 @@ var _GetServiceBlueprintResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Get
 
 var _GetServiceBlueprintResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetServiceBlueprintResponse", _GetServiceBlueprintResponse_shape, false)
 
-// GetServiceBlueprintResponseAllFields lists the leaf flags of GetServiceBlueprintResponse: together they
-// select every field.
+// GetServiceBlueprintResponseAllFields lists the leaf flags of GetServiceBlueprintResponse, which select every field.
 var GetServiceBlueprintResponseAllFields = slices.Clone(_GetServiceBlueprintResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetServiceBlueprintResponse.
@@ -2797,8 +2756,7 @@ func (*GetServiceBlueprintResponse) FieldSchema() *fieldmap.Schema {
 	return _GetServiceBlueprintResponse_fieldSchema
 }
 
-// NewGetServiceBlueprintResponseFieldMap returns a FieldMap of GetServiceBlueprintResponse holding flags; the
-// error names the first flag GetServiceBlueprintResponse does not have.
+// NewGetServiceBlueprintResponseFieldMap returns a FieldMap of GetServiceBlueprintResponse holding flags, or an error naming the first it lacks.
 func NewGetServiceBlueprintResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetServiceBlueprintResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2807,8 +2765,7 @@ var _ListServiceBlueprintsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Li
 
 var _ListServiceBlueprintsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListServiceBlueprintsRequest", _ListServiceBlueprintsRequest_shape, false)
 
-// ListServiceBlueprintsRequestAllFields lists the leaf flags of ListServiceBlueprintsRequest: together they
-// select every field.
+// ListServiceBlueprintsRequestAllFields lists the leaf flags of ListServiceBlueprintsRequest, which select every field.
 var ListServiceBlueprintsRequestAllFields = slices.Clone(_ListServiceBlueprintsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListServiceBlueprintsRequest.
@@ -2816,8 +2773,7 @@ func (*ListServiceBlueprintsRequest) FieldSchema() *fieldmap.Schema {
 	return _ListServiceBlueprintsRequest_fieldSchema
 }
 
-// NewListServiceBlueprintsRequestFieldMap returns a FieldMap of ListServiceBlueprintsRequest holding flags; the
-// error names the first flag ListServiceBlueprintsRequest does not have.
+// NewListServiceBlueprintsRequestFieldMap returns a FieldMap of ListServiceBlueprintsRequest holding flags, or an error naming the first it lacks.
 func NewListServiceBlueprintsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListServiceBlueprintsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2866,8 +2822,7 @@ var _ListServiceBlueprintsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(L
 
 var _ListServiceBlueprintsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListServiceBlueprintsResponse", _ListServiceBlueprintsResponse_shape, false)
 
-// ListServiceBlueprintsResponseAllFields lists the leaf flags of ListServiceBlueprintsResponse: together they
-// select every field.
+// ListServiceBlueprintsResponseAllFields lists the leaf flags of ListServiceBlueprintsResponse, which select every field.
 var ListServiceBlueprintsResponseAllFields = slices.Clone(_ListServiceBlueprintsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListServiceBlueprintsResponse.
@@ -2875,8 +2830,7 @@ func (*ListServiceBlueprintsResponse) FieldSchema() *fieldmap.Schema {
 	return _ListServiceBlueprintsResponse_fieldSchema
 }
 
-// NewListServiceBlueprintsResponseFieldMap returns a FieldMap of ListServiceBlueprintsResponse holding flags; the
-// error names the first flag ListServiceBlueprintsResponse does not have.
+// NewListServiceBlueprintsResponseFieldMap returns a FieldMap of ListServiceBlueprintsResponse holding flags, or an error naming the first it lacks.
 func NewListServiceBlueprintsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListServiceBlueprintsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2892,8 +2846,7 @@ var _DeleteServiceBlueprintRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(D
 
 var _DeleteServiceBlueprintRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteServiceBlueprintRequest", _DeleteServiceBlueprintRequest_shape, false)
 
-// DeleteServiceBlueprintRequestAllFields lists the leaf flags of DeleteServiceBlueprintRequest: together they
-// select every field.
+// DeleteServiceBlueprintRequestAllFields lists the leaf flags of DeleteServiceBlueprintRequest, which select every field.
 var DeleteServiceBlueprintRequestAllFields = slices.Clone(_DeleteServiceBlueprintRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteServiceBlueprintRequest.
@@ -2901,8 +2854,7 @@ func (*DeleteServiceBlueprintRequest) FieldSchema() *fieldmap.Schema {
 	return _DeleteServiceBlueprintRequest_fieldSchema
 }
 
-// NewDeleteServiceBlueprintRequestFieldMap returns a FieldMap of DeleteServiceBlueprintRequest holding flags; the
-// error names the first flag DeleteServiceBlueprintRequest does not have.
+// NewDeleteServiceBlueprintRequestFieldMap returns a FieldMap of DeleteServiceBlueprintRequest holding flags, or an error naming the first it lacks.
 func NewDeleteServiceBlueprintRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteServiceBlueprintRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2911,8 +2863,7 @@ var _DeleteServiceBlueprintResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(
 
 var _DeleteServiceBlueprintResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteServiceBlueprintResponse", _DeleteServiceBlueprintResponse_shape, false)
 
-// DeleteServiceBlueprintResponseAllFields lists the leaf flags of DeleteServiceBlueprintResponse: together they
-// select every field.
+// DeleteServiceBlueprintResponseAllFields lists the leaf flags of DeleteServiceBlueprintResponse, which select every field.
 var DeleteServiceBlueprintResponseAllFields = slices.Clone(_DeleteServiceBlueprintResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of DeleteServiceBlueprintResponse.
@@ -2920,8 +2871,7 @@ func (*DeleteServiceBlueprintResponse) FieldSchema() *fieldmap.Schema {
 	return _DeleteServiceBlueprintResponse_fieldSchema
 }
 
-// NewDeleteServiceBlueprintResponseFieldMap returns a FieldMap of DeleteServiceBlueprintResponse holding flags; the
-// error names the first flag DeleteServiceBlueprintResponse does not have.
+// NewDeleteServiceBlueprintResponseFieldMap returns a FieldMap of DeleteServiceBlueprintResponse holding flags, or an error naming the first it lacks.
 func NewDeleteServiceBlueprintResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _DeleteServiceBlueprintResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -2939,15 +2889,13 @@ var _GetContractRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetContractR
 
 var _GetContractRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetContractRequest", _GetContractRequest_shape, false)
 
-// GetContractRequestAllFields lists the leaf flags of GetContractRequest: together they
-// select every field.
+// GetContractRequestAllFields lists the leaf flags of GetContractRequest, which select every field.
 var GetContractRequestAllFields = slices.Clone(_GetContractRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetContractRequest.
 func (*GetContractRequest) FieldSchema() *fieldmap.Schema { return _GetContractRequest_fieldSchema }
 
-// NewGetContractRequestFieldMap returns a FieldMap of GetContractRequest holding flags; the
-// error names the first flag GetContractRequest does not have.
+// NewGetContractRequestFieldMap returns a FieldMap of GetContractRequest holding flags, or an error naming the first it lacks.
 func NewGetContractRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetContractRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3201,15 +3149,13 @@ var _GetContractResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetContract
 
 var _GetContractResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetContractResponse", _GetContractResponse_shape, false)
 
-// GetContractResponseAllFields lists the leaf flags of GetContractResponse: together they
-// select every field.
+// GetContractResponseAllFields lists the leaf flags of GetContractResponse, which select every field.
 var GetContractResponseAllFields = slices.Clone(_GetContractResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetContractResponse.
 func (*GetContractResponse) FieldSchema() *fieldmap.Schema { return _GetContractResponse_fieldSchema }
 
-// NewGetContractResponseFieldMap returns a FieldMap of GetContractResponse holding flags; the
-// error names the first flag GetContractResponse does not have.
+// NewGetContractResponseFieldMap returns a FieldMap of GetContractResponse holding flags, or an error naming the first it lacks.
 func NewGetContractResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetContractResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3225,15 +3171,13 @@ var _ListContractsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListContra
 
 var _ListContractsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListContractsRequest", _ListContractsRequest_shape, false)
 
-// ListContractsRequestAllFields lists the leaf flags of ListContractsRequest: together they
-// select every field.
+// ListContractsRequestAllFields lists the leaf flags of ListContractsRequest, which select every field.
 var ListContractsRequestAllFields = slices.Clone(_ListContractsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListContractsRequest.
 func (*ListContractsRequest) FieldSchema() *fieldmap.Schema { return _ListContractsRequest_fieldSchema }
 
-// NewListContractsRequestFieldMap returns a FieldMap of ListContractsRequest holding flags; the
-// error names the first flag ListContractsRequest does not have.
+// NewListContractsRequestFieldMap returns a FieldMap of ListContractsRequest holding flags, or an error naming the first it lacks.
 func NewListContractsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListContractsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3465,15 +3409,13 @@ var _ContractEntry_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ContractEntry{}),
 
 var _ContractEntry_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ContractEntry", _ContractEntry_shape, false)
 
-// ContractEntryAllFields lists the leaf flags of ContractEntry: together they
-// select every field.
+// ContractEntryAllFields lists the leaf flags of ContractEntry, which select every field.
 var ContractEntryAllFields = slices.Clone(_ContractEntry_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ContractEntry.
 func (*ContractEntry) FieldSchema() *fieldmap.Schema { return _ContractEntry_fieldSchema }
 
-// NewContractEntryFieldMap returns a FieldMap of ContractEntry holding flags; the
-// error names the first flag ContractEntry does not have.
+// NewContractEntryFieldMap returns a FieldMap of ContractEntry holding flags, or an error naming the first it lacks.
 func NewContractEntryFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ContractEntry_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3705,8 +3647,7 @@ var _ListContractsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListContr
 
 var _ListContractsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListContractsResponse", _ListContractsResponse_shape, false)
 
-// ListContractsResponseAllFields lists the leaf flags of ListContractsResponse: together they
-// select every field.
+// ListContractsResponseAllFields lists the leaf flags of ListContractsResponse, which select every field.
 var ListContractsResponseAllFields = slices.Clone(_ListContractsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListContractsResponse.
@@ -3714,8 +3655,7 @@ func (*ListContractsResponse) FieldSchema() *fieldmap.Schema {
 	return _ListContractsResponse_fieldSchema
 }
 
-// NewListContractsResponseFieldMap returns a FieldMap of ListContractsResponse holding flags; the
-// error names the first flag ListContractsResponse does not have.
+// NewListContractsResponseFieldMap returns a FieldMap of ListContractsResponse holding flags, or an error naming the first it lacks.
 func NewListContractsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListContractsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3731,15 +3671,13 @@ var _GetAllocationRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetAllocat
 
 var _GetAllocationRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetAllocationRequest", _GetAllocationRequest_shape, false)
 
-// GetAllocationRequestAllFields lists the leaf flags of GetAllocationRequest: together they
-// select every field.
+// GetAllocationRequestAllFields lists the leaf flags of GetAllocationRequest, which select every field.
 var GetAllocationRequestAllFields = slices.Clone(_GetAllocationRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetAllocationRequest.
 func (*GetAllocationRequest) FieldSchema() *fieldmap.Schema { return _GetAllocationRequest_fieldSchema }
 
-// NewGetAllocationRequestFieldMap returns a FieldMap of GetAllocationRequest holding flags; the
-// error names the first flag GetAllocationRequest does not have.
+// NewGetAllocationRequestFieldMap returns a FieldMap of GetAllocationRequest holding flags, or an error naming the first it lacks.
 func NewGetAllocationRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetAllocationRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3775,8 +3713,7 @@ var _GetAllocationResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetAlloca
 
 var _GetAllocationResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetAllocationResponse", _GetAllocationResponse_shape, false)
 
-// GetAllocationResponseAllFields lists the leaf flags of GetAllocationResponse: together they
-// select every field.
+// GetAllocationResponseAllFields lists the leaf flags of GetAllocationResponse, which select every field.
 var GetAllocationResponseAllFields = slices.Clone(_GetAllocationResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetAllocationResponse.
@@ -3784,8 +3721,7 @@ func (*GetAllocationResponse) FieldSchema() *fieldmap.Schema {
 	return _GetAllocationResponse_fieldSchema
 }
 
-// NewGetAllocationResponseFieldMap returns a FieldMap of GetAllocationResponse holding flags; the
-// error names the first flag GetAllocationResponse does not have.
+// NewGetAllocationResponseFieldMap returns a FieldMap of GetAllocationResponse holding flags, or an error naming the first it lacks.
 func NewGetAllocationResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetAllocationResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3794,8 +3730,7 @@ var _ListAllocationsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListAllo
 
 var _ListAllocationsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListAllocationsRequest", _ListAllocationsRequest_shape, false)
 
-// ListAllocationsRequestAllFields lists the leaf flags of ListAllocationsRequest: together they
-// select every field.
+// ListAllocationsRequestAllFields lists the leaf flags of ListAllocationsRequest, which select every field.
 var ListAllocationsRequestAllFields = slices.Clone(_ListAllocationsRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListAllocationsRequest.
@@ -3803,8 +3738,7 @@ func (*ListAllocationsRequest) FieldSchema() *fieldmap.Schema {
 	return _ListAllocationsRequest_fieldSchema
 }
 
-// NewListAllocationsRequestFieldMap returns a FieldMap of ListAllocationsRequest holding flags; the
-// error names the first flag ListAllocationsRequest does not have.
+// NewListAllocationsRequestFieldMap returns a FieldMap of ListAllocationsRequest holding flags, or an error naming the first it lacks.
 func NewListAllocationsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListAllocationsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3827,8 +3761,7 @@ var _ListAllocationsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListAll
 
 var _ListAllocationsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListAllocationsResponse", _ListAllocationsResponse_shape, false)
 
-// ListAllocationsResponseAllFields lists the leaf flags of ListAllocationsResponse: together they
-// select every field.
+// ListAllocationsResponseAllFields lists the leaf flags of ListAllocationsResponse, which select every field.
 var ListAllocationsResponseAllFields = slices.Clone(_ListAllocationsResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListAllocationsResponse.
@@ -3836,8 +3769,7 @@ func (*ListAllocationsResponse) FieldSchema() *fieldmap.Schema {
 	return _ListAllocationsResponse_fieldSchema
 }
 
-// NewListAllocationsResponseFieldMap returns a FieldMap of ListAllocationsResponse holding flags; the
-// error names the first flag ListAllocationsResponse does not have.
+// NewListAllocationsResponseFieldMap returns a FieldMap of ListAllocationsResponse holding flags, or an error naming the first it lacks.
 func NewListAllocationsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListAllocationsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3846,15 +3778,13 @@ var _GetNodeRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetNodeRequest{}
 
 var _GetNodeRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetNodeRequest", _GetNodeRequest_shape, false)
 
-// GetNodeRequestAllFields lists the leaf flags of GetNodeRequest: together they
-// select every field.
+// GetNodeRequestAllFields lists the leaf flags of GetNodeRequest, which select every field.
 var GetNodeRequestAllFields = slices.Clone(_GetNodeRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetNodeRequest.
 func (*GetNodeRequest) FieldSchema() *fieldmap.Schema { return _GetNodeRequest_fieldSchema }
 
-// NewGetNodeRequestFieldMap returns a FieldMap of GetNodeRequest holding flags; the
-// error names the first flag GetNodeRequest does not have.
+// NewGetNodeRequestFieldMap returns a FieldMap of GetNodeRequest holding flags, or an error naming the first it lacks.
 func NewGetNodeRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetNodeRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3879,15 +3809,13 @@ var _GetNodeResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetNodeResponse
 
 var _GetNodeResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetNodeResponse", _GetNodeResponse_shape, false)
 
-// GetNodeResponseAllFields lists the leaf flags of GetNodeResponse: together they
-// select every field.
+// GetNodeResponseAllFields lists the leaf flags of GetNodeResponse, which select every field.
 var GetNodeResponseAllFields = slices.Clone(_GetNodeResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GetNodeResponse.
 func (*GetNodeResponse) FieldSchema() *fieldmap.Schema { return _GetNodeResponse_fieldSchema }
 
-// NewGetNodeResponseFieldMap returns a FieldMap of GetNodeResponse holding flags; the
-// error names the first flag GetNodeResponse does not have.
+// NewGetNodeResponseFieldMap returns a FieldMap of GetNodeResponse holding flags, or an error naming the first it lacks.
 func NewGetNodeResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GetNodeResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3896,15 +3824,13 @@ var _ListPeersRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeersReque
 
 var _ListPeersRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeersRequest", _ListPeersRequest_shape, false)
 
-// ListPeersRequestAllFields lists the leaf flags of ListPeersRequest: together they
-// select every field.
+// ListPeersRequestAllFields lists the leaf flags of ListPeersRequest, which select every field.
 var ListPeersRequestAllFields = slices.Clone(_ListPeersRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListPeersRequest.
 func (*ListPeersRequest) FieldSchema() *fieldmap.Schema { return _ListPeersRequest_fieldSchema }
 
-// NewListPeersRequestFieldMap returns a FieldMap of ListPeersRequest holding flags; the
-// error names the first flag ListPeersRequest does not have.
+// NewListPeersRequestFieldMap returns a FieldMap of ListPeersRequest holding flags, or an error naming the first it lacks.
 func NewListPeersRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListPeersRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3922,15 +3848,13 @@ var _Peer_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Peer{}), Fields: []fieldma
 
 var _Peer_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Peer", _Peer_shape, false)
 
-// PeerAllFields lists the leaf flags of Peer: together they
-// select every field.
+// PeerAllFields lists the leaf flags of Peer, which select every field.
 var PeerAllFields = slices.Clone(_Peer_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Peer.
 func (*Peer) FieldSchema() *fieldmap.Schema { return _Peer_fieldSchema }
 
-// NewPeerFieldMap returns a FieldMap of Peer holding flags; the
-// error names the first flag Peer does not have.
+// NewPeerFieldMap returns a FieldMap of Peer holding flags, or an error naming the first it lacks.
 func NewPeerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Peer_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3948,15 +3872,13 @@ var _ListPeersResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeersResp
 
 var _ListPeersResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeersResponse", _ListPeersResponse_shape, false)
 
-// ListPeersResponseAllFields lists the leaf flags of ListPeersResponse: together they
-// select every field.
+// ListPeersResponseAllFields lists the leaf flags of ListPeersResponse, which select every field.
 var ListPeersResponseAllFields = slices.Clone(_ListPeersResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ListPeersResponse.
 func (*ListPeersResponse) FieldSchema() *fieldmap.Schema { return _ListPeersResponse_fieldSchema }
 
-// NewListPeersResponseFieldMap returns a FieldMap of ListPeersResponse holding flags; the
-// error names the first flag ListPeersResponse does not have.
+// NewListPeersResponseFieldMap returns a FieldMap of ListPeersResponse holding flags, or an error naming the first it lacks.
 func NewListPeersResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListPeersResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3972,15 +3894,13 @@ var _AddPeerRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AddPeerRequest{}
 
 var _AddPeerRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AddPeerRequest", _AddPeerRequest_shape, false)
 
-// AddPeerRequestAllFields lists the leaf flags of AddPeerRequest: together they
-// select every field.
+// AddPeerRequestAllFields lists the leaf flags of AddPeerRequest, which select every field.
 var AddPeerRequestAllFields = slices.Clone(_AddPeerRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AddPeerRequest.
 func (*AddPeerRequest) FieldSchema() *fieldmap.Schema { return _AddPeerRequest_fieldSchema }
 
-// NewAddPeerRequestFieldMap returns a FieldMap of AddPeerRequest holding flags; the
-// error names the first flag AddPeerRequest does not have.
+// NewAddPeerRequestFieldMap returns a FieldMap of AddPeerRequest holding flags, or an error naming the first it lacks.
 func NewAddPeerRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AddPeerRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -3989,27 +3909,21 @@ var _AddPeerResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AddPeerResponse
 
 var _AddPeerResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AddPeerResponse", _AddPeerResponse_shape, false)
 
-// AddPeerResponseAllFields lists the leaf flags of AddPeerResponse: together they
-// select every field.
+// AddPeerResponseAllFields lists the leaf flags of AddPeerResponse, which select every field.
 var AddPeerResponseAllFields = slices.Clone(_AddPeerResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AddPeerResponse.
 func (*AddPeerResponse) FieldSchema() *fieldmap.Schema { return _AddPeerResponse_fieldSchema }
 
-// NewAddPeerResponseFieldMap returns a FieldMap of AddPeerResponse holding flags; the
-// error names the first flag AddPeerResponse does not have.
+// NewAddPeerResponseFieldMap returns a FieldMap of AddPeerResponse holding flags, or an error naming the first it lacks.
 func NewAddPeerResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AddPeerResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateSolverRequest) Clone() *CreateSolverRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateSolverRequest) Clone() *CreateSolverRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateSolverRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateSolverRequest when nil) a deep copy of m, when not nil.
 func (m *CreateSolverRequest) cloneIn(c *CreateSolverRequest) *CreateSolverRequest {
 	if m == nil {
 		return nil
@@ -4029,14 +3943,10 @@ func (m *CreateSolverRequest) cloneTo(c *CreateSolverRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateSolverResponse) Clone() *CreateSolverResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateSolverResponse) Clone() *CreateSolverResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateSolverResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateSolverResponse when nil) a deep copy of m, when not nil.
 func (m *CreateSolverResponse) cloneIn(c *CreateSolverResponse) *CreateSolverResponse {
 	if m == nil {
 		return nil
@@ -4056,14 +3966,10 @@ func (m *CreateSolverResponse) cloneTo(c *CreateSolverResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetSolverRequest) Clone() *GetSolverRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetSolverRequest) Clone() *GetSolverRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetSolverRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetSolverRequest when nil) a deep copy of m, when not nil.
 func (m *GetSolverRequest) cloneIn(c *GetSolverRequest) *GetSolverRequest {
 	if m == nil {
 		return nil
@@ -4083,14 +3989,10 @@ func (m *GetSolverRequest) cloneTo(c *GetSolverRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetSolverResponse) Clone() *GetSolverResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetSolverResponse) Clone() *GetSolverResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetSolverResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetSolverResponse when nil) a deep copy of m, when not nil.
 func (m *GetSolverResponse) cloneIn(c *GetSolverResponse) *GetSolverResponse {
 	if m == nil {
 		return nil
@@ -4110,14 +4012,10 @@ func (m *GetSolverResponse) cloneTo(c *GetSolverResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListSolversRequest) Clone() *ListSolversRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListSolversRequest) Clone() *ListSolversRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListSolversRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListSolversRequest when nil) a deep copy of m, when not nil.
 func (m *ListSolversRequest) cloneIn(c *ListSolversRequest) *ListSolversRequest {
 	if m == nil {
 		return nil
@@ -4136,14 +4034,10 @@ func (m *ListSolversRequest) cloneTo(c *ListSolversRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListSolversResponse) Clone() *ListSolversResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListSolversResponse) Clone() *ListSolversResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListSolversResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListSolversResponse when nil) a deep copy of m, when not nil.
 func (m *ListSolversResponse) cloneIn(c *ListSolversResponse) *ListSolversResponse {
 	if m == nil {
 		return nil
@@ -4173,14 +4067,10 @@ func (m *ListSolversResponse) cloneTo(c *ListSolversResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteSolverRequest) Clone() *DeleteSolverRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteSolverRequest) Clone() *DeleteSolverRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteSolverRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteSolverRequest when nil) a deep copy of m, when not nil.
 func (m *DeleteSolverRequest) cloneIn(c *DeleteSolverRequest) *DeleteSolverRequest {
 	if m == nil {
 		return nil
@@ -4200,14 +4090,10 @@ func (m *DeleteSolverRequest) cloneTo(c *DeleteSolverRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteSolverResponse) Clone() *DeleteSolverResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteSolverResponse) Clone() *DeleteSolverResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteSolverResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteSolverResponse when nil) a deep copy of m, when not nil.
 func (m *DeleteSolverResponse) cloneIn(c *DeleteSolverResponse) *DeleteSolverResponse {
 	if m == nil {
 		return nil
@@ -4226,14 +4112,10 @@ func (m *DeleteSolverResponse) cloneTo(c *DeleteSolverResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *WatchSolverRequest) Clone() *WatchSolverRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchSolverRequest) Clone() *WatchSolverRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new WatchSolverRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new WatchSolverRequest when nil) a deep copy of m, when not nil.
 func (m *WatchSolverRequest) cloneIn(c *WatchSolverRequest) *WatchSolverRequest {
 	if m == nil {
 		return nil
@@ -4253,14 +4135,10 @@ func (m *WatchSolverRequest) cloneTo(c *WatchSolverRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *WatchSolverResponse) Clone() *WatchSolverResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchSolverResponse) Clone() *WatchSolverResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new WatchSolverResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new WatchSolverResponse when nil) a deep copy of m, when not nil.
 func (m *WatchSolverResponse) cloneIn(c *WatchSolverResponse) *WatchSolverResponse {
 	if m == nil {
 		return nil
@@ -4280,14 +4158,10 @@ func (m *WatchSolverResponse) cloneTo(c *WatchSolverResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetDiscoveryRequest) Clone() *GetDiscoveryRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetDiscoveryRequest) Clone() *GetDiscoveryRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetDiscoveryRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetDiscoveryRequest when nil) a deep copy of m, when not nil.
 func (m *GetDiscoveryRequest) cloneIn(c *GetDiscoveryRequest) *GetDiscoveryRequest {
 	if m == nil {
 		return nil
@@ -4307,14 +4181,10 @@ func (m *GetDiscoveryRequest) cloneTo(c *GetDiscoveryRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetDiscoveryResponse) Clone() *GetDiscoveryResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetDiscoveryResponse) Clone() *GetDiscoveryResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetDiscoveryResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetDiscoveryResponse when nil) a deep copy of m, when not nil.
 func (m *GetDiscoveryResponse) cloneIn(c *GetDiscoveryResponse) *GetDiscoveryResponse {
 	if m == nil {
 		return nil
@@ -4345,14 +4215,10 @@ func (m *GetDiscoveryResponse) cloneTo(c *GetDiscoveryResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListFlavorsRequest) Clone() *ListFlavorsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListFlavorsRequest) Clone() *ListFlavorsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListFlavorsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListFlavorsRequest when nil) a deep copy of m, when not nil.
 func (m *ListFlavorsRequest) cloneIn(c *ListFlavorsRequest) *ListFlavorsRequest {
 	if m == nil {
 		return nil
@@ -4372,14 +4238,10 @@ func (m *ListFlavorsRequest) cloneTo(c *ListFlavorsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListFlavorsResponse) Clone() *ListFlavorsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListFlavorsResponse) Clone() *ListFlavorsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListFlavorsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListFlavorsResponse when nil) a deep copy of m, when not nil.
 func (m *ListFlavorsResponse) cloneIn(c *ListFlavorsResponse) *ListFlavorsResponse {
 	if m == nil {
 		return nil
@@ -4409,14 +4271,10 @@ func (m *ListFlavorsResponse) cloneTo(c *ListFlavorsResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListPeerFlavorsRequest) Clone() *ListPeerFlavorsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListPeerFlavorsRequest) Clone() *ListPeerFlavorsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListPeerFlavorsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListPeerFlavorsRequest when nil) a deep copy of m, when not nil.
 func (m *ListPeerFlavorsRequest) cloneIn(c *ListPeerFlavorsRequest) *ListPeerFlavorsRequest {
 	if m == nil {
 		return nil
@@ -4436,14 +4294,10 @@ func (m *ListPeerFlavorsRequest) cloneTo(c *ListPeerFlavorsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *PeerFlavor) Clone() *PeerFlavor {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PeerFlavor) Clone() *PeerFlavor { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new PeerFlavor when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new PeerFlavor when nil) a deep copy of m, when not nil.
 func (m *PeerFlavor) cloneIn(c *PeerFlavor) *PeerFlavor {
 	if m == nil {
 		return nil
@@ -4464,14 +4318,10 @@ func (m *PeerFlavor) cloneTo(c *PeerFlavor) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListPeerFlavorsResponse) Clone() *ListPeerFlavorsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListPeerFlavorsResponse) Clone() *ListPeerFlavorsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListPeerFlavorsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListPeerFlavorsResponse when nil) a deep copy of m, when not nil.
 func (m *ListPeerFlavorsResponse) cloneIn(c *ListPeerFlavorsResponse) *ListPeerFlavorsResponse {
 	if m == nil {
 		return nil
@@ -4512,14 +4362,10 @@ func (m *ListPeerFlavorsResponse) cloneTo(c *ListPeerFlavorsResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *CreateServiceBlueprintRequest) Clone() *CreateServiceBlueprintRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateServiceBlueprintRequest) Clone() *CreateServiceBlueprintRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new CreateServiceBlueprintRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateServiceBlueprintRequest when nil) a deep copy of m, when not nil.
 func (m *CreateServiceBlueprintRequest) cloneIn(c *CreateServiceBlueprintRequest) *CreateServiceBlueprintRequest {
 	if m == nil {
 		return nil
@@ -4539,14 +4385,12 @@ func (m *CreateServiceBlueprintRequest) cloneTo(c *CreateServiceBlueprintRequest
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *CreateServiceBlueprintResponse) Clone() *CreateServiceBlueprintResponse {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new CreateServiceBlueprintResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new CreateServiceBlueprintResponse when nil) a deep copy of m, when not nil.
 func (m *CreateServiceBlueprintResponse) cloneIn(c *CreateServiceBlueprintResponse) *CreateServiceBlueprintResponse {
 	if m == nil {
 		return nil
@@ -4566,14 +4410,10 @@ func (m *CreateServiceBlueprintResponse) cloneTo(c *CreateServiceBlueprintRespon
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetServiceBlueprintRequest) Clone() *GetServiceBlueprintRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetServiceBlueprintRequest) Clone() *GetServiceBlueprintRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetServiceBlueprintRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetServiceBlueprintRequest when nil) a deep copy of m, when not nil.
 func (m *GetServiceBlueprintRequest) cloneIn(c *GetServiceBlueprintRequest) *GetServiceBlueprintRequest {
 	if m == nil {
 		return nil
@@ -4593,14 +4433,10 @@ func (m *GetServiceBlueprintRequest) cloneTo(c *GetServiceBlueprintRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetServiceBlueprintResponse) Clone() *GetServiceBlueprintResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetServiceBlueprintResponse) Clone() *GetServiceBlueprintResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetServiceBlueprintResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetServiceBlueprintResponse when nil) a deep copy of m, when not nil.
 func (m *GetServiceBlueprintResponse) cloneIn(c *GetServiceBlueprintResponse) *GetServiceBlueprintResponse {
 	if m == nil {
 		return nil
@@ -4620,14 +4456,10 @@ func (m *GetServiceBlueprintResponse) cloneTo(c *GetServiceBlueprintResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListServiceBlueprintsRequest) Clone() *ListServiceBlueprintsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListServiceBlueprintsRequest) Clone() *ListServiceBlueprintsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListServiceBlueprintsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListServiceBlueprintsRequest when nil) a deep copy of m, when not nil.
 func (m *ListServiceBlueprintsRequest) cloneIn(c *ListServiceBlueprintsRequest) *ListServiceBlueprintsRequest {
 	if m == nil {
 		return nil
@@ -4646,14 +4478,10 @@ func (m *ListServiceBlueprintsRequest) cloneTo(c *ListServiceBlueprintsRequest) 
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListServiceBlueprintsResponse) Clone() *ListServiceBlueprintsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListServiceBlueprintsResponse) Clone() *ListServiceBlueprintsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListServiceBlueprintsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListServiceBlueprintsResponse when nil) a deep copy of m, when not nil.
 func (m *ListServiceBlueprintsResponse) cloneIn(c *ListServiceBlueprintsResponse) *ListServiceBlueprintsResponse {
 	if m == nil {
 		return nil
@@ -4683,14 +4511,10 @@ func (m *ListServiceBlueprintsResponse) cloneTo(c *ListServiceBlueprintsResponse
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *DeleteServiceBlueprintRequest) Clone() *DeleteServiceBlueprintRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteServiceBlueprintRequest) Clone() *DeleteServiceBlueprintRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new DeleteServiceBlueprintRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteServiceBlueprintRequest when nil) a deep copy of m, when not nil.
 func (m *DeleteServiceBlueprintRequest) cloneIn(c *DeleteServiceBlueprintRequest) *DeleteServiceBlueprintRequest {
 	if m == nil {
 		return nil
@@ -4710,14 +4534,12 @@ func (m *DeleteServiceBlueprintRequest) cloneTo(c *DeleteServiceBlueprintRequest
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *DeleteServiceBlueprintResponse) Clone() *DeleteServiceBlueprintResponse {
 	return m.cloneIn(nil)
 }
 
-// cloneIn makes c (a new DeleteServiceBlueprintResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new DeleteServiceBlueprintResponse when nil) a deep copy of m, when not nil.
 func (m *DeleteServiceBlueprintResponse) cloneIn(c *DeleteServiceBlueprintResponse) *DeleteServiceBlueprintResponse {
 	if m == nil {
 		return nil
@@ -4736,14 +4558,10 @@ func (m *DeleteServiceBlueprintResponse) cloneTo(c *DeleteServiceBlueprintRespon
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetContractRequest) Clone() *GetContractRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetContractRequest) Clone() *GetContractRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetContractRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetContractRequest when nil) a deep copy of m, when not nil.
 func (m *GetContractRequest) cloneIn(c *GetContractRequest) *GetContractRequest {
 	if m == nil {
 		return nil
@@ -4764,14 +4582,10 @@ func (m *GetContractRequest) cloneTo(c *GetContractRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetContractResponse) Clone() *GetContractResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetContractResponse) Clone() *GetContractResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetContractResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetContractResponse when nil) a deep copy of m, when not nil.
 func (m *GetContractResponse) cloneIn(c *GetContractResponse) *GetContractResponse {
 	if m == nil {
 		return nil
@@ -4792,14 +4606,10 @@ func (m *GetContractResponse) cloneTo(c *GetContractResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListContractsRequest) Clone() *ListContractsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListContractsRequest) Clone() *ListContractsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListContractsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListContractsRequest when nil) a deep copy of m, when not nil.
 func (m *ListContractsRequest) cloneIn(c *ListContractsRequest) *ListContractsRequest {
 	if m == nil {
 		return nil
@@ -4819,14 +4629,10 @@ func (m *ListContractsRequest) cloneTo(c *ListContractsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ContractEntry) Clone() *ContractEntry {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ContractEntry) Clone() *ContractEntry { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ContractEntry when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ContractEntry when nil) a deep copy of m, when not nil.
 func (m *ContractEntry) cloneIn(c *ContractEntry) *ContractEntry {
 	if m == nil {
 		return nil
@@ -4847,14 +4653,10 @@ func (m *ContractEntry) cloneTo(c *ContractEntry) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListContractsResponse) Clone() *ListContractsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListContractsResponse) Clone() *ListContractsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListContractsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListContractsResponse when nil) a deep copy of m, when not nil.
 func (m *ListContractsResponse) cloneIn(c *ListContractsResponse) *ListContractsResponse {
 	if m == nil {
 		return nil
@@ -4884,14 +4686,10 @@ func (m *ListContractsResponse) cloneTo(c *ListContractsResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetAllocationRequest) Clone() *GetAllocationRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetAllocationRequest) Clone() *GetAllocationRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetAllocationRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetAllocationRequest when nil) a deep copy of m, when not nil.
 func (m *GetAllocationRequest) cloneIn(c *GetAllocationRequest) *GetAllocationRequest {
 	if m == nil {
 		return nil
@@ -4911,14 +4709,10 @@ func (m *GetAllocationRequest) cloneTo(c *GetAllocationRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetAllocationResponse) Clone() *GetAllocationResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetAllocationResponse) Clone() *GetAllocationResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetAllocationResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetAllocationResponse when nil) a deep copy of m, when not nil.
 func (m *GetAllocationResponse) cloneIn(c *GetAllocationResponse) *GetAllocationResponse {
 	if m == nil {
 		return nil
@@ -4938,14 +4732,10 @@ func (m *GetAllocationResponse) cloneTo(c *GetAllocationResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListAllocationsRequest) Clone() *ListAllocationsRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListAllocationsRequest) Clone() *ListAllocationsRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListAllocationsRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListAllocationsRequest when nil) a deep copy of m, when not nil.
 func (m *ListAllocationsRequest) cloneIn(c *ListAllocationsRequest) *ListAllocationsRequest {
 	if m == nil {
 		return nil
@@ -4964,14 +4754,10 @@ func (m *ListAllocationsRequest) cloneTo(c *ListAllocationsRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListAllocationsResponse) Clone() *ListAllocationsResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListAllocationsResponse) Clone() *ListAllocationsResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListAllocationsResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListAllocationsResponse when nil) a deep copy of m, when not nil.
 func (m *ListAllocationsResponse) cloneIn(c *ListAllocationsResponse) *ListAllocationsResponse {
 	if m == nil {
 		return nil
@@ -5001,14 +4787,10 @@ func (m *ListAllocationsResponse) cloneTo(c *ListAllocationsResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetNodeRequest) Clone() *GetNodeRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetNodeRequest) Clone() *GetNodeRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetNodeRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetNodeRequest when nil) a deep copy of m, when not nil.
 func (m *GetNodeRequest) cloneIn(c *GetNodeRequest) *GetNodeRequest {
 	if m == nil {
 		return nil
@@ -5027,14 +4809,10 @@ func (m *GetNodeRequest) cloneTo(c *GetNodeRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GetNodeResponse) Clone() *GetNodeResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetNodeResponse) Clone() *GetNodeResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GetNodeResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GetNodeResponse when nil) a deep copy of m, when not nil.
 func (m *GetNodeResponse) cloneIn(c *GetNodeResponse) *GetNodeResponse {
 	if m == nil {
 		return nil
@@ -5055,14 +4833,10 @@ func (m *GetNodeResponse) cloneTo(c *GetNodeResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListPeersRequest) Clone() *ListPeersRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListPeersRequest) Clone() *ListPeersRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListPeersRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListPeersRequest when nil) a deep copy of m, when not nil.
 func (m *ListPeersRequest) cloneIn(c *ListPeersRequest) *ListPeersRequest {
 	if m == nil {
 		return nil
@@ -5081,14 +4855,10 @@ func (m *ListPeersRequest) cloneTo(c *ListPeersRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Peer) Clone() *Peer {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Peer) Clone() *Peer { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Peer when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Peer when nil) a deep copy of m, when not nil.
 func (m *Peer) cloneIn(c *Peer) *Peer {
 	if m == nil {
 		return nil
@@ -5109,14 +4879,10 @@ func (m *Peer) cloneTo(c *Peer) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ListPeersResponse) Clone() *ListPeersResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListPeersResponse) Clone() *ListPeersResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ListPeersResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ListPeersResponse when nil) a deep copy of m, when not nil.
 func (m *ListPeersResponse) cloneIn(c *ListPeersResponse) *ListPeersResponse {
 	if m == nil {
 		return nil
@@ -5146,14 +4912,10 @@ func (m *ListPeersResponse) cloneTo(c *ListPeersResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *AddPeerRequest) Clone() *AddPeerRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AddPeerRequest) Clone() *AddPeerRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new AddPeerRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new AddPeerRequest when nil) a deep copy of m, when not nil.
 func (m *AddPeerRequest) cloneIn(c *AddPeerRequest) *AddPeerRequest {
 	if m == nil {
 		return nil
@@ -5173,14 +4935,10 @@ func (m *AddPeerRequest) cloneTo(c *AddPeerRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *AddPeerResponse) Clone() *AddPeerResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AddPeerResponse) Clone() *AddPeerResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new AddPeerResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new AddPeerResponse when nil) a deep copy of m, when not nil.
 func (m *AddPeerResponse) cloneIn(c *AddPeerResponse) *AddPeerResponse {
 	if m == nil {
 		return nil
@@ -5199,9 +4957,7 @@ func (m *AddPeerResponse) cloneTo(c *AddPeerResponse) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateSolverRequest) Equal(o *CreateSolverRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5215,9 +4971,7 @@ func (m *CreateSolverRequest) Equal(o *CreateSolverRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateSolverResponse) Equal(o *CreateSolverResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5231,9 +4985,7 @@ func (m *CreateSolverResponse) Equal(o *CreateSolverResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetSolverRequest) Equal(o *GetSolverRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5247,9 +4999,7 @@ func (m *GetSolverRequest) Equal(o *GetSolverRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetSolverResponse) Equal(o *GetSolverResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5263,9 +5013,7 @@ func (m *GetSolverResponse) Equal(o *GetSolverResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListSolversRequest) Equal(o *ListSolversRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5276,9 +5024,7 @@ func (m *ListSolversRequest) Equal(o *ListSolversRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListSolversResponse) Equal(o *ListSolversResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5297,9 +5043,7 @@ func (m *ListSolversResponse) Equal(o *ListSolversResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteSolverRequest) Equal(o *DeleteSolverRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5313,9 +5057,7 @@ func (m *DeleteSolverRequest) Equal(o *DeleteSolverRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteSolverResponse) Equal(o *DeleteSolverResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5326,9 +5068,7 @@ func (m *DeleteSolverResponse) Equal(o *DeleteSolverResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchSolverRequest) Equal(o *WatchSolverRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5342,9 +5082,7 @@ func (m *WatchSolverRequest) Equal(o *WatchSolverRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchSolverResponse) Equal(o *WatchSolverResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5358,9 +5096,7 @@ func (m *WatchSolverResponse) Equal(o *WatchSolverResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetDiscoveryRequest) Equal(o *GetDiscoveryRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5374,9 +5110,7 @@ func (m *GetDiscoveryRequest) Equal(o *GetDiscoveryRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetDiscoveryResponse) Equal(o *GetDiscoveryResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5398,9 +5132,7 @@ func (m *GetDiscoveryResponse) Equal(o *GetDiscoveryResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListFlavorsRequest) Equal(o *ListFlavorsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5414,9 +5146,7 @@ func (m *ListFlavorsRequest) Equal(o *ListFlavorsRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListFlavorsResponse) Equal(o *ListFlavorsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5435,9 +5165,7 @@ func (m *ListFlavorsResponse) Equal(o *ListFlavorsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeerFlavorsRequest) Equal(o *ListPeerFlavorsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5451,9 +5179,7 @@ func (m *ListPeerFlavorsRequest) Equal(o *ListPeerFlavorsRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeerFlavor) Equal(o *PeerFlavor) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5461,18 +5187,14 @@ func (m *PeerFlavor) Equal(o *PeerFlavor) bool {
 	if m == o {
 		return true
 	}
-	if !m.Flavor.Equal(o.Flavor) {
-		return false
-	}
-	if m.Address != o.Address {
+	if !m.Flavor.Equal(o.Flavor) ||
+		m.Address != o.Address {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeerFlavorsResponse) Equal(o *ListPeerFlavorsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5499,9 +5221,7 @@ func (m *ListPeerFlavorsResponse) Equal(o *ListPeerFlavorsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateServiceBlueprintRequest) Equal(o *CreateServiceBlueprintRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5515,9 +5235,7 @@ func (m *CreateServiceBlueprintRequest) Equal(o *CreateServiceBlueprintRequest) 
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateServiceBlueprintResponse) Equal(o *CreateServiceBlueprintResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5531,9 +5249,7 @@ func (m *CreateServiceBlueprintResponse) Equal(o *CreateServiceBlueprintResponse
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetServiceBlueprintRequest) Equal(o *GetServiceBlueprintRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5547,9 +5263,7 @@ func (m *GetServiceBlueprintRequest) Equal(o *GetServiceBlueprintRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetServiceBlueprintResponse) Equal(o *GetServiceBlueprintResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5563,9 +5277,7 @@ func (m *GetServiceBlueprintResponse) Equal(o *GetServiceBlueprintResponse) bool
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListServiceBlueprintsRequest) Equal(o *ListServiceBlueprintsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5576,9 +5288,7 @@ func (m *ListServiceBlueprintsRequest) Equal(o *ListServiceBlueprintsRequest) bo
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListServiceBlueprintsResponse) Equal(o *ListServiceBlueprintsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5597,9 +5307,7 @@ func (m *ListServiceBlueprintsResponse) Equal(o *ListServiceBlueprintsResponse) 
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteServiceBlueprintRequest) Equal(o *DeleteServiceBlueprintRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5613,9 +5321,7 @@ func (m *DeleteServiceBlueprintRequest) Equal(o *DeleteServiceBlueprintRequest) 
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteServiceBlueprintResponse) Equal(o *DeleteServiceBlueprintResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5626,9 +5332,7 @@ func (m *DeleteServiceBlueprintResponse) Equal(o *DeleteServiceBlueprintResponse
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetContractRequest) Equal(o *GetContractRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5636,18 +5340,14 @@ func (m *GetContractRequest) Equal(o *GetContractRequest) bool {
 	if m == o {
 		return true
 	}
-	if m.Id != o.Id {
-		return false
-	}
-	if m.Role != o.Role {
+	if m.Id != o.Id ||
+		m.Role != o.Role {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetContractResponse) Equal(o *GetContractResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5655,18 +5355,14 @@ func (m *GetContractResponse) Equal(o *GetContractResponse) bool {
 	if m == o {
 		return true
 	}
-	if !m.Contract.Equal(o.Contract) {
-		return false
-	}
-	if m.Role != o.Role {
+	if !m.Contract.Equal(o.Contract) ||
+		m.Role != o.Role {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListContractsRequest) Equal(o *ListContractsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5680,9 +5376,7 @@ func (m *ListContractsRequest) Equal(o *ListContractsRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ContractEntry) Equal(o *ContractEntry) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5690,18 +5384,14 @@ func (m *ContractEntry) Equal(o *ContractEntry) bool {
 	if m == o {
 		return true
 	}
-	if !m.Contract.Equal(o.Contract) {
-		return false
-	}
-	if m.Role != o.Role {
+	if !m.Contract.Equal(o.Contract) ||
+		m.Role != o.Role {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListContractsResponse) Equal(o *ListContractsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5720,9 +5410,7 @@ func (m *ListContractsResponse) Equal(o *ListContractsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetAllocationRequest) Equal(o *GetAllocationRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5736,9 +5424,7 @@ func (m *GetAllocationRequest) Equal(o *GetAllocationRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetAllocationResponse) Equal(o *GetAllocationResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5752,9 +5438,7 @@ func (m *GetAllocationResponse) Equal(o *GetAllocationResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListAllocationsRequest) Equal(o *ListAllocationsRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5765,9 +5449,7 @@ func (m *ListAllocationsRequest) Equal(o *ListAllocationsRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListAllocationsResponse) Equal(o *ListAllocationsResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5786,9 +5468,7 @@ func (m *ListAllocationsResponse) Equal(o *ListAllocationsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetNodeRequest) Equal(o *GetNodeRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5799,9 +5479,7 @@ func (m *GetNodeRequest) Equal(o *GetNodeRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetNodeResponse) Equal(o *GetNodeResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5809,18 +5487,14 @@ func (m *GetNodeResponse) Equal(o *GetNodeResponse) bool {
 	if m == o {
 		return true
 	}
-	if !m.Node.Equal(o.Node) {
-		return false
-	}
-	if m.InsecureRear != o.InsecureRear {
+	if !m.Node.Equal(o.Node) ||
+		m.InsecureRear != o.InsecureRear {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeersRequest) Equal(o *ListPeersRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5831,9 +5505,7 @@ func (m *ListPeersRequest) Equal(o *ListPeersRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Peer) Equal(o *Peer) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5841,18 +5513,14 @@ func (m *Peer) Equal(o *Peer) bool {
 	if m == o {
 		return true
 	}
-	if m.Address != o.Address {
-		return false
-	}
-	if m.Static != o.Static {
+	if m.Address != o.Address ||
+		m.Static != o.Static {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeersResponse) Equal(o *ListPeersResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5871,9 +5539,7 @@ func (m *ListPeersResponse) Equal(o *ListPeersResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AddPeerRequest) Equal(o *AddPeerRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5887,9 +5553,7 @@ func (m *AddPeerRequest) Equal(o *AddPeerRequest) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AddPeerResponse) Equal(o *AddPeerResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5900,17 +5564,9 @@ func (m *AddPeerResponse) Equal(o *AddPeerResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateSolverRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateSolverRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateSolverRequest or bound to no schema.
 func (m *CreateSolverRequest) CopyInFields(src *CreateSolverRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateSolverRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -5919,9 +5575,7 @@ func (m *CreateSolverRequest) CopyInFields(src *CreateSolverRequest, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateSolverRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -5947,17 +5601,9 @@ func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateSolverResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateSolverResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateSolverResponse or bound to no schema.
 func (m *CreateSolverResponse) CopyInFields(src *CreateSolverResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateSolverResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -5966,9 +5612,7 @@ func (m *CreateSolverResponse) CopyInFields(src *CreateSolverResponse, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateSolverResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -5994,17 +5638,9 @@ func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetSolverRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetSolverRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetSolverRequest or bound to no schema.
 func (m *GetSolverRequest) CopyInFields(src *GetSolverRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetSolverRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6013,9 +5649,7 @@ func (m *GetSolverRequest) CopyInFields(src *GetSolverRequest, fm *fieldmap.Fiel
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetSolverRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetSolverRequest) copyInAt(src *GetSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -6025,23 +5659,14 @@ func (m *GetSolverRequest) copyInAt(src *GetSolverRequest, fm *fieldmap.FieldMap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetSolverResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetSolverResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetSolverResponse or bound to no schema.
 func (m *GetSolverResponse) CopyInFields(src *GetSolverResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetSolverResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -6050,9 +5675,7 @@ func (m *GetSolverResponse) CopyInFields(src *GetSolverResponse, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetSolverResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -6078,17 +5701,9 @@ func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListSolversRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListSolversRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListSolversRequest or bound to no schema.
 func (m *ListSolversRequest) CopyInFields(src *ListSolversRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListSolversRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6097,24 +5712,14 @@ func (m *ListSolversRequest) CopyInFields(src *ListSolversRequest, fm *fieldmap.
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListSolversRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListSolversRequest) copyInAt(src *ListSolversRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListSolversResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListSolversResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListSolversResponse or bound to no schema.
 func (m *ListSolversResponse) CopyInFields(src *ListSolversResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListSolversResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -6123,9 +5728,7 @@ func (m *ListSolversResponse) CopyInFields(src *ListSolversResponse, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListSolversResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListSolversResponse) copyInAt(src *ListSolversResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -6149,17 +5752,9 @@ func (m *ListSolversResponse) copyInAt(src *ListSolversResponse, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteSolverRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteSolverRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteSolverRequest or bound to no schema.
 func (m *DeleteSolverRequest) CopyInFields(src *DeleteSolverRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteSolverRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6168,9 +5763,7 @@ func (m *DeleteSolverRequest) CopyInFields(src *DeleteSolverRequest, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteSolverRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteSolverRequest) copyInAt(src *DeleteSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -6180,23 +5773,14 @@ func (m *DeleteSolverRequest) copyInAt(src *DeleteSolverRequest, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteSolverResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteSolverResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteSolverResponse or bound to no schema.
 func (m *DeleteSolverResponse) CopyInFields(src *DeleteSolverResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteSolverResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -6205,24 +5789,14 @@ func (m *DeleteSolverResponse) CopyInFields(src *DeleteSolverResponse, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteSolverResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteSolverResponse) copyInAt(src *DeleteSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: WatchSolverRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// WatchSolverRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of WatchSolverRequest or bound to no schema.
 func (m *WatchSolverRequest) CopyInFields(src *WatchSolverRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_WatchSolverRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6231,9 +5805,7 @@ func (m *WatchSolverRequest) CopyInFields(src *WatchSolverRequest, fm *fieldmap.
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchSolverRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *WatchSolverRequest) copyInAt(src *WatchSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -6243,23 +5815,14 @@ func (m *WatchSolverRequest) copyInAt(src *WatchSolverRequest, fm *fieldmap.Fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: WatchSolverResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// WatchSolverResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of WatchSolverResponse or bound to no schema.
 func (m *WatchSolverResponse) CopyInFields(src *WatchSolverResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_WatchSolverResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -6268,9 +5831,7 @@ func (m *WatchSolverResponse) CopyInFields(src *WatchSolverResponse, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// WatchSolverResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -6296,17 +5857,9 @@ func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetDiscoveryRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetDiscoveryRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetDiscoveryRequest or bound to no schema.
 func (m *GetDiscoveryRequest) CopyInFields(src *GetDiscoveryRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetDiscoveryRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6315,9 +5868,7 @@ func (m *GetDiscoveryRequest) CopyInFields(src *GetDiscoveryRequest, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetDiscoveryRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetDiscoveryRequest) copyInAt(src *GetDiscoveryRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -6327,23 +5878,14 @@ func (m *GetDiscoveryRequest) copyInAt(src *GetDiscoveryRequest, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetDiscoveryResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetDiscoveryResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetDiscoveryResponse or bound to no schema.
 func (m *GetDiscoveryResponse) CopyInFields(src *GetDiscoveryResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetDiscoveryResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -6352,9 +5894,7 @@ func (m *GetDiscoveryResponse) CopyInFields(src *GetDiscoveryResponse, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetDiscoveryResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(GetDiscoveryResponse)
@@ -6390,17 +5930,9 @@ func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListFlavorsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListFlavorsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListFlavorsRequest or bound to no schema.
 func (m *ListFlavorsRequest) CopyInFields(src *ListFlavorsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListFlavorsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6409,9 +5941,7 @@ func (m *ListFlavorsRequest) CopyInFields(src *ListFlavorsRequest, fm *fieldmap.
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListFlavorsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -6437,17 +5967,9 @@ func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.Fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListFlavorsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListFlavorsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListFlavorsResponse or bound to no schema.
 func (m *ListFlavorsResponse) CopyInFields(src *ListFlavorsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListFlavorsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -6456,9 +5978,7 @@ func (m *ListFlavorsResponse) CopyInFields(src *ListFlavorsResponse, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListFlavorsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListFlavorsResponse) copyInAt(src *ListFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -6482,17 +6002,9 @@ func (m *ListFlavorsResponse) copyInAt(src *ListFlavorsResponse, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListPeerFlavorsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListPeerFlavorsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListPeerFlavorsRequest or bound to no schema.
 func (m *ListPeerFlavorsRequest) CopyInFields(src *ListPeerFlavorsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListPeerFlavorsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6501,9 +6013,7 @@ func (m *ListPeerFlavorsRequest) CopyInFields(src *ListPeerFlavorsRequest, fm *f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListPeerFlavorsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -6529,17 +6039,9 @@ func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: PeerFlavor does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// PeerFlavor or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of PeerFlavor or bound to no schema.
 func (m *PeerFlavor) CopyInFields(src *PeerFlavor, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_PeerFlavor_fieldSchema)
 	if m == nil || b == nil {
@@ -6548,9 +6050,7 @@ func (m *PeerFlavor) CopyInFields(src *PeerFlavor, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PeerFlavor being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(PeerFlavor)
@@ -6572,23 +6072,14 @@ func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int, wi
 	}
 	cw2 := fm.Window(at + 128)
 	if cw2.Cover&(1<<25) != 0 && m.Address != src.Address {
-		m.Address = src.Address
-		n++
+		m.Address, n = src.Address, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListPeerFlavorsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListPeerFlavorsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListPeerFlavorsResponse or bound to no schema.
 func (m *ListPeerFlavorsResponse) CopyInFields(src *ListPeerFlavorsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListPeerFlavorsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -6597,9 +6088,7 @@ func (m *ListPeerFlavorsResponse) CopyInFields(src *ListPeerFlavorsResponse, fm 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListPeerFlavorsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListPeerFlavorsResponse) copyInAt(src *ListPeerFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(ListPeerFlavorsResponse)
@@ -6633,17 +6122,9 @@ func (m *ListPeerFlavorsResponse) copyInAt(src *ListPeerFlavorsResponse, fm *fie
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateServiceBlueprintRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateServiceBlueprintRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateServiceBlueprintRequest or bound to no schema.
 func (m *CreateServiceBlueprintRequest) CopyInFields(src *CreateServiceBlueprintRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateServiceBlueprintRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6652,9 +6133,7 @@ func (m *CreateServiceBlueprintRequest) CopyInFields(src *CreateServiceBlueprint
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateServiceBlueprintRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -6680,17 +6159,9 @@ func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequ
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: CreateServiceBlueprintResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// CreateServiceBlueprintResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of CreateServiceBlueprintResponse or bound to no schema.
 func (m *CreateServiceBlueprintResponse) CopyInFields(src *CreateServiceBlueprintResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_CreateServiceBlueprintResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -6699,9 +6170,7 @@ func (m *CreateServiceBlueprintResponse) CopyInFields(src *CreateServiceBlueprin
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CreateServiceBlueprintResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -6727,17 +6196,9 @@ func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintRes
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetServiceBlueprintRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetServiceBlueprintRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetServiceBlueprintRequest or bound to no schema.
 func (m *GetServiceBlueprintRequest) CopyInFields(src *GetServiceBlueprintRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetServiceBlueprintRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6746,9 +6207,7 @@ func (m *GetServiceBlueprintRequest) CopyInFields(src *GetServiceBlueprintReques
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetServiceBlueprintRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetServiceBlueprintRequest) copyInAt(src *GetServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -6758,23 +6217,14 @@ func (m *GetServiceBlueprintRequest) copyInAt(src *GetServiceBlueprintRequest, f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetServiceBlueprintResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetServiceBlueprintResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetServiceBlueprintResponse or bound to no schema.
 func (m *GetServiceBlueprintResponse) CopyInFields(src *GetServiceBlueprintResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetServiceBlueprintResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -6783,9 +6233,7 @@ func (m *GetServiceBlueprintResponse) CopyInFields(src *GetServiceBlueprintRespo
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetServiceBlueprintResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -6811,17 +6259,9 @@ func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse,
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListServiceBlueprintsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListServiceBlueprintsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListServiceBlueprintsRequest or bound to no schema.
 func (m *ListServiceBlueprintsRequest) CopyInFields(src *ListServiceBlueprintsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListServiceBlueprintsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6830,24 +6270,14 @@ func (m *ListServiceBlueprintsRequest) CopyInFields(src *ListServiceBlueprintsRe
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListServiceBlueprintsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListServiceBlueprintsRequest) copyInAt(src *ListServiceBlueprintsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListServiceBlueprintsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListServiceBlueprintsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListServiceBlueprintsResponse or bound to no schema.
 func (m *ListServiceBlueprintsResponse) CopyInFields(src *ListServiceBlueprintsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListServiceBlueprintsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -6856,9 +6286,7 @@ func (m *ListServiceBlueprintsResponse) CopyInFields(src *ListServiceBlueprintsR
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListServiceBlueprintsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListServiceBlueprintsResponse) copyInAt(src *ListServiceBlueprintsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -6882,17 +6310,9 @@ func (m *ListServiceBlueprintsResponse) copyInAt(src *ListServiceBlueprintsRespo
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteServiceBlueprintRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteServiceBlueprintRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteServiceBlueprintRequest or bound to no schema.
 func (m *DeleteServiceBlueprintRequest) CopyInFields(src *DeleteServiceBlueprintRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteServiceBlueprintRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6901,9 +6321,7 @@ func (m *DeleteServiceBlueprintRequest) CopyInFields(src *DeleteServiceBlueprint
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteServiceBlueprintRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteServiceBlueprintRequest) copyInAt(src *DeleteServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -6913,23 +6331,14 @@ func (m *DeleteServiceBlueprintRequest) copyInAt(src *DeleteServiceBlueprintRequ
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: DeleteServiceBlueprintResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// DeleteServiceBlueprintResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of DeleteServiceBlueprintResponse or bound to no schema.
 func (m *DeleteServiceBlueprintResponse) CopyInFields(src *DeleteServiceBlueprintResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_DeleteServiceBlueprintResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -6938,24 +6347,14 @@ func (m *DeleteServiceBlueprintResponse) CopyInFields(src *DeleteServiceBlueprin
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// DeleteServiceBlueprintResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *DeleteServiceBlueprintResponse) copyInAt(src *DeleteServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetContractRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetContractRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetContractRequest or bound to no schema.
 func (m *GetContractRequest) CopyInFields(src *GetContractRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetContractRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -6964,9 +6363,7 @@ func (m *GetContractRequest) CopyInFields(src *GetContractRequest, fm *fieldmap.
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetContractRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetContractRequest) copyInAt(src *GetContractRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -6976,27 +6373,17 @@ func (m *GetContractRequest) copyInAt(src *GetContractRequest, fm *fieldmap.Fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Role != src.Role {
-		m.Role = src.Role
-		n++
+		m.Role, n = src.Role, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetContractResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetContractResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetContractResponse or bound to no schema.
 func (m *GetContractResponse) CopyInFields(src *GetContractResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetContractResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -7005,9 +6392,7 @@ func (m *GetContractResponse) CopyInFields(src *GetContractResponse, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetContractResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(GetContractResponse)
@@ -7029,23 +6414,14 @@ func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.Fi
 	}
 	cw3 := fm.Window(at + 192)
 	if cw3.Cover&(1<<23) != 0 && m.Role != src.Role {
-		m.Role = src.Role
-		n++
+		m.Role, n = src.Role, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListContractsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListContractsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListContractsRequest or bound to no schema.
 func (m *ListContractsRequest) CopyInFields(src *ListContractsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListContractsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -7054,9 +6430,7 @@ func (m *ListContractsRequest) CopyInFields(src *ListContractsRequest, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListContractsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListContractsRequest) copyInAt(src *ListContractsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -7066,23 +6440,14 @@ func (m *ListContractsRequest) copyInAt(src *ListContractsRequest, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Role != src.Role {
-		m.Role = src.Role
-		n++
+		m.Role, n = src.Role, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ContractEntry does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ContractEntry or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ContractEntry or bound to no schema.
 func (m *ContractEntry) CopyInFields(src *ContractEntry, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ContractEntry_fieldSchema)
 	if m == nil || b == nil {
@@ -7091,9 +6456,7 @@ func (m *ContractEntry) CopyInFields(src *ContractEntry, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ContractEntry being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(ContractEntry)
@@ -7115,23 +6478,14 @@ func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at i
 	}
 	cw3 := fm.Window(at + 192)
 	if cw3.Cover&(1<<23) != 0 && m.Role != src.Role {
-		m.Role = src.Role
-		n++
+		m.Role, n = src.Role, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListContractsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListContractsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListContractsResponse or bound to no schema.
 func (m *ListContractsResponse) CopyInFields(src *ListContractsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListContractsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -7140,9 +6494,7 @@ func (m *ListContractsResponse) CopyInFields(src *ListContractsResponse, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListContractsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListContractsResponse) copyInAt(src *ListContractsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -7166,17 +6518,9 @@ func (m *ListContractsResponse) copyInAt(src *ListContractsResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetAllocationRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetAllocationRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetAllocationRequest or bound to no schema.
 func (m *GetAllocationRequest) CopyInFields(src *GetAllocationRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetAllocationRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -7185,9 +6529,7 @@ func (m *GetAllocationRequest) CopyInFields(src *GetAllocationRequest, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetAllocationRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetAllocationRequest) copyInAt(src *GetAllocationRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -7197,23 +6539,14 @@ func (m *GetAllocationRequest) copyInAt(src *GetAllocationRequest, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetAllocationResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetAllocationResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetAllocationResponse or bound to no schema.
 func (m *GetAllocationResponse) CopyInFields(src *GetAllocationResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetAllocationResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -7222,9 +6555,7 @@ func (m *GetAllocationResponse) CopyInFields(src *GetAllocationResponse, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetAllocationResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -7250,17 +6581,9 @@ func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListAllocationsRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListAllocationsRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListAllocationsRequest or bound to no schema.
 func (m *ListAllocationsRequest) CopyInFields(src *ListAllocationsRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListAllocationsRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -7269,24 +6592,14 @@ func (m *ListAllocationsRequest) CopyInFields(src *ListAllocationsRequest, fm *f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListAllocationsRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListAllocationsRequest) copyInAt(src *ListAllocationsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListAllocationsResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListAllocationsResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListAllocationsResponse or bound to no schema.
 func (m *ListAllocationsResponse) CopyInFields(src *ListAllocationsResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListAllocationsResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -7295,9 +6608,7 @@ func (m *ListAllocationsResponse) CopyInFields(src *ListAllocationsResponse, fm 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListAllocationsResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListAllocationsResponse) copyInAt(src *ListAllocationsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -7321,17 +6632,9 @@ func (m *ListAllocationsResponse) copyInAt(src *ListAllocationsResponse, fm *fie
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetNodeRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetNodeRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetNodeRequest or bound to no schema.
 func (m *GetNodeRequest) CopyInFields(src *GetNodeRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetNodeRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -7340,24 +6643,14 @@ func (m *GetNodeRequest) CopyInFields(src *GetNodeRequest, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetNodeRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetNodeRequest) copyInAt(src *GetNodeRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GetNodeResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GetNodeResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GetNodeResponse or bound to no schema.
 func (m *GetNodeResponse) CopyInFields(src *GetNodeResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GetNodeResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -7366,9 +6659,7 @@ func (m *GetNodeResponse) CopyInFields(src *GetNodeResponse, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GetNodeResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x101|win.Below&0x1 == 0 {
 		return 0
@@ -7392,23 +6683,14 @@ func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, 
 		}
 	}
 	if win.Cover&(1<<8) != 0 && m.InsecureRear != src.InsecureRear {
-		m.InsecureRear = src.InsecureRear
-		n++
+		m.InsecureRear, n = src.InsecureRear, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListPeersRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListPeersRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListPeersRequest or bound to no schema.
 func (m *ListPeersRequest) CopyInFields(src *ListPeersRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListPeersRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -7417,24 +6699,14 @@ func (m *ListPeersRequest) CopyInFields(src *ListPeersRequest, fm *fieldmap.Fiel
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListPeersRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListPeersRequest) copyInAt(src *ListPeersRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Peer does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Peer or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Peer or bound to no schema.
 func (m *Peer) CopyInFields(src *Peer, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Peer_fieldSchema)
 	if m == nil || b == nil {
@@ -7443,9 +6715,7 @@ func (m *Peer) CopyInFields(src *Peer, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Peer being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Peer) copyInAt(src *Peer, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -7455,27 +6725,17 @@ func (m *Peer) copyInAt(src *Peer, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Address != src.Address {
-		m.Address = src.Address
-		n++
+		m.Address, n = src.Address, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Static != src.Static {
-		m.Static = src.Static
-		n++
+		m.Static, n = src.Static, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ListPeersResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ListPeersResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ListPeersResponse or bound to no schema.
 func (m *ListPeersResponse) CopyInFields(src *ListPeersResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ListPeersResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -7484,9 +6744,7 @@ func (m *ListPeersResponse) CopyInFields(src *ListPeersResponse, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ListPeersResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListPeersResponse) copyInAt(src *ListPeersResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -7510,17 +6768,9 @@ func (m *ListPeersResponse) copyInAt(src *ListPeersResponse, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: AddPeerRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// AddPeerRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of AddPeerRequest or bound to no schema.
 func (m *AddPeerRequest) CopyInFields(src *AddPeerRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_AddPeerRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -7529,9 +6779,7 @@ func (m *AddPeerRequest) CopyInFields(src *AddPeerRequest, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AddPeerRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *AddPeerRequest) copyInAt(src *AddPeerRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -7541,23 +6789,14 @@ func (m *AddPeerRequest) copyInAt(src *AddPeerRequest, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Address != src.Address {
-		m.Address = src.Address
-		n++
+		m.Address, n = src.Address, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: AddPeerResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// AddPeerResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of AddPeerResponse or bound to no schema.
 func (m *AddPeerResponse) CopyInFields(src *AddPeerResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_AddPeerResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -7566,9 +6805,7 @@ func (m *AddPeerResponse) CopyInFields(src *AddPeerResponse, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AddPeerResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *AddPeerResponse) copyInAt(src *AddPeerResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
@@ -7901,10 +7138,8 @@ func (m *AddPeerResponse) DiffFields(o *AddPeerResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AddPeerResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateSolverRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7915,18 +7150,14 @@ func (m *CreateSolverRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateSolverRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateSolverRequest does not have or a list action it cannot take.
 func (*CreateSolverRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateSolverRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateSolverResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7937,37 +7168,23 @@ func (m *CreateSolverResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateSolverResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateSolverResponse does not have or a list action it cannot take.
 func (*CreateSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateSolverResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *GetSolverRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: GetSolverRequest has none.
+func (m *GetSolverRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag GetSolverRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetSolverRequest does not have or a list action it cannot take.
 func (*GetSolverRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetSolverRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *GetSolverResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7978,37 +7195,23 @@ func (m *GetSolverResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag GetSolverResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetSolverResponse does not have or a list action it cannot take.
 func (*GetSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetSolverResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ListSolversRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ListSolversRequest has none.
+func (m *ListSolversRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ListSolversRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListSolversRequest does not have or a list action it cannot take.
 func (*ListSolversRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListSolversRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ListSolversResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8021,75 +7224,41 @@ func (m *ListSolversResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ListSolversResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListSolversResponse does not have or a list action it cannot take.
 func (*ListSolversResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListSolversResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteSolverRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteSolverRequest has none.
+func (m *DeleteSolverRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteSolverRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteSolverRequest does not have or a list action it cannot take.
 func (*DeleteSolverRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteSolverRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteSolverResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteSolverResponse has none.
+func (m *DeleteSolverResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteSolverResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteSolverResponse does not have or a list action it cannot take.
 func (*DeleteSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteSolverResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *WatchSolverRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: WatchSolverRequest has none.
+func (m *WatchSolverRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag WatchSolverRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm WatchSolverRequest does not have or a list action it cannot take.
 func (*WatchSolverRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchSolverRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *WatchSolverResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8100,37 +7269,23 @@ func (m *WatchSolverResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag WatchSolverResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm WatchSolverResponse does not have or a list action it cannot take.
 func (*WatchSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchSolverResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *GetDiscoveryRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: GetDiscoveryRequest has none.
+func (m *GetDiscoveryRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag GetDiscoveryRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetDiscoveryRequest does not have or a list action it cannot take.
 func (*GetDiscoveryRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetDiscoveryRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *GetDiscoveryResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8146,18 +7301,14 @@ func (m *GetDiscoveryResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag GetDiscoveryResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetDiscoveryResponse does not have or a list action it cannot take.
 func (*GetDiscoveryResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetDiscoveryResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ListFlavorsRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8168,18 +7319,14 @@ func (m *ListFlavorsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ListFlavorsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListFlavorsRequest does not have or a list action it cannot take.
 func (*ListFlavorsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListFlavorsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ListFlavorsResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8192,18 +7339,14 @@ func (m *ListFlavorsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ListFlavorsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListFlavorsResponse does not have or a list action it cannot take.
 func (*ListFlavorsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListFlavorsResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ListPeerFlavorsRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8214,18 +7357,14 @@ func (m *ListPeerFlavorsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ListPeerFlavorsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListPeerFlavorsRequest does not have or a list action it cannot take.
 func (*ListPeerFlavorsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListPeerFlavorsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *PeerFlavor) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8236,18 +7375,14 @@ func (m *PeerFlavor) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag PeerFlavor does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm PeerFlavor does not have or a list action it cannot take.
 func (*PeerFlavor) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PeerFlavor_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ListPeerFlavorsResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8260,18 +7395,14 @@ func (m *ListPeerFlavorsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ListPeerFlavorsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListPeerFlavorsResponse does not have or a list action it cannot take.
 func (*ListPeerFlavorsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListPeerFlavorsResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateServiceBlueprintRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8282,18 +7413,14 @@ func (m *CreateServiceBlueprintRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateServiceBlueprintRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateServiceBlueprintRequest does not have or a list action it cannot take.
 func (*CreateServiceBlueprintRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateServiceBlueprintRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *CreateServiceBlueprintResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8304,37 +7431,23 @@ func (m *CreateServiceBlueprintResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag CreateServiceBlueprintResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm CreateServiceBlueprintResponse does not have or a list action it cannot take.
 func (*CreateServiceBlueprintResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateServiceBlueprintResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *GetServiceBlueprintRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: GetServiceBlueprintRequest has none.
+func (m *GetServiceBlueprintRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag GetServiceBlueprintRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetServiceBlueprintRequest does not have or a list action it cannot take.
 func (*GetServiceBlueprintRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetServiceBlueprintRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *GetServiceBlueprintResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8345,37 +7458,23 @@ func (m *GetServiceBlueprintResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag GetServiceBlueprintResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetServiceBlueprintResponse does not have or a list action it cannot take.
 func (*GetServiceBlueprintResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetServiceBlueprintResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ListServiceBlueprintsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ListServiceBlueprintsRequest has none.
+func (m *ListServiceBlueprintsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ListServiceBlueprintsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListServiceBlueprintsRequest does not have or a list action it cannot take.
 func (*ListServiceBlueprintsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListServiceBlueprintsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ListServiceBlueprintsResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8388,56 +7487,32 @@ func (m *ListServiceBlueprintsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ListServiceBlueprintsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListServiceBlueprintsResponse does not have or a list action it cannot take.
 func (*ListServiceBlueprintsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListServiceBlueprintsResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteServiceBlueprintRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteServiceBlueprintRequest has none.
+func (m *DeleteServiceBlueprintRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteServiceBlueprintRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteServiceBlueprintRequest does not have or a list action it cannot take.
 func (*DeleteServiceBlueprintRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteServiceBlueprintRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *DeleteServiceBlueprintResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: DeleteServiceBlueprintResponse has none.
+func (m *DeleteServiceBlueprintResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag DeleteServiceBlueprintResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm DeleteServiceBlueprintResponse does not have or a list action it cannot take.
 func (*DeleteServiceBlueprintResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteServiceBlueprintResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *GetContractRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8448,18 +7523,14 @@ func (m *GetContractRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag GetContractRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetContractRequest does not have or a list action it cannot take.
 func (*GetContractRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetContractRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *GetContractResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8473,18 +7544,14 @@ func (m *GetContractResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag GetContractResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetContractResponse does not have or a list action it cannot take.
 func (*GetContractResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetContractResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ListContractsRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8495,18 +7562,14 @@ func (m *ListContractsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ListContractsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListContractsRequest does not have or a list action it cannot take.
 func (*ListContractsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListContractsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ContractEntry) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8520,18 +7583,14 @@ func (m *ContractEntry) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ContractEntry does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ContractEntry does not have or a list action it cannot take.
 func (*ContractEntry) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ContractEntry_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ListContractsResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8544,37 +7603,23 @@ func (m *ListContractsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ListContractsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListContractsResponse does not have or a list action it cannot take.
 func (*ListContractsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListContractsResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *GetAllocationRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: GetAllocationRequest has none.
+func (m *GetAllocationRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag GetAllocationRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetAllocationRequest does not have or a list action it cannot take.
 func (*GetAllocationRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetAllocationRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *GetAllocationResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8585,37 +7630,23 @@ func (m *GetAllocationResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag GetAllocationResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetAllocationResponse does not have or a list action it cannot take.
 func (*GetAllocationResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetAllocationResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ListAllocationsRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ListAllocationsRequest has none.
+func (m *ListAllocationsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ListAllocationsRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListAllocationsRequest does not have or a list action it cannot take.
 func (*ListAllocationsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListAllocationsRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ListAllocationsResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8628,150 +7659,76 @@ func (m *ListAllocationsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ListAllocationsResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListAllocationsResponse does not have or a list action it cannot take.
 func (*ListAllocationsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListAllocationsResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *GetNodeRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: GetNodeRequest has none.
+func (m *GetNodeRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag GetNodeRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetNodeRequest does not have or a list action it cannot take.
 func (*GetNodeRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetNodeRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *GetNodeResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: GetNodeResponse has none.
+func (m *GetNodeResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag GetNodeResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GetNodeResponse does not have or a list action it cannot take.
 func (*GetNodeResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetNodeResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ListPeersRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ListPeersRequest has none.
+func (m *ListPeersRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ListPeersRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListPeersRequest does not have or a list action it cannot take.
 func (*ListPeersRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListPeersRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Peer) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Peer has none.
+func (m *Peer) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Peer does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Peer does not have or a list action it cannot take.
 func (*Peer) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Peer_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ListPeersResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ListPeersResponse has none.
+func (m *ListPeersResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ListPeersResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ListPeersResponse does not have or a list action it cannot take.
 func (*ListPeersResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListPeersResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *AddPeerRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: AddPeerRequest has none.
+func (m *AddPeerRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag AddPeerRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm AddPeerRequest does not have or a list action it cannot take.
 func (*AddPeerRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AddPeerRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *AddPeerResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: AddPeerResponse has none.
+func (m *AddPeerResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag AddPeerResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm AddPeerResponse does not have or a list action it cannot take.
 func (*AddPeerResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AddPeerResponse_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *CreateSolverRequest) Redact() {
 	if m == nil {
 		return
@@ -8779,9 +7736,7 @@ func (m *CreateSolverRequest) Redact() {
 	m.Solver.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *CreateSolverRequest) Redacted() *CreateSolverRequest {
 	if m == nil {
 		return nil
@@ -8791,9 +7746,7 @@ func (m *CreateSolverRequest) Redacted() *CreateSolverRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *CreateSolverResponse) Redact() {
 	if m == nil {
 		return
@@ -8801,9 +7754,7 @@ func (m *CreateSolverResponse) Redact() {
 	m.Solver.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *CreateSolverResponse) Redacted() *CreateSolverResponse {
 	if m == nil {
 		return nil
@@ -8813,30 +7764,13 @@ func (m *CreateSolverResponse) Redacted() *CreateSolverResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *GetSolverRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: GetSolverRequest has none.
+func (m *GetSolverRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *GetSolverRequest) Redacted() *GetSolverRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *GetSolverRequest) Redacted() *GetSolverRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *GetSolverResponse) Redact() {
 	if m == nil {
 		return
@@ -8844,9 +7778,7 @@ func (m *GetSolverResponse) Redact() {
 	m.Solver.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *GetSolverResponse) Redacted() *GetSolverResponse {
 	if m == nil {
 		return nil
@@ -8856,30 +7788,13 @@ func (m *GetSolverResponse) Redacted() *GetSolverResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ListSolversRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ListSolversRequest has none.
+func (m *ListSolversRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ListSolversRequest) Redacted() *ListSolversRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ListSolversRequest) Redacted() *ListSolversRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ListSolversResponse) Redact() {
 	if m == nil {
 		return
@@ -8889,9 +7804,7 @@ func (m *ListSolversResponse) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ListSolversResponse) Redacted() *ListSolversResponse {
 	if m == nil {
 		return nil
@@ -8901,72 +7814,25 @@ func (m *ListSolversResponse) Redacted() *ListSolversResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteSolverRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteSolverRequest has none.
+func (m *DeleteSolverRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteSolverRequest) Redacted() *DeleteSolverRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteSolverRequest) Redacted() *DeleteSolverRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteSolverResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteSolverResponse has none.
+func (m *DeleteSolverResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteSolverResponse) Redacted() *DeleteSolverResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteSolverResponse) Redacted() *DeleteSolverResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *WatchSolverRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: WatchSolverRequest has none.
+func (m *WatchSolverRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *WatchSolverRequest) Redacted() *WatchSolverRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *WatchSolverRequest) Redacted() *WatchSolverRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *WatchSolverResponse) Redact() {
 	if m == nil {
 		return
@@ -8974,9 +7840,7 @@ func (m *WatchSolverResponse) Redact() {
 	m.Solver.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *WatchSolverResponse) Redacted() *WatchSolverResponse {
 	if m == nil {
 		return nil
@@ -8986,30 +7850,13 @@ func (m *WatchSolverResponse) Redacted() *WatchSolverResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *GetDiscoveryRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: GetDiscoveryRequest has none.
+func (m *GetDiscoveryRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *GetDiscoveryRequest) Redacted() *GetDiscoveryRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *GetDiscoveryRequest) Redacted() *GetDiscoveryRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *GetDiscoveryResponse) Redact() {
 	if m == nil {
 		return
@@ -9019,9 +7866,7 @@ func (m *GetDiscoveryResponse) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *GetDiscoveryResponse) Redacted() *GetDiscoveryResponse {
 	if m == nil {
 		return nil
@@ -9031,30 +7876,13 @@ func (m *GetDiscoveryResponse) Redacted() *GetDiscoveryResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ListFlavorsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ListFlavorsRequest has none.
+func (m *ListFlavorsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ListFlavorsRequest) Redacted() *ListFlavorsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ListFlavorsRequest) Redacted() *ListFlavorsRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ListFlavorsResponse) Redact() {
 	if m == nil {
 		return
@@ -9064,9 +7892,7 @@ func (m *ListFlavorsResponse) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ListFlavorsResponse) Redacted() *ListFlavorsResponse {
 	if m == nil {
 		return nil
@@ -9076,30 +7902,13 @@ func (m *ListFlavorsResponse) Redacted() *ListFlavorsResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ListPeerFlavorsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ListPeerFlavorsRequest has none.
+func (m *ListPeerFlavorsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ListPeerFlavorsRequest) Redacted() *ListPeerFlavorsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ListPeerFlavorsRequest) Redacted() *ListPeerFlavorsRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *PeerFlavor) Redact() {
 	if m == nil {
 		return
@@ -9107,9 +7916,7 @@ func (m *PeerFlavor) Redact() {
 	m.Flavor.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *PeerFlavor) Redacted() *PeerFlavor {
 	if m == nil {
 		return nil
@@ -9119,9 +7926,7 @@ func (m *PeerFlavor) Redacted() *PeerFlavor {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ListPeerFlavorsResponse) Redact() {
 	if m == nil {
 		return
@@ -9131,9 +7936,7 @@ func (m *ListPeerFlavorsResponse) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ListPeerFlavorsResponse) Redacted() *ListPeerFlavorsResponse {
 	if m == nil {
 		return nil
@@ -9143,9 +7946,7 @@ func (m *ListPeerFlavorsResponse) Redacted() *ListPeerFlavorsResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *CreateServiceBlueprintRequest) Redact() {
 	if m == nil {
 		return
@@ -9153,9 +7954,7 @@ func (m *CreateServiceBlueprintRequest) Redact() {
 	m.Blueprint.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *CreateServiceBlueprintRequest) Redacted() *CreateServiceBlueprintRequest {
 	if m == nil {
 		return nil
@@ -9165,9 +7964,7 @@ func (m *CreateServiceBlueprintRequest) Redacted() *CreateServiceBlueprintReques
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *CreateServiceBlueprintResponse) Redact() {
 	if m == nil {
 		return
@@ -9175,9 +7972,7 @@ func (m *CreateServiceBlueprintResponse) Redact() {
 	m.Blueprint.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *CreateServiceBlueprintResponse) Redacted() *CreateServiceBlueprintResponse {
 	if m == nil {
 		return nil
@@ -9187,30 +7982,13 @@ func (m *CreateServiceBlueprintResponse) Redacted() *CreateServiceBlueprintRespo
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *GetServiceBlueprintRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: GetServiceBlueprintRequest has none.
+func (m *GetServiceBlueprintRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *GetServiceBlueprintRequest) Redacted() *GetServiceBlueprintRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *GetServiceBlueprintRequest) Redacted() *GetServiceBlueprintRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *GetServiceBlueprintResponse) Redact() {
 	if m == nil {
 		return
@@ -9218,9 +7996,7 @@ func (m *GetServiceBlueprintResponse) Redact() {
 	m.Blueprint.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *GetServiceBlueprintResponse) Redacted() *GetServiceBlueprintResponse {
 	if m == nil {
 		return nil
@@ -9230,30 +8006,13 @@ func (m *GetServiceBlueprintResponse) Redacted() *GetServiceBlueprintResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ListServiceBlueprintsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ListServiceBlueprintsRequest has none.
+func (m *ListServiceBlueprintsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ListServiceBlueprintsRequest) Redacted() *ListServiceBlueprintsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ListServiceBlueprintsRequest) Redacted() *ListServiceBlueprintsRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ListServiceBlueprintsResponse) Redact() {
 	if m == nil {
 		return
@@ -9263,9 +8022,7 @@ func (m *ListServiceBlueprintsResponse) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ListServiceBlueprintsResponse) Redacted() *ListServiceBlueprintsResponse {
 	if m == nil {
 		return nil
@@ -9275,72 +8032,25 @@ func (m *ListServiceBlueprintsResponse) Redacted() *ListServiceBlueprintsRespons
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteServiceBlueprintRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteServiceBlueprintRequest has none.
+func (m *DeleteServiceBlueprintRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteServiceBlueprintRequest) Redacted() *DeleteServiceBlueprintRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteServiceBlueprintRequest) Redacted() *DeleteServiceBlueprintRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *DeleteServiceBlueprintResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: DeleteServiceBlueprintResponse has none.
+func (m *DeleteServiceBlueprintResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *DeleteServiceBlueprintResponse) Redacted() *DeleteServiceBlueprintResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteServiceBlueprintResponse) Redacted() *DeleteServiceBlueprintResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *GetContractRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: GetContractRequest has none.
+func (m *GetContractRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *GetContractRequest) Redacted() *GetContractRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *GetContractRequest) Redacted() *GetContractRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *GetContractResponse) Redact() {
 	if m == nil {
 		return
@@ -9348,9 +8058,7 @@ func (m *GetContractResponse) Redact() {
 	m.Contract.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *GetContractResponse) Redacted() *GetContractResponse {
 	if m == nil {
 		return nil
@@ -9360,30 +8068,13 @@ func (m *GetContractResponse) Redacted() *GetContractResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ListContractsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ListContractsRequest has none.
+func (m *ListContractsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ListContractsRequest) Redacted() *ListContractsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ListContractsRequest) Redacted() *ListContractsRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ContractEntry) Redact() {
 	if m == nil {
 		return
@@ -9391,9 +8082,7 @@ func (m *ContractEntry) Redact() {
 	m.Contract.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ContractEntry) Redacted() *ContractEntry {
 	if m == nil {
 		return nil
@@ -9403,9 +8092,7 @@ func (m *ContractEntry) Redacted() *ContractEntry {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ListContractsResponse) Redact() {
 	if m == nil {
 		return
@@ -9415,9 +8102,7 @@ func (m *ListContractsResponse) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ListContractsResponse) Redacted() *ListContractsResponse {
 	if m == nil {
 		return nil
@@ -9427,114 +8112,37 @@ func (m *ListContractsResponse) Redacted() *ListContractsResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *GetAllocationRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: GetAllocationRequest has none.
+func (m *GetAllocationRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *GetAllocationRequest) Redacted() *GetAllocationRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *GetAllocationRequest) Redacted() *GetAllocationRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *GetAllocationResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: GetAllocationResponse has none.
+func (m *GetAllocationResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *GetAllocationResponse) Redacted() *GetAllocationResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *GetAllocationResponse) Redacted() *GetAllocationResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ListAllocationsRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ListAllocationsRequest has none.
+func (m *ListAllocationsRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ListAllocationsRequest) Redacted() *ListAllocationsRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ListAllocationsRequest) Redacted() *ListAllocationsRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ListAllocationsResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ListAllocationsResponse has none.
+func (m *ListAllocationsResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ListAllocationsResponse) Redacted() *ListAllocationsResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ListAllocationsResponse) Redacted() *ListAllocationsResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *GetNodeRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: GetNodeRequest has none.
+func (m *GetNodeRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *GetNodeRequest) Redacted() *GetNodeRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *GetNodeRequest) Redacted() *GetNodeRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *GetNodeResponse) Redact() {
 	if m == nil {
 		return
@@ -9542,9 +8150,7 @@ func (m *GetNodeResponse) Redact() {
 	m.Node.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *GetNodeResponse) Redacted() *GetNodeResponse {
 	if m == nil {
 		return nil
@@ -9554,107 +8160,32 @@ func (m *GetNodeResponse) Redacted() *GetNodeResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ListPeersRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ListPeersRequest has none.
+func (m *ListPeersRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ListPeersRequest) Redacted() *ListPeersRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ListPeersRequest) Redacted() *ListPeersRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Peer) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Peer has none.
+func (m *Peer) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Peer) Redacted() *Peer {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Peer) Redacted() *Peer { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ListPeersResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ListPeersResponse has none.
+func (m *ListPeersResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ListPeersResponse) Redacted() *ListPeersResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ListPeersResponse) Redacted() *ListPeersResponse { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *AddPeerRequest) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: AddPeerRequest has none.
+func (m *AddPeerRequest) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *AddPeerRequest) Redacted() *AddPeerRequest {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *AddPeerRequest) Redacted() *AddPeerRequest { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *AddPeerResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: AddPeerResponse has none.
+func (m *AddPeerResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *AddPeerResponse) Redacted() *AddPeerResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *AddPeerResponse) Redacted() *AddPeerResponse { return m.Clone() }

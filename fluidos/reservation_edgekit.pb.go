@@ -41,15 +41,13 @@ var _ReservationStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReservationSt
 
 var _ReservationStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReservationStatus", _ReservationStatus_shape, false)
 
-// ReservationStatusAllFields lists the leaf flags of ReservationStatus: together they
-// select every field.
+// ReservationStatusAllFields lists the leaf flags of ReservationStatus, which select every field.
 var ReservationStatusAllFields = slices.Clone(_ReservationStatus_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ReservationStatus.
 func (*ReservationStatus) FieldSchema() *fieldmap.Schema { return _ReservationStatus_fieldSchema }
 
-// NewReservationStatusFieldMap returns a FieldMap of ReservationStatus holding flags; the
-// error names the first flag ReservationStatus does not have.
+// NewReservationStatusFieldMap returns a FieldMap of ReservationStatus holding flags, or an error naming the first it lacks.
 func NewReservationStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ReservationStatus_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -175,15 +173,13 @@ var _Reservation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Reservation{}), Fie
 
 var _Reservation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Reservation", _Reservation_shape, false)
 
-// ReservationAllFields lists the leaf flags of Reservation: together they
-// select every field.
+// ReservationAllFields lists the leaf flags of Reservation, which select every field.
 var ReservationAllFields = slices.Clone(_Reservation_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Reservation.
 func (*Reservation) FieldSchema() *fieldmap.Schema { return _Reservation_fieldSchema }
 
-// NewReservationFieldMap returns a FieldMap of Reservation holding flags; the
-// error names the first flag Reservation does not have.
+// NewReservationFieldMap returns a FieldMap of Reservation holding flags, or an error naming the first it lacks.
 func NewReservationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Reservation_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -243,15 +239,13 @@ var _Transaction_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Transaction{}), Fie
 
 var _Transaction_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Transaction", _Transaction_shape, false)
 
-// TransactionAllFields lists the leaf flags of Transaction: together they
-// select every field.
+// TransactionAllFields lists the leaf flags of Transaction, which select every field.
 var TransactionAllFields = slices.Clone(_Transaction_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Transaction.
 func (*Transaction) FieldSchema() *fieldmap.Schema { return _Transaction_fieldSchema }
 
-// NewTransactionFieldMap returns a FieldMap of Transaction holding flags; the
-// error names the first flag Transaction does not have.
+// NewTransactionFieldMap returns a FieldMap of Transaction holding flags, or an error naming the first it lacks.
 func NewTransactionFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Transaction_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -299,15 +293,13 @@ var _ReserveRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReserveRequest{}
 
 var _ReserveRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReserveRequest", _ReserveRequest_shape, false)
 
-// ReserveRequestAllFields lists the leaf flags of ReserveRequest: together they
-// select every field.
+// ReserveRequestAllFields lists the leaf flags of ReserveRequest, which select every field.
 var ReserveRequestAllFields = slices.Clone(_ReserveRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ReserveRequest.
 func (*ReserveRequest) FieldSchema() *fieldmap.Schema { return _ReserveRequest_fieldSchema }
 
-// NewReserveRequestFieldMap returns a FieldMap of ReserveRequest holding flags; the
-// error names the first flag ReserveRequest does not have.
+// NewReserveRequestFieldMap returns a FieldMap of ReserveRequest holding flags, or an error naming the first it lacks.
 func NewReserveRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ReserveRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -339,15 +331,13 @@ var _PurchaseRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PurchaseRequest
 
 var _PurchaseRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PurchaseRequest", _PurchaseRequest_shape, false)
 
-// PurchaseRequestAllFields lists the leaf flags of PurchaseRequest: together they
-// select every field.
+// PurchaseRequestAllFields lists the leaf flags of PurchaseRequest, which select every field.
 var PurchaseRequestAllFields = slices.Clone(_PurchaseRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PurchaseRequest.
 func (*PurchaseRequest) FieldSchema() *fieldmap.Schema { return _PurchaseRequest_fieldSchema }
 
-// NewPurchaseRequestFieldMap returns a FieldMap of PurchaseRequest holding flags; the
-// error names the first flag PurchaseRequest does not have.
+// NewPurchaseRequestFieldMap returns a FieldMap of PurchaseRequest holding flags, or an error naming the first it lacks.
 func NewPurchaseRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _PurchaseRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -360,27 +350,21 @@ const (
 
 var _PeeringCredentials_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringCredentials", _PeeringCredentials_shape, false)
 
-// PeeringCredentialsAllFields lists the leaf flags of PeeringCredentials: together they
-// select every field.
+// PeeringCredentialsAllFields lists the leaf flags of PeeringCredentials, which select every field.
 var PeeringCredentialsAllFields = slices.Clone(_PeeringCredentials_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of PeeringCredentials.
 func (*PeeringCredentials) FieldSchema() *fieldmap.Schema { return _PeeringCredentials_fieldSchema }
 
-// NewPeeringCredentialsFieldMap returns a FieldMap of PeeringCredentials holding flags; the
-// error names the first flag PeeringCredentials does not have.
+// NewPeeringCredentialsFieldMap returns a FieldMap of PeeringCredentials holding flags, or an error naming the first it lacks.
 func NewPeeringCredentialsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _PeeringCredentials_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ReservationStatus) Clone() *ReservationStatus {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ReservationStatus) Clone() *ReservationStatus { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ReservationStatus when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ReservationStatus when nil) a deep copy of m, when not nil.
 func (m *ReservationStatus) cloneIn(c *ReservationStatus) *ReservationStatus {
 	if m == nil {
 		return nil
@@ -406,14 +390,10 @@ func (m *ReservationStatus) cloneTo(c *ReservationStatus) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Reservation) Clone() *Reservation {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Reservation) Clone() *Reservation { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Reservation when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Reservation when nil) a deep copy of m, when not nil.
 func (m *Reservation) cloneIn(c *Reservation) *Reservation {
 	if m == nil {
 		return nil
@@ -457,14 +437,10 @@ type _Reservation_kids struct {
 	Status        ReservationStatus
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Transaction) Clone() *Transaction {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Transaction) Clone() *Transaction { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Transaction when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Transaction when nil) a deep copy of m, when not nil.
 func (m *Transaction) cloneIn(c *Transaction) *Transaction {
 	if m == nil {
 		return nil
@@ -504,14 +480,10 @@ type _Transaction_kids struct {
 	Configuration Configuration
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ReserveRequest) Clone() *ReserveRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ReserveRequest) Clone() *ReserveRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ReserveRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ReserveRequest when nil) a deep copy of m, when not nil.
 func (m *ReserveRequest) cloneIn(c *ReserveRequest) *ReserveRequest {
 	if m == nil {
 		return nil
@@ -545,14 +517,10 @@ type _ReserveRequest_kids struct {
 	Configuration Configuration
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *PurchaseRequest) Clone() *PurchaseRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PurchaseRequest) Clone() *PurchaseRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new PurchaseRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new PurchaseRequest when nil) a deep copy of m, when not nil.
 func (m *PurchaseRequest) cloneIn(c *PurchaseRequest) *PurchaseRequest {
 	if m == nil {
 		return nil
@@ -585,14 +553,10 @@ type _PurchaseRequest_kids struct {
 	IngressTelemetryEndpoint TelemetryEndpoint
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *PeeringCredentials) Clone() *PeeringCredentials {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PeeringCredentials) Clone() *PeeringCredentials { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new PeeringCredentials when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new PeeringCredentials when nil) a deep copy of m, when not nil.
 func (m *PeeringCredentials) cloneIn(c *PeeringCredentials) *PeeringCredentials {
 	if m == nil {
 		return nil
@@ -613,9 +577,7 @@ func (m *PeeringCredentials) cloneTo(c *PeeringCredentials) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReservationStatus) Equal(o *ReservationStatus) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -623,33 +585,19 @@ func (m *ReservationStatus) Equal(o *ReservationStatus) bool {
 	if m == o {
 		return true
 	}
-	if m.Phase != o.Phase {
-		return false
-	}
-	if m.ReservePhase != o.ReservePhase {
-		return false
-	}
-	if m.PurchasePhase != o.PurchasePhase {
-		return false
-	}
-	if m.Message != o.Message {
-		return false
-	}
-	if m.TransactionId != o.TransactionId {
-		return false
-	}
-	if m.ContractId != o.ContractId {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
+	if m.Phase != o.Phase ||
+		m.ReservePhase != o.ReservePhase ||
+		m.PurchasePhase != o.PurchasePhase ||
+		m.Message != o.Message ||
+		m.TransactionId != o.TransactionId ||
+		m.ContractId != o.ContractId ||
+		!fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Reservation) Equal(o *Reservation) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -657,39 +605,21 @@ func (m *Reservation) Equal(o *Reservation) bool {
 	if m == o {
 		return true
 	}
-	if m.Id != o.Id {
-		return false
-	}
-	if m.SolverId != o.SolverId {
-		return false
-	}
-	if !m.Buyer.Equal(o.Buyer) {
-		return false
-	}
-	if !m.Seller.Equal(o.Seller) {
-		return false
-	}
-	if m.PeeringCandidateId != o.PeeringCandidateId {
-		return false
-	}
-	if !m.Configuration.Equal(o.Configuration) {
-		return false
-	}
-	if m.Reserve != o.Reserve {
-		return false
-	}
-	if m.Purchase != o.Purchase {
-		return false
-	}
-	if !m.Status.Equal(o.Status) {
+	if m.Id != o.Id ||
+		m.SolverId != o.SolverId ||
+		!m.Buyer.Equal(o.Buyer) ||
+		!m.Seller.Equal(o.Seller) ||
+		m.PeeringCandidateId != o.PeeringCandidateId ||
+		!m.Configuration.Equal(o.Configuration) ||
+		m.Reserve != o.Reserve ||
+		m.Purchase != o.Purchase ||
+		!m.Status.Equal(o.Status) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Transaction) Equal(o *Transaction) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -697,39 +627,21 @@ func (m *Transaction) Equal(o *Transaction) bool {
 	if m == o {
 		return true
 	}
-	if m.Id != o.Id {
-		return false
-	}
-	if m.FlavorId != o.FlavorId {
-		return false
-	}
-	if !m.Buyer.Equal(o.Buyer) {
-		return false
-	}
-	if !m.Configuration.Equal(o.Configuration) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.StartTime, o.StartTime) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) {
-		return false
-	}
-	if m.BuyerClusterId != o.BuyerClusterId {
-		return false
-	}
-	if m.State != o.State {
-		return false
-	}
-	if m.ContractId != o.ContractId {
+	if m.Id != o.Id ||
+		m.FlavorId != o.FlavorId ||
+		!m.Buyer.Equal(o.Buyer) ||
+		!m.Configuration.Equal(o.Configuration) ||
+		!fieldmap.EqualTimestamp(m.StartTime, o.StartTime) ||
+		!fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) ||
+		m.BuyerClusterId != o.BuyerClusterId ||
+		m.State != o.State ||
+		m.ContractId != o.ContractId {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReserveRequest) Equal(o *ReserveRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -737,21 +649,15 @@ func (m *ReserveRequest) Equal(o *ReserveRequest) bool {
 	if m == o {
 		return true
 	}
-	if m.FlavorId != o.FlavorId {
-		return false
-	}
-	if !m.Buyer.Equal(o.Buyer) {
-		return false
-	}
-	if !m.Configuration.Equal(o.Configuration) {
+	if m.FlavorId != o.FlavorId ||
+		!m.Buyer.Equal(o.Buyer) ||
+		!m.Configuration.Equal(o.Configuration) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PurchaseRequest) Equal(o *PurchaseRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -759,18 +665,14 @@ func (m *PurchaseRequest) Equal(o *PurchaseRequest) bool {
 	if m == o {
 		return true
 	}
-	if !m.BuyerCredentials.Equal(o.BuyerCredentials) {
-		return false
-	}
-	if !m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) {
+	if !m.BuyerCredentials.Equal(o.BuyerCredentials) ||
+		!m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringCredentials) Equal(o *PeeringCredentials) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -778,26 +680,16 @@ func (m *PeeringCredentials) Equal(o *PeeringCredentials) bool {
 	if m == o {
 		return true
 	}
-	if m.ClusterId != o.ClusterId {
-		return false
-	}
-	if m.Kubeconfig != o.Kubeconfig {
+	if m.ClusterId != o.ClusterId ||
+		m.Kubeconfig != o.Kubeconfig {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ReservationStatus does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ReservationStatus or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ReservationStatus or bound to no schema.
 func (m *ReservationStatus) CopyInFields(src *ReservationStatus, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ReservationStatus_fieldSchema)
 	if m == nil || b == nil {
@@ -806,9 +698,7 @@ func (m *ReservationStatus) CopyInFields(src *ReservationStatus, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ReservationStatus being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7f == 0 {
 		return 0
@@ -818,28 +708,22 @@ func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldM
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Phase != src.Phase {
-		m.Phase = src.Phase
-		n++
+		m.Phase, n = src.Phase, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.ReservePhase != src.ReservePhase {
-		m.ReservePhase = src.ReservePhase
-		n++
+		m.ReservePhase, n = src.ReservePhase, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.PurchasePhase != src.PurchasePhase {
-		m.PurchasePhase = src.PurchasePhase
-		n++
+		m.PurchasePhase, n = src.PurchasePhase, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Message != src.Message {
-		m.Message = src.Message
-		n++
+		m.Message, n = src.Message, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.TransactionId != src.TransactionId {
-		m.TransactionId = src.TransactionId
-		n++
+		m.TransactionId, n = src.TransactionId, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.ContractId != src.ContractId {
-		m.ContractId = src.ContractId
-		n++
+		m.ContractId, n = src.ContractId, n+1
 	}
 	if win.Cover&(1<<6) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
 		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
@@ -848,17 +732,9 @@ func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Reservation does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Reservation or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Reservation or bound to no schema.
 func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Reservation_fieldSchema)
 	if m == nil || b == nil {
@@ -867,9 +743,7 @@ func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Reservation being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xe00000c0407|win.Below&0x80000080404 == 0 {
 		return 0
@@ -881,15 +755,9 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 	for x := win.Cover&0xe00000c0407 | win.Below&0x80000080404; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
+			n += fieldmap.Set(&m.Id, src.Id)
 		case 1:
-			if m.SolverId != src.SolverId {
-				m.SolverId = src.SolverId
-				n++
-			}
+			n += fieldmap.Set(&m.SolverId, src.SolverId)
 		case 2:
 			if win.Cover&(1<<2) != 0 {
 				if !m.Buyer.Equal(src.Buyer) {
@@ -921,10 +789,7 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 				}
 			}
 		case 18:
-			if m.PeeringCandidateId != src.PeeringCandidateId {
-				m.PeeringCandidateId = src.PeeringCandidateId
-				n++
-			}
+			n += fieldmap.Set(&m.PeeringCandidateId, src.PeeringCandidateId)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
 				if !m.Configuration.Equal(src.Configuration) {
@@ -941,15 +806,9 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 				}
 			}
 		case 41:
-			if m.Reserve != src.Reserve {
-				m.Reserve = src.Reserve
-				n++
-			}
+			n += fieldmap.Set(&m.Reserve, src.Reserve)
 		case 42:
-			if m.Purchase != src.Purchase {
-				m.Purchase = src.Purchase
-				n++
-			}
+			n += fieldmap.Set(&m.Purchase, src.Purchase)
 		case 43:
 			if win.Cover&(1<<43) != 0 {
 				if !m.Status.Equal(src.Status) {
@@ -970,17 +829,9 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Transaction does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Transaction or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Transaction or bound to no schema.
 func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Transaction_fieldSchema)
 	if m == nil || b == nil {
@@ -989,9 +840,7 @@ func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Transaction being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f00000407|win.Below&0x404 == 0 {
 		return 0
@@ -1003,15 +852,9 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, 
 	for x := win.Cover&0x1f00000407 | win.Below&0x404; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if m.Id != src.Id {
-				m.Id = src.Id
-				n++
-			}
+			n += fieldmap.Set(&m.Id, src.Id)
 		case 1:
-			if m.FlavorId != src.FlavorId {
-				m.FlavorId = src.FlavorId
-				n++
-			}
+			n += fieldmap.Set(&m.FlavorId, src.FlavorId)
 		case 2:
 			if win.Cover&(1<<2) != 0 {
 				if !m.Buyer.Equal(src.Buyer) {
@@ -1053,36 +896,19 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 34:
-			if m.BuyerClusterId != src.BuyerClusterId {
-				m.BuyerClusterId = src.BuyerClusterId
-				n++
-			}
+			n += fieldmap.Set(&m.BuyerClusterId, src.BuyerClusterId)
 		case 35:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 36:
-			if m.ContractId != src.ContractId {
-				m.ContractId = src.ContractId
-				n++
-			}
+			n += fieldmap.Set(&m.ContractId, src.ContractId)
 		}
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ReserveRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ReserveRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ReserveRequest or bound to no schema.
 func (m *ReserveRequest) CopyInFields(src *ReserveRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ReserveRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1091,9 +917,7 @@ func (m *ReserveRequest) CopyInFields(src *ReserveRequest, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ReserveRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x203|win.Below&0x202 == 0 {
 		return 0
@@ -1103,8 +927,7 @@ func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.FlavorId != src.FlavorId {
-		m.FlavorId = src.FlavorId
-		n++
+		m.FlavorId, n = src.FlavorId, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Buyer.Equal(src.Buyer) {
@@ -1137,17 +960,9 @@ func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: PurchaseRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// PurchaseRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of PurchaseRequest or bound to no schema.
 func (m *PurchaseRequest) CopyInFields(src *PurchaseRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_PurchaseRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1156,9 +971,7 @@ func (m *PurchaseRequest) CopyInFields(src *PurchaseRequest, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PurchaseRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x9|win.Below&0x9 == 0 {
 		return 0
@@ -1198,9 +1011,7 @@ func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PeeringCredentials being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *PeeringCredentials) copyInAt(src *PeeringCredentials, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -1210,27 +1021,17 @@ func (m *PeeringCredentials) copyInAt(src *PeeringCredentials, fm *fieldmap.Fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.ClusterId != src.ClusterId {
-		m.ClusterId = src.ClusterId
-		n++
+		m.ClusterId, n = src.ClusterId, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
+		m.Kubeconfig, n = src.Kubeconfig, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: PeeringCredentials does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// PeeringCredentials or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of PeeringCredentials or bound to no schema.
 func (m *PeeringCredentials) CopyInFields(src *PeeringCredentials, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_PeeringCredentials_fieldSchema)
 	if m == nil || b == nil {
@@ -1287,10 +1088,8 @@ func (m *PeeringCredentials) DiffFields(o *PeeringCredentials) *fieldmap.FieldMa
 	return fieldmap.Diff(_PeeringCredentials_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ReservationStatus) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1307,18 +1106,14 @@ func (m *ReservationStatus) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ReservationStatus does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ReservationStatus does not have or a list action it cannot take.
 func (*ReservationStatus) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ReservationStatus_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Reservation) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1332,18 +1127,14 @@ func (m *Reservation) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Reservation does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Reservation does not have or a list action it cannot take.
 func (*Reservation) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Reservation_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Transaction) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1357,18 +1148,14 @@ func (m *Transaction) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Transaction does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Transaction does not have or a list action it cannot take.
 func (*Transaction) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Transaction_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ReserveRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1379,76 +1166,37 @@ func (m *ReserveRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ReserveRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ReserveRequest does not have or a list action it cannot take.
 func (*ReserveRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ReserveRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *PurchaseRequest) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: PurchaseRequest has none.
+func (m *PurchaseRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag PurchaseRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm PurchaseRequest does not have or a list action it cannot take.
 func (*PurchaseRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PurchaseRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *PeeringCredentials) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: PeeringCredentials has none.
+func (m *PeeringCredentials) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag PeeringCredentials does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm PeeringCredentials does not have or a list action it cannot take.
 func (*PeeringCredentials) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PeeringCredentials_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ReservationStatus) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ReservationStatus has none.
+func (m *ReservationStatus) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ReservationStatus) Redacted() *ReservationStatus {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ReservationStatus) Redacted() *ReservationStatus { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Reservation) Redact() {
 	if m == nil {
 		return
@@ -1458,9 +1206,7 @@ func (m *Reservation) Redact() {
 	m.Configuration.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Reservation) Redacted() *Reservation {
 	if m == nil {
 		return nil
@@ -1470,9 +1216,7 @@ func (m *Reservation) Redacted() *Reservation {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Transaction) Redact() {
 	if m == nil {
 		return
@@ -1481,9 +1225,7 @@ func (m *Transaction) Redact() {
 	m.Configuration.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Transaction) Redacted() *Transaction {
 	if m == nil {
 		return nil
@@ -1493,9 +1235,7 @@ func (m *Transaction) Redacted() *Transaction {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ReserveRequest) Redact() {
 	if m == nil {
 		return
@@ -1504,9 +1244,7 @@ func (m *ReserveRequest) Redact() {
 	m.Configuration.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ReserveRequest) Redacted() *ReserveRequest {
 	if m == nil {
 		return nil
@@ -1516,9 +1254,7 @@ func (m *ReserveRequest) Redacted() *ReserveRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *PurchaseRequest) Redact() {
 	if m == nil {
 		return
@@ -1526,9 +1262,7 @@ func (m *PurchaseRequest) Redact() {
 	m.BuyerCredentials = nil
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *PurchaseRequest) Redacted() *PurchaseRequest {
 	if m == nil {
 		return nil
@@ -1538,9 +1272,7 @@ func (m *PurchaseRequest) Redacted() *PurchaseRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *PeeringCredentials) Redact() {
 	if m == nil {
 		return
@@ -1548,9 +1280,7 @@ func (m *PeeringCredentials) Redact() {
 	m.Kubeconfig = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *PeeringCredentials) Redacted() *PeeringCredentials {
 	if m == nil {
 		return nil

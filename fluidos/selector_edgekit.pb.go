@@ -27,8 +27,7 @@ var _ResourceMatchSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceM
 
 var _ResourceMatchSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceMatchSelector", _ResourceMatchSelector_shape, false)
 
-// ResourceMatchSelectorAllFields lists the leaf flags of ResourceMatchSelector: together they
-// select every field.
+// ResourceMatchSelectorAllFields lists the leaf flags of ResourceMatchSelector, which select every field.
 var ResourceMatchSelectorAllFields = slices.Clone(_ResourceMatchSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResourceMatchSelector.
@@ -36,8 +35,7 @@ func (*ResourceMatchSelector) FieldSchema() *fieldmap.Schema {
 	return _ResourceMatchSelector_fieldSchema
 }
 
-// NewResourceMatchSelectorFieldMap returns a FieldMap of ResourceMatchSelector holding flags; the
-// error names the first flag ResourceMatchSelector does not have.
+// NewResourceMatchSelectorFieldMap returns a FieldMap of ResourceMatchSelector holding flags, or an error naming the first it lacks.
 func NewResourceMatchSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ResourceMatchSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -55,8 +53,7 @@ var _ResourceRangeSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceR
 
 var _ResourceRangeSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceRangeSelector", _ResourceRangeSelector_shape, false)
 
-// ResourceRangeSelectorAllFields lists the leaf flags of ResourceRangeSelector: together they
-// select every field.
+// ResourceRangeSelectorAllFields lists the leaf flags of ResourceRangeSelector, which select every field.
 var ResourceRangeSelectorAllFields = slices.Clone(_ResourceRangeSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResourceRangeSelector.
@@ -64,8 +61,7 @@ func (*ResourceRangeSelector) FieldSchema() *fieldmap.Schema {
 	return _ResourceRangeSelector_fieldSchema
 }
 
-// NewResourceRangeSelectorFieldMap returns a FieldMap of ResourceRangeSelector holding flags; the
-// error names the first flag ResourceRangeSelector does not have.
+// NewResourceRangeSelectorFieldMap returns a FieldMap of ResourceRangeSelector holding flags, or an error naming the first it lacks.
 func NewResourceRangeSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ResourceRangeSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -86,15 +82,13 @@ var _ResourceFilter_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceFilter{}
 
 var _ResourceFilter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceFilter", _ResourceFilter_shape, false)
 
-// ResourceFilterAllFields lists the leaf flags of ResourceFilter: together they
-// select every field.
+// ResourceFilterAllFields lists the leaf flags of ResourceFilter, which select every field.
 var ResourceFilterAllFields = slices.Clone(_ResourceFilter_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ResourceFilter.
 func (*ResourceFilter) FieldSchema() *fieldmap.Schema { return _ResourceFilter_fieldSchema }
 
-// NewResourceFilterFieldMap returns a FieldMap of ResourceFilter holding flags; the
-// error names the first flag ResourceFilter does not have.
+// NewResourceFilterFieldMap returns a FieldMap of ResourceFilter holding flags, or an error naming the first it lacks.
 func NewResourceFilterFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ResourceFilter_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -112,15 +106,13 @@ var _FloatRangeSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FloatRangeSe
 
 var _FloatRangeSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.FloatRangeSelector", _FloatRangeSelector_shape, false)
 
-// FloatRangeSelectorAllFields lists the leaf flags of FloatRangeSelector: together they
-// select every field.
+// FloatRangeSelectorAllFields lists the leaf flags of FloatRangeSelector, which select every field.
 var FloatRangeSelectorAllFields = slices.Clone(_FloatRangeSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of FloatRangeSelector.
 func (*FloatRangeSelector) FieldSchema() *fieldmap.Schema { return _FloatRangeSelector_fieldSchema }
 
-// NewFloatRangeSelectorFieldMap returns a FieldMap of FloatRangeSelector holding flags; the
-// error names the first flag FloatRangeSelector does not have.
+// NewFloatRangeSelectorFieldMap returns a FieldMap of FloatRangeSelector holding flags, or an error naming the first it lacks.
 func NewFloatRangeSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _FloatRangeSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -138,15 +130,13 @@ var _StringFilter_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StringFilter{}), F
 
 var _StringFilter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.StringFilter", _StringFilter_shape, false)
 
-// StringFilterAllFields lists the leaf flags of StringFilter: together they
-// select every field.
+// StringFilterAllFields lists the leaf flags of StringFilter, which select every field.
 var StringFilterAllFields = slices.Clone(_StringFilter_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of StringFilter.
 func (*StringFilter) FieldSchema() *fieldmap.Schema { return _StringFilter_fieldSchema }
 
-// NewStringFilterFieldMap returns a FieldMap of StringFilter holding flags; the
-// error names the first flag StringFilter does not have.
+// NewStringFilterFieldMap returns a FieldMap of StringFilter holding flags, or an error naming the first it lacks.
 func NewStringFilterFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _StringFilter_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -178,15 +168,13 @@ var _GPUSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPUSelector{}), Fie
 
 var _GPUSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GPUSelector", _GPUSelector_shape, false)
 
-// GPUSelectorAllFields lists the leaf flags of GPUSelector: together they
-// select every field.
+// GPUSelectorAllFields lists the leaf flags of GPUSelector, which select every field.
 var GPUSelectorAllFields = slices.Clone(_GPUSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of GPUSelector.
 func (*GPUSelector) FieldSchema() *fieldmap.Schema { return _GPUSelector_fieldSchema }
 
-// NewGPUSelectorFieldMap returns a FieldMap of GPUSelector holding flags; the
-// error names the first flag GPUSelector does not have.
+// NewGPUSelectorFieldMap returns a FieldMap of GPUSelector holding flags, or an error naming the first it lacks.
 func NewGPUSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _GPUSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -249,15 +237,13 @@ var _K8SliceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceSelector
 
 var _K8SliceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceSelector", _K8SliceSelector_shape, false)
 
-// K8SliceSelectorAllFields lists the leaf flags of K8SliceSelector: together they
-// select every field.
+// K8SliceSelectorAllFields lists the leaf flags of K8SliceSelector, which select every field.
 var K8SliceSelectorAllFields = slices.Clone(_K8SliceSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of K8SliceSelector.
 func (*K8SliceSelector) FieldSchema() *fieldmap.Schema { return _K8SliceSelector_fieldSchema }
 
-// NewK8SliceSelectorFieldMap returns a FieldMap of K8SliceSelector holding flags; the
-// error names the first flag K8SliceSelector does not have.
+// NewK8SliceSelectorFieldMap returns a FieldMap of K8SliceSelector holding flags, or an error naming the first it lacks.
 func NewK8SliceSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _K8SliceSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -281,15 +267,13 @@ var _ServiceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceSelector
 
 var _ServiceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceSelector", _ServiceSelector_shape, false)
 
-// ServiceSelectorAllFields lists the leaf flags of ServiceSelector: together they
-// select every field.
+// ServiceSelectorAllFields lists the leaf flags of ServiceSelector, which select every field.
 var ServiceSelectorAllFields = slices.Clone(_ServiceSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ServiceSelector.
 func (*ServiceSelector) FieldSchema() *fieldmap.Schema { return _ServiceSelector_fieldSchema }
 
-// NewServiceSelectorFieldMap returns a FieldMap of ServiceSelector holding flags; the
-// error names the first flag ServiceSelector does not have.
+// NewServiceSelectorFieldMap returns a FieldMap of ServiceSelector holding flags, or an error naming the first it lacks.
 func NewServiceSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ServiceSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -353,15 +337,13 @@ var _VMSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMSelector{}), Field
 
 var _VMSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VMSelector", _VMSelector_shape, false)
 
-// VMSelectorAllFields lists the leaf flags of VMSelector: together they
-// select every field.
+// VMSelectorAllFields lists the leaf flags of VMSelector, which select every field.
 var VMSelectorAllFields = slices.Clone(_VMSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of VMSelector.
 func (*VMSelector) FieldSchema() *fieldmap.Schema { return _VMSelector_fieldSchema }
 
-// NewVMSelectorFieldMap returns a FieldMap of VMSelector holding flags; the
-// error names the first flag VMSelector does not have.
+// NewVMSelectorFieldMap returns a FieldMap of VMSelector holding flags, or an error naming the first it lacks.
 func NewVMSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _VMSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -391,15 +373,13 @@ var _SensorSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorSelector{}
 
 var _SensorSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SensorSelector", _SensorSelector_shape, false)
 
-// SensorSelectorAllFields lists the leaf flags of SensorSelector: together they
-// select every field.
+// SensorSelectorAllFields lists the leaf flags of SensorSelector, which select every field.
 var SensorSelectorAllFields = slices.Clone(_SensorSelector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SensorSelector.
 func (*SensorSelector) FieldSchema() *fieldmap.Schema { return _SensorSelector_fieldSchema }
 
-// NewSensorSelectorFieldMap returns a FieldMap of SensorSelector holding flags; the
-// error names the first flag SensorSelector does not have.
+// NewSensorSelectorFieldMap returns a FieldMap of SensorSelector holding flags, or an error naming the first it lacks.
 func NewSensorSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _SensorSelector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -528,27 +508,21 @@ var _Selector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Selector{}), Fields: [
 
 var _Selector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Selector", _Selector_shape, false)
 
-// SelectorAllFields lists the leaf flags of Selector: together they
-// select every field.
+// SelectorAllFields lists the leaf flags of Selector, which select every field.
 var SelectorAllFields = slices.Clone(_Selector_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Selector.
 func (*Selector) FieldSchema() *fieldmap.Schema { return _Selector_fieldSchema }
 
-// NewSelectorFieldMap returns a FieldMap of Selector holding flags; the
-// error names the first flag Selector does not have.
+// NewSelectorFieldMap returns a FieldMap of Selector holding flags, or an error naming the first it lacks.
 func NewSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Selector_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ResourceMatchSelector) Clone() *ResourceMatchSelector {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ResourceMatchSelector) Clone() *ResourceMatchSelector { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ResourceMatchSelector when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ResourceMatchSelector when nil) a deep copy of m, when not nil.
 func (m *ResourceMatchSelector) cloneIn(c *ResourceMatchSelector) *ResourceMatchSelector {
 	if m == nil {
 		return nil
@@ -568,14 +542,10 @@ func (m *ResourceMatchSelector) cloneTo(c *ResourceMatchSelector) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ResourceRangeSelector) Clone() *ResourceRangeSelector {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ResourceRangeSelector) Clone() *ResourceRangeSelector { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ResourceRangeSelector when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ResourceRangeSelector when nil) a deep copy of m, when not nil.
 func (m *ResourceRangeSelector) cloneIn(c *ResourceRangeSelector) *ResourceRangeSelector {
 	if m == nil {
 		return nil
@@ -608,14 +578,10 @@ func (m *ResourceRangeSelector) cloneTo(c *ResourceRangeSelector) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ResourceFilter) Clone() *ResourceFilter {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ResourceFilter) Clone() *ResourceFilter { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ResourceFilter when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ResourceFilter when nil) a deep copy of m, when not nil.
 func (m *ResourceFilter) cloneIn(c *ResourceFilter) *ResourceFilter {
 	if m == nil {
 		return nil
@@ -654,14 +620,10 @@ func (m *ResourceFilter) cloneTo(c *ResourceFilter) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *FloatRangeSelector) Clone() *FloatRangeSelector {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *FloatRangeSelector) Clone() *FloatRangeSelector { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new FloatRangeSelector when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new FloatRangeSelector when nil) a deep copy of m, when not nil.
 func (m *FloatRangeSelector) cloneIn(c *FloatRangeSelector) *FloatRangeSelector {
 	if m == nil {
 		return nil
@@ -694,14 +656,10 @@ func (m *FloatRangeSelector) cloneTo(c *FloatRangeSelector) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *StringFilter) Clone() *StringFilter {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *StringFilter) Clone() *StringFilter { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new StringFilter when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new StringFilter when nil) a deep copy of m, when not nil.
 func (m *StringFilter) cloneIn(c *StringFilter) *StringFilter {
 	if m == nil {
 		return nil
@@ -730,14 +688,10 @@ func (m *StringFilter) cloneTo(c *StringFilter) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *GPUSelector) Clone() *GPUSelector {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GPUSelector) Clone() *GPUSelector { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new GPUSelector when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new GPUSelector when nil) a deep copy of m, when not nil.
 func (m *GPUSelector) cloneIn(c *GPUSelector) *GPUSelector {
 	if m == nil {
 		return nil
@@ -773,14 +727,10 @@ type _GPUSelector_kids struct {
 	Memory ResourceFilter
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *K8SliceSelector) Clone() *K8SliceSelector {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *K8SliceSelector) Clone() *K8SliceSelector { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new K8SliceSelector when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new K8SliceSelector when nil) a deep copy of m, when not nil.
 func (m *K8SliceSelector) cloneIn(c *K8SliceSelector) *K8SliceSelector {
 	if m == nil {
 		return nil
@@ -825,14 +775,10 @@ type _K8SliceSelector_kids struct {
 	Gpu          GPUSelector
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ServiceSelector) Clone() *ServiceSelector {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ServiceSelector) Clone() *ServiceSelector { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ServiceSelector when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ServiceSelector when nil) a deep copy of m, when not nil.
 func (m *ServiceSelector) cloneIn(c *ServiceSelector) *ServiceSelector {
 	if m == nil {
 		return nil
@@ -866,14 +812,10 @@ type _ServiceSelector_kids struct {
 	Name     StringFilter
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *VMSelector) Clone() *VMSelector {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *VMSelector) Clone() *VMSelector { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new VMSelector when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new VMSelector when nil) a deep copy of m, when not nil.
 func (m *VMSelector) cloneIn(c *VMSelector) *VMSelector {
 	if m == nil {
 		return nil
@@ -921,14 +863,10 @@ type _VMSelector_kids struct {
 	Gpu          GPUSelector
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *SensorSelector) Clone() *SensorSelector {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SensorSelector) Clone() *SensorSelector { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new SensorSelector when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new SensorSelector when nil) a deep copy of m, when not nil.
 func (m *SensorSelector) cloneIn(c *SensorSelector) *SensorSelector {
 	if m == nil {
 		return nil
@@ -967,14 +905,10 @@ type _SensorSelector_kids struct {
 	Unit           StringFilter
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Selector) Clone() *Selector {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Selector) Clone() *Selector { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Selector when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Selector when nil) a deep copy of m, when not nil.
 func (m *Selector) cloneIn(c *Selector) *Selector {
 	if m == nil {
 		return nil
@@ -1032,9 +966,7 @@ func (m *Selector) cloneTo(c *Selector) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceMatchSelector) Equal(o *ResourceMatchSelector) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1048,9 +980,7 @@ func (m *ResourceMatchSelector) Equal(o *ResourceMatchSelector) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceRangeSelector) Equal(o *ResourceRangeSelector) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1058,18 +988,14 @@ func (m *ResourceRangeSelector) Equal(o *ResourceRangeSelector) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Min, o.Min) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Max, o.Max) {
+	if !fieldmap.EqualPtr(m.Min, o.Min) ||
+		!fieldmap.EqualPtr(m.Max, o.Max) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceFilter) Equal(o *ResourceFilter) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1114,9 +1040,7 @@ func _ResourceFilter_Filter_isSet(x isResourceFilter_Filter) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FloatRangeSelector) Equal(o *FloatRangeSelector) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1124,18 +1048,14 @@ func (m *FloatRangeSelector) Equal(o *FloatRangeSelector) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtrFloat64(m.Min, o.Min) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat64(m.Max, o.Max) {
+	if !fieldmap.EqualPtrFloat64(m.Min, o.Min) ||
+		!fieldmap.EqualPtrFloat64(m.Max, o.Max) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *StringFilter) Equal(o *StringFilter) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1180,9 +1100,7 @@ func _StringFilter_Filter_isSet(x isStringFilter_Filter) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GPUSelector) Equal(o *GPUSelector) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1190,21 +1108,15 @@ func (m *GPUSelector) Equal(o *GPUSelector) bool {
 	if m == o {
 		return true
 	}
-	if !m.Model.Equal(o.Model) {
-		return false
-	}
-	if !m.Cores.Equal(o.Cores) {
-		return false
-	}
-	if !m.Memory.Equal(o.Memory) {
+	if !m.Model.Equal(o.Model) ||
+		!m.Cores.Equal(o.Cores) ||
+		!m.Memory.Equal(o.Memory) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceSelector) Equal(o *K8SliceSelector) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1212,30 +1124,18 @@ func (m *K8SliceSelector) Equal(o *K8SliceSelector) bool {
 	if m == o {
 		return true
 	}
-	if !m.Architecture.Equal(o.Architecture) {
-		return false
-	}
-	if !m.Cpu.Equal(o.Cpu) {
-		return false
-	}
-	if !m.Memory.Equal(o.Memory) {
-		return false
-	}
-	if !m.Pods.Equal(o.Pods) {
-		return false
-	}
-	if !m.Storage.Equal(o.Storage) {
-		return false
-	}
-	if !m.Gpu.Equal(o.Gpu) {
+	if !m.Architecture.Equal(o.Architecture) ||
+		!m.Cpu.Equal(o.Cpu) ||
+		!m.Memory.Equal(o.Memory) ||
+		!m.Pods.Equal(o.Pods) ||
+		!m.Storage.Equal(o.Storage) ||
+		!m.Gpu.Equal(o.Gpu) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceSelector) Equal(o *ServiceSelector) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1243,21 +1143,15 @@ func (m *ServiceSelector) Equal(o *ServiceSelector) bool {
 	if m == o {
 		return true
 	}
-	if !m.Category.Equal(o.Category) {
-		return false
-	}
-	if !slices.Equal(m.Tags, o.Tags) {
-		return false
-	}
-	if !m.Name.Equal(o.Name) {
+	if !m.Category.Equal(o.Category) ||
+		!slices.Equal(m.Tags, o.Tags) ||
+		!m.Name.Equal(o.Name) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VMSelector) Equal(o *VMSelector) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1265,33 +1159,19 @@ func (m *VMSelector) Equal(o *VMSelector) bool {
 	if m == o {
 		return true
 	}
-	if !m.Architecture.Equal(o.Architecture) {
-		return false
-	}
-	if !m.Cpu.Equal(o.Cpu) {
-		return false
-	}
-	if !m.Memory.Equal(o.Memory) {
-		return false
-	}
-	if !m.Storage.Equal(o.Storage) {
-		return false
-	}
-	if !m.OsImage.Equal(o.OsImage) {
-		return false
-	}
-	if !m.Hypervisor.Equal(o.Hypervisor) {
-		return false
-	}
-	if !m.Gpu.Equal(o.Gpu) {
+	if !m.Architecture.Equal(o.Architecture) ||
+		!m.Cpu.Equal(o.Cpu) ||
+		!m.Memory.Equal(o.Memory) ||
+		!m.Storage.Equal(o.Storage) ||
+		!m.OsImage.Equal(o.OsImage) ||
+		!m.Hypervisor.Equal(o.Hypervisor) ||
+		!m.Gpu.Equal(o.Gpu) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SensorSelector) Equal(o *SensorSelector) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1299,24 +1179,16 @@ func (m *SensorSelector) Equal(o *SensorSelector) bool {
 	if m == o {
 		return true
 	}
-	if !m.SensorType.Equal(o.SensorType) {
-		return false
-	}
-	if !m.SamplingRateHz.Equal(o.SamplingRateHz) {
-		return false
-	}
-	if !m.Accuracy.Equal(o.Accuracy) {
-		return false
-	}
-	if !m.Unit.Equal(o.Unit) {
+	if !m.SensorType.Equal(o.SensorType) ||
+		!m.SamplingRateHz.Equal(o.SamplingRateHz) ||
+		!m.Accuracy.Equal(o.Accuracy) ||
+		!m.Unit.Equal(o.Unit) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Selector) Equal(o *Selector) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1384,17 +1256,9 @@ func _Selector_Filter_isSet(x isSelector_Filter) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ResourceMatchSelector does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ResourceMatchSelector or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ResourceMatchSelector or bound to no schema.
 func (m *ResourceMatchSelector) CopyInFields(src *ResourceMatchSelector, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ResourceMatchSelector_fieldSchema)
 	if m == nil || b == nil {
@@ -1403,9 +1267,7 @@ func (m *ResourceMatchSelector) CopyInFields(src *ResourceMatchSelector, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResourceMatchSelector being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ResourceMatchSelector) copyInAt(src *ResourceMatchSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -1415,23 +1277,14 @@ func (m *ResourceMatchSelector) copyInAt(src *ResourceMatchSelector, fm *fieldma
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
+		m.Value, n = src.Value, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ResourceRangeSelector does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ResourceRangeSelector or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ResourceRangeSelector or bound to no schema.
 func (m *ResourceRangeSelector) CopyInFields(src *ResourceRangeSelector, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ResourceRangeSelector_fieldSchema)
 	if m == nil || b == nil {
@@ -1446,9 +1299,7 @@ type _ResourceRangeSelector_ptrs struct {
 	f2 int64
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResourceRangeSelector being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -1485,17 +1336,9 @@ func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ResourceFilter does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ResourceFilter or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ResourceFilter or bound to no schema.
 func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ResourceFilter_fieldSchema)
 	if m == nil || b == nil {
@@ -1504,9 +1347,7 @@ func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResourceFilter being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x5|win.Below&0x5 == 0 {
 		return 0
@@ -1580,17 +1421,9 @@ func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: FloatRangeSelector does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// FloatRangeSelector or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of FloatRangeSelector or bound to no schema.
 func (m *FloatRangeSelector) CopyInFields(src *FloatRangeSelector, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_FloatRangeSelector_fieldSchema)
 	if m == nil || b == nil {
@@ -1605,9 +1438,7 @@ type _FloatRangeSelector_ptrs struct {
 	f2 float64
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FloatRangeSelector being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -1644,17 +1475,9 @@ func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.Fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: StringFilter does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// StringFilter or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of StringFilter or bound to no schema.
 func (m *StringFilter) CopyInFields(src *StringFilter, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_StringFilter_fieldSchema)
 	if m == nil || b == nil {
@@ -1663,9 +1486,7 @@ func (m *StringFilter) CopyInFields(src *StringFilter, fm *fieldmap.FieldMap) in
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// StringFilter being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -1699,17 +1520,9 @@ func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: GPUSelector does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// GPUSelector or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of GPUSelector or bound to no schema.
 func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_GPUSelector_fieldSchema)
 	if m == nil || b == nil {
@@ -1718,9 +1531,7 @@ func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// GPUSelector being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x209|win.Below&0x209 == 0 {
 		return 0
@@ -1774,17 +1585,9 @@ func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: K8SliceSelector does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// K8SliceSelector or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of K8SliceSelector or bound to no schema.
 func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_K8SliceSelector_fieldSchema)
 	if m == nil || b == nil {
@@ -1793,9 +1596,7 @@ func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// K8SliceSelector being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x8208209|win.Below&0x8208209 == 0 {
 		return 0
@@ -1891,17 +1692,9 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ServiceSelector does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ServiceSelector or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ServiceSelector or bound to no schema.
 func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ServiceSelector_fieldSchema)
 	if m == nil || b == nil {
@@ -1910,9 +1703,7 @@ func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ServiceSelector being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x19|win.Below&0x19 == 0 {
 		return 0
@@ -1936,16 +1727,7 @@ func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, 
 		}
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-		} else if !slices.Equal(m.Tags, src.Tags) {
-			if len(src.Tags) == 0 {
-				m.Tags = nil
-			} else {
-				m.Tags = slices.Clone(src.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+3), &m.Tags, src.Tags)
 	}
 	if win.Cover&(1<<4) != 0 {
 		if !m.Name.Equal(src.Name) {
@@ -1964,17 +1746,9 @@ func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: VMSelector does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// VMSelector or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of VMSelector or bound to no schema.
 func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_VMSelector_fieldSchema)
 	if m == nil || b == nil {
@@ -1983,9 +1757,7 @@ func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VMSelector being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x9208209|win.Below&0x9208209 == 0 {
 		return 0
@@ -2095,17 +1867,9 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: SensorSelector does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// SensorSelector or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of SensorSelector or bound to no schema.
 func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_SensorSelector_fieldSchema)
 	if m == nil || b == nil {
@@ -2114,9 +1878,7 @@ func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SensorSelector being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x249|win.Below&0x249 == 0 {
 		return 0
@@ -2184,17 +1946,9 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Selector does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Selector or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Selector or bound to no schema.
 func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Selector_fieldSchema)
 	if m == nil || b == nil {
@@ -2203,17 +1957,14 @@ func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Selector being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Selector)
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.FlavorType != src.FlavorType {
-		m.FlavorType = src.FlavorType
-		n++
+		m.FlavorType, n = src.FlavorType, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if s1, ok := src.Filter.(*Selector_K8Slice); ok && s1 != nil {
@@ -2431,200 +2182,98 @@ func (m *Selector) DiffFields(o *Selector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Selector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ResourceMatchSelector) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ResourceMatchSelector has none.
+func (m *ResourceMatchSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ResourceMatchSelector does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ResourceMatchSelector does not have or a list action it cannot take.
 func (*ResourceMatchSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResourceMatchSelector_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ResourceRangeSelector) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ResourceRangeSelector has none.
+func (m *ResourceRangeSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ResourceRangeSelector does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ResourceRangeSelector does not have or a list action it cannot take.
 func (*ResourceRangeSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResourceRangeSelector_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ResourceFilter) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ResourceFilter has none.
+func (m *ResourceFilter) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ResourceFilter does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ResourceFilter does not have or a list action it cannot take.
 func (*ResourceFilter) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResourceFilter_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *FloatRangeSelector) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: FloatRangeSelector has none.
+func (m *FloatRangeSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag FloatRangeSelector does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm FloatRangeSelector does not have or a list action it cannot take.
 func (*FloatRangeSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _FloatRangeSelector_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *StringFilter) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: StringFilter has none.
+func (m *StringFilter) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag StringFilter does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm StringFilter does not have or a list action it cannot take.
 func (*StringFilter) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _StringFilter_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *GPUSelector) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: GPUSelector has none.
+func (m *GPUSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag GPUSelector does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm GPUSelector does not have or a list action it cannot take.
 func (*GPUSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GPUSelector_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *K8SliceSelector) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: K8SliceSelector has none.
+func (m *K8SliceSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag K8SliceSelector does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm K8SliceSelector does not have or a list action it cannot take.
 func (*K8SliceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _K8SliceSelector_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ServiceSelector) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ServiceSelector has none.
+func (m *ServiceSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ServiceSelector does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ServiceSelector does not have or a list action it cannot take.
 func (*ServiceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ServiceSelector_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *VMSelector) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: VMSelector has none.
+func (m *VMSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag VMSelector does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm VMSelector does not have or a list action it cannot take.
 func (*VMSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _VMSelector_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *SensorSelector) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: SensorSelector has none.
+func (m *SensorSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag SensorSelector does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm SensorSelector does not have or a list action it cannot take.
 func (*SensorSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SensorSelector_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Selector) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -2635,241 +2284,74 @@ func (m *Selector) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Selector does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Selector does not have or a list action it cannot take.
 func (*Selector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Selector_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ResourceMatchSelector) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ResourceMatchSelector has none.
+func (m *ResourceMatchSelector) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ResourceMatchSelector) Redacted() *ResourceMatchSelector {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ResourceMatchSelector) Redacted() *ResourceMatchSelector { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ResourceRangeSelector) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ResourceRangeSelector has none.
+func (m *ResourceRangeSelector) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ResourceRangeSelector) Redacted() *ResourceRangeSelector {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ResourceRangeSelector) Redacted() *ResourceRangeSelector { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ResourceFilter) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ResourceFilter has none.
+func (m *ResourceFilter) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ResourceFilter) Redacted() *ResourceFilter {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ResourceFilter) Redacted() *ResourceFilter { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *FloatRangeSelector) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: FloatRangeSelector has none.
+func (m *FloatRangeSelector) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *FloatRangeSelector) Redacted() *FloatRangeSelector {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *FloatRangeSelector) Redacted() *FloatRangeSelector { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *StringFilter) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: StringFilter has none.
+func (m *StringFilter) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *StringFilter) Redacted() *StringFilter {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *StringFilter) Redacted() *StringFilter { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *GPUSelector) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: GPUSelector has none.
+func (m *GPUSelector) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *GPUSelector) Redacted() *GPUSelector {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *GPUSelector) Redacted() *GPUSelector { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *K8SliceSelector) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: K8SliceSelector has none.
+func (m *K8SliceSelector) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *K8SliceSelector) Redacted() *K8SliceSelector {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *K8SliceSelector) Redacted() *K8SliceSelector { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ServiceSelector) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ServiceSelector has none.
+func (m *ServiceSelector) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ServiceSelector) Redacted() *ServiceSelector {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ServiceSelector) Redacted() *ServiceSelector { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *VMSelector) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: VMSelector has none.
+func (m *VMSelector) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *VMSelector) Redacted() *VMSelector {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *VMSelector) Redacted() *VMSelector { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *SensorSelector) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: SensorSelector has none.
+func (m *SensorSelector) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *SensorSelector) Redacted() *SensorSelector {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *SensorSelector) Redacted() *SensorSelector { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Selector) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Selector has none.
+func (m *Selector) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Selector) Redacted() *Selector {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Selector) Redacted() *Selector { return m.Clone() }

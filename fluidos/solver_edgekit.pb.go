@@ -78,15 +78,13 @@ var _SolverStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverStatus{}), F
 
 var _SolverStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverStatus", _SolverStatus_shape, false)
 
-// SolverStatusAllFields lists the leaf flags of SolverStatus: together they
-// select every field.
+// SolverStatusAllFields lists the leaf flags of SolverStatus, which select every field.
 var SolverStatusAllFields = slices.Clone(_SolverStatus_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SolverStatus.
 func (*SolverStatus) FieldSchema() *fieldmap.Schema { return _SolverStatus_fieldSchema }
 
-// NewSolverStatusFieldMap returns a FieldMap of SolverStatus holding flags; the
-// error names the first flag SolverStatus does not have.
+// NewSolverStatusFieldMap returns a FieldMap of SolverStatus holding flags, or an error naming the first it lacks.
 func NewSolverStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _SolverStatus_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -101,15 +99,13 @@ const (
 
 var _SolverAttempt_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverAttempt", _SolverAttempt_shape, false)
 
-// SolverAttemptAllFields lists the leaf flags of SolverAttempt: together they
-// select every field.
+// SolverAttemptAllFields lists the leaf flags of SolverAttempt, which select every field.
 var SolverAttemptAllFields = slices.Clone(_SolverAttempt_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SolverAttempt.
 func (*SolverAttempt) FieldSchema() *fieldmap.Schema { return _SolverAttempt_fieldSchema }
 
-// NewSolverAttemptFieldMap returns a FieldMap of SolverAttempt holding flags; the
-// error names the first flag SolverAttempt does not have.
+// NewSolverAttemptFieldMap returns a FieldMap of SolverAttempt holding flags, or an error naming the first it lacks.
 func NewSolverAttemptFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _SolverAttempt_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -129,15 +125,13 @@ var _SolverTimeouts_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverTimeouts{}
 
 var _SolverTimeouts_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverTimeouts", _SolverTimeouts_shape, false)
 
-// SolverTimeoutsAllFields lists the leaf flags of SolverTimeouts: together they
-// select every field.
+// SolverTimeoutsAllFields lists the leaf flags of SolverTimeouts, which select every field.
 var SolverTimeoutsAllFields = slices.Clone(_SolverTimeouts_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SolverTimeouts.
 func (*SolverTimeouts) FieldSchema() *fieldmap.Schema { return _SolverTimeouts_fieldSchema }
 
-// NewSolverTimeoutsFieldMap returns a FieldMap of SolverTimeouts holding flags; the
-// error names the first flag SolverTimeouts does not have.
+// NewSolverTimeoutsFieldMap returns a FieldMap of SolverTimeouts holding flags, or an error naming the first it lacks.
 func NewSolverTimeoutsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _SolverTimeouts_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -436,27 +430,21 @@ var _Solver_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Solver{}), Fields: []fie
 
 var _Solver_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Solver", _Solver_shape, false)
 
-// SolverAllFields lists the leaf flags of Solver: together they
-// select every field.
+// SolverAllFields lists the leaf flags of Solver, which select every field.
 var SolverAllFields = slices.Clone(_Solver_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Solver.
 func (*Solver) FieldSchema() *fieldmap.Schema { return _Solver_fieldSchema }
 
-// NewSolverFieldMap returns a FieldMap of Solver holding flags; the
-// error names the first flag Solver does not have.
+// NewSolverFieldMap returns a FieldMap of Solver holding flags, or an error naming the first it lacks.
 func NewSolverFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Solver_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *SolverStatus) Clone() *SolverStatus {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SolverStatus) Clone() *SolverStatus { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new SolverStatus when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new SolverStatus when nil) a deep copy of m, when not nil.
 func (m *SolverStatus) cloneIn(c *SolverStatus) *SolverStatus {
 	if m == nil {
 		return nil
@@ -498,14 +486,10 @@ func (m *SolverStatus) cloneTo(c *SolverStatus) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *SolverAttempt) Clone() *SolverAttempt {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SolverAttempt) Clone() *SolverAttempt { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new SolverAttempt when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new SolverAttempt when nil) a deep copy of m, when not nil.
 func (m *SolverAttempt) cloneIn(c *SolverAttempt) *SolverAttempt {
 	if m == nil {
 		return nil
@@ -528,14 +512,10 @@ func (m *SolverAttempt) cloneTo(c *SolverAttempt) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *SolverTimeouts) Clone() *SolverTimeouts {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SolverTimeouts) Clone() *SolverTimeouts { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new SolverTimeouts when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new SolverTimeouts when nil) a deep copy of m, when not nil.
 func (m *SolverTimeouts) cloneIn(c *SolverTimeouts) *SolverTimeouts {
 	if m == nil {
 		return nil
@@ -557,14 +537,10 @@ func (m *SolverTimeouts) cloneTo(c *SolverTimeouts) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Solver) Clone() *Solver {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Solver) Clone() *Solver { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Solver when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Solver when nil) a deep copy of m, when not nil.
 func (m *Solver) cloneIn(c *Solver) *Solver {
 	if m == nil {
 		return nil
@@ -609,9 +585,7 @@ type _Solver_kids struct {
 	Timeouts      SolverTimeouts
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverStatus) Equal(o *SolverStatus) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -619,40 +593,18 @@ func (m *SolverStatus) Equal(o *SolverStatus) bool {
 	if m == o {
 		return true
 	}
-	if m.SolverPhase != o.SolverPhase {
-		return false
-	}
-	if m.DiscoveryPhase != o.DiscoveryPhase {
-		return false
-	}
-	if m.ReservationPhase != o.ReservationPhase {
-		return false
-	}
-	if m.PurchasePhase != o.PurchasePhase {
-		return false
-	}
-	if m.AllocationPhase != o.AllocationPhase {
-		return false
-	}
-	if m.Message != o.Message {
-		return false
-	}
-	if m.DiscoveryId != o.DiscoveryId {
-		return false
-	}
-	if m.ReservationId != o.ReservationId {
-		return false
-	}
-	if m.ContractId != o.ContractId {
-		return false
-	}
-	if m.AllocationId != o.AllocationId {
-		return false
-	}
-	if !m.Credentials.Equal(o.Credentials) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
+	if m.SolverPhase != o.SolverPhase ||
+		m.DiscoveryPhase != o.DiscoveryPhase ||
+		m.ReservationPhase != o.ReservationPhase ||
+		m.PurchasePhase != o.PurchasePhase ||
+		m.AllocationPhase != o.AllocationPhase ||
+		m.Message != o.Message ||
+		m.DiscoveryId != o.DiscoveryId ||
+		m.ReservationId != o.ReservationId ||
+		m.ContractId != o.ContractId ||
+		m.AllocationId != o.AllocationId ||
+		!m.Credentials.Equal(o.Credentials) ||
+		!fieldmap.EqualTimestamp(m.LastChangeTime, o.LastChangeTime) {
 		return false
 	}
 	if len(m.Attempts) != len(o.Attempts) {
@@ -666,9 +618,7 @@ func (m *SolverStatus) Equal(o *SolverStatus) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverAttempt) Equal(o *SolverAttempt) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -676,24 +626,16 @@ func (m *SolverAttempt) Equal(o *SolverAttempt) bool {
 	if m == o {
 		return true
 	}
-	if m.CandidateId != o.CandidateId {
-		return false
-	}
-	if m.FlavorId != o.FlavorId {
-		return false
-	}
-	if m.SellerId != o.SellerId {
-		return false
-	}
-	if m.Error != o.Error {
+	if m.CandidateId != o.CandidateId ||
+		m.FlavorId != o.FlavorId ||
+		m.SellerId != o.SellerId ||
+		m.Error != o.Error {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverTimeouts) Equal(o *SolverTimeouts) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -701,21 +643,15 @@ func (m *SolverTimeouts) Equal(o *SolverTimeouts) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualDuration(m.Discovery, o.Discovery) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.Reservation, o.Reservation) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.Purchase, o.Purchase) {
+	if !fieldmap.EqualDuration(m.Discovery, o.Discovery) ||
+		!fieldmap.EqualDuration(m.Reservation, o.Reservation) ||
+		!fieldmap.EqualDuration(m.Purchase, o.Purchase) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Solver) Equal(o *Solver) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -723,50 +659,24 @@ func (m *Solver) Equal(o *Solver) bool {
 	if m == o {
 		return true
 	}
-	if m.Id != o.Id {
-		return false
-	}
-	if !m.Selector.Equal(o.Selector) {
-		return false
-	}
-	if m.IntentId != o.IntentId {
-		return false
-	}
-	if m.FindCandidate != o.FindCandidate {
-		return false
-	}
-	if m.ReserveAndBuy != o.ReserveAndBuy {
-		return false
-	}
-	if m.EstablishPeering != o.EstablishPeering {
-		return false
-	}
-	if !m.Status.Equal(o.Status) {
-		return false
-	}
-	if !m.Configuration.Equal(o.Configuration) {
-		return false
-	}
-	if !m.Timeouts.Equal(o.Timeouts) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+	if m.Id != o.Id ||
+		!m.Selector.Equal(o.Selector) ||
+		m.IntentId != o.IntentId ||
+		m.FindCandidate != o.FindCandidate ||
+		m.ReserveAndBuy != o.ReserveAndBuy ||
+		m.EstablishPeering != o.EstablishPeering ||
+		!m.Status.Equal(o.Status) ||
+		!m.Configuration.Equal(o.Configuration) ||
+		!m.Timeouts.Equal(o.Timeouts) ||
+		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: SolverStatus does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// SolverStatus or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of SolverStatus or bound to no schema.
 func (m *SolverStatus) CopyInFields(src *SolverStatus, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_SolverStatus_fieldSchema)
 	if m == nil || b == nil {
@@ -775,9 +685,7 @@ func (m *SolverStatus) CopyInFields(src *SolverStatus, fm *fieldmap.FieldMap) in
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SolverStatus being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x307ff|win.Below&0x20400 == 0 {
 		return 0
@@ -789,55 +697,25 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 	for x := win.Cover&0x307ff | win.Below&0x20400; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if m.SolverPhase != src.SolverPhase {
-				m.SolverPhase = src.SolverPhase
-				n++
-			}
+			n += fieldmap.Set(&m.SolverPhase, src.SolverPhase)
 		case 1:
-			if m.DiscoveryPhase != src.DiscoveryPhase {
-				m.DiscoveryPhase = src.DiscoveryPhase
-				n++
-			}
+			n += fieldmap.Set(&m.DiscoveryPhase, src.DiscoveryPhase)
 		case 2:
-			if m.ReservationPhase != src.ReservationPhase {
-				m.ReservationPhase = src.ReservationPhase
-				n++
-			}
+			n += fieldmap.Set(&m.ReservationPhase, src.ReservationPhase)
 		case 3:
-			if m.PurchasePhase != src.PurchasePhase {
-				m.PurchasePhase = src.PurchasePhase
-				n++
-			}
+			n += fieldmap.Set(&m.PurchasePhase, src.PurchasePhase)
 		case 4:
-			if m.AllocationPhase != src.AllocationPhase {
-				m.AllocationPhase = src.AllocationPhase
-				n++
-			}
+			n += fieldmap.Set(&m.AllocationPhase, src.AllocationPhase)
 		case 5:
-			if m.Message != src.Message {
-				m.Message = src.Message
-				n++
-			}
+			n += fieldmap.Set(&m.Message, src.Message)
 		case 6:
-			if m.DiscoveryId != src.DiscoveryId {
-				m.DiscoveryId = src.DiscoveryId
-				n++
-			}
+			n += fieldmap.Set(&m.DiscoveryId, src.DiscoveryId)
 		case 7:
-			if m.ReservationId != src.ReservationId {
-				m.ReservationId = src.ReservationId
-				n++
-			}
+			n += fieldmap.Set(&m.ReservationId, src.ReservationId)
 		case 8:
-			if m.ContractId != src.ContractId {
-				m.ContractId = src.ContractId
-				n++
-			}
+			n += fieldmap.Set(&m.ContractId, src.ContractId)
 		case 9:
-			if m.AllocationId != src.AllocationId {
-				m.AllocationId = src.AllocationId
-				n++
-			}
+			n += fieldmap.Set(&m.AllocationId, src.AllocationId)
 		case 10:
 			if win.Cover&(1<<10) != 0 {
 				if !m.Credentials.Equal(src.Credentials) {
@@ -874,9 +752,7 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SolverAttempt being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *SolverAttempt) copyInAt(src *SolverAttempt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf == 0 {
 		return 0
@@ -886,35 +762,23 @@ func (m *SolverAttempt) copyInAt(src *SolverAttempt, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.CandidateId != src.CandidateId {
-		m.CandidateId = src.CandidateId
-		n++
+		m.CandidateId, n = src.CandidateId, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.FlavorId != src.FlavorId {
-		m.FlavorId = src.FlavorId
-		n++
+		m.FlavorId, n = src.FlavorId, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.SellerId != src.SellerId {
-		m.SellerId = src.SellerId
-		n++
+		m.SellerId, n = src.SellerId, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Error != src.Error {
-		m.Error = src.Error
-		n++
+		m.Error, n = src.Error, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: SolverAttempt does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// SolverAttempt or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of SolverAttempt or bound to no schema.
 func (m *SolverAttempt) CopyInFields(src *SolverAttempt, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_SolverAttempt_fieldSchema)
 	if m == nil || b == nil {
@@ -923,17 +787,9 @@ func (m *SolverAttempt) CopyInFields(src *SolverAttempt, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: SolverTimeouts does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// SolverTimeouts or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of SolverTimeouts or bound to no schema.
 func (m *SolverTimeouts) CopyInFields(src *SolverTimeouts, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_SolverTimeouts_fieldSchema)
 	if m == nil || b == nil {
@@ -942,9 +798,7 @@ func (m *SolverTimeouts) CopyInFields(src *SolverTimeouts, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SolverTimeouts being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -968,17 +822,9 @@ func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Solver does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Solver or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Solver or bound to no schema.
 func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Solver_fieldSchema)
 	if m == nil || b == nil {
@@ -987,17 +833,14 @@ func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Solver being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Solver)
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Selector.Equal(src.Selector) {
@@ -1015,20 +858,16 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	cw1 := fm.Window(at + 64)
 	if cw1.Cover&(1<<48) != 0 && m.IntentId != src.IntentId {
-		m.IntentId = src.IntentId
-		n++
+		m.IntentId, n = src.IntentId, n+1
 	}
 	if cw1.Cover&(1<<49) != 0 && m.FindCandidate != src.FindCandidate {
-		m.FindCandidate = src.FindCandidate
-		n++
+		m.FindCandidate, n = src.FindCandidate, n+1
 	}
 	if cw1.Cover&(1<<50) != 0 && m.ReserveAndBuy != src.ReserveAndBuy {
-		m.ReserveAndBuy = src.ReserveAndBuy
-		n++
+		m.ReserveAndBuy, n = src.ReserveAndBuy, n+1
 	}
 	if cw1.Cover&(1<<51) != 0 && m.EstablishPeering != src.EstablishPeering {
-		m.EstablishPeering = src.EstablishPeering
-		n++
+		m.EstablishPeering, n = src.EstablishPeering, n+1
 	}
 	if cw1.Cover&(1<<52) != 0 {
 		if !m.Status.Equal(src.Status) {
@@ -1112,10 +951,8 @@ func (m *Solver) DiffFields(o *Solver) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Solver_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *SolverStatus) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1138,56 +975,32 @@ func (m *SolverStatus) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag SolverStatus does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm SolverStatus does not have or a list action it cannot take.
 func (*SolverStatus) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SolverStatus_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *SolverAttempt) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: SolverAttempt has none.
+func (m *SolverAttempt) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag SolverAttempt does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm SolverAttempt does not have or a list action it cannot take.
 func (*SolverAttempt) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SolverAttempt_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *SolverTimeouts) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: SolverTimeouts has none.
+func (m *SolverTimeouts) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag SolverTimeouts does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm SolverTimeouts does not have or a list action it cannot take.
 func (*SolverTimeouts) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SolverTimeouts_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Solver) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1204,17 +1017,13 @@ func (m *Solver) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Solver does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Solver does not have or a list action it cannot take.
 func (*Solver) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Solver_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *SolverStatus) Redact() {
 	if m == nil {
 		return
@@ -1222,9 +1031,7 @@ func (m *SolverStatus) Redact() {
 	m.Credentials = nil
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *SolverStatus) Redacted() *SolverStatus {
 	if m == nil {
 		return nil
@@ -1234,51 +1041,19 @@ func (m *SolverStatus) Redacted() *SolverStatus {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *SolverAttempt) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: SolverAttempt has none.
+func (m *SolverAttempt) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *SolverAttempt) Redacted() *SolverAttempt {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *SolverAttempt) Redacted() *SolverAttempt { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *SolverTimeouts) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: SolverTimeouts has none.
+func (m *SolverTimeouts) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *SolverTimeouts) Redacted() *SolverTimeouts {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *SolverTimeouts) Redacted() *SolverTimeouts { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Solver) Redact() {
 	if m == nil {
 		return
@@ -1287,9 +1062,7 @@ func (m *Solver) Redact() {
 	m.Configuration.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Solver) Redacted() *Solver {
 	if m == nil {
 		return nil

@@ -11,9 +11,9 @@ const (
 	MapsPackage   = protogen.GoImportPath("maps")
 )
 
-// valueField returns the field describing one value of f: the map value
+// ValueField returns the field describing one value of f: the map value
 // field for maps, else f.
-func valueField(f *protogen.Field) *protogen.Field {
+func ValueField(f *protogen.Field) *protogen.Field {
 	if f.Desc.IsMap() {
 		return f.Message.Fields[1]
 	}
@@ -31,7 +31,7 @@ func isMessageKind(k protoreflect.Kind) bool {
 // ElemEqualFunc returns a Go func value comparing two elements (list element
 // or map value) of f under proto.Equal rules, or "" when == works.
 func (g *GeneratedFile) ElemEqualFunc(f *protogen.Field) string {
-	v := valueField(f)
+	v := ValueField(f)
 	switch k := v.Desc.Kind(); {
 	case k == protoreflect.DoubleKind:
 		return g.Fieldmap("EqualFloat64")
@@ -59,7 +59,7 @@ func (g *GeneratedFile) EqualExpr(f *protogen.Field, a, b string) string {
 	case d.IsMap():
 		if eq := g.ElemEqualFunc(f); eq != "" {
 			fn := "EqualMapFunc"
-			if isMessageKind(valueField(f).Desc.Kind()) {
+			if isMessageKind(ValueField(f).Desc.Kind()) {
 				fn = "EqualMessageMapFunc" // a nil value reads as an empty message
 			}
 			return g.Fieldmap(fn) + "(" + a + ", " + b + ", " + eq + ")"
@@ -128,7 +128,7 @@ func (g *GeneratedFile) SameExpr(f *protogen.Field, a, b string) string {
 // ElemCloneFunc returns a Go func value deep-copying one element (list
 // element or map value) of f, or "" when assignment copies it.
 func (g *GeneratedFile) ElemCloneFunc(f *protogen.Field) string {
-	v := valueField(f)
+	v := ValueField(f)
 	switch k := v.Desc.Kind(); {
 	case k == protoreflect.BytesKind:
 		return g.Fieldmap("CloneBytes")

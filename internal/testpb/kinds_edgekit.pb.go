@@ -67,15 +67,13 @@ var _Scalars_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Scalars{}), Fields: []f
 
 var _Scalars_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Scalars", _Scalars_shape, false)
 
-// ScalarsAllFields lists the leaf flags of Scalars: together they
-// select every field.
+// ScalarsAllFields lists the leaf flags of Scalars, which select every field.
 var ScalarsAllFields = slices.Clone(_Scalars_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Scalars.
 func (*Scalars) FieldSchema() *fieldmap.Schema { return _Scalars_fieldSchema }
 
-// NewScalarsFieldMap returns a FieldMap of Scalars holding flags; the
-// error names the first flag Scalars does not have.
+// NewScalarsFieldMap returns a FieldMap of Scalars holding flags, or an error naming the first it lacks.
 func NewScalarsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Scalars_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -122,15 +120,13 @@ var _Optionals_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Optionals{}), Fields:
 
 var _Optionals_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Optionals", _Optionals_shape, false)
 
-// OptionalsAllFields lists the leaf flags of Optionals: together they
-// select every field.
+// OptionalsAllFields lists the leaf flags of Optionals, which select every field.
 var OptionalsAllFields = slices.Clone(_Optionals_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Optionals.
 func (*Optionals) FieldSchema() *fieldmap.Schema { return _Optionals_fieldSchema }
 
-// NewOptionalsFieldMap returns a FieldMap of Optionals holding flags; the
-// error names the first flag Optionals does not have.
+// NewOptionalsFieldMap returns a FieldMap of Optionals holding flags, or an error naming the first it lacks.
 func NewOptionalsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Optionals_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -145,15 +141,13 @@ const (
 
 var _Leaf_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Leaf", _Leaf_shape, false)
 
-// LeafAllFields lists the leaf flags of Leaf: together they
-// select every field.
+// LeafAllFields lists the leaf flags of Leaf, which select every field.
 var LeafAllFields = slices.Clone(_Leaf_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Leaf.
 func (*Leaf) FieldSchema() *fieldmap.Schema { return _Leaf_fieldSchema }
 
-// NewLeafFieldMap returns a FieldMap of Leaf holding flags; the
-// error names the first flag Leaf does not have.
+// NewLeafFieldMap returns a FieldMap of Leaf holding flags, or an error naming the first it lacks.
 func NewLeafFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Leaf_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -181,15 +175,13 @@ var _Middle_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Middle{}), Fields: []fie
 
 var _Middle_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Middle", _Middle_shape, false)
 
-// MiddleAllFields lists the leaf flags of Middle: together they
-// select every field.
+// MiddleAllFields lists the leaf flags of Middle, which select every field.
 var MiddleAllFields = slices.Clone(_Middle_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Middle.
 func (*Middle) FieldSchema() *fieldmap.Schema { return _Middle_fieldSchema }
 
-// NewMiddleFieldMap returns a FieldMap of Middle holding flags; the
-// error names the first flag Middle does not have.
+// NewMiddleFieldMap returns a FieldMap of Middle holding flags, or an error naming the first it lacks.
 func NewMiddleFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Middle_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -368,15 +360,13 @@ var _Top_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Top{}), Fields: []fieldmap.
 
 var _Top_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Top", _Top_shape, true)
 
-// TopAllFields lists the leaf flags of Top: together they
-// select every field.
+// TopAllFields lists the leaf flags of Top, which select every field.
 var TopAllFields = slices.Clone(_Top_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Top.
 func (*Top) FieldSchema() *fieldmap.Schema { return _Top_fieldSchema }
 
-// NewTopFieldMap returns a FieldMap of Top holding flags; the
-// error names the first flag Top does not have.
+// NewTopFieldMap returns a FieldMap of Top holding flags, or an error naming the first it lacks.
 func NewTopFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Top_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -395,15 +385,13 @@ const (
 
 var _Key_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Key", _Key_shape, false)
 
-// KeyAllFields lists the leaf flags of Key: together they
-// select every field.
+// KeyAllFields lists the leaf flags of Key, which select every field.
 var KeyAllFields = slices.Clone(_Key_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Key.
 func (*Key) FieldSchema() *fieldmap.Schema { return _Key_fieldSchema }
 
-// NewKeyFieldMap returns a FieldMap of Key holding flags; the
-// error names the first flag Key does not have.
+// NewKeyFieldMap returns a FieldMap of Key holding flags, or an error naming the first it lacks.
 func NewKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Key_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -417,15 +405,13 @@ const (
 
 var _SubKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.SubKey", _SubKey_shape, false)
 
-// SubKeyAllFields lists the leaf flags of SubKey: together they
-// select every field.
+// SubKeyAllFields lists the leaf flags of SubKey, which select every field.
 var SubKeyAllFields = slices.Clone(_SubKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SubKey.
 func (*SubKey) FieldSchema() *fieldmap.Schema { return _SubKey_fieldSchema }
 
-// NewSubKeyFieldMap returns a FieldMap of SubKey holding flags; the
-// error names the first flag SubKey does not have.
+// NewSubKeyFieldMap returns a FieldMap of SubKey holding flags, or an error naming the first it lacks.
 func NewSubKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _SubKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -446,15 +432,13 @@ const (
 
 var _Wkt_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Wkt", _Wkt_shape, false)
 
-// WktAllFields lists the leaf flags of Wkt: together they
-// select every field.
+// WktAllFields lists the leaf flags of Wkt, which select every field.
 var WktAllFields = slices.Clone(_Wkt_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Wkt.
 func (*Wkt) FieldSchema() *fieldmap.Schema { return _Wkt_fieldSchema }
 
-// NewWktFieldMap returns a FieldMap of Wkt holding flags; the
-// error names the first flag Wkt does not have.
+// NewWktFieldMap returns a FieldMap of Wkt holding flags, or an error naming the first it lacks.
 func NewWktFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Wkt_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -485,15 +469,13 @@ var _Tree_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Tree{}), Fields: []fieldma
 
 var _Tree_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Tree", _Tree_shape, false)
 
-// TreeAllFields lists the leaf flags of Tree: together they
-// select every field.
+// TreeAllFields lists the leaf flags of Tree, which select every field.
 var TreeAllFields = slices.Clone(_Tree_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Tree.
 func (*Tree) FieldSchema() *fieldmap.Schema { return _Tree_fieldSchema }
 
-// NewTreeFieldMap returns a FieldMap of Tree holding flags; the
-// error names the first flag Tree does not have.
+// NewTreeFieldMap returns a FieldMap of Tree holding flags, or an error naming the first it lacks.
 func NewTreeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Tree_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -524,15 +506,13 @@ var _Branch_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Branch{}), Fields: []fie
 
 var _Branch_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Branch", _Branch_shape, false)
 
-// BranchAllFields lists the leaf flags of Branch: together they
-// select every field.
+// BranchAllFields lists the leaf flags of Branch, which select every field.
 var BranchAllFields = slices.Clone(_Branch_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Branch.
 func (*Branch) FieldSchema() *fieldmap.Schema { return _Branch_fieldSchema }
 
-// NewBranchFieldMap returns a FieldMap of Branch holding flags; the
-// error names the first flag Branch does not have.
+// NewBranchFieldMap returns a FieldMap of Branch holding flags, or an error naming the first it lacks.
 func NewBranchFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Branch_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -541,15 +521,13 @@ var _Empty_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Empty{}), Fields: []field
 
 var _Empty_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Empty", _Empty_shape, false)
 
-// EmptyAllFields lists the leaf flags of Empty: together they
-// select every field.
+// EmptyAllFields lists the leaf flags of Empty, which select every field.
 var EmptyAllFields = slices.Clone(_Empty_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Empty.
 func (*Empty) FieldSchema() *fieldmap.Schema { return _Empty_fieldSchema }
 
-// NewEmptyFieldMap returns a FieldMap of Empty holding flags; the
-// error names the first flag Empty does not have.
+// NewEmptyFieldMap returns a FieldMap of Empty holding flags, or an error naming the first it lacks.
 func NewEmptyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Empty_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -578,15 +556,13 @@ var _Outer_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Outer{}), Fields: []field
 
 var _Outer_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Outer", _Outer_shape, false)
 
-// OuterAllFields lists the leaf flags of Outer: together they
-// select every field.
+// OuterAllFields lists the leaf flags of Outer, which select every field.
 var OuterAllFields = slices.Clone(_Outer_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Outer.
 func (*Outer) FieldSchema() *fieldmap.Schema { return _Outer_fieldSchema }
 
-// NewOuterFieldMap returns a FieldMap of Outer holding flags; the
-// error names the first flag Outer does not have.
+// NewOuterFieldMap returns a FieldMap of Outer holding flags, or an error naming the first it lacks.
 func NewOuterFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Outer_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -599,15 +575,13 @@ const (
 
 var _Outer_Inner_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Outer.Inner", _Outer_Inner_shape, false)
 
-// Outer_InnerAllFields lists the leaf flags of Outer_Inner: together they
-// select every field.
+// Outer_InnerAllFields lists the leaf flags of Outer_Inner, which select every field.
 var Outer_InnerAllFields = slices.Clone(_Outer_Inner_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Outer_Inner.
 func (*Outer_Inner) FieldSchema() *fieldmap.Schema { return _Outer_Inner_fieldSchema }
 
-// NewOuter_InnerFieldMap returns a FieldMap of Outer_Inner holding flags; the
-// error names the first flag Outer_Inner does not have.
+// NewOuter_InnerFieldMap returns a FieldMap of Outer_Inner holding flags, or an error naming the first it lacks.
 func NewOuter_InnerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Outer_Inner_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -666,15 +640,13 @@ var _Secrets_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Secrets{}), Fields: []f
 
 var _Secrets_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Secrets", _Secrets_shape, false)
 
-// SecretsAllFields lists the leaf flags of Secrets: together they
-// select every field.
+// SecretsAllFields lists the leaf flags of Secrets, which select every field.
 var SecretsAllFields = slices.Clone(_Secrets_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Secrets.
 func (*Secrets) FieldSchema() *fieldmap.Schema { return _Secrets_fieldSchema }
 
-// NewSecretsFieldMap returns a FieldMap of Secrets holding flags; the
-// error names the first flag Secrets does not have.
+// NewSecretsFieldMap returns a FieldMap of Secrets holding flags, or an error naming the first it lacks.
 func NewSecretsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Secrets_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -692,27 +664,21 @@ var _NamedKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NamedKey{}), Fields: [
 
 var _NamedKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.NamedKey", _NamedKey_shape, false)
 
-// NamedKeyAllFields lists the leaf flags of NamedKey: together they
-// select every field.
+// NamedKeyAllFields lists the leaf flags of NamedKey, which select every field.
 var NamedKeyAllFields = slices.Clone(_NamedKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NamedKey.
 func (*NamedKey) FieldSchema() *fieldmap.Schema { return _NamedKey_fieldSchema }
 
-// NewNamedKeyFieldMap returns a FieldMap of NamedKey holding flags; the
-// error names the first flag NamedKey does not have.
+// NewNamedKeyFieldMap returns a FieldMap of NamedKey holding flags, or an error naming the first it lacks.
 func NewNamedKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NamedKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Scalars) Clone() *Scalars {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Scalars) Clone() *Scalars { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Scalars when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Scalars when nil) a deep copy of m, when not nil.
 func (m *Scalars) cloneIn(c *Scalars) *Scalars {
 	if m == nil {
 		return nil
@@ -747,14 +713,10 @@ func (m *Scalars) cloneTo(c *Scalars) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Optionals) Clone() *Optionals {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Optionals) Clone() *Optionals { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Optionals when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Optionals when nil) a deep copy of m, when not nil.
 func (m *Optionals) cloneIn(c *Optionals) *Optionals {
 	if m == nil {
 		return nil
@@ -824,14 +786,10 @@ func (m *Optionals) cloneTo(c *Optionals) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Leaf) Clone() *Leaf {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Leaf) Clone() *Leaf { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Leaf when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Leaf when nil) a deep copy of m, when not nil.
 func (m *Leaf) cloneIn(c *Leaf) *Leaf {
 	if m == nil {
 		return nil
@@ -854,14 +812,10 @@ func (m *Leaf) cloneTo(c *Leaf) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Middle) Clone() *Middle {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Middle) Clone() *Middle { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Middle when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Middle when nil) a deep copy of m, when not nil.
 func (m *Middle) cloneIn(c *Middle) *Middle {
 	if m == nil {
 		return nil
@@ -893,14 +847,10 @@ func (m *Middle) cloneTo(c *Middle) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Top) Clone() *Top {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Top) Clone() *Top { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Top when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Top when nil) a deep copy of m, when not nil.
 func (m *Top) cloneIn(c *Top) *Top {
 	if m == nil {
 		return nil
@@ -1008,14 +958,10 @@ type _Top_kids struct {
 	Empty      Empty
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Key) Clone() *Key {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Key) Clone() *Key { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Key when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Key when nil) a deep copy of m, when not nil.
 func (m *Key) cloneIn(c *Key) *Key {
 	if m == nil {
 		return nil
@@ -1039,14 +985,10 @@ func (m *Key) cloneTo(c *Key) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *SubKey) Clone() *SubKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SubKey) Clone() *SubKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new SubKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new SubKey when nil) a deep copy of m, when not nil.
 func (m *SubKey) cloneIn(c *SubKey) *SubKey {
 	if m == nil {
 		return nil
@@ -1068,14 +1010,10 @@ func (m *SubKey) cloneTo(c *SubKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Wkt) Clone() *Wkt {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Wkt) Clone() *Wkt { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Wkt when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Wkt when nil) a deep copy of m, when not nil.
 func (m *Wkt) cloneIn(c *Wkt) *Wkt {
 	if m == nil {
 		return nil
@@ -1104,14 +1042,10 @@ func (m *Wkt) cloneTo(c *Wkt) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Tree) Clone() *Tree {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Tree) Clone() *Tree { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Tree when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Tree when nil) a deep copy of m, when not nil.
 func (m *Tree) cloneIn(c *Tree) *Tree {
 	if m == nil {
 		return nil
@@ -1159,14 +1093,10 @@ type _Tree_kids struct {
 	Branch Branch
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Branch) Clone() *Branch {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Branch) Clone() *Branch { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Branch when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Branch when nil) a deep copy of m, when not nil.
 func (m *Branch) cloneIn(c *Branch) *Branch {
 	if m == nil {
 		return nil
@@ -1187,14 +1117,10 @@ func (m *Branch) cloneTo(c *Branch) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Empty) Clone() *Empty {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Empty) Clone() *Empty { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Empty when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Empty when nil) a deep copy of m, when not nil.
 func (m *Empty) cloneIn(c *Empty) *Empty {
 	if m == nil {
 		return nil
@@ -1213,14 +1139,10 @@ func (m *Empty) cloneTo(c *Empty) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Outer) Clone() *Outer {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Outer) Clone() *Outer { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Outer when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Outer when nil) a deep copy of m, when not nil.
 func (m *Outer) cloneIn(c *Outer) *Outer {
 	if m == nil {
 		return nil
@@ -1266,14 +1188,10 @@ func (m *Outer) cloneTo(c *Outer) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Outer_Inner) Clone() *Outer_Inner {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Outer_Inner) Clone() *Outer_Inner { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Outer_Inner when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Outer_Inner when nil) a deep copy of m, when not nil.
 func (m *Outer_Inner) cloneIn(c *Outer_Inner) *Outer_Inner {
 	if m == nil {
 		return nil
@@ -1294,14 +1212,10 @@ func (m *Outer_Inner) cloneTo(c *Outer_Inner) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Secrets) Clone() *Secrets {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Secrets) Clone() *Secrets { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Secrets when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Secrets when nil) a deep copy of m, when not nil.
 func (m *Secrets) cloneIn(c *Secrets) *Secrets {
 	if m == nil {
 		return nil
@@ -1383,14 +1297,10 @@ type _Secrets_kids struct {
 	Outer Outer
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NamedKey) Clone() *NamedKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NamedKey) Clone() *NamedKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NamedKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NamedKey when nil) a deep copy of m, when not nil.
 func (m *NamedKey) cloneIn(c *NamedKey) *NamedKey {
 	if m == nil {
 		return nil
@@ -1411,9 +1321,7 @@ func (m *NamedKey) cloneTo(c *NamedKey) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Scalars) Equal(o *Scalars) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1421,60 +1329,28 @@ func (m *Scalars) Equal(o *Scalars) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.FDouble, o.FDouble) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.FFloat, o.FFloat) {
-		return false
-	}
-	if m.FInt32 != o.FInt32 {
-		return false
-	}
-	if m.FInt64 != o.FInt64 {
-		return false
-	}
-	if m.FUint32 != o.FUint32 {
-		return false
-	}
-	if m.FUint64 != o.FUint64 {
-		return false
-	}
-	if m.FSint32 != o.FSint32 {
-		return false
-	}
-	if m.FSint64 != o.FSint64 {
-		return false
-	}
-	if m.FFixed32 != o.FFixed32 {
-		return false
-	}
-	if m.FFixed64 != o.FFixed64 {
-		return false
-	}
-	if m.FSfixed32 != o.FSfixed32 {
-		return false
-	}
-	if m.FSfixed64 != o.FSfixed64 {
-		return false
-	}
-	if m.FBool != o.FBool {
-		return false
-	}
-	if m.FString != o.FString {
-		return false
-	}
-	if !bytes.Equal(m.FBytes, o.FBytes) {
-		return false
-	}
-	if m.FEnum != o.FEnum {
+	if !fieldmap.EqualImplicitFloat64(m.FDouble, o.FDouble) ||
+		!fieldmap.EqualImplicitFloat32(m.FFloat, o.FFloat) ||
+		m.FInt32 != o.FInt32 ||
+		m.FInt64 != o.FInt64 ||
+		m.FUint32 != o.FUint32 ||
+		m.FUint64 != o.FUint64 ||
+		m.FSint32 != o.FSint32 ||
+		m.FSint64 != o.FSint64 ||
+		m.FFixed32 != o.FFixed32 ||
+		m.FFixed64 != o.FFixed64 ||
+		m.FSfixed32 != o.FSfixed32 ||
+		m.FSfixed64 != o.FSfixed64 ||
+		m.FBool != o.FBool ||
+		m.FString != o.FString ||
+		!bytes.Equal(m.FBytes, o.FBytes) ||
+		m.FEnum != o.FEnum {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Optionals) Equal(o *Optionals) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1482,45 +1358,23 @@ func (m *Optionals) Equal(o *Optionals) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtrFloat64(m.ODouble, o.ODouble) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat32(m.OFloat, o.OFloat) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.OInt32, o.OInt32) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.OInt64, o.OInt64) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.OUint32, o.OUint32) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.OUint64, o.OUint64) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.OBool, o.OBool) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.OString, o.OString) {
-		return false
-	}
-	if !fieldmap.EqualBytesPresence(m.OBytes, o.OBytes) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.OEnum, o.OEnum) {
-		return false
-	}
-	if !m.OMessage.Equal(o.OMessage) {
+	if !fieldmap.EqualPtrFloat64(m.ODouble, o.ODouble) ||
+		!fieldmap.EqualPtrFloat32(m.OFloat, o.OFloat) ||
+		!fieldmap.EqualPtr(m.OInt32, o.OInt32) ||
+		!fieldmap.EqualPtr(m.OInt64, o.OInt64) ||
+		!fieldmap.EqualPtr(m.OUint32, o.OUint32) ||
+		!fieldmap.EqualPtr(m.OUint64, o.OUint64) ||
+		!fieldmap.EqualPtr(m.OBool, o.OBool) ||
+		!fieldmap.EqualPtr(m.OString, o.OString) ||
+		!fieldmap.EqualBytesPresence(m.OBytes, o.OBytes) ||
+		!fieldmap.EqualPtr(m.OEnum, o.OEnum) ||
+		!m.OMessage.Equal(o.OMessage) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Leaf) Equal(o *Leaf) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1528,24 +1382,16 @@ func (m *Leaf) Equal(o *Leaf) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Value != o.Value {
-		return false
-	}
-	if m.State != o.State {
-		return false
-	}
-	if m.Token != o.Token {
+	if m.Name != o.Name ||
+		m.Value != o.Value ||
+		m.State != o.State ||
+		m.Token != o.Token {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Middle) Equal(o *Middle) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1553,10 +1399,8 @@ func (m *Middle) Equal(o *Middle) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if !m.Leaf.Equal(o.Leaf) {
+	if m.Name != o.Name ||
+		!m.Leaf.Equal(o.Leaf) {
 		return false
 	}
 	if len(m.Leaves) != len(o.Leaves) {
@@ -1570,9 +1414,7 @@ func (m *Middle) Equal(o *Middle) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Top) Equal(o *Top) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1580,13 +1422,9 @@ func (m *Top) Equal(o *Top) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if !m.Middle.Equal(o.Middle) {
-		return false
-	}
-	if !slices.Equal(m.Tags, o.Tags) {
+	if !m.Key.Equal(o.Key) ||
+		!m.Middle.Equal(o.Middle) ||
+		!slices.Equal(m.Tags, o.Tags) {
 		return false
 	}
 	if len(m.Middles) != len(o.Middles) {
@@ -1597,52 +1435,22 @@ func (m *Top) Equal(o *Top) bool {
 			return false
 		}
 	}
-	if !maps.Equal(m.Labels, o.Labels) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) {
-		return false
-	}
-	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
-		return false
-	}
-	if !fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) {
-		return false
-	}
-	if !slices.Equal(m.States, o.States) {
-		return false
-	}
-	if !fieldmap.EqualMapFunc(m.BlobMap, o.BlobMap, bytes.Equal) {
-		return false
-	}
-	if !maps.Equal(m.StateMap, o.StateMap) {
-		return false
-	}
-	if !m.Scalars.Equal(o.Scalars) {
-		return false
-	}
-	if !m.Optionals.Equal(o.Optionals) {
-		return false
-	}
-	if !m.Wkt.Equal(o.Wkt) {
-		return false
-	}
-	if !fieldmap.Equal(m.Label, o.Label) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m.LabelsOther, o.LabelsOther, fieldmap.Equal[*other.Label]) {
-		return false
-	}
-	if m.Password != o.Password {
-		return false
-	}
-	if !m.AtomicLeaf.Equal(o.AtomicLeaf) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, fieldmap.Equal[*other.Label]) {
-		return false
-	}
-	if !m.Empty.Equal(o.Empty) {
+	if !maps.Equal(m.Labels, o.Labels) ||
+		!fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) ||
+		!fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) ||
+		!fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) ||
+		!slices.Equal(m.States, o.States) ||
+		!fieldmap.EqualMapFunc(m.BlobMap, o.BlobMap, bytes.Equal) ||
+		!maps.Equal(m.StateMap, o.StateMap) ||
+		!m.Scalars.Equal(o.Scalars) ||
+		!m.Optionals.Equal(o.Optionals) ||
+		!m.Wkt.Equal(o.Wkt) ||
+		!fieldmap.Equal(m.Label, o.Label) ||
+		!fieldmap.EqualMessageListFunc(m.LabelsOther, o.LabelsOther, fieldmap.Equal[*other.Label]) ||
+		m.Password != o.Password ||
+		!m.AtomicLeaf.Equal(o.AtomicLeaf) ||
+		!fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, fieldmap.Equal[*other.Label]) ||
+		!m.Empty.Equal(o.Empty) {
 		return false
 	}
 	switch a := m.Choice.(type) {
@@ -1702,9 +1510,7 @@ func _Top_Choice_isSet(x isTop_Choice) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Key) Equal(o *Key) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1712,27 +1518,17 @@ func (m *Key) Equal(o *Key) bool {
 	if m == o {
 		return true
 	}
-	if m.Organization != o.Organization {
-		return false
-	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Version != o.Version {
-		return false
-	}
-	if m.State != o.State {
-		return false
-	}
-	if !m.Sub.Equal(o.Sub) {
+	if m.Organization != o.Organization ||
+		m.Name != o.Name ||
+		m.Version != o.Version ||
+		m.State != o.State ||
+		!m.Sub.Equal(o.Sub) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SubKey) Equal(o *SubKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1740,21 +1536,15 @@ func (m *SubKey) Equal(o *SubKey) bool {
 	if m == o {
 		return true
 	}
-	if m.Region != o.Region {
-		return false
-	}
-	if m.Zone != o.Zone {
-		return false
-	}
-	if m.Edge != o.Edge {
+	if m.Region != o.Region ||
+		m.Zone != o.Zone ||
+		m.Edge != o.Edge {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Wkt) Equal(o *Wkt) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1762,42 +1552,22 @@ func (m *Wkt) Equal(o *Wkt) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualTimestamp(m.Ts, o.Ts) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.Dur, o.Dur) {
-		return false
-	}
-	if !fieldmap.EqualStringValue(m.Str, o.Str) {
-		return false
-	}
-	if !fieldmap.EqualInt64Value(m.I64, o.I64) {
-		return false
-	}
-	if !fieldmap.EqualBoolValue(m.Flag, o.Flag) {
-		return false
-	}
-	if !fieldmap.EqualStruct(m.St, o.St) {
-		return false
-	}
-	if !fieldmap.EqualAny(m.Any, o.Any) {
-		return false
-	}
-	if !fieldmap.EqualValue(m.Val, o.Val) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.EqualTimestamp) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Durs, o.Durs, fieldmap.EqualDuration) {
+	if !fieldmap.EqualTimestamp(m.Ts, o.Ts) ||
+		!fieldmap.EqualDuration(m.Dur, o.Dur) ||
+		!fieldmap.EqualStringValue(m.Str, o.Str) ||
+		!fieldmap.EqualInt64Value(m.I64, o.I64) ||
+		!fieldmap.EqualBoolValue(m.Flag, o.Flag) ||
+		!fieldmap.EqualStruct(m.St, o.St) ||
+		!fieldmap.EqualAny(m.Any, o.Any) ||
+		!fieldmap.EqualValue(m.Val, o.Val) ||
+		!fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.EqualTimestamp) ||
+		!fieldmap.EqualMessageMapFunc(m.Durs, o.Durs, fieldmap.EqualDuration) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Tree) Equal(o *Tree) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1805,13 +1575,9 @@ func (m *Tree) Equal(o *Tree) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if !m.Left.Equal(o.Left) {
-		return false
-	}
-	if !m.Right.Equal(o.Right) {
+	if m.Name != o.Name ||
+		!m.Left.Equal(o.Left) ||
+		!m.Right.Equal(o.Right) {
 		return false
 	}
 	if len(m.Children) != len(o.Children) {
@@ -1828,9 +1594,7 @@ func (m *Tree) Equal(o *Tree) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Branch) Equal(o *Branch) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1838,18 +1602,14 @@ func (m *Branch) Equal(o *Branch) bool {
 	if m == o {
 		return true
 	}
-	if m.Label != o.Label {
-		return false
-	}
-	if !m.Tree.Equal(o.Tree) {
+	if m.Label != o.Label ||
+		!m.Tree.Equal(o.Tree) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Empty) Equal(o *Empty) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1860,9 +1620,7 @@ func (m *Empty) Equal(o *Empty) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Outer) Equal(o *Outer) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1887,9 +1645,7 @@ func (m *Outer) Equal(o *Outer) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Outer_Inner) Equal(o *Outer_Inner) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1897,18 +1653,14 @@ func (m *Outer_Inner) Equal(o *Outer_Inner) bool {
 	if m == o {
 		return true
 	}
-	if m.Kind != o.Kind {
-		return false
-	}
-	if m.Secret != o.Secret {
+	if m.Kind != o.Kind ||
+		m.Secret != o.Secret {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Secrets) Equal(o *Secrets) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1916,10 +1668,8 @@ func (m *Secrets) Equal(o *Secrets) bool {
 	if m == o {
 		return true
 	}
-	if m.ApiKey != o.ApiKey {
-		return false
-	}
-	if !m.Leaf.Equal(o.Leaf) {
+	if m.ApiKey != o.ApiKey ||
+		!m.Leaf.Equal(o.Leaf) {
 		return false
 	}
 	if len(m.Leaves) != len(o.Leaves) {
@@ -1930,19 +1680,11 @@ func (m *Secrets) Equal(o *Secrets) bool {
 			return false
 		}
 	}
-	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) {
-		return false
-	}
-	if !m.Outer.Equal(o.Outer) {
-		return false
-	}
-	if !fieldmap.Equal(m.Label, o.Label) {
-		return false
-	}
-	if !bytes.Equal(m.Cert, o.Cert) {
-		return false
-	}
-	if !maps.Equal(m.Env, o.Env) {
+	if !fieldmap.EqualMessageMapFunc(m.LeafMap, o.LeafMap, (*Leaf).Equal) ||
+		!m.Outer.Equal(o.Outer) ||
+		!fieldmap.Equal(m.Label, o.Label) ||
+		!bytes.Equal(m.Cert, o.Cert) ||
+		!maps.Equal(m.Env, o.Env) {
 		return false
 	}
 	switch a := m.Cred.(type) {
@@ -1992,9 +1734,7 @@ func _Secrets_Cred_isSet(x isSecrets_Cred) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NamedKey) Equal(o *NamedKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -2002,26 +1742,16 @@ func (m *NamedKey) Equal(o *NamedKey) bool {
 	if m == o {
 		return true
 	}
-	if m.Id != o.Id {
-		return false
-	}
-	if m.Note != o.Note {
+	if m.Id != o.Id ||
+		m.Note != o.Note {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Scalars does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Scalars or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Scalars or bound to no schema.
 func (m *Scalars) CopyInFields(src *Scalars, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Scalars_fieldSchema)
 	if m == nil || b == nil {
@@ -2030,9 +1760,7 @@ func (m *Scalars) CopyInFields(src *Scalars, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Scalars being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Scalars) copyInAt(src *Scalars, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xffff == 0 {
 		return 0
@@ -2054,91 +1782,44 @@ func (m *Scalars) copyInAt(src *Scalars, fm *fieldmap.FieldMap, at int, win fiel
 				n++
 			}
 		case 2:
-			if m.FInt32 != src.FInt32 {
-				m.FInt32 = src.FInt32
-				n++
-			}
+			n += fieldmap.Set(&m.FInt32, src.FInt32)
 		case 3:
-			if m.FInt64 != src.FInt64 {
-				m.FInt64 = src.FInt64
-				n++
-			}
+			n += fieldmap.Set(&m.FInt64, src.FInt64)
 		case 4:
-			if m.FUint32 != src.FUint32 {
-				m.FUint32 = src.FUint32
-				n++
-			}
+			n += fieldmap.Set(&m.FUint32, src.FUint32)
 		case 5:
-			if m.FUint64 != src.FUint64 {
-				m.FUint64 = src.FUint64
-				n++
-			}
+			n += fieldmap.Set(&m.FUint64, src.FUint64)
 		case 6:
-			if m.FSint32 != src.FSint32 {
-				m.FSint32 = src.FSint32
-				n++
-			}
+			n += fieldmap.Set(&m.FSint32, src.FSint32)
 		case 7:
-			if m.FSint64 != src.FSint64 {
-				m.FSint64 = src.FSint64
-				n++
-			}
+			n += fieldmap.Set(&m.FSint64, src.FSint64)
 		case 8:
-			if m.FFixed32 != src.FFixed32 {
-				m.FFixed32 = src.FFixed32
-				n++
-			}
+			n += fieldmap.Set(&m.FFixed32, src.FFixed32)
 		case 9:
-			if m.FFixed64 != src.FFixed64 {
-				m.FFixed64 = src.FFixed64
-				n++
-			}
+			n += fieldmap.Set(&m.FFixed64, src.FFixed64)
 		case 10:
-			if m.FSfixed32 != src.FSfixed32 {
-				m.FSfixed32 = src.FSfixed32
-				n++
-			}
+			n += fieldmap.Set(&m.FSfixed32, src.FSfixed32)
 		case 11:
-			if m.FSfixed64 != src.FSfixed64 {
-				m.FSfixed64 = src.FSfixed64
-				n++
-			}
+			n += fieldmap.Set(&m.FSfixed64, src.FSfixed64)
 		case 12:
-			if m.FBool != src.FBool {
-				m.FBool = src.FBool
-				n++
-			}
+			n += fieldmap.Set(&m.FBool, src.FBool)
 		case 13:
-			if m.FString != src.FString {
-				m.FString = src.FString
-				n++
-			}
+			n += fieldmap.Set(&m.FString, src.FString)
 		case 14:
 			if !bytes.Equal(m.FBytes, src.FBytes) {
 				m.FBytes = fieldmap.CloneBytes(src.FBytes)
 				n++
 			}
 		case 15:
-			if m.FEnum != src.FEnum {
-				m.FEnum = src.FEnum
-				n++
-			}
+			n += fieldmap.Set(&m.FEnum, src.FEnum)
 		}
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Optionals does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Optionals or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Optionals or bound to no schema.
 func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Optionals_fieldSchema)
 	if m == nil || b == nil {
@@ -2160,9 +1841,7 @@ type _Optionals_ptrs struct {
 	f10 State
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Optionals being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7ff|win.Below&0x400 == 0 {
 		return 0
@@ -2316,9 +1995,7 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int, win 
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Leaf being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Leaf) copyInAt(src *Leaf, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf == 0 {
 		return 0
@@ -2328,35 +2005,23 @@ func (m *Leaf) copyInAt(src *Leaf, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
+		m.Value, n = src.Value, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
+		m.State, n = src.State, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Token != src.Token {
-		m.Token = src.Token
-		n++
+		m.Token, n = src.Token, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Leaf does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Leaf or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Leaf or bound to no schema.
 func (m *Leaf) CopyInFields(src *Leaf, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Leaf_fieldSchema)
 	if m == nil || b == nil {
@@ -2365,17 +2030,9 @@ func (m *Leaf) CopyInFields(src *Leaf, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Middle does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Middle or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Middle or bound to no schema.
 func (m *Middle) CopyInFields(src *Middle, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Middle_fieldSchema)
 	if m == nil || b == nil {
@@ -2384,9 +2041,7 @@ func (m *Middle) CopyInFields(src *Middle, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Middle being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x43|win.Below&0x42 == 0 {
 		return 0
@@ -2396,8 +2051,7 @@ func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Leaf.Equal(src.Leaf) {
@@ -2428,17 +2082,9 @@ func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Top or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Top or bound to no schema.
 func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Top_fieldSchema)
 	if m == nil || b == nil {
@@ -2447,9 +2093,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Top being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Top)
@@ -2488,16 +2132,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 				}
 			}
 		case 21:
-			if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-			} else if !slices.Equal(m.Tags, src.Tags) {
-				if len(src.Tags) == 0 {
-					m.Tags = nil
-				} else {
-					m.Tags = slices.Clone(src.Tags)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+21), &m.Tags, src.Tags)
 		case 22:
 			if a := fm.ListActionAt(at + 22); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Middles, src.Middles, (*Middle).Equal, (*Middle).Clone)
@@ -2510,16 +2145,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 				n++
 			}
 		case 34:
-			if a := fm.ListActionAt(at + 34); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
-			} else if !maps.Equal(m.Labels, src.Labels) {
-				if len(src.Labels) == 0 {
-					m.Labels = nil
-				} else {
-					m.Labels = maps.Clone(src.Labels)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+34), &m.Labels, src.Labels)
 		case 35:
 			if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
 				n += fieldmap.ApplyMapFunc(a, &m.LeafMap, src.LeafMap, (*Leaf).Equal, (*Leaf).Clone)
@@ -2554,16 +2180,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 				n++
 			}
 		case 38:
-			if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.States, src.States)
-			} else if !slices.Equal(m.States, src.States) {
-				if len(src.States) == 0 {
-					m.States = nil
-				} else {
-					m.States = slices.Clone(src.States)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+38), &m.States, src.States)
 		case 39:
 			if a := fm.ListActionAt(at + 39); a != fieldmap.Replace {
 				n += fieldmap.ApplyMapFunc(a, &m.BlobMap, src.BlobMap, bytes.Equal, fieldmap.CloneBytes)
@@ -2576,16 +2193,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 				n++
 			}
 		case 40:
-			if a := fm.ListActionAt(at + 40); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.StateMap, src.StateMap)
-			} else if !maps.Equal(m.StateMap, src.StateMap) {
-				if len(src.StateMap) == 0 {
-					m.StateMap = nil
-				} else {
-					m.StateMap = maps.Clone(src.StateMap)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+40), &m.StateMap, src.StateMap)
 		case 41:
 			if s1, ok := src.Choice.(*Top_ChoiceName); ok && s1 != nil {
 				if d1, ok := m.Choice.(*Top_ChoiceName); !ok || d1 == nil || d1.ChoiceName != s1.ChoiceName {
@@ -2721,8 +2329,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		}
 	}
 	if cw1.Cover&(1<<39) != 0 && m.Password != src.Password {
-		m.Password = src.Password
-		n++
+		m.Password, n = src.Password, n+1
 	}
 	if cw1.Cover&(1<<40) != 0 && !m.AtomicLeaf.Equal(src.AtomicLeaf) {
 		m.AtomicLeaf = src.AtomicLeaf.Clone()
@@ -2747,9 +2354,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Key being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f|win.Below&0x10 == 0 {
 		return 0
@@ -2759,20 +2364,16 @@ func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Version != src.Version {
-		m.Version = src.Version
-		n++
+		m.Version, n = src.Version, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
+		m.State, n = src.State, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
 		if !m.Sub.Equal(src.Sub) {
@@ -2791,9 +2392,7 @@ func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SubKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *SubKey) copyInAt(src *SubKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -2803,23 +2402,18 @@ func (m *SubKey) copyInAt(src *SubKey, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Region != src.Region {
-		m.Region = src.Region
-		n++
+		m.Region, n = src.Region, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Zone != src.Zone {
-		m.Zone = src.Zone
-		n++
+		m.Zone, n = src.Zone, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Edge != src.Edge {
-		m.Edge = src.Edge
-		n++
+		m.Edge, n = src.Edge, n+1
 	}
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Wkt being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3ff|win.Below&0x300 == 0 {
 		return 0
@@ -2897,9 +2491,7 @@ func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	return n
 }
 
-// _File_testpb_v1_kinds_proto_Label182jztu_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Label being number at of fm's schema and win the window of
-// the flags from there.
+// _File_testpb_v1_kinds_proto_Label182jztu_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0x8 == 0 {
 		return 0
@@ -2909,43 +2501,23 @@ func _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m, src *other.Label, fm *
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Color != src.Color {
-		m.Color = src.Color
-		n++
+		m.Color, n = src.Color, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
-		} else if !slices.Equal(m.Weights, src.Weights) {
-			if len(src.Weights) == 0 {
-				m.Weights = nil
-			} else {
-				m.Weights = slices.Clone(src.Weights)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+3), &m.Weights, src.Weights)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Key does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Key or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Key or bound to no schema.
 func (m *Key) CopyInFields(src *Key, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Key_fieldSchema)
 	if m == nil || b == nil {
@@ -2954,17 +2526,9 @@ func (m *Key) CopyInFields(src *Key, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: SubKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// SubKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of SubKey or bound to no schema.
 func (m *SubKey) CopyInFields(src *SubKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_SubKey_fieldSchema)
 	if m == nil || b == nil {
@@ -2973,17 +2537,9 @@ func (m *SubKey) CopyInFields(src *SubKey, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Wkt does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Wkt or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Wkt or bound to no schema.
 func (m *Wkt) CopyInFields(src *Wkt, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Wkt_fieldSchema)
 	if m == nil || b == nil {
@@ -2992,17 +2548,9 @@ func (m *Wkt) CopyInFields(src *Wkt, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Tree does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Tree or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Tree or bound to no schema.
 func (m *Tree) CopyInFields(src *Tree, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Tree_fieldSchema)
 	if m == nil || b == nil {
@@ -3011,9 +2559,7 @@ func (m *Tree) CopyInFields(src *Tree, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Tree being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f|win.Below&0x18 == 0 {
 		return 0
@@ -3023,8 +2569,7 @@ func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !m.Left.Equal(src.Left) {
 		m.Left = src.Left.Clone()
@@ -3063,9 +2608,7 @@ func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// copyInAt_10ws6na copies the fields of src flagged in fm into m, the first flag of
-// Branch being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_10ws6na is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -3075,8 +2618,7 @@ func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Label != src.Label {
-		m.Label = src.Label
-		n++
+		m.Label, n = src.Label, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !m.Tree.Equal(src.Tree) {
 		m.Tree = src.Tree.Clone()
@@ -3085,17 +2627,9 @@ func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Branch does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Branch or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Branch or bound to no schema.
 func (m *Branch) CopyInFields(src *Branch, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Branch_fieldSchema)
 	if m == nil || b == nil {
@@ -3104,9 +2638,7 @@ func (m *Branch) CopyInFields(src *Branch, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Branch being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -3116,8 +2648,7 @@ func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Label != src.Label {
-		m.Label = src.Label
-		n++
+		m.Label, n = src.Label, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Tree.Equal(src.Tree) {
@@ -3136,9 +2667,7 @@ func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// copyInAt_jfhjda copies the fields of src flagged in fm into m, the first flag of
-// Tree being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_jfhjda is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f|win.Below&0x8 == 0 {
 		return 0
@@ -3148,8 +2677,7 @@ func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int, win fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !m.Left.Equal(src.Left) {
 		m.Left = src.Left.Clone()
@@ -3178,17 +2706,9 @@ func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int, win fie
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Empty does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Empty or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Empty or bound to no schema.
 func (m *Empty) CopyInFields(src *Empty, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Empty_fieldSchema)
 	if m == nil || b == nil {
@@ -3197,24 +2717,14 @@ func (m *Empty) CopyInFields(src *Empty, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Empty being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Empty) copyInAt(src *Empty, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Outer does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Outer or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Outer or bound to no schema.
 func (m *Outer) CopyInFields(src *Outer, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Outer_fieldSchema)
 	if m == nil || b == nil {
@@ -3223,9 +2733,7 @@ func (m *Outer) CopyInFields(src *Outer, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Outer being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x49|win.Below&0x49 == 0 {
 		return 0
@@ -3275,9 +2783,7 @@ func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Inner being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Outer_Inner) copyInAt(src *Outer_Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -3287,27 +2793,17 @@ func (m *Outer_Inner) copyInAt(src *Outer_Inner, fm *fieldmap.FieldMap, at int, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
+		m.Kind, n = src.Kind, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Outer_Inner does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Outer_Inner or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Outer_Inner or bound to no schema.
 func (m *Outer_Inner) CopyInFields(src *Outer_Inner, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Outer_Inner_fieldSchema)
 	if m == nil || b == nil {
@@ -3316,17 +2812,9 @@ func (m *Outer_Inner) CopyInFields(src *Outer_Inner, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Secrets does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Secrets or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Secrets or bound to no schema.
 func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Secrets_fieldSchema)
 	if m == nil || b == nil {
@@ -3335,9 +2823,7 @@ func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Secrets being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3080c3843|win.Below&0x208082842 == 0 {
 		return 0
@@ -3349,10 +2835,7 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 	for x := win.Cover&0x3080c3843 | win.Below&0x208082842; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if m.ApiKey != src.ApiKey {
-				m.ApiKey = src.ApiKey
-				n++
-			}
+			n += fieldmap.Set(&m.ApiKey, src.ApiKey)
 		case 1:
 			if win.Cover&(1<<1) != 0 {
 				if !m.Leaf.Equal(src.Leaf) {
@@ -3478,32 +2961,15 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 				n++
 			}
 		case 33:
-			if a := fm.ListActionAt(at + 33); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Env, src.Env)
-			} else if !maps.Equal(m.Env, src.Env) {
-				if len(src.Env) == 0 {
-					m.Env = nil
-				} else {
-					m.Env = maps.Clone(src.Env)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+33), &m.Env, src.Env)
 		}
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NamedKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NamedKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NamedKey or bound to no schema.
 func (m *NamedKey) CopyInFields(src *NamedKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NamedKey_fieldSchema)
 	if m == nil || b == nil {
@@ -3512,9 +2978,7 @@ func (m *NamedKey) CopyInFields(src *NamedKey, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NamedKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NamedKey) copyInAt(src *NamedKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -3524,12 +2988,10 @@ func (m *NamedKey) copyInAt(src *NamedKey, fm *fieldmap.FieldMap, at int, win fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Note != src.Note {
-		m.Note = src.Note
-		n++
+		m.Note, n = src.Note, n+1
 	}
 	return n
 }
@@ -3654,10 +3116,8 @@ func (m *NamedKey) DiffFields(o *NamedKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NamedKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Scalars) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3668,18 +3128,14 @@ func (m *Scalars) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Scalars does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Scalars does not have or a list action it cannot take.
 func (*Scalars) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Scalars_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Optionals) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3693,18 +3149,14 @@ func (m *Optionals) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Optionals does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Optionals does not have or a list action it cannot take.
 func (*Optionals) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Optionals_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Leaf) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3715,18 +3167,14 @@ func (m *Leaf) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Leaf does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Leaf does not have or a list action it cannot take.
 func (*Leaf) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Leaf_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Middle) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3742,18 +3190,14 @@ func (m *Middle) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Middle does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Middle does not have or a list action it cannot take.
 func (*Middle) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Middle_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Top) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3837,18 +3281,14 @@ func (m *Top) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Top does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Top does not have or a list action it cannot take.
 func (*Top) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Top_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Key) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3859,37 +3299,23 @@ func (m *Key) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Key does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Key does not have or a list action it cannot take.
 func (*Key) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Key_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *SubKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: SubKey has none.
+func (m *SubKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag SubKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm SubKey does not have or a list action it cannot take.
 func (*SubKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SubKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Wkt) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3903,75 +3329,41 @@ func (m *Wkt) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Wkt does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Wkt does not have or a list action it cannot take.
 func (*Wkt) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Wkt_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Tree) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Tree has none.
+func (m *Tree) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Tree does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Tree does not have or a list action it cannot take.
 func (*Tree) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Tree_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Branch) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Branch has none.
+func (m *Branch) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Branch does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Branch does not have or a list action it cannot take.
 func (*Branch) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Branch_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Empty) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Empty has none.
+func (m *Empty) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Empty does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Empty does not have or a list action it cannot take.
 func (*Empty) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Empty_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Outer) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3999,18 +3391,14 @@ func (m *Outer) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Outer does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Outer does not have or a list action it cannot take.
 func (*Outer) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Outer_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Outer_Inner) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -4021,18 +3409,14 @@ func (m *Outer_Inner) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Outer_Inner does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Outer_Inner does not have or a list action it cannot take.
 func (*Outer_Inner) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Outer_Inner_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Secrets) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -4071,57 +3455,28 @@ func (m *Secrets) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Secrets does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Secrets does not have or a list action it cannot take.
 func (*Secrets) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Secrets_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *NamedKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: NamedKey has none.
+func (m *NamedKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag NamedKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NamedKey does not have or a list action it cannot take.
 func (*NamedKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NamedKey_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Scalars) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Scalars has none.
+func (m *Scalars) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Scalars) Redacted() *Scalars {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Scalars) Redacted() *Scalars { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Optionals) Redact() {
 	if m == nil {
 		return
@@ -4129,9 +3484,7 @@ func (m *Optionals) Redact() {
 	m.OMessage.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Optionals) Redacted() *Optionals {
 	if m == nil {
 		return nil
@@ -4141,9 +3494,7 @@ func (m *Optionals) Redacted() *Optionals {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Leaf) Redact() {
 	if m == nil {
 		return
@@ -4151,9 +3502,7 @@ func (m *Leaf) Redact() {
 	m.Token = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Leaf) Redacted() *Leaf {
 	if m == nil {
 		return nil
@@ -4163,9 +3512,7 @@ func (m *Leaf) Redacted() *Leaf {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Middle) Redact() {
 	if m == nil {
 		return
@@ -4176,9 +3523,7 @@ func (m *Middle) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Middle) Redacted() *Middle {
 	if m == nil {
 		return nil
@@ -4188,9 +3533,7 @@ func (m *Middle) Redacted() *Middle {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Top) Redact() {
 	if m == nil {
 		return
@@ -4217,9 +3560,7 @@ func (m *Top) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Top) Redacted() *Top {
 	if m == nil {
 		return nil
@@ -4229,135 +3570,43 @@ func (m *Top) Redacted() *Top {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Key) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Key has none.
+func (m *Key) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Key) Redacted() *Key {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Key) Redacted() *Key { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *SubKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: SubKey has none.
+func (m *SubKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *SubKey) Redacted() *SubKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *SubKey) Redacted() *SubKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Wkt) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Wkt has none.
+func (m *Wkt) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Wkt) Redacted() *Wkt {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Wkt) Redacted() *Wkt { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Tree) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Tree has none.
+func (m *Tree) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Tree) Redacted() *Tree {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Tree) Redacted() *Tree { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Branch) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Branch has none.
+func (m *Branch) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Branch) Redacted() *Branch {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Branch) Redacted() *Branch { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Empty) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Empty has none.
+func (m *Empty) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Empty) Redacted() *Empty {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Empty) Redacted() *Empty { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Outer) Redact() {
 	if m == nil {
 		return
@@ -4371,9 +3620,7 @@ func (m *Outer) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Outer) Redacted() *Outer {
 	if m == nil {
 		return nil
@@ -4383,9 +3630,7 @@ func (m *Outer) Redacted() *Outer {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Outer_Inner) Redact() {
 	if m == nil {
 		return
@@ -4393,9 +3638,7 @@ func (m *Outer_Inner) Redact() {
 	m.Secret = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Outer_Inner) Redacted() *Outer_Inner {
 	if m == nil {
 		return nil
@@ -4405,9 +3648,7 @@ func (m *Outer_Inner) Redacted() *Outer_Inner {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Secrets) Redact() {
 	if m == nil {
 		return
@@ -4432,9 +3673,7 @@ func (m *Secrets) Redact() {
 	m.Env = nil
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Secrets) Redacted() *Secrets {
 	if m == nil {
 		return nil
@@ -4444,26 +3683,11 @@ func (m *Secrets) Redacted() *Secrets {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *NamedKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: NamedKey has none.
+func (m *NamedKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *NamedKey) Redacted() *NamedKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *NamedKey) Redacted() *NamedKey { return m.Clone() }
 
 // GetKeyString renders the object key of m (field key) as a string that
 // ParseTopKeyString reads back: "name=value" pairs of every key field, in

@@ -60,15 +60,13 @@ var _Legacy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Legacy{}), Fields: []fie
 
 var _Legacy_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Legacy", _Legacy_shape, false)
 
-// LegacyAllFields lists the leaf flags of Legacy: together they
-// select every field.
+// LegacyAllFields lists the leaf flags of Legacy, which select every field.
 var LegacyAllFields = slices.Clone(_Legacy_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Legacy.
 func (*Legacy) FieldSchema() *fieldmap.Schema { return _Legacy_fieldSchema }
 
-// NewLegacyFieldMap returns a FieldMap of Legacy holding flags; the
-// error names the first flag Legacy does not have.
+// NewLegacyFieldMap returns a FieldMap of Legacy holding flags, or an error naming the first it lacks.
 func NewLegacyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Legacy_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -81,27 +79,21 @@ const (
 
 var _Legacy_Item_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Legacy.Item", _Legacy_Item_shape, false)
 
-// Legacy_ItemAllFields lists the leaf flags of Legacy_Item: together they
-// select every field.
+// Legacy_ItemAllFields lists the leaf flags of Legacy_Item, which select every field.
 var Legacy_ItemAllFields = slices.Clone(_Legacy_Item_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Legacy_Item.
 func (*Legacy_Item) FieldSchema() *fieldmap.Schema { return _Legacy_Item_fieldSchema }
 
-// NewLegacy_ItemFieldMap returns a FieldMap of Legacy_Item holding flags; the
-// error names the first flag Legacy_Item does not have.
+// NewLegacy_ItemFieldMap returns a FieldMap of Legacy_Item holding flags, or an error naming the first it lacks.
 func NewLegacy_ItemFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Legacy_Item_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields and extensions included;
-// a nil m gives nil. The copy shares no pointer, slice or map with m.
-func (m *Legacy) Clone() *Legacy {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields and extensions included) that shares nothing with m.
+func (m *Legacy) Clone() *Legacy { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Legacy when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Legacy when nil) a deep copy of m, when not nil.
 func (m *Legacy) cloneIn(c *Legacy) *Legacy {
 	if m == nil {
 		return nil
@@ -184,14 +176,10 @@ type _Legacy_kids struct {
 	Item Legacy_Item
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Legacy_Item) Clone() *Legacy_Item {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Legacy_Item) Clone() *Legacy_Item { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Legacy_Item when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Legacy_Item when nil) a deep copy of m, when not nil.
 func (m *Legacy_Item) cloneIn(c *Legacy_Item) *Legacy_Item {
 	if m == nil {
 		return nil
@@ -224,9 +212,7 @@ func (m *Legacy_Item) cloneTo(c *Legacy_Item) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Legacy) Equal(o *Legacy) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -234,37 +220,17 @@ func (m *Legacy) Equal(o *Legacy) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Count, o.Count) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Mode, o.Mode) {
-		return false
-	}
-	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
-		return false
-	}
-	if !slices.Equal(m.Values, o.Values) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) {
-		return false
-	}
-	if !m.Next.Equal(o.Next) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Id, o.Id) {
-		return false
-	}
-	if !m.Item.Equal(o.Item) {
-		return false
-	}
-	if !maps.Equal(m.Modes, o.Modes) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
+	if !fieldmap.EqualPtr(m.Name, o.Name) ||
+		!fieldmap.EqualPtr(m.Count, o.Count) ||
+		!fieldmap.EqualPtr(m.Mode, o.Mode) ||
+		!fieldmap.EqualBytesPresence(m.Data, o.Data) ||
+		!slices.Equal(m.Values, o.Values) ||
+		!fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) ||
+		!m.Next.Equal(o.Next) ||
+		!fieldmap.EqualPtr(m.Id, o.Id) ||
+		!m.Item.Equal(o.Item) ||
+		!maps.Equal(m.Modes, o.Modes) ||
+		!fieldmap.EqualPtr(m.Secret, o.Secret) {
 		return false
 	}
 	switch a := m.Pick.(type) {
@@ -307,9 +273,7 @@ func _Legacy_Pick_isSet(x isLegacy_Pick) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Legacy_Item) Equal(o *Legacy_Item) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -317,26 +281,16 @@ func (m *Legacy_Item) Equal(o *Legacy_Item) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Text, o.Text) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Num, o.Num) {
+	if !fieldmap.EqualPtr(m.Text, o.Text) ||
+		!fieldmap.EqualPtr(m.Num, o.Num) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Legacy does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Legacy or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Legacy or bound to no schema.
 func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Legacy_fieldSchema)
 	if m == nil || b == nil {
@@ -355,9 +309,7 @@ type _Legacy_ptrs struct {
 	f15 string
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Legacy being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x79ff|win.Below&0x910 == 0 {
 		return 0
@@ -414,16 +366,7 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int, win fieldm
 				n++
 			}
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Values, src.Values)
-			} else if !slices.Equal(m.Values, src.Values) {
-				if len(src.Values) == 0 {
-					m.Values = nil
-				} else {
-					m.Values = slices.Clone(src.Values)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Values, src.Values)
 		case 5:
 			if !fieldmap.SamePtrFloat64(m.Ratio, src.Ratio) {
 				if src.Ratio == nil {
@@ -471,16 +414,7 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int, win fieldm
 				}
 			}
 		case 11:
-			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Modes, src.Modes)
-			} else if !maps.Equal(m.Modes, src.Modes) {
-				if len(src.Modes) == 0 {
-					m.Modes = nil
-				} else {
-					m.Modes = maps.Clone(src.Modes)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+11), &m.Modes, src.Modes)
 		case 12:
 			if s1, ok := src.Pick.(*Legacy_PickName); ok && s1 != nil {
 				if d1, ok := m.Pick.(*Legacy_PickName); !ok || d1 == nil || d1.PickName != s1.PickName {
@@ -525,9 +459,7 @@ type _Legacy_Item_ptrs struct {
 	f11 uint64
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Item being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -564,17 +496,9 @@ func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Legacy_Item does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Legacy_Item or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Legacy_Item or bound to no schema.
 func (m *Legacy_Item) CopyInFields(src *Legacy_Item, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Legacy_Item_fieldSchema)
 	if m == nil || b == nil {
@@ -599,10 +523,8 @@ func (m *Legacy_Item) DiffFields(o *Legacy_Item) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Legacy_Item_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Legacy) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -633,36 +555,22 @@ func (m *Legacy) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Legacy does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Legacy does not have or a list action it cannot take.
 func (*Legacy) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Legacy_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Legacy_Item) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Legacy_Item has none.
+func (m *Legacy_Item) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Legacy_Item does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Legacy_Item does not have or a list action it cannot take.
 func (*Legacy_Item) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Legacy_Item_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Legacy) Redact() {
 	if m == nil {
 		return
@@ -671,9 +579,7 @@ func (m *Legacy) Redact() {
 	m.Secret = nil
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Legacy) Redacted() *Legacy {
 	if m == nil {
 		return nil
@@ -683,23 +589,8 @@ func (m *Legacy) Redacted() *Legacy {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Legacy_Item) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Legacy_Item has none.
+func (m *Legacy_Item) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Legacy_Item) Redacted() *Legacy_Item {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Legacy_Item) Redacted() *Legacy_Item { return m.Clone() }

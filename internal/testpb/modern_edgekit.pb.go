@@ -55,15 +55,13 @@ var _Modern_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Modern{}), Fields: []fie
 
 var _Modern_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Modern", _Modern_shape, false)
 
-// ModernAllFields lists the leaf flags of Modern: together they
-// select every field.
+// ModernAllFields lists the leaf flags of Modern, which select every field.
 var ModernAllFields = slices.Clone(_Modern_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Modern.
 func (*Modern) FieldSchema() *fieldmap.Schema { return _Modern_fieldSchema }
 
-// NewModernFieldMap returns a FieldMap of Modern holding flags; the
-// error names the first flag Modern does not have.
+// NewModernFieldMap returns a FieldMap of Modern holding flags, or an error naming the first it lacks.
 func NewModernFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Modern_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -76,27 +74,21 @@ const (
 
 var _Part_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Part", _Part_shape, false)
 
-// PartAllFields lists the leaf flags of Part: together they
-// select every field.
+// PartAllFields lists the leaf flags of Part, which select every field.
 var PartAllFields = slices.Clone(_Part_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Part.
 func (*Part) FieldSchema() *fieldmap.Schema { return _Part_fieldSchema }
 
-// NewPartFieldMap returns a FieldMap of Part holding flags; the
-// error names the first flag Part does not have.
+// NewPartFieldMap returns a FieldMap of Part holding flags, or an error naming the first it lacks.
 func NewPartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Part_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Modern) Clone() *Modern {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Modern) Clone() *Modern { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Modern when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Modern when nil) a deep copy of m, when not nil.
 func (m *Modern) cloneIn(c *Modern) *Modern {
 	if m == nil {
 		return nil
@@ -160,14 +152,10 @@ func (m *Modern) cloneTo(c *Modern) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Part) Clone() *Part {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Part) Clone() *Part { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Part when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Part when nil) a deep copy of m, when not nil.
 func (m *Part) cloneIn(c *Part) *Part {
 	if m == nil {
 		return nil
@@ -200,9 +188,7 @@ func (m *Part) cloneTo(c *Part) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Modern) Equal(o *Modern) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -210,45 +196,23 @@ func (m *Modern) Equal(o *Modern) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		return false
-	}
-	if m.Count != o.Count {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Level, o.Level) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
-		return false
-	}
-	if !slices.Equal(m.Packed, o.Packed) {
-		return false
-	}
-	if !slices.Equal(m.Expanded, o.Expanded) {
-		return false
-	}
-	if !m.Part.Equal(o.Part) {
-		return false
-	}
-	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Ratio, o.Ratio) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Parts, o.Parts, (*Part).Equal) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
+	if !fieldmap.EqualPtr(m.Name, o.Name) ||
+		m.Count != o.Count ||
+		!fieldmap.EqualPtr(m.Level, o.Level) ||
+		!fieldmap.EqualPtr(m.Closed, o.Closed) ||
+		!slices.Equal(m.Packed, o.Packed) ||
+		!slices.Equal(m.Expanded, o.Expanded) ||
+		!m.Part.Equal(o.Part) ||
+		!fieldmap.EqualBytesPresence(m.Data, o.Data) ||
+		!fieldmap.EqualImplicitFloat64(m.Ratio, o.Ratio) ||
+		!fieldmap.EqualMessageMapFunc(m.Parts, o.Parts, (*Part).Equal) ||
+		!fieldmap.EqualPtr(m.Secret, o.Secret) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Part) Equal(o *Part) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -256,26 +220,16 @@ func (m *Part) Equal(o *Part) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Label, o.Label) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat32(m.Weight, o.Weight) {
+	if !fieldmap.EqualPtr(m.Label, o.Label) ||
+		!fieldmap.EqualPtrFloat32(m.Weight, o.Weight) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Modern does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Modern or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Modern or bound to no schema.
 func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Modern_fieldSchema)
 	if m == nil || b == nil {
@@ -292,9 +246,7 @@ type _Modern_ptrs struct {
 	f11 string
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Modern being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1e7f|win.Below&0x870 == 0 {
 		return 0
@@ -320,10 +272,7 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int, win fieldm
 				n++
 			}
 		case 1:
-			if m.Count != src.Count {
-				m.Count = src.Count
-				n++
-			}
+			n += fieldmap.Set(&m.Count, src.Count)
 		case 2:
 			if !fieldmap.EqualPtr(m.Level, src.Level) {
 				if src.Level == nil {
@@ -351,27 +300,9 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int, win fieldm
 				n++
 			}
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Packed, src.Packed)
-			} else if !slices.Equal(m.Packed, src.Packed) {
-				if len(src.Packed) == 0 {
-					m.Packed = nil
-				} else {
-					m.Packed = slices.Clone(src.Packed)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Packed, src.Packed)
 		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Expanded, src.Expanded)
-			} else if !slices.Equal(m.Expanded, src.Expanded) {
-				if len(src.Expanded) == 0 {
-					m.Expanded = nil
-				} else {
-					m.Expanded = slices.Clone(src.Expanded)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.Expanded, src.Expanded)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
 				if !m.Part.Equal(src.Part) {
@@ -432,9 +363,7 @@ type _Part_ptrs struct {
 	f2 float32
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Part being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -471,17 +400,9 @@ func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Part does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Part or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Part or bound to no schema.
 func (m *Part) CopyInFields(src *Part, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Part_fieldSchema)
 	if m == nil || b == nil {
@@ -506,10 +427,8 @@ func (m *Part) DiffFields(o *Part) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Part_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Modern) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -523,36 +442,22 @@ func (m *Modern) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Modern does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Modern does not have or a list action it cannot take.
 func (*Modern) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Modern_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Part) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Part has none.
+func (m *Part) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Part does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Part does not have or a list action it cannot take.
 func (*Part) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Part_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Modern) Redact() {
 	if m == nil {
 		return
@@ -560,9 +465,7 @@ func (m *Modern) Redact() {
 	m.Secret = nil
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Modern) Redacted() *Modern {
 	if m == nil {
 		return nil
@@ -572,23 +475,8 @@ func (m *Modern) Redacted() *Modern {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Part) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Part has none.
+func (m *Part) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Part) Redacted() *Part {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Part) Redacted() *Part { return m.Clone() }

@@ -30,15 +30,13 @@ var _Extendable_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Extendable{}), Field
 
 var _Extendable_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Extendable", _Extendable_shape, false)
 
-// ExtendableAllFields lists the leaf flags of Extendable: together they
-// select every field.
+// ExtendableAllFields lists the leaf flags of Extendable, which select every field.
 var ExtendableAllFields = slices.Clone(_Extendable_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Extendable.
 func (*Extendable) FieldSchema() *fieldmap.Schema { return _Extendable_fieldSchema }
 
-// NewExtendableFieldMap returns a FieldMap of Extendable holding flags; the
-// error names the first flag Extendable does not have.
+// NewExtendableFieldMap returns a FieldMap of Extendable holding flags, or an error naming the first it lacks.
 func NewExtendableFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Extendable_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -76,27 +74,21 @@ var _NegZeroHolder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NegZeroHolder{}),
 
 var _NegZeroHolder_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.NegZeroHolder", _NegZeroHolder_shape, false)
 
-// NegZeroHolderAllFields lists the leaf flags of NegZeroHolder: together they
-// select every field.
+// NegZeroHolderAllFields lists the leaf flags of NegZeroHolder, which select every field.
 var NegZeroHolderAllFields = slices.Clone(_NegZeroHolder_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of NegZeroHolder.
 func (*NegZeroHolder) FieldSchema() *fieldmap.Schema { return _NegZeroHolder_fieldSchema }
 
-// NewNegZeroHolderFieldMap returns a FieldMap of NegZeroHolder holding flags; the
-// error names the first flag NegZeroHolder does not have.
+// NewNegZeroHolderFieldMap returns a FieldMap of NegZeroHolder holding flags, or an error naming the first it lacks.
 func NewNegZeroHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _NegZeroHolder_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields and extensions included;
-// a nil m gives nil. The copy shares no pointer, slice or map with m.
-func (m *Extendable) Clone() *Extendable {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields and extensions included) that shares nothing with m.
+func (m *Extendable) Clone() *Extendable { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Extendable when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Extendable when nil) a deep copy of m, when not nil.
 func (m *Extendable) cloneIn(c *Extendable) *Extendable {
 	if m == nil {
 		return nil
@@ -120,14 +112,10 @@ func (m *Extendable) cloneTo(c *Extendable) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *NegZeroHolder) Clone() *NegZeroHolder {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NegZeroHolder) Clone() *NegZeroHolder { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new NegZeroHolder when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new NegZeroHolder when nil) a deep copy of m, when not nil.
 func (m *NegZeroHolder) cloneIn(c *NegZeroHolder) *NegZeroHolder {
 	if m == nil {
 		return nil
@@ -160,9 +148,7 @@ func (m *NegZeroHolder) cloneTo(c *NegZeroHolder) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Extendable) Equal(o *Extendable) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -170,10 +156,8 @@ func (m *Extendable) Equal(o *Extendable) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.D, o.D) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
+	if !fieldmap.EqualImplicitFloat64(m.D, o.D) ||
+		!fieldmap.EqualPtr(m.Name, o.Name) {
 		return false
 	}
 	if (len(m.extensionFields) > 0 || len(o.extensionFields) > 0) && !fieldmap.EqualExtensions(m, o) {
@@ -182,9 +166,7 @@ func (m *Extendable) Equal(o *Extendable) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -192,10 +174,8 @@ func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
 	if m == o {
 		return true
 	}
-	if !m.Ext.Equal(o.Ext) {
-		return false
-	}
-	if !fieldmap.Equal(m.Plain, o.Plain) {
+	if !m.Ext.Equal(o.Ext) ||
+		!fieldmap.Equal(m.Plain, o.Plain) {
 		return false
 	}
 	if len(m.Exts) != len(o.Exts) {
@@ -212,17 +192,9 @@ func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Extendable does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Extendable or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Extendable or bound to no schema.
 func (m *Extendable) CopyInFields(src *Extendable, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Extendable_fieldSchema)
 	if m == nil || b == nil {
@@ -231,9 +203,7 @@ func (m *Extendable) CopyInFields(src *Extendable, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Extendable being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Extendable) copyInAt(src *Extendable, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -253,17 +223,9 @@ func (m *Extendable) copyInAt(src *Extendable, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: NegZeroHolder does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// NegZeroHolder or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of NegZeroHolder or bound to no schema.
 func (m *NegZeroHolder) CopyInFields(src *NegZeroHolder, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_NegZeroHolder_fieldSchema)
 	if m == nil || b == nil {
@@ -272,9 +234,7 @@ func (m *NegZeroHolder) CopyInFields(src *NegZeroHolder, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NegZeroHolder being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x489|win.Below&0x489 == 0 {
 		return 0
@@ -338,9 +298,7 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Plain being number at of fm's schema and win the window of
-// the flags from there.
+// _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m, src *plain.Plain, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -388,29 +346,17 @@ func (m *NegZeroHolder) DiffFields(o *NegZeroHolder) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NegZeroHolder_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Extendable) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Extendable has none.
+func (m *Extendable) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Extendable does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Extendable does not have or a list action it cannot take.
 func (*Extendable) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Extendable_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *NegZeroHolder) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -426,38 +372,19 @@ func (m *NegZeroHolder) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag NegZeroHolder does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm NegZeroHolder does not have or a list action it cannot take.
 func (*NegZeroHolder) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NegZeroHolder_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Extendable) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Extendable has none.
+func (m *Extendable) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Extendable) Redacted() *Extendable {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Extendable) Redacted() *Extendable { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *NegZeroHolder) Redact() {
 	if m == nil {
 		return
@@ -468,9 +395,7 @@ func (m *NegZeroHolder) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *NegZeroHolder) Redacted() *NegZeroHolder {
 	if m == nil {
 		return nil

@@ -85,15 +85,13 @@ var _TortureDefaults_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDefaults
 
 var _TortureDefaults_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDefaults", _TortureDefaults_shape, false)
 
-// TortureDefaultsAllFields lists the leaf flags of TortureDefaults: together they
-// select every field.
+// TortureDefaultsAllFields lists the leaf flags of TortureDefaults, which select every field.
 var TortureDefaultsAllFields = slices.Clone(_TortureDefaults_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDefaults.
 func (*TortureDefaults) FieldSchema() *fieldmap.Schema { return _TortureDefaults_fieldSchema }
 
-// NewTortureDefaultsFieldMap returns a FieldMap of TortureDefaults holding flags; the
-// error names the first flag TortureDefaults does not have.
+// NewTortureDefaultsFieldMap returns a FieldMap of TortureDefaults holding flags, or an error naming the first it lacks.
 func NewTortureDefaultsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureDefaults_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -106,8 +104,7 @@ const (
 
 var _TortureDefaults_Inner_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDefaults.Inner", _TortureDefaults_Inner_shape, false)
 
-// TortureDefaults_InnerAllFields lists the leaf flags of TortureDefaults_Inner: together they
-// select every field.
+// TortureDefaults_InnerAllFields lists the leaf flags of TortureDefaults_Inner, which select every field.
 var TortureDefaults_InnerAllFields = slices.Clone(_TortureDefaults_Inner_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDefaults_Inner.
@@ -115,8 +112,7 @@ func (*TortureDefaults_Inner) FieldSchema() *fieldmap.Schema {
 	return _TortureDefaults_Inner_fieldSchema
 }
 
-// NewTortureDefaults_InnerFieldMap returns a FieldMap of TortureDefaults_Inner holding flags; the
-// error names the first flag TortureDefaults_Inner does not have.
+// NewTortureDefaults_InnerFieldMap returns a FieldMap of TortureDefaults_Inner holding flags, or an error naming the first it lacks.
 func NewTortureDefaults_InnerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureDefaults_Inner_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -188,15 +184,13 @@ var _TortureGroups_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups{}),
 
 var _TortureGroups_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups", _TortureGroups_shape, true)
 
-// TortureGroupsAllFields lists the leaf flags of TortureGroups: together they
-// select every field.
+// TortureGroupsAllFields lists the leaf flags of TortureGroups, which select every field.
 var TortureGroupsAllFields = slices.Clone(_TortureGroups_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups.
 func (*TortureGroups) FieldSchema() *fieldmap.Schema { return _TortureGroups_fieldSchema }
 
-// NewTortureGroupsFieldMap returns a FieldMap of TortureGroups holding flags; the
-// error names the first flag TortureGroups does not have.
+// NewTortureGroupsFieldMap returns a FieldMap of TortureGroups holding flags, or an error naming the first it lacks.
 func NewTortureGroupsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureGroups_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -246,8 +240,7 @@ var _TortureGroups_PickGroup_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Torture
 
 var _TortureGroups_PickGroup_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.PickGroup", _TortureGroups_PickGroup_shape, false)
 
-// TortureGroups_PickGroupAllFields lists the leaf flags of TortureGroups_PickGroup: together they
-// select every field.
+// TortureGroups_PickGroupAllFields lists the leaf flags of TortureGroups_PickGroup, which select every field.
 var TortureGroups_PickGroupAllFields = slices.Clone(_TortureGroups_PickGroup_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_PickGroup.
@@ -255,8 +248,7 @@ func (*TortureGroups_PickGroup) FieldSchema() *fieldmap.Schema {
 	return _TortureGroups_PickGroup_fieldSchema
 }
 
-// NewTortureGroups_PickGroupFieldMap returns a FieldMap of TortureGroups_PickGroup holding flags; the
-// error names the first flag TortureGroups_PickGroup does not have.
+// NewTortureGroups_PickGroupFieldMap returns a FieldMap of TortureGroups_PickGroup holding flags, or an error naming the first it lacks.
 func NewTortureGroups_PickGroupFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureGroups_PickGroup_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -268,8 +260,7 @@ const (
 
 var _TortureGroups_PickSecret_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.PickSecret", _TortureGroups_PickSecret_shape, false)
 
-// TortureGroups_PickSecretAllFields lists the leaf flags of TortureGroups_PickSecret: together they
-// select every field.
+// TortureGroups_PickSecretAllFields lists the leaf flags of TortureGroups_PickSecret, which select every field.
 var TortureGroups_PickSecretAllFields = slices.Clone(_TortureGroups_PickSecret_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_PickSecret.
@@ -277,8 +268,7 @@ func (*TortureGroups_PickSecret) FieldSchema() *fieldmap.Schema {
 	return _TortureGroups_PickSecret_fieldSchema
 }
 
-// NewTortureGroups_PickSecretFieldMap returns a FieldMap of TortureGroups_PickSecret holding flags; the
-// error names the first flag TortureGroups_PickSecret does not have.
+// NewTortureGroups_PickSecretFieldMap returns a FieldMap of TortureGroups_PickSecret holding flags, or an error naming the first it lacks.
 func NewTortureGroups_PickSecretFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureGroups_PickSecret_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -291,15 +281,13 @@ const (
 
 var _TortureGroups_Row_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Row", _TortureGroups_Row_shape, false)
 
-// TortureGroups_RowAllFields lists the leaf flags of TortureGroups_Row: together they
-// select every field.
+// TortureGroups_RowAllFields lists the leaf flags of TortureGroups_Row, which select every field.
 var TortureGroups_RowAllFields = slices.Clone(_TortureGroups_Row_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_Row.
 func (*TortureGroups_Row) FieldSchema() *fieldmap.Schema { return _TortureGroups_Row_fieldSchema }
 
-// NewTortureGroups_RowFieldMap returns a FieldMap of TortureGroups_Row holding flags; the
-// error names the first flag TortureGroups_Row does not have.
+// NewTortureGroups_RowFieldMap returns a FieldMap of TortureGroups_Row holding flags, or an error naming the first it lacks.
 func NewTortureGroups_RowFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureGroups_Row_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -311,15 +299,13 @@ const (
 
 var _TortureGroups_Hidden_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Hidden", _TortureGroups_Hidden_shape, false)
 
-// TortureGroups_HiddenAllFields lists the leaf flags of TortureGroups_Hidden: together they
-// select every field.
+// TortureGroups_HiddenAllFields lists the leaf flags of TortureGroups_Hidden, which select every field.
 var TortureGroups_HiddenAllFields = slices.Clone(_TortureGroups_Hidden_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_Hidden.
 func (*TortureGroups_Hidden) FieldSchema() *fieldmap.Schema { return _TortureGroups_Hidden_fieldSchema }
 
-// NewTortureGroups_HiddenFieldMap returns a FieldMap of TortureGroups_Hidden holding flags; the
-// error names the first flag TortureGroups_Hidden does not have.
+// NewTortureGroups_HiddenFieldMap returns a FieldMap of TortureGroups_Hidden holding flags, or an error naming the first it lacks.
 func NewTortureGroups_HiddenFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureGroups_Hidden_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -333,15 +319,13 @@ const (
 
 var _TortureGroups_Nested_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Nested", _TortureGroups_Nested_shape, false)
 
-// TortureGroups_NestedAllFields lists the leaf flags of TortureGroups_Nested: together they
-// select every field.
+// TortureGroups_NestedAllFields lists the leaf flags of TortureGroups_Nested, which select every field.
 var TortureGroups_NestedAllFields = slices.Clone(_TortureGroups_Nested_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_Nested.
 func (*TortureGroups_Nested) FieldSchema() *fieldmap.Schema { return _TortureGroups_Nested_fieldSchema }
 
-// NewTortureGroups_NestedFieldMap returns a FieldMap of TortureGroups_Nested holding flags; the
-// error names the first flag TortureGroups_Nested does not have.
+// NewTortureGroups_NestedFieldMap returns a FieldMap of TortureGroups_Nested holding flags, or an error naming the first it lacks.
 func NewTortureGroups_NestedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureGroups_Nested_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -354,8 +338,7 @@ const (
 
 var _TortureGroups_Nested_Deeper_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Nested.Deeper", _TortureGroups_Nested_Deeper_shape, false)
 
-// TortureGroups_Nested_DeeperAllFields lists the leaf flags of TortureGroups_Nested_Deeper: together they
-// select every field.
+// TortureGroups_Nested_DeeperAllFields lists the leaf flags of TortureGroups_Nested_Deeper, which select every field.
 var TortureGroups_Nested_DeeperAllFields = slices.Clone(_TortureGroups_Nested_Deeper_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureGroups_Nested_Deeper.
@@ -363,8 +346,7 @@ func (*TortureGroups_Nested_Deeper) FieldSchema() *fieldmap.Schema {
 	return _TortureGroups_Nested_Deeper_fieldSchema
 }
 
-// NewTortureGroups_Nested_DeeperFieldMap returns a FieldMap of TortureGroups_Nested_Deeper holding flags; the
-// error names the first flag TortureGroups_Nested_Deeper does not have.
+// NewTortureGroups_Nested_DeeperFieldMap returns a FieldMap of TortureGroups_Nested_Deeper holding flags, or an error naming the first it lacks.
 func NewTortureGroups_Nested_DeeperFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureGroups_Nested_Deeper_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -382,15 +364,13 @@ var _TortureLegacyKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLegacyK
 
 var _TortureLegacyKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKey", _TortureLegacyKey_shape, false)
 
-// TortureLegacyKeyAllFields lists the leaf flags of TortureLegacyKey: together they
-// select every field.
+// TortureLegacyKeyAllFields lists the leaf flags of TortureLegacyKey, which select every field.
 var TortureLegacyKeyAllFields = slices.Clone(_TortureLegacyKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLegacyKey.
 func (*TortureLegacyKey) FieldSchema() *fieldmap.Schema { return _TortureLegacyKey_fieldSchema }
 
-// NewTortureLegacyKeyFieldMap returns a FieldMap of TortureLegacyKey holding flags; the
-// error names the first flag TortureLegacyKey does not have.
+// NewTortureLegacyKeyFieldMap returns a FieldMap of TortureLegacyKey holding flags, or an error naming the first it lacks.
 func NewTortureLegacyKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureLegacyKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -424,15 +404,13 @@ var _TortureLegacyKey2_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLegacy
 
 var _TortureLegacyKey2_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKey2", _TortureLegacyKey2_shape, false)
 
-// TortureLegacyKey2AllFields lists the leaf flags of TortureLegacyKey2: together they
-// select every field.
+// TortureLegacyKey2AllFields lists the leaf flags of TortureLegacyKey2, which select every field.
 var TortureLegacyKey2AllFields = slices.Clone(_TortureLegacyKey2_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLegacyKey2.
 func (*TortureLegacyKey2) FieldSchema() *fieldmap.Schema { return _TortureLegacyKey2_fieldSchema }
 
-// NewTortureLegacyKey2FieldMap returns a FieldMap of TortureLegacyKey2 holding flags; the
-// error names the first flag TortureLegacyKey2 does not have.
+// NewTortureLegacyKey2FieldMap returns a FieldMap of TortureLegacyKey2 holding flags, or an error naming the first it lacks.
 func NewTortureLegacyKey2FieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureLegacyKey2_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -449,8 +427,7 @@ const (
 
 var _TortureLegacyKeyValue_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKeyValue", _TortureLegacyKeyValue_shape, false)
 
-// TortureLegacyKeyValueAllFields lists the leaf flags of TortureLegacyKeyValue: together they
-// select every field.
+// TortureLegacyKeyValueAllFields lists the leaf flags of TortureLegacyKeyValue, which select every field.
 var TortureLegacyKeyValueAllFields = slices.Clone(_TortureLegacyKeyValue_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLegacyKeyValue.
@@ -458,8 +435,7 @@ func (*TortureLegacyKeyValue) FieldSchema() *fieldmap.Schema {
 	return _TortureLegacyKeyValue_fieldSchema
 }
 
-// NewTortureLegacyKeyValueFieldMap returns a FieldMap of TortureLegacyKeyValue holding flags; the
-// error names the first flag TortureLegacyKeyValue does not have.
+// NewTortureLegacyKeyValueFieldMap returns a FieldMap of TortureLegacyKeyValue holding flags, or an error naming the first it lacks.
 func NewTortureLegacyKeyValueFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureLegacyKeyValue_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -472,8 +448,7 @@ const (
 
 var _TortureLegacyKeyValue_Part_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKeyValue.Part", _TortureLegacyKeyValue_Part_shape, false)
 
-// TortureLegacyKeyValue_PartAllFields lists the leaf flags of TortureLegacyKeyValue_Part: together they
-// select every field.
+// TortureLegacyKeyValue_PartAllFields lists the leaf flags of TortureLegacyKeyValue_Part, which select every field.
 var TortureLegacyKeyValue_PartAllFields = slices.Clone(_TortureLegacyKeyValue_Part_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLegacyKeyValue_Part.
@@ -481,8 +456,7 @@ func (*TortureLegacyKeyValue_Part) FieldSchema() *fieldmap.Schema {
 	return _TortureLegacyKeyValue_Part_fieldSchema
 }
 
-// NewTortureLegacyKeyValue_PartFieldMap returns a FieldMap of TortureLegacyKeyValue_Part holding flags; the
-// error names the first flag TortureLegacyKeyValue_Part does not have.
+// NewTortureLegacyKeyValue_PartFieldMap returns a FieldMap of TortureLegacyKeyValue_Part holding flags, or an error naming the first it lacks.
 func NewTortureLegacyKeyValue_PartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureLegacyKeyValue_Part_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -498,27 +472,21 @@ var _TortureSignHolder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureSignHo
 
 var _TortureSignHolder_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureSignHolder", _TortureSignHolder_shape, false)
 
-// TortureSignHolderAllFields lists the leaf flags of TortureSignHolder: together they
-// select every field.
+// TortureSignHolderAllFields lists the leaf flags of TortureSignHolder, which select every field.
 var TortureSignHolderAllFields = slices.Clone(_TortureSignHolder_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureSignHolder.
 func (*TortureSignHolder) FieldSchema() *fieldmap.Schema { return _TortureSignHolder_fieldSchema }
 
-// NewTortureSignHolderFieldMap returns a FieldMap of TortureSignHolder holding flags; the
-// error names the first flag TortureSignHolder does not have.
+// NewTortureSignHolderFieldMap returns a FieldMap of TortureSignHolder holding flags, or an error naming the first it lacks.
 func NewTortureSignHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureSignHolder_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields and extensions included;
-// a nil m gives nil. The copy shares no pointer, slice or map with m.
-func (m *TortureDefaults) Clone() *TortureDefaults {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields and extensions included) that shares nothing with m.
+func (m *TortureDefaults) Clone() *TortureDefaults { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureDefaults when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureDefaults when nil) a deep copy of m, when not nil.
 func (m *TortureDefaults) cloneIn(c *TortureDefaults) *TortureDefaults {
 	if m == nil {
 		return nil
@@ -656,14 +624,10 @@ func (m *TortureDefaults) cloneTo(c *TortureDefaults) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureDefaults_Inner) Clone() *TortureDefaults_Inner {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDefaults_Inner) Clone() *TortureDefaults_Inner { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureDefaults_Inner when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureDefaults_Inner when nil) a deep copy of m, when not nil.
 func (m *TortureDefaults_Inner) cloneIn(c *TortureDefaults_Inner) *TortureDefaults_Inner {
 	if m == nil {
 		return nil
@@ -696,14 +660,10 @@ func (m *TortureDefaults_Inner) cloneTo(c *TortureDefaults_Inner) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureGroups) Clone() *TortureGroups {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups) Clone() *TortureGroups { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureGroups when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureGroups when nil) a deep copy of m, when not nil.
 func (m *TortureGroups) cloneIn(c *TortureGroups) *TortureGroups {
 	if m == nil {
 		return nil
@@ -792,14 +752,10 @@ type _TortureGroups_kids struct {
 	Nested TortureGroups_Nested
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureGroups_PickGroup) Clone() *TortureGroups_PickGroup {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups_PickGroup) Clone() *TortureGroups_PickGroup { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureGroups_PickGroup when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureGroups_PickGroup when nil) a deep copy of m, when not nil.
 func (m *TortureGroups_PickGroup) cloneIn(c *TortureGroups_PickGroup) *TortureGroups_PickGroup {
 	if m == nil {
 		return nil
@@ -833,14 +789,10 @@ func (m *TortureGroups_PickGroup) cloneTo(c *TortureGroups_PickGroup) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureGroups_PickSecret) Clone() *TortureGroups_PickSecret {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups_PickSecret) Clone() *TortureGroups_PickSecret { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureGroups_PickSecret when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureGroups_PickSecret when nil) a deep copy of m, when not nil.
 func (m *TortureGroups_PickSecret) cloneIn(c *TortureGroups_PickSecret) *TortureGroups_PickSecret {
 	if m == nil {
 		return nil
@@ -860,14 +812,10 @@ func (m *TortureGroups_PickSecret) cloneTo(c *TortureGroups_PickSecret) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureGroups_Row) Clone() *TortureGroups_Row {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups_Row) Clone() *TortureGroups_Row { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureGroups_Row when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureGroups_Row when nil) a deep copy of m, when not nil.
 func (m *TortureGroups_Row) cloneIn(c *TortureGroups_Row) *TortureGroups_Row {
 	if m == nil {
 		return nil
@@ -888,14 +836,10 @@ func (m *TortureGroups_Row) cloneTo(c *TortureGroups_Row) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureGroups_Hidden) Clone() *TortureGroups_Hidden {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups_Hidden) Clone() *TortureGroups_Hidden { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureGroups_Hidden when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureGroups_Hidden when nil) a deep copy of m, when not nil.
 func (m *TortureGroups_Hidden) cloneIn(c *TortureGroups_Hidden) *TortureGroups_Hidden {
 	if m == nil {
 		return nil
@@ -915,14 +859,10 @@ func (m *TortureGroups_Hidden) cloneTo(c *TortureGroups_Hidden) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureGroups_Nested) Clone() *TortureGroups_Nested {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups_Nested) Clone() *TortureGroups_Nested { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureGroups_Nested when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureGroups_Nested when nil) a deep copy of m, when not nil.
 func (m *TortureGroups_Nested) cloneIn(c *TortureGroups_Nested) *TortureGroups_Nested {
 	if m == nil {
 		return nil
@@ -942,14 +882,10 @@ func (m *TortureGroups_Nested) cloneTo(c *TortureGroups_Nested) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureGroups_Nested_Deeper) Clone() *TortureGroups_Nested_Deeper {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups_Nested_Deeper) Clone() *TortureGroups_Nested_Deeper { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureGroups_Nested_Deeper when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureGroups_Nested_Deeper when nil) a deep copy of m, when not nil.
 func (m *TortureGroups_Nested_Deeper) cloneIn(c *TortureGroups_Nested_Deeper) *TortureGroups_Nested_Deeper {
 	if m == nil {
 		return nil
@@ -982,14 +918,10 @@ func (m *TortureGroups_Nested_Deeper) cloneTo(c *TortureGroups_Nested_Deeper) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureLegacyKey) Clone() *TortureLegacyKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLegacyKey) Clone() *TortureLegacyKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureLegacyKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureLegacyKey when nil) a deep copy of m, when not nil.
 func (m *TortureLegacyKey) cloneIn(c *TortureLegacyKey) *TortureLegacyKey {
 	if m == nil {
 		return nil
@@ -1022,14 +954,10 @@ func (m *TortureLegacyKey) cloneTo(c *TortureLegacyKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureLegacyKey2) Clone() *TortureLegacyKey2 {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLegacyKey2) Clone() *TortureLegacyKey2 { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureLegacyKey2 when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureLegacyKey2 when nil) a deep copy of m, when not nil.
 func (m *TortureLegacyKey2) cloneIn(c *TortureLegacyKey2) *TortureLegacyKey2 {
 	if m == nil {
 		return nil
@@ -1049,14 +977,10 @@ func (m *TortureLegacyKey2) cloneTo(c *TortureLegacyKey2) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureLegacyKeyValue) Clone() *TortureLegacyKeyValue {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLegacyKeyValue) Clone() *TortureLegacyKeyValue { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureLegacyKeyValue when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureLegacyKeyValue when nil) a deep copy of m, when not nil.
 func (m *TortureLegacyKeyValue) cloneIn(c *TortureLegacyKeyValue) *TortureLegacyKeyValue {
 	if m == nil {
 		return nil
@@ -1095,14 +1019,10 @@ func (m *TortureLegacyKeyValue) cloneTo(c *TortureLegacyKeyValue) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureLegacyKeyValue_Part) Clone() *TortureLegacyKeyValue_Part {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLegacyKeyValue_Part) Clone() *TortureLegacyKeyValue_Part { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureLegacyKeyValue_Part when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureLegacyKeyValue_Part when nil) a deep copy of m, when not nil.
 func (m *TortureLegacyKeyValue_Part) cloneIn(c *TortureLegacyKeyValue_Part) *TortureLegacyKeyValue_Part {
 	if m == nil {
 		return nil
@@ -1135,14 +1055,10 @@ func (m *TortureLegacyKeyValue_Part) cloneTo(c *TortureLegacyKeyValue_Part) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureSignHolder) Clone() *TortureSignHolder {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureSignHolder) Clone() *TortureSignHolder { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureSignHolder when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureSignHolder when nil) a deep copy of m, when not nil.
 func (m *TortureSignHolder) cloneIn(c *TortureSignHolder) *TortureSignHolder {
 	if m == nil {
 		return nil
@@ -1162,9 +1078,7 @@ func (m *TortureSignHolder) cloneTo(c *TortureSignHolder) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDefaults) Equal(o *TortureDefaults) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1172,76 +1086,30 @@ func (m *TortureDefaults) Equal(o *TortureDefaults) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtrFloat64(m.DDouble, o.DDouble) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat32(m.DFloat, o.DFloat) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DInt32, o.DInt32) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DInt64, o.DInt64) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DUint32, o.DUint32) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DUint64, o.DUint64) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DSint32, o.DSint32) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DSint64, o.DSint64) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DFixed32, o.DFixed32) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DFixed64, o.DFixed64) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DSfixed32, o.DSfixed32) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DSfixed64, o.DSfixed64) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DBool, o.DBool) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DString, o.DString) {
-		return false
-	}
-	if !fieldmap.EqualBytesPresence(m.DBytes, o.DBytes) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.DEnum, o.DEnum) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat64(m.DNan, o.DNan) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat32(m.DNegInf, o.DNegInf) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat64(m.DNegZero, o.DNegZero) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.RString, o.RString) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.REnum, o.REnum) {
-		return false
-	}
-	if !m.RMessage.Equal(o.RMessage) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Secret, o.Secret) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Color, o.Color) {
+	if !fieldmap.EqualPtrFloat64(m.DDouble, o.DDouble) ||
+		!fieldmap.EqualPtrFloat32(m.DFloat, o.DFloat) ||
+		!fieldmap.EqualPtr(m.DInt32, o.DInt32) ||
+		!fieldmap.EqualPtr(m.DInt64, o.DInt64) ||
+		!fieldmap.EqualPtr(m.DUint32, o.DUint32) ||
+		!fieldmap.EqualPtr(m.DUint64, o.DUint64) ||
+		!fieldmap.EqualPtr(m.DSint32, o.DSint32) ||
+		!fieldmap.EqualPtr(m.DSint64, o.DSint64) ||
+		!fieldmap.EqualPtr(m.DFixed32, o.DFixed32) ||
+		!fieldmap.EqualPtr(m.DFixed64, o.DFixed64) ||
+		!fieldmap.EqualPtr(m.DSfixed32, o.DSfixed32) ||
+		!fieldmap.EqualPtr(m.DSfixed64, o.DSfixed64) ||
+		!fieldmap.EqualPtr(m.DBool, o.DBool) ||
+		!fieldmap.EqualPtr(m.DString, o.DString) ||
+		!fieldmap.EqualBytesPresence(m.DBytes, o.DBytes) ||
+		!fieldmap.EqualPtr(m.DEnum, o.DEnum) ||
+		!fieldmap.EqualPtrFloat64(m.DNan, o.DNan) ||
+		!fieldmap.EqualPtrFloat32(m.DNegInf, o.DNegInf) ||
+		!fieldmap.EqualPtrFloat64(m.DNegZero, o.DNegZero) ||
+		!fieldmap.EqualPtr(m.RString, o.RString) ||
+		!fieldmap.EqualPtr(m.REnum, o.REnum) ||
+		!m.RMessage.Equal(o.RMessage) ||
+		!fieldmap.EqualPtr(m.Secret, o.Secret) ||
+		!fieldmap.EqualPtr(m.Color, o.Color) {
 		return false
 	}
 	if (len(m.extensionFields) > 0 || len(o.extensionFields) > 0) && !fieldmap.EqualExtensions(m, o) {
@@ -1250,9 +1118,7 @@ func (m *TortureDefaults) Equal(o *TortureDefaults) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDefaults_Inner) Equal(o *TortureDefaults_Inner) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1260,18 +1126,14 @@ func (m *TortureDefaults_Inner) Equal(o *TortureDefaults_Inner) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Value, o.Value) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
+	if !fieldmap.EqualPtr(m.Value, o.Value) ||
+		!fieldmap.EqualPtr(m.Sign, o.Sign) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups) Equal(o *TortureGroups) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1287,19 +1149,11 @@ func (m *TortureGroups) Equal(o *TortureGroups) bool {
 			return false
 		}
 	}
-	if !m.Hidden.Equal(o.Hidden) {
-		return false
-	}
-	if !maps.Equal(m.SignMap, o.SignMap) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*TortureDefaults_Inner).Equal) {
-		return false
-	}
-	if !slices.Equal(m.Signs, o.Signs) {
-		return false
-	}
-	if !m.Nested.Equal(o.Nested) {
+	if !m.Hidden.Equal(o.Hidden) ||
+		!maps.Equal(m.SignMap, o.SignMap) ||
+		!fieldmap.EqualMessageMapFunc(m.InnerMap, o.InnerMap, (*TortureDefaults_Inner).Equal) ||
+		!slices.Equal(m.Signs, o.Signs) ||
+		!m.Nested.Equal(o.Nested) {
 		return false
 	}
 	switch a := m.Pick.(type) {
@@ -1359,9 +1213,7 @@ func _TortureGroups_Pick_isSet(x isTortureGroups_Pick) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_PickGroup) Equal(o *TortureGroups_PickGroup) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1369,21 +1221,15 @@ func (m *TortureGroups_PickGroup) Equal(o *TortureGroups_PickGroup) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Text, o.Text) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
-		return false
-	}
-	if !m.Back.Equal(o.Back) {
+	if !fieldmap.EqualPtr(m.Text, o.Text) ||
+		!fieldmap.EqualPtr(m.Sign, o.Sign) ||
+		!m.Back.Equal(o.Back) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_PickSecret) Equal(o *TortureGroups_PickSecret) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1397,9 +1243,7 @@ func (m *TortureGroups_PickSecret) Equal(o *TortureGroups_PickSecret) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Row) Equal(o *TortureGroups_Row) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1407,18 +1251,14 @@ func (m *TortureGroups_Row) Equal(o *TortureGroups_Row) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.N, o.N) {
-		return false
-	}
-	if !slices.Equal(m.Signs, o.Signs) {
+	if !fieldmap.EqualPtr(m.N, o.N) ||
+		!slices.Equal(m.Signs, o.Signs) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Hidden) Equal(o *TortureGroups_Hidden) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1432,9 +1272,7 @@ func (m *TortureGroups_Hidden) Equal(o *TortureGroups_Hidden) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Nested) Equal(o *TortureGroups_Nested) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1448,9 +1286,7 @@ func (m *TortureGroups_Nested) Equal(o *TortureGroups_Nested) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Nested_Deeper) Equal(o *TortureGroups_Nested_Deeper) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1458,18 +1294,14 @@ func (m *TortureGroups_Nested_Deeper) Equal(o *TortureGroups_Nested_Deeper) bool
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat32(m.F, o.F) {
+	if !fieldmap.EqualPtr(m.Sign, o.Sign) ||
+		!fieldmap.EqualPtrFloat32(m.F, o.F) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKey) Equal(o *TortureLegacyKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1477,18 +1309,14 @@ func (m *TortureLegacyKey) Equal(o *TortureLegacyKey) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Id, o.Id) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Note, o.Note) {
+	if !fieldmap.EqualPtr(m.Id, o.Id) ||
+		!fieldmap.EqualPtr(m.Note, o.Note) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKey2) Equal(o *TortureLegacyKey2) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1502,9 +1330,7 @@ func (m *TortureLegacyKey2) Equal(o *TortureLegacyKey2) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKeyValue) Equal(o *TortureLegacyKeyValue) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1512,24 +1338,16 @@ func (m *TortureLegacyKeyValue) Equal(o *TortureLegacyKeyValue) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
-		return false
-	}
-	if !m.Part.Equal(o.Part) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat32(m.Ratio, o.Ratio) {
+	if !fieldmap.EqualPtr(m.Name, o.Name) ||
+		!fieldmap.EqualPtr(m.Sign, o.Sign) ||
+		!m.Part.Equal(o.Part) ||
+		!fieldmap.EqualPtrFloat32(m.Ratio, o.Ratio) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKeyValue_Part) Equal(o *TortureLegacyKeyValue_Part) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1537,18 +1355,14 @@ func (m *TortureLegacyKeyValue_Part) Equal(o *TortureLegacyKeyValue_Part) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.N, o.N) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.On, o.On) {
+	if !fieldmap.EqualPtr(m.N, o.N) ||
+		!fieldmap.EqualPtr(m.On, o.On) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureSignHolder) Equal(o *TortureSignHolder) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1562,17 +1376,9 @@ func (m *TortureSignHolder) Equal(o *TortureSignHolder) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureDefaults does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureDefaults or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureDefaults or bound to no schema.
 func (m *TortureDefaults) CopyInFields(src *TortureDefaults, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureDefaults_fieldSchema)
 	if m == nil || b == nil {
@@ -1607,9 +1413,7 @@ type _TortureDefaults_ptrs struct {
 	f24 other.Color
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureDefaults being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x33fffff|win.Below&0x200000 == 0 {
 		return 0
@@ -1938,9 +1742,7 @@ type _TortureDefaults_Inner_ptrs struct {
 	f2 TortureSign
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Inner being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -1977,17 +1779,9 @@ func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureDefaults_Inner does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureDefaults_Inner or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureDefaults_Inner or bound to no schema.
 func (m *TortureDefaults_Inner) CopyInFields(src *TortureDefaults_Inner, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureDefaults_Inner_fieldSchema)
 	if m == nil || b == nil {
@@ -1996,17 +1790,9 @@ func (m *TortureDefaults_Inner) CopyInFields(src *TortureDefaults_Inner, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureGroups or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureGroups or bound to no schema.
 func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureGroups_fieldSchema)
 	if m == nil || b == nil {
@@ -2015,9 +1801,7 @@ func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureGroups being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1e971|win.Below&0x1e941 == 0 {
 		return 0
@@ -2139,16 +1923,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 				}
 			}
 		case 13:
-			if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.SignMap, src.SignMap)
-			} else if !maps.Equal(m.SignMap, src.SignMap) {
-				if len(src.SignMap) == 0 {
-					m.SignMap = nil
-				} else {
-					m.SignMap = maps.Clone(src.SignMap)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+13), &m.SignMap, src.SignMap)
 		case 14:
 			if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
 				n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
@@ -2161,16 +1936,7 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 				n++
 			}
 		case 15:
-			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
-			} else if !slices.Equal(m.Signs, src.Signs) {
-				if len(src.Signs) == 0 {
-					m.Signs = nil
-				} else {
-					m.Signs = slices.Clone(src.Signs)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+15), &m.Signs, src.Signs)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
 				if !m.Nested.Equal(src.Nested) {
@@ -2197,9 +1963,7 @@ type _TortureGroups_PickGroup_ptrs struct {
 	f3 TortureSign
 }
 
-// copyInAt_piss7n copies the fields of src flagged in fm into m, the first flag of
-// PickGroup being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_piss7n is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -2240,9 +2004,7 @@ func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, 
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PickSecret being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureGroups_PickSecret) copyInAt(src *TortureGroups_PickSecret, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -2258,9 +2020,7 @@ func (m *TortureGroups_PickSecret) copyInAt(src *TortureGroups_PickSecret, fm *f
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Row being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureGroups_Row) copyInAt(src *TortureGroups_Row, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -2274,23 +2034,12 @@ func (m *TortureGroups_Row) copyInAt(src *TortureGroups_Row, fm *fieldmap.FieldM
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
-		} else if !slices.Equal(m.Signs, src.Signs) {
-			if len(src.Signs) == 0 {
-				m.Signs = nil
-			} else {
-				m.Signs = slices.Clone(src.Signs)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.Signs, src.Signs)
 	}
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Hidden being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureGroups_Hidden) copyInAt(src *TortureGroups_Hidden, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -2306,9 +2055,7 @@ func (m *TortureGroups_Hidden) copyInAt(src *TortureGroups_Hidden, fm *fieldmap.
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Nested being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureGroups_Nested) copyInAt(src *TortureGroups_Nested, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -2340,9 +2087,7 @@ type _TortureGroups_Nested_Deeper_ptrs struct {
 	f21 float32
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Deeper being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -2379,17 +2124,9 @@ func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper,
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureGroups_PickGroup does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureGroups_PickGroup or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureGroups_PickGroup or bound to no schema.
 func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureGroups_PickGroup_fieldSchema)
 	if m == nil || b == nil {
@@ -2398,9 +2135,7 @@ func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PickGroup being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2451,9 +2186,7 @@ func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fie
 	return n
 }
 
-// copyInAt_1sa1n69 copies the fields of src flagged in fm into m, the first flag of
-// TortureGroups being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_1sa1n69 is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3d2f|win.Below&0x3d28 == 0 {
 		return 0
@@ -2553,16 +2286,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 				}
 			}
 		case 10:
-			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.SignMap, src.SignMap)
-			} else if !maps.Equal(m.SignMap, src.SignMap) {
-				if len(src.SignMap) == 0 {
-					m.SignMap = nil
-				} else {
-					m.SignMap = maps.Clone(src.SignMap)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+10), &m.SignMap, src.SignMap)
 		case 11:
 			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
 				n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
@@ -2575,16 +2299,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 				n++
 			}
 		case 12:
-			if a := fm.ListActionAt(at + 12); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Signs, src.Signs)
-			} else if !slices.Equal(m.Signs, src.Signs) {
-				if len(src.Signs) == 0 {
-					m.Signs = nil
-				} else {
-					m.Signs = slices.Clone(src.Signs)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+12), &m.Signs, src.Signs)
 		case 13:
 			if win.Cover&(1<<13) != 0 {
 				if !m.Nested.Equal(src.Nested) {
@@ -2605,17 +2320,9 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureGroups_PickSecret does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureGroups_PickSecret or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureGroups_PickSecret or bound to no schema.
 func (m *TortureGroups_PickSecret) CopyInFields(src *TortureGroups_PickSecret, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureGroups_PickSecret_fieldSchema)
 	if m == nil || b == nil {
@@ -2624,17 +2331,9 @@ func (m *TortureGroups_PickSecret) CopyInFields(src *TortureGroups_PickSecret, f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureGroups_Row does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureGroups_Row or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureGroups_Row or bound to no schema.
 func (m *TortureGroups_Row) CopyInFields(src *TortureGroups_Row, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureGroups_Row_fieldSchema)
 	if m == nil || b == nil {
@@ -2643,17 +2342,9 @@ func (m *TortureGroups_Row) CopyInFields(src *TortureGroups_Row, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureGroups_Hidden does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureGroups_Hidden or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureGroups_Hidden or bound to no schema.
 func (m *TortureGroups_Hidden) CopyInFields(src *TortureGroups_Hidden, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureGroups_Hidden_fieldSchema)
 	if m == nil || b == nil {
@@ -2662,17 +2353,9 @@ func (m *TortureGroups_Hidden) CopyInFields(src *TortureGroups_Hidden, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureGroups_Nested does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureGroups_Nested or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureGroups_Nested or bound to no schema.
 func (m *TortureGroups_Nested) CopyInFields(src *TortureGroups_Nested, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureGroups_Nested_fieldSchema)
 	if m == nil || b == nil {
@@ -2681,17 +2364,9 @@ func (m *TortureGroups_Nested) CopyInFields(src *TortureGroups_Nested, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureGroups_Nested_Deeper does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureGroups_Nested_Deeper or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureGroups_Nested_Deeper or bound to no schema.
 func (m *TortureGroups_Nested_Deeper) CopyInFields(src *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureGroups_Nested_Deeper_fieldSchema)
 	if m == nil || b == nil {
@@ -2700,17 +2375,9 @@ func (m *TortureGroups_Nested_Deeper) CopyInFields(src *TortureGroups_Nested_Dee
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureLegacyKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureLegacyKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureLegacyKey or bound to no schema.
 func (m *TortureLegacyKey) CopyInFields(src *TortureLegacyKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureLegacyKey_fieldSchema)
 	if m == nil || b == nil {
@@ -2725,9 +2392,7 @@ type _TortureLegacyKey_ptrs struct {
 	f2 string
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureLegacyKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -2764,17 +2429,9 @@ func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureLegacyKey2 does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureLegacyKey2 or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureLegacyKey2 or bound to no schema.
 func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureLegacyKey2_fieldSchema)
 	if m == nil || b == nil {
@@ -2783,9 +2440,7 @@ func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureLegacyKey2 being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureLegacyKey2) copyInAt(src *TortureLegacyKey2, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -2818,9 +2473,7 @@ type _TortureLegacyKeyValue_ptrs struct {
 	f6 float32
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureLegacyKeyValue being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x27|win.Below&0x4 == 0 {
 		return 0
@@ -2889,9 +2542,7 @@ type _TortureLegacyKeyValue_Part_ptrs struct {
 	f5 bool
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Part being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -2928,17 +2579,9 @@ func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureLegacyKeyValue does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureLegacyKeyValue or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureLegacyKeyValue or bound to no schema.
 func (m *TortureLegacyKeyValue) CopyInFields(src *TortureLegacyKeyValue, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureLegacyKeyValue_fieldSchema)
 	if m == nil || b == nil {
@@ -2947,17 +2590,9 @@ func (m *TortureLegacyKeyValue) CopyInFields(src *TortureLegacyKeyValue, fm *fie
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureLegacyKeyValue_Part does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureLegacyKeyValue_Part or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureLegacyKeyValue_Part or bound to no schema.
 func (m *TortureLegacyKeyValue_Part) CopyInFields(src *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureLegacyKeyValue_Part_fieldSchema)
 	if m == nil || b == nil {
@@ -2966,17 +2601,9 @@ func (m *TortureLegacyKeyValue_Part) CopyInFields(src *TortureLegacyKeyValue_Par
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureSignHolder does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureSignHolder or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureSignHolder or bound to no schema.
 func (m *TortureSignHolder) CopyInFields(src *TortureSignHolder, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureSignHolder_fieldSchema)
 	if m == nil || b == nil {
@@ -2985,9 +2612,7 @@ func (m *TortureSignHolder) CopyInFields(src *TortureSignHolder, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureSignHolder being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureSignHolder) copyInAt(src *TortureSignHolder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -3115,10 +2740,8 @@ func (m *TortureSignHolder) DiffFields(o *TortureSignHolder) *fieldmap.FieldMap 
 	return fieldmap.Diff(_TortureSignHolder_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureDefaults) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3138,18 +2761,14 @@ func (m *TortureDefaults) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureDefaults does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureDefaults does not have or a list action it cannot take.
 func (*TortureDefaults) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDefaults_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureDefaults_Inner) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3160,18 +2779,14 @@ func (m *TortureDefaults_Inner) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureDefaults_Inner does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureDefaults_Inner does not have or a list action it cannot take.
 func (*TortureDefaults_Inner) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDefaults_Inner_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureGroups) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3226,18 +2841,14 @@ func (m *TortureGroups) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureGroups does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureGroups does not have or a list action it cannot take.
 func (*TortureGroups) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureGroups_PickGroup) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3251,37 +2862,23 @@ func (m *TortureGroups_PickGroup) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureGroups_PickGroup does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureGroups_PickGroup does not have or a list action it cannot take.
 func (*TortureGroups_PickGroup) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_PickGroup_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureGroups_PickSecret) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureGroups_PickSecret has none.
+func (m *TortureGroups_PickSecret) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureGroups_PickSecret does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureGroups_PickSecret does not have or a list action it cannot take.
 func (*TortureGroups_PickSecret) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_PickSecret_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureGroups_Row) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3294,37 +2891,23 @@ func (m *TortureGroups_Row) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureGroups_Row does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureGroups_Row does not have or a list action it cannot take.
 func (*TortureGroups_Row) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_Row_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureGroups_Hidden) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureGroups_Hidden has none.
+func (m *TortureGroups_Hidden) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureGroups_Hidden does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureGroups_Hidden does not have or a list action it cannot take.
 func (*TortureGroups_Hidden) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_Hidden_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureGroups_Nested) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3335,18 +2918,14 @@ func (m *TortureGroups_Nested) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureGroups_Nested does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureGroups_Nested does not have or a list action it cannot take.
 func (*TortureGroups_Nested) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_Nested_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureGroups_Nested_Deeper) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3357,37 +2936,23 @@ func (m *TortureGroups_Nested_Deeper) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureGroups_Nested_Deeper does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureGroups_Nested_Deeper does not have or a list action it cannot take.
 func (*TortureGroups_Nested_Deeper) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_Nested_Deeper_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureLegacyKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureLegacyKey has none.
+func (m *TortureLegacyKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureLegacyKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureLegacyKey does not have or a list action it cannot take.
 func (*TortureLegacyKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLegacyKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureLegacyKey2) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3398,18 +2963,14 @@ func (m *TortureLegacyKey2) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureLegacyKey2 does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureLegacyKey2 does not have or a list action it cannot take.
 func (*TortureLegacyKey2) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLegacyKey2_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureLegacyKeyValue) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3420,37 +2981,23 @@ func (m *TortureLegacyKeyValue) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureLegacyKeyValue does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureLegacyKeyValue does not have or a list action it cannot take.
 func (*TortureLegacyKeyValue) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLegacyKeyValue_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureLegacyKeyValue_Part) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureLegacyKeyValue_Part has none.
+func (m *TortureLegacyKeyValue_Part) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureLegacyKeyValue_Part does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureLegacyKeyValue_Part does not have or a list action it cannot take.
 func (*TortureLegacyKeyValue_Part) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLegacyKeyValue_Part_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureSignHolder) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3461,17 +3008,13 @@ func (m *TortureSignHolder) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureSignHolder does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureSignHolder does not have or a list action it cannot take.
 func (*TortureSignHolder) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureSignHolder_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureDefaults) Redact() {
 	if m == nil {
 		return
@@ -3479,9 +3022,7 @@ func (m *TortureDefaults) Redact() {
 	m.Secret = nil
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureDefaults) Redacted() *TortureDefaults {
 	if m == nil {
 		return nil
@@ -3491,30 +3032,13 @@ func (m *TortureDefaults) Redacted() *TortureDefaults {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureDefaults_Inner) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureDefaults_Inner has none.
+func (m *TortureDefaults_Inner) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureDefaults_Inner) Redacted() *TortureDefaults_Inner {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureDefaults_Inner) Redacted() *TortureDefaults_Inner { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureGroups) Redact() {
 	if m == nil {
 		return
@@ -3528,9 +3052,7 @@ func (m *TortureGroups) Redact() {
 	m.Hidden = nil
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureGroups) Redacted() *TortureGroups {
 	if m == nil {
 		return nil
@@ -3540,9 +3062,7 @@ func (m *TortureGroups) Redacted() *TortureGroups {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureGroups_PickGroup) Redact() {
 	if m == nil {
 		return
@@ -3550,9 +3070,7 @@ func (m *TortureGroups_PickGroup) Redact() {
 	m.Back.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureGroups_PickGroup) Redacted() *TortureGroups_PickGroup {
 	if m == nil {
 		return nil
@@ -3562,215 +3080,65 @@ func (m *TortureGroups_PickGroup) Redacted() *TortureGroups_PickGroup {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureGroups_PickSecret) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureGroups_PickSecret has none.
+func (m *TortureGroups_PickSecret) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureGroups_PickSecret) Redacted() *TortureGroups_PickSecret {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureGroups_PickSecret) Redacted() *TortureGroups_PickSecret { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureGroups_Row) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureGroups_Row has none.
+func (m *TortureGroups_Row) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureGroups_Row) Redacted() *TortureGroups_Row {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureGroups_Row) Redacted() *TortureGroups_Row { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureGroups_Hidden) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureGroups_Hidden has none.
+func (m *TortureGroups_Hidden) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureGroups_Hidden) Redacted() *TortureGroups_Hidden {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureGroups_Hidden) Redacted() *TortureGroups_Hidden { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureGroups_Nested) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureGroups_Nested has none.
+func (m *TortureGroups_Nested) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureGroups_Nested) Redacted() *TortureGroups_Nested {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureGroups_Nested) Redacted() *TortureGroups_Nested { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureGroups_Nested_Deeper) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureGroups_Nested_Deeper has none.
+func (m *TortureGroups_Nested_Deeper) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureGroups_Nested_Deeper) Redacted() *TortureGroups_Nested_Deeper {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureGroups_Nested_Deeper) Redacted() *TortureGroups_Nested_Deeper { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureLegacyKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureLegacyKey has none.
+func (m *TortureLegacyKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureLegacyKey) Redacted() *TortureLegacyKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureLegacyKey) Redacted() *TortureLegacyKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureLegacyKey2) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureLegacyKey2 has none.
+func (m *TortureLegacyKey2) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureLegacyKey2) Redacted() *TortureLegacyKey2 {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureLegacyKey2) Redacted() *TortureLegacyKey2 { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureLegacyKeyValue) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureLegacyKeyValue has none.
+func (m *TortureLegacyKeyValue) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureLegacyKeyValue) Redacted() *TortureLegacyKeyValue {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureLegacyKeyValue) Redacted() *TortureLegacyKeyValue { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureLegacyKeyValue_Part) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureLegacyKeyValue_Part has none.
+func (m *TortureLegacyKeyValue_Part) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureLegacyKeyValue_Part) Redacted() *TortureLegacyKeyValue_Part {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureLegacyKeyValue_Part) Redacted() *TortureLegacyKeyValue_Part { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureSignHolder) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureSignHolder has none.
+func (m *TortureSignHolder) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureSignHolder) Redacted() *TortureSignHolder {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureSignHolder) Redacted() *TortureSignHolder { return m.Clone() }
 
 // GetKey returns the object key of m, its field id.
 func (m *TortureLegacyKey) GetKey() int32 {

@@ -101,15 +101,13 @@ var _TortureEdition_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEdition{}
 
 var _TortureEdition_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEdition", _TortureEdition_shape, true)
 
-// TortureEditionAllFields lists the leaf flags of TortureEdition: together they
-// select every field.
+// TortureEditionAllFields lists the leaf flags of TortureEdition, which select every field.
 var TortureEditionAllFields = slices.Clone(_TortureEdition_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEdition.
 func (*TortureEdition) FieldSchema() *fieldmap.Schema { return _TortureEdition_fieldSchema }
 
-// NewTortureEditionFieldMap returns a FieldMap of TortureEdition holding flags; the
-// error names the first flag TortureEdition does not have.
+// NewTortureEditionFieldMap returns a FieldMap of TortureEdition holding flags, or an error naming the first it lacks.
 func NewTortureEditionFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureEdition_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -123,15 +121,13 @@ const (
 
 var _TortureEditionPart_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionPart", _TortureEditionPart_shape, false)
 
-// TortureEditionPartAllFields lists the leaf flags of TortureEditionPart: together they
-// select every field.
+// TortureEditionPartAllFields lists the leaf flags of TortureEditionPart, which select every field.
 var TortureEditionPartAllFields = slices.Clone(_TortureEditionPart_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEditionPart.
 func (*TortureEditionPart) FieldSchema() *fieldmap.Schema { return _TortureEditionPart_fieldSchema }
 
-// NewTortureEditionPartFieldMap returns a FieldMap of TortureEditionPart holding flags; the
-// error names the first flag TortureEditionPart does not have.
+// NewTortureEditionPartFieldMap returns a FieldMap of TortureEditionPart holding flags, or an error naming the first it lacks.
 func NewTortureEditionPartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureEditionPart_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -158,15 +154,13 @@ var _TortureEditionKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEditio
 
 var _TortureEditionKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKey", _TortureEditionKey_shape, false)
 
-// TortureEditionKeyAllFields lists the leaf flags of TortureEditionKey: together they
-// select every field.
+// TortureEditionKeyAllFields lists the leaf flags of TortureEditionKey, which select every field.
 var TortureEditionKeyAllFields = slices.Clone(_TortureEditionKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEditionKey.
 func (*TortureEditionKey) FieldSchema() *fieldmap.Schema { return _TortureEditionKey_fieldSchema }
 
-// NewTortureEditionKeyFieldMap returns a FieldMap of TortureEditionKey holding flags; the
-// error names the first flag TortureEditionKey does not have.
+// NewTortureEditionKeyFieldMap returns a FieldMap of TortureEditionKey holding flags, or an error naming the first it lacks.
 func NewTortureEditionKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureEditionKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -180,8 +174,7 @@ const (
 
 var _TortureEditionKeyValue_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKeyValue", _TortureEditionKeyValue_shape, false)
 
-// TortureEditionKeyValueAllFields lists the leaf flags of TortureEditionKeyValue: together they
-// select every field.
+// TortureEditionKeyValueAllFields lists the leaf flags of TortureEditionKeyValue, which select every field.
 var TortureEditionKeyValueAllFields = slices.Clone(_TortureEditionKeyValue_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEditionKeyValue.
@@ -189,8 +182,7 @@ func (*TortureEditionKeyValue) FieldSchema() *fieldmap.Schema {
 	return _TortureEditionKeyValue_fieldSchema
 }
 
-// NewTortureEditionKeyValueFieldMap returns a FieldMap of TortureEditionKeyValue holding flags; the
-// error names the first flag TortureEditionKeyValue does not have.
+// NewTortureEditionKeyValueFieldMap returns a FieldMap of TortureEditionKeyValue holding flags, or an error naming the first it lacks.
 func NewTortureEditionKeyValueFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureEditionKeyValue_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -209,27 +201,21 @@ var _TortureEditionKeyed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEdit
 
 var _TortureEditionKeyed_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKeyed", _TortureEditionKeyed_shape, false)
 
-// TortureEditionKeyedAllFields lists the leaf flags of TortureEditionKeyed: together they
-// select every field.
+// TortureEditionKeyedAllFields lists the leaf flags of TortureEditionKeyed, which select every field.
 var TortureEditionKeyedAllFields = slices.Clone(_TortureEditionKeyed_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEditionKeyed.
 func (*TortureEditionKeyed) FieldSchema() *fieldmap.Schema { return _TortureEditionKeyed_fieldSchema }
 
-// NewTortureEditionKeyedFieldMap returns a FieldMap of TortureEditionKeyed holding flags; the
-// error names the first flag TortureEditionKeyed does not have.
+// NewTortureEditionKeyedFieldMap returns a FieldMap of TortureEditionKeyed holding flags, or an error naming the first it lacks.
 func NewTortureEditionKeyedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureEditionKeyed_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureEdition) Clone() *TortureEdition {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEdition) Clone() *TortureEdition { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureEdition when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureEdition when nil) a deep copy of m, when not nil.
 func (m *TortureEdition) cloneIn(c *TortureEdition) *TortureEdition {
 	if m == nil {
 		return nil
@@ -361,14 +347,10 @@ type _TortureEdition_kids struct {
 	Self         TortureEdition
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureEditionPart) Clone() *TortureEditionPart {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEditionPart) Clone() *TortureEditionPart { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureEditionPart when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureEditionPart when nil) a deep copy of m, when not nil.
 func (m *TortureEditionPart) cloneIn(c *TortureEditionPart) *TortureEditionPart {
 	if m == nil {
 		return nil
@@ -402,14 +384,10 @@ func (m *TortureEditionPart) cloneTo(c *TortureEditionPart) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureEditionKey) Clone() *TortureEditionKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEditionKey) Clone() *TortureEditionKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureEditionKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureEditionKey when nil) a deep copy of m, when not nil.
 func (m *TortureEditionKey) cloneIn(c *TortureEditionKey) *TortureEditionKey {
 	if m == nil {
 		return nil
@@ -430,14 +408,10 @@ func (m *TortureEditionKey) cloneTo(c *TortureEditionKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureEditionKeyValue) Clone() *TortureEditionKeyValue {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEditionKeyValue) Clone() *TortureEditionKeyValue { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureEditionKeyValue when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureEditionKeyValue when nil) a deep copy of m, when not nil.
 func (m *TortureEditionKeyValue) cloneIn(c *TortureEditionKeyValue) *TortureEditionKeyValue {
 	if m == nil {
 		return nil
@@ -471,14 +445,10 @@ func (m *TortureEditionKeyValue) cloneTo(c *TortureEditionKeyValue) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureEditionKeyed) Clone() *TortureEditionKeyed {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEditionKeyed) Clone() *TortureEditionKeyed { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureEditionKeyed when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureEditionKeyed when nil) a deep copy of m, when not nil.
 func (m *TortureEditionKeyed) cloneIn(c *TortureEditionKeyed) *TortureEditionKeyed {
 	if m == nil {
 		return nil
@@ -498,9 +468,7 @@ func (m *TortureEditionKeyed) cloneTo(c *TortureEditionKeyed) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEdition) Equal(o *TortureEdition) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -508,40 +476,18 @@ func (m *TortureEdition) Equal(o *TortureEdition) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.RequiredName, o.RequiredName) {
-		return false
-	}
-	if m.ImplicitInt != o.ImplicitInt {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.ExplicitInt, o.ExplicitInt) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.ImplicitDouble, o.ImplicitDouble) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat64(m.ExplicitDouble, o.ExplicitDouble) {
-		return false
-	}
-	if !bytes.Equal(m.ImplicitBytes, o.ImplicitBytes) {
-		return false
-	}
-	if !fieldmap.EqualBytesPresence(m.ExplicitBytes, o.ExplicitBytes) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Open, o.Open) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
-		return false
-	}
-	if m.ImplicitOpen != o.ImplicitOpen {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.ClosedDefault, o.ClosedDefault) {
-		return false
-	}
-	if !m.Delimited.Equal(o.Delimited) {
+	if !fieldmap.EqualPtr(m.RequiredName, o.RequiredName) ||
+		m.ImplicitInt != o.ImplicitInt ||
+		!fieldmap.EqualPtr(m.ExplicitInt, o.ExplicitInt) ||
+		!fieldmap.EqualImplicitFloat64(m.ImplicitDouble, o.ImplicitDouble) ||
+		!fieldmap.EqualPtrFloat64(m.ExplicitDouble, o.ExplicitDouble) ||
+		!bytes.Equal(m.ImplicitBytes, o.ImplicitBytes) ||
+		!fieldmap.EqualBytesPresence(m.ExplicitBytes, o.ExplicitBytes) ||
+		!fieldmap.EqualPtr(m.Open, o.Open) ||
+		!fieldmap.EqualPtr(m.Closed, o.Closed) ||
+		m.ImplicitOpen != o.ImplicitOpen ||
+		!fieldmap.EqualPtr(m.ClosedDefault, o.ClosedDefault) ||
+		!m.Delimited.Equal(o.Delimited) {
 		return false
 	}
 	if len(m.DelimitedList) != len(o.DelimitedList) {
@@ -552,37 +498,17 @@ func (m *TortureEdition) Equal(o *TortureEdition) bool {
 			return false
 		}
 	}
-	if !maps.Equal(m.ClosedMap, o.ClosedMap) {
-		return false
-	}
-	if !maps.Equal(m.OpenMap, o.OpenMap) {
-		return false
-	}
-	if !slices.Equal(m.ClosedList, o.ClosedList) {
-		return false
-	}
-	if !slices.Equal(m.OpenList, o.OpenList) {
-		return false
-	}
-	if !m.RequiredPart.Equal(o.RequiredPart) {
-		return false
-	}
-	if m.ImplicitSecret != o.ImplicitSecret {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.ImplicitFloat, o.ImplicitFloat) {
-		return false
-	}
-	if m.ImplicitBool != o.ImplicitBool {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Raw, o.Raw) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.PartMap, o.PartMap, (*TortureEditionPart).Equal) {
-		return false
-	}
-	if !m.Self.Equal(o.Self) {
+	if !maps.Equal(m.ClosedMap, o.ClosedMap) ||
+		!maps.Equal(m.OpenMap, o.OpenMap) ||
+		!slices.Equal(m.ClosedList, o.ClosedList) ||
+		!slices.Equal(m.OpenList, o.OpenList) ||
+		!m.RequiredPart.Equal(o.RequiredPart) ||
+		m.ImplicitSecret != o.ImplicitSecret ||
+		!fieldmap.EqualImplicitFloat32(m.ImplicitFloat, o.ImplicitFloat) ||
+		m.ImplicitBool != o.ImplicitBool ||
+		!fieldmap.EqualPtr(m.Raw, o.Raw) ||
+		!fieldmap.EqualMessageMapFunc(m.PartMap, o.PartMap, (*TortureEditionPart).Equal) ||
+		!m.Self.Equal(o.Self) {
 		return false
 	}
 	switch a := m.Choice.(type) {
@@ -632,9 +558,7 @@ func _TortureEdition_Choice_isSet(x isTortureEdition_Choice) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionPart) Equal(o *TortureEditionPart) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -642,21 +566,15 @@ func (m *TortureEditionPart) Equal(o *TortureEditionPart) bool {
 	if m == o {
 		return true
 	}
-	if m.Label != o.Label {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Count, o.Count) {
+	if m.Label != o.Label ||
+		!fieldmap.EqualPtr(m.Closed, o.Closed) ||
+		!fieldmap.EqualPtr(m.Count, o.Count) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKey) Equal(o *TortureEditionKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -664,18 +582,14 @@ func (m *TortureEditionKey) Equal(o *TortureEditionKey) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Key, o.Key) {
-		return false
-	}
-	if !m.Other.Equal(o.Other) {
+	if !fieldmap.EqualPtr(m.Key, o.Key) ||
+		!m.Other.Equal(o.Other) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKeyValue) Equal(o *TortureEditionKeyValue) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -683,21 +597,15 @@ func (m *TortureEditionKeyValue) Equal(o *TortureEditionKeyValue) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		return false
-	}
-	if m.N != o.N {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Closed, o.Closed) {
+	if !fieldmap.EqualPtr(m.Name, o.Name) ||
+		m.N != o.N ||
+		!fieldmap.EqualPtr(m.Closed, o.Closed) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKeyed) Equal(o *TortureEditionKeyed) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -711,17 +619,9 @@ func (m *TortureEditionKeyed) Equal(o *TortureEditionKeyed) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureEdition or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureEdition or bound to no schema.
 func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureEdition_fieldSchema)
 	if m == nil || b == nil {
@@ -741,9 +641,7 @@ type _TortureEdition_ptrs struct {
 	f22 string
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEdition being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x71f8f88fff|win.Below&0x2100f88800 == 0 {
 		return 0
@@ -769,10 +667,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 				n++
 			}
 		case 1:
-			if m.ImplicitInt != src.ImplicitInt {
-				m.ImplicitInt = src.ImplicitInt
-				n++
-			}
+			n += fieldmap.Set(&m.ImplicitInt, src.ImplicitInt)
 		case 2:
 			if !fieldmap.EqualPtr(m.ExplicitInt, src.ExplicitInt) {
 				if src.ExplicitInt == nil {
@@ -841,10 +736,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 				n++
 			}
 		case 9:
-			if m.ImplicitOpen != src.ImplicitOpen {
-				m.ImplicitOpen = src.ImplicitOpen
-				n++
-			}
+			n += fieldmap.Set(&m.ImplicitOpen, src.ImplicitOpen)
 		case 10:
 			if !fieldmap.EqualPtr(m.ClosedDefault, src.ClosedDefault) {
 				if src.ClosedDefault == nil {
@@ -885,49 +777,13 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 				n++
 			}
 		case 19:
-			if a := fm.ListActionAt(at + 19); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.ClosedMap, src.ClosedMap)
-			} else if !maps.Equal(m.ClosedMap, src.ClosedMap) {
-				if len(src.ClosedMap) == 0 {
-					m.ClosedMap = nil
-				} else {
-					m.ClosedMap = maps.Clone(src.ClosedMap)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+19), &m.ClosedMap, src.ClosedMap)
 		case 20:
-			if a := fm.ListActionAt(at + 20); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.OpenMap, src.OpenMap)
-			} else if !maps.Equal(m.OpenMap, src.OpenMap) {
-				if len(src.OpenMap) == 0 {
-					m.OpenMap = nil
-				} else {
-					m.OpenMap = maps.Clone(src.OpenMap)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+20), &m.OpenMap, src.OpenMap)
 		case 21:
-			if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.ClosedList, src.ClosedList)
-			} else if !slices.Equal(m.ClosedList, src.ClosedList) {
-				if len(src.ClosedList) == 0 {
-					m.ClosedList = nil
-				} else {
-					m.ClosedList = slices.Clone(src.ClosedList)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+21), &m.ClosedList, src.ClosedList)
 		case 22:
-			if a := fm.ListActionAt(at + 22); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.OpenList, src.OpenList)
-			} else if !slices.Equal(m.OpenList, src.OpenList) {
-				if len(src.OpenList) == 0 {
-					m.OpenList = nil
-				} else {
-					m.OpenList = slices.Clone(src.OpenList)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+22), &m.OpenList, src.OpenList)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
 				if !m.RequiredPart.Equal(src.RequiredPart) {
@@ -944,20 +800,14 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 				}
 			}
 		case 27:
-			if m.ImplicitSecret != src.ImplicitSecret {
-				m.ImplicitSecret = src.ImplicitSecret
-				n++
-			}
+			n += fieldmap.Set(&m.ImplicitSecret, src.ImplicitSecret)
 		case 28:
 			if !fieldmap.SameFloat32(m.ImplicitFloat, src.ImplicitFloat) {
 				m.ImplicitFloat = src.ImplicitFloat
 				n++
 			}
 		case 29:
-			if m.ImplicitBool != src.ImplicitBool {
-				m.ImplicitBool = src.ImplicitBool
-				n++
-			}
+			n += fieldmap.Set(&m.ImplicitBool, src.ImplicitBool)
 		case 30:
 			if !fieldmap.EqualPtr(m.Raw, src.Raw) {
 				if src.Raw == nil {
@@ -1050,9 +900,7 @@ type _TortureEditionPart_ptrs struct {
 	f3 int64
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEditionPart being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -1063,8 +911,7 @@ func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.Fiel
 	n := 0
 	var pb *_TortureEditionPart_ptrs
 	if win.Cover&(1<<0) != 0 && m.Label != src.Label {
-		m.Label = src.Label
-		n++
+		m.Label, n = src.Label, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
 		if src.Closed == nil {
@@ -1093,17 +940,9 @@ func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.Fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureEditionPart does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureEditionPart or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureEditionPart or bound to no schema.
 func (m *TortureEditionPart) CopyInFields(src *TortureEditionPart, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureEditionPart_fieldSchema)
 	if m == nil || b == nil {
@@ -1112,17 +951,9 @@ func (m *TortureEditionPart) CopyInFields(src *TortureEditionPart, fm *fieldmap.
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureEditionKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureEditionKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureEditionKey or bound to no schema.
 func (m *TortureEditionKey) CopyInFields(src *TortureEditionKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureEditionKey_fieldSchema)
 	if m == nil || b == nil {
@@ -1131,9 +962,7 @@ func (m *TortureEditionKey) CopyInFields(src *TortureEditionKey, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEditionKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureEditionKey) copyInAt(src *TortureEditionKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -1169,9 +998,7 @@ type _TortureEditionKeyValue_ptrs struct {
 	f3 TortureClosed
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEditionKeyValue being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -1194,8 +1021,7 @@ func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *field
 		n++
 	}
 	if win.Cover&(1<<1) != 0 && m.N != src.N {
-		m.N = src.N
-		n++
+		m.N, n = src.N, n+1
 	}
 	if win.Cover&(1<<2) != 0 && !fieldmap.EqualPtr(m.Closed, src.Closed) {
 		if src.Closed == nil {
@@ -1212,17 +1038,9 @@ func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureEditionKeyValue does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureEditionKeyValue or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureEditionKeyValue or bound to no schema.
 func (m *TortureEditionKeyValue) CopyInFields(src *TortureEditionKeyValue, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureEditionKeyValue_fieldSchema)
 	if m == nil || b == nil {
@@ -1231,17 +1049,9 @@ func (m *TortureEditionKeyValue) CopyInFields(src *TortureEditionKeyValue, fm *f
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureEditionKeyed does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureEditionKeyed or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureEditionKeyed or bound to no schema.
 func (m *TortureEditionKeyed) CopyInFields(src *TortureEditionKeyed, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureEditionKeyed_fieldSchema)
 	if m == nil || b == nil {
@@ -1250,9 +1060,7 @@ func (m *TortureEditionKeyed) CopyInFields(src *TortureEditionKeyed, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEditionKeyed being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1318,10 +1126,8 @@ func (m *TortureEditionKeyed) DiffFields(o *TortureEditionKeyed) *fieldmap.Field
 	return fieldmap.Diff(_TortureEditionKeyed_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureEdition) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1411,18 +1217,14 @@ func (m *TortureEdition) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureEdition does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureEdition does not have or a list action it cannot take.
 func (*TortureEdition) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEdition_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureEditionPart) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1433,18 +1235,14 @@ func (m *TortureEditionPart) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureEditionPart does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureEditionPart does not have or a list action it cannot take.
 func (*TortureEditionPart) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEditionPart_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureEditionKey) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1458,18 +1256,14 @@ func (m *TortureEditionKey) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureEditionKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureEditionKey does not have or a list action it cannot take.
 func (*TortureEditionKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEditionKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureEditionKeyValue) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1480,18 +1274,14 @@ func (m *TortureEditionKeyValue) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureEditionKeyValue does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureEditionKeyValue does not have or a list action it cannot take.
 func (*TortureEditionKeyValue) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEditionKeyValue_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureEditionKeyed) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1502,17 +1292,13 @@ func (m *TortureEditionKeyed) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureEditionKeyed does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureEditionKeyed does not have or a list action it cannot take.
 func (*TortureEditionKeyed) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEditionKeyed_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureEdition) Redact() {
 	if m == nil {
 		return
@@ -1524,9 +1310,7 @@ func (m *TortureEdition) Redact() {
 	m.Self.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureEdition) Redacted() *TortureEdition {
 	if m == nil {
 		return nil
@@ -1536,89 +1320,29 @@ func (m *TortureEdition) Redacted() *TortureEdition {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureEditionPart) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureEditionPart has none.
+func (m *TortureEditionPart) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureEditionPart) Redacted() *TortureEditionPart {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureEditionPart) Redacted() *TortureEditionPart { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureEditionKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureEditionKey has none.
+func (m *TortureEditionKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureEditionKey) Redacted() *TortureEditionKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureEditionKey) Redacted() *TortureEditionKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureEditionKeyValue) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureEditionKeyValue has none.
+func (m *TortureEditionKeyValue) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureEditionKeyValue) Redacted() *TortureEditionKeyValue {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureEditionKeyValue) Redacted() *TortureEditionKeyValue { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureEditionKeyed) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureEditionKeyed has none.
+func (m *TortureEditionKeyed) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureEditionKeyed) Redacted() *TortureEditionKeyed {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureEditionKeyed) Redacted() *TortureEditionKeyed { return m.Clone() }
 
 // GetKeyString renders the object key of m (field key) as a string that
 // ParseTortureEditionKeyKeyString reads back.

@@ -98,15 +98,13 @@ var _TortureNames_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNames{}), F
 
 var _TortureNames_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNames", _TortureNames_shape, false)
 
-// TortureNamesAllFields lists the leaf flags of TortureNames: together they
-// select every field.
+// TortureNamesAllFields lists the leaf flags of TortureNames, which select every field.
 var TortureNamesAllFields = slices.Clone(_TortureNames_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureNames.
 func (*TortureNames) FieldSchema() *fieldmap.Schema { return _TortureNames_fieldSchema }
 
-// NewTortureNamesFieldMap returns a FieldMap of TortureNames holding flags; the
-// error names the first flag TortureNames does not have.
+// NewTortureNamesFieldMap returns a FieldMap of TortureNames holding flags, or an error naming the first it lacks.
 func NewTortureNamesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureNames_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -126,15 +124,13 @@ var _Torture_2X_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Torture_2X{}), Field
 
 var _Torture_2X_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Torture_2x", _Torture_2X_shape, false)
 
-// Torture_2XAllFields lists the leaf flags of Torture_2X: together they
-// select every field.
+// Torture_2XAllFields lists the leaf flags of Torture_2X, which select every field.
 var Torture_2XAllFields = slices.Clone(_Torture_2X_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Torture_2X.
 func (*Torture_2X) FieldSchema() *fieldmap.Schema { return _Torture_2X_fieldSchema }
 
-// NewTorture_2XFieldMap returns a FieldMap of Torture_2X holding flags; the
-// error names the first flag Torture_2X does not have.
+// NewTorture_2XFieldMap returns a FieldMap of Torture_2X holding flags, or an error naming the first it lacks.
 func NewTorture_2XFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Torture_2X_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -152,15 +148,13 @@ var _TortureLower_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLower{}), F
 
 var _TortureLower_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.torture_lower", _TortureLower_shape, false)
 
-// TortureLowerAllFields lists the leaf flags of TortureLower: together they
-// select every field.
+// TortureLowerAllFields lists the leaf flags of TortureLower, which select every field.
 var TortureLowerAllFields = slices.Clone(_TortureLower_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLower.
 func (*TortureLower) FieldSchema() *fieldmap.Schema { return _TortureLower_fieldSchema }
 
-// NewTortureLowerFieldMap returns a FieldMap of TortureLower holding flags; the
-// error names the first flag TortureLower does not have.
+// NewTortureLowerFieldMap returns a FieldMap of TortureLower holding flags, or an error naming the first it lacks.
 func NewTortureLowerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureLower_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -217,15 +211,13 @@ var _TortureDeep_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep{}), Fie
 
 var _TortureDeep_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep", _TortureDeep_shape, false)
 
-// TortureDeepAllFields lists the leaf flags of TortureDeep: together they
-// select every field.
+// TortureDeepAllFields lists the leaf flags of TortureDeep, which select every field.
 var TortureDeepAllFields = slices.Clone(_TortureDeep_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep.
 func (*TortureDeep) FieldSchema() *fieldmap.Schema { return _TortureDeep_fieldSchema }
 
-// NewTortureDeepFieldMap returns a FieldMap of TortureDeep holding flags; the
-// error names the first flag TortureDeep does not have.
+// NewTortureDeepFieldMap returns a FieldMap of TortureDeep holding flags, or an error naming the first it lacks.
 func NewTortureDeepFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureDeep_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -245,15 +237,13 @@ const (
 
 var _TortureDeep_L1_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1", _TortureDeep_L1_shape, false)
 
-// TortureDeep_L1AllFields lists the leaf flags of TortureDeep_L1: together they
-// select every field.
+// TortureDeep_L1AllFields lists the leaf flags of TortureDeep_L1, which select every field.
 var TortureDeep_L1AllFields = slices.Clone(_TortureDeep_L1_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep_L1.
 func (*TortureDeep_L1) FieldSchema() *fieldmap.Schema { return _TortureDeep_L1_fieldSchema }
 
-// NewTortureDeep_L1FieldMap returns a FieldMap of TortureDeep_L1 holding flags; the
-// error names the first flag TortureDeep_L1 does not have.
+// NewTortureDeep_L1FieldMap returns a FieldMap of TortureDeep_L1 holding flags, or an error naming the first it lacks.
 func NewTortureDeep_L1FieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureDeep_L1_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -272,15 +262,13 @@ const (
 
 var _TortureDeep_L1_L2_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1.L2", _TortureDeep_L1_L2_shape, false)
 
-// TortureDeep_L1_L2AllFields lists the leaf flags of TortureDeep_L1_L2: together they
-// select every field.
+// TortureDeep_L1_L2AllFields lists the leaf flags of TortureDeep_L1_L2, which select every field.
 var TortureDeep_L1_L2AllFields = slices.Clone(_TortureDeep_L1_L2_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep_L1_L2.
 func (*TortureDeep_L1_L2) FieldSchema() *fieldmap.Schema { return _TortureDeep_L1_L2_fieldSchema }
 
-// NewTortureDeep_L1_L2FieldMap returns a FieldMap of TortureDeep_L1_L2 holding flags; the
-// error names the first flag TortureDeep_L1_L2 does not have.
+// NewTortureDeep_L1_L2FieldMap returns a FieldMap of TortureDeep_L1_L2 holding flags, or an error naming the first it lacks.
 func NewTortureDeep_L1_L2FieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureDeep_L1_L2_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -297,15 +285,13 @@ const (
 
 var _TortureDeep_L1_L2_L3_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1.L2.L3", _TortureDeep_L1_L2_L3_shape, false)
 
-// TortureDeep_L1_L2_L3AllFields lists the leaf flags of TortureDeep_L1_L2_L3: together they
-// select every field.
+// TortureDeep_L1_L2_L3AllFields lists the leaf flags of TortureDeep_L1_L2_L3, which select every field.
 var TortureDeep_L1_L2_L3AllFields = slices.Clone(_TortureDeep_L1_L2_L3_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep_L1_L2_L3.
 func (*TortureDeep_L1_L2_L3) FieldSchema() *fieldmap.Schema { return _TortureDeep_L1_L2_L3_fieldSchema }
 
-// NewTortureDeep_L1_L2_L3FieldMap returns a FieldMap of TortureDeep_L1_L2_L3 holding flags; the
-// error names the first flag TortureDeep_L1_L2_L3 does not have.
+// NewTortureDeep_L1_L2_L3FieldMap returns a FieldMap of TortureDeep_L1_L2_L3 holding flags, or an error naming the first it lacks.
 func NewTortureDeep_L1_L2_L3FieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureDeep_L1_L2_L3_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -318,8 +304,7 @@ const (
 
 var _TortureDeep_L1_L2_L3_L4_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1.L2.L3.L4", _TortureDeep_L1_L2_L3_L4_shape, false)
 
-// TortureDeep_L1_L2_L3_L4AllFields lists the leaf flags of TortureDeep_L1_L2_L3_L4: together they
-// select every field.
+// TortureDeep_L1_L2_L3_L4AllFields lists the leaf flags of TortureDeep_L1_L2_L3_L4, which select every field.
 var TortureDeep_L1_L2_L3_L4AllFields = slices.Clone(_TortureDeep_L1_L2_L3_L4_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep_L1_L2_L3_L4.
@@ -327,8 +312,7 @@ func (*TortureDeep_L1_L2_L3_L4) FieldSchema() *fieldmap.Schema {
 	return _TortureDeep_L1_L2_L3_L4_fieldSchema
 }
 
-// NewTortureDeep_L1_L2_L3_L4FieldMap returns a FieldMap of TortureDeep_L1_L2_L3_L4 holding flags; the
-// error names the first flag TortureDeep_L1_L2_L3_L4 does not have.
+// NewTortureDeep_L1_L2_L3_L4FieldMap returns a FieldMap of TortureDeep_L1_L2_L3_L4 holding flags, or an error naming the first it lacks.
 func NewTortureDeep_L1_L2_L3_L4FieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureDeep_L1_L2_L3_L4_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -341,15 +325,13 @@ const (
 
 var _TortureDeep_Sibling_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.Sibling", _TortureDeep_Sibling_shape, false)
 
-// TortureDeep_SiblingAllFields lists the leaf flags of TortureDeep_Sibling: together they
-// select every field.
+// TortureDeep_SiblingAllFields lists the leaf flags of TortureDeep_Sibling, which select every field.
 var TortureDeep_SiblingAllFields = slices.Clone(_TortureDeep_Sibling_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureDeep_Sibling.
 func (*TortureDeep_Sibling) FieldSchema() *fieldmap.Schema { return _TortureDeep_Sibling_fieldSchema }
 
-// NewTortureDeep_SiblingFieldMap returns a FieldMap of TortureDeep_Sibling holding flags; the
-// error names the first flag TortureDeep_Sibling does not have.
+// NewTortureDeep_SiblingFieldMap returns a FieldMap of TortureDeep_Sibling holding flags, or an error naming the first it lacks.
 func NewTortureDeep_SiblingFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureDeep_Sibling_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -391,15 +373,13 @@ var _TortureMaps_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureMaps{}), Fie
 
 var _TortureMaps_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureMaps", _TortureMaps_shape, true)
 
-// TortureMapsAllFields lists the leaf flags of TortureMaps: together they
-// select every field.
+// TortureMapsAllFields lists the leaf flags of TortureMaps, which select every field.
 var TortureMapsAllFields = slices.Clone(_TortureMaps_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureMaps.
 func (*TortureMaps) FieldSchema() *fieldmap.Schema { return _TortureMaps_fieldSchema }
 
-// NewTortureMapsFieldMap returns a FieldMap of TortureMaps holding flags; the
-// error names the first flag TortureMaps does not have.
+// NewTortureMapsFieldMap returns a FieldMap of TortureMaps holding flags, or an error naming the first it lacks.
 func NewTortureMapsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureMaps_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -457,15 +437,13 @@ var _TortureLists_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLists{}), F
 
 var _TortureLists_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLists", _TortureLists_shape, true)
 
-// TortureListsAllFields lists the leaf flags of TortureLists: together they
-// select every field.
+// TortureListsAllFields lists the leaf flags of TortureLists, which select every field.
 var TortureListsAllFields = slices.Clone(_TortureLists_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureLists.
 func (*TortureLists) FieldSchema() *fieldmap.Schema { return _TortureLists_fieldSchema }
 
-// NewTortureListsFieldMap returns a FieldMap of TortureLists holding flags; the
-// error names the first flag TortureLists does not have.
+// NewTortureListsFieldMap returns a FieldMap of TortureLists holding flags, or an error naming the first it lacks.
 func NewTortureListsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureLists_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -565,15 +543,13 @@ var _TortureOneofs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOneofs{}),
 
 var _TortureOneofs_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOneofs", _TortureOneofs_shape, false)
 
-// TortureOneofsAllFields lists the leaf flags of TortureOneofs: together they
-// select every field.
+// TortureOneofsAllFields lists the leaf flags of TortureOneofs, which select every field.
 var TortureOneofsAllFields = slices.Clone(_TortureOneofs_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureOneofs.
 func (*TortureOneofs) FieldSchema() *fieldmap.Schema { return _TortureOneofs_fieldSchema }
 
-// NewTortureOneofsFieldMap returns a FieldMap of TortureOneofs holding flags; the
-// error names the first flag TortureOneofs does not have.
+// NewTortureOneofsFieldMap returns a FieldMap of TortureOneofs holding flags, or an error naming the first it lacks.
 func NewTortureOneofsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureOneofs_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -591,15 +567,13 @@ var _TortureOnlyOneof_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOnlyOne
 
 var _TortureOnlyOneof_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOnlyOneof", _TortureOnlyOneof_shape, false)
 
-// TortureOnlyOneofAllFields lists the leaf flags of TortureOnlyOneof: together they
-// select every field.
+// TortureOnlyOneofAllFields lists the leaf flags of TortureOnlyOneof, which select every field.
 var TortureOnlyOneofAllFields = slices.Clone(_TortureOnlyOneof_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureOnlyOneof.
 func (*TortureOnlyOneof) FieldSchema() *fieldmap.Schema { return _TortureOnlyOneof_fieldSchema }
 
-// NewTortureOnlyOneofFieldMap returns a FieldMap of TortureOnlyOneof holding flags; the
-// error names the first flag TortureOnlyOneof does not have.
+// NewTortureOnlyOneofFieldMap returns a FieldMap of TortureOnlyOneof holding flags, or an error naming the first it lacks.
 func NewTortureOnlyOneofFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureOnlyOneof_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -615,15 +589,13 @@ var _TortureOnlyMap_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOnlyMap{}
 
 var _TortureOnlyMap_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOnlyMap", _TortureOnlyMap_shape, false)
 
-// TortureOnlyMapAllFields lists the leaf flags of TortureOnlyMap: together they
-// select every field.
+// TortureOnlyMapAllFields lists the leaf flags of TortureOnlyMap, which select every field.
 var TortureOnlyMapAllFields = slices.Clone(_TortureOnlyMap_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureOnlyMap.
 func (*TortureOnlyMap) FieldSchema() *fieldmap.Schema { return _TortureOnlyMap_fieldSchema }
 
-// NewTortureOnlyMapFieldMap returns a FieldMap of TortureOnlyMap holding flags; the
-// error names the first flag TortureOnlyMap does not have.
+// NewTortureOnlyMapFieldMap returns a FieldMap of TortureOnlyMap holding flags, or an error naming the first it lacks.
 func NewTortureOnlyMapFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureOnlyMap_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -654,15 +626,13 @@ var _TortureNumbers_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNumbers{}
 
 var _TortureNumbers_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNumbers", _TortureNumbers_shape, false)
 
-// TortureNumbersAllFields lists the leaf flags of TortureNumbers: together they
-// select every field.
+// TortureNumbersAllFields lists the leaf flags of TortureNumbers, which select every field.
 var TortureNumbersAllFields = slices.Clone(_TortureNumbers_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureNumbers.
 func (*TortureNumbers) FieldSchema() *fieldmap.Schema { return _TortureNumbers_fieldSchema }
 
-// NewTortureNumbersFieldMap returns a FieldMap of TortureNumbers holding flags; the
-// error names the first flag TortureNumbers does not have.
+// NewTortureNumbersFieldMap returns a FieldMap of TortureNumbers holding flags, or an error naming the first it lacks.
 func NewTortureNumbersFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureNumbers_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -675,15 +645,13 @@ const (
 
 var _TortureNumbersChild_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNumbersChild", _TortureNumbersChild_shape, false)
 
-// TortureNumbersChildAllFields lists the leaf flags of TortureNumbersChild: together they
-// select every field.
+// TortureNumbersChildAllFields lists the leaf flags of TortureNumbersChild, which select every field.
 var TortureNumbersChildAllFields = slices.Clone(_TortureNumbersChild_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureNumbersChild.
 func (*TortureNumbersChild) FieldSchema() *fieldmap.Schema { return _TortureNumbersChild_fieldSchema }
 
-// NewTortureNumbersChildFieldMap returns a FieldMap of TortureNumbersChild holding flags; the
-// error names the first flag TortureNumbersChild does not have.
+// NewTortureNumbersChildFieldMap returns a FieldMap of TortureNumbersChild holding flags, or an error naming the first it lacks.
 func NewTortureNumbersChildFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureNumbersChild_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -728,15 +696,13 @@ var _TortureCycleA_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleA{}),
 
 var _TortureCycleA_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleA", _TortureCycleA_shape, false)
 
-// TortureCycleAAllFields lists the leaf flags of TortureCycleA: together they
-// select every field.
+// TortureCycleAAllFields lists the leaf flags of TortureCycleA, which select every field.
 var TortureCycleAAllFields = slices.Clone(_TortureCycleA_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureCycleA.
 func (*TortureCycleA) FieldSchema() *fieldmap.Schema { return _TortureCycleA_fieldSchema }
 
-// NewTortureCycleAFieldMap returns a FieldMap of TortureCycleA holding flags; the
-// error names the first flag TortureCycleA does not have.
+// NewTortureCycleAFieldMap returns a FieldMap of TortureCycleA holding flags, or an error naming the first it lacks.
 func NewTortureCycleAFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureCycleA_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -772,15 +738,13 @@ var _TortureCycleB_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleB{}),
 
 var _TortureCycleB_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleB", _TortureCycleB_shape, false)
 
-// TortureCycleBAllFields lists the leaf flags of TortureCycleB: together they
-// select every field.
+// TortureCycleBAllFields lists the leaf flags of TortureCycleB, which select every field.
 var TortureCycleBAllFields = slices.Clone(_TortureCycleB_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureCycleB.
 func (*TortureCycleB) FieldSchema() *fieldmap.Schema { return _TortureCycleB_fieldSchema }
 
-// NewTortureCycleBFieldMap returns a FieldMap of TortureCycleB holding flags; the
-// error names the first flag TortureCycleB does not have.
+// NewTortureCycleBFieldMap returns a FieldMap of TortureCycleB holding flags, or an error naming the first it lacks.
 func NewTortureCycleBFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureCycleB_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -816,15 +780,13 @@ var _TortureCycleC_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}),
 
 var _TortureCycleC_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleC", _TortureCycleC_shape, false)
 
-// TortureCycleCAllFields lists the leaf flags of TortureCycleC: together they
-// select every field.
+// TortureCycleCAllFields lists the leaf flags of TortureCycleC, which select every field.
 var TortureCycleCAllFields = slices.Clone(_TortureCycleC_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureCycleC.
 func (*TortureCycleC) FieldSchema() *fieldmap.Schema { return _TortureCycleC_fieldSchema }
 
-// NewTortureCycleCFieldMap returns a FieldMap of TortureCycleC holding flags; the
-// error names the first flag TortureCycleC does not have.
+// NewTortureCycleCFieldMap returns a FieldMap of TortureCycleC holding flags, or an error naming the first it lacks.
 func NewTortureCycleCFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureCycleC_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1080,15 +1042,13 @@ var _TortureWide_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureWide{}), Fie
 
 var _TortureWide_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureWide", _TortureWide_shape, false)
 
-// TortureWideAllFields lists the leaf flags of TortureWide: together they
-// select every field.
+// TortureWideAllFields lists the leaf flags of TortureWide, which select every field.
 var TortureWideAllFields = slices.Clone(_TortureWide_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureWide.
 func (*TortureWide) FieldSchema() *fieldmap.Schema { return _TortureWide_fieldSchema }
 
-// NewTortureWideFieldMap returns a FieldMap of TortureWide holding flags; the
-// error names the first flag TortureWide does not have.
+// NewTortureWideFieldMap returns a FieldMap of TortureWide holding flags, or an error naming the first it lacks.
 func NewTortureWideFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureWide_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1155,15 +1115,13 @@ var _TortureKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKey{}), Field
 
 var _TortureKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKey", _TortureKey_shape, true)
 
-// TortureKeyAllFields lists the leaf flags of TortureKey: together they
-// select every field.
+// TortureKeyAllFields lists the leaf flags of TortureKey, which select every field.
 var TortureKeyAllFields = slices.Clone(_TortureKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureKey.
 func (*TortureKey) FieldSchema() *fieldmap.Schema { return _TortureKey_fieldSchema }
 
-// NewTortureKeyFieldMap returns a FieldMap of TortureKey holding flags; the
-// error names the first flag TortureKey does not have.
+// NewTortureKeyFieldMap returns a FieldMap of TortureKey holding flags, or an error naming the first it lacks.
 func NewTortureKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1186,15 +1144,13 @@ const (
 
 var _TortureKeyValue_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKeyValue", _TortureKeyValue_shape, false)
 
-// TortureKeyValueAllFields lists the leaf flags of TortureKeyValue: together they
-// select every field.
+// TortureKeyValueAllFields lists the leaf flags of TortureKeyValue, which select every field.
 var TortureKeyValueAllFields = slices.Clone(_TortureKeyValue_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureKeyValue.
 func (*TortureKeyValue) FieldSchema() *fieldmap.Schema { return _TortureKeyValue_fieldSchema }
 
-// NewTortureKeyValueFieldMap returns a FieldMap of TortureKeyValue holding flags; the
-// error names the first flag TortureKeyValue does not have.
+// NewTortureKeyValueFieldMap returns a FieldMap of TortureKeyValue holding flags, or an error naming the first it lacks.
 func NewTortureKeyValueFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureKeyValue_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1209,15 +1165,13 @@ const (
 
 var _TortureKeyPart_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKeyPart", _TortureKeyPart_shape, false)
 
-// TortureKeyPartAllFields lists the leaf flags of TortureKeyPart: together they
-// select every field.
+// TortureKeyPartAllFields lists the leaf flags of TortureKeyPart, which select every field.
 var TortureKeyPartAllFields = slices.Clone(_TortureKeyPart_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureKeyPart.
 func (*TortureKeyPart) FieldSchema() *fieldmap.Schema { return _TortureKeyPart_fieldSchema }
 
-// NewTortureKeyPartFieldMap returns a FieldMap of TortureKeyPart holding flags; the
-// error names the first flag TortureKeyPart does not have.
+// NewTortureKeyPartFieldMap returns a FieldMap of TortureKeyPart holding flags, or an error naming the first it lacks.
 func NewTortureKeyPartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureKeyPart_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1229,15 +1183,13 @@ const (
 
 var _TortureKeyLeaf_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKeyLeaf", _TortureKeyLeaf_shape, false)
 
-// TortureKeyLeafAllFields lists the leaf flags of TortureKeyLeaf: together they
-// select every field.
+// TortureKeyLeafAllFields lists the leaf flags of TortureKeyLeaf, which select every field.
 var TortureKeyLeafAllFields = slices.Clone(_TortureKeyLeaf_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureKeyLeaf.
 func (*TortureKeyLeaf) FieldSchema() *fieldmap.Schema { return _TortureKeyLeaf_fieldSchema }
 
-// NewTortureKeyLeafFieldMap returns a FieldMap of TortureKeyLeaf holding flags; the
-// error names the first flag TortureKeyLeaf does not have.
+// NewTortureKeyLeafFieldMap returns a FieldMap of TortureKeyLeaf holding flags, or an error naming the first it lacks.
 func NewTortureKeyLeafFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureKeyLeaf_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1253,15 +1205,13 @@ var _TortureEnumKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEnumKey{}
 
 var _TortureEnumKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEnumKey", _TortureEnumKey_shape, false)
 
-// TortureEnumKeyAllFields lists the leaf flags of TortureEnumKey: together they
-// select every field.
+// TortureEnumKeyAllFields lists the leaf flags of TortureEnumKey, which select every field.
 var TortureEnumKeyAllFields = slices.Clone(_TortureEnumKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEnumKey.
 func (*TortureEnumKey) FieldSchema() *fieldmap.Schema { return _TortureEnumKey_fieldSchema }
 
-// NewTortureEnumKeyFieldMap returns a FieldMap of TortureEnumKey holding flags; the
-// error names the first flag TortureEnumKey does not have.
+// NewTortureEnumKeyFieldMap returns a FieldMap of TortureEnumKey holding flags, or an error naming the first it lacks.
 func NewTortureEnumKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureEnumKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1279,15 +1229,13 @@ var _TortureEmptyKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEmptyKey
 
 var _TortureEmptyKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEmptyKey", _TortureEmptyKey_shape, false)
 
-// TortureEmptyKeyAllFields lists the leaf flags of TortureEmptyKey: together they
-// select every field.
+// TortureEmptyKeyAllFields lists the leaf flags of TortureEmptyKey, which select every field.
 var TortureEmptyKeyAllFields = slices.Clone(_TortureEmptyKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureEmptyKey.
 func (*TortureEmptyKey) FieldSchema() *fieldmap.Schema { return _TortureEmptyKey_fieldSchema }
 
-// NewTortureEmptyKeyFieldMap returns a FieldMap of TortureEmptyKey holding flags; the
-// error names the first flag TortureEmptyKey does not have.
+// NewTortureEmptyKeyFieldMap returns a FieldMap of TortureEmptyKey holding flags, or an error naming the first it lacks.
 func NewTortureEmptyKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureEmptyKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1303,27 +1251,21 @@ var _TortureOptionalKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOptio
 
 var _TortureOptionalKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOptionalKey", _TortureOptionalKey_shape, false)
 
-// TortureOptionalKeyAllFields lists the leaf flags of TortureOptionalKey: together they
-// select every field.
+// TortureOptionalKeyAllFields lists the leaf flags of TortureOptionalKey, which select every field.
 var TortureOptionalKeyAllFields = slices.Clone(_TortureOptionalKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of TortureOptionalKey.
 func (*TortureOptionalKey) FieldSchema() *fieldmap.Schema { return _TortureOptionalKey_fieldSchema }
 
-// NewTortureOptionalKeyFieldMap returns a FieldMap of TortureOptionalKey holding flags; the
-// error names the first flag TortureOptionalKey does not have.
+// NewTortureOptionalKeyFieldMap returns a FieldMap of TortureOptionalKey holding flags, or an error naming the first it lacks.
 func NewTortureOptionalKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _TortureOptionalKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureNames) Clone() *TortureNames {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureNames) Clone() *TortureNames { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureNames when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureNames when nil) a deep copy of m, when not nil.
 func (m *TortureNames) cloneIn(c *TortureNames) *TortureNames {
 	if m == nil {
 		return nil
@@ -1383,14 +1325,10 @@ func (m *TortureNames) cloneTo(c *TortureNames) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Torture_2X) Clone() *Torture_2X {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Torture_2X) Clone() *Torture_2X { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Torture_2X when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Torture_2X when nil) a deep copy of m, when not nil.
 func (m *Torture_2X) cloneIn(c *Torture_2X) *Torture_2X {
 	if m == nil {
 		return nil
@@ -1412,14 +1350,10 @@ func (m *Torture_2X) cloneTo(c *Torture_2X) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureLower) Clone() *TortureLower {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLower) Clone() *TortureLower { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureLower when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureLower when nil) a deep copy of m, when not nil.
 func (m *TortureLower) cloneIn(c *TortureLower) *TortureLower {
 	if m == nil {
 		return nil
@@ -1440,14 +1374,10 @@ func (m *TortureLower) cloneTo(c *TortureLower) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureDeep) Clone() *TortureDeep {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDeep) Clone() *TortureDeep { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureDeep when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureDeep when nil) a deep copy of m, when not nil.
 func (m *TortureDeep) cloneIn(c *TortureDeep) *TortureDeep {
 	if m == nil {
 		return nil
@@ -1483,14 +1413,10 @@ type _TortureDeep_kids struct {
 	Shortcut TortureDeep_L1_L2_L3_L4
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureDeep_L1) Clone() *TortureDeep_L1 {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDeep_L1) Clone() *TortureDeep_L1 { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureDeep_L1 when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureDeep_L1 when nil) a deep copy of m, when not nil.
 func (m *TortureDeep_L1) cloneIn(c *TortureDeep_L1) *TortureDeep_L1 {
 	if m == nil {
 		return nil
@@ -1510,14 +1436,10 @@ func (m *TortureDeep_L1) cloneTo(c *TortureDeep_L1) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureDeep_L1_L2) Clone() *TortureDeep_L1_L2 {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDeep_L1_L2) Clone() *TortureDeep_L1_L2 { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureDeep_L1_L2 when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureDeep_L1_L2 when nil) a deep copy of m, when not nil.
 func (m *TortureDeep_L1_L2) cloneIn(c *TortureDeep_L1_L2) *TortureDeep_L1_L2 {
 	if m == nil {
 		return nil
@@ -1552,14 +1474,10 @@ func (m *TortureDeep_L1_L2) cloneTo(c *TortureDeep_L1_L2) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureDeep_L1_L2_L3) Clone() *TortureDeep_L1_L2_L3 {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDeep_L1_L2_L3) Clone() *TortureDeep_L1_L2_L3 { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureDeep_L1_L2_L3 when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureDeep_L1_L2_L3 when nil) a deep copy of m, when not nil.
 func (m *TortureDeep_L1_L2_L3) cloneIn(c *TortureDeep_L1_L2_L3) *TortureDeep_L1_L2_L3 {
 	if m == nil {
 		return nil
@@ -1590,14 +1508,10 @@ func (m *TortureDeep_L1_L2_L3) cloneTo(c *TortureDeep_L1_L2_L3) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureDeep_L1_L2_L3_L4) Clone() *TortureDeep_L1_L2_L3_L4 {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDeep_L1_L2_L3_L4) Clone() *TortureDeep_L1_L2_L3_L4 { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureDeep_L1_L2_L3_L4 when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureDeep_L1_L2_L3_L4 when nil) a deep copy of m, when not nil.
 func (m *TortureDeep_L1_L2_L3_L4) cloneIn(c *TortureDeep_L1_L2_L3_L4) *TortureDeep_L1_L2_L3_L4 {
 	if m == nil {
 		return nil
@@ -1618,14 +1532,10 @@ func (m *TortureDeep_L1_L2_L3_L4) cloneTo(c *TortureDeep_L1_L2_L3_L4) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureDeep_Sibling) Clone() *TortureDeep_Sibling {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDeep_Sibling) Clone() *TortureDeep_Sibling { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureDeep_Sibling when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureDeep_Sibling when nil) a deep copy of m, when not nil.
 func (m *TortureDeep_Sibling) cloneIn(c *TortureDeep_Sibling) *TortureDeep_Sibling {
 	if m == nil {
 		return nil
@@ -1646,14 +1556,10 @@ func (m *TortureDeep_Sibling) cloneTo(c *TortureDeep_Sibling) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureMaps) Clone() *TortureMaps {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureMaps) Clone() *TortureMaps { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureMaps when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureMaps when nil) a deep copy of m, when not nil.
 func (m *TortureMaps) cloneIn(c *TortureMaps) *TortureMaps {
 	if m == nil {
 		return nil
@@ -1742,14 +1648,10 @@ func (m *TortureMaps) cloneTo(c *TortureMaps) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureLists) Clone() *TortureLists {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLists) Clone() *TortureLists { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureLists when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureLists when nil) a deep copy of m, when not nil.
 func (m *TortureLists) cloneIn(c *TortureLists) *TortureLists {
 	if m == nil {
 		return nil
@@ -1826,14 +1728,10 @@ func (m *TortureLists) cloneTo(c *TortureLists) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureOneofs) Clone() *TortureOneofs {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureOneofs) Clone() *TortureOneofs { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureOneofs when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureOneofs when nil) a deep copy of m, when not nil.
 func (m *TortureOneofs) cloneIn(c *TortureOneofs) *TortureOneofs {
 	if m == nil {
 		return nil
@@ -1980,14 +1878,10 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureOnlyOneof) Clone() *TortureOnlyOneof {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureOnlyOneof) Clone() *TortureOnlyOneof { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureOnlyOneof when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureOnlyOneof when nil) a deep copy of m, when not nil.
 func (m *TortureOnlyOneof) cloneIn(c *TortureOnlyOneof) *TortureOnlyOneof {
 	if m == nil {
 		return nil
@@ -2021,14 +1915,10 @@ func (m *TortureOnlyOneof) cloneTo(c *TortureOnlyOneof) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureOnlyMap) Clone() *TortureOnlyMap {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureOnlyMap) Clone() *TortureOnlyMap { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureOnlyMap when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureOnlyMap when nil) a deep copy of m, when not nil.
 func (m *TortureOnlyMap) cloneIn(c *TortureOnlyMap) *TortureOnlyMap {
 	if m == nil {
 		return nil
@@ -2062,14 +1952,10 @@ func (m *TortureOnlyMap) cloneTo(c *TortureOnlyMap) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureNumbers) Clone() *TortureNumbers {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureNumbers) Clone() *TortureNumbers { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureNumbers when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureNumbers when nil) a deep copy of m, when not nil.
 func (m *TortureNumbers) cloneIn(c *TortureNumbers) *TortureNumbers {
 	if m == nil {
 		return nil
@@ -2105,14 +1991,10 @@ type _TortureNumbers_kids struct {
 	Child TortureNumbersChild
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureNumbersChild) Clone() *TortureNumbersChild {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureNumbersChild) Clone() *TortureNumbersChild { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureNumbersChild when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureNumbersChild when nil) a deep copy of m, when not nil.
 func (m *TortureNumbersChild) cloneIn(c *TortureNumbersChild) *TortureNumbersChild {
 	if m == nil {
 		return nil
@@ -2133,14 +2015,10 @@ func (m *TortureNumbersChild) cloneTo(c *TortureNumbersChild) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureCycleA) Clone() *TortureCycleA {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureCycleA) Clone() *TortureCycleA { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureCycleA when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureCycleA when nil) a deep copy of m, when not nil.
 func (m *TortureCycleA) cloneIn(c *TortureCycleA) *TortureCycleA {
 	if m == nil {
 		return nil
@@ -2172,14 +2050,10 @@ func (m *TortureCycleA) cloneTo(c *TortureCycleA) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureCycleB) Clone() *TortureCycleB {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureCycleB) Clone() *TortureCycleB { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureCycleB when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureCycleB when nil) a deep copy of m, when not nil.
 func (m *TortureCycleB) cloneIn(c *TortureCycleB) *TortureCycleB {
 	if m == nil {
 		return nil
@@ -2200,14 +2074,10 @@ func (m *TortureCycleB) cloneTo(c *TortureCycleB) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureCycleC) Clone() *TortureCycleC {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureCycleC) Clone() *TortureCycleC { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureCycleC when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureCycleC when nil) a deep copy of m, when not nil.
 func (m *TortureCycleC) cloneIn(c *TortureCycleC) *TortureCycleC {
 	if m == nil {
 		return nil
@@ -2243,14 +2113,10 @@ func (m *TortureCycleC) cloneTo(c *TortureCycleC) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureWide) Clone() *TortureWide {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureWide) Clone() *TortureWide { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureWide when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureWide when nil) a deep copy of m, when not nil.
 func (m *TortureWide) cloneIn(c *TortureWide) *TortureWide {
 	if m == nil {
 		return nil
@@ -2454,14 +2320,10 @@ func (m *TortureWide) cloneTo(c *TortureWide) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureKey) Clone() *TortureKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureKey) Clone() *TortureKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureKey when nil) a deep copy of m, when not nil.
 func (m *TortureKey) cloneIn(c *TortureKey) *TortureKey {
 	if m == nil {
 		return nil
@@ -2522,14 +2384,10 @@ func (m *TortureKey) cloneTo(c *TortureKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureKeyValue) Clone() *TortureKeyValue {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureKeyValue) Clone() *TortureKeyValue { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureKeyValue when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureKeyValue when nil) a deep copy of m, when not nil.
 func (m *TortureKeyValue) cloneIn(c *TortureKeyValue) *TortureKeyValue {
 	if m == nil {
 		return nil
@@ -2556,14 +2414,10 @@ func (m *TortureKeyValue) cloneTo(c *TortureKeyValue) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureKeyPart) Clone() *TortureKeyPart {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureKeyPart) Clone() *TortureKeyPart { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureKeyPart when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureKeyPart when nil) a deep copy of m, when not nil.
 func (m *TortureKeyPart) cloneIn(c *TortureKeyPart) *TortureKeyPart {
 	if m == nil {
 		return nil
@@ -2585,14 +2439,10 @@ func (m *TortureKeyPart) cloneTo(c *TortureKeyPart) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureKeyLeaf) Clone() *TortureKeyLeaf {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureKeyLeaf) Clone() *TortureKeyLeaf { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureKeyLeaf when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureKeyLeaf when nil) a deep copy of m, when not nil.
 func (m *TortureKeyLeaf) cloneIn(c *TortureKeyLeaf) *TortureKeyLeaf {
 	if m == nil {
 		return nil
@@ -2612,14 +2462,10 @@ func (m *TortureKeyLeaf) cloneTo(c *TortureKeyLeaf) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureEnumKey) Clone() *TortureEnumKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEnumKey) Clone() *TortureEnumKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureEnumKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureEnumKey when nil) a deep copy of m, when not nil.
 func (m *TortureEnumKey) cloneIn(c *TortureEnumKey) *TortureEnumKey {
 	if m == nil {
 		return nil
@@ -2639,14 +2485,10 @@ func (m *TortureEnumKey) cloneTo(c *TortureEnumKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureEmptyKey) Clone() *TortureEmptyKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEmptyKey) Clone() *TortureEmptyKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureEmptyKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureEmptyKey when nil) a deep copy of m, when not nil.
 func (m *TortureEmptyKey) cloneIn(c *TortureEmptyKey) *TortureEmptyKey {
 	if m == nil {
 		return nil
@@ -2667,14 +2509,10 @@ func (m *TortureEmptyKey) cloneTo(c *TortureEmptyKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *TortureOptionalKey) Clone() *TortureOptionalKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureOptionalKey) Clone() *TortureOptionalKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new TortureOptionalKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new TortureOptionalKey when nil) a deep copy of m, when not nil.
 func (m *TortureOptionalKey) cloneIn(c *TortureOptionalKey) *TortureOptionalKey {
 	if m == nil {
 		return nil
@@ -2694,9 +2532,7 @@ func (m *TortureOptionalKey) cloneTo(c *TortureOptionalKey) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNames) Equal(o *TortureNames) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -2704,97 +2540,37 @@ func (m *TortureNames) Equal(o *TortureNames) bool {
 	if m == o {
 		return true
 	}
-	if m.Reset_ != o.Reset_ {
-		return false
-	}
-	if m.String_ != o.String_ {
-		return false
-	}
-	if m.Descriptor_ != o.Descriptor_ {
-		return false
-	}
-	if m.X_ != o.X_ {
-		return false
-	}
-	if m.XY != o.XY {
-		return false
-	}
-	if m.Type != o.Type {
-		return false
-	}
-	if m.Func != o.Func {
-		return false
-	}
-	if m.Map != o.Map {
-		return false
-	}
-	if m.Go != o.Go {
-		return false
-	}
-	if m.FooBar != o.FooBar {
-		return false
-	}
-	if m.GetFooBar_ != o.GetFooBar_ {
-		return false
-	}
-	if m.KeyString != o.KeyString {
-		return false
-	}
-	if m.M != o.M {
-		return false
-	}
-	if m.Src != o.Src {
-		return false
-	}
-	if m.Fm != o.Fm {
-		return false
-	}
-	if m.N != o.N {
-		return false
-	}
-	if m.O != o.O {
-		return false
-	}
-	if m.C != o.C {
-		return false
-	}
-	if m.UnknownFields != o.UnknownFields {
-		return false
-	}
-	if m.SizeCache != o.SizeCache {
-		return false
-	}
-	if m.State != o.State {
-		return false
-	}
-	if m.ProtoMessage_ != o.ProtoMessage_ {
-		return false
-	}
-	if m.CloneTo != o.CloneTo {
-		return false
-	}
-	if m.Default != o.Default {
-		return false
-	}
-	if m.Nil != o.Nil {
-		return false
-	}
-	if m.True != o.True {
-		return false
-	}
-	if m.Len != o.Len {
-		return false
-	}
-	if m.Error != o.Error {
-		return false
-	}
-	if !m.Self.Equal(o.Self) {
-		return false
-	}
-	if !maps.Equal(m.Interface, o.Interface) {
-		return false
-	}
-	if !slices.Equal(m.Var, o.Var) {
+	if m.Reset_ != o.Reset_ ||
+		m.String_ != o.String_ ||
+		m.Descriptor_ != o.Descriptor_ ||
+		m.X_ != o.X_ ||
+		m.XY != o.XY ||
+		m.Type != o.Type ||
+		m.Func != o.Func ||
+		m.Map != o.Map ||
+		m.Go != o.Go ||
+		m.FooBar != o.FooBar ||
+		m.GetFooBar_ != o.GetFooBar_ ||
+		m.KeyString != o.KeyString ||
+		m.M != o.M ||
+		m.Src != o.Src ||
+		m.Fm != o.Fm ||
+		m.N != o.N ||
+		m.O != o.O ||
+		m.C != o.C ||
+		m.UnknownFields != o.UnknownFields ||
+		m.SizeCache != o.SizeCache ||
+		m.State != o.State ||
+		m.ProtoMessage_ != o.ProtoMessage_ ||
+		m.CloneTo != o.CloneTo ||
+		m.Default != o.Default ||
+		m.Nil != o.Nil ||
+		m.True != o.True ||
+		m.Len != o.Len ||
+		m.Error != o.Error ||
+		!m.Self.Equal(o.Self) ||
+		!maps.Equal(m.Interface, o.Interface) ||
+		!slices.Equal(m.Var, o.Var) {
 		return false
 	}
 	switch a := m.Select.(type) {
@@ -2834,9 +2610,7 @@ func _TortureNames_Select_isSet(x isTortureNames_Select) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Torture_2X) Equal(o *Torture_2X) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -2844,21 +2618,15 @@ func (m *Torture_2X) Equal(o *Torture_2X) bool {
 	if m == o {
 		return true
 	}
-	if m.A_1 != o.A_1 {
-		return false
-	}
-	if m.B2C != o.B2C {
-		return false
-	}
-	if !m.Next_2.Equal(o.Next_2) {
+	if m.A_1 != o.A_1 ||
+		m.B2C != o.B2C ||
+		!m.Next_2.Equal(o.Next_2) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLower) Equal(o *TortureLower) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -2866,18 +2634,14 @@ func (m *TortureLower) Equal(o *TortureLower) bool {
 	if m == o {
 		return true
 	}
-	if m.Value_ != o.Value_ {
-		return false
-	}
-	if !m.Again.Equal(o.Again) {
+	if m.Value_ != o.Value_ ||
+		!m.Again.Equal(o.Again) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep) Equal(o *TortureDeep) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -2885,21 +2649,15 @@ func (m *TortureDeep) Equal(o *TortureDeep) bool {
 	if m == o {
 		return true
 	}
-	if !m.L1.Equal(o.L1) {
-		return false
-	}
-	if !m.Sibling.Equal(o.Sibling) {
-		return false
-	}
-	if !m.Shortcut.Equal(o.Shortcut) {
+	if !m.L1.Equal(o.L1) ||
+		!m.Sibling.Equal(o.Sibling) ||
+		!m.Shortcut.Equal(o.Shortcut) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1) Equal(o *TortureDeep_L1) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -2913,9 +2671,7 @@ func (m *TortureDeep_L1) Equal(o *TortureDeep_L1) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2) Equal(o *TortureDeep_L1_L2) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -2923,18 +2679,14 @@ func (m *TortureDeep_L1_L2) Equal(o *TortureDeep_L1_L2) bool {
 	if m == o {
 		return true
 	}
-	if !m.L3.Equal(o.L3) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+	if !m.L3.Equal(o.L3) ||
+		!fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2_L3) Equal(o *TortureDeep_L1_L2_L3) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -2956,9 +2708,7 @@ func (m *TortureDeep_L1_L2_L3) Equal(o *TortureDeep_L1_L2_L3) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2_L3_L4) Equal(o *TortureDeep_L1_L2_L3_L4) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -2966,18 +2716,14 @@ func (m *TortureDeep_L1_L2_L3_L4) Equal(o *TortureDeep_L1_L2_L3_L4) bool {
 	if m == o {
 		return true
 	}
-	if m.Mood != o.Mood {
-		return false
-	}
-	if m.Leaf != o.Leaf {
+	if m.Mood != o.Mood ||
+		m.Leaf != o.Leaf {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_Sibling) Equal(o *TortureDeep_Sibling) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -2985,18 +2731,14 @@ func (m *TortureDeep_Sibling) Equal(o *TortureDeep_Sibling) bool {
 	if m == o {
 		return true
 	}
-	if m.Mood != o.Mood {
-		return false
-	}
-	if !slices.Equal(m.Moods, o.Moods) {
+	if m.Mood != o.Mood ||
+		!slices.Equal(m.Moods, o.Moods) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureMaps) Equal(o *TortureMaps) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3004,54 +2746,26 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 	if m == o {
 		return true
 	}
-	if !maps.Equal(m.EnumMap, o.EnumMap) {
-		return false
-	}
-	if !fieldmap.EqualMapFunc(m.BytesMap, o.BytesMap, bytes.Equal) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, fieldmap.Equal[*other.Label]) {
-		return false
-	}
-	if !fieldmap.EqualMapFunc(m.DoubleMap, o.DoubleMap, fieldmap.EqualFloat64) {
-		return false
-	}
-	if !fieldmap.EqualMapFunc(m.FloatMap, o.FloatMap, fieldmap.EqualFloat32) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.SelfMap, o.SelfMap, (*TortureMaps).Equal) {
-		return false
-	}
-	if !maps.Equal(m.Fixed32Map, o.Fixed32Map) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.TsMap, o.TsMap, fieldmap.EqualTimestamp) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.WrapperMap, o.WrapperMap, fieldmap.EqualInt32Value) {
-		return false
-	}
-	if !maps.Equal(m.ColorMap, o.ColorMap) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.NamesMap, o.NamesMap, (*TortureNames).Equal) {
-		return false
-	}
-	if !maps.Equal(m.BoolMap, o.BoolMap) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
+	if !maps.Equal(m.EnumMap, o.EnumMap) ||
+		!fieldmap.EqualMapFunc(m.BytesMap, o.BytesMap, bytes.Equal) ||
+		!fieldmap.EqualMessageMapFunc(m.LabelMap, o.LabelMap, fieldmap.Equal[*other.Label]) ||
+		!fieldmap.EqualMapFunc(m.DoubleMap, o.DoubleMap, fieldmap.EqualFloat64) ||
+		!fieldmap.EqualMapFunc(m.FloatMap, o.FloatMap, fieldmap.EqualFloat32) ||
+		!fieldmap.EqualMessageMapFunc(m.SelfMap, o.SelfMap, (*TortureMaps).Equal) ||
+		!maps.Equal(m.Fixed32Map, o.Fixed32Map) ||
+		!fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) ||
+		!fieldmap.EqualMessageMapFunc(m.TsMap, o.TsMap, fieldmap.EqualTimestamp) ||
+		!fieldmap.EqualMessageMapFunc(m.WrapperMap, o.WrapperMap, fieldmap.EqualInt32Value) ||
+		!maps.Equal(m.ColorMap, o.ColorMap) ||
+		!fieldmap.EqualMessageMapFunc(m.NamesMap, o.NamesMap, (*TortureNames).Equal) ||
+		!maps.Equal(m.BoolMap, o.BoolMap) ||
+		!fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLists) Equal(o *TortureLists) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3059,22 +2773,12 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 	if m == o {
 		return true
 	}
-	if !slices.Equal(m.Moods, o.Moods) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m.Strings, o.Strings, fieldmap.EqualStringValue) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.EqualTimestamp) {
-		return false
-	}
-	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
-		return false
-	}
-	if !fieldmap.EqualListFunc(m.Floats, o.Floats, fieldmap.EqualFloat32) {
-		return false
-	}
-	if !fieldmap.EqualListFunc(m.Doubles, o.Doubles, fieldmap.EqualFloat64) {
+	if !slices.Equal(m.Moods, o.Moods) ||
+		!fieldmap.EqualMessageListFunc(m.Strings, o.Strings, fieldmap.EqualStringValue) ||
+		!fieldmap.EqualMessageListFunc(m.Times, o.Times, fieldmap.EqualTimestamp) ||
+		!fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) ||
+		!fieldmap.EqualListFunc(m.Floats, o.Floats, fieldmap.EqualFloat32) ||
+		!fieldmap.EqualListFunc(m.Doubles, o.Doubles, fieldmap.EqualFloat64) {
 		return false
 	}
 	if len(m.Empties) != len(o.Empties) {
@@ -3093,10 +2797,8 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 			return false
 		}
 	}
-	if !slices.Equal(m.Colors, o.Colors) {
-		return false
-	}
-	if !slices.Equal(m.Bools, o.Bools) {
+	if !slices.Equal(m.Colors, o.Colors) ||
+		!slices.Equal(m.Bools, o.Bools) {
 		return false
 	}
 	if len(m.Deeps) != len(o.Deeps) {
@@ -3107,21 +2809,15 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 			return false
 		}
 	}
-	if !slices.Equal(m.Secrets, o.Secrets) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m.ByteValues, o.ByteValues, fieldmap.EqualBytesValue) {
+	if !slices.Equal(m.Secrets, o.Secrets) ||
+		!fieldmap.EqualMessageMapFunc(m.EmptyMap, o.EmptyMap, (*Empty).Equal) ||
+		!fieldmap.EqualMessageListFunc(m.ByteValues, o.ByteValues, fieldmap.EqualBytesValue) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOneofs) Equal(o *TortureOneofs) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3129,25 +2825,13 @@ func (m *TortureOneofs) Equal(o *TortureOneofs) bool {
 	if m == o {
 		return true
 	}
-	if !m.OptMessage.Equal(o.OptMessage) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.OptEnum, o.OptEnum) {
-		return false
-	}
-	if !fieldmap.EqualBytesPresence(m.OptBytes, o.OptBytes) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat32(m.OptFloat, o.OptFloat) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat64(m.OptDouble, o.OptDouble) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.OptSecret, o.OptSecret) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.OptColor, o.OptColor) {
+	if !m.OptMessage.Equal(o.OptMessage) ||
+		!fieldmap.EqualPtr(m.OptEnum, o.OptEnum) ||
+		!fieldmap.EqualBytesPresence(m.OptBytes, o.OptBytes) ||
+		!fieldmap.EqualPtrFloat32(m.OptFloat, o.OptFloat) ||
+		!fieldmap.EqualPtrFloat64(m.OptDouble, o.OptDouble) ||
+		!fieldmap.EqualPtr(m.OptSecret, o.OptSecret) ||
+		!fieldmap.EqualPtr(m.OptColor, o.OptColor) {
 		return false
 	}
 	switch a := m.First.(type) {
@@ -3351,9 +3035,7 @@ func _TortureOneofs_Second_isSet(x isTortureOneofs_Second) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOnlyOneof) Equal(o *TortureOnlyOneof) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3398,9 +3080,7 @@ func _TortureOnlyOneof_Only_isSet(x isTortureOnlyOneof_Only) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOnlyMap) Equal(o *TortureOnlyMap) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3414,9 +3094,7 @@ func (m *TortureOnlyMap) Equal(o *TortureOnlyMap) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNumbers) Equal(o *TortureNumbers) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3424,27 +3102,17 @@ func (m *TortureNumbers) Equal(o *TortureNumbers) bool {
 	if m == o {
 		return true
 	}
-	if m.Low != o.Low {
-		return false
-	}
-	if !m.Max.Equal(o.Max) {
-		return false
-	}
-	if m.Big != o.Big {
-		return false
-	}
-	if !m.Child.Equal(o.Child) {
-		return false
-	}
-	if m.AfterReserved != o.AfterReserved {
+	if m.Low != o.Low ||
+		!m.Max.Equal(o.Max) ||
+		m.Big != o.Big ||
+		!m.Child.Equal(o.Child) ||
+		m.AfterReserved != o.AfterReserved {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNumbersChild) Equal(o *TortureNumbersChild) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3452,18 +3120,14 @@ func (m *TortureNumbersChild) Equal(o *TortureNumbersChild) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.Value, o.Value) {
-		return false
-	}
-	if !m.Deeper.Equal(o.Deeper) {
+	if !fieldmap.EqualImplicitFloat64(m.Value, o.Value) ||
+		!m.Deeper.Equal(o.Deeper) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleA) Equal(o *TortureCycleA) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3471,10 +3135,8 @@ func (m *TortureCycleA) Equal(o *TortureCycleA) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if !m.B.Equal(o.B) {
+	if m.Name != o.Name ||
+		!m.B.Equal(o.B) {
 		return false
 	}
 	if len(m.Cs) != len(o.Cs) {
@@ -3488,9 +3150,7 @@ func (m *TortureCycleA) Equal(o *TortureCycleA) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleB) Equal(o *TortureCycleB) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3498,18 +3158,14 @@ func (m *TortureCycleB) Equal(o *TortureCycleB) bool {
 	if m == o {
 		return true
 	}
-	if m.Count != o.Count {
-		return false
-	}
-	if !m.C.Equal(o.C) {
+	if m.Count != o.Count ||
+		!m.C.Equal(o.C) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleC) Equal(o *TortureCycleC) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3517,21 +3173,15 @@ func (m *TortureCycleC) Equal(o *TortureCycleC) bool {
 	if m == o {
 		return true
 	}
-	if !m.A.Equal(o.A) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) {
-		return false
-	}
-	if m.Secret != o.Secret {
+	if !m.A.Equal(o.A) ||
+		!fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) ||
+		m.Secret != o.Secret {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureWide) Equal(o *TortureWide) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3539,375 +3189,133 @@ func (m *TortureWide) Equal(o *TortureWide) bool {
 	if m == o {
 		return true
 	}
-	if m.W1 != o.W1 {
-		return false
-	}
-	if m.W2 != o.W2 {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W3, o.W3) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W4, o.W4) {
-		return false
-	}
-	if m.W5 != o.W5 {
-		return false
-	}
-	if m.W6 != o.W6 {
-		return false
-	}
-	if !fieldmap.EqualBytesPresence(m.W7, o.W7) {
-		return false
-	}
-	if m.W8 != o.W8 {
-		return false
-	}
-	if m.W9 != o.W9 {
-		return false
-	}
-	if m.W10 != o.W10 {
-		return false
-	}
-	if !slices.Equal(m.W11, o.W11) {
-		return false
-	}
-	if m.W12 != o.W12 {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W13, o.W13) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat32(m.W14, o.W14) {
-		return false
-	}
-	if m.W15 != o.W15 {
-		return false
-	}
-	if m.W16 != o.W16 {
-		return false
-	}
-	if !bytes.Equal(m.W17, o.W17) {
-		return false
-	}
-	if m.W18 != o.W18 {
-		return false
-	}
-	if m.W19 != o.W19 {
-		return false
-	}
-	if m.W20 != o.W20 {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W21, o.W21) {
-		return false
-	}
-	if !slices.Equal(m.W22, o.W22) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W23, o.W23) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W24, o.W24) {
-		return false
-	}
-	if m.W25 != o.W25 {
-		return false
-	}
-	if m.W26 != o.W26 {
-		return false
-	}
-	if !bytes.Equal(m.W27, o.W27) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W28, o.W28) {
-		return false
-	}
-	if m.W29 != o.W29 {
-		return false
-	}
-	if m.W30 != o.W30 {
-		return false
-	}
-	if m.W31 != o.W31 {
-		return false
-	}
-	if m.W32 != o.W32 {
-		return false
-	}
-	if !fieldmap.EqualListFunc(m.W33, o.W33, fieldmap.EqualFloat64) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W34, o.W34) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W35, o.W35) {
-		return false
-	}
-	if m.W36 != o.W36 {
-		return false
-	}
-	if !bytes.Equal(m.W37, o.W37) {
-		return false
-	}
-	if m.W38 != o.W38 {
-		return false
-	}
-	if m.W39 != o.W39 {
-		return false
-	}
-	if m.W40 != o.W40 {
-		return false
-	}
-	if m.W41 != o.W41 {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W42, o.W42) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W43, o.W43) {
-		return false
-	}
-	if !fieldmap.EqualListFunc(m.W44, o.W44, fieldmap.EqualFloat32) {
-		return false
-	}
-	if m.W45 != o.W45 {
-		return false
-	}
-	if m.W46 != o.W46 {
-		return false
-	}
-	if !bytes.Equal(m.W47, o.W47) {
-		return false
-	}
-	if m.W48 != o.W48 {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W49, o.W49) {
-		return false
-	}
-	if m.W50 != o.W50 {
-		return false
-	}
-	if m.W51 != o.W51 {
-		return false
-	}
-	if m.W52 != o.W52 {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W53, o.W53) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W54, o.W54) {
-		return false
-	}
-	if !slices.Equal(m.W55, o.W55) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W56, o.W56) {
-		return false
-	}
-	if !bytes.Equal(m.W57, o.W57) {
-		return false
-	}
-	if m.W58 != o.W58 {
-		return false
-	}
-	if m.W59 != o.W59 {
-		return false
-	}
-	if m.W60 != o.W60 {
-		return false
-	}
-	if m.W61 != o.W61 {
-		return false
-	}
-	if m.W62 != o.W62 {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat64(m.W63, o.W63) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W64, o.W64) {
-		return false
-	}
-	if m.W65 != o.W65 {
-		return false
-	}
-	if !slices.Equal(m.W66, o.W66) {
-		return false
-	}
-	if !bytes.Equal(m.W67, o.W67) {
-		return false
-	}
-	if m.W68 != o.W68 {
-		return false
-	}
-	if m.W69 != o.W69 {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W70, o.W70) {
-		return false
-	}
-	if m.W71 != o.W71 {
-		return false
-	}
-	if m.W72 != o.W72 {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W73, o.W73) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W74, o.W74) {
-		return false
-	}
-	if m.W75 != o.W75 {
-		return false
-	}
-	if m.W76 != o.W76 {
-		return false
-	}
-	if !fieldmap.EqualBytesPresence(m.W77, o.W77) {
-		return false
-	}
-	if m.W78 != o.W78 {
-		return false
-	}
-	if m.W79 != o.W79 {
-		return false
-	}
-	if m.W80 != o.W80 {
-		return false
-	}
-	if m.W81 != o.W81 {
-		return false
-	}
-	if m.W82 != o.W82 {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W83, o.W83) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat32(m.W84, o.W84) {
-		return false
-	}
-	if m.W85 != o.W85 {
-		return false
-	}
-	if m.W86 != o.W86 {
-		return false
-	}
-	if !bytes.Equal(m.W87, o.W87) {
-		return false
-	}
-	if !slices.Equal(m.W88, o.W88) {
-		return false
-	}
-	if m.W89 != o.W89 {
-		return false
-	}
-	if m.W90 != o.W90 {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W91, o.W91) {
-		return false
-	}
-	if m.W92 != o.W92 {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W93, o.W93) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W94, o.W94) {
-		return false
-	}
-	if m.W95 != o.W95 {
-		return false
-	}
-	if m.W96 != o.W96 {
-		return false
-	}
-	if !bytes.Equal(m.W97, o.W97) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W98, o.W98) {
-		return false
-	}
-	if !slices.Equal(m.W99, o.W99) {
-		return false
-	}
-	if m.W100 != o.W100 {
-		return false
-	}
-	if m.W101 != o.W101 {
-		return false
-	}
-	if m.W102 != o.W102 {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W103, o.W103) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W104, o.W104) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W105, o.W105) {
-		return false
-	}
-	if m.W106 != o.W106 {
-		return false
-	}
-	if !bytes.Equal(m.W107, o.W107) {
-		return false
-	}
-	if m.W108 != o.W108 {
-		return false
-	}
-	if m.W109 != o.W109 {
-		return false
-	}
-	if !slices.Equal(m.W110, o.W110) {
-		return false
-	}
-	if m.W111 != o.W111 {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W112, o.W112) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.W113, o.W113) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.W114, o.W114) {
-		return false
-	}
-	if m.W115 != o.W115 {
-		return false
-	}
-	if m.W116 != o.W116 {
-		return false
-	}
-	if !bytes.Equal(m.W117, o.W117) {
-		return false
-	}
-	if m.W118 != o.W118 {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.W119, o.W119) {
-		return false
-	}
-	if m.W120 != o.W120 {
-		return false
-	}
-	if !m.Again.Equal(o.Again) {
+	if m.W1 != o.W1 ||
+		m.W2 != o.W2 ||
+		!fieldmap.EqualImplicitFloat64(m.W3, o.W3) ||
+		!fieldmap.EqualImplicitFloat32(m.W4, o.W4) ||
+		m.W5 != o.W5 ||
+		m.W6 != o.W6 ||
+		!fieldmap.EqualBytesPresence(m.W7, o.W7) ||
+		m.W8 != o.W8 ||
+		m.W9 != o.W9 ||
+		m.W10 != o.W10 ||
+		!slices.Equal(m.W11, o.W11) ||
+		m.W12 != o.W12 ||
+		!fieldmap.EqualImplicitFloat64(m.W13, o.W13) ||
+		!fieldmap.EqualPtrFloat32(m.W14, o.W14) ||
+		m.W15 != o.W15 ||
+		m.W16 != o.W16 ||
+		!bytes.Equal(m.W17, o.W17) ||
+		m.W18 != o.W18 ||
+		m.W19 != o.W19 ||
+		m.W20 != o.W20 ||
+		!fieldmap.EqualPtr(m.W21, o.W21) ||
+		!slices.Equal(m.W22, o.W22) ||
+		!fieldmap.EqualImplicitFloat64(m.W23, o.W23) ||
+		!fieldmap.EqualImplicitFloat32(m.W24, o.W24) ||
+		m.W25 != o.W25 ||
+		m.W26 != o.W26 ||
+		!bytes.Equal(m.W27, o.W27) ||
+		!fieldmap.EqualPtr(m.W28, o.W28) ||
+		m.W29 != o.W29 ||
+		m.W30 != o.W30 ||
+		m.W31 != o.W31 ||
+		m.W32 != o.W32 ||
+		!fieldmap.EqualListFunc(m.W33, o.W33, fieldmap.EqualFloat64) ||
+		!fieldmap.EqualImplicitFloat32(m.W34, o.W34) ||
+		!fieldmap.EqualPtr(m.W35, o.W35) ||
+		m.W36 != o.W36 ||
+		!bytes.Equal(m.W37, o.W37) ||
+		m.W38 != o.W38 ||
+		m.W39 != o.W39 ||
+		m.W40 != o.W40 ||
+		m.W41 != o.W41 ||
+		!fieldmap.EqualPtr(m.W42, o.W42) ||
+		!fieldmap.EqualImplicitFloat64(m.W43, o.W43) ||
+		!fieldmap.EqualListFunc(m.W44, o.W44, fieldmap.EqualFloat32) ||
+		m.W45 != o.W45 ||
+		m.W46 != o.W46 ||
+		!bytes.Equal(m.W47, o.W47) ||
+		m.W48 != o.W48 ||
+		!fieldmap.EqualPtr(m.W49, o.W49) ||
+		m.W50 != o.W50 ||
+		m.W51 != o.W51 ||
+		m.W52 != o.W52 ||
+		!fieldmap.EqualImplicitFloat64(m.W53, o.W53) ||
+		!fieldmap.EqualImplicitFloat32(m.W54, o.W54) ||
+		!slices.Equal(m.W55, o.W55) ||
+		!fieldmap.EqualPtr(m.W56, o.W56) ||
+		!bytes.Equal(m.W57, o.W57) ||
+		m.W58 != o.W58 ||
+		m.W59 != o.W59 ||
+		m.W60 != o.W60 ||
+		m.W61 != o.W61 ||
+		m.W62 != o.W62 ||
+		!fieldmap.EqualPtrFloat64(m.W63, o.W63) ||
+		!fieldmap.EqualImplicitFloat32(m.W64, o.W64) ||
+		m.W65 != o.W65 ||
+		!slices.Equal(m.W66, o.W66) ||
+		!bytes.Equal(m.W67, o.W67) ||
+		m.W68 != o.W68 ||
+		m.W69 != o.W69 ||
+		!fieldmap.EqualPtr(m.W70, o.W70) ||
+		m.W71 != o.W71 ||
+		m.W72 != o.W72 ||
+		!fieldmap.EqualImplicitFloat64(m.W73, o.W73) ||
+		!fieldmap.EqualImplicitFloat32(m.W74, o.W74) ||
+		m.W75 != o.W75 ||
+		m.W76 != o.W76 ||
+		!fieldmap.EqualBytesPresence(m.W77, o.W77) ||
+		m.W78 != o.W78 ||
+		m.W79 != o.W79 ||
+		m.W80 != o.W80 ||
+		m.W81 != o.W81 ||
+		m.W82 != o.W82 ||
+		!fieldmap.EqualImplicitFloat64(m.W83, o.W83) ||
+		!fieldmap.EqualPtrFloat32(m.W84, o.W84) ||
+		m.W85 != o.W85 ||
+		m.W86 != o.W86 ||
+		!bytes.Equal(m.W87, o.W87) ||
+		!slices.Equal(m.W88, o.W88) ||
+		m.W89 != o.W89 ||
+		m.W90 != o.W90 ||
+		!fieldmap.EqualPtr(m.W91, o.W91) ||
+		m.W92 != o.W92 ||
+		!fieldmap.EqualImplicitFloat64(m.W93, o.W93) ||
+		!fieldmap.EqualImplicitFloat32(m.W94, o.W94) ||
+		m.W95 != o.W95 ||
+		m.W96 != o.W96 ||
+		!bytes.Equal(m.W97, o.W97) ||
+		!fieldmap.EqualPtr(m.W98, o.W98) ||
+		!slices.Equal(m.W99, o.W99) ||
+		m.W100 != o.W100 ||
+		m.W101 != o.W101 ||
+		m.W102 != o.W102 ||
+		!fieldmap.EqualImplicitFloat64(m.W103, o.W103) ||
+		!fieldmap.EqualImplicitFloat32(m.W104, o.W104) ||
+		!fieldmap.EqualPtr(m.W105, o.W105) ||
+		m.W106 != o.W106 ||
+		!bytes.Equal(m.W107, o.W107) ||
+		m.W108 != o.W108 ||
+		m.W109 != o.W109 ||
+		!slices.Equal(m.W110, o.W110) ||
+		m.W111 != o.W111 ||
+		!fieldmap.EqualPtr(m.W112, o.W112) ||
+		!fieldmap.EqualImplicitFloat64(m.W113, o.W113) ||
+		!fieldmap.EqualImplicitFloat32(m.W114, o.W114) ||
+		m.W115 != o.W115 ||
+		m.W116 != o.W116 ||
+		!bytes.Equal(m.W117, o.W117) ||
+		m.W118 != o.W118 ||
+		!fieldmap.EqualPtr(m.W119, o.W119) ||
+		m.W120 != o.W120 ||
+		!m.Again.Equal(o.Again) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKey) Equal(o *TortureKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3915,13 +3323,9 @@ func (m *TortureKey) Equal(o *TortureKey) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.ByName, o.ByName, (*TortureKeyValue).Equal) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Deeps, o.Deeps, (*TortureDeep).Equal) {
+	if !m.Key.Equal(o.Key) ||
+		!fieldmap.EqualMessageMapFunc(m.ByName, o.ByName, (*TortureKeyValue).Equal) ||
+		!fieldmap.EqualMessageMapFunc(m.Deeps, o.Deeps, (*TortureDeep).Equal) {
 		return false
 	}
 	if len(m.Keys) != len(o.Keys) {
@@ -3935,9 +3339,7 @@ func (m *TortureKey) Equal(o *TortureKey) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKeyValue) Equal(o *TortureKeyValue) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3945,36 +3347,20 @@ func (m *TortureKeyValue) Equal(o *TortureKeyValue) bool {
 	if m == o {
 		return true
 	}
-	if m.Mood != o.Mood {
-		return false
-	}
-	if !m.Part.Equal(o.Part) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.Ratio, o.Ratio) {
-		return false
-	}
-	if m.Flag != o.Flag {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Maybe, o.Maybe) {
-		return false
-	}
-	if m.Color != o.Color {
-		return false
-	}
-	if m.Big != o.Big {
+	if m.Mood != o.Mood ||
+		!m.Part.Equal(o.Part) ||
+		!fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) ||
+		!fieldmap.EqualImplicitFloat32(m.Ratio, o.Ratio) ||
+		m.Flag != o.Flag ||
+		!fieldmap.EqualPtr(m.Maybe, o.Maybe) ||
+		m.Color != o.Color ||
+		m.Big != o.Big {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKeyPart) Equal(o *TortureKeyPart) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -3982,21 +3368,15 @@ func (m *TortureKeyPart) Equal(o *TortureKeyPart) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Id != o.Id {
-		return false
-	}
-	if !m.Leaf.Equal(o.Leaf) {
+	if m.Name != o.Name ||
+		m.Id != o.Id ||
+		!m.Leaf.Equal(o.Leaf) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKeyLeaf) Equal(o *TortureKeyLeaf) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -4010,9 +3390,7 @@ func (m *TortureKeyLeaf) Equal(o *TortureKeyLeaf) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEnumKey) Equal(o *TortureEnumKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -4026,9 +3404,7 @@ func (m *TortureEnumKey) Equal(o *TortureEnumKey) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEmptyKey) Equal(o *TortureEmptyKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -4036,18 +3412,14 @@ func (m *TortureEmptyKey) Equal(o *TortureEmptyKey) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.Name != o.Name {
+	if !m.Key.Equal(o.Key) ||
+		m.Name != o.Name {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOptionalKey) Equal(o *TortureOptionalKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -4061,17 +3433,9 @@ func (m *TortureOptionalKey) Equal(o *TortureOptionalKey) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureNames does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureNames or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureNames or bound to no schema.
 func (m *TortureNames) CopyInFields(src *TortureNames, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureNames_fieldSchema)
 	if m == nil || b == nil {
@@ -4080,9 +3444,7 @@ func (m *TortureNames) CopyInFields(src *TortureNames, fm *fieldmap.FieldMap) in
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureNames being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1ffffffff|win.Below&0x180000000 == 0 {
 		return 0
@@ -4094,145 +3456,61 @@ func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int
 	for x := win.Cover&0x1ffffffff | win.Below&0x180000000; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if m.Reset_ != src.Reset_ {
-				m.Reset_ = src.Reset_
-				n++
-			}
+			n += fieldmap.Set(&m.Reset_, src.Reset_)
 		case 1:
-			if m.String_ != src.String_ {
-				m.String_ = src.String_
-				n++
-			}
+			n += fieldmap.Set(&m.String_, src.String_)
 		case 2:
-			if m.Descriptor_ != src.Descriptor_ {
-				m.Descriptor_ = src.Descriptor_
-				n++
-			}
+			n += fieldmap.Set(&m.Descriptor_, src.Descriptor_)
 		case 3:
-			if m.X_ != src.X_ {
-				m.X_ = src.X_
-				n++
-			}
+			n += fieldmap.Set(&m.X_, src.X_)
 		case 4:
-			if m.XY != src.XY {
-				m.XY = src.XY
-				n++
-			}
+			n += fieldmap.Set(&m.XY, src.XY)
 		case 5:
-			if m.Type != src.Type {
-				m.Type = src.Type
-				n++
-			}
+			n += fieldmap.Set(&m.Type, src.Type)
 		case 6:
-			if m.Func != src.Func {
-				m.Func = src.Func
-				n++
-			}
+			n += fieldmap.Set(&m.Func, src.Func)
 		case 7:
-			if m.Map != src.Map {
-				m.Map = src.Map
-				n++
-			}
+			n += fieldmap.Set(&m.Map, src.Map)
 		case 8:
-			if m.Go != src.Go {
-				m.Go = src.Go
-				n++
-			}
+			n += fieldmap.Set(&m.Go, src.Go)
 		case 9:
-			if m.FooBar != src.FooBar {
-				m.FooBar = src.FooBar
-				n++
-			}
+			n += fieldmap.Set(&m.FooBar, src.FooBar)
 		case 10:
-			if m.GetFooBar_ != src.GetFooBar_ {
-				m.GetFooBar_ = src.GetFooBar_
-				n++
-			}
+			n += fieldmap.Set(&m.GetFooBar_, src.GetFooBar_)
 		case 11:
-			if m.KeyString != src.KeyString {
-				m.KeyString = src.KeyString
-				n++
-			}
+			n += fieldmap.Set(&m.KeyString, src.KeyString)
 		case 12:
-			if m.M != src.M {
-				m.M = src.M
-				n++
-			}
+			n += fieldmap.Set(&m.M, src.M)
 		case 13:
-			if m.Src != src.Src {
-				m.Src = src.Src
-				n++
-			}
+			n += fieldmap.Set(&m.Src, src.Src)
 		case 14:
-			if m.Fm != src.Fm {
-				m.Fm = src.Fm
-				n++
-			}
+			n += fieldmap.Set(&m.Fm, src.Fm)
 		case 15:
-			if m.N != src.N {
-				m.N = src.N
-				n++
-			}
+			n += fieldmap.Set(&m.N, src.N)
 		case 16:
-			if m.O != src.O {
-				m.O = src.O
-				n++
-			}
+			n += fieldmap.Set(&m.O, src.O)
 		case 17:
-			if m.C != src.C {
-				m.C = src.C
-				n++
-			}
+			n += fieldmap.Set(&m.C, src.C)
 		case 18:
-			if m.UnknownFields != src.UnknownFields {
-				m.UnknownFields = src.UnknownFields
-				n++
-			}
+			n += fieldmap.Set(&m.UnknownFields, src.UnknownFields)
 		case 19:
-			if m.SizeCache != src.SizeCache {
-				m.SizeCache = src.SizeCache
-				n++
-			}
+			n += fieldmap.Set(&m.SizeCache, src.SizeCache)
 		case 20:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 21:
-			if m.ProtoMessage_ != src.ProtoMessage_ {
-				m.ProtoMessage_ = src.ProtoMessage_
-				n++
-			}
+			n += fieldmap.Set(&m.ProtoMessage_, src.ProtoMessage_)
 		case 22:
-			if m.CloneTo != src.CloneTo {
-				m.CloneTo = src.CloneTo
-				n++
-			}
+			n += fieldmap.Set(&m.CloneTo, src.CloneTo)
 		case 23:
-			if m.Default != src.Default {
-				m.Default = src.Default
-				n++
-			}
+			n += fieldmap.Set(&m.Default, src.Default)
 		case 24:
-			if m.Nil != src.Nil {
-				m.Nil = src.Nil
-				n++
-			}
+			n += fieldmap.Set(&m.Nil, src.Nil)
 		case 25:
-			if m.True != src.True {
-				m.True = src.True
-				n++
-			}
+			n += fieldmap.Set(&m.True, src.True)
 		case 26:
-			if m.Len != src.Len {
-				m.Len = src.Len
-				n++
-			}
+			n += fieldmap.Set(&m.Len, src.Len)
 		case 27:
-			if m.Error != src.Error {
-				m.Error = src.Error
-				n++
-			}
+			n += fieldmap.Set(&m.Error, src.Error)
 		case 28:
 			if !m.Self.Equal(src.Self) {
 				m.Self = src.Self.Clone()
@@ -4259,43 +3537,17 @@ func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int
 				n++
 			}
 		case 31:
-			if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Interface, src.Interface)
-			} else if !maps.Equal(m.Interface, src.Interface) {
-				if len(src.Interface) == 0 {
-					m.Interface = nil
-				} else {
-					m.Interface = maps.Clone(src.Interface)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+31), &m.Interface, src.Interface)
 		case 32:
-			if a := fm.ListActionAt(at + 32); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Var, src.Var)
-			} else if !slices.Equal(m.Var, src.Var) {
-				if len(src.Var) == 0 {
-					m.Var = nil
-				} else {
-					m.Var = slices.Clone(src.Var)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+32), &m.Var, src.Var)
 		}
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Torture_2X does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Torture_2X or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Torture_2X or bound to no schema.
 func (m *Torture_2X) CopyInFields(src *Torture_2X, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Torture_2X_fieldSchema)
 	if m == nil || b == nil {
@@ -4304,9 +3556,7 @@ func (m *Torture_2X) CopyInFields(src *Torture_2X, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Torture_2x being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -4316,12 +3566,10 @@ func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.A_1 != src.A_1 {
-		m.A_1 = src.A_1
-		n++
+		m.A_1, n = src.A_1, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.B2C != src.B2C {
-		m.B2C = src.B2C
-		n++
+		m.B2C, n = src.B2C, n+1
 	}
 	if win.Cover&(1<<2) != 0 && !m.Next_2.Equal(src.Next_2) {
 		m.Next_2 = src.Next_2.Clone()
@@ -4330,17 +3578,9 @@ func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureLower does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureLower or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureLower or bound to no schema.
 func (m *TortureLower) CopyInFields(src *TortureLower, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureLower_fieldSchema)
 	if m == nil || b == nil {
@@ -4349,9 +3589,7 @@ func (m *TortureLower) CopyInFields(src *TortureLower, fm *fieldmap.FieldMap) in
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// torture_lower being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -4361,8 +3599,7 @@ func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Value_ != src.Value_ {
-		m.Value_ = src.Value_
-		n++
+		m.Value_, n = src.Value_, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !m.Again.Equal(src.Again) {
 		m.Again = src.Again.Clone()
@@ -4371,17 +3608,9 @@ func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureDeep does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureDeep or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureDeep or bound to no schema.
 func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureDeep_fieldSchema)
 	if m == nil || b == nil {
@@ -4390,9 +3619,7 @@ func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureDeep being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x2401|win.Below&0x2401 == 0 {
 		return 0
@@ -4446,9 +3673,7 @@ func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// L1 being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -4474,9 +3699,7 @@ func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// L2 being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x81|win.Below&0x81 == 0 {
 		return 0
@@ -4514,9 +3737,7 @@ func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldM
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// L3 being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x9|win.Below&0x9 == 0 {
 		return 0
@@ -4554,9 +3775,7 @@ func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// L4 being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureDeep_L1_L2_L3_L4) copyInAt(src *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -4566,19 +3785,15 @@ func (m *TortureDeep_L1_L2_L3_L4) copyInAt(src *TortureDeep_L1_L2_L3_L4, fm *fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
-		m.Mood = src.Mood
-		n++
+		m.Mood, n = src.Mood, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Leaf != src.Leaf {
-		m.Leaf = src.Leaf
-		n++
+		m.Leaf, n = src.Leaf, n+1
 	}
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Sibling being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureDeep_Sibling) copyInAt(src *TortureDeep_Sibling, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -4588,35 +3803,17 @@ func (m *TortureDeep_Sibling) copyInAt(src *TortureDeep_Sibling, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
-		m.Mood = src.Mood
-		n++
+		m.Mood, n = src.Mood, n+1
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
-		} else if !slices.Equal(m.Moods, src.Moods) {
-			if len(src.Moods) == 0 {
-				m.Moods = nil
-			} else {
-				m.Moods = slices.Clone(src.Moods)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.Moods, src.Moods)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureDeep_L1 does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureDeep_L1 or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureDeep_L1 or bound to no schema.
 func (m *TortureDeep_L1) CopyInFields(src *TortureDeep_L1, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureDeep_L1_fieldSchema)
 	if m == nil || b == nil {
@@ -4625,17 +3822,9 @@ func (m *TortureDeep_L1) CopyInFields(src *TortureDeep_L1, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureDeep_L1_L2 does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureDeep_L1_L2 or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureDeep_L1_L2 or bound to no schema.
 func (m *TortureDeep_L1_L2) CopyInFields(src *TortureDeep_L1_L2, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureDeep_L1_L2_fieldSchema)
 	if m == nil || b == nil {
@@ -4644,17 +3833,9 @@ func (m *TortureDeep_L1_L2) CopyInFields(src *TortureDeep_L1_L2, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureDeep_L1_L2_L3 does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureDeep_L1_L2_L3 or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureDeep_L1_L2_L3 or bound to no schema.
 func (m *TortureDeep_L1_L2_L3) CopyInFields(src *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureDeep_L1_L2_L3_fieldSchema)
 	if m == nil || b == nil {
@@ -4663,17 +3844,9 @@ func (m *TortureDeep_L1_L2_L3) CopyInFields(src *TortureDeep_L1_L2_L3, fm *field
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureDeep_L1_L2_L3_L4 does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureDeep_L1_L2_L3_L4 or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureDeep_L1_L2_L3_L4 or bound to no schema.
 func (m *TortureDeep_L1_L2_L3_L4) CopyInFields(src *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureDeep_L1_L2_L3_L4_fieldSchema)
 	if m == nil || b == nil {
@@ -4682,17 +3855,9 @@ func (m *TortureDeep_L1_L2_L3_L4) CopyInFields(src *TortureDeep_L1_L2_L3_L4, fm 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureDeep_Sibling does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureDeep_Sibling or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureDeep_Sibling or bound to no schema.
 func (m *TortureDeep_Sibling) CopyInFields(src *TortureDeep_Sibling, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureDeep_Sibling_fieldSchema)
 	if m == nil || b == nil {
@@ -4701,17 +3866,9 @@ func (m *TortureDeep_Sibling) CopyInFields(src *TortureDeep_Sibling, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureMaps or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureMaps or bound to no schema.
 func (m *TortureMaps) CopyInFields(src *TortureMaps, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureMaps_fieldSchema)
 	if m == nil || b == nil {
@@ -4720,9 +3877,7 @@ func (m *TortureMaps) CopyInFields(src *TortureMaps, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureMaps being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3fff|win.Below&0x3fff == 0 {
 		return 0
@@ -4734,16 +3889,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, 
 	for x := win.Cover&0x3fff | win.Below&0x3fff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.EnumMap, src.EnumMap)
-			} else if !maps.Equal(m.EnumMap, src.EnumMap) {
-				if len(src.EnumMap) == 0 {
-					m.EnumMap = nil
-				} else {
-					m.EnumMap = maps.Clone(src.EnumMap)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at), &m.EnumMap, src.EnumMap)
 		case 1:
 			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 				n += fieldmap.ApplyMapFunc(a, &m.BytesMap, src.BytesMap, bytes.Equal, fieldmap.CloneBytes)
@@ -4800,16 +3946,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 6:
-			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Fixed32Map, src.Fixed32Map)
-			} else if !maps.Equal(m.Fixed32Map, src.Fixed32Map) {
-				if len(src.Fixed32Map) == 0 {
-					m.Fixed32Map = nil
-				} else {
-					m.Fixed32Map = maps.Clone(src.Fixed32Map)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+6), &m.Fixed32Map, src.Fixed32Map)
 		case 7:
 			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
 				n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
@@ -4844,16 +3981,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 10:
-			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.ColorMap, src.ColorMap)
-			} else if !maps.Equal(m.ColorMap, src.ColorMap) {
-				if len(src.ColorMap) == 0 {
-					m.ColorMap = nil
-				} else {
-					m.ColorMap = maps.Clone(src.ColorMap)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+10), &m.ColorMap, src.ColorMap)
 		case 11:
 			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
 				n += fieldmap.ApplyMapFunc(a, &m.NamesMap, src.NamesMap, (*TortureNames).Equal, (*TortureNames).Clone)
@@ -4866,16 +3994,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 12:
-			if a := fm.ListActionAt(at + 12); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.BoolMap, src.BoolMap)
-			} else if !maps.Equal(m.BoolMap, src.BoolMap) {
-				if len(src.BoolMap) == 0 {
-					m.BoolMap = nil
-				} else {
-					m.BoolMap = maps.Clone(src.BoolMap)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+12), &m.BoolMap, src.BoolMap)
 		case 13:
 			if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
 				n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
@@ -4892,17 +4011,9 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureLists or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureLists or bound to no schema.
 func (m *TortureLists) CopyInFields(src *TortureLists, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureLists_fieldSchema)
 	if m == nil || b == nil {
@@ -4911,9 +4022,7 @@ func (m *TortureLists) CopyInFields(src *TortureLists, fm *fieldmap.FieldMap) in
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureLists being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x380007ff|win.Below&0x380007ff == 0 {
 		return 0
@@ -4925,16 +4034,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 	for x := win.Cover&0x380007ff | win.Below&0x380007ff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if a := fm.ListActionAt(at); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Moods, src.Moods)
-			} else if !slices.Equal(m.Moods, src.Moods) {
-				if len(src.Moods) == 0 {
-					m.Moods = nil
-				} else {
-					m.Moods = slices.Clone(src.Moods)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at), &m.Moods, src.Moods)
 		case 1:
 			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Strings, src.Strings, fieldmap.Equal[*wrapperspb.StringValue], fieldmap.Clone[*wrapperspb.StringValue])
@@ -5013,27 +4113,9 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 				n++
 			}
 		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Colors, src.Colors)
-			} else if !slices.Equal(m.Colors, src.Colors) {
-				if len(src.Colors) == 0 {
-					m.Colors = nil
-				} else {
-					m.Colors = slices.Clone(src.Colors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+8), &m.Colors, src.Colors)
 		case 9:
-			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Bools, src.Bools)
-			} else if !slices.Equal(m.Bools, src.Bools) {
-				if len(src.Bools) == 0 {
-					m.Bools = nil
-				} else {
-					m.Bools = slices.Clone(src.Bools)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+9), &m.Bools, src.Bools)
 		case 10:
 			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
@@ -5046,16 +4128,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 				n++
 			}
 		case 27:
-			if a := fm.ListActionAt(at + 27); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Secrets, src.Secrets)
-			} else if !slices.Equal(m.Secrets, src.Secrets) {
-				if len(src.Secrets) == 0 {
-					m.Secrets = nil
-				} else {
-					m.Secrets = slices.Clone(src.Secrets)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+27), &m.Secrets, src.Secrets)
 		case 28:
 			if a := fm.ListActionAt(at + 28); a != fieldmap.Replace {
 				n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
@@ -5083,17 +4156,9 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureOneofs does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureOneofs or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureOneofs or bound to no schema.
 func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureOneofs_fieldSchema)
 	if m == nil || b == nil {
@@ -5111,9 +4176,7 @@ type _TortureOneofs_ptrs struct {
 	f36 other.Color
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureOneofs being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7e00fe70f80007|win.Below&0x8040800004 == 0 {
 		return 0
@@ -5451,9 +4514,7 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// _File_testpb_v1_torture_proto_Label182jztu_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Label being number at of fm's schema and win the window of
-// the flags from there.
+// _File_testpb_v1_torture_proto_Label182jztu_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_testpb_v1_torture_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0x8 == 0 {
 		return 0
@@ -5463,43 +4524,23 @@ func _File_testpb_v1_torture_proto_Label182jztu_copyInAt(m, src *other.Label, fm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Color != src.Color {
-		m.Color = src.Color
-		n++
+		m.Color, n = src.Color, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
-		} else if !slices.Equal(m.Weights, src.Weights) {
-			if len(src.Weights) == 0 {
-				m.Weights = nil
-			} else {
-				m.Weights = slices.Clone(src.Weights)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+3), &m.Weights, src.Weights)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureOnlyOneof does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureOnlyOneof or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureOnlyOneof or bound to no schema.
 func (m *TortureOnlyOneof) CopyInFields(src *TortureOnlyOneof, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureOnlyOneof_fieldSchema)
 	if m == nil || b == nil {
@@ -5508,9 +4549,7 @@ func (m *TortureOnlyOneof) CopyInFields(src *TortureOnlyOneof, fm *fieldmap.Fiel
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureOnlyOneof being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -5544,17 +4583,9 @@ func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureOnlyMap does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureOnlyMap or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureOnlyMap or bound to no schema.
 func (m *TortureOnlyMap) CopyInFields(src *TortureOnlyMap, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureOnlyMap_fieldSchema)
 	if m == nil || b == nil {
@@ -5563,9 +4594,7 @@ func (m *TortureOnlyMap) CopyInFields(src *TortureOnlyMap, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureOnlyMap being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureOnlyMap) copyInAt(src *TortureOnlyMap, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -5589,17 +4618,9 @@ func (m *TortureOnlyMap) copyInAt(src *TortureOnlyMap, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureNumbers does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureNumbers or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureNumbers or bound to no schema.
 func (m *TortureNumbers) CopyInFields(src *TortureNumbers, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureNumbers_fieldSchema)
 	if m == nil || b == nil {
@@ -5608,9 +4629,7 @@ func (m *TortureNumbers) CopyInFields(src *TortureNumbers, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureNumbers being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x73|win.Below&0x2 == 0 {
 		return 0
@@ -5620,8 +4639,7 @@ func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Low != src.Low {
-		m.Low = src.Low
-		n++
+		m.Low, n = src.Low, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Child.Equal(src.Child) {
@@ -5638,12 +4656,10 @@ func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at
 		}
 	}
 	if win.Cover&(1<<4) != 0 && m.AfterReserved != src.AfterReserved {
-		m.AfterReserved = src.AfterReserved
-		n++
+		m.AfterReserved, n = src.AfterReserved, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.Big != src.Big {
-		m.Big = src.Big
-		n++
+		m.Big, n = src.Big, n+1
 	}
 	if win.Cover&(1<<6) != 0 && !m.Max.Equal(src.Max) {
 		m.Max = src.Max.Clone()
@@ -5652,9 +4668,7 @@ func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureNumbersChild being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -5674,17 +4688,9 @@ func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureNumbersChild does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureNumbersChild or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureNumbersChild or bound to no schema.
 func (m *TortureNumbersChild) CopyInFields(src *TortureNumbersChild, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureNumbersChild_fieldSchema)
 	if m == nil || b == nil {
@@ -5693,17 +4699,9 @@ func (m *TortureNumbersChild) CopyInFields(src *TortureNumbersChild, fm *fieldma
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureCycleA does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureCycleA or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureCycleA or bound to no schema.
 func (m *TortureCycleA) CopyInFields(src *TortureCycleA, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureCycleA_fieldSchema)
 	if m == nil || b == nil {
@@ -5712,9 +4710,7 @@ func (m *TortureCycleA) CopyInFields(src *TortureCycleA, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleA being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x83|win.Below&0x82 == 0 {
 		return 0
@@ -5724,8 +4720,7 @@ func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.B.Equal(src.B) {
@@ -5756,9 +4751,7 @@ func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// copyInAt_vrge32 copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleB being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_vrge32 is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -5768,8 +4761,7 @@ func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMa
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Count != src.Count {
-		m.Count = src.Count
-		n++
+		m.Count, n = src.Count, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.C.Equal(src.C) {
@@ -5788,9 +4780,7 @@ func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMa
 	return n
 }
 
-// copyInAt_1bmyxni copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleC being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_1bmyxni is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x2 == 0 {
 		return 0
@@ -5816,15 +4806,12 @@ func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldM
 		}
 	}
 	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	return n
 }
 
-// copyInAt_hyz3au copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleC being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_hyz3au is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x2 == 0 {
 		return 0
@@ -5850,23 +4837,14 @@ func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMa
 		}
 	}
 	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureCycleB does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureCycleB or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureCycleB or bound to no schema.
 func (m *TortureCycleB) CopyInFields(src *TortureCycleB, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureCycleB_fieldSchema)
 	if m == nil || b == nil {
@@ -5875,9 +4853,7 @@ func (m *TortureCycleB) CopyInFields(src *TortureCycleB, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleB being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -5887,8 +4863,7 @@ func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Count != src.Count {
-		m.Count = src.Count
-		n++
+		m.Count, n = src.Count, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.C.Equal(src.C) {
@@ -5907,9 +4882,7 @@ func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// copyInAt_mchw53 copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleC being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_mchw53 is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x31|win.Below&0x11 == 0 {
 		return 0
@@ -5945,15 +4918,12 @@ func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMa
 		}
 	}
 	if win.Cover&(1<<5) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	return n
 }
 
-// copyInAt_1738b9o copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleA being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_1738b9o is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -5963,8 +4933,7 @@ func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldM
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !m.B.Equal(src.B) {
 		m.B = src.B.Clone()
@@ -5985,17 +4954,9 @@ func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureCycleC does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureCycleC or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureCycleC or bound to no schema.
 func (m *TortureCycleC) CopyInFields(src *TortureCycleC, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureCycleC_fieldSchema)
 	if m == nil || b == nil {
@@ -6004,9 +4965,7 @@ func (m *TortureCycleC) CopyInFields(src *TortureCycleC, fm *fieldmap.FieldMap) 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleC being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xc1|win.Below&0x41 == 0 {
 		return 0
@@ -6042,15 +5001,12 @@ func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at i
 		}
 	}
 	if win.Cover&(1<<7) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	return n
 }
 
-// copyInAt_1dfp5o8 copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleA being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_1dfp5o8 is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x13|win.Below&0x12 == 0 {
 		return 0
@@ -6060,8 +5016,7 @@ func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldM
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.B.Equal(src.B) {
@@ -6092,9 +5047,7 @@ func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldM
 	return n
 }
 
-// copyInAt_bdy655 copies the fields of src flagged in fm into m, the first flag of
-// TortureCycleB being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_bdy655 is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -6104,8 +5057,7 @@ func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMa
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Count != src.Count {
-		m.Count = src.Count
-		n++
+		m.Count, n = src.Count, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !m.C.Equal(src.C) {
 		m.C = src.C.Clone()
@@ -6114,17 +5066,9 @@ func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMa
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureWide does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureWide or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureWide or bound to no schema.
 func (m *TortureWide) CopyInFields(src *TortureWide, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureWide_fieldSchema)
 	if m == nil || b == nil {
@@ -6152,9 +5096,7 @@ type _TortureWide_ptrs struct {
 	f119 uint32
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureWide being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(TortureWide)
@@ -6164,15 +5106,9 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 	for x := win.Cover&0xffffffffffffffff | win.Below&0x40080100200400; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if m.W1 != src.W1 {
-				m.W1 = src.W1
-				n++
-			}
+			n += fieldmap.Set(&m.W1, src.W1)
 		case 1:
-			if m.W2 != src.W2 {
-				m.W2 = src.W2
-				n++
-			}
+			n += fieldmap.Set(&m.W2, src.W2)
 		case 2:
 			if !fieldmap.SameFloat64(m.W3, src.W3) {
 				m.W3 = src.W3
@@ -6184,51 +5120,24 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 4:
-			if m.W5 != src.W5 {
-				m.W5 = src.W5
-				n++
-			}
+			n += fieldmap.Set(&m.W5, src.W5)
 		case 5:
-			if m.W6 != src.W6 {
-				m.W6 = src.W6
-				n++
-			}
+			n += fieldmap.Set(&m.W6, src.W6)
 		case 6:
 			if !fieldmap.EqualBytesPresence(m.W7, src.W7) {
 				m.W7 = fieldmap.CloneBytes(src.W7)
 				n++
 			}
 		case 7:
-			if m.W8 != src.W8 {
-				m.W8 = src.W8
-				n++
-			}
+			n += fieldmap.Set(&m.W8, src.W8)
 		case 8:
-			if m.W9 != src.W9 {
-				m.W9 = src.W9
-				n++
-			}
+			n += fieldmap.Set(&m.W9, src.W9)
 		case 9:
-			if m.W10 != src.W10 {
-				m.W10 = src.W10
-				n++
-			}
+			n += fieldmap.Set(&m.W10, src.W10)
 		case 10:
-			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.W11, src.W11)
-			} else if !slices.Equal(m.W11, src.W11) {
-				if len(src.W11) == 0 {
-					m.W11 = nil
-				} else {
-					m.W11 = slices.Clone(src.W11)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+10), &m.W11, src.W11)
 		case 11:
-			if m.W12 != src.W12 {
-				m.W12 = src.W12
-				n++
-			}
+			n += fieldmap.Set(&m.W12, src.W12)
 		case 12:
 			if !fieldmap.SameFloat64(m.W13, src.W13) {
 				m.W13 = src.W13
@@ -6248,35 +5157,20 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 14:
-			if m.W15 != src.W15 {
-				m.W15 = src.W15
-				n++
-			}
+			n += fieldmap.Set(&m.W15, src.W15)
 		case 15:
-			if m.W16 != src.W16 {
-				m.W16 = src.W16
-				n++
-			}
+			n += fieldmap.Set(&m.W16, src.W16)
 		case 16:
 			if !bytes.Equal(m.W17, src.W17) {
 				m.W17 = fieldmap.CloneBytes(src.W17)
 				n++
 			}
 		case 17:
-			if m.W18 != src.W18 {
-				m.W18 = src.W18
-				n++
-			}
+			n += fieldmap.Set(&m.W18, src.W18)
 		case 18:
-			if m.W19 != src.W19 {
-				m.W19 = src.W19
-				n++
-			}
+			n += fieldmap.Set(&m.W19, src.W19)
 		case 19:
-			if m.W20 != src.W20 {
-				m.W20 = src.W20
-				n++
-			}
+			n += fieldmap.Set(&m.W20, src.W20)
 		case 20:
 			if !fieldmap.EqualPtr(m.W21, src.W21) {
 				if src.W21 == nil {
@@ -6291,16 +5185,7 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 21:
-			if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.W22, src.W22)
-			} else if !slices.Equal(m.W22, src.W22) {
-				if len(src.W22) == 0 {
-					m.W22 = nil
-				} else {
-					m.W22 = slices.Clone(src.W22)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+21), &m.W22, src.W22)
 		case 22:
 			if !fieldmap.SameFloat64(m.W23, src.W23) {
 				m.W23 = src.W23
@@ -6312,15 +5197,9 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 24:
-			if m.W25 != src.W25 {
-				m.W25 = src.W25
-				n++
-			}
+			n += fieldmap.Set(&m.W25, src.W25)
 		case 25:
-			if m.W26 != src.W26 {
-				m.W26 = src.W26
-				n++
-			}
+			n += fieldmap.Set(&m.W26, src.W26)
 		case 26:
 			if !bytes.Equal(m.W27, src.W27) {
 				m.W27 = fieldmap.CloneBytes(src.W27)
@@ -6340,25 +5219,13 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 28:
-			if m.W29 != src.W29 {
-				m.W29 = src.W29
-				n++
-			}
+			n += fieldmap.Set(&m.W29, src.W29)
 		case 29:
-			if m.W30 != src.W30 {
-				m.W30 = src.W30
-				n++
-			}
+			n += fieldmap.Set(&m.W30, src.W30)
 		case 30:
-			if m.W31 != src.W31 {
-				m.W31 = src.W31
-				n++
-			}
+			n += fieldmap.Set(&m.W31, src.W31)
 		case 31:
-			if m.W32 != src.W32 {
-				m.W32 = src.W32
-				n++
-			}
+			n += fieldmap.Set(&m.W32, src.W32)
 		case 32:
 			if a := fm.ListActionAt(at + 32); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.W33, src.W33, fieldmap.EqualFloat64, nil)
@@ -6389,35 +5256,20 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 35:
-			if m.W36 != src.W36 {
-				m.W36 = src.W36
-				n++
-			}
+			n += fieldmap.Set(&m.W36, src.W36)
 		case 36:
 			if !bytes.Equal(m.W37, src.W37) {
 				m.W37 = fieldmap.CloneBytes(src.W37)
 				n++
 			}
 		case 37:
-			if m.W38 != src.W38 {
-				m.W38 = src.W38
-				n++
-			}
+			n += fieldmap.Set(&m.W38, src.W38)
 		case 38:
-			if m.W39 != src.W39 {
-				m.W39 = src.W39
-				n++
-			}
+			n += fieldmap.Set(&m.W39, src.W39)
 		case 39:
-			if m.W40 != src.W40 {
-				m.W40 = src.W40
-				n++
-			}
+			n += fieldmap.Set(&m.W40, src.W40)
 		case 40:
-			if m.W41 != src.W41 {
-				m.W41 = src.W41
-				n++
-			}
+			n += fieldmap.Set(&m.W41, src.W41)
 		case 41:
 			if !fieldmap.EqualPtr(m.W42, src.W42) {
 				if src.W42 == nil {
@@ -6448,25 +5300,16 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 44:
-			if m.W45 != src.W45 {
-				m.W45 = src.W45
-				n++
-			}
+			n += fieldmap.Set(&m.W45, src.W45)
 		case 45:
-			if m.W46 != src.W46 {
-				m.W46 = src.W46
-				n++
-			}
+			n += fieldmap.Set(&m.W46, src.W46)
 		case 46:
 			if !bytes.Equal(m.W47, src.W47) {
 				m.W47 = fieldmap.CloneBytes(src.W47)
 				n++
 			}
 		case 47:
-			if m.W48 != src.W48 {
-				m.W48 = src.W48
-				n++
-			}
+			n += fieldmap.Set(&m.W48, src.W48)
 		case 48:
 			if !fieldmap.EqualPtr(m.W49, src.W49) {
 				if src.W49 == nil {
@@ -6481,20 +5324,11 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 49:
-			if m.W50 != src.W50 {
-				m.W50 = src.W50
-				n++
-			}
+			n += fieldmap.Set(&m.W50, src.W50)
 		case 50:
-			if m.W51 != src.W51 {
-				m.W51 = src.W51
-				n++
-			}
+			n += fieldmap.Set(&m.W51, src.W51)
 		case 51:
-			if m.W52 != src.W52 {
-				m.W52 = src.W52
-				n++
-			}
+			n += fieldmap.Set(&m.W52, src.W52)
 		case 52:
 			if !fieldmap.SameFloat64(m.W53, src.W53) {
 				m.W53 = src.W53
@@ -6506,16 +5340,7 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 54:
-			if a := fm.ListActionAt(at + 54); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.W55, src.W55)
-			} else if !slices.Equal(m.W55, src.W55) {
-				if len(src.W55) == 0 {
-					m.W55 = nil
-				} else {
-					m.W55 = slices.Clone(src.W55)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+54), &m.W55, src.W55)
 		case 55:
 			if !fieldmap.EqualPtr(m.W56, src.W56) {
 				if src.W56 == nil {
@@ -6535,30 +5360,15 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 57:
-			if m.W58 != src.W58 {
-				m.W58 = src.W58
-				n++
-			}
+			n += fieldmap.Set(&m.W58, src.W58)
 		case 58:
-			if m.W59 != src.W59 {
-				m.W59 = src.W59
-				n++
-			}
+			n += fieldmap.Set(&m.W59, src.W59)
 		case 59:
-			if m.W60 != src.W60 {
-				m.W60 = src.W60
-				n++
-			}
+			n += fieldmap.Set(&m.W60, src.W60)
 		case 60:
-			if m.W61 != src.W61 {
-				m.W61 = src.W61
-				n++
-			}
+			n += fieldmap.Set(&m.W61, src.W61)
 		case 61:
-			if m.W62 != src.W62 {
-				m.W62 = src.W62
-				n++
-			}
+			n += fieldmap.Set(&m.W62, src.W62)
 		case 62:
 			if !fieldmap.SamePtrFloat64(m.W63, src.W63) {
 				if src.W63 == nil {
@@ -6583,36 +5393,18 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 	for x := cw1.Cover&0x1ffffffffffffff | cw1.Below&0x200400800002; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
-			if m.W65 != src.W65 {
-				m.W65 = src.W65
-				n++
-			}
+			n += fieldmap.Set(&m.W65, src.W65)
 		case 1:
-			if a := fm.ListActionAt(at + 65); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.W66, src.W66)
-			} else if !slices.Equal(m.W66, src.W66) {
-				if len(src.W66) == 0 {
-					m.W66 = nil
-				} else {
-					m.W66 = slices.Clone(src.W66)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+65), &m.W66, src.W66)
 		case 2:
 			if !bytes.Equal(m.W67, src.W67) {
 				m.W67 = fieldmap.CloneBytes(src.W67)
 				n++
 			}
 		case 3:
-			if m.W68 != src.W68 {
-				m.W68 = src.W68
-				n++
-			}
+			n += fieldmap.Set(&m.W68, src.W68)
 		case 4:
-			if m.W69 != src.W69 {
-				m.W69 = src.W69
-				n++
-			}
+			n += fieldmap.Set(&m.W69, src.W69)
 		case 5:
 			if !fieldmap.EqualPtr(m.W70, src.W70) {
 				if src.W70 == nil {
@@ -6627,15 +5419,9 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 6:
-			if m.W71 != src.W71 {
-				m.W71 = src.W71
-				n++
-			}
+			n += fieldmap.Set(&m.W71, src.W71)
 		case 7:
-			if m.W72 != src.W72 {
-				m.W72 = src.W72
-				n++
-			}
+			n += fieldmap.Set(&m.W72, src.W72)
 		case 8:
 			if !fieldmap.SameFloat64(m.W73, src.W73) {
 				m.W73 = src.W73
@@ -6647,45 +5433,24 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 10:
-			if m.W75 != src.W75 {
-				m.W75 = src.W75
-				n++
-			}
+			n += fieldmap.Set(&m.W75, src.W75)
 		case 11:
-			if m.W76 != src.W76 {
-				m.W76 = src.W76
-				n++
-			}
+			n += fieldmap.Set(&m.W76, src.W76)
 		case 12:
 			if !fieldmap.EqualBytesPresence(m.W77, src.W77) {
 				m.W77 = fieldmap.CloneBytes(src.W77)
 				n++
 			}
 		case 13:
-			if m.W78 != src.W78 {
-				m.W78 = src.W78
-				n++
-			}
+			n += fieldmap.Set(&m.W78, src.W78)
 		case 14:
-			if m.W79 != src.W79 {
-				m.W79 = src.W79
-				n++
-			}
+			n += fieldmap.Set(&m.W79, src.W79)
 		case 15:
-			if m.W80 != src.W80 {
-				m.W80 = src.W80
-				n++
-			}
+			n += fieldmap.Set(&m.W80, src.W80)
 		case 16:
-			if m.W81 != src.W81 {
-				m.W81 = src.W81
-				n++
-			}
+			n += fieldmap.Set(&m.W81, src.W81)
 		case 17:
-			if m.W82 != src.W82 {
-				m.W82 = src.W82
-				n++
-			}
+			n += fieldmap.Set(&m.W82, src.W82)
 		case 18:
 			if !fieldmap.SameFloat64(m.W83, src.W83) {
 				m.W83 = src.W83
@@ -6705,41 +5470,20 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 20:
-			if m.W85 != src.W85 {
-				m.W85 = src.W85
-				n++
-			}
+			n += fieldmap.Set(&m.W85, src.W85)
 		case 21:
-			if m.W86 != src.W86 {
-				m.W86 = src.W86
-				n++
-			}
+			n += fieldmap.Set(&m.W86, src.W86)
 		case 22:
 			if !bytes.Equal(m.W87, src.W87) {
 				m.W87 = fieldmap.CloneBytes(src.W87)
 				n++
 			}
 		case 23:
-			if a := fm.ListActionAt(at + 87); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.W88, src.W88)
-			} else if !slices.Equal(m.W88, src.W88) {
-				if len(src.W88) == 0 {
-					m.W88 = nil
-				} else {
-					m.W88 = slices.Clone(src.W88)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+87), &m.W88, src.W88)
 		case 24:
-			if m.W89 != src.W89 {
-				m.W89 = src.W89
-				n++
-			}
+			n += fieldmap.Set(&m.W89, src.W89)
 		case 25:
-			if m.W90 != src.W90 {
-				m.W90 = src.W90
-				n++
-			}
+			n += fieldmap.Set(&m.W90, src.W90)
 		case 26:
 			if !fieldmap.EqualPtr(m.W91, src.W91) {
 				if src.W91 == nil {
@@ -6754,10 +5498,7 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 27:
-			if m.W92 != src.W92 {
-				m.W92 = src.W92
-				n++
-			}
+			n += fieldmap.Set(&m.W92, src.W92)
 		case 28:
 			if !fieldmap.SameFloat64(m.W93, src.W93) {
 				m.W93 = src.W93
@@ -6769,15 +5510,9 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 30:
-			if m.W95 != src.W95 {
-				m.W95 = src.W95
-				n++
-			}
+			n += fieldmap.Set(&m.W95, src.W95)
 		case 31:
-			if m.W96 != src.W96 {
-				m.W96 = src.W96
-				n++
-			}
+			n += fieldmap.Set(&m.W96, src.W96)
 		case 32:
 			if !bytes.Equal(m.W97, src.W97) {
 				m.W97 = fieldmap.CloneBytes(src.W97)
@@ -6797,31 +5532,13 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 34:
-			if a := fm.ListActionAt(at + 98); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.W99, src.W99)
-			} else if !slices.Equal(m.W99, src.W99) {
-				if len(src.W99) == 0 {
-					m.W99 = nil
-				} else {
-					m.W99 = slices.Clone(src.W99)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+98), &m.W99, src.W99)
 		case 35:
-			if m.W100 != src.W100 {
-				m.W100 = src.W100
-				n++
-			}
+			n += fieldmap.Set(&m.W100, src.W100)
 		case 36:
-			if m.W101 != src.W101 {
-				m.W101 = src.W101
-				n++
-			}
+			n += fieldmap.Set(&m.W101, src.W101)
 		case 37:
-			if m.W102 != src.W102 {
-				m.W102 = src.W102
-				n++
-			}
+			n += fieldmap.Set(&m.W102, src.W102)
 		case 38:
 			if !fieldmap.SameFloat64(m.W103, src.W103) {
 				m.W103 = src.W103
@@ -6846,41 +5563,20 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 41:
-			if m.W106 != src.W106 {
-				m.W106 = src.W106
-				n++
-			}
+			n += fieldmap.Set(&m.W106, src.W106)
 		case 42:
 			if !bytes.Equal(m.W107, src.W107) {
 				m.W107 = fieldmap.CloneBytes(src.W107)
 				n++
 			}
 		case 43:
-			if m.W108 != src.W108 {
-				m.W108 = src.W108
-				n++
-			}
+			n += fieldmap.Set(&m.W108, src.W108)
 		case 44:
-			if m.W109 != src.W109 {
-				m.W109 = src.W109
-				n++
-			}
+			n += fieldmap.Set(&m.W109, src.W109)
 		case 45:
-			if a := fm.ListActionAt(at + 109); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.W110, src.W110)
-			} else if !slices.Equal(m.W110, src.W110) {
-				if len(src.W110) == 0 {
-					m.W110 = nil
-				} else {
-					m.W110 = slices.Clone(src.W110)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+109), &m.W110, src.W110)
 		case 46:
-			if m.W111 != src.W111 {
-				m.W111 = src.W111
-				n++
-			}
+			n += fieldmap.Set(&m.W111, src.W111)
 		case 47:
 			if !fieldmap.EqualPtr(m.W112, src.W112) {
 				if src.W112 == nil {
@@ -6905,25 +5601,16 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 50:
-			if m.W115 != src.W115 {
-				m.W115 = src.W115
-				n++
-			}
+			n += fieldmap.Set(&m.W115, src.W115)
 		case 51:
-			if m.W116 != src.W116 {
-				m.W116 = src.W116
-				n++
-			}
+			n += fieldmap.Set(&m.W116, src.W116)
 		case 52:
 			if !bytes.Equal(m.W117, src.W117) {
 				m.W117 = fieldmap.CloneBytes(src.W117)
 				n++
 			}
 		case 53:
-			if m.W118 != src.W118 {
-				m.W118 = src.W118
-				n++
-			}
+			n += fieldmap.Set(&m.W118, src.W118)
 		case 54:
 			if !fieldmap.EqualPtr(m.W119, src.W119) {
 				if src.W119 == nil {
@@ -6938,10 +5625,7 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 55:
-			if m.W120 != src.W120 {
-				m.W120 = src.W120
-				n++
-			}
+			n += fieldmap.Set(&m.W120, src.W120)
 		case 56:
 			if !m.Again.Equal(src.Again) {
 				m.Again = src.Again.Clone()
@@ -6952,17 +5636,9 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureKey or bound to no schema.
 func (m *TortureKey) CopyInFields(src *TortureKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureKey_fieldSchema)
 	if m == nil || b == nil {
@@ -6971,9 +5647,7 @@ func (m *TortureKey) CopyInFields(src *TortureKey, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xe001|win.Below&0xe001 == 0 {
 		return 0
@@ -7035,9 +5709,7 @@ func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureKeyValue being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xfc3|win.Below&0x2 == 0 {
 		return 0
@@ -7047,8 +5719,7 @@ func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
-		m.Mood = src.Mood
-		n++
+		m.Mood, n = src.Mood, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Part.Equal(src.Part) {
@@ -7073,27 +5744,22 @@ func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, 
 		n++
 	}
 	if win.Cover&(1<<8) != 0 && m.Flag != src.Flag {
-		m.Flag = src.Flag
-		n++
+		m.Flag, n = src.Flag, n+1
 	}
 	if win.Cover&(1<<9) != 0 && !fieldmap.EqualPtr(m.Maybe, src.Maybe) {
 		m.Maybe = fieldmap.ClonePtr(src.Maybe)
 		n++
 	}
 	if win.Cover&(1<<10) != 0 && m.Color != src.Color {
-		m.Color = src.Color
-		n++
+		m.Color, n = src.Color, n+1
 	}
 	if win.Cover&(1<<11) != 0 && m.Big != src.Big {
-		m.Big = src.Big
-		n++
+		m.Big, n = src.Big, n+1
 	}
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureKeyPart being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -7103,12 +5769,10 @@ func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
 		if !m.Leaf.Equal(src.Leaf) {
@@ -7127,9 +5791,7 @@ func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureKeyLeaf being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureKeyLeaf) copyInAt(src *TortureKeyLeaf, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -7139,23 +5801,14 @@ func (m *TortureKeyLeaf) copyInAt(src *TortureKeyLeaf, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.N != src.N {
-		m.N = src.N
-		n++
+		m.N, n = src.N, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureKeyValue does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureKeyValue or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureKeyValue or bound to no schema.
 func (m *TortureKeyValue) CopyInFields(src *TortureKeyValue, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureKeyValue_fieldSchema)
 	if m == nil || b == nil {
@@ -7164,17 +5817,9 @@ func (m *TortureKeyValue) CopyInFields(src *TortureKeyValue, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureKeyPart does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureKeyPart or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureKeyPart or bound to no schema.
 func (m *TortureKeyPart) CopyInFields(src *TortureKeyPart, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureKeyPart_fieldSchema)
 	if m == nil || b == nil {
@@ -7183,17 +5828,9 @@ func (m *TortureKeyPart) CopyInFields(src *TortureKeyPart, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureKeyLeaf does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureKeyLeaf or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureKeyLeaf or bound to no schema.
 func (m *TortureKeyLeaf) CopyInFields(src *TortureKeyLeaf, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureKeyLeaf_fieldSchema)
 	if m == nil || b == nil {
@@ -7202,17 +5839,9 @@ func (m *TortureKeyLeaf) CopyInFields(src *TortureKeyLeaf, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureEnumKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureEnumKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureEnumKey or bound to no schema.
 func (m *TortureEnumKey) CopyInFields(src *TortureEnumKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureEnumKey_fieldSchema)
 	if m == nil || b == nil {
@@ -7221,9 +5850,7 @@ func (m *TortureEnumKey) CopyInFields(src *TortureEnumKey, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEnumKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureEnumKey) copyInAt(src *TortureEnumKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -7233,23 +5860,14 @@ func (m *TortureEnumKey) copyInAt(src *TortureEnumKey, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
-		m.Mood = src.Mood
-		n++
+		m.Mood, n = src.Mood, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureEmptyKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureEmptyKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureEmptyKey or bound to no schema.
 func (m *TortureEmptyKey) CopyInFields(src *TortureEmptyKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureEmptyKey_fieldSchema)
 	if m == nil || b == nil {
@@ -7258,9 +5876,7 @@ func (m *TortureEmptyKey) CopyInFields(src *TortureEmptyKey, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureEmptyKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -7274,23 +5890,14 @@ func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, 
 		n++
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: TortureOptionalKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// TortureOptionalKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of TortureOptionalKey or bound to no schema.
 func (m *TortureOptionalKey) CopyInFields(src *TortureOptionalKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_TortureOptionalKey_fieldSchema)
 	if m == nil || b == nil {
@@ -7299,9 +5906,7 @@ func (m *TortureOptionalKey) CopyInFields(src *TortureOptionalKey, fm *fieldmap.
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TortureOptionalKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *TortureOptionalKey) copyInAt(src *TortureOptionalKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -7533,67 +6138,35 @@ func (m *TortureOptionalKey) DiffFields(o *TortureOptionalKey) *fieldmap.FieldMa
 	return fieldmap.Diff(_TortureOptionalKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureNames) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureNames has none.
+func (m *TortureNames) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureNames does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureNames does not have or a list action it cannot take.
 func (*TortureNames) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureNames_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Torture_2X) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Torture_2X has none.
+func (m *Torture_2X) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Torture_2X does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Torture_2X does not have or a list action it cannot take.
 func (*Torture_2X) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Torture_2X_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureLower) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureLower has none.
+func (m *TortureLower) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureLower does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureLower does not have or a list action it cannot take.
 func (*TortureLower) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLower_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureDeep) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7610,18 +6183,14 @@ func (m *TortureDeep) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureDeep does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureDeep does not have or a list action it cannot take.
 func (*TortureDeep) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureDeep_L1) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7632,18 +6201,14 @@ func (m *TortureDeep_L1) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureDeep_L1 does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureDeep_L1 does not have or a list action it cannot take.
 func (*TortureDeep_L1) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_L1_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureDeep_L1_L2) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7666,18 +6231,14 @@ func (m *TortureDeep_L1_L2) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureDeep_L1_L2 does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureDeep_L1_L2 does not have or a list action it cannot take.
 func (*TortureDeep_L1_L2) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_L1_L2_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureDeep_L1_L2_L3) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7693,18 +6254,14 @@ func (m *TortureDeep_L1_L2_L3) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureDeep_L1_L2_L3 does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureDeep_L1_L2_L3 does not have or a list action it cannot take.
 func (*TortureDeep_L1_L2_L3) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_L1_L2_L3_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureDeep_L1_L2_L3_L4) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7715,18 +6272,14 @@ func (m *TortureDeep_L1_L2_L3_L4) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureDeep_L1_L2_L3_L4 does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureDeep_L1_L2_L3_L4 does not have or a list action it cannot take.
 func (*TortureDeep_L1_L2_L3_L4) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_L1_L2_L3_L4_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureDeep_Sibling) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7742,18 +6295,14 @@ func (m *TortureDeep_Sibling) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureDeep_Sibling does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureDeep_Sibling does not have or a list action it cannot take.
 func (*TortureDeep_Sibling) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_Sibling_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureMaps) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7821,18 +6370,14 @@ func (m *TortureMaps) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureMaps does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureMaps does not have or a list action it cannot take.
 func (*TortureMaps) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureMaps_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureLists) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7860,18 +6405,14 @@ func (m *TortureLists) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureLists does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureLists does not have or a list action it cannot take.
 func (*TortureLists) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLists_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureOneofs) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -7923,170 +6464,86 @@ func (m *TortureOneofs) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureOneofs does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureOneofs does not have or a list action it cannot take.
 func (*TortureOneofs) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureOneofs_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureOnlyOneof) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureOnlyOneof has none.
+func (m *TortureOnlyOneof) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureOnlyOneof does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureOnlyOneof does not have or a list action it cannot take.
 func (*TortureOnlyOneof) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureOnlyOneof_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureOnlyMap) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureOnlyMap has none.
+func (m *TortureOnlyMap) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureOnlyMap does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureOnlyMap does not have or a list action it cannot take.
 func (*TortureOnlyMap) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureOnlyMap_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureNumbers) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureNumbers has none.
+func (m *TortureNumbers) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureNumbers does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureNumbers does not have or a list action it cannot take.
 func (*TortureNumbers) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureNumbers_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureNumbersChild) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureNumbersChild has none.
+func (m *TortureNumbersChild) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureNumbersChild does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureNumbersChild does not have or a list action it cannot take.
 func (*TortureNumbersChild) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureNumbersChild_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureCycleA) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureCycleA has none.
+func (m *TortureCycleA) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureCycleA does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureCycleA does not have or a list action it cannot take.
 func (*TortureCycleA) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureCycleA_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureCycleB) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureCycleB has none.
+func (m *TortureCycleB) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureCycleB does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureCycleB does not have or a list action it cannot take.
 func (*TortureCycleB) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureCycleB_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureCycleC) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureCycleC has none.
+func (m *TortureCycleC) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureCycleC does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureCycleC does not have or a list action it cannot take.
 func (*TortureCycleC) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureCycleC_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureWide) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureWide has none.
+func (m *TortureWide) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureWide does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureWide does not have or a list action it cannot take.
 func (*TortureWide) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureWide_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureKey) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8126,18 +6583,14 @@ func (m *TortureKey) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureKey does not have or a list action it cannot take.
 func (*TortureKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureKeyValue) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8151,56 +6604,32 @@ func (m *TortureKeyValue) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureKeyValue does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureKeyValue does not have or a list action it cannot take.
 func (*TortureKeyValue) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureKeyValue_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureKeyPart) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureKeyPart has none.
+func (m *TortureKeyPart) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureKeyPart does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureKeyPart does not have or a list action it cannot take.
 func (*TortureKeyPart) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureKeyPart_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureKeyLeaf) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureKeyLeaf has none.
+func (m *TortureKeyLeaf) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureKeyLeaf does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureKeyLeaf does not have or a list action it cannot take.
 func (*TortureKeyLeaf) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureKeyLeaf_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *TortureEnumKey) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -8211,118 +6640,49 @@ func (m *TortureEnumKey) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag TortureEnumKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureEnumKey does not have or a list action it cannot take.
 func (*TortureEnumKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEnumKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureEmptyKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureEmptyKey has none.
+func (m *TortureEmptyKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureEmptyKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureEmptyKey does not have or a list action it cannot take.
 func (*TortureEmptyKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEmptyKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *TortureOptionalKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: TortureOptionalKey has none.
+func (m *TortureOptionalKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag TortureOptionalKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm TortureOptionalKey does not have or a list action it cannot take.
 func (*TortureOptionalKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureOptionalKey_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureNames) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureNames has none.
+func (m *TortureNames) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureNames) Redacted() *TortureNames {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureNames) Redacted() *TortureNames { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Torture_2X) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Torture_2X has none.
+func (m *Torture_2X) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Torture_2X) Redacted() *Torture_2X {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Torture_2X) Redacted() *Torture_2X { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureLower) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureLower has none.
+func (m *TortureLower) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureLower) Redacted() *TortureLower {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureLower) Redacted() *TortureLower { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureDeep) Redact() {
 	if m == nil {
 		return
@@ -8331,9 +6691,7 @@ func (m *TortureDeep) Redact() {
 	m.Shortcut.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureDeep) Redacted() *TortureDeep {
 	if m == nil {
 		return nil
@@ -8343,9 +6701,7 @@ func (m *TortureDeep) Redacted() *TortureDeep {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureDeep_L1) Redact() {
 	if m == nil {
 		return
@@ -8353,9 +6709,7 @@ func (m *TortureDeep_L1) Redact() {
 	m.L2.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureDeep_L1) Redacted() *TortureDeep_L1 {
 	if m == nil {
 		return nil
@@ -8365,9 +6719,7 @@ func (m *TortureDeep_L1) Redacted() *TortureDeep_L1 {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureDeep_L1_L2) Redact() {
 	if m == nil {
 		return
@@ -8378,9 +6730,7 @@ func (m *TortureDeep_L1_L2) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureDeep_L1_L2) Redacted() *TortureDeep_L1_L2 {
 	if m == nil {
 		return nil
@@ -8390,9 +6740,7 @@ func (m *TortureDeep_L1_L2) Redacted() *TortureDeep_L1_L2 {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureDeep_L1_L2_L3) Redact() {
 	if m == nil {
 		return
@@ -8403,9 +6751,7 @@ func (m *TortureDeep_L1_L2_L3) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureDeep_L1_L2_L3) Redacted() *TortureDeep_L1_L2_L3 {
 	if m == nil {
 		return nil
@@ -8415,9 +6761,7 @@ func (m *TortureDeep_L1_L2_L3) Redacted() *TortureDeep_L1_L2_L3 {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureDeep_L1_L2_L3_L4) Redact() {
 	if m == nil {
 		return
@@ -8425,9 +6769,7 @@ func (m *TortureDeep_L1_L2_L3_L4) Redact() {
 	m.Leaf = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureDeep_L1_L2_L3_L4) Redacted() *TortureDeep_L1_L2_L3_L4 {
 	if m == nil {
 		return nil
@@ -8437,30 +6779,13 @@ func (m *TortureDeep_L1_L2_L3_L4) Redacted() *TortureDeep_L1_L2_L3_L4 {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureDeep_Sibling) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureDeep_Sibling has none.
+func (m *TortureDeep_Sibling) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureDeep_Sibling) Redacted() *TortureDeep_Sibling {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureDeep_Sibling) Redacted() *TortureDeep_Sibling { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureMaps) Redact() {
 	if m == nil {
 		return
@@ -8477,9 +6802,7 @@ func (m *TortureMaps) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureMaps) Redacted() *TortureMaps {
 	if m == nil {
 		return nil
@@ -8489,9 +6812,7 @@ func (m *TortureMaps) Redacted() *TortureMaps {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureLists) Redact() {
 	if m == nil {
 		return
@@ -8503,9 +6824,7 @@ func (m *TortureLists) Redact() {
 	m.Secrets = nil
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureLists) Redacted() *TortureLists {
 	if m == nil {
 		return nil
@@ -8515,9 +6834,7 @@ func (m *TortureLists) Redacted() *TortureLists {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureOneofs) Redact() {
 	if m == nil {
 		return
@@ -8547,9 +6864,7 @@ func (m *TortureOneofs) Redact() {
 	m.OptSecret = nil
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureOneofs) Redacted() *TortureOneofs {
 	if m == nil {
 		return nil
@@ -8559,93 +6874,31 @@ func (m *TortureOneofs) Redacted() *TortureOneofs {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureOnlyOneof) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureOnlyOneof has none.
+func (m *TortureOnlyOneof) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureOnlyOneof) Redacted() *TortureOnlyOneof {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureOnlyOneof) Redacted() *TortureOnlyOneof { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureOnlyMap) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureOnlyMap has none.
+func (m *TortureOnlyMap) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureOnlyMap) Redacted() *TortureOnlyMap {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureOnlyMap) Redacted() *TortureOnlyMap { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureNumbers) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureNumbers has none.
+func (m *TortureNumbers) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureNumbers) Redacted() *TortureNumbers {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureNumbers) Redacted() *TortureNumbers { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureNumbersChild) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureNumbersChild has none.
+func (m *TortureNumbersChild) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureNumbersChild) Redacted() *TortureNumbersChild {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureNumbersChild) Redacted() *TortureNumbersChild { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureCycleA) Redact() {
 	if m == nil {
 		return
@@ -8656,9 +6909,7 @@ func (m *TortureCycleA) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureCycleA) Redacted() *TortureCycleA {
 	if m == nil {
 		return nil
@@ -8668,9 +6919,7 @@ func (m *TortureCycleA) Redacted() *TortureCycleA {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureCycleB) Redact() {
 	if m == nil {
 		return
@@ -8678,9 +6927,7 @@ func (m *TortureCycleB) Redact() {
 	m.C.Redact()
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureCycleB) Redacted() *TortureCycleB {
 	if m == nil {
 		return nil
@@ -8690,9 +6937,7 @@ func (m *TortureCycleB) Redacted() *TortureCycleB {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureCycleC) Redact() {
 	if m == nil {
 		return
@@ -8704,9 +6949,7 @@ func (m *TortureCycleC) Redact() {
 	m.Secret = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureCycleC) Redacted() *TortureCycleC {
 	if m == nil {
 		return nil
@@ -8716,30 +6959,13 @@ func (m *TortureCycleC) Redacted() *TortureCycleC {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureWide) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureWide has none.
+func (m *TortureWide) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureWide) Redacted() *TortureWide {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureWide) Redacted() *TortureWide { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *TortureKey) Redact() {
 	if m == nil {
 		return
@@ -8749,9 +6975,7 @@ func (m *TortureKey) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *TortureKey) Redacted() *TortureKey {
 	if m == nil {
 		return nil
@@ -8761,131 +6985,41 @@ func (m *TortureKey) Redacted() *TortureKey {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureKeyValue) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureKeyValue has none.
+func (m *TortureKeyValue) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureKeyValue) Redacted() *TortureKeyValue {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureKeyValue) Redacted() *TortureKeyValue { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureKeyPart) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureKeyPart has none.
+func (m *TortureKeyPart) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureKeyPart) Redacted() *TortureKeyPart {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureKeyPart) Redacted() *TortureKeyPart { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureKeyLeaf) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureKeyLeaf has none.
+func (m *TortureKeyLeaf) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureKeyLeaf) Redacted() *TortureKeyLeaf {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureKeyLeaf) Redacted() *TortureKeyLeaf { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureEnumKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureEnumKey has none.
+func (m *TortureEnumKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureEnumKey) Redacted() *TortureEnumKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureEnumKey) Redacted() *TortureEnumKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureEmptyKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureEmptyKey has none.
+func (m *TortureEmptyKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureEmptyKey) Redacted() *TortureEmptyKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureEmptyKey) Redacted() *TortureEmptyKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *TortureOptionalKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: TortureOptionalKey has none.
+func (m *TortureOptionalKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *TortureOptionalKey) Redacted() *TortureOptionalKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *TortureOptionalKey) Redacted() *TortureOptionalKey { return m.Clone() }
 
 // GetKeyString renders the object key of m (field key) as a string that
 // ParseTortureKeyKeyString reads back: "name=value" pairs of every key field, in

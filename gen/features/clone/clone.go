@@ -105,19 +105,14 @@ func (f *feature) message(mm *gen.Message) {
 	m, c, v := g.Local("m"), g.Local("c"), g.Local("v")
 	name := mm.GoIdent.GoName
 	ext := gen.HasExtensionRanges(mm.Message)
+	what := "unknown fields"
 	if ext {
-		g.P("// Clone returns a deep copy of m, unknown fields and extensions included;")
-		g.P("// a nil m gives nil. The copy shares no pointer, slice or map with m.")
-	} else {
-		g.P("// Clone returns a deep copy of m, unknown fields included; a nil m gives")
-		g.P("// nil. The copy shares no pointer, slice or map with m.")
+		what += " and extensions"
 	}
-	g.P("func (", m, " *", name, ") Clone() *", name, " {")
-	g.P("return ", m, ".cloneIn(nil)")
-	g.P("}")
+	g.P("// Clone returns a deep copy of m (", what, " included) that shares nothing with m.")
+	g.P("func (", m, " *", name, ") Clone() *", name, " { return ", m, ".cloneIn(nil) }")
 	g.P()
-	g.P("// cloneIn makes c (a new ", name, " when nil) a deep copy of m and returns it;")
-	g.P("// a nil m gives nil.")
+	g.P("// cloneIn makes c (a new ", name, " when nil) a deep copy of m, when not nil.")
 	g.P("func (", m, " *", name, ") cloneIn(", c, " *", name, ") *", name, " {")
 	g.P("if ", m, " == nil {")
 	g.P("return nil")

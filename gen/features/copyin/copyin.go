@@ -59,21 +59,9 @@ func (f *feature) message(mm *gen.Message) {
 	g, l := f.g, f.l
 	name := mm.GoIdent.GoName
 	schema := g.Schema(mm)
-	g.P("// CopyInFields copies the fields of src flagged in fm into m and returns how")
-	g.P("// many fields changed, so that 0 means m is unchanged. A nil src reads as an")
-	g.P("// empty message; a nil m does nothing and returns 0.")
-	g.P("//")
-	g.P("// The flag of a message field copies the whole sub-message; flags below it")
-	g.P("// copy only those fields, creating the sub-message in m when src has one.")
-	g.P("// Any flag at or below a repeated or map field copies the whole field")
-	if mm.ListActions {
-		g.P("// with the field's list action (replace, add or remove).")
-	} else {
-		g.P("// (replacing it: ", name, " does not enable list actions).")
-	}
-	g.P("// Fields with explicit presence and oneof members copy their presence. After")
-	g.P("// the call m shares no pointer, slice or map with src. fm must be a map of")
-	g.P("// ", name, " or bound to no schema: a map of another message panics.")
+	g.P("// CopyInFields copies the fields of src flagged in fm into m as the field-flag")
+	g.P("// contract defines, and returns how many changed (0: m is unchanged). A nil")
+	g.P("// src reads as empty. fm must be a map of ", name, " or bound to no schema.")
 	g.P("func (", l.m, " *", name, ") CopyInFields(", l.src, " *", name, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ") int {")
 	g.P(l.b, " := ", l.fm, ".Bind(", schema, ")")
 	g.P("if ", l.m, " == nil || ", l.b, " == nil {")
@@ -117,9 +105,7 @@ func (f *feature) shape(s *gen.Shape) {
 	typ := g.QualifiedGoIdent(s.Message.GoIdent)
 	name := g.MethodName(s, "copyin", "copyInAt")
 	block := f.block(s)
-	g.P("// ", name, " copies the fields of ", l.src, " flagged in ", l.fm, " into ", l.m, ", the first flag of")
-	g.P("// ", s.Message.Desc.Name(), " being number ", l.at, " of ", l.fm, "'s schema and ", l.win, " the window of")
-	g.P("// the flags from there.")
+	g.P("// ", name, " is CopyInFields from flag number ", l.at, " of ", l.fm, "'s schema, ", l.win, " its window.")
 	win := g.Fieldmap("Window")
 	if g.Owns(s, "copyin") {
 		g.P("func (", l.m, " *", typ, ") ", name, "(", l.src, " *", typ, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ", ", l.at, " int, ", l.win, " ", win, ") int {")
@@ -280,6 +266,17 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int, tested b
 			return
 		}
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
+		if g.SameExpr(fd, dv, sv) == dv+" == "+sv && !(block != "" && gen.IsPointerScalar(fd)) {
+			// A comparable value.
+			if tested {
+				g.P("if ", cover, " && ", dv, " != ", sv, " {")
+				g.P(dv, ", ", l.n, " = ", sv, ", ", l.n, "+1")
+				g.P("}")
+			} else {
+				g.P(l.n, " += ", g.Fieldmap("Set"), "(&", dv, ", ", sv, ")")
+			}
+			return
+		}
 		cond := notExpr(g.SameExpr(fd, dv, sv), dv, sv)
 		if tested {
 			cond = cover + " && " + cond
@@ -304,6 +301,18 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int, tested b
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
 		if tested {
 			g.P("if ", either, " {")
+		}
+		if g.ElemEqualFunc(fd) == "" && g.ElemCloneFunc(fd) == "" {
+			// Comparable elements: one call.
+			kind := "List"
+			if fd.Desc.IsMap() {
+				kind = "Map"
+			}
+			g.P(l.n, " += ", g.Fieldmap("Copy"+kind), "(", l.fm, ".ListActionAt(", id, "), &", dv, ", ", sv, ")")
+			if tested {
+				g.P("}")
+			}
+			return
 		}
 		g.P("if ", l.a, " := ", l.fm, ".ListActionAt(", id, "); ", l.a, " != ", g.Fieldmap("Replace"), " {")
 		g.P(l.n, " += ", f.action(fd, "&"+dv, sv))

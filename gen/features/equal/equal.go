@@ -19,10 +19,13 @@ import (
 )
 
 func init() {
-	gen.Register("equal", func(g *gen.GeneratedFile) gen.Feature { return &feature{g} })
+	gen.Register("equal", func(g *gen.GeneratedFile) gen.Feature { return &feature{g: g} })
 }
 
-type feature struct{ g *gen.GeneratedFile }
+type feature struct {
+	g     *gen.GeneratedFile
+	conds []string // conditions under which Equal returns false, not emitted yet
+}
 
 var _ gen.Feature = (*feature)(nil)
 
@@ -49,9 +52,7 @@ func (f *feature) message(mm *gen.Message) {
 	g := f.g
 	m, o, a, b, ok := g.Local("m"), g.Local("o"), g.Local("a"), g.Local("b"), g.Local("ok")
 	name := mm.GoIdent.GoName
-	g.P("// Equal reports whether m and o are equal under proto.Equal's rules: NaN")
-	g.P("// equals NaN, presence matters, nil and empty lists, maps and bytes without")
-	g.P("// presence are equal, unknown fields must match. nil equals only nil.")
+	g.P("// Equal reports whether m and o are equal under proto.Equal's rules.")
 	g.P("func (", m, " *", name, ") Equal(", o, " *", name, ") bool {")
 	g.P("if ", m, " == nil || ", o, " == nil {")
 	g.P("return ", m, " == nil && ", o, " == nil")
@@ -65,6 +66,7 @@ func (f *feature) message(mm *gen.Message) {
 		}
 		f.notEqualReturn(fd, m+"."+fd.GoName, o+"."+fd.GoName)
 	}
+	f.flush()
 	for _, of := range oneofs(mm) {
 		g.P("switch ", a, " := ", m, ".", of.GoName, ".(type) {")
 		for _, fd := range of.Fields {
@@ -77,6 +79,7 @@ func (f *feature) message(mm *gen.Message) {
 				g.P("}")
 			} else {
 				f.notEqualReturn(fd, a+"."+fd.GoName, b+"."+fd.GoName)
+				f.flush()
 			}
 			g.P("} else if ", a, " != nil || ", isSetFunc(of), "(", o, ".", of.GoName, ") {")
 			g.P("return false")
@@ -153,12 +156,13 @@ func (f *feature) equalExpr(fd *protogen.Field, a, b string) string {
 }
 
 // notEqualReturn emits a statement returning false when a and b, values of
-// fd, differ.
+// fd, differ, or adds its condition to those of the next flush.
 func (f *feature) notEqualReturn(fd *protogen.Field, a, b string) {
 	g := f.g
 	if fd.Desc.IsList() && gen.IsMessage(fd) && f.local(fd.Message) {
 		// An inline loop: no function value per element. A nil element
 		// reads as an empty message.
+		f.flush()
 		i, x, y := g.Local("i"), g.Local("x"), g.Local("y")
 		g.P("if len(", a, ") != len(", b, ") {")
 		g.P("return false")
@@ -172,12 +176,33 @@ func (f *feature) notEqualReturn(fd *protogen.Field, a, b string) {
 	}
 	expr := f.equalExpr(fd, a, b)
 	if expr == a+" == "+b {
-		g.P("if ", a, " != ", b, " {")
+		f.conds = append(f.conds, a+" != "+b)
 	} else {
-		g.P("if !", expr, " {")
+		f.conds = append(f.conds, "!"+expr)
 	}
-	g.P("return false")
-	g.P("}")
+}
+
+// flush emits one statement returning false when any of the pending
+// conditions holds, one condition a line.
+func (f *feature) flush() {
+	g := f.g
+	for i, c := range f.conds {
+		switch {
+		case len(f.conds) == 1:
+			g.P("if ", c, " {")
+		case i == 0:
+			g.P("if ", c, " ||")
+		case i == len(f.conds)-1:
+			g.P(c, " {")
+		default:
+			g.P(c, " ||")
+		}
+	}
+	if len(f.conds) > 0 {
+		g.P("return false")
+		g.P("}")
+	}
+	f.conds = nil
 }
 
 // messageEqualFunc returns a Go func value comparing two messages of type

@@ -45,9 +45,17 @@ func (f *feature) message(mm *gen.Message) {
 	g := f.g
 	name := mm.GoIdent.GoName
 
-	g.P("// Redact clears every field of m marked debug_redact, at every depth:")
-	g.P("// through message fields, oneofs, list elements and map values. A nil m is")
-	g.P("// left alone.")
+	if !holdsRedacted(mm.Message, map[protoreflect.FullName]bool{}) {
+		// Nothing to clear, at any depth.
+		g.P("// Redact clears the fields of m marked debug_redact: ", name, " has none.")
+		g.P("func (m *", name, ") Redact() {}")
+		g.P()
+		g.P("// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.")
+		g.P("func (m *", name, ") Redacted() *", name, " { return ", f.clone(mm, "m"), " }")
+		g.P()
+		return
+	}
+	g.P("// Redact clears every field of m marked debug_redact, at every depth.")
 	g.P("func (m *", name, ") Redact() {")
 	g.P("if m == nil {")
 	g.P("return")
@@ -62,22 +70,24 @@ func (f *feature) message(mm *gen.Message) {
 	g.P("}")
 	g.P()
 
-	g.P("// Redacted returns a deep copy of m with every field marked debug_redact")
-	g.P("// cleared, leaving m untouched: what to log or hand to a less trusted")
-	g.P("// party. A nil m gives nil.")
+	g.P("// Redacted returns a deep copy of m with its debug_redact fields cleared.")
 	g.P("func (m *", name, ") Redacted() *", name, " {")
 	g.P("if m == nil {")
 	g.P("return nil")
 	g.P("}")
-	if g.Model.Generates(mm.Message, "clone") {
-		g.P("c := m.Clone()")
-	} else {
-		g.P("c := ", g.Fieldmap("Clone"), "(m)")
-	}
+	g.P("c := ", f.clone(mm, "m"))
 	g.P("c.Redact()")
 	g.P("return c")
 	g.P("}")
 	g.P()
+}
+
+// clone returns the expression of a deep copy of m, a message of type mm.
+func (f *feature) clone(mm *gen.Message, m string) string {
+	if f.g.Model.Generates(mm.Message, "clone") {
+		return m + ".Clone()"
+	}
+	return f.g.Fieldmap("Clone") + "(" + m + ")"
 }
 
 // clear emits the clearing of redacted field fd.

@@ -49,30 +49,49 @@ func (f *feature) message(mm *gen.Message) {
 	name := mm.GoIdent.GoName
 	full := strconv.Quote(string(mm.Desc.FullName()))
 
-	g.P("// ValidateEnums returns a *", g.Fieldmap("InvalidEnumError"), " for the first enum")
-	g.P("// field of m (by field number, depth first, list elements by index, map")
-	g.P("// entries by key) holding a value its enum does not define, or nil. A nil")
-	g.P("// m is valid.")
-	g.P("func (m *", name, ") ValidateEnums() error {")
-	g.P("if m == nil {")
-	g.P("return nil")
-	g.P("}")
+	var checked []*protogen.Field
 	for _, fd := range sortedFields(mm.Message) {
-		f.field(full, fd)
+		if f.checks(fd) {
+			checked = append(checked, fd)
+		}
 	}
-	g.P("return nil")
-	g.P("}")
+	if len(checked) == 0 {
+		g.P("// ValidateEnums reports an enum field holding an undefined value: ", name, " has none.")
+		g.P("func (m *", name, ") ValidateEnums() error { return nil }")
+	} else {
+		g.P("// ValidateEnums returns a *", g.Fieldmap("InvalidEnumError"), " for the first enum value of m")
+		g.P("// (fields by number, depth first) that its enum does not define, or nil.")
+		g.P("func (m *", name, ") ValidateEnums() error {")
+		g.P("if m == nil {")
+		g.P("return nil")
+		g.P("}")
+		for _, fd := range checked {
+			f.field(full, fd)
+		}
+		g.P("return nil")
+		g.P("}")
+	}
 	g.P()
 
 	schema := g.Schema(mm)
-	g.P("// ValidateFields returns an error when fm holds a flag ", name, " does not")
-	g.P("// have, or a list action on a flag that is not a list or map of a message")
-	g.P("// enabling list actions; a nil fm is valid. The error matches")
-	g.P("// ", g.Fieldmap("ErrUnknownField"), " or ", g.Fieldmap("ErrListAction"), ".")
+	g.P("// ValidateFields returns an error (", g.Fieldmap("ErrUnknownField"), " or ", g.Fieldmap("ErrListAction"), ") for a")
+	g.P("// flag of fm ", name, " does not have or a list action it cannot take.")
 	g.P("func (*", name, ") ValidateFields(fm *", g.Fieldmap("FieldMap"), ") error {")
 	g.P("return ", schema, ".Check(fm)")
 	g.P("}")
 	g.P()
+}
+
+// checks reports whether ValidateEnums checks field fd: an enum, or
+// messages that can hold one.
+func (f *feature) checks(fd *protogen.Field) bool {
+	switch v := gen.ValueField(fd); v.Desc.Kind() {
+	case protoreflect.EnumKind:
+		return true
+	case protoreflect.MessageKind, protoreflect.GroupKind:
+		return f.recurses(v.Message)
+	}
+	return false
 }
 
 // field emits the check of one field of the message named full (quoted).
@@ -85,10 +104,6 @@ func (f *feature) field(full string, fd *protogen.Field) {
 		v = fd.Message.Fields[1]
 	}
 	isEnum := v.Desc.Kind() == protoreflect.EnumKind
-	isMsg := v.Desc.Kind() == protoreflect.MessageKind || v.Desc.Kind() == protoreflect.GroupKind
-	if !isEnum && !(isMsg && f.recurses(v.Message)) {
-		return
-	}
 	// fail returns the statement reporting an invalid enum value held in x.
 	fail := func(x string) string {
 		return "return &" + g.Fieldmap("InvalidEnumError") + "{Message: " + full + ", Field: " + path +
@@ -205,11 +220,7 @@ func holdsEnum(msg *protogen.Message, seen map[protoreflect.FullName]bool) bool 
 	}
 	seen[msg.Desc.FullName()] = true
 	for _, fd := range msg.Fields {
-		v := fd
-		if fd.Desc.IsMap() {
-			v = fd.Message.Fields[1]
-		}
-		switch v.Desc.Kind() {
+		switch v := gen.ValueField(fd); v.Desc.Kind() {
 		case protoreflect.EnumKind:
 			return true
 		case protoreflect.MessageKind, protoreflect.GroupKind:

@@ -34,15 +34,13 @@ var _SiteKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SiteKey{}), Fields: []f
 
 var _SiteKey_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.SiteKey", _SiteKey_shape, false)
 
-// SiteKeyAllFields lists the leaf flags of SiteKey: together they
-// select every field.
+// SiteKeyAllFields lists the leaf flags of SiteKey, which select every field.
 var SiteKeyAllFields = slices.Clone(_SiteKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SiteKey.
 func (*SiteKey) FieldSchema() *fieldmap.Schema { return _SiteKey_fieldSchema }
 
-// NewSiteKeyFieldMap returns a FieldMap of SiteKey holding flags; the
-// error names the first flag SiteKey does not have.
+// NewSiteKeyFieldMap returns a FieldMap of SiteKey holding flags, or an error naming the first it lacks.
 func NewSiteKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _SiteKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -62,15 +60,13 @@ var _Location_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: [
 
 var _Location_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Location", _Location_shape, false)
 
-// LocationAllFields lists the leaf flags of Location: together they
-// select every field.
+// LocationAllFields lists the leaf flags of Location, which select every field.
 var LocationAllFields = slices.Clone(_Location_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Location.
 func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
 
-// NewLocationFieldMap returns a FieldMap of Location holding flags; the
-// error names the first flag Location does not have.
+// NewLocationFieldMap returns a FieldMap of Location holding flags, or an error naming the first it lacks.
 func NewLocationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Location_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -90,15 +86,13 @@ var _Resources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Resources{}), Fields:
 
 var _Resources_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Resources", _Resources_shape, false)
 
-// ResourcesAllFields lists the leaf flags of Resources: together they
-// select every field.
+// ResourcesAllFields lists the leaf flags of Resources, which select every field.
 var ResourcesAllFields = slices.Clone(_Resources_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Resources.
 func (*Resources) FieldSchema() *fieldmap.Schema { return _Resources_fieldSchema }
 
-// NewResourcesFieldMap returns a FieldMap of Resources holding flags; the
-// error names the first flag Resources does not have.
+// NewResourcesFieldMap returns a FieldMap of Resources holding flags, or an error naming the first it lacks.
 func NewResourcesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Resources_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -118,15 +112,13 @@ var _Status_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Status{}), Fields: []fie
 
 var _Status_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Status", _Status_shape, false)
 
-// StatusAllFields lists the leaf flags of Status: together they
-// select every field.
+// StatusAllFields lists the leaf flags of Status, which select every field.
 var StatusAllFields = slices.Clone(_Status_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Status.
 func (*Status) FieldSchema() *fieldmap.Schema { return _Status_fieldSchema }
 
-// NewStatusFieldMap returns a FieldMap of Status holding flags; the
-// error names the first flag Status does not have.
+// NewStatusFieldMap returns a FieldMap of Status holding flags, or an error naming the first it lacks.
 func NewStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Status_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -185,27 +177,21 @@ var _Site_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Site{}), Fields: []fieldma
 
 var _Site_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Site", _Site_shape, false)
 
-// SiteAllFields lists the leaf flags of Site: together they
-// select every field.
+// SiteAllFields lists the leaf flags of Site, which select every field.
 var SiteAllFields = slices.Clone(_Site_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Site.
 func (*Site) FieldSchema() *fieldmap.Schema { return _Site_fieldSchema }
 
-// NewSiteFieldMap returns a FieldMap of Site holding flags; the
-// error names the first flag Site does not have.
+// NewSiteFieldMap returns a FieldMap of Site holding flags, or an error naming the first it lacks.
 func NewSiteFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Site_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *SiteKey) Clone() *SiteKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SiteKey) Clone() *SiteKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new SiteKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new SiteKey when nil) a deep copy of m, when not nil.
 func (m *SiteKey) cloneIn(c *SiteKey) *SiteKey {
 	if m == nil {
 		return nil
@@ -226,14 +212,10 @@ func (m *SiteKey) cloneTo(c *SiteKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Location) Clone() *Location {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Location) Clone() *Location { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Location when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Location when nil) a deep copy of m, when not nil.
 func (m *Location) cloneIn(c *Location) *Location {
 	if m == nil {
 		return nil
@@ -255,14 +237,10 @@ func (m *Location) cloneTo(c *Location) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Resources) Clone() *Resources {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Resources) Clone() *Resources { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Resources when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Resources when nil) a deep copy of m, when not nil.
 func (m *Resources) cloneIn(c *Resources) *Resources {
 	if m == nil {
 		return nil
@@ -284,14 +262,10 @@ func (m *Resources) cloneTo(c *Resources) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Status) Clone() *Status {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Status) Clone() *Status { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Status when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Status when nil) a deep copy of m, when not nil.
 func (m *Status) cloneIn(c *Status) *Status {
 	if m == nil {
 		return nil
@@ -313,14 +287,10 @@ func (m *Status) cloneTo(c *Status) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Site) Clone() *Site {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Site) Clone() *Site { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Site when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Site when nil) a deep copy of m, when not nil.
 func (m *Site) cloneIn(c *Site) *Site {
 	if m == nil {
 		return nil
@@ -406,9 +376,7 @@ type _Site_kids struct {
 	Status   Status
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SiteKey) Equal(o *SiteKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -416,18 +384,14 @@ func (m *SiteKey) Equal(o *SiteKey) bool {
 	if m == o {
 		return true
 	}
-	if m.Organization != o.Organization {
-		return false
-	}
-	if m.Name != o.Name {
+	if m.Organization != o.Organization ||
+		m.Name != o.Name {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -435,21 +399,15 @@ func (m *Location) Equal(o *Location) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
-		return false
-	}
-	if !fieldmap.EqualTimestamp(m.Since, o.Since) {
+	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
+		!fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) ||
+		!fieldmap.EqualTimestamp(m.Since, o.Since) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Resources) Equal(o *Resources) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -457,21 +415,15 @@ func (m *Resources) Equal(o *Resources) bool {
 	if m == o {
 		return true
 	}
-	if m.Ram != o.Ram {
-		return false
-	}
-	if m.Vcpus != o.Vcpus {
-		return false
-	}
-	if !maps.Equal(m.Labels, o.Labels) {
+	if m.Ram != o.Ram ||
+		m.Vcpus != o.Vcpus ||
+		!maps.Equal(m.Labels, o.Labels) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Status) Equal(o *Status) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -479,21 +431,15 @@ func (m *Status) Equal(o *Status) bool {
 	if m == o {
 		return true
 	}
-	if m.TaskName != o.TaskName {
-		return false
-	}
-	if m.Step != o.Step {
-		return false
-	}
-	if !slices.Equal(m.Messages, o.Messages) {
+	if m.TaskName != o.TaskName ||
+		m.Step != o.Step ||
+		!slices.Equal(m.Messages, o.Messages) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Site) Equal(o *Site) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -501,16 +447,10 @@ func (m *Site) Equal(o *Site) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if !m.Location.Equal(o.Location) {
-		return false
-	}
-	if m.Power != o.Power {
-		return false
-	}
-	if !maps.Equal(m.Labels, o.Labels) {
+	if !m.Key.Equal(o.Key) ||
+		!m.Location.Equal(o.Location) ||
+		m.Power != o.Power ||
+		!maps.Equal(m.Labels, o.Labels) {
 		return false
 	}
 	if len(m.Flavors) != len(o.Flavors) {
@@ -521,25 +461,13 @@ func (m *Site) Equal(o *Site) bool {
 			return false
 		}
 	}
-	if !m.Quota.Equal(o.Quota) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.Timeout, o.Timeout) {
-		return false
-	}
-	if !bytes.Equal(m.Cert, o.Cert) {
-		return false
-	}
-	if !m.Status.Equal(o.Status) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Pools, o.Pools, (*Resources).Equal) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.EqualTimestamp) {
-		return false
-	}
-	if m.Revision != o.Revision {
+	if !m.Quota.Equal(o.Quota) ||
+		!fieldmap.EqualDuration(m.Timeout, o.Timeout) ||
+		!bytes.Equal(m.Cert, o.Cert) ||
+		!m.Status.Equal(o.Status) ||
+		!fieldmap.EqualMessageMapFunc(m.Pools, o.Pools, (*Resources).Equal) ||
+		!fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.EqualTimestamp) ||
+		m.Revision != o.Revision {
 		return false
 	}
 	switch a := m.Platform.(type) {
@@ -579,17 +507,9 @@ func _Site_Platform_isSet(x isSite_Platform) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: SiteKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// SiteKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of SiteKey or bound to no schema.
 func (m *SiteKey) CopyInFields(src *SiteKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_SiteKey_fieldSchema)
 	if m == nil || b == nil {
@@ -598,9 +518,7 @@ func (m *SiteKey) CopyInFields(src *SiteKey, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SiteKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *SiteKey) copyInAt(src *SiteKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -610,27 +528,17 @@ func (m *SiteKey) copyInAt(src *SiteKey, fm *fieldmap.FieldMap, at int, win fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Location does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Location or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Location or bound to no schema.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Location_fieldSchema)
 	if m == nil || b == nil {
@@ -639,9 +547,7 @@ func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Location being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -665,17 +571,9 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Resources does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Resources or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Resources or bound to no schema.
 func (m *Resources) CopyInFields(src *Resources, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Resources_fieldSchema)
 	if m == nil || b == nil {
@@ -684,9 +582,7 @@ func (m *Resources) CopyInFields(src *Resources, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Resources being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Resources) copyInAt(src *Resources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -696,39 +592,20 @@ func (m *Resources) copyInAt(src *Resources, fm *fieldmap.FieldMap, at int, win 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Ram != src.Ram {
-		m.Ram = src.Ram
-		n++
+		m.Ram, n = src.Ram, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
+		m.Vcpus, n = src.Vcpus, n+1
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
-		} else if !maps.Equal(m.Labels, src.Labels) {
-			if len(src.Labels) == 0 {
-				m.Labels = nil
-			} else {
-				m.Labels = maps.Clone(src.Labels)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+2), &m.Labels, src.Labels)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Status does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Status or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Status or bound to no schema.
 func (m *Status) CopyInFields(src *Status, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Status_fieldSchema)
 	if m == nil || b == nil {
@@ -737,9 +614,7 @@ func (m *Status) CopyInFields(src *Status, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Status being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Status) copyInAt(src *Status, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -749,39 +624,20 @@ func (m *Status) copyInAt(src *Status, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.TaskName != src.TaskName {
-		m.TaskName = src.TaskName
-		n++
+		m.TaskName, n = src.TaskName, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Step != src.Step {
-		m.Step = src.Step
-		n++
+		m.Step, n = src.Step, n+1
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Messages, src.Messages)
-		} else if !slices.Equal(m.Messages, src.Messages) {
-			if len(src.Messages) == 0 {
-				m.Messages = nil
-			} else {
-				m.Messages = slices.Clone(src.Messages)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+2), &m.Messages, src.Messages)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Site does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Site or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Site or bound to no schema.
 func (m *Site) CopyInFields(src *Site, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Site_fieldSchema)
 	if m == nil || b == nil {
@@ -790,9 +646,7 @@ func (m *Site) CopyInFields(src *Site, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Site being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x718e2389|win.Below&0x31082309 == 0 {
 		return 0
@@ -834,21 +688,9 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 				}
 			}
 		case 7:
-			if m.Power != src.Power {
-				m.Power = src.Power
-				n++
-			}
+			n += fieldmap.Set(&m.Power, src.Power)
 		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
-			} else if !maps.Equal(m.Labels, src.Labels) {
-				if len(src.Labels) == 0 {
-					m.Labels = nil
-				} else {
-					m.Labels = maps.Clone(src.Labels)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+8), &m.Labels, src.Labels)
 		case 9:
 			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*Resources).Equal, (*Resources).Clone)
@@ -965,10 +807,7 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 				n++
 			}
 		case 30:
-			if m.Revision != src.Revision {
-				m.Revision = src.Revision
-				n++
-			}
+			n += fieldmap.Set(&m.Revision, src.Revision)
 		}
 	}
 	return n
@@ -1014,86 +853,44 @@ func (m *Site) DiffFields(o *Site) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Site_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *SiteKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: SiteKey has none.
+func (m *SiteKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag SiteKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm SiteKey does not have or a list action it cannot take.
 func (*SiteKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SiteKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Location) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Location has none.
+func (m *Location) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Location does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Location does not have or a list action it cannot take.
 func (*Location) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Location_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Resources) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Resources has none.
+func (m *Resources) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Resources does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Resources does not have or a list action it cannot take.
 func (*Resources) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Resources_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Status) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Status has none.
+func (m *Status) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Status does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Status does not have or a list action it cannot take.
 func (*Status) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Status_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Site) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1104,101 +901,37 @@ func (m *Site) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Site does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Site does not have or a list action it cannot take.
 func (*Site) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Site_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *SiteKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: SiteKey has none.
+func (m *SiteKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *SiteKey) Redacted() *SiteKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *SiteKey) Redacted() *SiteKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Location) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Location has none.
+func (m *Location) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Location) Redacted() *Location {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Location) Redacted() *Location { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Resources) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Resources has none.
+func (m *Resources) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Resources) Redacted() *Resources {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Resources) Redacted() *Resources { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Status) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Status has none.
+func (m *Status) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Status) Redacted() *Status {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Status) Redacted() *Status { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Site) Redact() {
 	if m == nil {
 		return
@@ -1208,9 +941,7 @@ func (m *Site) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Site) Redacted() *Site {
 	if m == nil {
 		return nil

@@ -33,27 +33,21 @@ var _Label_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Label{}), Fields: []field
 
 var _Label_fieldSchema = fieldmap.NewShapeSchema("testpb.other.v1.Label", _Label_shape, false)
 
-// LabelAllFields lists the leaf flags of Label: together they
-// select every field.
+// LabelAllFields lists the leaf flags of Label, which select every field.
 var LabelAllFields = slices.Clone(_Label_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Label.
 func (*Label) FieldSchema() *fieldmap.Schema { return _Label_fieldSchema }
 
-// NewLabelFieldMap returns a FieldMap of Label holding flags; the
-// error names the first flag Label does not have.
+// NewLabelFieldMap returns a FieldMap of Label holding flags, or an error naming the first it lacks.
 func NewLabelFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Label_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Label) Clone() *Label {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Label) Clone() *Label { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Label when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Label when nil) a deep copy of m, when not nil.
 func (m *Label) cloneIn(c *Label) *Label {
 	if m == nil {
 		return nil
@@ -76,9 +70,7 @@ func (m *Label) cloneTo(c *Label) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Label) Equal(o *Label) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -86,32 +78,18 @@ func (m *Label) Equal(o *Label) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Color != o.Color {
-		return false
-	}
-	if m.Secret != o.Secret {
-		return false
-	}
-	if !slices.Equal(m.Weights, o.Weights) {
+	if m.Name != o.Name ||
+		m.Color != o.Color ||
+		m.Secret != o.Secret ||
+		!slices.Equal(m.Weights, o.Weights) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Label does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Label or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Label or bound to no schema.
 func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Label_fieldSchema)
 	if m == nil || b == nil {
@@ -120,9 +98,7 @@ func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Label being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0x8 == 0 {
 		return 0
@@ -132,28 +108,16 @@ func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Color != src.Color {
-		m.Color = src.Color
-		n++
+		m.Color, n = src.Color, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Weights, src.Weights)
-		} else if !slices.Equal(m.Weights, src.Weights) {
-			if len(src.Weights) == 0 {
-				m.Weights = nil
-			} else {
-				m.Weights = slices.Clone(src.Weights)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+3), &m.Weights, src.Weights)
 	}
 	return n
 }
@@ -166,10 +130,8 @@ func (m *Label) DiffFields(o *Label) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Label_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Label) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -180,17 +142,13 @@ func (m *Label) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Label does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Label does not have or a list action it cannot take.
 func (*Label) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Label_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Label) Redact() {
 	if m == nil {
 		return
@@ -198,9 +156,7 @@ func (m *Label) Redact() {
 	m.Secret = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Label) Redacted() *Label {
 	if m == nil {
 		return nil

@@ -11,7 +11,6 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
-	maps "maps"
 	bits "math/bits"
 	slices "slices"
 	unsafe "unsafe"
@@ -292,15 +291,13 @@ var _ConnectRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConnectRequest{}
 
 var _ConnectRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.ConnectRequest", _ConnectRequest_shape, false)
 
-// ConnectRequestAllFields lists the leaf flags of ConnectRequest: together they
-// select every field.
+// ConnectRequestAllFields lists the leaf flags of ConnectRequest, which select every field.
 var ConnectRequestAllFields = slices.Clone(_ConnectRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ConnectRequest.
 func (*ConnectRequest) FieldSchema() *fieldmap.Schema { return _ConnectRequest_fieldSchema }
 
-// NewConnectRequestFieldMap returns a FieldMap of ConnectRequest holding flags; the
-// error names the first flag ConnectRequest does not have.
+// NewConnectRequestFieldMap returns a FieldMap of ConnectRequest holding flags, or an error naming the first it lacks.
 func NewConnectRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ConnectRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -316,15 +313,13 @@ const (
 
 var _Hello_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Hello", _Hello_shape, false)
 
-// HelloAllFields lists the leaf flags of Hello: together they
-// select every field.
+// HelloAllFields lists the leaf flags of Hello, which select every field.
 var HelloAllFields = slices.Clone(_Hello_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Hello.
 func (*Hello) FieldSchema() *fieldmap.Schema { return _Hello_fieldSchema }
 
-// NewHelloFieldMap returns a FieldMap of Hello holding flags; the
-// error names the first flag Hello does not have.
+// NewHelloFieldMap returns a FieldMap of Hello holding flags, or an error naming the first it lacks.
 func NewHelloFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Hello_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -441,15 +436,13 @@ const (
 
 var _Report_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Report", _Report_shape, false)
 
-// ReportAllFields lists the leaf flags of Report: together they
-// select every field.
+// ReportAllFields lists the leaf flags of Report, which select every field.
 var ReportAllFields = slices.Clone(_Report_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Report.
 func (*Report) FieldSchema() *fieldmap.Schema { return _Report_fieldSchema }
 
-// NewReportFieldMap returns a FieldMap of Report holding flags; the
-// error names the first flag Report does not have.
+// NewReportFieldMap returns a FieldMap of Report holding flags, or an error naming the first it lacks.
 func NewReportFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Report_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -895,15 +888,13 @@ var _ConnectResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConnectResponse
 
 var _ConnectResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.ConnectResponse", _ConnectResponse_shape, false)
 
-// ConnectResponseAllFields lists the leaf flags of ConnectResponse: together they
-// select every field.
+// ConnectResponseAllFields lists the leaf flags of ConnectResponse, which select every field.
 var ConnectResponseAllFields = slices.Clone(_ConnectResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ConnectResponse.
 func (*ConnectResponse) FieldSchema() *fieldmap.Schema { return _ConnectResponse_fieldSchema }
 
-// NewConnectResponseFieldMap returns a FieldMap of ConnectResponse holding flags; the
-// error names the first flag ConnectResponse does not have.
+// NewConnectResponseFieldMap returns a FieldMap of ConnectResponse holding flags, or an error naming the first it lacks.
 func NewConnectResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ConnectResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -916,15 +907,13 @@ const (
 
 var _SyncStart_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.SyncStart", _SyncStart_shape, false)
 
-// SyncStartAllFields lists the leaf flags of SyncStart: together they
-// select every field.
+// SyncStartAllFields lists the leaf flags of SyncStart, which select every field.
 var SyncStartAllFields = slices.Clone(_SyncStart_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SyncStart.
 func (*SyncStart) FieldSchema() *fieldmap.Schema { return _SyncStart_fieldSchema }
 
-// NewSyncStartFieldMap returns a FieldMap of SyncStart holding flags; the
-// error names the first flag SyncStart does not have.
+// NewSyncStartFieldMap returns a FieldMap of SyncStart holding flags, or an error naming the first it lacks.
 func NewSyncStartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _SyncStart_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -937,15 +926,13 @@ const (
 
 var _SyncEnd_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.SyncEnd", _SyncEnd_shape, false)
 
-// SyncEndAllFields lists the leaf flags of SyncEnd: together they
-// select every field.
+// SyncEndAllFields lists the leaf flags of SyncEnd, which select every field.
 var SyncEndAllFields = slices.Clone(_SyncEnd_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of SyncEnd.
 func (*SyncEnd) FieldSchema() *fieldmap.Schema { return _SyncEnd_fieldSchema }
 
-// NewSyncEndFieldMap returns a FieldMap of SyncEnd holding flags; the
-// error names the first flag SyncEnd does not have.
+// NewSyncEndFieldMap returns a FieldMap of SyncEnd holding flags, or an error naming the first it lacks.
 func NewSyncEndFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _SyncEnd_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1147,15 +1134,13 @@ const (
 
 var _Update_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Update", _Update_shape, false)
 
-// UpdateAllFields lists the leaf flags of Update: together they
-// select every field.
+// UpdateAllFields lists the leaf flags of Update, which select every field.
 var UpdateAllFields = slices.Clone(_Update_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Update.
 func (*Update) FieldSchema() *fieldmap.Schema { return _Update_fieldSchema }
 
-// NewUpdateFieldMap returns a FieldMap of Update holding flags; the
-// error names the first flag Update does not have.
+// NewUpdateFieldMap returns a FieldMap of Update holding flags, or an error naming the first it lacks.
 func NewUpdateFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Update_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1169,15 +1154,13 @@ const (
 
 var _ReportAck_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.ReportAck", _ReportAck_shape, false)
 
-// ReportAckAllFields lists the leaf flags of ReportAck: together they
-// select every field.
+// ReportAckAllFields lists the leaf flags of ReportAck, which select every field.
 var ReportAckAllFields = slices.Clone(_ReportAck_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ReportAck.
 func (*ReportAck) FieldSchema() *fieldmap.Schema { return _ReportAck_fieldSchema }
 
-// NewReportAckFieldMap returns a FieldMap of ReportAck holding flags; the
-// error names the first flag ReportAck does not have.
+// NewReportAckFieldMap returns a FieldMap of ReportAck holding flags, or an error naming the first it lacks.
 func NewReportAckFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ReportAck_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -1186,27 +1169,21 @@ var _Keepalive_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Keepalive{}), Fields:
 
 var _Keepalive_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Keepalive", _Keepalive_shape, false)
 
-// KeepaliveAllFields lists the leaf flags of Keepalive: together they
-// select every field.
+// KeepaliveAllFields lists the leaf flags of Keepalive, which select every field.
 var KeepaliveAllFields = slices.Clone(_Keepalive_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Keepalive.
 func (*Keepalive) FieldSchema() *fieldmap.Schema { return _Keepalive_fieldSchema }
 
-// NewKeepaliveFieldMap returns a FieldMap of Keepalive holding flags; the
-// error names the first flag Keepalive does not have.
+// NewKeepaliveFieldMap returns a FieldMap of Keepalive holding flags, or an error naming the first it lacks.
 func NewKeepaliveFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Keepalive_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ConnectRequest) Clone() *ConnectRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ConnectRequest) Clone() *ConnectRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ConnectRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ConnectRequest when nil) a deep copy of m, when not nil.
 func (m *ConnectRequest) cloneIn(c *ConnectRequest) *ConnectRequest {
 	if m == nil {
 		return nil
@@ -1245,14 +1222,10 @@ func (m *ConnectRequest) cloneTo(c *ConnectRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Hello) Clone() *Hello {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Hello) Clone() *Hello { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Hello when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Hello when nil) a deep copy of m, when not nil.
 func (m *Hello) cloneIn(c *Hello) *Hello {
 	if m == nil {
 		return nil
@@ -1274,14 +1247,10 @@ func (m *Hello) cloneTo(c *Hello) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Report) Clone() *Report {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Report) Clone() *Report { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Report when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Report when nil) a deep copy of m, when not nil.
 func (m *Report) cloneIn(c *Report) *Report {
 	if m == nil {
 		return nil
@@ -1316,14 +1285,10 @@ func (m *Report) cloneTo(c *Report) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ConnectResponse) Clone() *ConnectResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ConnectResponse) Clone() *ConnectResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ConnectResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ConnectResponse when nil) a deep copy of m, when not nil.
 func (m *ConnectResponse) cloneIn(c *ConnectResponse) *ConnectResponse {
 	if m == nil {
 		return nil
@@ -1389,14 +1354,10 @@ func (m *ConnectResponse) cloneTo(c *ConnectResponse) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *SyncStart) Clone() *SyncStart {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SyncStart) Clone() *SyncStart { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new SyncStart when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new SyncStart when nil) a deep copy of m, when not nil.
 func (m *SyncStart) cloneIn(c *SyncStart) *SyncStart {
 	if m == nil {
 		return nil
@@ -1417,14 +1378,10 @@ func (m *SyncStart) cloneTo(c *SyncStart) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *SyncEnd) Clone() *SyncEnd {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SyncEnd) Clone() *SyncEnd { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new SyncEnd when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new SyncEnd when nil) a deep copy of m, when not nil.
 func (m *SyncEnd) cloneIn(c *SyncEnd) *SyncEnd {
 	if m == nil {
 		return nil
@@ -1445,14 +1402,10 @@ func (m *SyncEnd) cloneTo(c *SyncEnd) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Update) Clone() *Update {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Update) Clone() *Update { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Update when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Update when nil) a deep copy of m, when not nil.
 func (m *Update) cloneIn(c *Update) *Update {
 	if m == nil {
 		return nil
@@ -1503,14 +1456,10 @@ func (m *Update) cloneTo(c *Update) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ReportAck) Clone() *ReportAck {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ReportAck) Clone() *ReportAck { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ReportAck when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ReportAck when nil) a deep copy of m, when not nil.
 func (m *ReportAck) cloneIn(c *ReportAck) *ReportAck {
 	if m == nil {
 		return nil
@@ -1532,14 +1481,10 @@ func (m *ReportAck) cloneTo(c *ReportAck) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Keepalive) Clone() *Keepalive {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Keepalive) Clone() *Keepalive { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Keepalive when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Keepalive when nil) a deep copy of m, when not nil.
 func (m *Keepalive) cloneIn(c *Keepalive) *Keepalive {
 	if m == nil {
 		return nil
@@ -1558,9 +1503,7 @@ func (m *Keepalive) cloneTo(c *Keepalive) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConnectRequest) Equal(o *ConnectRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1605,9 +1548,7 @@ func _ConnectRequest_Msg_isSet(x isConnectRequest_Msg) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Hello) Equal(o *Hello) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1615,21 +1556,15 @@ func (m *Hello) Equal(o *Hello) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.Equal(m.CloudletKey, o.CloudletKey) {
-		return false
-	}
-	if m.AccessKey != o.AccessKey {
-		return false
-	}
-	if m.Instance != o.Instance {
+	if !fieldmap.Equal(m.CloudletKey, o.CloudletKey) ||
+		m.AccessKey != o.AccessKey ||
+		m.Instance != o.Instance {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Report) Equal(o *Report) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1637,10 +1572,8 @@ func (m *Report) Equal(o *Report) bool {
 	if m == o {
 		return true
 	}
-	if m.Seq != o.Seq {
-		return false
-	}
-	if !slices.Equal(m.Fields, o.Fields) {
+	if m.Seq != o.Seq ||
+		!slices.Equal(m.Fields, o.Fields) {
 		return false
 	}
 	switch a := m.Info.(type) {
@@ -1690,9 +1623,7 @@ func _Report_Info_isSet(x isReport_Info) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConnectResponse) Equal(o *ConnectResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1767,9 +1698,7 @@ func _ConnectResponse_Msg_isSet(x isConnectResponse_Msg) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SyncStart) Equal(o *SyncStart) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1777,18 +1706,14 @@ func (m *SyncStart) Equal(o *SyncStart) bool {
 	if m == o {
 		return true
 	}
-	if m.Revision != o.Revision {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.KeepaliveInterval, o.KeepaliveInterval) {
+	if m.Revision != o.Revision ||
+		!fieldmap.EqualDuration(m.KeepaliveInterval, o.KeepaliveInterval) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SyncEnd) Equal(o *SyncEnd) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1796,18 +1721,14 @@ func (m *SyncEnd) Equal(o *SyncEnd) bool {
 	if m == o {
 		return true
 	}
-	if m.Revision != o.Revision {
-		return false
-	}
-	if m.Objects != o.Objects {
+	if m.Revision != o.Revision ||
+		m.Objects != o.Objects {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Update) Equal(o *Update) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1815,10 +1736,8 @@ func (m *Update) Equal(o *Update) bool {
 	if m == o {
 		return true
 	}
-	if m.Action != o.Action {
-		return false
-	}
-	if m.Revision != o.Revision {
+	if m.Action != o.Action ||
+		m.Revision != o.Revision {
 		return false
 	}
 	switch a := m.Object.(type) {
@@ -1908,9 +1827,7 @@ func _Update_Object_isSet(x isUpdate_Object) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportAck) Equal(o *ReportAck) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1918,21 +1835,15 @@ func (m *ReportAck) Equal(o *ReportAck) bool {
 	if m == o {
 		return true
 	}
-	if m.Seq != o.Seq {
-		return false
-	}
-	if m.Verdict != o.Verdict {
-		return false
-	}
-	if m.Reason != o.Reason {
+	if m.Seq != o.Seq ||
+		m.Verdict != o.Verdict ||
+		m.Reason != o.Reason {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Keepalive) Equal(o *Keepalive) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -1943,17 +1854,9 @@ func (m *Keepalive) Equal(o *Keepalive) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ConnectRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ConnectRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ConnectRequest or bound to no schema.
 func (m *ConnectRequest) CopyInFields(src *ConnectRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ConnectRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -1962,9 +1865,7 @@ func (m *ConnectRequest) CopyInFields(src *ConnectRequest, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConnectRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x41|win.Below&0x41 == 0 {
 		return 0
@@ -2038,9 +1939,7 @@ func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Hello being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x19|win.Below&0x1 == 0 {
 		return 0
@@ -2064,19 +1963,15 @@ func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap
 		}
 	}
 	if win.Cover&(1<<3) != 0 && m.AccessKey != src.AccessKey {
-		m.AccessKey = src.AccessKey
-		n++
+		m.AccessKey, n = src.AccessKey, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Instance != src.Instance {
-		m.Instance = src.Instance
-		n++
+		m.Instance, n = src.Instance, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletKey being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -2086,27 +1981,22 @@ func _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m, src *edg
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Report being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Report)
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Seq != src.Seq {
-		m.Seq = src.Seq
-		n++
+		m.Seq, n = src.Seq, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if s1, ok := src.Info.(*Report_CloudletInfo); ok && s1 != nil {
@@ -2203,23 +2093,12 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 		}
 	}
 	if (cw1.Cover|cw1.Below)&(1<<41) != 0 {
-		if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+105), &m.Fields, src.Fields)
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x78400040e03f9|win.Below&0x840004080211 == 0 {
 		return 0
@@ -2246,41 +2125,17 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 				}
 			}
 		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
 		case 5:
-			if m.NotifyId != src.NotifyId {
-				m.NotifyId = src.NotifyId
-				n++
-			}
+			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
-			if m.Controller != src.Controller {
-				m.Controller = src.Controller
-				n++
-			}
+			n += fieldmap.Set(&m.Controller, src.Controller)
 		case 7:
-			if m.CompatibilityVersion != src.CompatibilityVersion {
-				m.CompatibilityVersion = src.CompatibilityVersion
-				n++
-			}
+			n += fieldmap.Set(&m.CompatibilityVersion, src.CompatibilityVersion)
 		case 8:
-			if m.ReleaseVersion != src.ReleaseVersion {
-				m.ReleaseVersion = src.ReleaseVersion
-				n++
-			}
+			n += fieldmap.Set(&m.ReleaseVersion, src.ReleaseVersion)
 		case 9:
 			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo], fieldmap.Clone[*edgeproto.FlavorInfo])
@@ -2293,15 +2148,9 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 				n++
 			}
 		case 17:
-			if m.ControllerCacheReceived != src.ControllerCacheReceived {
-				m.ControllerCacheReceived = src.ControllerCacheReceived
-				n++
-			}
+			n += fieldmap.Set(&m.ControllerCacheReceived, src.ControllerCacheReceived)
 		case 18:
-			if m.MaintenanceState != src.MaintenanceState {
-				m.MaintenanceState = src.MaintenanceState
-				n++
-			}
+			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
 				if !fieldmap.Equal(m.Status, src.Status) {
@@ -2344,26 +2193,11 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 				n++
 			}
 		case 47:
-			if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
-			} else if !maps.Equal(m.Properties, src.Properties) {
-				if len(src.Properties) == 0 {
-					m.Properties = nil
-				} else {
-					m.Properties = maps.Clone(src.Properties)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+47), &m.Properties, src.Properties)
 		case 48:
-			if m.TrustPolicyState != src.TrustPolicyState {
-				m.TrustPolicyState = src.TrustPolicyState
-				n++
-			}
+			n += fieldmap.Set(&m.TrustPolicyState, src.TrustPolicyState)
 		case 49:
-			if m.ActiveCrmInstance != src.ActiveCrmInstance {
-				m.ActiveCrmInstance = src.ActiveCrmInstance
-				n++
-			}
+			n += fieldmap.Set(&m.ActiveCrmInstance, src.ActiveCrmInstance)
 		case 50:
 			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
@@ -2374,9 +2208,7 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FlavorInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7f|win.Below&0x20 == 0 {
 		return 0
@@ -2386,47 +2218,30 @@ func _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt(m, src *edg
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
+		m.Vcpus, n = src.Vcpus, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
+		m.RamMb, n = src.RamMb, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
+		m.DiskGb, n = src.DiskGb, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Gpus != src.Gpus {
-		m.Gpus = src.Gpus
-		n++
+		m.Gpus, n = src.Gpus, n+1
 	}
 	if (win.Cover|win.Below)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
-		} else if !maps.Equal(m.PropMap, src.PropMap) {
-			if len(src.PropMap) == 0 {
-				m.PropMap = nil
-			} else {
-				m.PropMap = maps.Clone(src.PropMap)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+5), &m.PropMap, src.PropMap)
 	}
 	if win.Cover&(1<<6) != 0 && m.Deprecated != src.Deprecated {
-		m.Deprecated = src.Deprecated
-		n++
+		m.Deprecated, n = src.Deprecated, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// StatusInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3f|win.Below&0x20 == 0 {
 		return 0
@@ -2436,43 +2251,27 @@ func _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m, src *edge
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
-		m.TaskNumber = src.TaskNumber
-		n++
+		m.TaskNumber, n = src.TaskNumber, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
-		m.MaxTasks = src.MaxTasks
-		n++
+		m.MaxTasks, n = src.MaxTasks, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.TaskName != src.TaskName {
-		m.TaskName = src.TaskName
-		n++
+		m.TaskName, n = src.TaskName, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.StepName != src.StepName {
-		m.StepName = src.StepName
-		n++
+		m.StepName, n = src.StepName, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.MsgCount != src.MsgCount {
-		m.MsgCount = src.MsgCount
-		n++
+		m.MsgCount, n = src.MsgCount, n+1
 	}
 	if (win.Cover|win.Below)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
-		} else if !slices.Equal(m.Msgs, src.Msgs) {
-			if len(src.Msgs) == 0 {
-				m.Msgs = nil
-			} else {
-				m.Msgs = slices.Clone(src.Msgs)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.Msgs, src.Msgs)
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResourcesSnapshot being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x4901|win.Below&0x901 == 0 {
 		return 0
@@ -2524,9 +2323,7 @@ func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResource being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7f == 0 {
 		return 0
@@ -2536,39 +2333,30 @@ func _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt(m, src *e
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Used != src.Used {
-		m.Used = src.Used
-		n++
+		m.Used, n = src.Used, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Total != src.Total {
-		m.Total = src.Total
-		n++
+		m.Total, n = src.Total, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Quota != src.Quota {
-		m.Quota = src.Quota
-		n++
+		m.Quota, n = src.Quota, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Units != src.Units {
-		m.Units = src.Units
-		n++
+		m.Units, n = src.Units, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.Description != src.Description {
-		m.Description = src.Description
-		n++
+		m.Description, n = src.Description, n+1
 	}
 	if win.Cover&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
-		m.AlertThreshold = src.AlertThreshold
-		n++
+		m.AlertThreshold, n = src.AlertThreshold, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterKey being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -2578,19 +2366,15 @@ func _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m, src *edg
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstKey being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -2600,19 +2384,15 @@ func _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m, src *edg
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0xe == 0 {
 		return 0
@@ -2622,51 +2402,21 @@ func _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt(m, src *edgep
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
-		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
-			if len(src.Allocatable) == 0 {
-				m.Allocatable = nil
-			} else {
-				m.Allocatable = maps.Clone(src.Allocatable)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+1), &m.Allocatable, src.Allocatable)
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
-		} else if !maps.Equal(m.Capacity, src.Capacity) {
-			if len(src.Capacity) == 0 {
-				m.Capacity = nil
-			} else {
-				m.Capacity = maps.Clone(src.Capacity)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+2), &m.Capacity, src.Capacity)
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
-		} else if !slices.Equal(m.Roles, src.Roles) {
-			if len(src.Roles) == 0 {
-				m.Roles = nil
-			} else {
-				m.Roles = slices.Clone(src.Roles)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+3), &m.Roles, src.Roles)
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterInstInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x30002079|win.Below&0x2051 == 0 {
 		return 0
@@ -2690,24 +2440,13 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 		}
 	}
 	if win.Cover&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
+		m.State, n = src.State, n+1
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
+		m.NotifyId, n = src.NotifyId, n+1
 	}
 	if win.Cover&(1<<6) != 0 {
 		if !fieldmap.Equal(m.Status, src.Status) {
@@ -2738,8 +2477,7 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 		}
 	}
 	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
+		m.Kubeconfig, n = src.Kubeconfig, n+1
 	}
 	if win.Cover&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
@@ -2748,9 +2486,7 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResources being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -2774,9 +2510,7 @@ func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m, src *
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VmInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x9f|win.Below&0x90 == 0 {
 		return 0
@@ -2786,20 +2520,16 @@ func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt(m, src *edgeproto
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
+		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
+		m.Status, n = src.Status, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
-		m.InfraFlavor = src.InfraFlavor
-		n++
+		m.InfraFlavor, n = src.InfraFlavor, n+1
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
@@ -2828,9 +2558,7 @@ func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt(m, src *edgeproto
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// IpAddr being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -2840,19 +2568,15 @@ func _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt(m, src *edgepro
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
-		m.ExternalIp = src.ExternalIp
-		n++
+		m.ExternalIp, n = src.ExternalIp, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.InternalIp != src.InternalIp {
-		m.InternalIp = src.InternalIp
-		n++
+		m.InternalIp, n = src.InternalIp, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ContainerInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f == 0 {
 		return 0
@@ -2862,31 +2586,24 @@ func _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt(m, src *e
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
+		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
+		m.Status, n = src.Status, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
-		m.ClusterIp = src.ClusterIp
-		n++
+		m.ClusterIp, n = src.ClusterIp, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Restarts != src.Restarts {
-		m.Restarts = src.Restarts
-		n++
+		m.Restarts, n = src.Restarts, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xc6079|win.Below&0x4051 == 0 {
 		return 0
@@ -2913,26 +2630,11 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 				}
 			}
 		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
 		case 5:
-			if m.NotifyId != src.NotifyId {
-				m.NotifyId = src.NotifyId
-				n++
-			}
+			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
 				if !fieldmap.Equal(m.Status, src.Status) {
@@ -2949,10 +2651,7 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 				}
 			}
 		case 13:
-			if m.PowerState != src.PowerState {
-				m.PowerState = src.PowerState
-				n++
-			}
+			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
 				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
@@ -2969,10 +2668,7 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 				}
 			}
 		case 18:
-			if m.Uri != src.Uri {
-				m.Uri = src.Uri
-				n++
-			}
+			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 19:
 			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
@@ -2983,9 +2679,7 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstRuntime being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x7 == 0 {
 		return 0
@@ -2995,55 +2689,20 @@ func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m, src 
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
-		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
-			if len(src.ContainerIds) == 0 {
-				m.ContainerIds = nil
-			} else {
-				m.ContainerIds = slices.Clone(src.ContainerIds)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at), &m.ContainerIds, src.ContainerIds)
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
-		} else if !slices.Equal(m.Pids, src.Pids) {
-			if len(src.Pids) == 0 {
-				m.Pids = nil
-			} else {
-				m.Pids = slices.Clone(src.Pids)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.Pids, src.Pids)
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
-		} else if !slices.Equal(m.Ports, src.Ports) {
-			if len(src.Ports) == 0 {
-				m.Ports = nil
-			} else {
-				m.Ports = slices.Clone(src.Ports)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+2), &m.Ports, src.Ports)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Hello does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Hello or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Hello or bound to no schema.
 func (m *Hello) CopyInFields(src *Hello, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Hello_fieldSchema)
 	if m == nil || b == nil {
@@ -3052,17 +2711,9 @@ func (m *Hello) CopyInFields(src *Hello, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Report does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Report or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Report or bound to no schema.
 func (m *Report) CopyInFields(src *Report, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Report_fieldSchema)
 	if m == nil || b == nil {
@@ -3071,17 +2722,9 @@ func (m *Report) CopyInFields(src *Report, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ConnectResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ConnectResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ConnectResponse or bound to no schema.
 func (m *ConnectResponse) CopyInFields(src *ConnectResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ConnectResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -3090,9 +2733,7 @@ func (m *ConnectResponse) CopyInFields(src *ConnectResponse, fm *fieldmap.FieldM
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConnectResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(ConnectResponse)
@@ -3237,9 +2878,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SyncStart being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -3249,8 +2888,7 @@ func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int, win 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Revision != src.Revision {
-		m.Revision = src.Revision
-		n++
+		m.Revision, n = src.Revision, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.Equal(m.KeepaliveInterval, src.KeepaliveInterval) {
 		m.KeepaliveInterval = fieldmap.Clone(src.KeepaliveInterval)
@@ -3259,21 +2897,17 @@ func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int, win 
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Update being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(Update)
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Action != src.Action {
-		m.Action = src.Action
-		n++
+		m.Action, n = src.Action, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Revision != src.Revision {
-		m.Revision = src.Revision
-		n++
+		m.Revision, n = src.Revision, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
 		if s1, ok := src.Object.(*Update_Settings); ok && s1 != nil {
@@ -3497,9 +3131,7 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Settings being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(m, src *edgeproto.Settings, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3fff == 0 {
 		return 0
@@ -3571,23 +3203,15 @@ func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(m, src *edgepr
 				n++
 			}
 		case 12:
-			if m.MaxTrackedDmeClients != src.MaxTrackedDmeClients {
-				m.MaxTrackedDmeClients = src.MaxTrackedDmeClients
-				n++
-			}
+			n += fieldmap.Set(&m.MaxTrackedDmeClients, src.MaxTrackedDmeClients)
 		case 13:
-			if m.MaxConcurrentTasks != src.MaxConcurrentTasks {
-				m.MaxConcurrentTasks = src.MaxConcurrentTasks
-				n++
-			}
+			n += fieldmap.Set(&m.MaxConcurrentTasks, src.MaxConcurrentTasks)
 		}
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Flavor being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgeproto.Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7d|win.Below&0x41 == 0 {
 		return 0
@@ -3611,39 +3235,24 @@ func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgepro
 		}
 	}
 	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
+		m.RamMb, n = src.RamMb, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
+		m.Vcpus, n = src.Vcpus, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
+		m.DiskGb, n = src.DiskGb, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.Gpus != src.Gpus {
-		m.Gpus = src.Gpus
-		n++
+		m.Gpus, n = src.Gpus, n+1
 	}
 	if (win.Cover|win.Below)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-			if len(src.OptResMap) == 0 {
-				m.OptResMap = nil
-			} else {
-				m.OptResMap = maps.Clone(src.OptResMap)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+6), &m.OptResMap, src.OptResMap)
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FlavorKey being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m, src *edgeproto.FlavorKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -3653,15 +3262,12 @@ func _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m, src *edgep
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Cloudlet being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgeproto.Cloudlet, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xffe01c679|win.Below&0x60018651 == 0 {
 		return 0
@@ -3688,26 +3294,11 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 				}
 			}
 		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
 		case 5:
-			if m.PlatformType != src.PlatformType {
-				m.PlatformType = src.PlatformType
-				n++
-			}
+			n += fieldmap.Set(&m.PlatformType, src.PlatformType)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
 				if !fieldmap.Equal(m.Location, src.Location) {
@@ -3724,16 +3315,7 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 				}
 			}
 		case 9:
-			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.FlavorNames, src.FlavorNames)
-			} else if !slices.Equal(m.FlavorNames, src.FlavorNames) {
-				if len(src.FlavorNames) == 0 {
-					m.FlavorNames = nil
-				} else {
-					m.FlavorNames = slices.Clone(src.FlavorNames)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+9), &m.FlavorNames, src.FlavorNames)
 		case 10:
 			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.ResourceQuotas, src.ResourceQuotas, fieldmap.Equal[*edgeproto.ResourceQuota], fieldmap.Clone[*edgeproto.ResourceQuota])
@@ -3746,21 +3328,9 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 				n++
 			}
 		case 14:
-			if m.DefaultResourceAlertThreshold != src.DefaultResourceAlertThreshold {
-				m.DefaultResourceAlertThreshold = src.DefaultResourceAlertThreshold
-				n++
-			}
+			n += fieldmap.Set(&m.DefaultResourceAlertThreshold, src.DefaultResourceAlertThreshold)
 		case 15:
-			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.EnvVars, src.EnvVars)
-			} else if !maps.Equal(m.EnvVars, src.EnvVars) {
-				if len(src.EnvVars) == 0 {
-					m.EnvVars = nil
-				} else {
-					m.EnvVars = maps.Clone(src.EnvVars)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+15), &m.EnvVars, src.EnvVars)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
 				if !fieldmap.Equal(m.Config, src.Config) {
@@ -3777,62 +3347,23 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 				}
 			}
 		case 25:
-			if m.CrmOnEdge != src.CrmOnEdge {
-				m.CrmOnEdge = src.CrmOnEdge
-				n++
-			}
+			n += fieldmap.Set(&m.CrmOnEdge, src.CrmOnEdge)
 		case 26:
-			if m.MaintenanceState != src.MaintenanceState {
-				m.MaintenanceState = src.MaintenanceState
-				n++
-			}
+			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 27:
-			if m.TrustPolicy != src.TrustPolicy {
-				m.TrustPolicy = src.TrustPolicy
-				n++
-			}
+			n += fieldmap.Set(&m.TrustPolicy, src.TrustPolicy)
 		case 28:
-			if m.TrustPolicyState != src.TrustPolicyState {
-				m.TrustPolicyState = src.TrustPolicyState
-				n++
-			}
+			n += fieldmap.Set(&m.TrustPolicyState, src.TrustPolicyState)
 		case 29:
-			if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-			} else if !maps.Equal(m.Annotations, src.Annotations) {
-				if len(src.Annotations) == 0 {
-					m.Annotations = nil
-				} else {
-					m.Annotations = maps.Clone(src.Annotations)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+29), &m.Annotations, src.Annotations)
 		case 30:
-			if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.AccessVars, src.AccessVars)
-			} else if !maps.Equal(m.AccessVars, src.AccessVars) {
-				if len(src.AccessVars) == 0 {
-					m.AccessVars = nil
-				} else {
-					m.AccessVars = maps.Clone(src.AccessVars)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+30), &m.AccessVars, src.AccessVars)
 		case 31:
-			if m.CrmOverride != src.CrmOverride {
-				m.CrmOverride = src.CrmOverride
-				n++
-			}
+			n += fieldmap.Set(&m.CrmOverride, src.CrmOverride)
 		case 32:
-			if m.PhysicalName != src.PhysicalName {
-				m.PhysicalName = src.PhysicalName
-				n++
-			}
+			n += fieldmap.Set(&m.PhysicalName, src.PhysicalName)
 		case 33:
-			if m.NumDynamicIps != src.NumDynamicIps {
-				m.NumDynamicIps = src.NumDynamicIps
-				n++
-			}
+			n += fieldmap.Set(&m.NumDynamicIps, src.NumDynamicIps)
 		case 34:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
@@ -3848,9 +3379,7 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Location being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m, src *edgeproto.Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -3870,9 +3399,7 @@ func _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m, src *edgep
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ResourceQuota being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt(m, src *edgeproto.ResourceQuota, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -3882,23 +3409,18 @@ func _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt(m, src *
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
+		m.Value, n = src.Value, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.AlertThreshold != src.AlertThreshold {
-		m.AlertThreshold = src.AlertThreshold
-		n++
+		m.AlertThreshold, n = src.AlertThreshold, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// PlatformConfig being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m, src *edgeproto.PlatformConfig, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xff|win.Below&0x2 == 0 {
 		return 0
@@ -3908,51 +3430,33 @@ func _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m, src *
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Region != src.Region {
-		m.Region = src.Region
-		n++
+		m.Region, n = src.Region, n+1
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
-		} else if !slices.Equal(m.NotifyControllerAddrs, src.NotifyControllerAddrs) {
-			if len(src.NotifyControllerAddrs) == 0 {
-				m.NotifyControllerAddrs = nil
-			} else {
-				m.NotifyControllerAddrs = slices.Clone(src.NotifyControllerAddrs)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.NotifyControllerAddrs, src.NotifyControllerAddrs)
 	}
 	if win.Cover&(1<<2) != 0 && m.ContainerRegistryPath != src.ContainerRegistryPath {
-		m.ContainerRegistryPath = src.ContainerRegistryPath
-		n++
+		m.ContainerRegistryPath, n = src.ContainerRegistryPath, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.DeploymentTag != src.DeploymentTag {
-		m.DeploymentTag = src.DeploymentTag
-		n++
+		m.DeploymentTag, n = src.DeploymentTag, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.CacheDir != src.CacheDir {
-		m.CacheDir = src.CacheDir
-		n++
+		m.CacheDir, n = src.CacheDir, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.TestMode != src.TestMode {
-		m.TestMode = src.TestMode
-		n++
+		m.TestMode, n = src.TestMode, n+1
 	}
 	if win.Cover&(1<<6) != 0 && m.CrmAccessPrivateKey != src.CrmAccessPrivateKey {
-		m.CrmAccessPrivateKey = src.CrmAccessPrivateKey
-		n++
+		m.CrmAccessPrivateKey, n = src.CrmAccessPrivateKey, n+1
 	}
 	if win.Cover&(1<<7) != 0 && m.AccessApiAddr != src.AccessApiAddr {
-		m.AccessApiAddr = src.AccessApiAddr
-		n++
+		m.AccessApiAddr, n = src.AccessApiAddr, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicy being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *edgeproto.TrustPolicy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x9|win.Below&0x9 == 0 {
 		return 0
@@ -3990,9 +3494,7 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *ed
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// TrustPolicyKey being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m, src *edgeproto.TrustPolicyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -4002,19 +3504,15 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m, src *
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SecurityRule being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt(m, src *edgeproto.SecurityRule, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf == 0 {
 		return 0
@@ -4024,27 +3522,21 @@ func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt(m, src *e
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
-		m.Protocol = src.Protocol
-		n++
+		m.Protocol, n = src.Protocol, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.PortRangeMin != src.PortRangeMin {
-		m.PortRangeMin = src.PortRangeMin
-		n++
+		m.PortRangeMin, n = src.PortRangeMin, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.PortRangeMax != src.PortRangeMax {
-		m.PortRangeMax = src.PortRangeMax
-		n++
+		m.PortRangeMax, n = src.PortRangeMax, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.RemoteCidr != src.RemoteCidr {
-		m.RemoteCidr = src.RemoteCidr
-		n++
+		m.RemoteCidr, n = src.RemoteCidr, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// App being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.App, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x787c2701f1|win.Below&0x1040260101 == 0 {
 		return 0
@@ -4071,25 +3563,13 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 				}
 			}
 		case 4:
-			if m.ImageType != src.ImageType {
-				m.ImageType = src.ImageType
-				n++
-			}
+			n += fieldmap.Set(&m.ImageType, src.ImageType)
 		case 5:
-			if m.ImagePath != src.ImagePath {
-				m.ImagePath = src.ImagePath
-				n++
-			}
+			n += fieldmap.Set(&m.ImagePath, src.ImagePath)
 		case 6:
-			if m.Deployment != src.Deployment {
-				m.Deployment = src.Deployment
-				n++
-			}
+			n += fieldmap.Set(&m.Deployment, src.Deployment)
 		case 7:
-			if m.AccessPorts != src.AccessPorts {
-				m.AccessPorts = src.AccessPorts
-				n++
-			}
+			n += fieldmap.Set(&m.AccessPorts, src.AccessPorts)
 		case 8:
 			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, fieldmap.Equal[*edgeproto.Port], fieldmap.Clone[*edgeproto.Port])
@@ -4102,21 +3582,9 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 				n++
 			}
 		case 16:
-			if m.Command != src.Command {
-				m.Command = src.Command
-				n++
-			}
+			n += fieldmap.Set(&m.Command, src.Command)
 		case 17:
-			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Args, src.Args)
-			} else if !slices.Equal(m.Args, src.Args) {
-				if len(src.Args) == 0 {
-					m.Args = nil
-				} else {
-					m.Args = slices.Clone(src.Args)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+17), &m.Args, src.Args)
 		case 18:
 			if a := fm.ListActionAt(at + 18); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Configs, src.Configs, fieldmap.Equal[*edgeproto.ConfigFile], fieldmap.Clone[*edgeproto.ConfigFile])
@@ -4140,25 +3608,13 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 				n++
 			}
 		case 26:
-			if m.HealthCheck != src.HealthCheck {
-				m.HealthCheck = src.HealthCheck
-				n++
-			}
+			n += fieldmap.Set(&m.HealthCheck, src.HealthCheck)
 		case 27:
-			if m.HealthCheckPath != src.HealthCheckPath {
-				m.HealthCheckPath = src.HealthCheckPath
-				n++
-			}
+			n += fieldmap.Set(&m.HealthCheckPath, src.HealthCheckPath)
 		case 28:
-			if m.DefaultFlavor != src.DefaultFlavor {
-				m.DefaultFlavor = src.DefaultFlavor
-				n++
-			}
+			n += fieldmap.Set(&m.DefaultFlavor, src.DefaultFlavor)
 		case 29:
-			if m.DeploymentManifest != src.DeploymentManifest {
-				m.DeploymentManifest = src.DeploymentManifest
-				n++
-			}
+			n += fieldmap.Set(&m.DeploymentManifest, src.DeploymentManifest)
 		case 30:
 			if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.RequiredOutboundConnections, src.RequiredOutboundConnections, fieldmap.Equal[*edgeproto.SecurityRule], fieldmap.Clone[*edgeproto.SecurityRule])
@@ -4171,21 +3627,9 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 				n++
 			}
 		case 35:
-			if m.Trusted != src.Trusted {
-				m.Trusted = src.Trusted
-				n++
-			}
+			n += fieldmap.Set(&m.Trusted, src.Trusted)
 		case 36:
-			if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-			} else if !maps.Equal(m.Annotations, src.Annotations) {
-				if len(src.Annotations) == 0 {
-					m.Annotations = nil
-				} else {
-					m.Annotations = maps.Clone(src.Annotations)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+36), &m.Annotations, src.Annotations)
 		case 37:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
@@ -4201,9 +3645,7 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppKey being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m, src *edgeproto.AppKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -4213,23 +3655,18 @@ func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m, src *edgeprot
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Version != src.Version {
-		m.Version = src.Version
-		n++
+		m.Version, n = src.Version, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Port being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt(m, src *edgeproto.Port, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7f == 0 {
 		return 0
@@ -4239,39 +3676,30 @@ func _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt(m, src *edgeproto.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Proto != src.Proto {
-		m.Proto = src.Proto
-		n++
+		m.Proto, n = src.Proto, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.InternalPort != src.InternalPort {
-		m.InternalPort = src.InternalPort
-		n++
+		m.InternalPort, n = src.InternalPort, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.PublicPort != src.PublicPort {
-		m.PublicPort = src.PublicPort
-		n++
+		m.PublicPort, n = src.PublicPort, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.EndPort != src.EndPort {
-		m.EndPort = src.EndPort
-		n++
+		m.EndPort, n = src.EndPort, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Tls != src.Tls {
-		m.Tls = src.Tls
-		n++
+		m.Tls, n = src.Tls, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.FqdnPrefix != src.FqdnPrefix {
-		m.FqdnPrefix = src.FqdnPrefix
-		n++
+		m.FqdnPrefix, n = src.FqdnPrefix, n+1
 	}
 	if win.Cover&(1<<6) != 0 && m.MaxPktSize != src.MaxPktSize {
-		m.MaxPktSize = src.MaxPktSize
-		n++
+		m.MaxPktSize, n = src.MaxPktSize, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ConfigFile being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt(m, src *edgeproto.ConfigFile, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -4281,19 +3709,15 @@ func _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt(m, src *edge
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
+		m.Kind, n = src.Kind, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Config != src.Config {
-		m.Config = src.Config
-		n++
+		m.Config, n = src.Config, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// EnvVar being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt(m, src *edgeproto.EnvVar, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf == 0 {
 		return 0
@@ -4303,27 +3727,21 @@ func _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt(m, src *edgepro
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Value != src.Value {
-		m.Value = src.Value
-		n++
+		m.Value, n = src.Value, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.SecretValue != src.SecretValue {
-		m.SecretValue = src.SecretValue
-		n++
+		m.SecretValue, n = src.SecretValue, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterInst being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *edgeproto.ClusterInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xfc000f007c9|win.Below&0x4000800489 == 0 {
 		return 0
@@ -4365,31 +3783,13 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 				}
 			}
 		case 6:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 7:
-			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
 		case 8:
-			if m.CrmOverride != src.CrmOverride {
-				m.CrmOverride = src.CrmOverride
-				n++
-			}
+			n += fieldmap.Set(&m.CrmOverride, src.CrmOverride)
 		case 9:
-			if m.FlavorName != src.FlavorName {
-				m.FlavorName = src.FlavorName
-				n++
-			}
+			n += fieldmap.Set(&m.FlavorName, src.FlavorName)
 		case 10:
 			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.NodePools, src.NodePools, fieldmap.Equal[*edgeproto.NodePool], fieldmap.Clone[*edgeproto.NodePool])
@@ -4402,20 +3802,11 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 				n++
 			}
 		case 20:
-			if m.IpAccess != src.IpAccess {
-				m.IpAccess = src.IpAccess
-				n++
-			}
+			n += fieldmap.Set(&m.IpAccess, src.IpAccess)
 		case 21:
-			if m.Deployment != src.Deployment {
-				m.Deployment = src.Deployment
-				n++
-			}
+			n += fieldmap.Set(&m.Deployment, src.Deployment)
 		case 22:
-			if m.KubernetesVersion != src.KubernetesVersion {
-				m.KubernetesVersion = src.KubernetesVersion
-				n++
-			}
+			n += fieldmap.Set(&m.KubernetesVersion, src.KubernetesVersion)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
 				if !fieldmap.Equal(m.Resources, src.Resources) {
@@ -4432,31 +3823,13 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 				}
 			}
 		case 38:
-			if a := fm.ListActionAt(at + 38); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.InfraAnnotations, src.InfraAnnotations)
-			} else if !maps.Equal(m.InfraAnnotations, src.InfraAnnotations) {
-				if len(src.InfraAnnotations) == 0 {
-					m.InfraAnnotations = nil
-				} else {
-					m.InfraAnnotations = maps.Clone(src.InfraAnnotations)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+38), &m.InfraAnnotations, src.InfraAnnotations)
 		case 39:
-			if m.Reservable != src.Reservable {
-				m.Reservable = src.Reservable
-				n++
-			}
+			n += fieldmap.Set(&m.Reservable, src.Reservable)
 		case 40:
-			if m.ReservedBy != src.ReservedBy {
-				m.ReservedBy = src.ReservedBy
-				n++
-			}
+			n += fieldmap.Set(&m.ReservedBy, src.ReservedBy)
 		case 41:
-			if m.MultiTenant != src.MultiTenant {
-				m.MultiTenant = src.MultiTenant
-				n++
-			}
+			n += fieldmap.Set(&m.MultiTenant, src.MultiTenant)
 		case 42:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
@@ -4472,9 +3845,7 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodePool being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgeproto.NodePool, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x107|win.Below&0x4 == 0 {
 		return 0
@@ -4484,12 +3855,10 @@ func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgep
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.NumNodes != src.NumNodes {
-		m.NumNodes = src.NumNodes
-		n++
+		m.NumNodes, n = src.NumNodes, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
 		if !fieldmap.Equal(m.NodeResources, src.NodeResources) {
@@ -4506,15 +3875,12 @@ func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgep
 		}
 	}
 	if win.Cover&(1<<8) != 0 && m.Scalable != src.Scalable {
-		m.Scalable = src.Scalable
-		n++
+		m.Scalable, n = src.Scalable, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeResources being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m, src *edgeproto.NodeResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f|win.Below&0x8 == 0 {
 		return 0
@@ -4524,39 +3890,24 @@ func _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m, src *
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
+		m.Vcpus, n = src.Vcpus, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
+		m.RamMb, n = src.RamMb, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
+		m.DiskGb, n = src.DiskGb, n+1
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.OptResMap, src.OptResMap)
-		} else if !maps.Equal(m.OptResMap, src.OptResMap) {
-			if len(src.OptResMap) == 0 {
-				m.OptResMap = nil
-			} else {
-				m.OptResMap = maps.Clone(src.OptResMap)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+3), &m.OptResMap, src.OptResMap)
 	}
 	if win.Cover&(1<<4) != 0 && m.InfraNodeFlavor != src.InfraNodeFlavor {
-		m.InfraNodeFlavor = src.InfraNodeFlavor
-		n++
+		m.InfraNodeFlavor, n = src.InfraNodeFlavor, n+1
 	}
 	return n
 }
 
-// _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInst being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgeproto.AppInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x38e03e489|win.Below&0x88024489 == 0 {
 		return 0
@@ -4628,31 +3979,13 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 				}
 			}
 		case 13:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 14:
-			if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+14), &m.Errors, src.Errors)
 		case 15:
-			if m.CrmOverride != src.CrmOverride {
-				m.CrmOverride = src.CrmOverride
-				n++
-			}
+			n += fieldmap.Set(&m.CrmOverride, src.CrmOverride)
 		case 16:
-			if m.Uri != src.Uri {
-				m.Uri = src.Uri
-				n++
-			}
+			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 17:
 			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.MappedPorts, src.MappedPorts, fieldmap.Equal[*edgeproto.Port], fieldmap.Clone[*edgeproto.Port])
@@ -4665,15 +3998,9 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 				n++
 			}
 		case 25:
-			if m.Flavor != src.Flavor {
-				m.Flavor = src.Flavor
-				n++
-			}
+			n += fieldmap.Set(&m.Flavor, src.Flavor)
 		case 26:
-			if m.PowerState != src.PowerState {
-				m.PowerState = src.PowerState
-				n++
-			}
+			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 27:
 			if win.Cover&(1<<27) != 0 {
 				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
@@ -4690,16 +4017,7 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 				}
 			}
 		case 31:
-			if a := fm.ListActionAt(at + 31); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Annotations, src.Annotations)
-			} else if !maps.Equal(m.Annotations, src.Annotations) {
-				if len(src.Annotations) == 0 {
-					m.Annotations = nil
-				} else {
-					m.Annotations = maps.Clone(src.Annotations)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+31), &m.Annotations, src.Annotations)
 		case 32:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
@@ -4715,9 +4033,7 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// SyncEnd being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *SyncEnd) copyInAt(src *SyncEnd, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -4727,19 +4043,15 @@ func (m *SyncEnd) copyInAt(src *SyncEnd, fm *fieldmap.FieldMap, at int, win fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Revision != src.Revision {
-		m.Revision = src.Revision
-		n++
+		m.Revision, n = src.Revision, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Objects != src.Objects {
-		m.Objects = src.Objects
-		n++
+		m.Objects, n = src.Objects, n+1
 	}
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ReportAck being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ReportAck) copyInAt(src *ReportAck, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -4749,31 +4061,20 @@ func (m *ReportAck) copyInAt(src *ReportAck, fm *fieldmap.FieldMap, at int, win 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Seq != src.Seq {
-		m.Seq = src.Seq
-		n++
+		m.Seq, n = src.Seq, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Verdict != src.Verdict {
-		m.Verdict = src.Verdict
-		n++
+		m.Verdict, n = src.Verdict, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Reason != src.Reason {
-		m.Reason = src.Reason
-		n++
+		m.Reason, n = src.Reason, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: SyncStart does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// SyncStart or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of SyncStart or bound to no schema.
 func (m *SyncStart) CopyInFields(src *SyncStart, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_SyncStart_fieldSchema)
 	if m == nil || b == nil {
@@ -4782,17 +4083,9 @@ func (m *SyncStart) CopyInFields(src *SyncStart, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: SyncEnd does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// SyncEnd or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of SyncEnd or bound to no schema.
 func (m *SyncEnd) CopyInFields(src *SyncEnd, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_SyncEnd_fieldSchema)
 	if m == nil || b == nil {
@@ -4801,17 +4094,9 @@ func (m *SyncEnd) CopyInFields(src *SyncEnd, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Update does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Update or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Update or bound to no schema.
 func (m *Update) CopyInFields(src *Update, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Update_fieldSchema)
 	if m == nil || b == nil {
@@ -4820,17 +4105,9 @@ func (m *Update) CopyInFields(src *Update, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ReportAck does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ReportAck or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ReportAck or bound to no schema.
 func (m *ReportAck) CopyInFields(src *ReportAck, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ReportAck_fieldSchema)
 	if m == nil || b == nil {
@@ -4839,17 +4116,9 @@ func (m *ReportAck) CopyInFields(src *ReportAck, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Keepalive does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Keepalive or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Keepalive or bound to no schema.
 func (m *Keepalive) CopyInFields(src *Keepalive, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Keepalive_fieldSchema)
 	if m == nil || b == nil {
@@ -4858,9 +4127,7 @@ func (m *Keepalive) CopyInFields(src *Keepalive, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Keepalive being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Keepalive) copyInAt(src *Keepalive, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
@@ -4937,10 +4204,8 @@ func (m *Keepalive) DiffFields(o *Keepalive) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Keepalive_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ConnectRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -4953,18 +4218,14 @@ func (m *ConnectRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ConnectRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ConnectRequest does not have or a list action it cannot take.
 func (*ConnectRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ConnectRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Hello) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -4975,18 +4236,14 @@ func (m *Hello) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Hello does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Hello does not have or a list action it cannot take.
 func (*Hello) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Hello_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Report) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -5009,18 +4266,14 @@ func (m *Report) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Report does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Report does not have or a list action it cannot take.
 func (*Report) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Report_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ConnectResponse) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -5038,56 +4291,32 @@ func (m *ConnectResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ConnectResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ConnectResponse does not have or a list action it cannot take.
 func (*ConnectResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ConnectResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *SyncStart) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: SyncStart has none.
+func (m *SyncStart) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag SyncStart does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm SyncStart does not have or a list action it cannot take.
 func (*SyncStart) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SyncStart_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *SyncEnd) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: SyncEnd has none.
+func (m *SyncEnd) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag SyncEnd does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm SyncEnd does not have or a list action it cannot take.
 func (*SyncEnd) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SyncEnd_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Update) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -5133,18 +4362,14 @@ func (m *Update) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Update does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Update does not have or a list action it cannot take.
 func (*Update) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Update_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ReportAck) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -5155,36 +4380,22 @@ func (m *ReportAck) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ReportAck does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ReportAck does not have or a list action it cannot take.
 func (*ReportAck) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ReportAck_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Keepalive) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Keepalive has none.
+func (m *Keepalive) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Keepalive does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Keepalive does not have or a list action it cannot take.
 func (*Keepalive) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Keepalive_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ConnectRequest) Redact() {
 	if m == nil {
 		return
@@ -5197,9 +4408,7 @@ func (m *ConnectRequest) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ConnectRequest) Redacted() *ConnectRequest {
 	if m == nil {
 		return nil
@@ -5209,9 +4418,7 @@ func (m *ConnectRequest) Redacted() *ConnectRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Hello) Redact() {
 	if m == nil {
 		return
@@ -5220,9 +4427,7 @@ func (m *Hello) Redact() {
 	m.AccessKey = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Hello) Redacted() *Hello {
 	if m == nil {
 		return nil
@@ -5232,9 +4437,7 @@ func (m *Hello) Redacted() *Hello {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Report) Redact() {
 	if m == nil {
 		return
@@ -5250,9 +4453,7 @@ func (m *Report) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Report) Redacted() *Report {
 	if m == nil {
 		return nil
@@ -5262,9 +4463,7 @@ func (m *Report) Redacted() *Report {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ConnectResponse) Redact() {
 	if m == nil {
 		return
@@ -5274,9 +4473,7 @@ func (m *ConnectResponse) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ConnectResponse) Redacted() *ConnectResponse {
 	if m == nil {
 		return nil
@@ -5286,51 +4483,19 @@ func (m *ConnectResponse) Redacted() *ConnectResponse {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *SyncStart) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: SyncStart has none.
+func (m *SyncStart) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *SyncStart) Redacted() *SyncStart {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *SyncStart) Redacted() *SyncStart { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *SyncEnd) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: SyncEnd has none.
+func (m *SyncEnd) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *SyncEnd) Redacted() *SyncEnd {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *SyncEnd) Redacted() *SyncEnd { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Update) Redact() {
 	if m == nil {
 		return
@@ -5358,9 +4523,7 @@ func (m *Update) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Update) Redacted() *Update {
 	if m == nil {
 		return nil
@@ -5370,44 +4533,14 @@ func (m *Update) Redacted() *Update {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ReportAck) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ReportAck has none.
+func (m *ReportAck) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ReportAck) Redacted() *ReportAck {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ReportAck) Redacted() *ReportAck { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Keepalive) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Keepalive has none.
+func (m *Keepalive) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Keepalive) Redacted() *Keepalive {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Keepalive) Redacted() *Keepalive { return m.Clone() }

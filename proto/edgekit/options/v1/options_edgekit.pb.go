@@ -27,15 +27,13 @@ var _FileOptions_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FileOptions{}), Fie
 
 var _FileOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.FileOptions", _FileOptions_shape, false)
 
-// FileOptionsAllFields lists the leaf flags of FileOptions: together they
-// select every field.
+// FileOptionsAllFields lists the leaf flags of FileOptions, which select every field.
 var FileOptionsAllFields = slices.Clone(_FileOptions_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of FileOptions.
 func (*FileOptions) FieldSchema() *fieldmap.Schema { return _FileOptions_fieldSchema }
 
-// NewFileOptionsFieldMap returns a FieldMap of FileOptions holding flags; the
-// error names the first flag FileOptions does not have.
+// NewFileOptionsFieldMap returns a FieldMap of FileOptions holding flags, or an error naming the first it lacks.
 func NewFileOptionsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _FileOptions_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -53,15 +51,13 @@ var _MessageOptions_shape = &fieldmap.Shape{Size: unsafe.Sizeof(MessageOptions{}
 
 var _MessageOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.MessageOptions", _MessageOptions_shape, false)
 
-// MessageOptionsAllFields lists the leaf flags of MessageOptions: together they
-// select every field.
+// MessageOptionsAllFields lists the leaf flags of MessageOptions, which select every field.
 var MessageOptionsAllFields = slices.Clone(_MessageOptions_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of MessageOptions.
 func (*MessageOptions) FieldSchema() *fieldmap.Schema { return _MessageOptions_fieldSchema }
 
-// NewMessageOptionsFieldMap returns a FieldMap of MessageOptions holding flags; the
-// error names the first flag MessageOptions does not have.
+// NewMessageOptionsFieldMap returns a FieldMap of MessageOptions holding flags, or an error naming the first it lacks.
 func NewMessageOptionsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _MessageOptions_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -79,27 +75,21 @@ var _FieldOptions_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FieldOptions{}), F
 
 var _FieldOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.FieldOptions", _FieldOptions_shape, false)
 
-// FieldOptionsAllFields lists the leaf flags of FieldOptions: together they
-// select every field.
+// FieldOptionsAllFields lists the leaf flags of FieldOptions, which select every field.
 var FieldOptionsAllFields = slices.Clone(_FieldOptions_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of FieldOptions.
 func (*FieldOptions) FieldSchema() *fieldmap.Schema { return _FieldOptions_fieldSchema }
 
-// NewFieldOptionsFieldMap returns a FieldMap of FieldOptions holding flags; the
-// error names the first flag FieldOptions does not have.
+// NewFieldOptionsFieldMap returns a FieldMap of FieldOptions holding flags, or an error naming the first it lacks.
 func NewFieldOptionsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _FieldOptions_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *FileOptions) Clone() *FileOptions {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *FileOptions) Clone() *FileOptions { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new FileOptions when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new FileOptions when nil) a deep copy of m, when not nil.
 func (m *FileOptions) cloneIn(c *FileOptions) *FileOptions {
 	if m == nil {
 		return nil
@@ -119,14 +109,10 @@ func (m *FileOptions) cloneTo(c *FileOptions) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *MessageOptions) Clone() *MessageOptions {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *MessageOptions) Clone() *MessageOptions { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new MessageOptions when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new MessageOptions when nil) a deep copy of m, when not nil.
 func (m *MessageOptions) cloneIn(c *MessageOptions) *MessageOptions {
 	if m == nil {
 		return nil
@@ -147,14 +133,10 @@ func (m *MessageOptions) cloneTo(c *MessageOptions) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *FieldOptions) Clone() *FieldOptions {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *FieldOptions) Clone() *FieldOptions { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new FieldOptions when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new FieldOptions when nil) a deep copy of m, when not nil.
 func (m *FieldOptions) cloneIn(c *FieldOptions) *FieldOptions {
 	if m == nil {
 		return nil
@@ -175,9 +157,7 @@ func (m *FieldOptions) cloneTo(c *FieldOptions) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FileOptions) Equal(o *FileOptions) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -191,9 +171,7 @@ func (m *FileOptions) Equal(o *FileOptions) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *MessageOptions) Equal(o *MessageOptions) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -201,18 +179,14 @@ func (m *MessageOptions) Equal(o *MessageOptions) bool {
 	if m == o {
 		return true
 	}
-	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
-		return false
-	}
-	if m.ListActions != o.ListActions {
+	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) ||
+		m.ListActions != o.ListActions {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FieldOptions) Equal(o *FieldOptions) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -220,26 +194,16 @@ func (m *FieldOptions) Equal(o *FieldOptions) bool {
 	if m == o {
 		return true
 	}
-	if m.ObjectKey != o.ObjectKey {
-		return false
-	}
-	if m.Atomic != o.Atomic {
+	if m.ObjectKey != o.ObjectKey ||
+		m.Atomic != o.Atomic {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: FileOptions does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// FileOptions or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of FileOptions or bound to no schema.
 func (m *FileOptions) CopyInFields(src *FileOptions, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_FileOptions_fieldSchema)
 	if m == nil || b == nil {
@@ -248,9 +212,7 @@ func (m *FileOptions) CopyInFields(src *FileOptions, fm *fieldmap.FieldMap) int 
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FileOptions being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *FileOptions) copyInAt(src *FileOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -260,31 +222,14 @@ func (m *FileOptions) copyInAt(src *FileOptions, fm *fieldmap.FieldMap, at int, 
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
-		} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
-			if len(src.SkipFeatures) == 0 {
-				m.SkipFeatures = nil
-			} else {
-				m.SkipFeatures = slices.Clone(src.SkipFeatures)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at), &m.SkipFeatures, src.SkipFeatures)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: MessageOptions does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// MessageOptions or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of MessageOptions or bound to no schema.
 func (m *MessageOptions) CopyInFields(src *MessageOptions, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_MessageOptions_fieldSchema)
 	if m == nil || b == nil {
@@ -293,9 +238,7 @@ func (m *MessageOptions) CopyInFields(src *MessageOptions, fm *fieldmap.FieldMap
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// MessageOptions being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x1 == 0 {
 		return 0
@@ -305,35 +248,17 @@ func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.SkipFeatures, src.SkipFeatures)
-		} else if !slices.Equal(m.SkipFeatures, src.SkipFeatures) {
-			if len(src.SkipFeatures) == 0 {
-				m.SkipFeatures = nil
-			} else {
-				m.SkipFeatures = slices.Clone(src.SkipFeatures)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at), &m.SkipFeatures, src.SkipFeatures)
 	}
 	if win.Cover&(1<<1) != 0 && m.ListActions != src.ListActions {
-		m.ListActions = src.ListActions
-		n++
+		m.ListActions, n = src.ListActions, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: FieldOptions does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// FieldOptions or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of FieldOptions or bound to no schema.
 func (m *FieldOptions) CopyInFields(src *FieldOptions, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_FieldOptions_fieldSchema)
 	if m == nil || b == nil {
@@ -342,9 +267,7 @@ func (m *FieldOptions) CopyInFields(src *FieldOptions, fm *fieldmap.FieldMap) in
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FieldOptions being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *FieldOptions) copyInAt(src *FieldOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -354,12 +277,10 @@ func (m *FieldOptions) copyInAt(src *FieldOptions, fm *fieldmap.FieldMap, at int
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.ObjectKey != src.ObjectKey {
-		m.ObjectKey = src.ObjectKey
-		n++
+		m.ObjectKey, n = src.ObjectKey, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Atomic != src.Atomic {
-		m.Atomic = src.Atomic
-		n++
+		m.Atomic, n = src.Atomic, n+1
 	}
 	return n
 }
@@ -388,122 +309,47 @@ func (m *FieldOptions) DiffFields(o *FieldOptions) *fieldmap.FieldMap {
 	return fieldmap.Diff(_FieldOptions_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *FileOptions) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: FileOptions has none.
+func (m *FileOptions) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag FileOptions does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm FileOptions does not have or a list action it cannot take.
 func (*FileOptions) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _FileOptions_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *MessageOptions) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: MessageOptions has none.
+func (m *MessageOptions) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag MessageOptions does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm MessageOptions does not have or a list action it cannot take.
 func (*MessageOptions) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _MessageOptions_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *FieldOptions) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: FieldOptions has none.
+func (m *FieldOptions) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag FieldOptions does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm FieldOptions does not have or a list action it cannot take.
 func (*FieldOptions) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _FieldOptions_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *FileOptions) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: FileOptions has none.
+func (m *FileOptions) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *FileOptions) Redacted() *FileOptions {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *FileOptions) Redacted() *FileOptions { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *MessageOptions) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: MessageOptions has none.
+func (m *MessageOptions) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *MessageOptions) Redacted() *MessageOptions {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *MessageOptions) Redacted() *MessageOptions { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *FieldOptions) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: FieldOptions has none.
+func (m *FieldOptions) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *FieldOptions) Redacted() *FieldOptions {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *FieldOptions) Redacted() *FieldOptions { return m.Clone() }

@@ -10,7 +10,6 @@ import (
 	edgeproto "github.com/edgekit/edgekit/edgeproto"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
-	maps "maps"
 	bits "math/bits"
 	slices "slices"
 	unsafe "unsafe"
@@ -33,15 +32,13 @@ var _Fence_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Fence{}), Fields: []field
 
 var _Fence_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.Fence", _Fence_shape, false)
 
-// FenceAllFields lists the leaf flags of Fence: together they
-// select every field.
+// FenceAllFields lists the leaf flags of Fence, which select every field.
 var FenceAllFields = slices.Clone(_Fence_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Fence.
 func (*Fence) FieldSchema() *fieldmap.Schema { return _Fence_fieldSchema }
 
-// NewFenceFieldMap returns a FieldMap of Fence holding flags; the
-// error names the first flag Fence does not have.
+// NewFenceFieldMap returns a FieldMap of Fence holding flags, or an error naming the first it lacks.
 func NewFenceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Fence_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -301,15 +298,13 @@ var _ReportInfoRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoReq
 
 var _ReportInfoRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoRequest", _ReportInfoRequest_shape, false)
 
-// ReportInfoRequestAllFields lists the leaf flags of ReportInfoRequest: together they
-// select every field.
+// ReportInfoRequestAllFields lists the leaf flags of ReportInfoRequest, which select every field.
 var ReportInfoRequestAllFields = slices.Clone(_ReportInfoRequest_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ReportInfoRequest.
 func (*ReportInfoRequest) FieldSchema() *fieldmap.Schema { return _ReportInfoRequest_fieldSchema }
 
-// NewReportInfoRequestFieldMap returns a FieldMap of ReportInfoRequest holding flags; the
-// error names the first flag ReportInfoRequest does not have.
+// NewReportInfoRequestFieldMap returns a FieldMap of ReportInfoRequest holding flags, or an error naming the first it lacks.
 func NewReportInfoRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ReportInfoRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -327,27 +322,21 @@ var _ReportInfoResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoRe
 
 var _ReportInfoResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoResponse", _ReportInfoResponse_shape, false)
 
-// ReportInfoResponseAllFields lists the leaf flags of ReportInfoResponse: together they
-// select every field.
+// ReportInfoResponseAllFields lists the leaf flags of ReportInfoResponse, which select every field.
 var ReportInfoResponseAllFields = slices.Clone(_ReportInfoResponse_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ReportInfoResponse.
 func (*ReportInfoResponse) FieldSchema() *fieldmap.Schema { return _ReportInfoResponse_fieldSchema }
 
-// NewReportInfoResponseFieldMap returns a FieldMap of ReportInfoResponse holding flags; the
-// error names the first flag ReportInfoResponse does not have.
+// NewReportInfoResponseFieldMap returns a FieldMap of ReportInfoResponse holding flags, or an error naming the first it lacks.
 func NewReportInfoResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ReportInfoResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Fence) Clone() *Fence {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Fence) Clone() *Fence { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Fence when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Fence when nil) a deep copy of m, when not nil.
 func (m *Fence) cloneIn(c *Fence) *Fence {
 	if m == nil {
 		return nil
@@ -368,14 +357,10 @@ func (m *Fence) cloneTo(c *Fence) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ReportInfoRequest) Clone() *ReportInfoRequest {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ReportInfoRequest) Clone() *ReportInfoRequest { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ReportInfoRequest when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ReportInfoRequest when nil) a deep copy of m, when not nil.
 func (m *ReportInfoRequest) cloneIn(c *ReportInfoRequest) *ReportInfoRequest {
 	if m == nil {
 		return nil
@@ -410,14 +395,10 @@ func (m *ReportInfoRequest) cloneTo(c *ReportInfoRequest) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ReportInfoResponse) Clone() *ReportInfoResponse {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ReportInfoResponse) Clone() *ReportInfoResponse { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ReportInfoResponse when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ReportInfoResponse when nil) a deep copy of m, when not nil.
 func (m *ReportInfoResponse) cloneIn(c *ReportInfoResponse) *ReportInfoResponse {
 	if m == nil {
 		return nil
@@ -438,9 +419,7 @@ func (m *ReportInfoResponse) cloneTo(c *ReportInfoResponse) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Fence) Equal(o *Fence) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -448,18 +427,14 @@ func (m *Fence) Equal(o *Fence) bool {
 	if m == o {
 		return true
 	}
-	if m.Key != o.Key {
-		return false
-	}
-	if m.Revision != o.Revision {
+	if m.Key != o.Key ||
+		m.Revision != o.Revision {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -467,10 +442,8 @@ func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
 	if m == o {
 		return true
 	}
-	if !slices.Equal(m.Fields, o.Fields) {
-		return false
-	}
-	if !m.Fence.Equal(o.Fence) {
+	if !slices.Equal(m.Fields, o.Fields) ||
+		!m.Fence.Equal(o.Fence) {
 		return false
 	}
 	switch a := m.Info.(type) {
@@ -520,9 +493,7 @@ func _ReportInfoRequest_Info_isSet(x isReportInfoRequest_Info) bool {
 	return false
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportInfoResponse) Equal(o *ReportInfoResponse) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -530,26 +501,16 @@ func (m *ReportInfoResponse) Equal(o *ReportInfoResponse) bool {
 	if m == o {
 		return true
 	}
-	if m.Applied != o.Applied {
-		return false
-	}
-	if m.Reason != o.Reason {
+	if m.Applied != o.Applied ||
+		m.Reason != o.Reason {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Fence does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Fence or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Fence or bound to no schema.
 func (m *Fence) CopyInFields(src *Fence, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Fence_fieldSchema)
 	if m == nil || b == nil {
@@ -558,9 +519,7 @@ func (m *Fence) CopyInFields(src *Fence, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Fence being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Fence) copyInAt(src *Fence, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -570,27 +529,17 @@ func (m *Fence) copyInAt(src *Fence, fm *fieldmap.FieldMap, at int, win fieldmap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Key != src.Key {
-		m.Key = src.Key
-		n++
+		m.Key, n = src.Key, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Revision != src.Revision {
-		m.Revision = src.Revision
-		n++
+		m.Revision, n = src.Revision, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ReportInfoRequest does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ReportInfoRequest or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ReportInfoRequest or bound to no schema.
 func (m *ReportInfoRequest) CopyInFields(src *ReportInfoRequest, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ReportInfoRequest_fieldSchema)
 	if m == nil || b == nil {
@@ -599,9 +548,7 @@ func (m *ReportInfoRequest) CopyInFields(src *ReportInfoRequest, fm *fieldmap.Fi
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ReportInfoRequest being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if src == nil {
 		src = new(ReportInfoRequest)
@@ -702,16 +649,7 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 		}
 	}
 	if (cw1.Cover|cw1.Below)&(1<<40) != 0 {
-		if a := fm.ListActionAt(at + 104); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Fields, src.Fields)
-		} else if !slices.Equal(m.Fields, src.Fields) {
-			if len(src.Fields) == 0 {
-				m.Fields = nil
-			} else {
-				m.Fields = slices.Clone(src.Fields)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+104), &m.Fields, src.Fields)
 	}
 	if cw1.Cover&(1<<41) != 0 {
 		if !m.Fence.Equal(src.Fence) {
@@ -730,9 +668,7 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x78400040e03f9|win.Below&0x840004080211 == 0 {
 		return 0
@@ -759,41 +695,17 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 				}
 			}
 		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
 		case 5:
-			if m.NotifyId != src.NotifyId {
-				m.NotifyId = src.NotifyId
-				n++
-			}
+			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
-			if m.Controller != src.Controller {
-				m.Controller = src.Controller
-				n++
-			}
+			n += fieldmap.Set(&m.Controller, src.Controller)
 		case 7:
-			if m.CompatibilityVersion != src.CompatibilityVersion {
-				m.CompatibilityVersion = src.CompatibilityVersion
-				n++
-			}
+			n += fieldmap.Set(&m.CompatibilityVersion, src.CompatibilityVersion)
 		case 8:
-			if m.ReleaseVersion != src.ReleaseVersion {
-				m.ReleaseVersion = src.ReleaseVersion
-				n++
-			}
+			n += fieldmap.Set(&m.ReleaseVersion, src.ReleaseVersion)
 		case 9:
 			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
 				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo], fieldmap.Clone[*edgeproto.FlavorInfo])
@@ -806,15 +718,9 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 				n++
 			}
 		case 17:
-			if m.ControllerCacheReceived != src.ControllerCacheReceived {
-				m.ControllerCacheReceived = src.ControllerCacheReceived
-				n++
-			}
+			n += fieldmap.Set(&m.ControllerCacheReceived, src.ControllerCacheReceived)
 		case 18:
-			if m.MaintenanceState != src.MaintenanceState {
-				m.MaintenanceState = src.MaintenanceState
-				n++
-			}
+			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
 				if !fieldmap.Equal(m.Status, src.Status) {
@@ -857,26 +763,11 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 				n++
 			}
 		case 47:
-			if a := fm.ListActionAt(at + 47); a != fieldmap.Replace {
-				n += fieldmap.ApplyMap(a, &m.Properties, src.Properties)
-			} else if !maps.Equal(m.Properties, src.Properties) {
-				if len(src.Properties) == 0 {
-					m.Properties = nil
-				} else {
-					m.Properties = maps.Clone(src.Properties)
-				}
-				n++
-			}
+			n += fieldmap.CopyMap(fm.ListActionAt(at+47), &m.Properties, src.Properties)
 		case 48:
-			if m.TrustPolicyState != src.TrustPolicyState {
-				m.TrustPolicyState = src.TrustPolicyState
-				n++
-			}
+			n += fieldmap.Set(&m.TrustPolicyState, src.TrustPolicyState)
 		case 49:
-			if m.ActiveCrmInstance != src.ActiveCrmInstance {
-				m.ActiveCrmInstance = src.ActiveCrmInstance
-				n++
-			}
+			n += fieldmap.Set(&m.ActiveCrmInstance, src.ActiveCrmInstance)
 		case 50:
 			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
@@ -887,9 +778,7 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// CloudletKey being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -899,19 +788,15 @@ func _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m, src *edgepro
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// FlavorInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7f|win.Below&0x20 == 0 {
 		return 0
@@ -921,47 +806,30 @@ func _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt(m, src *edgepro
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Vcpus != src.Vcpus {
-		m.Vcpus = src.Vcpus
-		n++
+		m.Vcpus, n = src.Vcpus, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
-		m.RamMb = src.RamMb
-		n++
+		m.RamMb, n = src.RamMb, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.DiskGb != src.DiskGb {
-		m.DiskGb = src.DiskGb
-		n++
+		m.DiskGb, n = src.DiskGb, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Gpus != src.Gpus {
-		m.Gpus = src.Gpus
-		n++
+		m.Gpus, n = src.Gpus, n+1
 	}
 	if (win.Cover|win.Below)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.PropMap, src.PropMap)
-		} else if !maps.Equal(m.PropMap, src.PropMap) {
-			if len(src.PropMap) == 0 {
-				m.PropMap = nil
-			} else {
-				m.PropMap = maps.Clone(src.PropMap)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+5), &m.PropMap, src.PropMap)
 	}
 	if win.Cover&(1<<6) != 0 && m.Deprecated != src.Deprecated {
-		m.Deprecated = src.Deprecated
-		n++
+		m.Deprecated, n = src.Deprecated, n+1
 	}
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// StatusInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3f|win.Below&0x20 == 0 {
 		return 0
@@ -971,43 +839,27 @@ func _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m, src *edgeprot
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
-		m.TaskNumber = src.TaskNumber
-		n++
+		m.TaskNumber, n = src.TaskNumber, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.MaxTasks != src.MaxTasks {
-		m.MaxTasks = src.MaxTasks
-		n++
+		m.MaxTasks, n = src.MaxTasks, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.TaskName != src.TaskName {
-		m.TaskName = src.TaskName
-		n++
+		m.TaskName, n = src.TaskName, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.StepName != src.StepName {
-		m.StepName = src.StepName
-		n++
+		m.StepName, n = src.StepName, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.MsgCount != src.MsgCount {
-		m.MsgCount = src.MsgCount
-		n++
+		m.MsgCount, n = src.MsgCount, n+1
 	}
 	if (win.Cover|win.Below)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Msgs, src.Msgs)
-		} else if !slices.Equal(m.Msgs, src.Msgs) {
-			if len(src.Msgs) == 0 {
-				m.Msgs = nil
-			} else {
-				m.Msgs = slices.Clone(src.Msgs)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.Msgs, src.Msgs)
 	}
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResourcesSnapshot being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x4901|win.Below&0x901 == 0 {
 		return 0
@@ -1059,9 +911,7 @@ func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, 
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResource being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7f == 0 {
 		return 0
@@ -1071,39 +921,30 @@ func _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt(m, src *edgep
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Used != src.Used {
-		m.Used = src.Used
-		n++
+		m.Used, n = src.Used, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Total != src.Total {
-		m.Total = src.Total
-		n++
+		m.Total, n = src.Total, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.Quota != src.Quota {
-		m.Quota = src.Quota
-		n++
+		m.Quota, n = src.Quota, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Units != src.Units {
-		m.Units = src.Units
-		n++
+		m.Units, n = src.Units, n+1
 	}
 	if win.Cover&(1<<5) != 0 && m.Description != src.Description {
-		m.Description = src.Description
-		n++
+		m.Description, n = src.Description, n+1
 	}
 	if win.Cover&(1<<6) != 0 && m.AlertThreshold != src.AlertThreshold {
-		m.AlertThreshold = src.AlertThreshold
-		n++
+		m.AlertThreshold, n = src.AlertThreshold, n+1
 	}
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterKey being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -1113,19 +954,15 @@ func _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m, src *edgepro
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstKey being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -1135,19 +972,15 @@ func _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m, src *edgepro
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// NodeInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0xe == 0 {
 		return 0
@@ -1157,51 +990,21 @@ func _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Allocatable, src.Allocatable)
-		} else if !maps.Equal(m.Allocatable, src.Allocatable) {
-			if len(src.Allocatable) == 0 {
-				m.Allocatable = nil
-			} else {
-				m.Allocatable = maps.Clone(src.Allocatable)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+1), &m.Allocatable, src.Allocatable)
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Capacity, src.Capacity)
-		} else if !maps.Equal(m.Capacity, src.Capacity) {
-			if len(src.Capacity) == 0 {
-				m.Capacity = nil
-			} else {
-				m.Capacity = maps.Clone(src.Capacity)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at+2), &m.Capacity, src.Capacity)
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Roles, src.Roles)
-		} else if !slices.Equal(m.Roles, src.Roles) {
-			if len(src.Roles) == 0 {
-				m.Roles = nil
-			} else {
-				m.Roles = slices.Clone(src.Roles)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+3), &m.Roles, src.Roles)
 	}
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ClusterInstInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x30002079|win.Below&0x2051 == 0 {
 		return 0
@@ -1225,24 +1028,13 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 		}
 	}
 	if win.Cover&(1<<3) != 0 && m.State != src.State {
-		m.State = src.State
-		n++
+		m.State, n = src.State, n+1
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-		} else if !slices.Equal(m.Errors, src.Errors) {
-			if len(src.Errors) == 0 {
-				m.Errors = nil
-			} else {
-				m.Errors = slices.Clone(src.Errors)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId = src.NotifyId
-		n++
+		m.NotifyId, n = src.NotifyId, n+1
 	}
 	if win.Cover&(1<<6) != 0 {
 		if !fieldmap.Equal(m.Status, src.Status) {
@@ -1273,8 +1065,7 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 		}
 	}
 	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig = src.Kubeconfig
-		n++
+		m.Kubeconfig, n = src.Kubeconfig, n+1
 	}
 	if win.Cover&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
@@ -1283,9 +1074,7 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// InfraResources being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -1309,9 +1098,7 @@ func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m, src *edge
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// VmInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x9f|win.Below&0x90 == 0 {
 		return 0
@@ -1321,20 +1108,16 @@ func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmI
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
+		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
+		m.Status, n = src.Status, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.InfraFlavor != src.InfraFlavor {
-		m.InfraFlavor = src.InfraFlavor
-		n++
+		m.InfraFlavor, n = src.InfraFlavor, n+1
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
 		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
@@ -1363,9 +1146,7 @@ func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmI
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// IpAddr being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -1375,19 +1156,15 @@ func _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.I
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
-		m.ExternalIp = src.ExternalIp
-		n++
+		m.ExternalIp, n = src.ExternalIp, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.InternalIp != src.InternalIp {
-		m.InternalIp = src.InternalIp
-		n++
+		m.InternalIp, n = src.InternalIp, n+1
 	}
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ContainerInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1f == 0 {
 		return 0
@@ -1397,31 +1174,24 @@ func _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt(m, src *edgep
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Type != src.Type {
-		m.Type = src.Type
-		n++
+		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Status != src.Status {
-		m.Status = src.Status
-		n++
+		m.Status, n = src.Status, n+1
 	}
 	if win.Cover&(1<<3) != 0 && m.ClusterIp != src.ClusterIp {
-		m.ClusterIp = src.ClusterIp
-		n++
+		m.ClusterIp, n = src.ClusterIp, n+1
 	}
 	if win.Cover&(1<<4) != 0 && m.Restarts != src.Restarts {
-		m.Restarts = src.Restarts
-		n++
+		m.Restarts, n = src.Restarts, n+1
 	}
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstInfo being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xc6079|win.Below&0x4051 == 0 {
 		return 0
@@ -1448,26 +1218,11 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 				}
 			}
 		case 3:
-			if m.State != src.State {
-				m.State = src.State
-				n++
-			}
+			n += fieldmap.Set(&m.State, src.State)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
-			} else if !slices.Equal(m.Errors, src.Errors) {
-				if len(src.Errors) == 0 {
-					m.Errors = nil
-				} else {
-					m.Errors = slices.Clone(src.Errors)
-				}
-				n++
-			}
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
 		case 5:
-			if m.NotifyId != src.NotifyId {
-				m.NotifyId = src.NotifyId
-				n++
-			}
+			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
 				if !fieldmap.Equal(m.Status, src.Status) {
@@ -1484,10 +1239,7 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 				}
 			}
 		case 13:
-			if m.PowerState != src.PowerState {
-				m.PowerState = src.PowerState
-				n++
-			}
+			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
 				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
@@ -1504,10 +1256,7 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 				}
 			}
 		case 18:
-			if m.Uri != src.Uri {
-				m.Uri = src.Uri
-				n++
-			}
+			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 19:
 			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
@@ -1518,9 +1267,7 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 	return n
 }
 
-// _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AppInstRuntime being number at of fm's schema and win the window of
-// the flags from there.
+// _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x7 == 0 {
 		return 0
@@ -1530,55 +1277,20 @@ func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edg
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.ContainerIds, src.ContainerIds)
-		} else if !slices.Equal(m.ContainerIds, src.ContainerIds) {
-			if len(src.ContainerIds) == 0 {
-				m.ContainerIds = nil
-			} else {
-				m.ContainerIds = slices.Clone(src.ContainerIds)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at), &m.ContainerIds, src.ContainerIds)
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Pids, src.Pids)
-		} else if !slices.Equal(m.Pids, src.Pids) {
-			if len(src.Pids) == 0 {
-				m.Pids = nil
-			} else {
-				m.Pids = slices.Clone(src.Pids)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.Pids, src.Pids)
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Ports, src.Ports)
-		} else if !slices.Equal(m.Ports, src.Ports) {
-			if len(src.Ports) == 0 {
-				m.Ports = nil
-			} else {
-				m.Ports = slices.Clone(src.Ports)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at+2), &m.Ports, src.Ports)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ReportInfoResponse does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ReportInfoResponse or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ReportInfoResponse or bound to no schema.
 func (m *ReportInfoResponse) CopyInFields(src *ReportInfoResponse, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ReportInfoResponse_fieldSchema)
 	if m == nil || b == nil {
@@ -1587,9 +1299,7 @@ func (m *ReportInfoResponse) CopyInFields(src *ReportInfoResponse, fm *fieldmap.
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ReportInfoResponse being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ReportInfoResponse) copyInAt(src *ReportInfoResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -1599,12 +1309,10 @@ func (m *ReportInfoResponse) copyInAt(src *ReportInfoResponse, fm *fieldmap.Fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Applied != src.Applied {
-		m.Applied = src.Applied
-		n++
+		m.Applied, n = src.Applied, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Reason != src.Reason {
-		m.Reason = src.Reason
-		n++
+		m.Reason, n = src.Reason, n+1
 	}
 	return n
 }
@@ -1633,29 +1341,17 @@ func (m *ReportInfoResponse) DiffFields(o *ReportInfoResponse) *fieldmap.FieldMa
 	return fieldmap.Diff(_ReportInfoResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Fence) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Fence has none.
+func (m *Fence) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Fence does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Fence does not have or a list action it cannot take.
 func (*Fence) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Fence_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ReportInfoRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -1678,57 +1374,28 @@ func (m *ReportInfoRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ReportInfoRequest does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ReportInfoRequest does not have or a list action it cannot take.
 func (*ReportInfoRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ReportInfoRequest_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *ReportInfoResponse) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: ReportInfoResponse has none.
+func (m *ReportInfoResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag ReportInfoResponse does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ReportInfoResponse does not have or a list action it cannot take.
 func (*ReportInfoResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ReportInfoResponse_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Fence) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Fence has none.
+func (m *Fence) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Fence) Redacted() *Fence {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Fence) Redacted() *Fence { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *ReportInfoRequest) Redact() {
 	if m == nil {
 		return
@@ -1744,9 +1411,7 @@ func (m *ReportInfoRequest) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ReportInfoRequest) Redacted() *ReportInfoRequest {
 	if m == nil {
 		return nil
@@ -1756,23 +1421,8 @@ func (m *ReportInfoRequest) Redacted() *ReportInfoRequest {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ReportInfoResponse) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ReportInfoResponse has none.
+func (m *ReportInfoResponse) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ReportInfoResponse) Redacted() *ReportInfoResponse {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ReportInfoResponse) Redacted() *ReportInfoResponse { return m.Clone() }

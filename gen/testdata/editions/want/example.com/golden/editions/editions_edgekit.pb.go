@@ -38,15 +38,13 @@ var _Ed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Ed{}), Fields: []fieldmap.Sh
 
 var _Ed_fieldSchema = fieldmap.NewShapeSchema("golden.editions.Ed", _Ed_shape, false)
 
-// EdAllFields lists the leaf flags of Ed: together they
-// select every field.
+// EdAllFields lists the leaf flags of Ed, which select every field.
 var EdAllFields = slices.Clone(_Ed_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Ed.
 func (*Ed) FieldSchema() *fieldmap.Schema { return _Ed_fieldSchema }
 
-// NewEdFieldMap returns a FieldMap of Ed holding flags; the
-// error names the first flag Ed does not have.
+// NewEdFieldMap returns a FieldMap of Ed holding flags, or an error naming the first it lacks.
 func NewEdFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Ed_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -58,27 +56,21 @@ const (
 
 var _Ed_Part_fieldSchema = fieldmap.NewShapeSchema("golden.editions.Ed.Part", _Ed_Part_shape, false)
 
-// Ed_PartAllFields lists the leaf flags of Ed_Part: together they
-// select every field.
+// Ed_PartAllFields lists the leaf flags of Ed_Part, which select every field.
 var Ed_PartAllFields = slices.Clone(_Ed_Part_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Ed_Part.
 func (*Ed_Part) FieldSchema() *fieldmap.Schema { return _Ed_Part_fieldSchema }
 
-// NewEd_PartFieldMap returns a FieldMap of Ed_Part holding flags; the
-// error names the first flag Ed_Part does not have.
+// NewEd_PartFieldMap returns a FieldMap of Ed_Part holding flags, or an error naming the first it lacks.
 func NewEd_PartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Ed_Part_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Ed) Clone() *Ed {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Ed) Clone() *Ed { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Ed when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Ed when nil) a deep copy of m, when not nil.
 func (m *Ed) cloneIn(c *Ed) *Ed {
 	if m == nil {
 		return nil
@@ -113,14 +105,10 @@ func (m *Ed) cloneTo(c *Ed) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Ed_Part) Clone() *Ed_Part {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Ed_Part) Clone() *Ed_Part { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Ed_Part when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Ed_Part when nil) a deep copy of m, when not nil.
 func (m *Ed_Part) cloneIn(c *Ed_Part) *Ed_Part {
 	if m == nil {
 		return nil
@@ -140,9 +128,7 @@ func (m *Ed_Part) cloneTo(c *Ed_Part) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Ed) Equal(o *Ed) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -150,24 +136,16 @@ func (m *Ed) Equal(o *Ed) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		return false
-	}
-	if m.Implicit != o.Implicit {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Shade, o.Shade) {
-		return false
-	}
-	if !m.Part.Equal(o.Part) {
+	if !fieldmap.EqualPtr(m.Name, o.Name) ||
+		m.Implicit != o.Implicit ||
+		!fieldmap.EqualPtr(m.Shade, o.Shade) ||
+		!m.Part.Equal(o.Part) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Ed_Part) Equal(o *Ed_Part) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -181,17 +159,9 @@ func (m *Ed_Part) Equal(o *Ed_Part) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Ed does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Ed or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Ed or bound to no schema.
 func (m *Ed) CopyInFields(src *Ed, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Ed_fieldSchema)
 	if m == nil || b == nil {
@@ -206,9 +176,7 @@ type _Ed_ptrs struct {
 	f3 Shade
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Ed being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0x8 == 0 {
 		return 0
@@ -231,8 +199,7 @@ func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 		n++
 	}
 	if win.Cover&(1<<1) != 0 && m.Implicit != src.Implicit {
-		m.Implicit = src.Implicit
-		n++
+		m.Implicit, n = src.Implicit, n+1
 	}
 	if win.Cover&(1<<2) != 0 && !fieldmap.EqualPtr(m.Shade, src.Shade) {
 		if src.Shade == nil {
@@ -263,9 +230,7 @@ func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Part being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Ed_Part) copyInAt(src *Ed_Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -281,17 +246,9 @@ func (m *Ed_Part) copyInAt(src *Ed_Part, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Ed_Part does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Ed_Part or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Ed_Part or bound to no schema.
 func (m *Ed_Part) CopyInFields(src *Ed_Part, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Ed_Part_fieldSchema)
 	if m == nil || b == nil {
@@ -316,10 +273,8 @@ func (m *Ed_Part) DiffFields(o *Ed_Part) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Ed_Part_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Ed) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -330,71 +285,29 @@ func (m *Ed) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Ed does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Ed does not have or a list action it cannot take.
 func (*Ed) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Ed_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Ed_Part) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Ed_Part has none.
+func (m *Ed_Part) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Ed_Part does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Ed_Part does not have or a list action it cannot take.
 func (*Ed_Part) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Ed_Part_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Ed) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Ed has none.
+func (m *Ed) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Ed) Redacted() *Ed {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Ed) Redacted() *Ed { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Ed_Part) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Ed_Part has none.
+func (m *Ed_Part) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Ed_Part) Redacted() *Ed_Part {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Ed_Part) Redacted() *Ed_Part { return m.Clone() }

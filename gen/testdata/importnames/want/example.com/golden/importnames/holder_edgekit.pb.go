@@ -436,27 +436,21 @@ var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fie
 
 var _Holder_fieldSchema = fieldmap.NewShapeSchema("golden.importnames.Holder", _Holder_shape, false)
 
-// HolderAllFields lists the leaf flags of Holder: together they
-// select every field.
+// HolderAllFields lists the leaf flags of Holder, which select every field.
 var HolderAllFields = slices.Clone(_Holder_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Holder.
 func (*Holder) FieldSchema() *fieldmap.Schema { return _Holder_fieldSchema }
 
-// NewHolderFieldMap returns a FieldMap of Holder holding flags; the
-// error names the first flag Holder does not have.
+// NewHolderFieldMap returns a FieldMap of Holder holding flags, or an error naming the first it lacks.
 func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Holder_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m_ *Holder) Clone() *Holder {
-	return m_.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m_ *Holder) Clone() *Holder { return m_.cloneIn(nil) }
 
-// cloneIn makes c (a new Holder when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Holder when nil) a deep copy of m, when not nil.
 func (m_ *Holder) cloneIn(c_ *Holder) *Holder {
 	if m_ == nil {
 		return nil
@@ -600,9 +594,7 @@ func (m_ *Holder) cloneTo(c_ *Holder) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m_ *Holder) Equal(o_ *Holder) bool {
 	if m_ == nil || o_ == nil {
 		return m_ == nil && o_ == nil
@@ -610,157 +602,57 @@ func (m_ *Holder) Equal(o_ *Holder) bool {
 	if m_ == o_ {
 		return true
 	}
-	if !fieldmap.Equal(m_.WOne, o_.WOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.WList, o_.WList, fieldmap.Equal[*w.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.WMap, o_.WMap, fieldmap.Equal[*w.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.AOne, o_.AOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.AList, o_.AList, fieldmap.Equal[*a.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.AMap, o_.AMap, fieldmap.Equal[*a.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.BOne, o_.BOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.BList, o_.BList, fieldmap.Equal[*b.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.BMap, o_.BMap, fieldmap.Equal[*b.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.OkOne, o_.OkOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.OkList, o_.OkList, fieldmap.Equal[*ok.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.OkMap, o_.OkMap, fieldmap.Equal[*ok.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.D1One, o_.D1One) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.D1List, o_.D1List, fieldmap.Equal[*d1.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.D1Map, o_.D1Map, fieldmap.Equal[*d1.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.S1One, o_.S1One) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.S1List, o_.S1List, fieldmap.Equal[*s1.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.S1Map, o_.S1Map, fieldmap.Equal[*s1.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.Sv0One, o_.Sv0One) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.Sv0List, o_.Sv0List, fieldmap.Equal[*sv0.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.Sv0Map, o_.Sv0Map, fieldmap.Equal[*sv0.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.MOne, o_.MOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.MList, o_.MList, fieldmap.Equal[*m.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.MMap, o_.MMap, fieldmap.Equal[*m.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.SrcOne, o_.SrcOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.SrcList, o_.SrcList, fieldmap.Equal[*src.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.SrcMap, o_.SrcMap, fieldmap.Equal[*src.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.FmOne, o_.FmOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.FmList, o_.FmList, fieldmap.Equal[*fm.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.FmMap, o_.FmMap, fieldmap.Equal[*fm.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.AtOne, o_.AtOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.AtList, o_.AtList, fieldmap.Equal[*at.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.AtMap, o_.AtMap, fieldmap.Equal[*at.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.COne, o_.COne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.CList, o_.CList, fieldmap.Equal[*c.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.CMap, o_.CMap, fieldmap.Equal[*c.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.OOne, o_.OOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.OList, o_.OList, fieldmap.Equal[*o.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.OMap, o_.OMap, fieldmap.Equal[*o.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.XOne, o_.XOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.XList, o_.XList, fieldmap.Equal[*x.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.XMap, o_.XMap, fieldmap.Equal[*x.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.VOne, o_.VOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.VList, o_.VList, fieldmap.Equal[*v.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.VMap, o_.VMap, fieldmap.Equal[*v.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.BlkOne, o_.BlkOne) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.BlkList, o_.BlkList, fieldmap.Equal[*blk.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.BlkMap, o_.BlkMap, fieldmap.Equal[*blk.Leaf]) {
-		return false
-	}
-	if !fieldmap.Equal(m_.W1One, o_.W1One) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m_.W1List, o_.W1List, fieldmap.Equal[*w1.Leaf]) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m_.W1Map, o_.W1Map, fieldmap.Equal[*w1.Leaf]) {
+	if !fieldmap.Equal(m_.WOne, o_.WOne) ||
+		!fieldmap.EqualMessageListFunc(m_.WList, o_.WList, fieldmap.Equal[*w.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.WMap, o_.WMap, fieldmap.Equal[*w.Leaf]) ||
+		!fieldmap.Equal(m_.AOne, o_.AOne) ||
+		!fieldmap.EqualMessageListFunc(m_.AList, o_.AList, fieldmap.Equal[*a.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.AMap, o_.AMap, fieldmap.Equal[*a.Leaf]) ||
+		!fieldmap.Equal(m_.BOne, o_.BOne) ||
+		!fieldmap.EqualMessageListFunc(m_.BList, o_.BList, fieldmap.Equal[*b.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.BMap, o_.BMap, fieldmap.Equal[*b.Leaf]) ||
+		!fieldmap.Equal(m_.OkOne, o_.OkOne) ||
+		!fieldmap.EqualMessageListFunc(m_.OkList, o_.OkList, fieldmap.Equal[*ok.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.OkMap, o_.OkMap, fieldmap.Equal[*ok.Leaf]) ||
+		!fieldmap.Equal(m_.D1One, o_.D1One) ||
+		!fieldmap.EqualMessageListFunc(m_.D1List, o_.D1List, fieldmap.Equal[*d1.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.D1Map, o_.D1Map, fieldmap.Equal[*d1.Leaf]) ||
+		!fieldmap.Equal(m_.S1One, o_.S1One) ||
+		!fieldmap.EqualMessageListFunc(m_.S1List, o_.S1List, fieldmap.Equal[*s1.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.S1Map, o_.S1Map, fieldmap.Equal[*s1.Leaf]) ||
+		!fieldmap.Equal(m_.Sv0One, o_.Sv0One) ||
+		!fieldmap.EqualMessageListFunc(m_.Sv0List, o_.Sv0List, fieldmap.Equal[*sv0.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.Sv0Map, o_.Sv0Map, fieldmap.Equal[*sv0.Leaf]) ||
+		!fieldmap.Equal(m_.MOne, o_.MOne) ||
+		!fieldmap.EqualMessageListFunc(m_.MList, o_.MList, fieldmap.Equal[*m.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.MMap, o_.MMap, fieldmap.Equal[*m.Leaf]) ||
+		!fieldmap.Equal(m_.SrcOne, o_.SrcOne) ||
+		!fieldmap.EqualMessageListFunc(m_.SrcList, o_.SrcList, fieldmap.Equal[*src.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.SrcMap, o_.SrcMap, fieldmap.Equal[*src.Leaf]) ||
+		!fieldmap.Equal(m_.FmOne, o_.FmOne) ||
+		!fieldmap.EqualMessageListFunc(m_.FmList, o_.FmList, fieldmap.Equal[*fm.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.FmMap, o_.FmMap, fieldmap.Equal[*fm.Leaf]) ||
+		!fieldmap.Equal(m_.AtOne, o_.AtOne) ||
+		!fieldmap.EqualMessageListFunc(m_.AtList, o_.AtList, fieldmap.Equal[*at.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.AtMap, o_.AtMap, fieldmap.Equal[*at.Leaf]) ||
+		!fieldmap.Equal(m_.COne, o_.COne) ||
+		!fieldmap.EqualMessageListFunc(m_.CList, o_.CList, fieldmap.Equal[*c.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.CMap, o_.CMap, fieldmap.Equal[*c.Leaf]) ||
+		!fieldmap.Equal(m_.OOne, o_.OOne) ||
+		!fieldmap.EqualMessageListFunc(m_.OList, o_.OList, fieldmap.Equal[*o.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.OMap, o_.OMap, fieldmap.Equal[*o.Leaf]) ||
+		!fieldmap.Equal(m_.XOne, o_.XOne) ||
+		!fieldmap.EqualMessageListFunc(m_.XList, o_.XList, fieldmap.Equal[*x.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.XMap, o_.XMap, fieldmap.Equal[*x.Leaf]) ||
+		!fieldmap.Equal(m_.VOne, o_.VOne) ||
+		!fieldmap.EqualMessageListFunc(m_.VList, o_.VList, fieldmap.Equal[*v.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.VMap, o_.VMap, fieldmap.Equal[*v.Leaf]) ||
+		!fieldmap.Equal(m_.BlkOne, o_.BlkOne) ||
+		!fieldmap.EqualMessageListFunc(m_.BlkList, o_.BlkList, fieldmap.Equal[*blk.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.BlkMap, o_.BlkMap, fieldmap.Equal[*blk.Leaf]) ||
+		!fieldmap.Equal(m_.W1One, o_.W1One) ||
+		!fieldmap.EqualMessageListFunc(m_.W1List, o_.W1List, fieldmap.Equal[*w1.Leaf]) ||
+		!fieldmap.EqualMessageMapFunc(m_.W1Map, o_.W1Map, fieldmap.Equal[*w1.Leaf]) {
 		return false
 	}
 	switch a_ := m_.Pick.(type) {
@@ -960,17 +852,9 @@ func _Holder_Pick_isSet(x_ isHolder_Pick) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Holder does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Holder or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Holder or bound to no schema.
 func (m_ *Holder) CopyInFields(src_ *Holder, fm_ *fieldmap.FieldMap) int {
 	b_ := fm_.Bind(_Holder_fieldSchema)
 	if m_ == nil || b_ == nil {
@@ -979,9 +863,7 @@ func (m_ *Holder) CopyInFields(src_ *Holder, fm_ *fieldmap.FieldMap) int {
 	return m_.copyInAt(src_, b_, 0, b_.Window(0))
 }
 
-// copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Holder being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if src_ == nil {
 		src_ = new(Holder)
@@ -2192,9 +2074,7 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 	return n
 }
 
-// _File_holder_proto_Leafc55951_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leafc55951_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leafc55951_copyInAt(m_, src_ *w.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2204,31 +2084,19 @@ func _File_holder_proto_Leafc55951_copyInAt(m_, src_ *w.Leaf, fm_ *fieldmap.Fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaf1mbcrcb_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaf1mbcrcb_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaf1mbcrcb_copyInAt(m_, src_ *a.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2238,31 +2106,19 @@ func _File_holder_proto_Leaf1mbcrcb_copyInAt(m_, src_ *a.Leaf, fm_ *fieldmap.Fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaf1umuabm_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaf1umuabm_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaf1umuabm_copyInAt(m_, src_ *b.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2272,31 +2128,19 @@ func _File_holder_proto_Leaf1umuabm_copyInAt(m_, src_ *b.Leaf, fm_ *fieldmap.Fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaf4vl2ue_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaf4vl2ue_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaf4vl2ue_copyInAt(m_, src_ *ok.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2306,31 +2150,19 @@ func _File_holder_proto_Leaf4vl2ue_copyInAt(m_, src_ *ok.Leaf, fm_ *fieldmap.Fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaf12afjs7_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaf12afjs7_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaf12afjs7_copyInAt(m_, src_ *d1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2340,31 +2172,19 @@ func _File_holder_proto_Leaf12afjs7_copyInAt(m_, src_ *d1.Leaf, fm_ *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaf1svtzh8_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaf1svtzh8_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaf1svtzh8_copyInAt(m_, src_ *s1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2374,31 +2194,19 @@ func _File_holder_proto_Leaf1svtzh8_copyInAt(m_, src_ *s1.Leaf, fm_ *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leafemhuyf_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leafemhuyf_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leafemhuyf_copyInAt(m_, src_ *sv0.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2408,31 +2216,19 @@ func _File_holder_proto_Leafemhuyf_copyInAt(m_, src_ *sv0.Leaf, fm_ *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaflsxmzb_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaflsxmzb_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaflsxmzb_copyInAt(m_, src_ *m.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2442,31 +2238,19 @@ func _File_holder_proto_Leaflsxmzb_copyInAt(m_, src_ *m.Leaf, fm_ *fieldmap.Fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaf1xg7dsy_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaf1xg7dsy_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaf1xg7dsy_copyInAt(m_, src_ *src.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2476,31 +2260,19 @@ func _File_holder_proto_Leaf1xg7dsy_copyInAt(m_, src_ *src.Leaf, fm_ *fieldmap.F
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaf1mwrknh_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaf1mwrknh_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaf1mwrknh_copyInAt(m_, src_ *fm.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2510,31 +2282,19 @@ func _File_holder_proto_Leaf1mwrknh_copyInAt(m_, src_ *fm.Leaf, fm_ *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaf1w6ze11_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaf1w6ze11_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaf1w6ze11_copyInAt(m_, src_ *at.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2544,31 +2304,19 @@ func _File_holder_proto_Leaf1w6ze11_copyInAt(m_, src_ *at.Leaf, fm_ *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaf16ral0h_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaf16ral0h_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaf16ral0h_copyInAt(m_, src_ *c.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2578,31 +2326,19 @@ func _File_holder_proto_Leaf16ral0h_copyInAt(m_, src_ *c.Leaf, fm_ *fieldmap.Fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaft84x65_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaft84x65_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaft84x65_copyInAt(m_, src_ *o.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2612,31 +2348,19 @@ func _File_holder_proto_Leaft84x65_copyInAt(m_, src_ *o.Leaf, fm_ *fieldmap.Fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaflkypto_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaflkypto_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaflkypto_copyInAt(m_, src_ *x.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2646,31 +2370,19 @@ func _File_holder_proto_Leaflkypto_copyInAt(m_, src_ *x.Leaf, fm_ *fieldmap.Fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaf1r375sm_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaf1r375sm_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaf1r375sm_copyInAt(m_, src_ *v.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2680,31 +2392,19 @@ func _File_holder_proto_Leaf1r375sm_copyInAt(m_, src_ *v.Leaf, fm_ *fieldmap.Fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leaf197gohb_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leaf197gohb_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leaf197gohb_copyInAt(m_, src_ *blk.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2714,31 +2414,19 @@ func _File_holder_proto_Leaf197gohb_copyInAt(m_, src_ *blk.Leaf, fm_ *fieldmap.F
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
 
-// _File_holder_proto_Leafke71a0_copyInAt copies the fields of src_ flagged in fm_ into m_, the first flag of
-// Leaf being number at_ of fm_'s schema and win the window of
-// the flags from there.
+// _File_holder_proto_Leafke71a0_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
 func _File_holder_proto_Leafke71a0_copyInAt(m_, src_ *w1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -2748,24 +2436,14 @@ func _File_holder_proto_Leafke71a0_copyInAt(m_, src_ *w1.Leaf, fm_ *fieldmap.Fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
-		m_.Name = src_.Name
-		n++
+		m_.Name, n = src_.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.EqualPtr(m_.O, src_.O) {
 		m_.O = fieldmap.ClonePtr(src_.O)
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a_ := fm_.ListActionAt(at_ + 2); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyList(a_, &m_.Tags, src_.Tags)
-		} else if !slices.Equal(m_.Tags, src_.Tags) {
-			if len(src_.Tags) == 0 {
-				m_.Tags = nil
-			} else {
-				m_.Tags = slices.Clone(src_.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm_.ListActionAt(at_+2), &m_.Tags, src_.Tags)
 	}
 	return n
 }
@@ -2778,10 +2456,8 @@ func (m_ *Holder) DiffFields(o_ *Holder) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Holder_fieldSchema, unsafe.Pointer(m_), unsafe.Pointer(o_))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Holder) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -3214,17 +2890,13 @@ func (m *Holder) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Holder does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Holder does not have or a list action it cannot take.
 func (*Holder) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Holder_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Holder) Redact() {
 	if m == nil {
 		return
@@ -3401,9 +3073,7 @@ func (m *Holder) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Holder) Redacted() *Holder {
 	if m == nil {
 		return nil

@@ -32,15 +32,13 @@ var _ThingKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ThingKey{}), Fields: [
 
 var _ThingKey_fieldSchema = fieldmap.NewShapeSchema("golden.keys.ThingKey", _ThingKey_shape, false)
 
-// ThingKeyAllFields lists the leaf flags of ThingKey: together they
-// select every field.
+// ThingKeyAllFields lists the leaf flags of ThingKey, which select every field.
 var ThingKeyAllFields = slices.Clone(_ThingKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of ThingKey.
 func (*ThingKey) FieldSchema() *fieldmap.Schema { return _ThingKey_fieldSchema }
 
-// NewThingKeyFieldMap returns a FieldMap of ThingKey holding flags; the
-// error names the first flag ThingKey does not have.
+// NewThingKeyFieldMap returns a FieldMap of ThingKey holding flags, or an error naming the first it lacks.
 func NewThingKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ThingKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -61,15 +59,13 @@ var _Thing_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Thing{}), Fields: []field
 
 var _Thing_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Thing", _Thing_shape, false)
 
-// ThingAllFields lists the leaf flags of Thing: together they
-// select every field.
+// ThingAllFields lists the leaf flags of Thing, which select every field.
 var ThingAllFields = slices.Clone(_Thing_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Thing.
 func (*Thing) FieldSchema() *fieldmap.Schema { return _Thing_fieldSchema }
 
-// NewThingFieldMap returns a FieldMap of Thing holding flags; the
-// error names the first flag Thing does not have.
+// NewThingFieldMap returns a FieldMap of Thing holding flags, or an error naming the first it lacks.
 func NewThingFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Thing_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -85,27 +81,21 @@ var _Named_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Named{}), Fields: []field
 
 var _Named_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Named", _Named_shape, false)
 
-// NamedAllFields lists the leaf flags of Named: together they
-// select every field.
+// NamedAllFields lists the leaf flags of Named, which select every field.
 var NamedAllFields = slices.Clone(_Named_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Named.
 func (*Named) FieldSchema() *fieldmap.Schema { return _Named_fieldSchema }
 
-// NewNamedFieldMap returns a FieldMap of Named holding flags; the
-// error names the first flag Named does not have.
+// NewNamedFieldMap returns a FieldMap of Named holding flags, or an error naming the first it lacks.
 func NewNamedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Named_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *ThingKey) Clone() *ThingKey {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ThingKey) Clone() *ThingKey { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new ThingKey when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new ThingKey when nil) a deep copy of m, when not nil.
 func (m *ThingKey) cloneIn(c *ThingKey) *ThingKey {
 	if m == nil {
 		return nil
@@ -127,14 +117,10 @@ func (m *ThingKey) cloneTo(c *ThingKey) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Thing) Clone() *Thing {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Thing) Clone() *Thing { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Thing when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Thing when nil) a deep copy of m, when not nil.
 func (m *Thing) cloneIn(c *Thing) *Thing {
 	if m == nil {
 		return nil
@@ -155,14 +141,10 @@ func (m *Thing) cloneTo(c *Thing) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Named) Clone() *Named {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Named) Clone() *Named { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Named when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Named when nil) a deep copy of m, when not nil.
 func (m *Named) cloneIn(c *Named) *Named {
 	if m == nil {
 		return nil
@@ -182,9 +164,7 @@ func (m *Named) cloneTo(c *Named) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ThingKey) Equal(o *ThingKey) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -192,21 +172,15 @@ func (m *ThingKey) Equal(o *ThingKey) bool {
 	if m == o {
 		return true
 	}
-	if m.Organization != o.Organization {
-		return false
-	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Tier != o.Tier {
+	if m.Organization != o.Organization ||
+		m.Name != o.Name ||
+		m.Tier != o.Tier {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Thing) Equal(o *Thing) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -214,18 +188,14 @@ func (m *Thing) Equal(o *Thing) bool {
 	if m == o {
 		return true
 	}
-	if !m.Key.Equal(o.Key) {
-		return false
-	}
-	if m.Password != o.Password {
+	if !m.Key.Equal(o.Key) ||
+		m.Password != o.Password {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Named) Equal(o *Named) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -239,17 +209,9 @@ func (m *Named) Equal(o *Named) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: ThingKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// ThingKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of ThingKey or bound to no schema.
 func (m *ThingKey) CopyInFields(src *ThingKey, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_ThingKey_fieldSchema)
 	if m == nil || b == nil {
@@ -258,9 +220,7 @@ func (m *ThingKey) CopyInFields(src *ThingKey, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// ThingKey being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ThingKey) copyInAt(src *ThingKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -270,31 +230,20 @@ func (m *ThingKey) copyInAt(src *ThingKey, fm *fieldmap.FieldMap, at int, win fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
-		m.Organization = src.Organization
-		n++
+		m.Organization, n = src.Organization, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Tier != src.Tier {
-		m.Tier = src.Tier
-		n++
+		m.Tier, n = src.Tier, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Thing does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Thing or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Thing or bound to no schema.
 func (m *Thing) CopyInFields(src *Thing, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Thing_fieldSchema)
 	if m == nil || b == nil {
@@ -303,9 +252,7 @@ func (m *Thing) CopyInFields(src *Thing, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Thing being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x11|win.Below&0x1 == 0 {
 		return 0
@@ -329,23 +276,14 @@ func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int, win fieldmap
 		}
 	}
 	if win.Cover&(1<<4) != 0 && m.Password != src.Password {
-		m.Password = src.Password
-		n++
+		m.Password, n = src.Password, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Named does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Named or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Named or bound to no schema.
 func (m *Named) CopyInFields(src *Named, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Named_fieldSchema)
 	if m == nil || b == nil {
@@ -354,9 +292,7 @@ func (m *Named) CopyInFields(src *Named, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Named being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Named) copyInAt(src *Named, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -366,8 +302,7 @@ func (m *Named) copyInAt(src *Named, fm *fieldmap.FieldMap, at int, win fieldmap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	return n
 }
@@ -396,10 +331,8 @@ func (m *Named) DiffFields(o *Named) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Named_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *ThingKey) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -410,18 +343,14 @@ func (m *ThingKey) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag ThingKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm ThingKey does not have or a list action it cannot take.
 func (*ThingKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ThingKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Thing) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -432,57 +361,28 @@ func (m *Thing) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Thing does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Thing does not have or a list action it cannot take.
 func (*Thing) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Thing_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Named) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Named has none.
+func (m *Named) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Named does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Named does not have or a list action it cannot take.
 func (*Named) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Named_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *ThingKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: ThingKey has none.
+func (m *ThingKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *ThingKey) Redacted() *ThingKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ThingKey) Redacted() *ThingKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Thing) Redact() {
 	if m == nil {
 		return
@@ -490,9 +390,7 @@ func (m *Thing) Redact() {
 	m.Password = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Thing) Redacted() *Thing {
 	if m == nil {
 		return nil
@@ -502,26 +400,11 @@ func (m *Thing) Redacted() *Thing {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Named) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Named has none.
+func (m *Named) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Named) Redacted() *Named {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Named) Redacted() *Named { return m.Clone() }
 
 // GetKeyString renders the object key of m (field key) as a string that
 // ParseThingKeyString reads back: "name=value" pairs of every key field, in

@@ -27,27 +27,21 @@ var _RawScope_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RawScope{}), Fields: [
 
 var _RawScope_fieldSchema = fieldmap.NewShapeSchema("golden.keys.RawScope", _RawScope_shape, false)
 
-// RawScopeAllFields lists the leaf flags of RawScope: together they
-// select every field.
+// RawScopeAllFields lists the leaf flags of RawScope, which select every field.
 var RawScopeAllFields = slices.Clone(_RawScope_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of RawScope.
 func (*RawScope) FieldSchema() *fieldmap.Schema { return _RawScope_fieldSchema }
 
-// NewRawScopeFieldMap returns a FieldMap of RawScope holding flags; the
-// error names the first flag RawScope does not have.
+// NewRawScopeFieldMap returns a FieldMap of RawScope holding flags, or an error naming the first it lacks.
 func NewRawScopeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _RawScope_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *RawScope) Clone() *RawScope {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *RawScope) Clone() *RawScope { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new RawScope when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new RawScope when nil) a deep copy of m, when not nil.
 func (m *RawScope) cloneIn(c *RawScope) *RawScope {
 	if m == nil {
 		return nil
@@ -67,9 +61,7 @@ func (m *RawScope) cloneTo(c *RawScope) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RawScope) Equal(o *RawScope) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -83,17 +75,9 @@ func (m *RawScope) Equal(o *RawScope) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: RawScope does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// RawScope or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of RawScope or bound to no schema.
 func (m *RawScope) CopyInFields(src *RawScope, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_RawScope_fieldSchema)
 	if m == nil || b == nil {
@@ -102,9 +86,7 @@ func (m *RawScope) CopyInFields(src *RawScope, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// RawScope being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *RawScope) copyInAt(src *RawScope, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -128,42 +110,17 @@ func (m *RawScope) DiffFields(o *RawScope) *fieldmap.FieldMap {
 	return fieldmap.Diff(_RawScope_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *RawScope) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: RawScope has none.
+func (m *RawScope) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag RawScope does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm RawScope does not have or a list action it cannot take.
 func (*RawScope) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _RawScope_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *RawScope) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: RawScope has none.
+func (m *RawScope) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *RawScope) Redacted() *RawScope {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *RawScope) Redacted() *RawScope { return m.Clone() }

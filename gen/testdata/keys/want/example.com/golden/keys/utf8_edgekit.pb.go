@@ -36,15 +36,13 @@ var _Utf8Key_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Utf8Key{}), Fields: []f
 
 var _Utf8Key_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Utf8Key", _Utf8Key_shape, false)
 
-// Utf8KeyAllFields lists the leaf flags of Utf8Key: together they
-// select every field.
+// Utf8KeyAllFields lists the leaf flags of Utf8Key, which select every field.
 var Utf8KeyAllFields = slices.Clone(_Utf8Key_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Utf8Key.
 func (*Utf8Key) FieldSchema() *fieldmap.Schema { return _Utf8Key_fieldSchema }
 
-// NewUtf8KeyFieldMap returns a FieldMap of Utf8Key holding flags; the
-// error names the first flag Utf8Key does not have.
+// NewUtf8KeyFieldMap returns a FieldMap of Utf8Key holding flags, or an error naming the first it lacks.
 func NewUtf8KeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Utf8Key_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -64,15 +62,13 @@ var _Utf8Thing_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Utf8Thing{}), Fields:
 
 var _Utf8Thing_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Utf8Thing", _Utf8Thing_shape, false)
 
-// Utf8ThingAllFields lists the leaf flags of Utf8Thing: together they
-// select every field.
+// Utf8ThingAllFields lists the leaf flags of Utf8Thing, which select every field.
 var Utf8ThingAllFields = slices.Clone(_Utf8Thing_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Utf8Thing.
 func (*Utf8Thing) FieldSchema() *fieldmap.Schema { return _Utf8Thing_fieldSchema }
 
-// NewUtf8ThingFieldMap returns a FieldMap of Utf8Thing holding flags; the
-// error names the first flag Utf8Thing does not have.
+// NewUtf8ThingFieldMap returns a FieldMap of Utf8Thing holding flags, or an error naming the first it lacks.
 func NewUtf8ThingFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Utf8Thing_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -88,27 +84,21 @@ var _RawNamed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RawNamed{}), Fields: [
 
 var _RawNamed_fieldSchema = fieldmap.NewShapeSchema("golden.keys.RawNamed", _RawNamed_shape, false)
 
-// RawNamedAllFields lists the leaf flags of RawNamed: together they
-// select every field.
+// RawNamedAllFields lists the leaf flags of RawNamed, which select every field.
 var RawNamedAllFields = slices.Clone(_RawNamed_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of RawNamed.
 func (*RawNamed) FieldSchema() *fieldmap.Schema { return _RawNamed_fieldSchema }
 
-// NewRawNamedFieldMap returns a FieldMap of RawNamed holding flags; the
-// error names the first flag RawNamed does not have.
+// NewRawNamedFieldMap returns a FieldMap of RawNamed holding flags, or an error naming the first it lacks.
 func NewRawNamedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _RawNamed_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Utf8Key) Clone() *Utf8Key {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Utf8Key) Clone() *Utf8Key { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Utf8Key when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Utf8Key when nil) a deep copy of m, when not nil.
 func (m *Utf8Key) cloneIn(c *Utf8Key) *Utf8Key {
 	if m == nil {
 		return nil
@@ -142,14 +132,10 @@ func (m *Utf8Key) cloneTo(c *Utf8Key) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Utf8Thing) Clone() *Utf8Thing {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Utf8Thing) Clone() *Utf8Thing { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Utf8Thing when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Utf8Thing when nil) a deep copy of m, when not nil.
 func (m *Utf8Thing) cloneIn(c *Utf8Thing) *Utf8Thing {
 	if m == nil {
 		return nil
@@ -169,14 +155,10 @@ func (m *Utf8Thing) cloneTo(c *Utf8Thing) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *RawNamed) Clone() *RawNamed {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *RawNamed) Clone() *RawNamed { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new RawNamed when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new RawNamed when nil) a deep copy of m, when not nil.
 func (m *RawNamed) cloneIn(c *RawNamed) *RawNamed {
 	if m == nil {
 		return nil
@@ -196,9 +178,7 @@ func (m *RawNamed) cloneTo(c *RawNamed) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Utf8Key) Equal(o *Utf8Key) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -206,21 +186,15 @@ func (m *Utf8Key) Equal(o *Utf8Key) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Checked, o.Checked) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Raw, o.Raw) {
-		return false
-	}
-	if !m.Scope.Equal(o.Scope) {
+	if !fieldmap.EqualPtr(m.Checked, o.Checked) ||
+		!fieldmap.EqualPtr(m.Raw, o.Raw) ||
+		!m.Scope.Equal(o.Scope) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Utf8Thing) Equal(o *Utf8Thing) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -234,9 +208,7 @@ func (m *Utf8Thing) Equal(o *Utf8Thing) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RawNamed) Equal(o *RawNamed) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -250,17 +222,9 @@ func (m *RawNamed) Equal(o *RawNamed) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Utf8Key does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Utf8Key or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Utf8Key or bound to no schema.
 func (m *Utf8Key) CopyInFields(src *Utf8Key, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Utf8Key_fieldSchema)
 	if m == nil || b == nil {
@@ -275,9 +239,7 @@ type _Utf8Key_ptrs struct {
 	f2 string
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Utf8Key being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7|win.Below&0x4 == 0 {
 		return 0
@@ -328,17 +290,9 @@ func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Utf8Thing does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Utf8Thing or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Utf8Thing or bound to no schema.
 func (m *Utf8Thing) CopyInFields(src *Utf8Thing, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Utf8Thing_fieldSchema)
 	if m == nil || b == nil {
@@ -347,9 +301,7 @@ func (m *Utf8Thing) CopyInFields(src *Utf8Thing, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Utf8Thing being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -375,17 +327,9 @@ func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int, win 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: RawNamed does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// RawNamed or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of RawNamed or bound to no schema.
 func (m *RawNamed) CopyInFields(src *RawNamed, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_RawNamed_fieldSchema)
 	if m == nil || b == nil {
@@ -394,9 +338,7 @@ func (m *RawNamed) CopyInFields(src *RawNamed, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// RawNamed being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *RawNamed) copyInAt(src *RawNamed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -436,125 +378,50 @@ func (m *RawNamed) DiffFields(o *RawNamed) *fieldmap.FieldMap {
 	return fieldmap.Diff(_RawNamed_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Utf8Key) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Utf8Key has none.
+func (m *Utf8Key) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Utf8Key does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Utf8Key does not have or a list action it cannot take.
 func (*Utf8Key) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Utf8Key_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Utf8Thing) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Utf8Thing has none.
+func (m *Utf8Thing) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Utf8Thing does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Utf8Thing does not have or a list action it cannot take.
 func (*Utf8Thing) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Utf8Thing_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *RawNamed) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: RawNamed has none.
+func (m *RawNamed) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag RawNamed does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm RawNamed does not have or a list action it cannot take.
 func (*RawNamed) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _RawNamed_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Utf8Key) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Utf8Key has none.
+func (m *Utf8Key) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Utf8Key) Redacted() *Utf8Key {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Utf8Key) Redacted() *Utf8Key { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Utf8Thing) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Utf8Thing has none.
+func (m *Utf8Thing) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Utf8Thing) Redacted() *Utf8Thing {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Utf8Thing) Redacted() *Utf8Thing { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *RawNamed) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: RawNamed has none.
+func (m *RawNamed) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *RawNamed) Redacted() *RawNamed {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *RawNamed) Redacted() *RawNamed { return m.Clone() }
 
 // GetKeyString renders the object key of m (field key) as a string that
 // ParseUtf8ThingKeyString reads back: "name=value" pairs of every key field, in

@@ -29,15 +29,13 @@ var _Value_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Value{}), Fields: []field
 
 var _Value_fieldSchema = fieldmap.NewShapeSchema("golden.maps.Value", _Value_shape, false)
 
-// ValueAllFields lists the leaf flags of Value: together they
-// select every field.
+// ValueAllFields lists the leaf flags of Value, which select every field.
 var ValueAllFields = slices.Clone(_Value_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Value.
 func (*Value) FieldSchema() *fieldmap.Schema { return _Value_fieldSchema }
 
-// NewValueFieldMap returns a FieldMap of Value holding flags; the
-// error names the first flag Value does not have.
+// NewValueFieldMap returns a FieldMap of Value holding flags, or an error naming the first it lacks.
 func NewValueFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Value_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -59,27 +57,21 @@ var _Maps_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Maps{}), Fields: []fieldma
 
 var _Maps_fieldSchema = fieldmap.NewShapeSchema("golden.maps.Maps", _Maps_shape, false)
 
-// MapsAllFields lists the leaf flags of Maps: together they
-// select every field.
+// MapsAllFields lists the leaf flags of Maps, which select every field.
 var MapsAllFields = slices.Clone(_Maps_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Maps.
 func (*Maps) FieldSchema() *fieldmap.Schema { return _Maps_fieldSchema }
 
-// NewMapsFieldMap returns a FieldMap of Maps holding flags; the
-// error names the first flag Maps does not have.
+// NewMapsFieldMap returns a FieldMap of Maps holding flags, or an error naming the first it lacks.
 func NewMapsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Maps_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Value) Clone() *Value {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Value) Clone() *Value { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Value when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Value when nil) a deep copy of m, when not nil.
 func (m *Value) cloneIn(c *Value) *Value {
 	if m == nil {
 		return nil
@@ -99,14 +91,10 @@ func (m *Value) cloneTo(c *Value) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Maps) Clone() *Maps {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Maps) Clone() *Maps { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Maps when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Maps when nil) a deep copy of m, when not nil.
 func (m *Maps) cloneIn(c *Maps) *Maps {
 	if m == nil {
 		return nil
@@ -143,9 +131,7 @@ func (m *Maps) cloneTo(c *Maps) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Value) Equal(o *Value) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -159,9 +145,7 @@ func (m *Value) Equal(o *Value) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Maps) Equal(o *Maps) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -169,32 +153,18 @@ func (m *Maps) Equal(o *Maps) bool {
 	if m == o {
 		return true
 	}
-	if !maps.Equal(m.Labels, o.Labels) {
-		return false
-	}
-	if !fieldmap.EqualMapFunc(m.Weights, o.Weights, fieldmap.EqualFloat64) {
-		return false
-	}
-	if !fieldmap.EqualMapFunc(m.Blobs, o.Blobs, bytes.Equal) {
-		return false
-	}
-	if !fieldmap.EqualMessageMapFunc(m.Values, o.Values, (*Value).Equal) {
+	if !maps.Equal(m.Labels, o.Labels) ||
+		!fieldmap.EqualMapFunc(m.Weights, o.Weights, fieldmap.EqualFloat64) ||
+		!fieldmap.EqualMapFunc(m.Blobs, o.Blobs, bytes.Equal) ||
+		!fieldmap.EqualMessageMapFunc(m.Values, o.Values, (*Value).Equal) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Value does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Value or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Value or bound to no schema.
 func (m *Value) CopyInFields(src *Value, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Value_fieldSchema)
 	if m == nil || b == nil {
@@ -203,9 +173,7 @@ func (m *Value) CopyInFields(src *Value, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Value being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Value) copyInAt(src *Value, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -215,23 +183,14 @@ func (m *Value) copyInAt(src *Value, fm *fieldmap.FieldMap, at int, win fieldmap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Text != src.Text {
-		m.Text = src.Text
-		n++
+		m.Text, n = src.Text, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Maps does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Maps or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Maps or bound to no schema.
 func (m *Maps) CopyInFields(src *Maps, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Maps_fieldSchema)
 	if m == nil || b == nil {
@@ -240,9 +199,7 @@ func (m *Maps) CopyInFields(src *Maps, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Maps being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0xf == 0 {
 		return 0
@@ -252,16 +209,7 @@ func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyMap(a, &m.Labels, src.Labels)
-		} else if !maps.Equal(m.Labels, src.Labels) {
-			if len(src.Labels) == 0 {
-				m.Labels = nil
-			} else {
-				m.Labels = maps.Clone(src.Labels)
-			}
-			n++
-		}
+		n += fieldmap.CopyMap(fm.ListActionAt(at), &m.Labels, src.Labels)
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
@@ -318,82 +266,32 @@ func (m *Maps) DiffFields(o *Maps) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Maps_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Value) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Value has none.
+func (m *Value) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Value does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Value does not have or a list action it cannot take.
 func (*Value) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Value_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Maps) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Maps has none.
+func (m *Maps) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Maps does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Maps does not have or a list action it cannot take.
 func (*Maps) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Maps_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Value) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Value has none.
+func (m *Value) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Value) Redacted() *Value {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Value) Redacted() *Value { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Maps) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Maps has none.
+func (m *Maps) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Maps) Redacted() *Maps {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Maps) Redacted() *Maps { return m.Clone() }

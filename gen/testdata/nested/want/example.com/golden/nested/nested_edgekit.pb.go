@@ -43,15 +43,13 @@ var _Top_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Top{}), Fields: []fieldmap.
 
 var _Top_fieldSchema = fieldmap.NewShapeSchema("golden.nested.Top", _Top_shape, false)
 
-// TopAllFields lists the leaf flags of Top: together they
-// select every field.
+// TopAllFields lists the leaf flags of Top, which select every field.
 var TopAllFields = slices.Clone(_Top_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Top.
 func (*Top) FieldSchema() *fieldmap.Schema { return _Top_fieldSchema }
 
-// NewTopFieldMap returns a FieldMap of Top holding flags; the
-// error names the first flag Top does not have.
+// NewTopFieldMap returns a FieldMap of Top holding flags, or an error naming the first it lacks.
 func NewTopFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Top_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -66,15 +64,13 @@ const (
 
 var _Mid_fieldSchema = fieldmap.NewShapeSchema("golden.nested.Mid", _Mid_shape, false)
 
-// MidAllFields lists the leaf flags of Mid: together they
-// select every field.
+// MidAllFields lists the leaf flags of Mid, which select every field.
 var MidAllFields = slices.Clone(_Mid_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Mid.
 func (*Mid) FieldSchema() *fieldmap.Schema { return _Mid_fieldSchema }
 
-// NewMidFieldMap returns a FieldMap of Mid holding flags; the
-// error names the first flag Mid does not have.
+// NewMidFieldMap returns a FieldMap of Mid holding flags, or an error naming the first it lacks.
 func NewMidFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Mid_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -87,27 +83,21 @@ const (
 
 var _Bottom_fieldSchema = fieldmap.NewShapeSchema("golden.nested.Bottom", _Bottom_shape, false)
 
-// BottomAllFields lists the leaf flags of Bottom: together they
-// select every field.
+// BottomAllFields lists the leaf flags of Bottom, which select every field.
 var BottomAllFields = slices.Clone(_Bottom_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Bottom.
 func (*Bottom) FieldSchema() *fieldmap.Schema { return _Bottom_fieldSchema }
 
-// NewBottomFieldMap returns a FieldMap of Bottom holding flags; the
-// error names the first flag Bottom does not have.
+// NewBottomFieldMap returns a FieldMap of Bottom holding flags, or an error naming the first it lacks.
 func NewBottomFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Bottom_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Top) Clone() *Top {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Top) Clone() *Top { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Top when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Top when nil) a deep copy of m, when not nil.
 func (m *Top) cloneIn(c *Top) *Top {
 	if m == nil {
 		return nil
@@ -128,14 +118,10 @@ func (m *Top) cloneTo(c *Top) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Mid) Clone() *Mid {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Mid) Clone() *Mid { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Mid when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Mid when nil) a deep copy of m, when not nil.
 func (m *Mid) cloneIn(c *Mid) *Mid {
 	if m == nil {
 		return nil
@@ -156,14 +142,10 @@ func (m *Mid) cloneTo(c *Mid) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Bottom) Clone() *Bottom {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Bottom) Clone() *Bottom { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Bottom when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Bottom when nil) a deep copy of m, when not nil.
 func (m *Bottom) cloneIn(c *Bottom) *Bottom {
 	if m == nil {
 		return nil
@@ -184,9 +166,7 @@ func (m *Bottom) cloneTo(c *Bottom) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Top) Equal(o *Top) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -194,18 +174,14 @@ func (m *Top) Equal(o *Top) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if !m.Mid.Equal(o.Mid) {
+	if m.Name != o.Name ||
+		!m.Mid.Equal(o.Mid) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Mid) Equal(o *Mid) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -213,18 +189,14 @@ func (m *Mid) Equal(o *Mid) bool {
 	if m == o {
 		return true
 	}
-	if m.Level != o.Level {
-		return false
-	}
-	if !m.Bottom.Equal(o.Bottom) {
+	if m.Level != o.Level ||
+		!m.Bottom.Equal(o.Bottom) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Bottom) Equal(o *Bottom) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -232,26 +204,16 @@ func (m *Bottom) Equal(o *Bottom) bool {
 	if m == o {
 		return true
 	}
-	if m.Leaf != o.Leaf {
-		return false
-	}
-	if m.Deep != o.Deep {
+	if m.Leaf != o.Leaf ||
+		m.Deep != o.Deep {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Top does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Top or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Top or bound to no schema.
 func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Top_fieldSchema)
 	if m == nil || b == nil {
@@ -260,9 +222,7 @@ func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Top being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -272,8 +232,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Mid.Equal(src.Mid) {
@@ -292,9 +251,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Mid being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -304,8 +261,7 @@ func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Level != src.Level {
-		m.Level = src.Level
-		n++
+		m.Level, n = src.Level, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Bottom.Equal(src.Bottom) {
@@ -324,9 +280,7 @@ func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Bottom being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Bottom) copyInAt(src *Bottom, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -336,27 +290,17 @@ func (m *Bottom) copyInAt(src *Bottom, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Leaf != src.Leaf {
-		m.Leaf = src.Leaf
-		n++
+		m.Leaf, n = src.Leaf, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Deep != src.Deep {
-		m.Deep = src.Deep
-		n++
+		m.Deep, n = src.Deep, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Mid does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Mid or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Mid or bound to no schema.
 func (m *Mid) CopyInFields(src *Mid, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Mid_fieldSchema)
 	if m == nil || b == nil {
@@ -365,17 +309,9 @@ func (m *Mid) CopyInFields(src *Mid, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Bottom does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Bottom or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Bottom or bound to no schema.
 func (m *Bottom) CopyInFields(src *Bottom, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Bottom_fieldSchema)
 	if m == nil || b == nil {
@@ -408,122 +344,47 @@ func (m *Bottom) DiffFields(o *Bottom) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Bottom_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Top) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Top has none.
+func (m *Top) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Top does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Top does not have or a list action it cannot take.
 func (*Top) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Top_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Mid) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Mid has none.
+func (m *Mid) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Mid does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Mid does not have or a list action it cannot take.
 func (*Mid) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Mid_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Bottom) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Bottom has none.
+func (m *Bottom) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Bottom does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Bottom does not have or a list action it cannot take.
 func (*Bottom) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Bottom_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Top) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Top has none.
+func (m *Top) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Top) Redacted() *Top {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Top) Redacted() *Top { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Mid) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Mid has none.
+func (m *Mid) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Mid) Redacted() *Mid {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Mid) Redacted() *Mid { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Bottom) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Bottom has none.
+func (m *Bottom) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Bottom) Redacted() *Bottom {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Bottom) Redacted() *Bottom { return m.Clone() }

@@ -28,15 +28,13 @@ var _Detail_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Detail{}), Fields: []fie
 
 var _Detail_fieldSchema = fieldmap.NewShapeSchema("golden.oneofs.Detail", _Detail_shape, false)
 
-// DetailAllFields lists the leaf flags of Detail: together they
-// select every field.
+// DetailAllFields lists the leaf flags of Detail, which select every field.
 var DetailAllFields = slices.Clone(_Detail_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Detail.
 func (*Detail) FieldSchema() *fieldmap.Schema { return _Detail_fieldSchema }
 
-// NewDetailFieldMap returns a FieldMap of Detail holding flags; the
-// error names the first flag Detail does not have.
+// NewDetailFieldMap returns a FieldMap of Detail holding flags, or an error naming the first it lacks.
 func NewDetailFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Detail_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -63,27 +61,21 @@ var _Choice_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Choice{}), Fields: []fie
 
 var _Choice_fieldSchema = fieldmap.NewShapeSchema("golden.oneofs.Choice", _Choice_shape, false)
 
-// ChoiceAllFields lists the leaf flags of Choice: together they
-// select every field.
+// ChoiceAllFields lists the leaf flags of Choice, which select every field.
 var ChoiceAllFields = slices.Clone(_Choice_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Choice.
 func (*Choice) FieldSchema() *fieldmap.Schema { return _Choice_fieldSchema }
 
-// NewChoiceFieldMap returns a FieldMap of Choice holding flags; the
-// error names the first flag Choice does not have.
+// NewChoiceFieldMap returns a FieldMap of Choice holding flags, or an error naming the first it lacks.
 func NewChoiceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Choice_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Detail) Clone() *Detail {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Detail) Clone() *Detail { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Detail when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Detail when nil) a deep copy of m, when not nil.
 func (m *Detail) cloneIn(c *Detail) *Detail {
 	if m == nil {
 		return nil
@@ -103,14 +95,10 @@ func (m *Detail) cloneTo(c *Detail) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Choice) Clone() *Choice {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Choice) Clone() *Choice { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Choice when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Choice when nil) a deep copy of m, when not nil.
 func (m *Choice) cloneIn(c *Choice) *Choice {
 	if m == nil {
 		return nil
@@ -157,9 +145,7 @@ func (m *Choice) cloneTo(c *Choice) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Detail) Equal(o *Detail) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -173,9 +159,7 @@ func (m *Detail) Equal(o *Detail) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Choice) Equal(o *Choice) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -253,17 +237,9 @@ func _Choice_Pick_isSet(x isChoice_Pick) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Detail does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Detail or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Detail or bound to no schema.
 func (m *Detail) CopyInFields(src *Detail, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Detail_fieldSchema)
 	if m == nil || b == nil {
@@ -272,9 +248,7 @@ func (m *Detail) CopyInFields(src *Detail, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Detail being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Detail) copyInAt(src *Detail, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -284,23 +258,14 @@ func (m *Detail) copyInAt(src *Detail, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Note != src.Note {
-		m.Note = src.Note
-		n++
+		m.Note, n = src.Note, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Choice does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Choice or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Choice or bound to no schema.
 func (m *Choice) CopyInFields(src *Choice, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Choice_fieldSchema)
 	if m == nil || b == nil {
@@ -309,9 +274,7 @@ func (m *Choice) CopyInFields(src *Choice, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Choice being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x6f|win.Below&0x8 == 0 {
 		return 0
@@ -321,8 +284,7 @@ func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if s1, ok := src.Pick.(*Choice_Text); ok && s1 != nil {
@@ -418,82 +380,32 @@ func (m *Choice) DiffFields(o *Choice) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Choice_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Detail) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Detail has none.
+func (m *Detail) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Detail does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Detail does not have or a list action it cannot take.
 func (*Detail) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Detail_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Choice) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Choice has none.
+func (m *Choice) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Choice does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Choice does not have or a list action it cannot take.
 func (*Choice) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Choice_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Detail) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Detail has none.
+func (m *Detail) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Detail) Redacted() *Detail {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Detail) Redacted() *Detail { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Choice) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Choice has none.
+func (m *Choice) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Choice) Redacted() *Choice {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Choice) Redacted() *Choice { return m.Clone() }

@@ -27,15 +27,13 @@ var _Sub_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sub{}), Fields: []fieldmap.
 
 var _Sub_fieldSchema = fieldmap.NewShapeSchema("golden.optional.Sub", _Sub_shape, false)
 
-// SubAllFields lists the leaf flags of Sub: together they
-// select every field.
+// SubAllFields lists the leaf flags of Sub, which select every field.
 var SubAllFields = slices.Clone(_Sub_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Sub.
 func (*Sub) FieldSchema() *fieldmap.Schema { return _Sub_fieldSchema }
 
-// NewSubFieldMap returns a FieldMap of Sub holding flags; the
-// error names the first flag Sub does not have.
+// NewSubFieldMap returns a FieldMap of Sub holding flags, or an error naming the first it lacks.
 func NewSubFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Sub_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -62,27 +60,21 @@ var _Opt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Opt{}), Fields: []fieldmap.
 
 var _Opt_fieldSchema = fieldmap.NewShapeSchema("golden.optional.Opt", _Opt_shape, false)
 
-// OptAllFields lists the leaf flags of Opt: together they
-// select every field.
+// OptAllFields lists the leaf flags of Opt, which select every field.
 var OptAllFields = slices.Clone(_Opt_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Opt.
 func (*Opt) FieldSchema() *fieldmap.Schema { return _Opt_fieldSchema }
 
-// NewOptFieldMap returns a FieldMap of Opt holding flags; the
-// error names the first flag Opt does not have.
+// NewOptFieldMap returns a FieldMap of Opt holding flags, or an error naming the first it lacks.
 func NewOptFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Opt_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Sub) Clone() *Sub {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Sub) Clone() *Sub { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Sub when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Sub when nil) a deep copy of m, when not nil.
 func (m *Sub) cloneIn(c *Sub) *Sub {
 	if m == nil {
 		return nil
@@ -102,14 +94,10 @@ func (m *Sub) cloneTo(c *Sub) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Opt) Clone() *Opt {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Opt) Clone() *Opt { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Opt when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Opt when nil) a deep copy of m, when not nil.
 func (m *Opt) cloneIn(c *Opt) *Opt {
 	if m == nil {
 		return nil
@@ -154,9 +142,7 @@ func (m *Opt) cloneTo(c *Opt) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Sub) Equal(o *Sub) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -170,9 +156,7 @@ func (m *Sub) Equal(o *Sub) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Opt) Equal(o *Opt) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -180,38 +164,20 @@ func (m *Opt) Equal(o *Opt) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualPtr(m.Name, o.Name) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.Count, o.Count) {
-		return false
-	}
-	if !fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) {
-		return false
-	}
-	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
-		return false
-	}
-	if !m.Sub.Equal(o.Sub) {
-		return false
-	}
-	if !fieldmap.EqualPtr(m.On, o.On) {
+	if !fieldmap.EqualPtr(m.Name, o.Name) ||
+		!fieldmap.EqualPtr(m.Count, o.Count) ||
+		!fieldmap.EqualPtrFloat64(m.Ratio, o.Ratio) ||
+		!fieldmap.EqualBytesPresence(m.Data, o.Data) ||
+		!m.Sub.Equal(o.Sub) ||
+		!fieldmap.EqualPtr(m.On, o.On) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Sub does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Sub or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Sub or bound to no schema.
 func (m *Sub) CopyInFields(src *Sub, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Sub_fieldSchema)
 	if m == nil || b == nil {
@@ -220,9 +186,7 @@ func (m *Sub) CopyInFields(src *Sub, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Sub being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Sub) copyInAt(src *Sub, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -232,23 +196,14 @@ func (m *Sub) copyInAt(src *Sub, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.S != src.S {
-		m.S = src.S
-		n++
+		m.S, n = src.S, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Opt does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Opt or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Opt or bound to no schema.
 func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Opt_fieldSchema)
 	if m == nil || b == nil {
@@ -265,9 +220,7 @@ type _Opt_ptrs struct {
 	f6 bool
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Opt being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x5f|win.Below&0x10 == 0 {
 		return 0
@@ -362,82 +315,32 @@ func (m *Opt) DiffFields(o *Opt) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Opt_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Sub) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Sub has none.
+func (m *Sub) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Sub does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Sub does not have or a list action it cannot take.
 func (*Sub) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Sub_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Opt) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Opt has none.
+func (m *Opt) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Opt does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Opt does not have or a list action it cannot take.
 func (*Opt) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Opt_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Sub) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Sub has none.
+func (m *Sub) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Sub) Redacted() *Sub {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Sub) Redacted() *Sub { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Opt) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Opt has none.
+func (m *Opt) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Opt) Redacted() *Opt {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Opt) Redacted() *Opt { return m.Clone() }

@@ -40,15 +40,13 @@ var _Node_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Node{}), Fields: []fieldma
 
 var _Node_fieldSchema = fieldmap.NewShapeSchema("golden.recursion.Node", _Node_shape, false)
 
-// NodeAllFields lists the leaf flags of Node: together they
-// select every field.
+// NodeAllFields lists the leaf flags of Node, which select every field.
 var NodeAllFields = slices.Clone(_Node_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Node.
 func (*Node) FieldSchema() *fieldmap.Schema { return _Node_fieldSchema }
 
-// NewNodeFieldMap returns a FieldMap of Node holding flags; the
-// error names the first flag Node does not have.
+// NewNodeFieldMap returns a FieldMap of Node holding flags, or an error naming the first it lacks.
 func NewNodeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Node_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -77,27 +75,21 @@ var _Edge_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Edge{}), Fields: []fieldma
 
 var _Edge_fieldSchema = fieldmap.NewShapeSchema("golden.recursion.Edge", _Edge_shape, false)
 
-// EdgeAllFields lists the leaf flags of Edge: together they
-// select every field.
+// EdgeAllFields lists the leaf flags of Edge, which select every field.
 var EdgeAllFields = slices.Clone(_Edge_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Edge.
 func (*Edge) FieldSchema() *fieldmap.Schema { return _Edge_fieldSchema }
 
-// NewEdgeFieldMap returns a FieldMap of Edge holding flags; the
-// error names the first flag Edge does not have.
+// NewEdgeFieldMap returns a FieldMap of Edge holding flags, or an error naming the first it lacks.
 func NewEdgeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Edge_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Node) Clone() *Node {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Node) Clone() *Node { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Node when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Node when nil) a deep copy of m, when not nil.
 func (m *Node) cloneIn(c *Node) *Node {
 	if m == nil {
 		return nil
@@ -142,14 +134,10 @@ type _Node_kids struct {
 	Edge Edge
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Edge) Clone() *Edge {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Edge) Clone() *Edge { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Edge when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Edge when nil) a deep copy of m, when not nil.
 func (m *Edge) cloneIn(c *Edge) *Edge {
 	if m == nil {
 		return nil
@@ -170,9 +158,7 @@ func (m *Edge) cloneTo(c *Edge) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Node) Equal(o *Node) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -180,10 +166,8 @@ func (m *Node) Equal(o *Node) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if !m.Next.Equal(o.Next) {
+	if m.Name != o.Name ||
+		!m.Next.Equal(o.Next) {
 		return false
 	}
 	if len(m.Children) != len(o.Children) {
@@ -200,9 +184,7 @@ func (m *Node) Equal(o *Node) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Edge) Equal(o *Edge) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -210,26 +192,16 @@ func (m *Edge) Equal(o *Edge) bool {
 	if m == o {
 		return true
 	}
-	if m.Weight != o.Weight {
-		return false
-	}
-	if !m.To.Equal(o.To) {
+	if m.Weight != o.Weight ||
+		!m.To.Equal(o.To) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Node does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Node or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Node or bound to no schema.
 func (m *Node) CopyInFields(src *Node, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Node_fieldSchema)
 	if m == nil || b == nil {
@@ -238,9 +210,7 @@ func (m *Node) CopyInFields(src *Node, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Node being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0xc == 0 {
 		return 0
@@ -250,8 +220,7 @@ func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !m.Next.Equal(src.Next) {
 		m.Next = src.Next.Clone()
@@ -286,9 +255,7 @@ func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// copyInAt_uxi6jg copies the fields of src flagged in fm into m, the first flag of
-// Edge being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_uxi6jg is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -298,8 +265,7 @@ func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int, win fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Weight != src.Weight {
-		m.Weight = src.Weight
-		n++
+		m.Weight, n = src.Weight, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !m.To.Equal(src.To) {
 		m.To = src.To.Clone()
@@ -308,17 +274,9 @@ func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int, win fie
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Edge does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Edge or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Edge or bound to no schema.
 func (m *Edge) CopyInFields(src *Edge, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Edge_fieldSchema)
 	if m == nil || b == nil {
@@ -327,9 +285,7 @@ func (m *Edge) CopyInFields(src *Edge, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Edge being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -339,8 +295,7 @@ func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Weight != src.Weight {
-		m.Weight = src.Weight
-		n++
+		m.Weight, n = src.Weight, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.To.Equal(src.To) {
@@ -359,9 +314,7 @@ func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// copyInAt_ozibc5 copies the fields of src flagged in fm into m, the first flag of
-// Node being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt_ozibc5 is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0x4 == 0 {
 		return 0
@@ -371,8 +324,7 @@ func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int, win fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !m.Next.Equal(src.Next) {
 		m.Next = src.Next.Clone()
@@ -413,82 +365,32 @@ func (m *Edge) DiffFields(o *Edge) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Edge_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Node) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Node has none.
+func (m *Node) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Node does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Node does not have or a list action it cannot take.
 func (*Node) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Node_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Edge) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Edge has none.
+func (m *Edge) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Edge does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Edge does not have or a list action it cannot take.
 func (*Edge) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Edge_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Node) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Node has none.
+func (m *Node) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Node) Redacted() *Node {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Node) Redacted() *Node { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Edge) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Edge has none.
+func (m *Edge) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Edge) Redacted() *Edge {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Edge) Redacted() *Edge { return m.Clone() }

@@ -30,15 +30,13 @@ var _Item_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Item{}), Fields: []fieldma
 
 var _Item_fieldSchema = fieldmap.NewShapeSchema("golden.repeated.Item", _Item_shape, false)
 
-// ItemAllFields lists the leaf flags of Item: together they
-// select every field.
+// ItemAllFields lists the leaf flags of Item, which select every field.
 var ItemAllFields = slices.Clone(_Item_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Item.
 func (*Item) FieldSchema() *fieldmap.Schema { return _Item_fieldSchema }
 
-// NewItemFieldMap returns a FieldMap of Item holding flags; the
-// error names the first flag Item does not have.
+// NewItemFieldMap returns a FieldMap of Item holding flags, or an error naming the first it lacks.
 func NewItemFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Item_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -62,27 +60,21 @@ var _Lists_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Lists{}), Fields: []field
 
 var _Lists_fieldSchema = fieldmap.NewShapeSchema("golden.repeated.Lists", _Lists_shape, true)
 
-// ListsAllFields lists the leaf flags of Lists: together they
-// select every field.
+// ListsAllFields lists the leaf flags of Lists, which select every field.
 var ListsAllFields = slices.Clone(_Lists_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Lists.
 func (*Lists) FieldSchema() *fieldmap.Schema { return _Lists_fieldSchema }
 
-// NewListsFieldMap returns a FieldMap of Lists holding flags; the
-// error names the first flag Lists does not have.
+// NewListsFieldMap returns a FieldMap of Lists holding flags, or an error naming the first it lacks.
 func NewListsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Lists_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Item) Clone() *Item {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Item) Clone() *Item { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Item when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Item when nil) a deep copy of m, when not nil.
 func (m *Item) cloneIn(c *Item) *Item {
 	if m == nil {
 		return nil
@@ -103,14 +95,10 @@ func (m *Item) cloneTo(c *Item) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Lists) Clone() *Lists {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Lists) Clone() *Lists { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Lists when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Lists when nil) a deep copy of m, when not nil.
 func (m *Lists) cloneIn(c *Lists) *Lists {
 	if m == nil {
 		return nil
@@ -143,9 +131,7 @@ func (m *Lists) cloneTo(c *Lists) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Item) Equal(o *Item) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -153,18 +139,14 @@ func (m *Item) Equal(o *Item) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
+	if m.Name != o.Name ||
+		!fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Lists) Equal(o *Lists) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -172,13 +154,9 @@ func (m *Lists) Equal(o *Lists) bool {
 	if m == o {
 		return true
 	}
-	if !slices.Equal(m.Tags, o.Tags) {
-		return false
-	}
-	if !fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) {
-		return false
-	}
-	if !fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
+	if !slices.Equal(m.Tags, o.Tags) ||
+		!fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) ||
+		!fieldmap.EqualListFunc(m.Blobs, o.Blobs, bytes.Equal) {
 		return false
 	}
 	if len(m.Items) != len(o.Items) {
@@ -192,17 +170,9 @@ func (m *Lists) Equal(o *Lists) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Item does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Item or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Item or bound to no schema.
 func (m *Item) CopyInFields(src *Item, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Item_fieldSchema)
 	if m == nil || b == nil {
@@ -211,9 +181,7 @@ func (m *Item) CopyInFields(src *Item, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Item being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3 == 0 {
 		return 0
@@ -223,8 +191,7 @@ func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && !fieldmap.SameFloat64(m.Weight, src.Weight) {
 		m.Weight = src.Weight
@@ -233,17 +200,9 @@ func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// with the field's list action (replace, add or remove).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Lists or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Lists or bound to no schema.
 func (m *Lists) CopyInFields(src *Lists, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Lists_fieldSchema)
 	if m == nil || b == nil {
@@ -252,9 +211,7 @@ func (m *Lists) CopyInFields(src *Lists, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Lists being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xf|win.Below&0xf == 0 {
 		return 0
@@ -264,16 +221,7 @@ func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int, win fieldmap
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyList(a, &m.Tags, src.Tags)
-		} else if !slices.Equal(m.Tags, src.Tags) {
-			if len(src.Tags) == 0 {
-				m.Tags = nil
-			} else {
-				m.Tags = slices.Clone(src.Tags)
-			}
-			n++
-		}
+		n += fieldmap.CopyList(fm.ListActionAt(at), &m.Tags, src.Tags)
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
 		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
@@ -330,82 +278,32 @@ func (m *Lists) DiffFields(o *Lists) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Lists_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Item) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Item has none.
+func (m *Item) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Item does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Item does not have or a list action it cannot take.
 func (*Item) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Item_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Lists) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Lists has none.
+func (m *Lists) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Lists does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Lists does not have or a list action it cannot take.
 func (*Lists) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Lists_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Item) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Item has none.
+func (m *Item) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Item) Redacted() *Item {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Item) Redacted() *Item { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Lists) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Lists has none.
+func (m *Lists) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Lists) Redacted() *Lists {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Lists) Redacted() *Lists { return m.Clone() }

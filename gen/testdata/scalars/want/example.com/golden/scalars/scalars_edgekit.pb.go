@@ -59,27 +59,21 @@ var _AllScalars_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllScalars{}), Field
 
 var _AllScalars_fieldSchema = fieldmap.NewShapeSchema("golden.scalars.AllScalars", _AllScalars_shape, false)
 
-// AllScalarsAllFields lists the leaf flags of AllScalars: together they
-// select every field.
+// AllScalarsAllFields lists the leaf flags of AllScalars, which select every field.
 var AllScalarsAllFields = slices.Clone(_AllScalars_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of AllScalars.
 func (*AllScalars) FieldSchema() *fieldmap.Schema { return _AllScalars_fieldSchema }
 
-// NewAllScalarsFieldMap returns a FieldMap of AllScalars holding flags; the
-// error names the first flag AllScalars does not have.
+// NewAllScalarsFieldMap returns a FieldMap of AllScalars holding flags, or an error naming the first it lacks.
 func NewAllScalarsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AllScalars_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *AllScalars) Clone() *AllScalars {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AllScalars) Clone() *AllScalars { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new AllScalars when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new AllScalars when nil) a deep copy of m, when not nil.
 func (m *AllScalars) cloneIn(c *AllScalars) *AllScalars {
 	if m == nil {
 		return nil
@@ -114,9 +108,7 @@ func (m *AllScalars) cloneTo(c *AllScalars) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AllScalars) Equal(o *AllScalars) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -124,68 +116,30 @@ func (m *AllScalars) Equal(o *AllScalars) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualImplicitFloat64(m.D, o.D) {
-		return false
-	}
-	if !fieldmap.EqualImplicitFloat32(m.F, o.F) {
-		return false
-	}
-	if m.I32 != o.I32 {
-		return false
-	}
-	if m.I64 != o.I64 {
-		return false
-	}
-	if m.U32 != o.U32 {
-		return false
-	}
-	if m.U64 != o.U64 {
-		return false
-	}
-	if m.S32 != o.S32 {
-		return false
-	}
-	if m.S64 != o.S64 {
-		return false
-	}
-	if m.Fx32 != o.Fx32 {
-		return false
-	}
-	if m.Fx64 != o.Fx64 {
-		return false
-	}
-	if m.Sfx32 != o.Sfx32 {
-		return false
-	}
-	if m.Sfx64 != o.Sfx64 {
-		return false
-	}
-	if m.B != o.B {
-		return false
-	}
-	if m.S != o.S {
-		return false
-	}
-	if !bytes.Equal(m.Raw, o.Raw) {
-		return false
-	}
-	if m.Mode != o.Mode {
+	if !fieldmap.EqualImplicitFloat64(m.D, o.D) ||
+		!fieldmap.EqualImplicitFloat32(m.F, o.F) ||
+		m.I32 != o.I32 ||
+		m.I64 != o.I64 ||
+		m.U32 != o.U32 ||
+		m.U64 != o.U64 ||
+		m.S32 != o.S32 ||
+		m.S64 != o.S64 ||
+		m.Fx32 != o.Fx32 ||
+		m.Fx64 != o.Fx64 ||
+		m.Sfx32 != o.Sfx32 ||
+		m.Sfx64 != o.Sfx64 ||
+		m.B != o.B ||
+		m.S != o.S ||
+		!bytes.Equal(m.Raw, o.Raw) ||
+		m.Mode != o.Mode {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: AllScalars does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// AllScalars or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of AllScalars or bound to no schema.
 func (m *AllScalars) CopyInFields(src *AllScalars, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_AllScalars_fieldSchema)
 	if m == nil || b == nil {
@@ -194,9 +148,7 @@ func (m *AllScalars) CopyInFields(src *AllScalars, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// AllScalars being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *AllScalars) copyInAt(src *AllScalars, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0xffff == 0 {
 		return 0
@@ -218,75 +170,36 @@ func (m *AllScalars) copyInAt(src *AllScalars, fm *fieldmap.FieldMap, at int, wi
 				n++
 			}
 		case 2:
-			if m.I32 != src.I32 {
-				m.I32 = src.I32
-				n++
-			}
+			n += fieldmap.Set(&m.I32, src.I32)
 		case 3:
-			if m.I64 != src.I64 {
-				m.I64 = src.I64
-				n++
-			}
+			n += fieldmap.Set(&m.I64, src.I64)
 		case 4:
-			if m.U32 != src.U32 {
-				m.U32 = src.U32
-				n++
-			}
+			n += fieldmap.Set(&m.U32, src.U32)
 		case 5:
-			if m.U64 != src.U64 {
-				m.U64 = src.U64
-				n++
-			}
+			n += fieldmap.Set(&m.U64, src.U64)
 		case 6:
-			if m.S32 != src.S32 {
-				m.S32 = src.S32
-				n++
-			}
+			n += fieldmap.Set(&m.S32, src.S32)
 		case 7:
-			if m.S64 != src.S64 {
-				m.S64 = src.S64
-				n++
-			}
+			n += fieldmap.Set(&m.S64, src.S64)
 		case 8:
-			if m.Fx32 != src.Fx32 {
-				m.Fx32 = src.Fx32
-				n++
-			}
+			n += fieldmap.Set(&m.Fx32, src.Fx32)
 		case 9:
-			if m.Fx64 != src.Fx64 {
-				m.Fx64 = src.Fx64
-				n++
-			}
+			n += fieldmap.Set(&m.Fx64, src.Fx64)
 		case 10:
-			if m.Sfx32 != src.Sfx32 {
-				m.Sfx32 = src.Sfx32
-				n++
-			}
+			n += fieldmap.Set(&m.Sfx32, src.Sfx32)
 		case 11:
-			if m.Sfx64 != src.Sfx64 {
-				m.Sfx64 = src.Sfx64
-				n++
-			}
+			n += fieldmap.Set(&m.Sfx64, src.Sfx64)
 		case 12:
-			if m.B != src.B {
-				m.B = src.B
-				n++
-			}
+			n += fieldmap.Set(&m.B, src.B)
 		case 13:
-			if m.S != src.S {
-				m.S = src.S
-				n++
-			}
+			n += fieldmap.Set(&m.S, src.S)
 		case 14:
 			if !bytes.Equal(m.Raw, src.Raw) {
 				m.Raw = fieldmap.CloneBytes(src.Raw)
 				n++
 			}
 		case 15:
-			if m.Mode != src.Mode {
-				m.Mode = src.Mode
-				n++
-			}
+			n += fieldmap.Set(&m.Mode, src.Mode)
 		}
 	}
 	return n
@@ -300,10 +213,8 @@ func (m *AllScalars) DiffFields(o *AllScalars) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AllScalars_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *AllScalars) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -314,31 +225,14 @@ func (m *AllScalars) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag AllScalars does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm AllScalars does not have or a list action it cannot take.
 func (*AllScalars) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AllScalars_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *AllScalars) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: AllScalars has none.
+func (m *AllScalars) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *AllScalars) Redacted() *AllScalars {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *AllScalars) Redacted() *AllScalars { return m.Clone() }

@@ -27,27 +27,21 @@ var _OnlySome_shape = &fieldmap.Shape{Size: unsafe.Sizeof(OnlySome{}), Fields: [
 
 var _OnlySome_fieldSchema = fieldmap.NewShapeSchema("golden.selectfeatures.OnlySome", _OnlySome_shape, false)
 
-// OnlySomeAllFields lists the leaf flags of OnlySome: together they
-// select every field.
+// OnlySomeAllFields lists the leaf flags of OnlySome, which select every field.
 var OnlySomeAllFields = slices.Clone(_OnlySome_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of OnlySome.
 func (*OnlySome) FieldSchema() *fieldmap.Schema { return _OnlySome_fieldSchema }
 
-// NewOnlySomeFieldMap returns a FieldMap of OnlySome holding flags; the
-// error names the first flag OnlySome does not have.
+// NewOnlySomeFieldMap returns a FieldMap of OnlySome holding flags, or an error naming the first it lacks.
 func NewOnlySomeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _OnlySome_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *OnlySome) Clone() *OnlySome {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *OnlySome) Clone() *OnlySome { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new OnlySome when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new OnlySome when nil) a deep copy of m, when not nil.
 func (m *OnlySome) cloneIn(c *OnlySome) *OnlySome {
 	if m == nil {
 		return nil

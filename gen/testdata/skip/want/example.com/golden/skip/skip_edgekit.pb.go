@@ -32,15 +32,13 @@ var _Kept_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Kept{}), Fields: []fieldma
 
 var _Kept_fieldSchema = fieldmap.NewShapeSchema("golden.skip.Kept", _Kept_shape, false)
 
-// KeptAllFields lists the leaf flags of Kept: together they
-// select every field.
+// KeptAllFields lists the leaf flags of Kept, which select every field.
 var KeptAllFields = slices.Clone(_Kept_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Kept.
 func (*Kept) FieldSchema() *fieldmap.Schema { return _Kept_fieldSchema }
 
-// NewKeptFieldMap returns a FieldMap of Kept holding flags; the
-// error names the first flag Kept does not have.
+// NewKeptFieldMap returns a FieldMap of Kept holding flags, or an error naming the first it lacks.
 func NewKeptFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Kept_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -52,27 +50,21 @@ const (
 
 var _Skipped_fieldSchema = fieldmap.NewShapeSchema("golden.skip.Skipped", _Skipped_shape, false)
 
-// SkippedAllFields lists the leaf flags of Skipped: together they
-// select every field.
+// SkippedAllFields lists the leaf flags of Skipped, which select every field.
 var SkippedAllFields = slices.Clone(_Skipped_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Skipped.
 func (*Skipped) FieldSchema() *fieldmap.Schema { return _Skipped_fieldSchema }
 
-// NewSkippedFieldMap returns a FieldMap of Skipped holding flags; the
-// error names the first flag Skipped does not have.
+// NewSkippedFieldMap returns a FieldMap of Skipped holding flags, or an error naming the first it lacks.
 func NewSkippedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Skipped_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Kept) Clone() *Kept {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Kept) Clone() *Kept { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Kept when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Kept when nil) a deep copy of m, when not nil.
 func (m *Kept) cloneIn(c *Kept) *Kept {
 	if m == nil {
 		return nil
@@ -92,9 +84,7 @@ func (m *Kept) cloneTo(c *Kept) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Kept) Equal(o *Kept) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -108,17 +98,9 @@ func (m *Kept) Equal(o *Kept) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Kept does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Kept or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Kept or bound to no schema.
 func (m *Kept) CopyInFields(src *Kept, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Kept_fieldSchema)
 	if m == nil || b == nil {
@@ -127,9 +109,7 @@ func (m *Kept) CopyInFields(src *Kept, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Kept being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1|win.Below&0x1 == 0 {
 		return 0
@@ -155,9 +135,7 @@ func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Skipped being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Skipped) copyInAt(src *Skipped, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -167,23 +145,14 @@ func (m *Skipped) copyInAt(src *Skipped, fm *fieldmap.FieldMap, at int, win fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.CloneMeNot != src.CloneMeNot {
-		m.CloneMeNot = src.CloneMeNot
-		n++
+		m.CloneMeNot, n = src.CloneMeNot, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Skipped does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Skipped or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Skipped or bound to no schema.
 func (m *Skipped) CopyInFields(src *Skipped, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Skipped_fieldSchema)
 	if m == nil || b == nil {
@@ -208,82 +177,32 @@ func (m *Skipped) DiffFields(o *Skipped) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Skipped_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Kept) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Kept has none.
+func (m *Kept) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Kept does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Kept does not have or a list action it cannot take.
 func (*Kept) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Kept_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Skipped) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Skipped has none.
+func (m *Skipped) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Skipped does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Skipped does not have or a list action it cannot take.
 func (*Skipped) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Skipped_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Kept) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Kept has none.
+func (m *Kept) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Kept) Redacted() *Kept {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Kept) Redacted() *Kept { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Skipped) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Skipped has none.
+func (m *Skipped) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Skipped) Redacted() *Skipped {
-	if m == nil {
-		return nil
-	}
-	c := fieldmap.Clone(m)
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Skipped) Redacted() *Skipped { return fieldmap.Clone(m) }

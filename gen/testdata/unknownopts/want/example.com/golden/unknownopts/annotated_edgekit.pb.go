@@ -34,15 +34,13 @@ var _Annotated_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Annotated{}), Fields:
 
 var _Annotated_fieldSchema = fieldmap.NewShapeSchema("golden.unknownopts.Annotated", _Annotated_shape, false)
 
-// AnnotatedAllFields lists the leaf flags of Annotated: together they
-// select every field.
+// AnnotatedAllFields lists the leaf flags of Annotated, which select every field.
 var AnnotatedAllFields = slices.Clone(_Annotated_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Annotated.
 func (*Annotated) FieldSchema() *fieldmap.Schema { return _Annotated_fieldSchema }
 
-// NewAnnotatedFieldMap returns a FieldMap of Annotated holding flags; the
-// error names the first flag Annotated does not have.
+// NewAnnotatedFieldMap returns a FieldMap of Annotated holding flags, or an error naming the first it lacks.
 func NewAnnotatedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Annotated_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
@@ -54,27 +52,21 @@ const (
 
 var _Inner_fieldSchema = fieldmap.NewShapeSchema("golden.unknownopts.Inner", _Inner_shape, false)
 
-// InnerAllFields lists the leaf flags of Inner: together they
-// select every field.
+// InnerAllFields lists the leaf flags of Inner, which select every field.
 var InnerAllFields = slices.Clone(_Inner_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Inner.
 func (*Inner) FieldSchema() *fieldmap.Schema { return _Inner_fieldSchema }
 
-// NewInnerFieldMap returns a FieldMap of Inner holding flags; the
-// error names the first flag Inner does not have.
+// NewInnerFieldMap returns a FieldMap of Inner holding flags, or an error naming the first it lacks.
 func NewInnerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Inner_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Annotated) Clone() *Annotated {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Annotated) Clone() *Annotated { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Annotated when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Annotated when nil) a deep copy of m, when not nil.
 func (m *Annotated) cloneIn(c *Annotated) *Annotated {
 	if m == nil {
 		return nil
@@ -95,14 +87,10 @@ func (m *Annotated) cloneTo(c *Annotated) {
 	}
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Inner) Clone() *Inner {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Inner) Clone() *Inner { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Inner when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Inner when nil) a deep copy of m, when not nil.
 func (m *Inner) cloneIn(c *Inner) *Inner {
 	if m == nil {
 		return nil
@@ -122,9 +110,7 @@ func (m *Inner) cloneTo(c *Inner) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Annotated) Equal(o *Annotated) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -132,18 +118,14 @@ func (m *Annotated) Equal(o *Annotated) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if !m.Inner.Equal(o.Inner) {
+	if m.Name != o.Name ||
+		!m.Inner.Equal(o.Inner) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Inner) Equal(o *Inner) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -157,17 +139,9 @@ func (m *Inner) Equal(o *Inner) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Annotated does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Annotated or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Annotated or bound to no schema.
 func (m *Annotated) CopyInFields(src *Annotated, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Annotated_fieldSchema)
 	if m == nil || b == nil {
@@ -176,9 +150,7 @@ func (m *Annotated) CopyInFields(src *Annotated, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Annotated being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3|win.Below&0x2 == 0 {
 		return 0
@@ -188,8 +160,7 @@ func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int, win 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
 		if !m.Inner.Equal(src.Inner) {
@@ -208,9 +179,7 @@ func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int, win 
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Inner being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Inner) copyInAt(src *Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x1 == 0 {
 		return 0
@@ -220,23 +189,14 @@ func (m *Inner) copyInAt(src *Inner, fm *fieldmap.FieldMap, at int, win fieldmap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.V != src.V {
-		m.V = src.V
-		n++
+		m.V, n = src.V, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Inner does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Inner or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Inner or bound to no schema.
 func (m *Inner) CopyInFields(src *Inner, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Inner_fieldSchema)
 	if m == nil || b == nil {
@@ -261,82 +221,32 @@ func (m *Inner) DiffFields(o *Inner) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Inner_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Annotated) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Annotated has none.
+func (m *Annotated) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Annotated does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Annotated does not have or a list action it cannot take.
 func (*Annotated) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Annotated_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Inner) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Inner has none.
+func (m *Inner) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Inner does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Inner does not have or a list action it cannot take.
 func (*Inner) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Inner_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Annotated) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Annotated has none.
+func (m *Annotated) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Annotated) Redacted() *Annotated {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Annotated) Redacted() *Annotated { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Inner) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Inner has none.
+func (m *Inner) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Inner) Redacted() *Inner {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Inner) Redacted() *Inner { return m.Clone() }

@@ -42,27 +42,21 @@ var _Times_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Times{}), Fields: []field
 
 var _Times_fieldSchema = fieldmap.NewShapeSchema("golden.wkt.Times", _Times_shape, false)
 
-// TimesAllFields lists the leaf flags of Times: together they
-// select every field.
+// TimesAllFields lists the leaf flags of Times, which select every field.
 var TimesAllFields = slices.Clone(_Times_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Times.
 func (*Times) FieldSchema() *fieldmap.Schema { return _Times_fieldSchema }
 
-// NewTimesFieldMap returns a FieldMap of Times holding flags; the
-// error names the first flag Times does not have.
+// NewTimesFieldMap returns a FieldMap of Times holding flags, or an error naming the first it lacks.
 func NewTimesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Times_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Times) Clone() *Times {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Times) Clone() *Times { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Times when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Times when nil) a deep copy of m, when not nil.
 func (m *Times) cloneIn(c *Times) *Times {
 	if m == nil {
 		return nil
@@ -87,9 +81,7 @@ func (m *Times) cloneTo(c *Times) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Times) Equal(o *Times) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -97,38 +89,20 @@ func (m *Times) Equal(o *Times) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.EqualTimestamp(m.Created, o.Created) {
-		return false
-	}
-	if !fieldmap.EqualDuration(m.Timeout, o.Timeout) {
-		return false
-	}
-	if !fieldmap.EqualStringValue(m.Alias, o.Alias) {
-		return false
-	}
-	if !fieldmap.EqualStruct(m.Extra, o.Extra) {
-		return false
-	}
-	if !fieldmap.EqualAny(m.Payload, o.Payload) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.EqualTimestamp) {
+	if !fieldmap.EqualTimestamp(m.Created, o.Created) ||
+		!fieldmap.EqualDuration(m.Timeout, o.Timeout) ||
+		!fieldmap.EqualStringValue(m.Alias, o.Alias) ||
+		!fieldmap.EqualStruct(m.Extra, o.Extra) ||
+		!fieldmap.EqualAny(m.Payload, o.Payload) ||
+		!fieldmap.EqualMessageListFunc(m.History, o.History, fieldmap.EqualTimestamp) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Times does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Times or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Times or bound to no schema.
 func (m *Times) CopyInFields(src *Times, fm *fieldmap.FieldMap) int {
 	b := fm.Bind(_Times_fieldSchema)
 	if m == nil || b == nil {
@@ -137,9 +111,7 @@ func (m *Times) CopyInFields(src *Times, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b, 0, b.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Times being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x3f|win.Below&0x20 == 0 {
 		return 0
@@ -191,10 +163,8 @@ func (m *Times) DiffFields(o *Times) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Times_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Times) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -205,31 +175,14 @@ func (m *Times) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Times does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Times does not have or a list action it cannot take.
 func (*Times) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Times_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Times) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Times has none.
+func (m *Times) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Times) Redacted() *Times {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Times) Redacted() *Times { return m.Clone() }

@@ -44,27 +44,21 @@ var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fie
 
 var _Holder_fieldSchema = fieldmap.NewShapeSchema("golden.crosspkg.a.Holder", _Holder_shape, false)
 
-// HolderAllFields lists the leaf flags of Holder: together they
-// select every field.
+// HolderAllFields lists the leaf flags of Holder, which select every field.
 var HolderAllFields = slices.Clone(_Holder_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Holder.
 func (*Holder) FieldSchema() *fieldmap.Schema { return _Holder_fieldSchema }
 
-// NewHolderFieldMap returns a FieldMap of Holder holding flags; the
-// error names the first flag Holder does not have.
+// NewHolderFieldMap returns a FieldMap of Holder holding flags, or an error naming the first it lacks.
 func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Holder_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Holder) Clone() *Holder {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Holder) Clone() *Holder { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Holder when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Holder when nil) a deep copy of m, when not nil.
 func (m *Holder) cloneIn(c *Holder) *Holder {
 	if m == nil {
 		return nil
@@ -86,9 +80,7 @@ func (m *Holder) cloneTo(c *Holder) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Holder) Equal(o *Holder) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -96,29 +88,17 @@ func (m *Holder) Equal(o *Holder) bool {
 	if m == o {
 		return true
 	}
-	if !fieldmap.Equal(m.Shared, o.Shared) {
-		return false
-	}
-	if !fieldmap.EqualMessageListFunc(m.Many, o.Many, fieldmap.Equal[*b.Shared]) {
-		return false
-	}
-	if m.Kind != o.Kind {
+	if !fieldmap.Equal(m.Shared, o.Shared) ||
+		!fieldmap.EqualMessageListFunc(m.Many, o.Many, fieldmap.Equal[*b.Shared]) ||
+		m.Kind != o.Kind {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Holder does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Holder or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Holder or bound to no schema.
 func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 	b_ := fm.Bind(_Holder_fieldSchema)
 	if m == nil || b_ == nil {
@@ -127,9 +107,7 @@ func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b_, 0, b_.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Holder being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x111|win.Below&0x11 == 0 {
 		return 0
@@ -165,15 +143,12 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 		}
 	}
 	if win.Cover&(1<<8) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
+		m.Kind, n = src.Kind, n+1
 	}
 	return n
 }
 
-// _File_a_proto_Shared1lwqyh7_copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Shared being number at of fm's schema and win the window of
-// the flags from there.
+// _File_a_proto_Shared1lwqyh7_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func _File_a_proto_Shared1lwqyh7_copyInAt(m, src *b.Shared, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -183,16 +158,13 @@ func _File_a_proto_Shared1lwqyh7_copyInAt(m, src *b.Shared, fm *fieldmap.FieldMa
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
+		m.Kind, n = src.Kind, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	return n
 }
@@ -205,10 +177,8 @@ func (m *Holder) DiffFields(o *Holder) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Holder_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Holder) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -227,17 +197,13 @@ func (m *Holder) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Holder does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Holder does not have or a list action it cannot take.
 func (*Holder) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Holder_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Holder) Redact() {
 	if m == nil {
 		return
@@ -248,9 +214,7 @@ func (m *Holder) Redact() {
 	}
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Holder) Redacted() *Holder {
 	if m == nil {
 		return nil

@@ -31,27 +31,21 @@ var _Shared_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Shared{}), Fields: []fie
 
 var _Shared_fieldSchema = fieldmap.NewShapeSchema("golden.crosspkg.b.Shared", _Shared_shape, false)
 
-// SharedAllFields lists the leaf flags of Shared: together they
-// select every field.
+// SharedAllFields lists the leaf flags of Shared, which select every field.
 var SharedAllFields = slices.Clone(_Shared_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Shared.
 func (*Shared) FieldSchema() *fieldmap.Schema { return _Shared_fieldSchema }
 
-// NewSharedFieldMap returns a FieldMap of Shared holding flags; the
-// error names the first flag Shared does not have.
+// NewSharedFieldMap returns a FieldMap of Shared holding flags, or an error naming the first it lacks.
 func NewSharedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _Shared_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
-func (m *Shared) Clone() *Shared {
-	return m.cloneIn(nil)
-}
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Shared) Clone() *Shared { return m.cloneIn(nil) }
 
-// cloneIn makes c (a new Shared when nil) a deep copy of m and returns it;
-// a nil m gives nil.
+// cloneIn makes c (a new Shared when nil) a deep copy of m, when not nil.
 func (m *Shared) cloneIn(c *Shared) *Shared {
 	if m == nil {
 		return nil
@@ -73,9 +67,7 @@ func (m *Shared) cloneTo(c *Shared) {
 	}
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Shared) Equal(o *Shared) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -83,29 +75,17 @@ func (m *Shared) Equal(o *Shared) bool {
 	if m == o {
 		return true
 	}
-	if m.Name != o.Name {
-		return false
-	}
-	if m.Kind != o.Kind {
-		return false
-	}
-	if m.Secret != o.Secret {
+	if m.Name != o.Name ||
+		m.Kind != o.Kind ||
+		m.Secret != o.Secret {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Shared does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Shared or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m as the field-flag
+// contract defines, and returns how many changed (0: m is unchanged). A nil
+// src reads as empty. fm must be a map of Shared or bound to no schema.
 func (m *Shared) CopyInFields(src *Shared, fm *fieldmap.FieldMap) int {
 	b_ := fm.Bind(_Shared_fieldSchema)
 	if m == nil || b_ == nil {
@@ -114,9 +94,7 @@ func (m *Shared) CopyInFields(src *Shared, fm *fieldmap.FieldMap) int {
 	return m.copyInAt(src, b_, 0, b_.Window(0))
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Shared being number at of fm's schema and win the window of
-// the flags from there.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *Shared) copyInAt(src *Shared, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	if win.Cover&0x7 == 0 {
 		return 0
@@ -126,16 +104,13 @@ func (m *Shared) copyInAt(src *Shared, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
-		m.Name = src.Name
-		n++
+		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 && m.Kind != src.Kind {
-		m.Kind = src.Kind
-		n++
+		m.Kind, n = src.Kind, n+1
 	}
 	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
-		m.Secret = src.Secret
-		n++
+		m.Secret, n = src.Secret, n+1
 	}
 	return n
 }
@@ -148,10 +123,8 @@ func (m *Shared) DiffFields(o *Shared) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Shared_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
 func (m *Shared) ValidateEnums() error {
 	if m == nil {
 		return nil
@@ -162,17 +135,13 @@ func (m *Shared) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error when fm holds a flag Shared does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
+// flag of fm Shared does not have or a list action it cannot take.
 func (*Shared) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Shared_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Shared) Redact() {
 	if m == nil {
 		return
@@ -180,9 +149,7 @@ func (m *Shared) Redact() {
 	m.Secret = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Shared) Redacted() *Shared {
 	if m == nil {
 		return nil
