@@ -136,18 +136,10 @@ func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int, win fi
 		n += fieldmap.CopyList(fm.ListActionAt(at+2), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(StatusInfo)
-				n++
-			}
-			n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.Status, src.Status)
+	} else if win.Below&(1<<3) != 0 && (m.Status != nil || src.Status != nil) {
+		n += fieldmap.Ensure(&m.Status)
+		n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<10) != 0 && m.Final != src.Final {
 		m.Final, n = src.Final, n+1

@@ -606,18 +606,10 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(AppKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 4:
 			n += fieldmap.Set(&m.ImageType, src.ImageType)
@@ -628,42 +620,15 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		case 7:
 			n += fieldmap.Set(&m.AccessPorts, src.AccessPorts)
 		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*Port).Equal, (*Port).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*Port).Equal) {
-				if len(src.Ports) == 0 {
-					m.Ports = nil
-				} else {
-					m.Ports = fieldmap.CloneListFunc(src.Ports, (*Port).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+8), &m.Ports, src.Ports)
 		case 16:
 			n += fieldmap.Set(&m.Command, src.Command)
 		case 17:
 			n += fieldmap.CopyList(fm.ListActionAt(at+17), &m.Args, src.Args)
 		case 18:
-			if a := fm.ListActionAt(at + 18); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Configs, src.Configs, (*ConfigFile).Equal, (*ConfigFile).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Configs, src.Configs, (*ConfigFile).Equal) {
-				if len(src.Configs) == 0 {
-					m.Configs = nil
-				} else {
-					m.Configs = fieldmap.CloneListFunc(src.Configs, (*ConfigFile).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+18), &m.Configs, src.Configs)
 		case 21:
-			if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.EnvVars, src.EnvVars, (*EnvVar).Equal, (*EnvVar).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.EnvVars, src.EnvVars, (*EnvVar).Equal) {
-				if len(src.EnvVars) == 0 {
-					m.EnvVars = nil
-				} else {
-					m.EnvVars = fieldmap.CloneListFunc(src.EnvVars, (*EnvVar).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+21), &m.EnvVars, src.EnvVars)
 		case 26:
 			n += fieldmap.Set(&m.HealthCheck, src.HealthCheck)
 		case 27:
@@ -673,16 +638,7 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		case 29:
 			n += fieldmap.Set(&m.DeploymentManifest, src.DeploymentManifest)
 		case 30:
-			if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.RequiredOutboundConnections, src.RequiredOutboundConnections, (*SecurityRule).Equal, (*SecurityRule).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, src.RequiredOutboundConnections, (*SecurityRule).Equal) {
-				if len(src.RequiredOutboundConnections) == 0 {
-					m.RequiredOutboundConnections = nil
-				} else {
-					m.RequiredOutboundConnections = fieldmap.CloneListFunc(src.RequiredOutboundConnections, (*SecurityRule).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+30), &m.RequiredOutboundConnections, src.RequiredOutboundConnections)
 		case 35:
 			n += fieldmap.Set(&m.Trusted, src.Trusted)
 		case 36:

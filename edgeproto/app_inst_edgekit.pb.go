@@ -469,63 +469,31 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(AppInstKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !m.AppKey.Equal(src.AppKey) {
-					m.AppKey = src.AppKey.Clone()
-					n++
-				}
-			} else {
-				if m.AppKey != nil || src.AppKey != nil {
-					if m.AppKey == nil {
-						m.AppKey = new(AppKey)
-						n++
-					}
-					n += m.AppKey.copyInAt(src.AppKey, fm, at+4, win.Shift(4))
-				}
+				n += fieldmap.CopyMessage(&m.AppKey, src.AppKey)
+			} else if m.AppKey != nil || src.AppKey != nil {
+				n += fieldmap.Ensure(&m.AppKey)
+				n += m.AppKey.copyInAt(src.AppKey, fm, at+4, win.Shift(4))
 			}
 		case 7:
 			if win.Cover&(1<<7) != 0 {
-				if !m.ClusterKey.Equal(src.ClusterKey) {
-					m.ClusterKey = src.ClusterKey.Clone()
-					n++
-				}
-			} else {
-				if m.ClusterKey != nil || src.ClusterKey != nil {
-					if m.ClusterKey == nil {
-						m.ClusterKey = new(ClusterKey)
-						n++
-					}
-					n += m.ClusterKey.copyInAt(src.ClusterKey, fm, at+8, win.Shift(8))
-				}
+				n += fieldmap.CopyMessage(&m.ClusterKey, src.ClusterKey)
+			} else if m.ClusterKey != nil || src.ClusterKey != nil {
+				n += fieldmap.Ensure(&m.ClusterKey)
+				n += m.ClusterKey.copyInAt(src.ClusterKey, fm, at+8, win.Shift(8))
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.CloudletKey.Equal(src.CloudletKey) {
-					m.CloudletKey = src.CloudletKey.Clone()
-					n++
-				}
-			} else {
-				if m.CloudletKey != nil || src.CloudletKey != nil {
-					if m.CloudletKey == nil {
-						m.CloudletKey = new(CloudletKey)
-						n++
-					}
-					n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+11, win.Shift(11))
-				}
+				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+			} else if m.CloudletKey != nil || src.CloudletKey != nil {
+				n += fieldmap.Ensure(&m.CloudletKey)
+				n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+11, win.Shift(11))
 			}
 		case 13:
 			n += fieldmap.Set(&m.State, src.State)
@@ -536,34 +504,17 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 		case 16:
 			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 17:
-			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.MappedPorts, src.MappedPorts, (*Port).Equal, (*Port).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.MappedPorts, src.MappedPorts, (*Port).Equal) {
-				if len(src.MappedPorts) == 0 {
-					m.MappedPorts = nil
-				} else {
-					m.MappedPorts = fieldmap.CloneListFunc(src.MappedPorts, (*Port).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+17), &m.MappedPorts, src.MappedPorts)
 		case 25:
 			n += fieldmap.Set(&m.Flavor, src.Flavor)
 		case 26:
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 27:
 			if win.Cover&(1<<27) != 0 {
-				if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
-					m.RuntimeInfo = src.RuntimeInfo.Clone()
-					n++
-				}
-			} else {
-				if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-					if m.RuntimeInfo == nil {
-						m.RuntimeInfo = new(AppInstRuntime)
-						n++
-					}
-					n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+28, win.Shift(28))
-				}
+				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo)
+			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+				n += fieldmap.Ensure(&m.RuntimeInfo)
+				n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+28, win.Shift(28))
 			}
 		case 31:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+31), &m.Annotations, src.Annotations)
@@ -606,18 +557,10 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(AppInstKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			n += fieldmap.Set(&m.State, src.State)
@@ -627,35 +570,19 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status = src.Status.Clone()
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(StatusInfo)
-						n++
-					}
-					n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status)
+			} else if m.Status != nil || src.Status != nil {
+				n += fieldmap.Ensure(&m.Status)
+				n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
 			}
 		case 13:
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
-				if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
-					m.RuntimeInfo = src.RuntimeInfo.Clone()
-					n++
-				}
-			} else {
-				if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-					if m.RuntimeInfo == nil {
-						m.RuntimeInfo = new(AppInstRuntime)
-						n++
-					}
-					n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+15, win.Shift(15))
-				}
+				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo)
+			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+				n += fieldmap.Ensure(&m.RuntimeInfo)
+				n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+15, win.Shift(15))
 			}
 		case 18:
 			n += fieldmap.Set(&m.Uri, src.Uri)

@@ -1119,18 +1119,10 @@ func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppInst.Equal(src.AppInst) {
-			m.AppInst = src.AppInst.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.AppInst != nil || src.AppInst != nil {
-			if m.AppInst == nil {
-				m.AppInst = new(AppInst)
-				n++
-			}
-			n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst)
+	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
+		n += fieldmap.Ensure(&m.AppInst)
+		n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<35) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
@@ -1159,18 +1151,10 @@ func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldma
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
-			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
+		n += fieldmap.Ensure(&m.Progress)
+		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1196,18 +1180,10 @@ func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppInst.Equal(src.AppInst) {
-			m.AppInst = src.AppInst.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.AppInst != nil || src.AppInst != nil {
-			if m.AppInst == nil {
-				m.AppInst = new(AppInst)
-				n++
-			}
-			n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst)
+	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
+		n += fieldmap.Ensure(&m.AppInst)
+		n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<35) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+35), &m.Fields, src.Fields)
@@ -1239,18 +1215,10 @@ func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldma
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
-			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
+		n += fieldmap.Ensure(&m.Progress)
+		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1276,18 +1244,10 @@ func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(AppInstKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
@@ -1319,18 +1279,10 @@ func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldma
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
-			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
+		n += fieldmap.Ensure(&m.Progress)
+		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1356,18 +1308,10 @@ func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(AppInst)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1393,18 +1337,10 @@ func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppInst.Equal(src.AppInst) {
-			m.AppInst = src.AppInst.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.AppInst != nil || src.AppInst != nil {
-			if m.AppInst == nil {
-				m.AppInst = new(AppInst)
-				n++
-			}
-			n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst)
+	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
+		n += fieldmap.Ensure(&m.AppInst)
+		n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1430,18 +1366,10 @@ func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(AppInstInfo)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1467,18 +1395,10 @@ func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppInstInfo.Equal(src.AppInstInfo) {
-			m.AppInstInfo = src.AppInstInfo.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.AppInstInfo != nil || src.AppInstInfo != nil {
-			if m.AppInstInfo == nil {
-				m.AppInstInfo = new(AppInstInfo)
-				n++
-			}
-			n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.AppInstInfo, src.AppInstInfo)
+	} else if win.Below&(1<<0) != 0 && (m.AppInstInfo != nil || src.AppInstInfo != nil) {
+		n += fieldmap.Ensure(&m.AppInstInfo)
+		n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1504,18 +1424,10 @@ func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(AppInstInfo)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1544,18 +1456,10 @@ func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm 
 		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.AppInstInfo.Equal(src.AppInstInfo) {
-			m.AppInstInfo = src.AppInstInfo.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.AppInstInfo != nil || src.AppInstInfo != nil {
-			if m.AppInstInfo == nil {
-				m.AppInstInfo = new(AppInstInfo)
-				n++
-			}
-			n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.AppInstInfo, src.AppInstInfo)
+	} else if win.Below&(1<<1) != 0 && (m.AppInstInfo != nil || src.AppInstInfo != nil) {
+		n += fieldmap.Ensure(&m.AppInstInfo)
+		n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+2, win.Shift(2))
 	}
 	return n
 }

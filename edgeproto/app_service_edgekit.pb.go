@@ -797,18 +797,10 @@ func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App = src.App.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.App != nil || src.App != nil {
-			if m.App == nil {
-				m.App = new(App)
-				n++
-			}
-			n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.App, src.App)
+	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
+		n += fieldmap.Ensure(&m.App)
+		n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -834,18 +826,10 @@ func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldM
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App = src.App.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.App != nil || src.App != nil {
-			if m.App == nil {
-				m.App = new(App)
-				n++
-			}
-			n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.App, src.App)
+	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
+		n += fieldmap.Ensure(&m.App)
+		n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -871,18 +855,10 @@ func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App = src.App.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.App != nil || src.App != nil {
-			if m.App == nil {
-				m.App = new(App)
-				n++
-			}
-			n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.App, src.App)
+	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
+		n += fieldmap.Ensure(&m.App)
+		n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<40) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+40), &m.Fields, src.Fields)
@@ -911,18 +887,10 @@ func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldM
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App = src.App.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.App != nil || src.App != nil {
-			if m.App == nil {
-				m.App = new(App)
-				n++
-			}
-			n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.App, src.App)
+	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
+		n += fieldmap.Ensure(&m.App)
+		n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -948,18 +916,10 @@ func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(AppKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1001,18 +961,10 @@ func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(App)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1038,18 +990,10 @@ func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.App.Equal(src.App) {
-			m.App = src.App.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.App != nil || src.App != nil {
-			if m.App == nil {
-				m.App = new(App)
-				n++
-			}
-			n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.App, src.App)
+	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
+		n += fieldmap.Ensure(&m.App)
+		n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 	}
 	return n
 }

@@ -731,18 +731,10 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(CloudletKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			n += fieldmap.Set(&m.State, src.State)
@@ -752,50 +744,25 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 			n += fieldmap.Set(&m.PlatformType, src.PlatformType)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !m.Location.Equal(src.Location) {
-					m.Location = src.Location.Clone()
-					n++
-				}
-			} else {
-				if m.Location != nil || src.Location != nil {
-					if m.Location == nil {
-						m.Location = new(Location)
-						n++
-					}
-					n += m.Location.copyInAt(src.Location, fm, at+7, win.Shift(7))
-				}
+				n += fieldmap.CopyMessage(&m.Location, src.Location)
+			} else if m.Location != nil || src.Location != nil {
+				n += fieldmap.Ensure(&m.Location)
+				n += m.Location.copyInAt(src.Location, fm, at+7, win.Shift(7))
 			}
 		case 9:
 			n += fieldmap.CopyList(fm.ListActionAt(at+9), &m.FlavorNames, src.FlavorNames)
 		case 10:
-			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.ResourceQuotas, src.ResourceQuotas, (*ResourceQuota).Equal, (*ResourceQuota).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, src.ResourceQuotas, (*ResourceQuota).Equal) {
-				if len(src.ResourceQuotas) == 0 {
-					m.ResourceQuotas = nil
-				} else {
-					m.ResourceQuotas = fieldmap.CloneListFunc(src.ResourceQuotas, (*ResourceQuota).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+10), &m.ResourceQuotas, src.ResourceQuotas)
 		case 14:
 			n += fieldmap.Set(&m.DefaultResourceAlertThreshold, src.DefaultResourceAlertThreshold)
 		case 15:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+15), &m.EnvVars, src.EnvVars)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
-				if !m.Config.Equal(src.Config) {
-					m.Config = src.Config.Clone()
-					n++
-				}
-			} else {
-				if m.Config != nil || src.Config != nil {
-					if m.Config == nil {
-						m.Config = new(PlatformConfig)
-						n++
-					}
-					n += m.Config.copyInAt(src.Config, fm, at+17, win.Shift(17))
-				}
+				n += fieldmap.CopyMessage(&m.Config, src.Config)
+			} else if m.Config != nil || src.Config != nil {
+				n += fieldmap.Ensure(&m.Config)
+				n += m.Config.copyInAt(src.Config, fm, at+17, win.Shift(17))
 			}
 		case 25:
 			n += fieldmap.Set(&m.CrmOnEdge, src.CrmOnEdge)
@@ -854,18 +821,10 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(CloudletKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			n += fieldmap.Set(&m.State, src.State)
@@ -880,61 +839,27 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 		case 8:
 			n += fieldmap.Set(&m.ReleaseVersion, src.ReleaseVersion)
 		case 9:
-			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*FlavorInfo).Equal, (*FlavorInfo).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*FlavorInfo).Equal) {
-				if len(src.Flavors) == 0 {
-					m.Flavors = nil
-				} else {
-					m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*FlavorInfo).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+9), &m.Flavors, src.Flavors)
 		case 17:
 			n += fieldmap.Set(&m.ControllerCacheReceived, src.ControllerCacheReceived)
 		case 18:
 			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status = src.Status.Clone()
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(StatusInfo)
-						n++
-					}
-					n += m.Status.copyInAt(src.Status, fm, at+20, win.Shift(20))
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status)
+			} else if m.Status != nil || src.Status != nil {
+				n += fieldmap.Ensure(&m.Status)
+				n += m.Status.copyInAt(src.Status, fm, at+20, win.Shift(20))
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				if !m.ResourcesSnapshot.Equal(src.ResourcesSnapshot) {
-					m.ResourcesSnapshot = src.ResourcesSnapshot.Clone()
-					n++
-				}
-			} else {
-				if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
-					if m.ResourcesSnapshot == nil {
-						m.ResourcesSnapshot = new(InfraResourcesSnapshot)
-						n++
-					}
-					n += m.ResourcesSnapshot.copyInAt(src.ResourcesSnapshot, fm, at+27, win.Shift(27))
-				}
+				n += fieldmap.CopyMessage(&m.ResourcesSnapshot, src.ResourcesSnapshot)
+			} else if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
+				n += fieldmap.Ensure(&m.ResourcesSnapshot)
+				n += m.ResourcesSnapshot.copyInAt(src.ResourcesSnapshot, fm, at+27, win.Shift(27))
 			}
 		case 42:
-			if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, (*NodeInfo).Equal, (*NodeInfo).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, (*NodeInfo).Equal) {
-				if len(src.NodeInfos) == 0 {
-					m.NodeInfos = nil
-				} else {
-					m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, (*NodeInfo).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+42), &m.NodeInfos, src.NodeInfos)
 		case 47:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+47), &m.Properties, src.Properties)
 		case 48:

@@ -1439,18 +1439,10 @@ func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldma
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Cloudlet.Equal(src.Cloudlet) {
-			m.Cloudlet = src.Cloudlet.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Cloudlet != nil || src.Cloudlet != nil {
-			if m.Cloudlet == nil {
-				m.Cloudlet = new(Cloudlet)
-				n++
-			}
-			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet)
+	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
+		n += fieldmap.Ensure(&m.Cloudlet)
+		n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<37) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
@@ -1479,18 +1471,10 @@ func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *field
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
-			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
+		n += fieldmap.Ensure(&m.Progress)
+		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<12) != 0 && m.CrmAccessKey != src.CrmAccessKey {
 		m.CrmAccessKey, n = src.CrmAccessKey, n+1
@@ -1519,18 +1503,10 @@ func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldma
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Cloudlet.Equal(src.Cloudlet) {
-			m.Cloudlet = src.Cloudlet.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Cloudlet != nil || src.Cloudlet != nil {
-			if m.Cloudlet == nil {
-				m.Cloudlet = new(Cloudlet)
-				n++
-			}
-			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet)
+	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
+		n += fieldmap.Ensure(&m.Cloudlet)
+		n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<37) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+37), &m.Fields, src.Fields)
@@ -1562,18 +1538,10 @@ func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *field
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
-			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
+		n += fieldmap.Ensure(&m.Progress)
+		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1599,18 +1567,10 @@ func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldma
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(CloudletKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
@@ -1642,18 +1602,10 @@ func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *field
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
-			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
+		n += fieldmap.Ensure(&m.Progress)
+		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1679,18 +1631,10 @@ func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(Cloudlet)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1716,18 +1660,10 @@ func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldma
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Cloudlet.Equal(src.Cloudlet) {
-			m.Cloudlet = src.Cloudlet.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Cloudlet != nil || src.Cloudlet != nil {
-			if m.Cloudlet == nil {
-				m.Cloudlet = new(Cloudlet)
-				n++
-			}
-			n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet)
+	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
+		n += fieldmap.Ensure(&m.Cloudlet)
+		n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1753,18 +1689,10 @@ func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(CloudletInfo)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1790,18 +1718,10 @@ func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.CloudletInfo.Equal(src.CloudletInfo) {
-			m.CloudletInfo = src.CloudletInfo.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.CloudletInfo != nil || src.CloudletInfo != nil {
-			if m.CloudletInfo == nil {
-				m.CloudletInfo = new(CloudletInfo)
-				n++
-			}
-			n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.CloudletInfo, src.CloudletInfo)
+	} else if win.Below&(1<<0) != 0 && (m.CloudletInfo != nil || src.CloudletInfo != nil) {
+		n += fieldmap.Ensure(&m.CloudletInfo)
+		n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1827,18 +1747,10 @@ func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(CloudletInfo)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1867,18 +1779,10 @@ func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, f
 		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.CloudletInfo.Equal(src.CloudletInfo) {
-			m.CloudletInfo = src.CloudletInfo.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.CloudletInfo != nil || src.CloudletInfo != nil {
-			if m.CloudletInfo == nil {
-				m.CloudletInfo = new(CloudletInfo)
-				n++
-			}
-			n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.CloudletInfo, src.CloudletInfo)
+	} else if win.Below&(1<<1) != 0 && (m.CloudletInfo != nil || src.CloudletInfo != nil) {
+		n += fieldmap.Ensure(&m.CloudletInfo)
+		n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+2, win.Shift(2))
 	}
 	return n
 }
@@ -1904,18 +1808,10 @@ func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRe
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(CloudletKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
 }

@@ -481,18 +481,10 @@ func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fi
 		m.NumNodes, n = src.NumNodes, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.NodeResources.Equal(src.NodeResources) {
-			m.NodeResources = src.NodeResources.Clone()
-			n++
-		}
-	} else if win.Below&(1<<2) != 0 {
-		if m.NodeResources != nil || src.NodeResources != nil {
-			if m.NodeResources == nil {
-				m.NodeResources = new(NodeResources)
-				n++
-			}
-			n += m.NodeResources.copyInAt(src.NodeResources, fm, at+3, win.Shift(3))
-		}
+		n += fieldmap.CopyMessage(&m.NodeResources, src.NodeResources)
+	} else if win.Below&(1<<2) != 0 && (m.NodeResources != nil || src.NodeResources != nil) {
+		n += fieldmap.Ensure(&m.NodeResources)
+		n += m.NodeResources.copyInAt(src.NodeResources, fm, at+3, win.Shift(3))
 	}
 	if win.Cover&(1<<8) != 0 && m.Scalable != src.Scalable {
 		m.Scalable, n = src.Scalable, n+1
@@ -524,33 +516,17 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(ClusterKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !m.CloudletKey.Equal(src.CloudletKey) {
-					m.CloudletKey = src.CloudletKey.Clone()
-					n++
-				}
-			} else {
-				if m.CloudletKey != nil || src.CloudletKey != nil {
-					if m.CloudletKey == nil {
-						m.CloudletKey = new(CloudletKey)
-						n++
-					}
-					n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4, win.Shift(4))
-				}
+				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+			} else if m.CloudletKey != nil || src.CloudletKey != nil {
+				n += fieldmap.Ensure(&m.CloudletKey)
+				n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4, win.Shift(4))
 			}
 		case 6:
 			n += fieldmap.Set(&m.State, src.State)
@@ -561,16 +537,7 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 		case 9:
 			n += fieldmap.Set(&m.FlavorName, src.FlavorName)
 		case 10:
-			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.NodePools, src.NodePools, (*NodePool).Equal, (*NodePool).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.NodePools, src.NodePools, (*NodePool).Equal) {
-				if len(src.NodePools) == 0 {
-					m.NodePools = nil
-				} else {
-					m.NodePools = fieldmap.CloneListFunc(src.NodePools, (*NodePool).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+10), &m.NodePools, src.NodePools)
 		case 20:
 			n += fieldmap.Set(&m.IpAccess, src.IpAccess)
 		case 21:
@@ -579,18 +546,10 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.KubernetesVersion, src.KubernetesVersion)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
-				if !m.Resources.Equal(src.Resources) {
-					m.Resources = src.Resources.Clone()
-					n++
-				}
-			} else {
-				if m.Resources != nil || src.Resources != nil {
-					if m.Resources == nil {
-						m.Resources = new(InfraResources)
-						n++
-					}
-					n += m.Resources.copyInAt(src.Resources, fm, at+24, win.Shift(24))
-				}
+				n += fieldmap.CopyMessage(&m.Resources, src.Resources)
+			} else if m.Resources != nil || src.Resources != nil {
+				n += fieldmap.Ensure(&m.Resources)
+				n += m.Resources.copyInAt(src.Resources, fm, at+24, win.Shift(24))
 			}
 		case 38:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+38), &m.InfraAnnotations, src.InfraAnnotations)
@@ -636,18 +595,10 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(ClusterKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.State != src.State {
 		m.State, n = src.State, n+1
@@ -659,32 +610,16 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 		m.NotifyId, n = src.NotifyId, n+1
 	}
 	if win.Cover&(1<<6) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if win.Below&(1<<6) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(StatusInfo)
-				n++
-			}
-			n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
-		}
+		n += fieldmap.CopyMessage(&m.Status, src.Status)
+	} else if win.Below&(1<<6) != 0 && (m.Status != nil || src.Status != nil) {
+		n += fieldmap.Ensure(&m.Status)
+		n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
 	}
 	if win.Cover&(1<<13) != 0 {
-		if !m.Resources.Equal(src.Resources) {
-			m.Resources = src.Resources.Clone()
-			n++
-		}
-	} else if win.Below&(1<<13) != 0 {
-		if m.Resources != nil || src.Resources != nil {
-			if m.Resources == nil {
-				m.Resources = new(InfraResources)
-				n++
-			}
-			n += m.Resources.copyInAt(src.Resources, fm, at+14, win.Shift(14))
-		}
+		n += fieldmap.CopyMessage(&m.Resources, src.Resources)
+	} else if win.Below&(1<<13) != 0 && (m.Resources != nil || src.Resources != nil) {
+		n += fieldmap.Ensure(&m.Resources)
+		n += m.Resources.copyInAt(src.Resources, fm, at+14, win.Shift(14))
 	}
 	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
 		m.Kubeconfig, n = src.Kubeconfig, n+1

@@ -1224,18 +1224,10 @@ func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.ClusterInst.Equal(src.ClusterInst) {
-			m.ClusterInst = src.ClusterInst.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.ClusterInst != nil || src.ClusterInst != nil {
-			if m.ClusterInst == nil {
-				m.ClusterInst = new(ClusterInst)
-				n++
-			}
-			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst)
+	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
+		n += fieldmap.Ensure(&m.ClusterInst)
+		n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<45) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
@@ -1264,18 +1256,10 @@ func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
-			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
+		n += fieldmap.Ensure(&m.Progress)
+		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1301,18 +1285,10 @@ func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.ClusterInst.Equal(src.ClusterInst) {
-			m.ClusterInst = src.ClusterInst.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.ClusterInst != nil || src.ClusterInst != nil {
-			if m.ClusterInst == nil {
-				m.ClusterInst = new(ClusterInst)
-				n++
-			}
-			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst)
+	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
+		n += fieldmap.Ensure(&m.ClusterInst)
+		n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<45) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+45), &m.Fields, src.Fields)
@@ -1344,18 +1320,10 @@ func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
-			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
+		n += fieldmap.Ensure(&m.Progress)
+		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1381,18 +1349,10 @@ func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(ClusterKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
@@ -1424,18 +1384,10 @@ func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Progress.Equal(src.Progress) {
-			m.Progress = src.Progress.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Progress != nil || src.Progress != nil {
-			if m.Progress == nil {
-				m.Progress = new(Progress)
-				n++
-			}
-			n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
+		n += fieldmap.Ensure(&m.Progress)
+		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1461,18 +1413,10 @@ func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(ClusterInst)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1498,18 +1442,10 @@ func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.ClusterInst.Equal(src.ClusterInst) {
-			m.ClusterInst = src.ClusterInst.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.ClusterInst != nil || src.ClusterInst != nil {
-			if m.ClusterInst == nil {
-				m.ClusterInst = new(ClusterInst)
-				n++
-			}
-			n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst)
+	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
+		n += fieldmap.Ensure(&m.ClusterInst)
+		n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1535,18 +1471,10 @@ func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest,
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(ClusterInstInfo)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1572,18 +1500,10 @@ func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosRespons
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
-			m.ClusterInstInfo = src.ClusterInstInfo.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
-			if m.ClusterInstInfo == nil {
-				m.ClusterInstInfo = new(ClusterInstInfo)
-				n++
-			}
-			n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.ClusterInstInfo, src.ClusterInstInfo)
+	} else if win.Below&(1<<0) != 0 && (m.ClusterInstInfo != nil || src.ClusterInstInfo != nil) {
+		n += fieldmap.Ensure(&m.ClusterInstInfo)
+		n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1609,18 +1529,10 @@ func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosReques
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(ClusterInstInfo)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -1649,18 +1561,10 @@ func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosRespo
 		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
-			m.ClusterInstInfo = src.ClusterInstInfo.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.ClusterInstInfo != nil || src.ClusterInstInfo != nil {
-			if m.ClusterInstInfo == nil {
-				m.ClusterInstInfo = new(ClusterInstInfo)
-				n++
-			}
-			n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.ClusterInstInfo, src.ClusterInstInfo)
+	} else if win.Below&(1<<1) != 0 && (m.ClusterInstInfo != nil || src.ClusterInstInfo != nil) {
+		n += fieldmap.Ensure(&m.ClusterInstInfo)
+		n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+2, win.Shift(2))
 	}
 	return n
 }

@@ -205,18 +205,10 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(FlavorKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
 		m.RamMb, n = src.RamMb, n+1

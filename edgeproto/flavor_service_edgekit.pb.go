@@ -558,18 +558,10 @@ func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
-			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
+		n += fieldmap.Ensure(&m.Flavor)
+		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -595,18 +587,10 @@ func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
-			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
+		n += fieldmap.Ensure(&m.Flavor)
+		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -632,18 +616,10 @@ func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
-			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
+		n += fieldmap.Ensure(&m.Flavor)
+		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<8) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+8), &m.Fields, src.Fields)
@@ -672,18 +648,10 @@ func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
-			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
+		n += fieldmap.Ensure(&m.Flavor)
+		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -709,18 +677,10 @@ func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(FlavorKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -762,18 +722,10 @@ func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.Fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(Flavor)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -799,18 +751,10 @@ func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
-			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
+		n += fieldmap.Ensure(&m.Flavor)
+		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 	}
 	return n
 }

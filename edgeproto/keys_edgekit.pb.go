@@ -767,32 +767,16 @@ func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fie
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppKey.Equal(src.AppKey) {
-			m.AppKey = src.AppKey.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.AppKey != nil || src.AppKey != nil {
-			if m.AppKey == nil {
-				m.AppKey = new(AppKey)
-				n++
-			}
-			n += m.AppKey.copyInAt(src.AppKey, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.AppKey, src.AppKey)
+	} else if win.Below&(1<<0) != 0 && (m.AppKey != nil || src.AppKey != nil) {
+		n += fieldmap.Ensure(&m.AppKey)
+		n += m.AppKey.copyInAt(src.AppKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.CloudletPoolKey.Equal(src.CloudletPoolKey) {
-			m.CloudletPoolKey = src.CloudletPoolKey.Clone()
-			n++
-		}
-	} else if win.Below&(1<<4) != 0 {
-		if m.CloudletPoolKey != nil || src.CloudletPoolKey != nil {
-			if m.CloudletPoolKey == nil {
-				m.CloudletPoolKey = new(CloudletPoolKey)
-				n++
-			}
-			n += m.CloudletPoolKey.copyInAt(src.CloudletPoolKey, fm, at+5, win.Shift(5))
-		}
+		n += fieldmap.CopyMessage(&m.CloudletPoolKey, src.CloudletPoolKey)
+	} else if win.Below&(1<<4) != 0 && (m.CloudletPoolKey != nil || src.CloudletPoolKey != nil) {
+		n += fieldmap.Ensure(&m.CloudletPoolKey)
+		n += m.CloudletPoolKey.copyInAt(src.CloudletPoolKey, fm, at+5, win.Shift(5))
 	}
 	if win.Cover&(1<<7) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1

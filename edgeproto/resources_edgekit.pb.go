@@ -901,40 +901,13 @@ func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *field
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, (*InfraResource).Equal, (*InfraResource).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, (*InfraResource).Equal) {
-			if len(src.Info) == 0 {
-				m.Info = nil
-			} else {
-				m.Info = fieldmap.CloneListFunc(src.Info, (*InfraResource).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Info, src.Info)
 	}
 	if (win.Cover|win.Below)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal, (*ClusterKey).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, (*ClusterKey).Equal) {
-			if len(src.ClusterInsts) == 0 {
-				m.ClusterInsts = nil
-			} else {
-				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, (*ClusterKey).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+8), &m.ClusterInsts, src.ClusterInsts)
 	}
 	if (win.Cover|win.Below)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal, (*AppInstKey).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, (*AppInstKey).Equal) {
-			if len(src.VmAppInsts) == 0 {
-				m.VmAppInsts = nil
-			} else {
-				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, (*AppInstKey).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+11), &m.VmAppInsts, src.VmAppInsts)
 	}
 	if win.Cover&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
 		m.TakenAt = fieldmap.Clone(src.TakenAt)
@@ -1078,28 +1051,10 @@ func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int, win fieldm
 		m.InfraFlavor, n = src.InfraFlavor, n+1
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal, (*IpAddr).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, (*IpAddr).Equal) {
-			if len(src.Ipaddresses) == 0 {
-				m.Ipaddresses = nil
-			} else {
-				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, (*IpAddr).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+4), &m.Ipaddresses, src.Ipaddresses)
 	}
 	if (win.Cover|win.Below)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, (*ContainerInfo).Equal, (*ContainerInfo).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, (*ContainerInfo).Equal) {
-			if len(src.Containers) == 0 {
-				m.Containers = nil
-			} else {
-				m.Containers = fieldmap.CloneListFunc(src.Containers, (*ContainerInfo).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+7), &m.Containers, src.Containers)
 	}
 	return n
 }
@@ -1125,16 +1080,7 @@ func (m *InfraResources) copyInAt(src *InfraResources, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, (*VmInfo).Equal, (*VmInfo).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, (*VmInfo).Equal) {
-			if len(src.Vms) == 0 {
-				m.Vms = nil
-			} else {
-				m.Vms = fieldmap.CloneListFunc(src.Vms, (*VmInfo).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Vms, src.Vms)
 	}
 	return n
 }

@@ -453,18 +453,10 @@ func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldma
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings = src.Settings.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Settings != nil || src.Settings != nil {
-			if m.Settings == nil {
-				m.Settings = new(Settings)
-				n++
-			}
-			n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
+	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
+		n += fieldmap.Ensure(&m.Settings)
+		n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<15) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+15), &m.Fields, src.Fields)
@@ -493,18 +485,10 @@ func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *field
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings = src.Settings.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Settings != nil || src.Settings != nil {
-			if m.Settings == nil {
-				m.Settings = new(Settings)
-				n++
-			}
-			n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
+	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
+		n += fieldmap.Ensure(&m.Settings)
+		n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -546,18 +530,10 @@ func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldma
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings = src.Settings.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Settings != nil || src.Settings != nil {
-			if m.Settings == nil {
-				m.Settings = new(Settings)
-				n++
-			}
-			n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
+	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
+		n += fieldmap.Ensure(&m.Settings)
+		n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -599,18 +575,10 @@ func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Settings.Equal(src.Settings) {
-			m.Settings = src.Settings.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Settings != nil || src.Settings != nil {
-			if m.Settings == nil {
-				m.Settings = new(Settings)
-				n++
-			}
-			n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
+	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
+		n += fieldmap.Ensure(&m.Settings)
+		n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
 	}
 	return n
 }

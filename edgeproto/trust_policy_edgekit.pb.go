@@ -475,30 +475,13 @@ func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TrustPolicyKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
-			if len(src.OutboundSecurityRules) == 0 {
-				m.OutboundSecurityRules = nil
-			} else {
-				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.OutboundSecurityRules, src.OutboundSecurityRules)
 	}
 	return n
 }
@@ -524,32 +507,16 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.AppInstKey.Equal(src.AppInstKey) {
-			m.AppInstKey = src.AppInstKey.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.AppInstKey != nil || src.AppInstKey != nil {
-			if m.AppInstKey == nil {
-				m.AppInstKey = new(AppInstKey)
-				n++
-			}
-			n += m.AppInstKey.copyInAt(src.AppInstKey, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.AppInstKey, src.AppInstKey)
+	} else if win.Below&(1<<0) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
+		n += fieldmap.Ensure(&m.AppInstKey)
+		n += m.AppInstKey.copyInAt(src.AppInstKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.CloudletKey.Equal(src.CloudletKey) {
-			m.CloudletKey = src.CloudletKey.Clone()
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.CloudletKey != nil || src.CloudletKey != nil {
-			if m.CloudletKey == nil {
-				m.CloudletKey = new(CloudletKey)
-				n++
-			}
-			n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+	} else if win.Below&(1<<3) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
+		n += fieldmap.Ensure(&m.CloudletKey)
+		n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<6) != 0 && m.State != src.State {
 		m.State, n = src.State, n+1
@@ -581,45 +548,19 @@ func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TrustPolicyExceptionKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<9) != 0 && m.State != src.State {
 		m.State, n = src.State, n+1
 	}
 	if (win.Cover|win.Below)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal, (*SecurityRule).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, (*SecurityRule).Equal) {
-			if len(src.OutboundSecurityRules) == 0 {
-				m.OutboundSecurityRules = nil
-			} else {
-				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, (*SecurityRule).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+10), &m.OutboundSecurityRules, src.OutboundSecurityRules)
 	}
 	if (win.Cover|win.Below)&(1<<15) != 0 {
-		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal, (*TrustPolicyExceptionInstance).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Instances, src.Instances, (*TrustPolicyExceptionInstance).Equal) {
-			if len(src.Instances) == 0 {
-				m.Instances = nil
-			} else {
-				m.Instances = fieldmap.CloneListFunc(src.Instances, (*TrustPolicyExceptionInstance).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+15), &m.Instances, src.Instances)
 	}
 	return n
 }

@@ -734,18 +734,10 @@ func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExcep
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException = src.TrustPolicyException.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-			if m.TrustPolicyException == nil {
-				m.TrustPolicyException = new(TrustPolicyException)
-				n++
-			}
-			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
+	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
+		n += fieldmap.Ensure(&m.TrustPolicyException)
+		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -771,18 +763,10 @@ func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExce
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException = src.TrustPolicyException.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-			if m.TrustPolicyException == nil {
-				m.TrustPolicyException = new(TrustPolicyException)
-				n++
-			}
-			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
+	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
+		n += fieldmap.Ensure(&m.TrustPolicyException)
+		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -808,18 +792,10 @@ func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExcep
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException = src.TrustPolicyException.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-			if m.TrustPolicyException == nil {
-				m.TrustPolicyException = new(TrustPolicyException)
-				n++
-			}
-			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
+	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
+		n += fieldmap.Ensure(&m.TrustPolicyException)
+		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<25) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+25), &m.Fields, src.Fields)
@@ -848,18 +824,10 @@ func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExce
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException = src.TrustPolicyException.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-			if m.TrustPolicyException == nil {
-				m.TrustPolicyException = new(TrustPolicyException)
-				n++
-			}
-			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
+	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
+		n += fieldmap.Ensure(&m.TrustPolicyException)
+		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -885,18 +853,10 @@ func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExcep
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TrustPolicyExceptionKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -938,18 +898,10 @@ func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptio
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(TrustPolicyException)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -975,18 +927,10 @@ func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExcepti
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
-			m.TrustPolicyException = src.TrustPolicyException.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.TrustPolicyException != nil || src.TrustPolicyException != nil {
-			if m.TrustPolicyException == nil {
-				m.TrustPolicyException = new(TrustPolicyException)
-				n++
-			}
-			n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
+	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
+		n += fieldmap.Ensure(&m.TrustPolicyException)
+		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
 	return n
 }

@@ -585,18 +585,10 @@ func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy = src.TrustPolicy.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.TrustPolicy != nil || src.TrustPolicy != nil {
-			if m.TrustPolicy == nil {
-				m.TrustPolicy = new(TrustPolicy)
-				n++
-			}
-			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
+	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
+		n += fieldmap.Ensure(&m.TrustPolicy)
+		n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -622,18 +614,10 @@ func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy = src.TrustPolicy.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.TrustPolicy != nil || src.TrustPolicy != nil {
-			if m.TrustPolicy == nil {
-				m.TrustPolicy = new(TrustPolicy)
-				n++
-			}
-			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
+	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
+		n += fieldmap.Ensure(&m.TrustPolicy)
+		n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -659,18 +643,10 @@ func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy = src.TrustPolicy.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.TrustPolicy != nil || src.TrustPolicy != nil {
-			if m.TrustPolicy == nil {
-				m.TrustPolicy = new(TrustPolicy)
-				n++
-			}
-			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
+	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
+		n += fieldmap.Ensure(&m.TrustPolicy)
+		n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<9) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+9), &m.Fields, src.Fields)
@@ -699,18 +675,10 @@ func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy = src.TrustPolicy.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.TrustPolicy != nil || src.TrustPolicy != nil {
-			if m.TrustPolicy == nil {
-				m.TrustPolicy = new(TrustPolicy)
-				n++
-			}
-			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
+	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
+		n += fieldmap.Ensure(&m.TrustPolicy)
+		n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -736,18 +704,10 @@ func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TrustPolicyKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -789,18 +749,10 @@ func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *f
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Filter.Equal(src.Filter) {
-			m.Filter = src.Filter.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Filter != nil || src.Filter != nil {
-			if m.Filter == nil {
-				m.Filter = new(TrustPolicy)
-				n++
-			}
-			n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
+		n += fieldmap.Ensure(&m.Filter)
+		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -826,18 +778,10 @@ func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.TrustPolicy.Equal(src.TrustPolicy) {
-			m.TrustPolicy = src.TrustPolicy.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.TrustPolicy != nil || src.TrustPolicy != nil {
-			if m.TrustPolicy == nil {
-				m.TrustPolicy = new(TrustPolicy)
-				n++
-			}
-			n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
+	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
+		n += fieldmap.Ensure(&m.TrustPolicy)
+		n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 	}
 	return n
 }

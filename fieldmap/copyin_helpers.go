@@ -3,6 +3,8 @@ package fieldmap
 import (
 	"maps"
 	"slices"
+
+	"google.golang.org/protobuf/proto"
 )
 
 // List and map actions of CopyInFields (docs/field-flags.md): generated code
@@ -215,30 +217,110 @@ func Set[T comparable](d *T, s T) int {
 // returns 1 when *d changed: generated CopyInFields copies a list of
 // comparable elements with it.
 func CopyList[T comparable](a Action, d *[]T, s []T) int {
-	switch {
-	case a != Replace:
+	if a != Replace {
 		return ApplyList(a, d, s)
-	case slices.Equal(*d, s):
+	}
+	return replaceList(d, s, slices.Equal(*d, s), nil)
+}
+
+// CopyListFunc is CopyList for elements compared with eq and copied with
+// clone (nil clone: assignment copies).
+func CopyListFunc[T any](a Action, d *[]T, s []T, eq func(x, y T) bool, clone func(T) T) int {
+	if a != Replace {
+		return ApplyListFunc(a, d, s, eq, clone)
+	}
+	return replaceList(d, s, EqualListFunc(*d, s, eq), clone)
+}
+
+// CopyMessageList is CopyList for lists of messages of Go type *E, compared
+// with Equal and copied with Clone (a nil element equals an empty message
+// when the lists are compared, not when an action looks one up).
+func CopyMessageList[E any, P interface {
+	*E
+	proto.Message
+}](a Action, d *[]P, s []P) int {
+	if a != Replace {
+		return ApplyListFunc(a, d, s, Equal[P], Clone[P])
+	}
+	return replaceList(d, s, EqualMessageListFunc(*d, s, Equal[P]), Clone[P])
+}
+
+// replaceList is the Replace action of the CopyList helpers: unless same
+// (*d equals s), *d becomes a copy of s, its elements copied with clone
+// (nil: assignment copies), nil when s is empty.
+func replaceList[T any](d *[]T, s []T, same bool, clone func(T) T) int {
+	switch {
+	case same:
 		return 0
 	case len(s) == 0:
 		*d = nil
-	default:
+	case clone == nil:
 		*d = slices.Clone(s)
+	default:
+		*d = CloneListFunc(s, clone)
 	}
 	return 1
 }
 
 // CopyMap is CopyList for maps of comparable values.
 func CopyMap[K, V comparable](a Action, d *map[K]V, s map[K]V) int {
-	switch {
-	case a != Replace:
+	if a != Replace {
 		return ApplyMap(a, d, s)
-	case maps.Equal(*d, s):
+	}
+	return replaceMap(d, s, maps.Equal(*d, s), nil)
+}
+
+// CopyMapFunc is CopyMap for values compared with eq and copied with clone
+// (nil clone: assignment copies).
+func CopyMapFunc[K comparable, V any](a Action, d *map[K]V, s map[K]V, eq func(x, y V) bool, clone func(V) V) int {
+	if a != Replace {
+		return ApplyMapFunc(a, d, s, eq, clone)
+	}
+	return replaceMap(d, s, EqualMapFunc(*d, s, eq), clone)
+}
+
+// CopyMessageMap is CopyMessageList for maps of messages.
+func CopyMessageMap[K comparable, E any, P interface {
+	*E
+	proto.Message
+}](a Action, d *map[K]P, s map[K]P) int {
+	if a != Replace {
+		return ApplyMapFunc(a, d, s, Equal[P], Clone[P])
+	}
+	return replaceMap(d, s, EqualMessageMapFunc(*d, s, Equal[P]), Clone[P])
+}
+
+// replaceMap is replaceList for maps.
+func replaceMap[K comparable, V any](d *map[K]V, s map[K]V, same bool, clone func(V) V) int {
+	switch {
+	case same:
 		return 0
 	case len(s) == 0:
 		*d = nil
-	default:
+	case clone == nil:
 		*d = maps.Clone(s)
+	default:
+		*d = CloneMapFunc(s, clone)
 	}
+	return 1
+}
+
+// CopyMessage makes *d a deep copy of s unless it equals s already
+// (Equal, Clone), and returns 1 when it changed *d.
+func CopyMessage[P proto.Message](d *P, s P) int {
+	if Equal(*d, s) {
+		return 0
+	}
+	*d = Clone(s)
+	return 1
+}
+
+// Ensure points *p at a new empty message when it is nil, and returns 1
+// when it did.
+func Ensure[E any, P interface{ *E }](p *P) int {
+	if *p != nil {
+		return 0
+	}
+	*p = new(E)
 	return 1
 }

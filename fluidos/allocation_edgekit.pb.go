@@ -221,18 +221,10 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 		m.Forwarding, n = src.Forwarding, n+1
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(AllocationStatus)
-				n++
-			}
-			n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.Status, src.Status)
+	} else if win.Below&(1<<3) != 0 && (m.Status != nil || src.Status != nil) {
+		n += fieldmap.Ensure(&m.Status)
+		n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
 	}
 	return n
 }

@@ -531,16 +531,7 @@ func (m *ConfigurationSchema) copyInAt(src *ConfigurationSchema, fm *fieldmap.Fi
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Parameters, src.Parameters, (*ConfigParameter).Equal, (*ConfigParameter).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Parameters, src.Parameters, (*ConfigParameter).Equal) {
-			if len(src.Parameters) == 0 {
-				m.Parameters = nil
-			} else {
-				m.Parameters = fieldmap.CloneListFunc(src.Parameters, (*ConfigParameter).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Parameters, src.Parameters)
 	}
 	return n
 }
@@ -609,45 +600,20 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 		case 5:
 			n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.HostingPolicies, src.HostingPolicies)
 		case 6:
-			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Templates, src.Templates, (*ServiceTemplate).Equal, (*ServiceTemplate).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Templates, src.Templates, (*ServiceTemplate).Equal) {
-				if len(src.Templates) == 0 {
-					m.Templates = nil
-				} else {
-					m.Templates = fieldmap.CloneListFunc(src.Templates, (*ServiceTemplate).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+6), &m.Templates, src.Templates)
 		case 9:
 			if win.Cover&(1<<9) != 0 {
-				if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
-					m.ConfigurationSchema = src.ConfigurationSchema.Clone()
-					n++
-				}
-			} else {
-				if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
-					if m.ConfigurationSchema == nil {
-						m.ConfigurationSchema = new(ConfigurationSchema)
-						n++
-					}
-					n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+10, win.Shift(10))
-				}
+				n += fieldmap.CopyMessage(&m.ConfigurationSchema, src.ConfigurationSchema)
+			} else if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
+				n += fieldmap.Ensure(&m.ConfigurationSchema)
+				n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+10, win.Shift(10))
 			}
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !m.Owner.Equal(src.Owner) {
-					m.Owner = src.Owner.Clone()
-					n++
-				}
-			} else {
-				if m.Owner != nil || src.Owner != nil {
-					if m.Owner == nil {
-						m.Owner = new(NodeIdentity)
-						n++
-					}
-					n += m.Owner.copyInAt(src.Owner, fm, at+20, win.Shift(20))
-				}
+				n += fieldmap.CopyMessage(&m.Owner, src.Owner)
+			} else if m.Owner != nil || src.Owner != nil {
+				n += fieldmap.Ensure(&m.Owner)
+				n += m.Owner.copyInAt(src.Owner, fm, at+20, win.Shift(20))
 			}
 		case 27:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
@@ -658,18 +624,10 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			n += fieldmap.Set(&m.MaxInstances, src.MaxInstances)
 		case 29:
 			if win.Cover&(1<<29) != 0 {
-				if !m.Price.Equal(src.Price) {
-					m.Price = src.Price.Clone()
-					n++
-				}
-			} else {
-				if m.Price != nil || src.Price != nil {
-					if m.Price == nil {
-						m.Price = new(Price)
-						n++
-					}
-					n += m.Price.copyInAt(src.Price, fm, at+30, win.Shift(30))
-				}
+				n += fieldmap.CopyMessage(&m.Price, src.Price)
+			} else if m.Price != nil || src.Price != nil {
+				n += fieldmap.Ensure(&m.Price)
+				n += m.Price.copyInAt(src.Price, fm, at+30, win.Shift(30))
 			}
 		}
 	}

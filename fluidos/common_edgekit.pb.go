@@ -617,18 +617,10 @@ func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int
 		m.LocalNamespace, n = src.LocalNamespace, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.AdditionalInformation.Equal(src.AdditionalInformation) {
-			m.AdditionalInformation = src.AdditionalInformation.Clone()
-			n++
-		}
-	} else if win.Below&(1<<4) != 0 {
-		if m.AdditionalInformation != nil || src.AdditionalInformation != nil {
-			if m.AdditionalInformation == nil {
-				m.AdditionalInformation = new(NodeAdditionalInformation)
-				n++
-			}
-			n += m.AdditionalInformation.copyInAt(src.AdditionalInformation, fm, at+5, win.Shift(5))
-		}
+		n += fieldmap.CopyMessage(&m.AdditionalInformation, src.AdditionalInformation)
+	} else if win.Below&(1<<4) != 0 && (m.AdditionalInformation != nil || src.AdditionalInformation != nil) {
+		n += fieldmap.Ensure(&m.AdditionalInformation)
+		n += m.AdditionalInformation.copyInAt(src.AdditionalInformation, fm, at+5, win.Shift(5))
 	}
 	return n
 }
@@ -854,16 +846,7 @@ func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.
 		m.Cidr, n = src.Cidr, n+1
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, (*PortRange).Equal, (*PortRange).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, (*PortRange).Equal) {
-			if len(src.Ports) == 0 {
-				m.Ports = nil
-			} else {
-				m.Ports = fieldmap.CloneListFunc(src.Ports, (*PortRange).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+2), &m.Ports, src.Ports)
 	}
 	return n
 }

@@ -502,18 +502,10 @@ func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.
 		m.Pods, n = src.Pods, n+1
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu = src.Gpu.Clone()
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.Gpu != nil || src.Gpu != nil {
-			if m.Gpu == nil {
-				m.Gpu = new(GPU)
-				n++
-			}
-			n += m.Gpu.copyInAt(src.Gpu, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu)
+	} else if win.Below&(1<<3) != 0 && (m.Gpu != nil || src.Gpu != nil) {
+		n += fieldmap.Ensure(&m.Gpu)
+		n += m.Gpu.copyInAt(src.Gpu, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<7) != 0 && m.Storage != src.Storage {
 		m.Storage, n = src.Storage, n+1

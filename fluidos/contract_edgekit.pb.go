@@ -722,79 +722,39 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
-			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+	} else if win.Below&(1<<1) != 0 && (m.Flavor != nil || src.Flavor != nil) {
+		n += fieldmap.Ensure(&m.Flavor)
+		n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
 	}
 	cw2 := fm.Window(at + 128)
 	if cw2.Cover&(1<<26) != 0 {
-		if !m.Buyer.Equal(src.Buyer) {
-			m.Buyer = src.Buyer.Clone()
-			n++
-		}
-	} else if cw2.Below&(1<<26) != 0 {
-		if m.Buyer != nil || src.Buyer != nil {
-			if m.Buyer == nil {
-				m.Buyer = new(NodeIdentity)
-				n++
-			}
-			n += m.Buyer.copyInAt(src.Buyer, fm, at+155, cw2.Shift(27))
-		}
+		n += fieldmap.CopyMessage(&m.Buyer, src.Buyer)
+	} else if cw2.Below&(1<<26) != 0 && (m.Buyer != nil || src.Buyer != nil) {
+		n += fieldmap.Ensure(&m.Buyer)
+		n += m.Buyer.copyInAt(src.Buyer, fm, at+155, cw2.Shift(27))
 	}
 	if cw2.Cover&(1<<34) != 0 {
-		if !m.Seller.Equal(src.Seller) {
-			m.Seller = src.Seller.Clone()
-			n++
-		}
-	} else if cw2.Below&(1<<34) != 0 {
-		if m.Seller != nil || src.Seller != nil {
-			if m.Seller == nil {
-				m.Seller = new(NodeIdentity)
-				n++
-			}
-			n += m.Seller.copyInAt(src.Seller, fm, at+163, cw2.Shift(35))
-		}
+		n += fieldmap.CopyMessage(&m.Seller, src.Seller)
+	} else if cw2.Below&(1<<34) != 0 && (m.Seller != nil || src.Seller != nil) {
+		n += fieldmap.Ensure(&m.Seller)
+		n += m.Seller.copyInAt(src.Seller, fm, at+163, cw2.Shift(35))
 	}
 	if cw2.Cover&(1<<42) != 0 {
-		if !m.Configuration.Equal(src.Configuration) {
-			m.Configuration = src.Configuration.Clone()
-			n++
-		}
-	} else if cw2.Below&(1<<42) != 0 {
-		if m.Configuration != nil || src.Configuration != nil {
-			if m.Configuration == nil {
-				m.Configuration = new(Configuration)
-				n++
-			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+171, cw2.Shift(43))
-		}
+		n += fieldmap.CopyMessage(&m.Configuration, src.Configuration)
+	} else if cw2.Below&(1<<42) != 0 && (m.Configuration != nil || src.Configuration != nil) {
+		n += fieldmap.Ensure(&m.Configuration)
+		n += m.Configuration.copyInAt(src.Configuration, fm, at+171, cw2.Shift(43))
 	}
 	cw3 := fm.Window(at + 192)
 	for x := cw3.Cover&0x2781c1 | cw3.Below&0x60101; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if cw3.Cover&(1<<0) != 0 {
-				if !m.PeeringTargetCredentials.Equal(src.PeeringTargetCredentials) {
-					m.PeeringTargetCredentials = src.PeeringTargetCredentials.Clone()
-					n++
-				}
-			} else {
-				if m.PeeringTargetCredentials != nil || src.PeeringTargetCredentials != nil {
-					if m.PeeringTargetCredentials == nil {
-						m.PeeringTargetCredentials = new(PeeringTargetCredentials)
-						n++
-					}
-					n += m.PeeringTargetCredentials.copyInAt(src.PeeringTargetCredentials, fm, at+193, cw3.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.PeeringTargetCredentials, src.PeeringTargetCredentials)
+			} else if m.PeeringTargetCredentials != nil || src.PeeringTargetCredentials != nil {
+				n += fieldmap.Ensure(&m.PeeringTargetCredentials)
+				n += m.PeeringTargetCredentials.copyInAt(src.PeeringTargetCredentials, fm, at+193, cw3.Shift(1))
 			}
 		case 6:
 			n += fieldmap.Set(&m.TransactionId, src.TransactionId)
@@ -804,16 +764,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 				n++
 			}
 		case 8:
-			if a := fm.ListActionAt(at + 200); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal) {
-				if len(src.NetworkRequests) == 0 {
-					m.NetworkRequests = nil
-				} else {
-					m.NetworkRequests = fieldmap.CloneListFunc(src.NetworkRequests, (*NetworkAuthorization).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+200), &m.NetworkRequests, src.NetworkRequests)
 		case 15:
 			n += fieldmap.Set(&m.BuyerClusterId, src.BuyerClusterId)
 		case 16:
@@ -825,18 +776,10 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 			n += fieldmap.CopyMap(fm.ListActionAt(at+209), &m.ExtraInformation, src.ExtraInformation)
 		case 18:
 			if cw3.Cover&(1<<18) != 0 {
-				if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
-					m.IngressTelemetryEndpoint = src.IngressTelemetryEndpoint.Clone()
-					n++
-				}
-			} else {
-				if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
-					if m.IngressTelemetryEndpoint == nil {
-						m.IngressTelemetryEndpoint = new(TelemetryEndpoint)
-						n++
-					}
-					n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+211, cw3.Shift(19))
-				}
+				n += fieldmap.CopyMessage(&m.IngressTelemetryEndpoint, src.IngressTelemetryEndpoint)
+			} else if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
+				n += fieldmap.Ensure(&m.IngressTelemetryEndpoint)
+				n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+211, cw3.Shift(19))
 			}
 		case 21:
 			n += fieldmap.Set(&m.NetworkRequestsText, src.NetworkRequestsText)

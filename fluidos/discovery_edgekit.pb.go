@@ -824,18 +824,10 @@ func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win 
 		m.SolverId, n = src.SolverId, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector = src.Selector.Clone()
-			n++
-		}
-	} else if win.Below&(1<<2) != 0 {
-		if m.Selector != nil || src.Selector != nil {
-			if m.Selector == nil {
-				m.Selector = new(Selector)
-				n++
-			}
-			n += m.Selector.copyInAt(src.Selector, fm, at+3, fm.Window(at+3))
-		}
+		n += fieldmap.CopyMessage(&m.Selector, src.Selector)
+	} else if win.Below&(1<<2) != 0 && (m.Selector != nil || src.Selector != nil) {
+		n += fieldmap.Ensure(&m.Selector)
+		n += m.Selector.copyInAt(src.Selector, fm, at+3, fm.Window(at+3))
 	}
 	cw1 := fm.Window(at + 64)
 	if cw1.Cover&(1<<49) != 0 && m.Subscribe != src.Subscribe {
@@ -859,16 +851,7 @@ func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win 
 		n++
 	}
 	if (cw1.Cover|cw1.Below)&(1<<55) != 0 {
-		if a := fm.ListActionAt(at + 119); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.PeerResults, src.PeerResults, (*PeerResult).Equal, (*PeerResult).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.PeerResults, src.PeerResults, (*PeerResult).Equal) {
-			if len(src.PeerResults) == 0 {
-				m.PeerResults = nil
-			} else {
-				m.PeerResults = fieldmap.CloneListFunc(src.PeerResults, (*PeerResult).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+119), &m.PeerResults, src.PeerResults)
 	}
 	return n
 }
@@ -933,18 +916,10 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
-			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+	} else if win.Below&(1<<1) != 0 && (m.Flavor != nil || src.Flavor != nil) {
+		n += fieldmap.Ensure(&m.Flavor)
+		n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
 	}
 	cw2 := fm.Window(at + 128)
 	if (cw2.Cover|cw2.Below)&(1<<26) != 0 {

@@ -1887,18 +1887,10 @@ func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *field
 		m.Pods, n = src.Pods, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu = src.Gpu.Clone()
-			n++
-		}
-	} else if win.Below&(1<<4) != 0 {
-		if m.Gpu != nil || src.Gpu != nil {
-			if m.Gpu == nil {
-				m.Gpu = new(GPU)
-				n++
-			}
-			n += m.Gpu.copyInAt(src.Gpu, fm, at+5, win.Shift(5))
-		}
+		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu)
+	} else if win.Below&(1<<4) != 0 && (m.Gpu != nil || src.Gpu != nil) {
+		n += fieldmap.Ensure(&m.Gpu)
+		n += m.Gpu.copyInAt(src.Gpu, fm, at+5, win.Shift(5))
 	}
 	if win.Cover&(1<<8) != 0 && m.Storage != src.Storage {
 		m.Storage, n = src.Storage, n+1
@@ -2000,44 +1992,19 @@ func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldM
 		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.SecurityStandards, src.SecurityStandards)
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.CarbonFootprint.Equal(src.CarbonFootprint) {
-			m.CarbonFootprint = src.CarbonFootprint.Clone()
-			n++
-		}
-	} else if win.Below&(1<<2) != 0 {
-		if m.CarbonFootprint != nil || src.CarbonFootprint != nil {
-			if m.CarbonFootprint == nil {
-				m.CarbonFootprint = new(CarbonFootprint)
-				n++
-			}
-			n += m.CarbonFootprint.copyInAt(src.CarbonFootprint, fm, at+3, win.Shift(3))
-		}
+		n += fieldmap.CopyMessage(&m.CarbonFootprint, src.CarbonFootprint)
+	} else if win.Below&(1<<2) != 0 && (m.CarbonFootprint != nil || src.CarbonFootprint != nil) {
+		n += fieldmap.Ensure(&m.CarbonFootprint)
+		n += m.CarbonFootprint.copyInAt(src.CarbonFootprint, fm, at+3, win.Shift(3))
 	}
 	if (win.Cover|win.Below)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.NetworkAuthorizations, src.NetworkAuthorizations, (*NetworkAuthorization).Equal) {
-			if len(src.NetworkAuthorizations) == 0 {
-				m.NetworkAuthorizations = nil
-			} else {
-				m.NetworkAuthorizations = fieldmap.CloneListFunc(src.NetworkAuthorizations, (*NetworkAuthorization).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+5), &m.NetworkAuthorizations, src.NetworkAuthorizations)
 	}
 	if win.Cover&(1<<12) != 0 {
-		if !m.NetworkIntents.Equal(src.NetworkIntents) {
-			m.NetworkIntents = src.NetworkIntents.Clone()
-			n++
-		}
-	} else if win.Below&(1<<12) != 0 {
-		if m.NetworkIntents != nil || src.NetworkIntents != nil {
-			if m.NetworkIntents == nil {
-				m.NetworkIntents = new(NetworkIntents)
-				n++
-			}
-			n += m.NetworkIntents.copyInAt(src.NetworkIntents, fm, at+13, fm.Window(at+13))
-		}
+		n += fieldmap.CopyMessage(&m.NetworkIntents, src.NetworkIntents)
+	} else if win.Below&(1<<12) != 0 && (m.NetworkIntents != nil || src.NetworkIntents != nil) {
+		n += fieldmap.Ensure(&m.NetworkIntents)
+		n += m.NetworkIntents.copyInAt(src.NetworkIntents, fm, at+13, fm.Window(at+13))
 	}
 	cw1 := fm.Window(at + 64)
 	if (cw1.Cover|cw1.Below)&(1<<1) != 0 {
@@ -2056,28 +2023,10 @@ func (m *NetworkIntents) copyInAt(src *NetworkIntents, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.DeniedCommunications, src.DeniedCommunications, (*NetworkIntent).Equal) {
-			if len(src.DeniedCommunications) == 0 {
-				m.DeniedCommunications = nil
-			} else {
-				m.DeniedCommunications = fieldmap.CloneListFunc(src.DeniedCommunications, (*NetworkIntent).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.DeniedCommunications, src.DeniedCommunications)
 	}
 	if (win.Cover|win.Below)&(1<<26) != 0 {
-		if a := fm.ListActionAt(at + 26); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal, (*NetworkIntent).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.MandatoryCommunications, src.MandatoryCommunications, (*NetworkIntent).Equal) {
-			if len(src.MandatoryCommunications) == 0 {
-				m.MandatoryCommunications = nil
-			} else {
-				m.MandatoryCommunications = fieldmap.CloneListFunc(src.MandatoryCommunications, (*NetworkIntent).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+26), &m.MandatoryCommunications, src.MandatoryCommunications)
 	}
 	return n
 }
@@ -2095,32 +2044,16 @@ func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at i
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Source.Equal(src.Source) {
-			m.Source = src.Source.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Source != nil || src.Source != nil {
-			if m.Source == nil {
-				m.Source = new(NetworkEndpoint)
-				n++
-			}
-			n += m.Source.copyInAt(src.Source, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.Source, src.Source)
+	} else if win.Below&(1<<1) != 0 && (m.Source != nil || src.Source != nil) {
+		n += fieldmap.Ensure(&m.Source)
+		n += m.Source.copyInAt(src.Source, fm, at+2, win.Shift(2))
 	}
 	if win.Cover&(1<<12) != 0 {
-		if !m.Destination.Equal(src.Destination) {
-			m.Destination = src.Destination.Clone()
-			n++
-		}
-	} else if win.Below&(1<<12) != 0 {
-		if m.Destination != nil || src.Destination != nil {
-			if m.Destination == nil {
-				m.Destination = new(NetworkEndpoint)
-				n++
-			}
-			n += m.Destination.copyInAt(src.Destination, fm, at+13, win.Shift(13))
-		}
+		n += fieldmap.CopyMessage(&m.Destination, src.Destination)
+	} else if win.Below&(1<<12) != 0 && (m.Destination != nil || src.Destination != nil) {
+		n += fieldmap.Ensure(&m.Destination)
+		n += m.Destination.copyInAt(src.Destination, fm, at+13, win.Shift(13))
 	}
 	if win.Cover&(1<<23) != 0 && m.DestinationPort != src.DestinationPort {
 		m.DestinationPort, n = src.DestinationPort, n+1
@@ -2144,18 +2077,10 @@ func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, 
 		m.IsHotCluster, n = src.IsHotCluster, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.ResourceSelector.Equal(src.ResourceSelector) {
-			m.ResourceSelector = src.ResourceSelector.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.ResourceSelector != nil || src.ResourceSelector != nil {
-			if m.ResourceSelector == nil {
-				m.ResourceSelector = new(NetworkResourceSelector)
-				n++
-			}
-			n += m.ResourceSelector.copyInAt(src.ResourceSelector, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.ResourceSelector, src.ResourceSelector)
+	} else if win.Below&(1<<1) != 0 && (m.ResourceSelector != nil || src.ResourceSelector != nil) {
+		n += fieldmap.Ensure(&m.ResourceSelector)
+		n += m.ResourceSelector.copyInAt(src.ResourceSelector, fm, at+2, win.Shift(2))
 	}
 	return n
 }
@@ -2224,28 +2149,10 @@ func (m *PodNamespaceSelector) copyInAt(src *PodNamespaceSelector, fm *fieldmap.
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Pod, src.Pod, (*Label).Equal, (*Label).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Pod, src.Pod, (*Label).Equal) {
-			if len(src.Pod) == 0 {
-				m.Pod = nil
-			} else {
-				m.Pod = fieldmap.CloneListFunc(src.Pod, (*Label).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Pod, src.Pod)
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Namespace, src.Namespace, (*Label).Equal, (*Label).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Namespace, src.Namespace, (*Label).Equal) {
-			if len(src.Namespace) == 0 {
-				m.Namespace = nil
-			} else {
-				m.Namespace = fieldmap.CloneListFunc(src.Namespace, (*Label).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Namespace, src.Namespace)
 	}
 	return n
 }
@@ -2355,46 +2262,22 @@ func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Characteristics.Equal(src.Characteristics) {
-			m.Characteristics = src.Characteristics.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Characteristics != nil || src.Characteristics != nil {
-			if m.Characteristics == nil {
-				m.Characteristics = new(K8SliceCharacteristics)
-				n++
-			}
-			n += m.Characteristics.copyInAt(src.Characteristics, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Characteristics, src.Characteristics)
+	} else if win.Below&(1<<0) != 0 && (m.Characteristics != nil || src.Characteristics != nil) {
+		n += fieldmap.Ensure(&m.Characteristics)
+		n += m.Characteristics.copyInAt(src.Characteristics, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<10) != 0 {
-		if !m.Partitionability.Equal(src.Partitionability) {
-			m.Partitionability = src.Partitionability.Clone()
-			n++
-		}
-	} else if win.Below&(1<<10) != 0 {
-		if m.Partitionability != nil || src.Partitionability != nil {
-			if m.Partitionability == nil {
-				m.Partitionability = new(Partitionability)
-				n++
-			}
-			n += m.Partitionability.copyInAt(src.Partitionability, fm, at+11, win.Shift(11))
-		}
+		n += fieldmap.CopyMessage(&m.Partitionability, src.Partitionability)
+	} else if win.Below&(1<<10) != 0 && (m.Partitionability != nil || src.Partitionability != nil) {
+		n += fieldmap.Ensure(&m.Partitionability)
+		n += m.Partitionability.copyInAt(src.Partitionability, fm, at+11, win.Shift(11))
 	}
 	if win.Cover&(1<<17) != 0 {
-		if !m.Properties.Equal(src.Properties) {
-			m.Properties = src.Properties.Clone()
-			n++
-		}
-	} else if win.Below&(1<<17) != 0 {
-		if m.Properties != nil || src.Properties != nil {
-			if m.Properties == nil {
-				m.Properties = new(K8SliceProperties)
-				n++
-			}
-			n += m.Properties.copyInAt(src.Properties, fm, at+18, fm.Window(at+18))
-		}
+		n += fieldmap.CopyMessage(&m.Properties, src.Properties)
+	} else if win.Below&(1<<17) != 0 && (m.Properties != nil || src.Properties != nil) {
+		n += fieldmap.Ensure(&m.Properties)
+		n += m.Properties.copyInAt(src.Properties, fm, at+18, fm.Window(at+18))
 	}
 	return n
 }
@@ -2433,18 +2316,10 @@ func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int, win fiel
 			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.HostingPolicies, src.HostingPolicies)
 		case 5:
 			if win.Cover&(1<<5) != 0 {
-				if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
-					m.ConfigurationSchema = src.ConfigurationSchema.Clone()
-					n++
-				}
-			} else {
-				if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
-					if m.ConfigurationSchema == nil {
-						m.ConfigurationSchema = new(ConfigurationSchema)
-						n++
-					}
-					n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+6, win.Shift(6))
-				}
+				n += fieldmap.CopyMessage(&m.ConfigurationSchema, src.ConfigurationSchema)
+			} else if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
+				n += fieldmap.Ensure(&m.ConfigurationSchema)
+				n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+6, win.Shift(6))
 			}
 		case 15:
 			n += fieldmap.Set(&m.BlueprintId, src.BlueprintId)
@@ -2495,18 +2370,10 @@ func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 		m.OsImage, n = src.OsImage, n+1
 	}
 	if win.Cover&(1<<5) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu = src.Gpu.Clone()
-			n++
-		}
-	} else if win.Below&(1<<5) != 0 {
-		if m.Gpu != nil || src.Gpu != nil {
-			if m.Gpu == nil {
-				m.Gpu = new(GPU)
-				n++
-			}
-			n += m.Gpu.copyInAt(src.Gpu, fm, at+6, win.Shift(6))
-		}
+		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu)
+	} else if win.Below&(1<<5) != 0 && (m.Gpu != nil || src.Gpu != nil) {
+		n += fieldmap.Ensure(&m.Gpu)
+		n += m.Gpu.copyInAt(src.Gpu, fm, at+6, win.Shift(6))
 	}
 	if win.Cover&(1<<9) != 0 && m.Hypervisor != src.Hypervisor {
 		m.Hypervisor, n = src.Hypervisor, n+1
@@ -2552,18 +2419,10 @@ func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldm
 		m.SourceEndpoint, n = src.SourceEndpoint, n+1
 	}
 	if win.Cover&(1<<5) != 0 {
-		if !m.Location.Equal(src.Location) {
-			m.Location = src.Location.Clone()
-			n++
-		}
-	} else if win.Below&(1<<5) != 0 {
-		if m.Location != nil || src.Location != nil {
-			if m.Location == nil {
-				m.Location = new(Location)
-				n++
-			}
-			n += m.Location.copyInAt(src.Location, fm, at+6, win.Shift(6))
-		}
+		n += fieldmap.CopyMessage(&m.Location, src.Location)
+	} else if win.Below&(1<<5) != 0 && (m.Location != nil || src.Location != nil) {
+		n += fieldmap.Ensure(&m.Location)
+		n += m.Location.copyInAt(src.Location, fm, at+6, win.Shift(6))
 	}
 	return n
 }
@@ -2591,52 +2450,28 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 			n += fieldmap.Set(&m.Id, src.Id)
 		case 1:
 			if win.Cover&(1<<1) != 0 {
-				if !m.Owner.Equal(src.Owner) {
-					m.Owner = src.Owner.Clone()
-					n++
-				}
-			} else {
-				if m.Owner != nil || src.Owner != nil {
-					if m.Owner == nil {
-						m.Owner = new(NodeIdentity)
-						n++
-					}
-					n += m.Owner.copyInAt(src.Owner, fm, at+2, win.Shift(2))
-				}
+				n += fieldmap.CopyMessage(&m.Owner, src.Owner)
+			} else if m.Owner != nil || src.Owner != nil {
+				n += fieldmap.Ensure(&m.Owner)
+				n += m.Owner.copyInAt(src.Owner, fm, at+2, win.Shift(2))
 			}
 		case 9:
 			n += fieldmap.Set(&m.ProviderId, src.ProviderId)
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.Price.Equal(src.Price) {
-					m.Price = src.Price.Clone()
-					n++
-				}
-			} else {
-				if m.Price != nil || src.Price != nil {
-					if m.Price == nil {
-						m.Price = new(Price)
-						n++
-					}
-					n += m.Price.copyInAt(src.Price, fm, at+11, win.Shift(11))
-				}
+				n += fieldmap.CopyMessage(&m.Price, src.Price)
+			} else if m.Price != nil || src.Price != nil {
+				n += fieldmap.Ensure(&m.Price)
+				n += m.Price.copyInAt(src.Price, fm, at+11, win.Shift(11))
 			}
 		case 14:
 			n += fieldmap.Set(&m.Availability, src.Availability)
 		case 15:
 			if win.Cover&(1<<15) != 0 {
-				if !m.Location.Equal(src.Location) {
-					m.Location = src.Location.Clone()
-					n++
-				}
-			} else {
-				if m.Location != nil || src.Location != nil {
-					if m.Location == nil {
-						m.Location = new(Location)
-						n++
-					}
-					n += m.Location.copyInAt(src.Location, fm, at+16, win.Shift(16))
-				}
+				n += fieldmap.CopyMessage(&m.Location, src.Location)
+			} else if m.Location != nil || src.Location != nil {
+				n += fieldmap.Ensure(&m.Location)
+				n += m.Location.copyInAt(src.Location, fm, at+16, win.Shift(16))
 			}
 		case 21:
 			n += fieldmap.Set(&m.NetworkPropertyType, src.NetworkPropertyType)

@@ -5585,18 +5585,10 @@ func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver = src.Solver.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Solver != nil || src.Solver != nil {
-			if m.Solver == nil {
-				m.Solver = new(Solver)
-				n++
-			}
-			n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
-		}
+		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
+	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
+		n += fieldmap.Ensure(&m.Solver)
+		n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 	}
 	return n
 }
@@ -5622,18 +5614,10 @@ func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver = src.Solver.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Solver != nil || src.Solver != nil {
-			if m.Solver == nil {
-				m.Solver = new(Solver)
-				n++
-			}
-			n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
-		}
+		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
+	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
+		n += fieldmap.Ensure(&m.Solver)
+		n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 	}
 	return n
 }
@@ -5685,18 +5669,10 @@ func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldM
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver = src.Solver.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Solver != nil || src.Solver != nil {
-			if m.Solver == nil {
-				m.Solver = new(Solver)
-				n++
-			}
-			n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
-		}
+		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
+	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
+		n += fieldmap.Ensure(&m.Solver)
+		n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 	}
 	return n
 }
@@ -5738,16 +5714,7 @@ func (m *ListSolversResponse) copyInAt(src *ListSolversResponse, fm *fieldmap.Fi
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Solvers, src.Solvers, (*Solver).Equal, (*Solver).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Solvers, src.Solvers, (*Solver).Equal) {
-			if len(src.Solvers) == 0 {
-				m.Solvers = nil
-			} else {
-				m.Solvers = fieldmap.CloneListFunc(src.Solvers, (*Solver).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Solvers, src.Solvers)
 	}
 	return n
 }
@@ -5841,18 +5808,10 @@ func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Solver.Equal(src.Solver) {
-			m.Solver = src.Solver.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Solver != nil || src.Solver != nil {
-			if m.Solver == nil {
-				m.Solver = new(Solver)
-				n++
-			}
-			n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
-		}
+		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
+	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
+		n += fieldmap.Ensure(&m.Solver)
+		n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 	}
 	return n
 }
@@ -5901,31 +5860,14 @@ func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Discovery.Equal(src.Discovery) {
-			m.Discovery = src.Discovery.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Discovery != nil || src.Discovery != nil {
-			if m.Discovery == nil {
-				m.Discovery = new(Discovery)
-				n++
-			}
-			n += m.Discovery.copyInAt(src.Discovery, fm, at+1, fm.Window(at+1))
-		}
+		n += fieldmap.CopyMessage(&m.Discovery, src.Discovery)
+	} else if win.Below&(1<<0) != 0 && (m.Discovery != nil || src.Discovery != nil) {
+		n += fieldmap.Ensure(&m.Discovery)
+		n += m.Discovery.copyInAt(src.Discovery, fm, at+1, fm.Window(at+1))
 	}
 	cw1 := fm.Window(at + 64)
 	if (cw1.Cover|cw1.Below)&(1<<62) != 0 {
-		if a := fm.ListActionAt(at + 126); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Candidates, src.Candidates, (*PeeringCandidate).Equal, (*PeeringCandidate).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Candidates, src.Candidates, (*PeeringCandidate).Equal) {
-			if len(src.Candidates) == 0 {
-				m.Candidates = nil
-			} else {
-				m.Candidates = fieldmap.CloneListFunc(src.Candidates, (*PeeringCandidate).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+126), &m.Candidates, src.Candidates)
 	}
 	return n
 }
@@ -5951,18 +5893,10 @@ func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.Fiel
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector = src.Selector.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Selector != nil || src.Selector != nil {
-			if m.Selector == nil {
-				m.Selector = new(Selector)
-				n++
-			}
-			n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
-		}
+		n += fieldmap.CopyMessage(&m.Selector, src.Selector)
+	} else if win.Below&(1<<0) != 0 && (m.Selector != nil || src.Selector != nil) {
+		n += fieldmap.Ensure(&m.Selector)
+		n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
 	}
 	return n
 }
@@ -5988,16 +5922,7 @@ func (m *ListFlavorsResponse) copyInAt(src *ListFlavorsResponse, fm *fieldmap.Fi
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*Flavor).Equal, (*Flavor).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*Flavor).Equal) {
-			if len(src.Flavors) == 0 {
-				m.Flavors = nil
-			} else {
-				m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*Flavor).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Flavors, src.Flavors)
 	}
 	return n
 }
@@ -6023,18 +5948,10 @@ func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *field
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector = src.Selector.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Selector != nil || src.Selector != nil {
-			if m.Selector == nil {
-				m.Selector = new(Selector)
-				n++
-			}
-			n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
-		}
+		n += fieldmap.CopyMessage(&m.Selector, src.Selector)
+	} else if win.Below&(1<<0) != 0 && (m.Selector != nil || src.Selector != nil) {
+		n += fieldmap.Ensure(&m.Selector)
+		n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
 	}
 	return n
 }
@@ -6057,18 +5974,10 @@ func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Flavor.Equal(src.Flavor) {
-			m.Flavor = src.Flavor.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Flavor != nil || src.Flavor != nil {
-			if m.Flavor == nil {
-				m.Flavor = new(Flavor)
-				n++
-			}
-			n += m.Flavor.copyInAt(src.Flavor, fm, at+1, fm.Window(at+1))
-		}
+		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
+		n += fieldmap.Ensure(&m.Flavor)
+		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, fm.Window(at+1))
 	}
 	cw2 := fm.Window(at + 128)
 	if cw2.Cover&(1<<25) != 0 && m.Address != src.Address {
@@ -6095,29 +6004,11 @@ func (m *ListPeerFlavorsResponse) copyInAt(src *ListPeerFlavorsResponse, fm *fie
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*PeerFlavor).Equal, (*PeerFlavor).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*PeerFlavor).Equal) {
-			if len(src.Flavors) == 0 {
-				m.Flavors = nil
-			} else {
-				m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*PeerFlavor).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Flavors, src.Flavors)
 	}
 	cw2 := fm.Window(at + 128)
 	if (cw2.Cover|cw2.Below)&(1<<27) != 0 {
-		if a := fm.ListActionAt(at + 155); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.PeerResults, src.PeerResults, (*PeerResult).Equal, (*PeerResult).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.PeerResults, src.PeerResults, (*PeerResult).Equal) {
-			if len(src.PeerResults) == 0 {
-				m.PeerResults = nil
-			} else {
-				m.PeerResults = fieldmap.CloneListFunc(src.PeerResults, (*PeerResult).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+155), &m.PeerResults, src.PeerResults)
 	}
 	return n
 }
@@ -6143,18 +6034,10 @@ func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequ
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Blueprint.Equal(src.Blueprint) {
-			m.Blueprint = src.Blueprint.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Blueprint != nil || src.Blueprint != nil {
-			if m.Blueprint == nil {
-				m.Blueprint = new(ServiceBlueprint)
-				n++
-			}
-			n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint)
+	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
+		n += fieldmap.Ensure(&m.Blueprint)
+		n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -6180,18 +6063,10 @@ func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintRes
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Blueprint.Equal(src.Blueprint) {
-			m.Blueprint = src.Blueprint.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Blueprint != nil || src.Blueprint != nil {
-			if m.Blueprint == nil {
-				m.Blueprint = new(ServiceBlueprint)
-				n++
-			}
-			n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint)
+	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
+		n += fieldmap.Ensure(&m.Blueprint)
+		n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -6243,18 +6118,10 @@ func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse,
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Blueprint.Equal(src.Blueprint) {
-			m.Blueprint = src.Blueprint.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Blueprint != nil || src.Blueprint != nil {
-			if m.Blueprint == nil {
-				m.Blueprint = new(ServiceBlueprint)
-				n++
-			}
-			n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint)
+	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
+		n += fieldmap.Ensure(&m.Blueprint)
+		n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -6296,16 +6163,7 @@ func (m *ListServiceBlueprintsResponse) copyInAt(src *ListServiceBlueprintsRespo
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Blueprints, src.Blueprints, (*ServiceBlueprint).Equal, (*ServiceBlueprint).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Blueprints, src.Blueprints, (*ServiceBlueprint).Equal) {
-			if len(src.Blueprints) == 0 {
-				m.Blueprints = nil
-			} else {
-				m.Blueprints = fieldmap.CloneListFunc(src.Blueprints, (*ServiceBlueprint).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Blueprints, src.Blueprints)
 	}
 	return n
 }
@@ -6399,18 +6257,10 @@ func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Contract.Equal(src.Contract) {
-			m.Contract = src.Contract.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Contract != nil || src.Contract != nil {
-			if m.Contract == nil {
-				m.Contract = new(Contract)
-				n++
-			}
-			n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
-		}
+		n += fieldmap.CopyMessage(&m.Contract, src.Contract)
+	} else if win.Below&(1<<0) != 0 && (m.Contract != nil || src.Contract != nil) {
+		n += fieldmap.Ensure(&m.Contract)
+		n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
 	}
 	cw3 := fm.Window(at + 192)
 	if cw3.Cover&(1<<23) != 0 && m.Role != src.Role {
@@ -6463,18 +6313,10 @@ func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Contract.Equal(src.Contract) {
-			m.Contract = src.Contract.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Contract != nil || src.Contract != nil {
-			if m.Contract == nil {
-				m.Contract = new(Contract)
-				n++
-			}
-			n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
-		}
+		n += fieldmap.CopyMessage(&m.Contract, src.Contract)
+	} else if win.Below&(1<<0) != 0 && (m.Contract != nil || src.Contract != nil) {
+		n += fieldmap.Ensure(&m.Contract)
+		n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
 	}
 	cw3 := fm.Window(at + 192)
 	if cw3.Cover&(1<<23) != 0 && m.Role != src.Role {
@@ -6504,16 +6346,7 @@ func (m *ListContractsResponse) copyInAt(src *ListContractsResponse, fm *fieldma
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Contracts, src.Contracts, (*ContractEntry).Equal, (*ContractEntry).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Contracts, src.Contracts, (*ContractEntry).Equal) {
-			if len(src.Contracts) == 0 {
-				m.Contracts = nil
-			} else {
-				m.Contracts = fieldmap.CloneListFunc(src.Contracts, (*ContractEntry).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Contracts, src.Contracts)
 	}
 	return n
 }
@@ -6565,18 +6398,10 @@ func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldma
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Allocation.Equal(src.Allocation) {
-			m.Allocation = src.Allocation.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Allocation != nil || src.Allocation != nil {
-			if m.Allocation == nil {
-				m.Allocation = new(Allocation)
-				n++
-			}
-			n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Allocation, src.Allocation)
+	} else if win.Below&(1<<0) != 0 && (m.Allocation != nil || src.Allocation != nil) {
+		n += fieldmap.Ensure(&m.Allocation)
+		n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -6618,16 +6443,7 @@ func (m *ListAllocationsResponse) copyInAt(src *ListAllocationsResponse, fm *fie
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Allocations, src.Allocations, (*Allocation).Equal, (*Allocation).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Allocations, src.Allocations, (*Allocation).Equal) {
-			if len(src.Allocations) == 0 {
-				m.Allocations = nil
-			} else {
-				m.Allocations = fieldmap.CloneListFunc(src.Allocations, (*Allocation).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Allocations, src.Allocations)
 	}
 	return n
 }
@@ -6669,18 +6485,10 @@ func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Node.Equal(src.Node) {
-			m.Node = src.Node.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Node != nil || src.Node != nil {
-			if m.Node == nil {
-				m.Node = new(NodeIdentity)
-				n++
-			}
-			n += m.Node.copyInAt(src.Node, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Node, src.Node)
+	} else if win.Below&(1<<0) != 0 && (m.Node != nil || src.Node != nil) {
+		n += fieldmap.Ensure(&m.Node)
+		n += m.Node.copyInAt(src.Node, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<8) != 0 && m.InsecureRear != src.InsecureRear {
 		m.InsecureRear, n = src.InsecureRear, n+1
@@ -6754,16 +6562,7 @@ func (m *ListPeersResponse) copyInAt(src *ListPeersResponse, fm *fieldmap.FieldM
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Peers, src.Peers, (*Peer).Equal, (*Peer).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Peers, src.Peers, (*Peer).Equal) {
-			if len(src.Peers) == 0 {
-				m.Peers = nil
-			} else {
-				m.Peers = fieldmap.CloneListFunc(src.Peers, (*Peer).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Peers, src.Peers)
 	}
 	return n
 }

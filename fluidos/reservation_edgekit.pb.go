@@ -760,50 +760,26 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.SolverId, src.SolverId)
 		case 2:
 			if win.Cover&(1<<2) != 0 {
-				if !m.Buyer.Equal(src.Buyer) {
-					m.Buyer = src.Buyer.Clone()
-					n++
-				}
-			} else {
-				if m.Buyer != nil || src.Buyer != nil {
-					if m.Buyer == nil {
-						m.Buyer = new(NodeIdentity)
-						n++
-					}
-					n += m.Buyer.copyInAt(src.Buyer, fm, at+3, win.Shift(3))
-				}
+				n += fieldmap.CopyMessage(&m.Buyer, src.Buyer)
+			} else if m.Buyer != nil || src.Buyer != nil {
+				n += fieldmap.Ensure(&m.Buyer)
+				n += m.Buyer.copyInAt(src.Buyer, fm, at+3, win.Shift(3))
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.Seller.Equal(src.Seller) {
-					m.Seller = src.Seller.Clone()
-					n++
-				}
-			} else {
-				if m.Seller != nil || src.Seller != nil {
-					if m.Seller == nil {
-						m.Seller = new(NodeIdentity)
-						n++
-					}
-					n += m.Seller.copyInAt(src.Seller, fm, at+11, win.Shift(11))
-				}
+				n += fieldmap.CopyMessage(&m.Seller, src.Seller)
+			} else if m.Seller != nil || src.Seller != nil {
+				n += fieldmap.Ensure(&m.Seller)
+				n += m.Seller.copyInAt(src.Seller, fm, at+11, win.Shift(11))
 			}
 		case 18:
 			n += fieldmap.Set(&m.PeeringCandidateId, src.PeeringCandidateId)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !m.Configuration.Equal(src.Configuration) {
-					m.Configuration = src.Configuration.Clone()
-					n++
-				}
-			} else {
-				if m.Configuration != nil || src.Configuration != nil {
-					if m.Configuration == nil {
-						m.Configuration = new(Configuration)
-						n++
-					}
-					n += m.Configuration.copyInAt(src.Configuration, fm, at+20, win.Shift(20))
-				}
+				n += fieldmap.CopyMessage(&m.Configuration, src.Configuration)
+			} else if m.Configuration != nil || src.Configuration != nil {
+				n += fieldmap.Ensure(&m.Configuration)
+				n += m.Configuration.copyInAt(src.Configuration, fm, at+20, win.Shift(20))
 			}
 		case 41:
 			n += fieldmap.Set(&m.Reserve, src.Reserve)
@@ -811,18 +787,10 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.Purchase, src.Purchase)
 		case 43:
 			if win.Cover&(1<<43) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status = src.Status.Clone()
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(ReservationStatus)
-						n++
-					}
-					n += m.Status.copyInAt(src.Status, fm, at+44, win.Shift(44))
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status)
+			} else if m.Status != nil || src.Status != nil {
+				n += fieldmap.Ensure(&m.Status)
+				n += m.Status.copyInAt(src.Status, fm, at+44, win.Shift(44))
 			}
 		}
 	}
@@ -857,33 +825,17 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.FlavorId, src.FlavorId)
 		case 2:
 			if win.Cover&(1<<2) != 0 {
-				if !m.Buyer.Equal(src.Buyer) {
-					m.Buyer = src.Buyer.Clone()
-					n++
-				}
-			} else {
-				if m.Buyer != nil || src.Buyer != nil {
-					if m.Buyer == nil {
-						m.Buyer = new(NodeIdentity)
-						n++
-					}
-					n += m.Buyer.copyInAt(src.Buyer, fm, at+3, win.Shift(3))
-				}
+				n += fieldmap.CopyMessage(&m.Buyer, src.Buyer)
+			} else if m.Buyer != nil || src.Buyer != nil {
+				n += fieldmap.Ensure(&m.Buyer)
+				n += m.Buyer.copyInAt(src.Buyer, fm, at+3, win.Shift(3))
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.Configuration.Equal(src.Configuration) {
-					m.Configuration = src.Configuration.Clone()
-					n++
-				}
-			} else {
-				if m.Configuration != nil || src.Configuration != nil {
-					if m.Configuration == nil {
-						m.Configuration = new(Configuration)
-						n++
-					}
-					n += m.Configuration.copyInAt(src.Configuration, fm, at+11, win.Shift(11))
-				}
+				n += fieldmap.CopyMessage(&m.Configuration, src.Configuration)
+			} else if m.Configuration != nil || src.Configuration != nil {
+				n += fieldmap.Ensure(&m.Configuration)
+				n += m.Configuration.copyInAt(src.Configuration, fm, at+11, win.Shift(11))
 			}
 		case 32:
 			if !fieldmap.Equal(m.StartTime, src.StartTime) {
@@ -930,32 +882,16 @@ func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at
 		m.FlavorId, n = src.FlavorId, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Buyer.Equal(src.Buyer) {
-			m.Buyer = src.Buyer.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Buyer != nil || src.Buyer != nil {
-			if m.Buyer == nil {
-				m.Buyer = new(NodeIdentity)
-				n++
-			}
-			n += m.Buyer.copyInAt(src.Buyer, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.Buyer, src.Buyer)
+	} else if win.Below&(1<<1) != 0 && (m.Buyer != nil || src.Buyer != nil) {
+		n += fieldmap.Ensure(&m.Buyer)
+		n += m.Buyer.copyInAt(src.Buyer, fm, at+2, win.Shift(2))
 	}
 	if win.Cover&(1<<9) != 0 {
-		if !m.Configuration.Equal(src.Configuration) {
-			m.Configuration = src.Configuration.Clone()
-			n++
-		}
-	} else if win.Below&(1<<9) != 0 {
-		if m.Configuration != nil || src.Configuration != nil {
-			if m.Configuration == nil {
-				m.Configuration = new(Configuration)
-				n++
-			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+10, win.Shift(10))
-		}
+		n += fieldmap.CopyMessage(&m.Configuration, src.Configuration)
+	} else if win.Below&(1<<9) != 0 && (m.Configuration != nil || src.Configuration != nil) {
+		n += fieldmap.Ensure(&m.Configuration)
+		n += m.Configuration.copyInAt(src.Configuration, fm, at+10, win.Shift(10))
 	}
 	return n
 }
@@ -981,32 +917,16 @@ func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.BuyerCredentials.Equal(src.BuyerCredentials) {
-			m.BuyerCredentials = src.BuyerCredentials.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.BuyerCredentials != nil || src.BuyerCredentials != nil {
-			if m.BuyerCredentials == nil {
-				m.BuyerCredentials = new(PeeringCredentials)
-				n++
-			}
-			n += m.BuyerCredentials.copyInAt(src.BuyerCredentials, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.BuyerCredentials, src.BuyerCredentials)
+	} else if win.Below&(1<<0) != 0 && (m.BuyerCredentials != nil || src.BuyerCredentials != nil) {
+		n += fieldmap.Ensure(&m.BuyerCredentials)
+		n += m.BuyerCredentials.copyInAt(src.BuyerCredentials, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
-			m.IngressTelemetryEndpoint = src.IngressTelemetryEndpoint.Clone()
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
-			if m.IngressTelemetryEndpoint == nil {
-				m.IngressTelemetryEndpoint = new(TelemetryEndpoint)
-				n++
-			}
-			n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.IngressTelemetryEndpoint, src.IngressTelemetryEndpoint)
+	} else if win.Below&(1<<3) != 0 && (m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil) {
+		n += fieldmap.Ensure(&m.IngressTelemetryEndpoint)
+		n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+4, win.Shift(4))
 	}
 	return n
 }

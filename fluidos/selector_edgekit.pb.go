@@ -1541,46 +1541,22 @@ func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Model.Equal(src.Model) {
-			m.Model = src.Model.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Model != nil || src.Model != nil {
-			if m.Model == nil {
-				m.Model = new(StringFilter)
-				n++
-			}
-			n += m.Model.copyInAt(src.Model, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Model, src.Model)
+	} else if win.Below&(1<<0) != 0 && (m.Model != nil || src.Model != nil) {
+		n += fieldmap.Ensure(&m.Model)
+		n += m.Model.copyInAt(src.Model, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Cores.Equal(src.Cores) {
-			m.Cores = src.Cores.Clone()
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.Cores != nil || src.Cores != nil {
-			if m.Cores == nil {
-				m.Cores = new(ResourceFilter)
-				n++
-			}
-			n += m.Cores.copyInAt(src.Cores, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.Cores, src.Cores)
+	} else if win.Below&(1<<3) != 0 && (m.Cores != nil || src.Cores != nil) {
+		n += fieldmap.Ensure(&m.Cores)
+		n += m.Cores.copyInAt(src.Cores, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<9) != 0 {
-		if !m.Memory.Equal(src.Memory) {
-			m.Memory = src.Memory.Clone()
-			n++
-		}
-	} else if win.Below&(1<<9) != 0 {
-		if m.Memory != nil || src.Memory != nil {
-			if m.Memory == nil {
-				m.Memory = new(ResourceFilter)
-				n++
-			}
-			n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
-		}
+		n += fieldmap.CopyMessage(&m.Memory, src.Memory)
+	} else if win.Below&(1<<9) != 0 && (m.Memory != nil || src.Memory != nil) {
+		n += fieldmap.Ensure(&m.Memory)
+		n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
 	}
 	return n
 }
@@ -1606,88 +1582,40 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Architecture.Equal(src.Architecture) {
-			m.Architecture = src.Architecture.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Architecture != nil || src.Architecture != nil {
-			if m.Architecture == nil {
-				m.Architecture = new(StringFilter)
-				n++
-			}
-			n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Architecture, src.Architecture)
+	} else if win.Below&(1<<0) != 0 && (m.Architecture != nil || src.Architecture != nil) {
+		n += fieldmap.Ensure(&m.Architecture)
+		n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Cpu.Equal(src.Cpu) {
-			m.Cpu = src.Cpu.Clone()
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.Cpu != nil || src.Cpu != nil {
-			if m.Cpu == nil {
-				m.Cpu = new(ResourceFilter)
-				n++
-			}
-			n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.Cpu, src.Cpu)
+	} else if win.Below&(1<<3) != 0 && (m.Cpu != nil || src.Cpu != nil) {
+		n += fieldmap.Ensure(&m.Cpu)
+		n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<9) != 0 {
-		if !m.Memory.Equal(src.Memory) {
-			m.Memory = src.Memory.Clone()
-			n++
-		}
-	} else if win.Below&(1<<9) != 0 {
-		if m.Memory != nil || src.Memory != nil {
-			if m.Memory == nil {
-				m.Memory = new(ResourceFilter)
-				n++
-			}
-			n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
-		}
+		n += fieldmap.CopyMessage(&m.Memory, src.Memory)
+	} else if win.Below&(1<<9) != 0 && (m.Memory != nil || src.Memory != nil) {
+		n += fieldmap.Ensure(&m.Memory)
+		n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
 	}
 	if win.Cover&(1<<15) != 0 {
-		if !m.Pods.Equal(src.Pods) {
-			m.Pods = src.Pods.Clone()
-			n++
-		}
-	} else if win.Below&(1<<15) != 0 {
-		if m.Pods != nil || src.Pods != nil {
-			if m.Pods == nil {
-				m.Pods = new(ResourceFilter)
-				n++
-			}
-			n += m.Pods.copyInAt(src.Pods, fm, at+16, win.Shift(16))
-		}
+		n += fieldmap.CopyMessage(&m.Pods, src.Pods)
+	} else if win.Below&(1<<15) != 0 && (m.Pods != nil || src.Pods != nil) {
+		n += fieldmap.Ensure(&m.Pods)
+		n += m.Pods.copyInAt(src.Pods, fm, at+16, win.Shift(16))
 	}
 	if win.Cover&(1<<21) != 0 {
-		if !m.Storage.Equal(src.Storage) {
-			m.Storage = src.Storage.Clone()
-			n++
-		}
-	} else if win.Below&(1<<21) != 0 {
-		if m.Storage != nil || src.Storage != nil {
-			if m.Storage == nil {
-				m.Storage = new(ResourceFilter)
-				n++
-			}
-			n += m.Storage.copyInAt(src.Storage, fm, at+22, win.Shift(22))
-		}
+		n += fieldmap.CopyMessage(&m.Storage, src.Storage)
+	} else if win.Below&(1<<21) != 0 && (m.Storage != nil || src.Storage != nil) {
+		n += fieldmap.Ensure(&m.Storage)
+		n += m.Storage.copyInAt(src.Storage, fm, at+22, win.Shift(22))
 	}
 	if win.Cover&(1<<27) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu = src.Gpu.Clone()
-			n++
-		}
-	} else if win.Below&(1<<27) != 0 {
-		if m.Gpu != nil || src.Gpu != nil {
-			if m.Gpu == nil {
-				m.Gpu = new(GPUSelector)
-				n++
-			}
-			n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
-		}
+		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu)
+	} else if win.Below&(1<<27) != 0 && (m.Gpu != nil || src.Gpu != nil) {
+		n += fieldmap.Ensure(&m.Gpu)
+		n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
 	}
 	return n
 }
@@ -1713,35 +1641,19 @@ func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Category.Equal(src.Category) {
-			m.Category = src.Category.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Category != nil || src.Category != nil {
-			if m.Category == nil {
-				m.Category = new(StringFilter)
-				n++
-			}
-			n += m.Category.copyInAt(src.Category, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Category, src.Category)
+	} else if win.Below&(1<<0) != 0 && (m.Category != nil || src.Category != nil) {
+		n += fieldmap.Ensure(&m.Category)
+		n += m.Category.copyInAt(src.Category, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+3), &m.Tags, src.Tags)
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.Name.Equal(src.Name) {
-			m.Name = src.Name.Clone()
-			n++
-		}
-	} else if win.Below&(1<<4) != 0 {
-		if m.Name != nil || src.Name != nil {
-			if m.Name == nil {
-				m.Name = new(StringFilter)
-				n++
-			}
-			n += m.Name.copyInAt(src.Name, fm, at+5, win.Shift(5))
-		}
+		n += fieldmap.CopyMessage(&m.Name, src.Name)
+	} else if win.Below&(1<<4) != 0 && (m.Name != nil || src.Name != nil) {
+		n += fieldmap.Ensure(&m.Name)
+		n += m.Name.copyInAt(src.Name, fm, at+5, win.Shift(5))
 	}
 	return n
 }
@@ -1767,102 +1679,46 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Architecture.Equal(src.Architecture) {
-			m.Architecture = src.Architecture.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Architecture != nil || src.Architecture != nil {
-			if m.Architecture == nil {
-				m.Architecture = new(StringFilter)
-				n++
-			}
-			n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Architecture, src.Architecture)
+	} else if win.Below&(1<<0) != 0 && (m.Architecture != nil || src.Architecture != nil) {
+		n += fieldmap.Ensure(&m.Architecture)
+		n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Cpu.Equal(src.Cpu) {
-			m.Cpu = src.Cpu.Clone()
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.Cpu != nil || src.Cpu != nil {
-			if m.Cpu == nil {
-				m.Cpu = new(ResourceFilter)
-				n++
-			}
-			n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.Cpu, src.Cpu)
+	} else if win.Below&(1<<3) != 0 && (m.Cpu != nil || src.Cpu != nil) {
+		n += fieldmap.Ensure(&m.Cpu)
+		n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<9) != 0 {
-		if !m.Memory.Equal(src.Memory) {
-			m.Memory = src.Memory.Clone()
-			n++
-		}
-	} else if win.Below&(1<<9) != 0 {
-		if m.Memory != nil || src.Memory != nil {
-			if m.Memory == nil {
-				m.Memory = new(ResourceFilter)
-				n++
-			}
-			n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
-		}
+		n += fieldmap.CopyMessage(&m.Memory, src.Memory)
+	} else if win.Below&(1<<9) != 0 && (m.Memory != nil || src.Memory != nil) {
+		n += fieldmap.Ensure(&m.Memory)
+		n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
 	}
 	if win.Cover&(1<<15) != 0 {
-		if !m.Storage.Equal(src.Storage) {
-			m.Storage = src.Storage.Clone()
-			n++
-		}
-	} else if win.Below&(1<<15) != 0 {
-		if m.Storage != nil || src.Storage != nil {
-			if m.Storage == nil {
-				m.Storage = new(ResourceFilter)
-				n++
-			}
-			n += m.Storage.copyInAt(src.Storage, fm, at+16, win.Shift(16))
-		}
+		n += fieldmap.CopyMessage(&m.Storage, src.Storage)
+	} else if win.Below&(1<<15) != 0 && (m.Storage != nil || src.Storage != nil) {
+		n += fieldmap.Ensure(&m.Storage)
+		n += m.Storage.copyInAt(src.Storage, fm, at+16, win.Shift(16))
 	}
 	if win.Cover&(1<<21) != 0 {
-		if !m.OsImage.Equal(src.OsImage) {
-			m.OsImage = src.OsImage.Clone()
-			n++
-		}
-	} else if win.Below&(1<<21) != 0 {
-		if m.OsImage != nil || src.OsImage != nil {
-			if m.OsImage == nil {
-				m.OsImage = new(StringFilter)
-				n++
-			}
-			n += m.OsImage.copyInAt(src.OsImage, fm, at+22, win.Shift(22))
-		}
+		n += fieldmap.CopyMessage(&m.OsImage, src.OsImage)
+	} else if win.Below&(1<<21) != 0 && (m.OsImage != nil || src.OsImage != nil) {
+		n += fieldmap.Ensure(&m.OsImage)
+		n += m.OsImage.copyInAt(src.OsImage, fm, at+22, win.Shift(22))
 	}
 	if win.Cover&(1<<24) != 0 {
-		if !m.Hypervisor.Equal(src.Hypervisor) {
-			m.Hypervisor = src.Hypervisor.Clone()
-			n++
-		}
-	} else if win.Below&(1<<24) != 0 {
-		if m.Hypervisor != nil || src.Hypervisor != nil {
-			if m.Hypervisor == nil {
-				m.Hypervisor = new(StringFilter)
-				n++
-			}
-			n += m.Hypervisor.copyInAt(src.Hypervisor, fm, at+25, win.Shift(25))
-		}
+		n += fieldmap.CopyMessage(&m.Hypervisor, src.Hypervisor)
+	} else if win.Below&(1<<24) != 0 && (m.Hypervisor != nil || src.Hypervisor != nil) {
+		n += fieldmap.Ensure(&m.Hypervisor)
+		n += m.Hypervisor.copyInAt(src.Hypervisor, fm, at+25, win.Shift(25))
 	}
 	if win.Cover&(1<<27) != 0 {
-		if !m.Gpu.Equal(src.Gpu) {
-			m.Gpu = src.Gpu.Clone()
-			n++
-		}
-	} else if win.Below&(1<<27) != 0 {
-		if m.Gpu != nil || src.Gpu != nil {
-			if m.Gpu == nil {
-				m.Gpu = new(GPUSelector)
-				n++
-			}
-			n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
-		}
+		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu)
+	} else if win.Below&(1<<27) != 0 && (m.Gpu != nil || src.Gpu != nil) {
+		n += fieldmap.Ensure(&m.Gpu)
+		n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
 	}
 	return n
 }
@@ -1888,60 +1744,28 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.SensorType.Equal(src.SensorType) {
-			m.SensorType = src.SensorType.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.SensorType != nil || src.SensorType != nil {
-			if m.SensorType == nil {
-				m.SensorType = new(StringFilter)
-				n++
-			}
-			n += m.SensorType.copyInAt(src.SensorType, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.SensorType, src.SensorType)
+	} else if win.Below&(1<<0) != 0 && (m.SensorType != nil || src.SensorType != nil) {
+		n += fieldmap.Ensure(&m.SensorType)
+		n += m.SensorType.copyInAt(src.SensorType, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.SamplingRateHz.Equal(src.SamplingRateHz) {
-			m.SamplingRateHz = src.SamplingRateHz.Clone()
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.SamplingRateHz != nil || src.SamplingRateHz != nil {
-			if m.SamplingRateHz == nil {
-				m.SamplingRateHz = new(FloatRangeSelector)
-				n++
-			}
-			n += m.SamplingRateHz.copyInAt(src.SamplingRateHz, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.SamplingRateHz, src.SamplingRateHz)
+	} else if win.Below&(1<<3) != 0 && (m.SamplingRateHz != nil || src.SamplingRateHz != nil) {
+		n += fieldmap.Ensure(&m.SamplingRateHz)
+		n += m.SamplingRateHz.copyInAt(src.SamplingRateHz, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<6) != 0 {
-		if !m.Accuracy.Equal(src.Accuracy) {
-			m.Accuracy = src.Accuracy.Clone()
-			n++
-		}
-	} else if win.Below&(1<<6) != 0 {
-		if m.Accuracy != nil || src.Accuracy != nil {
-			if m.Accuracy == nil {
-				m.Accuracy = new(FloatRangeSelector)
-				n++
-			}
-			n += m.Accuracy.copyInAt(src.Accuracy, fm, at+7, win.Shift(7))
-		}
+		n += fieldmap.CopyMessage(&m.Accuracy, src.Accuracy)
+	} else if win.Below&(1<<6) != 0 && (m.Accuracy != nil || src.Accuracy != nil) {
+		n += fieldmap.Ensure(&m.Accuracy)
+		n += m.Accuracy.copyInAt(src.Accuracy, fm, at+7, win.Shift(7))
 	}
 	if win.Cover&(1<<9) != 0 {
-		if !m.Unit.Equal(src.Unit) {
-			m.Unit = src.Unit.Clone()
-			n++
-		}
-	} else if win.Below&(1<<9) != 0 {
-		if m.Unit != nil || src.Unit != nil {
-			if m.Unit == nil {
-				m.Unit = new(StringFilter)
-				n++
-			}
-			n += m.Unit.copyInAt(src.Unit, fm, at+10, win.Shift(10))
-		}
+		n += fieldmap.CopyMessage(&m.Unit, src.Unit)
+	} else if win.Below&(1<<9) != 0 && (m.Unit != nil || src.Unit != nil) {
+		n += fieldmap.Ensure(&m.Unit)
+		n += m.Unit.copyInAt(src.Unit, fm, at+10, win.Shift(10))
 	}
 	return n
 }

@@ -718,18 +718,10 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 			n += fieldmap.Set(&m.AllocationId, src.AllocationId)
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.Credentials.Equal(src.Credentials) {
-					m.Credentials = src.Credentials.Clone()
-					n++
-				}
-			} else {
-				if m.Credentials != nil || src.Credentials != nil {
-					if m.Credentials == nil {
-						m.Credentials = new(PeeringTargetCredentials)
-						n++
-					}
-					n += m.Credentials.copyInAt(src.Credentials, fm, at+11, win.Shift(11))
-				}
+				n += fieldmap.CopyMessage(&m.Credentials, src.Credentials)
+			} else if m.Credentials != nil || src.Credentials != nil {
+				n += fieldmap.Ensure(&m.Credentials)
+				n += m.Credentials.copyInAt(src.Credentials, fm, at+11, win.Shift(11))
 			}
 		case 16:
 			if !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
@@ -737,16 +729,7 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 				n++
 			}
 		case 17:
-			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Attempts, src.Attempts, (*SolverAttempt).Equal, (*SolverAttempt).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Attempts, src.Attempts, (*SolverAttempt).Equal) {
-				if len(src.Attempts) == 0 {
-					m.Attempts = nil
-				} else {
-					m.Attempts = fieldmap.CloneListFunc(src.Attempts, (*SolverAttempt).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+17), &m.Attempts, src.Attempts)
 		}
 	}
 	return n
@@ -843,18 +826,10 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Selector.Equal(src.Selector) {
-			m.Selector = src.Selector.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Selector != nil || src.Selector != nil {
-			if m.Selector == nil {
-				m.Selector = new(Selector)
-				n++
-			}
-			n += m.Selector.copyInAt(src.Selector, fm, at+2, fm.Window(at+2))
-		}
+		n += fieldmap.CopyMessage(&m.Selector, src.Selector)
+	} else if win.Below&(1<<1) != 0 && (m.Selector != nil || src.Selector != nil) {
+		n += fieldmap.Ensure(&m.Selector)
+		n += m.Selector.copyInAt(src.Selector, fm, at+2, fm.Window(at+2))
 	}
 	cw1 := fm.Window(at + 64)
 	if cw1.Cover&(1<<48) != 0 && m.IntentId != src.IntentId {
@@ -870,47 +845,23 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 		m.EstablishPeering, n = src.EstablishPeering, n+1
 	}
 	if cw1.Cover&(1<<52) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status = src.Status.Clone()
-			n++
-		}
-	} else if cw1.Below&(1<<52) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(SolverStatus)
-				n++
-			}
-			n += m.Status.copyInAt(src.Status, fm, at+117, fm.Window(at+117))
-		}
+		n += fieldmap.CopyMessage(&m.Status, src.Status)
+	} else if cw1.Below&(1<<52) != 0 && (m.Status != nil || src.Status != nil) {
+		n += fieldmap.Ensure(&m.Status)
+		n += m.Status.copyInAt(src.Status, fm, at+117, fm.Window(at+117))
 	}
 	cw2 := fm.Window(at + 128)
 	if cw2.Cover&(1<<11) != 0 {
-		if !m.Configuration.Equal(src.Configuration) {
-			m.Configuration = src.Configuration.Clone()
-			n++
-		}
-	} else if cw2.Below&(1<<11) != 0 {
-		if m.Configuration != nil || src.Configuration != nil {
-			if m.Configuration == nil {
-				m.Configuration = new(Configuration)
-				n++
-			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+140, cw2.Shift(12))
-		}
+		n += fieldmap.CopyMessage(&m.Configuration, src.Configuration)
+	} else if cw2.Below&(1<<11) != 0 && (m.Configuration != nil || src.Configuration != nil) {
+		n += fieldmap.Ensure(&m.Configuration)
+		n += m.Configuration.copyInAt(src.Configuration, fm, at+140, cw2.Shift(12))
 	}
 	if cw2.Cover&(1<<33) != 0 {
-		if !m.Timeouts.Equal(src.Timeouts) {
-			m.Timeouts = src.Timeouts.Clone()
-			n++
-		}
-	} else if cw2.Below&(1<<33) != 0 {
-		if m.Timeouts != nil || src.Timeouts != nil {
-			if m.Timeouts == nil {
-				m.Timeouts = new(SolverTimeouts)
-				n++
-			}
-			n += m.Timeouts.copyInAt(src.Timeouts, fm, at+162, cw2.Shift(34))
-		}
+		n += fieldmap.CopyMessage(&m.Timeouts, src.Timeouts)
+	} else if cw2.Below&(1<<33) != 0 && (m.Timeouts != nil || src.Timeouts != nil) {
+		n += fieldmap.Ensure(&m.Timeouts)
+		n += m.Timeouts.copyInAt(src.Timeouts, fm, at+162, cw2.Shift(34))
 	}
 	if cw2.Cover&(1<<37) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)

@@ -1977,18 +1977,10 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int, win 
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !m.OMessage.Equal(src.OMessage) {
-					m.OMessage = src.OMessage.Clone()
-					n++
-				}
-			} else {
-				if m.OMessage != nil || src.OMessage != nil {
-					if m.OMessage == nil {
-						m.OMessage = new(Leaf)
-						n++
-					}
-					n += m.OMessage.copyInAt(src.OMessage, fm, at+11, win.Shift(11))
-				}
+				n += fieldmap.CopyMessage(&m.OMessage, src.OMessage)
+			} else if m.OMessage != nil || src.OMessage != nil {
+				n += fieldmap.Ensure(&m.OMessage)
+				n += m.OMessage.copyInAt(src.OMessage, fm, at+11, win.Shift(11))
 			}
 		}
 	}
@@ -2054,30 +2046,13 @@ func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldm
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Leaf.Equal(src.Leaf) {
-			m.Leaf = src.Leaf.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Leaf != nil || src.Leaf != nil {
-			if m.Leaf == nil {
-				m.Leaf = new(Leaf)
-				n++
-			}
-			n += m.Leaf.copyInAt(src.Leaf, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.Leaf, src.Leaf)
+	} else if win.Below&(1<<1) != 0 && (m.Leaf != nil || src.Leaf != nil) {
+		n += fieldmap.Ensure(&m.Leaf)
+		n += m.Leaf.copyInAt(src.Leaf, fm, at+2, win.Shift(2))
 	}
 	if (win.Cover|win.Below)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
-			if len(src.Leaves) == 0 {
-				m.Leaves = nil
-			} else {
-				m.Leaves = fieldmap.CloneListFunc(src.Leaves, (*Leaf).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+6), &m.Leaves, src.Leaves)
 	}
 	return n
 }
@@ -2103,95 +2078,34 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(Key)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 9:
 			if win.Cover&(1<<9) != 0 {
-				if !m.Middle.Equal(src.Middle) {
-					m.Middle = src.Middle.Clone()
-					n++
-				}
-			} else {
-				if m.Middle != nil || src.Middle != nil {
-					if m.Middle == nil {
-						m.Middle = new(Middle)
-						n++
-					}
-					n += m.Middle.copyInAt(src.Middle, fm, at+10, win.Shift(10))
-				}
+				n += fieldmap.CopyMessage(&m.Middle, src.Middle)
+			} else if m.Middle != nil || src.Middle != nil {
+				n += fieldmap.Ensure(&m.Middle)
+				n += m.Middle.copyInAt(src.Middle, fm, at+10, win.Shift(10))
 			}
 		case 21:
 			n += fieldmap.CopyList(fm.ListActionAt(at+21), &m.Tags, src.Tags)
 		case 22:
-			if a := fm.ListActionAt(at + 22); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Middles, src.Middles, (*Middle).Equal, (*Middle).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Middles, src.Middles, (*Middle).Equal) {
-				if len(src.Middles) == 0 {
-					m.Middles = nil
-				} else {
-					m.Middles = fieldmap.CloneListFunc(src.Middles, (*Middle).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+22), &m.Middles, src.Middles)
 		case 34:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+34), &m.Labels, src.Labels)
 		case 35:
-			if a := fm.ListActionAt(at + 35); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.LeafMap, src.LeafMap, (*Leaf).Equal, (*Leaf).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.LeafMap, src.LeafMap, (*Leaf).Equal) {
-				if len(src.LeafMap) == 0 {
-					m.LeafMap = nil
-				} else {
-					m.LeafMap = fieldmap.CloneMapFunc(src.LeafMap, (*Leaf).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+35), &m.LeafMap, src.LeafMap)
 		case 36:
-			if a := fm.ListActionAt(at + 36); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
-			} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
-				if len(src.Blobs) == 0 {
-					m.Blobs = nil
-				} else {
-					m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
-				}
-				n++
-			}
+			n += fieldmap.CopyListFunc(fm.ListActionAt(at+36), &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
 		case 37:
-			if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
-			} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
-				if len(src.Samples) == 0 {
-					m.Samples = nil
-				} else {
-					m.Samples = slices.Clone(src.Samples)
-				}
-				n++
-			}
+			n += fieldmap.CopyListFunc(fm.ListActionAt(at+37), &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
 		case 38:
 			n += fieldmap.CopyList(fm.ListActionAt(at+38), &m.States, src.States)
 		case 39:
-			if a := fm.ListActionAt(at + 39); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.BlobMap, src.BlobMap, bytes.Equal, fieldmap.CloneBytes)
-			} else if !fieldmap.EqualMapFunc(m.BlobMap, src.BlobMap, bytes.Equal) {
-				if len(src.BlobMap) == 0 {
-					m.BlobMap = nil
-				} else {
-					m.BlobMap = fieldmap.CloneMapFunc(src.BlobMap, fieldmap.CloneBytes)
-				}
-				n++
-			}
+			n += fieldmap.CopyMapFunc(fm.ListActionAt(at+39), &m.BlobMap, src.BlobMap, bytes.Equal, fieldmap.CloneBytes)
 		case 40:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+40), &m.StateMap, src.StateMap)
 		case 41:
@@ -2258,75 +2172,34 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 			}
 		case 49:
 			if win.Cover&(1<<49) != 0 {
-				if !m.Scalars.Equal(src.Scalars) {
-					m.Scalars = src.Scalars.Clone()
-					n++
-				}
-			} else {
-				if m.Scalars != nil || src.Scalars != nil {
-					if m.Scalars == nil {
-						m.Scalars = new(Scalars)
-						n++
-					}
-					n += m.Scalars.copyInAt(src.Scalars, fm, at+50, fm.Window(at+50))
-				}
+				n += fieldmap.CopyMessage(&m.Scalars, src.Scalars)
+			} else if m.Scalars != nil || src.Scalars != nil {
+				n += fieldmap.Ensure(&m.Scalars)
+				n += m.Scalars.copyInAt(src.Scalars, fm, at+50, fm.Window(at+50))
 			}
 		}
 	}
 	cw1 := fm.Window(at + 64)
 	if cw1.Cover&(1<<2) != 0 {
-		if !m.Optionals.Equal(src.Optionals) {
-			m.Optionals = src.Optionals.Clone()
-			n++
-		}
-	} else if cw1.Below&(1<<2) != 0 {
-		if m.Optionals != nil || src.Optionals != nil {
-			if m.Optionals == nil {
-				m.Optionals = new(Optionals)
-				n++
-			}
-			n += m.Optionals.copyInAt(src.Optionals, fm, at+67, cw1.Shift(3))
-		}
+		n += fieldmap.CopyMessage(&m.Optionals, src.Optionals)
+	} else if cw1.Below&(1<<2) != 0 && (m.Optionals != nil || src.Optionals != nil) {
+		n += fieldmap.Ensure(&m.Optionals)
+		n += m.Optionals.copyInAt(src.Optionals, fm, at+67, cw1.Shift(3))
 	}
 	if cw1.Cover&(1<<18) != 0 {
-		if !m.Wkt.Equal(src.Wkt) {
-			m.Wkt = src.Wkt.Clone()
-			n++
-		}
-	} else if cw1.Below&(1<<18) != 0 {
-		if m.Wkt != nil || src.Wkt != nil {
-			if m.Wkt == nil {
-				m.Wkt = new(Wkt)
-				n++
-			}
-			n += m.Wkt.copyInAt(src.Wkt, fm, at+83, cw1.Shift(19))
-		}
+		n += fieldmap.CopyMessage(&m.Wkt, src.Wkt)
+	} else if cw1.Below&(1<<18) != 0 && (m.Wkt != nil || src.Wkt != nil) {
+		n += fieldmap.Ensure(&m.Wkt)
+		n += m.Wkt.copyInAt(src.Wkt, fm, at+83, cw1.Shift(19))
 	}
 	if cw1.Cover&(1<<29) != 0 {
-		if !fieldmap.Equal(m.Label, src.Label) {
-			m.Label = fieldmap.Clone(src.Label)
-			n++
-		}
-	} else if cw1.Below&(1<<29) != 0 {
-		if m.Label != nil || src.Label != nil {
-			if m.Label == nil {
-				m.Label = new(other.Label)
-				n++
-			}
-			n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+94, cw1.Shift(30))
-		}
+		n += fieldmap.CopyMessage(&m.Label, src.Label)
+	} else if cw1.Below&(1<<29) != 0 && (m.Label != nil || src.Label != nil) {
+		n += fieldmap.Ensure(&m.Label)
+		n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+94, cw1.Shift(30))
 	}
 	if (cw1.Cover|cw1.Below)&(1<<34) != 0 {
-		if a := fm.ListActionAt(at + 98); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
-		} else if !fieldmap.EqualMessageListFunc(m.LabelsOther, src.LabelsOther, fieldmap.Equal[*other.Label]) {
-			if len(src.LabelsOther) == 0 {
-				m.LabelsOther = nil
-			} else {
-				m.LabelsOther = fieldmap.CloneListFunc(src.LabelsOther, fieldmap.Clone[*other.Label])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+98), &m.LabelsOther, src.LabelsOther)
 	}
 	if cw1.Cover&(1<<39) != 0 && m.Password != src.Password {
 		m.Password, n = src.Password, n+1
@@ -2336,16 +2209,7 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		n++
 	}
 	if (cw1.Cover|cw1.Below)&(1<<41) != 0 {
-		if a := fm.ListActionAt(at + 105); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
-		} else if !fieldmap.EqualMessageMapFunc(m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label]) {
-			if len(src.LabelMap) == 0 {
-				m.LabelMap = nil
-			} else {
-				m.LabelMap = fieldmap.CloneMapFunc(src.LabelMap, fieldmap.Clone[*other.Label])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+105), &m.LabelMap, src.LabelMap)
 	}
 	if cw1.Cover&(1<<42) != 0 && !m.Empty.Equal(src.Empty) {
 		m.Empty = src.Empty.Clone()
@@ -2376,18 +2240,10 @@ func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		m.State, n = src.State, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.Sub.Equal(src.Sub) {
-			m.Sub = src.Sub.Clone()
-			n++
-		}
-	} else if win.Below&(1<<4) != 0 {
-		if m.Sub != nil || src.Sub != nil {
-			if m.Sub == nil {
-				m.Sub = new(SubKey)
-				n++
-			}
-			n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
-		}
+		n += fieldmap.CopyMessage(&m.Sub, src.Sub)
+	} else if win.Below&(1<<4) != 0 && (m.Sub != nil || src.Sub != nil) {
+		n += fieldmap.Ensure(&m.Sub)
+		n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
 	}
 	return n
 }
@@ -2465,27 +2321,9 @@ func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 				n++
 			}
 		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-			} else if !fieldmap.EqualMessageListFunc(m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
-				if len(src.Times) == 0 {
-					m.Times = nil
-				} else {
-					m.Times = fieldmap.CloneListFunc(src.Times, fieldmap.Clone[*timestamppb.Timestamp])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+8), &m.Times, src.Times)
 		case 9:
-			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Durs, src.Durs, fieldmap.Equal[*durationpb.Duration], fieldmap.Clone[*durationpb.Duration])
-			} else if !fieldmap.EqualMessageMapFunc(m.Durs, src.Durs, fieldmap.Equal[*durationpb.Duration]) {
-				if len(src.Durs) == 0 {
-					m.Durs = nil
-				} else {
-					m.Durs = fieldmap.CloneMapFunc(src.Durs, fieldmap.Clone[*durationpb.Duration])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+9), &m.Durs, src.Durs)
 		}
 	}
 	return n
@@ -2580,30 +2418,13 @@ func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
-			if len(src.Children) == 0 {
-				m.Children = nil
-			} else {
-				m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Children, src.Children)
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.Branch.Equal(src.Branch) {
-			m.Branch = src.Branch.Clone()
-			n++
-		}
-	} else if win.Below&(1<<4) != 0 {
-		if m.Branch != nil || src.Branch != nil {
-			if m.Branch == nil {
-				m.Branch = new(Branch)
-				n++
-			}
-			n += m.Branch.copyInAt_10ws6na(src.Branch, fm, at+5, win.Shift(5))
-		}
+		n += fieldmap.CopyMessage(&m.Branch, src.Branch)
+	} else if win.Below&(1<<4) != 0 && (m.Branch != nil || src.Branch != nil) {
+		n += fieldmap.Ensure(&m.Branch)
+		n += m.Branch.copyInAt_10ws6na(src.Branch, fm, at+5, win.Shift(5))
 	}
 	return n
 }
@@ -2651,18 +2472,10 @@ func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int, win fieldm
 		m.Label, n = src.Label, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Tree.Equal(src.Tree) {
-			m.Tree = src.Tree.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Tree != nil || src.Tree != nil {
-			if m.Tree == nil {
-				m.Tree = new(Tree)
-				n++
-			}
-			n += m.Tree.copyInAt_jfhjda(src.Tree, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.Tree, src.Tree)
+	} else if win.Below&(1<<1) != 0 && (m.Tree != nil || src.Tree != nil) {
+		n += fieldmap.Ensure(&m.Tree)
+		n += m.Tree.copyInAt_jfhjda(src.Tree, fm, at+2, win.Shift(2))
 	}
 	return n
 }
@@ -2688,16 +2501,7 @@ func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int, win fie
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Tree).Equal, (*Tree).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Tree).Equal) {
-			if len(src.Children) == 0 {
-				m.Children = nil
-			} else {
-				m.Children = fieldmap.CloneListFunc(src.Children, (*Tree).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Children, src.Children)
 	}
 	if win.Cover&(1<<4) != 0 && !m.Branch.Equal(src.Branch) {
 		m.Branch = src.Branch.Clone()
@@ -2743,42 +2547,16 @@ func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int, win fieldmap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Inner.Equal(src.Inner) {
-			m.Inner = src.Inner.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Inner != nil || src.Inner != nil {
-			if m.Inner == nil {
-				m.Inner = new(Outer_Inner)
-				n++
-			}
-			n += m.Inner.copyInAt(src.Inner, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Inner, src.Inner)
+	} else if win.Below&(1<<0) != 0 && (m.Inner != nil || src.Inner != nil) {
+		n += fieldmap.Ensure(&m.Inner)
+		n += m.Inner.copyInAt(src.Inner, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Inners, src.Inners, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Inners, src.Inners, (*Outer_Inner).Equal) {
-			if len(src.Inners) == 0 {
-				m.Inners = nil
-			} else {
-				m.Inners = fieldmap.CloneListFunc(src.Inners, (*Outer_Inner).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Inners, src.Inners)
 	}
 	if (win.Cover|win.Below)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*Outer_Inner).Equal, (*Outer_Inner).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*Outer_Inner).Equal) {
-			if len(src.InnerMap) == 0 {
-				m.InnerMap = nil
-			} else {
-				m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*Outer_Inner).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+6), &m.InnerMap, src.InnerMap)
 	}
 	return n
 }
@@ -2838,41 +2616,15 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 			n += fieldmap.Set(&m.ApiKey, src.ApiKey)
 		case 1:
 			if win.Cover&(1<<1) != 0 {
-				if !m.Leaf.Equal(src.Leaf) {
-					m.Leaf = src.Leaf.Clone()
-					n++
-				}
-			} else {
-				if m.Leaf != nil || src.Leaf != nil {
-					if m.Leaf == nil {
-						m.Leaf = new(Leaf)
-						n++
-					}
-					n += m.Leaf.copyInAt(src.Leaf, fm, at+2, win.Shift(2))
-				}
+				n += fieldmap.CopyMessage(&m.Leaf, src.Leaf)
+			} else if m.Leaf != nil || src.Leaf != nil {
+				n += fieldmap.Ensure(&m.Leaf)
+				n += m.Leaf.copyInAt(src.Leaf, fm, at+2, win.Shift(2))
 			}
 		case 6:
-			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Leaves, src.Leaves, (*Leaf).Equal, (*Leaf).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Leaves, src.Leaves, (*Leaf).Equal) {
-				if len(src.Leaves) == 0 {
-					m.Leaves = nil
-				} else {
-					m.Leaves = fieldmap.CloneListFunc(src.Leaves, (*Leaf).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+6), &m.Leaves, src.Leaves)
 		case 11:
-			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.LeafMap, src.LeafMap, (*Leaf).Equal, (*Leaf).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.LeafMap, src.LeafMap, (*Leaf).Equal) {
-				if len(src.LeafMap) == 0 {
-					m.LeafMap = nil
-				} else {
-					m.LeafMap = fieldmap.CloneMapFunc(src.LeafMap, (*Leaf).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+11), &m.LeafMap, src.LeafMap)
 		case 12:
 			if s1, ok := src.Cred.(*Secrets_CredToken); ok && s1 != nil {
 				if d1, ok := m.Cred.(*Secrets_CredToken); !ok || d1 == nil || d1.CredToken != s1.CredToken {
@@ -2927,33 +2679,17 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 			}
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !m.Outer.Equal(src.Outer) {
-					m.Outer = src.Outer.Clone()
-					n++
-				}
-			} else {
-				if m.Outer != nil || src.Outer != nil {
-					if m.Outer == nil {
-						m.Outer = new(Outer)
-						n++
-					}
-					n += m.Outer.copyInAt(src.Outer, fm, at+20, win.Shift(20))
-				}
+				n += fieldmap.CopyMessage(&m.Outer, src.Outer)
+			} else if m.Outer != nil || src.Outer != nil {
+				n += fieldmap.Ensure(&m.Outer)
+				n += m.Outer.copyInAt(src.Outer, fm, at+20, win.Shift(20))
 			}
 		case 27:
 			if win.Cover&(1<<27) != 0 {
-				if !fieldmap.Equal(m.Label, src.Label) {
-					m.Label = fieldmap.Clone(src.Label)
-					n++
-				}
-			} else {
-				if m.Label != nil || src.Label != nil {
-					if m.Label == nil {
-						m.Label = new(other.Label)
-						n++
-					}
-					n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+28, win.Shift(28))
-				}
+				n += fieldmap.CopyMessage(&m.Label, src.Label)
+			} else if m.Label != nil || src.Label != nil {
+				n += fieldmap.Ensure(&m.Label)
+				n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+28, win.Shift(28))
 			}
 		case 32:
 			if !bytes.Equal(m.Cert, src.Cert) {

@@ -400,18 +400,10 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int, win fieldm
 			}
 		case 8:
 			if win.Cover&(1<<8) != 0 {
-				if !m.Item.Equal(src.Item) {
-					m.Item = src.Item.Clone()
-					n++
-				}
-			} else {
-				if m.Item != nil || src.Item != nil {
-					if m.Item == nil {
-						m.Item = new(Legacy_Item)
-						n++
-					}
-					n += m.Item.copyInAt(src.Item, fm, at+9, win.Shift(9))
-				}
+				n += fieldmap.CopyMessage(&m.Item, src.Item)
+			} else if m.Item != nil || src.Item != nil {
+				n += fieldmap.Ensure(&m.Item)
+				n += m.Item.copyInAt(src.Item, fm, at+9, win.Shift(9))
 			}
 		case 11:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+11), &m.Modes, src.Modes)

@@ -305,18 +305,10 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int, win fieldm
 			n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.Expanded, src.Expanded)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !m.Part.Equal(src.Part) {
-					m.Part = src.Part.Clone()
-					n++
-				}
-			} else {
-				if m.Part != nil || src.Part != nil {
-					if m.Part == nil {
-						m.Part = new(Part)
-						n++
-					}
-					n += m.Part.copyInAt(src.Part, fm, at+7, win.Shift(7))
-				}
+				n += fieldmap.CopyMessage(&m.Part, src.Part)
+			} else if m.Part != nil || src.Part != nil {
+				n += fieldmap.Ensure(&m.Part)
+				n += m.Part.copyInAt(src.Part, fm, at+7, win.Shift(7))
 			}
 		case 9:
 			if !fieldmap.EqualBytesPresence(m.Data, src.Data) {
@@ -329,16 +321,7 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int, win fieldm
 				n++
 			}
 		case 11:
-			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Parts, src.Parts, (*Part).Equal, (*Part).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.Parts, src.Parts, (*Part).Equal) {
-				if len(src.Parts) == 0 {
-					m.Parts = nil
-				} else {
-					m.Parts = fieldmap.CloneMapFunc(src.Parts, (*Part).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+11), &m.Parts, src.Parts)
 		case 12:
 			if !fieldmap.EqualPtr(m.Secret, src.Secret) {
 				if src.Secret == nil {

@@ -244,56 +244,22 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Ext.Equal(src.Ext) {
-			m.Ext = src.Ext.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Ext != nil || src.Ext != nil {
-			if m.Ext == nil {
-				m.Ext = new(Extendable)
-				n++
-			}
-			n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Ext, src.Ext)
+	} else if win.Below&(1<<0) != 0 && (m.Ext != nil || src.Ext != nil) {
+		n += fieldmap.Ensure(&m.Ext)
+		n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !fieldmap.Equal(m.Plain, src.Plain) {
-			m.Plain = fieldmap.Clone(src.Plain)
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.Plain != nil || src.Plain != nil {
-			if m.Plain == nil {
-				m.Plain = new(plain.Plain)
-				n++
-			}
-			n += _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m.Plain, src.Plain, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.Plain, src.Plain)
+	} else if win.Below&(1<<3) != 0 && (m.Plain != nil || src.Plain != nil) {
+		n += fieldmap.Ensure(&m.Plain)
+		n += _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m.Plain, src.Plain, fm, at+4, win.Shift(4))
 	}
 	if (win.Cover|win.Below)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extendable).Equal, (*Extendable).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extendable).Equal) {
-			if len(src.Exts) == 0 {
-				m.Exts = nil
-			} else {
-				m.Exts = fieldmap.CloneListFunc(src.Exts, (*Extendable).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+7), &m.Exts, src.Exts)
 	}
 	if (win.Cover|win.Below)&(1<<10) != 0 {
-		if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, fieldmap.Equal[*plain.Plain], fieldmap.Clone[*plain.Plain])
-		} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, fieldmap.Equal[*plain.Plain]) {
-			if len(src.Plains) == 0 {
-				m.Plains = nil
-			} else {
-				m.Plains = fieldmap.CloneListFunc(src.Plains, fieldmap.Clone[*plain.Plain])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+10), &m.Plains, src.Plains)
 	}
 	return n
 }
@@ -316,16 +282,7 @@ func _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m, src *plain.Plain, fm
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ds, src.Ds, fieldmap.EqualFloat64, nil)
-		} else if !fieldmap.EqualListFunc(m.Ds, src.Ds, fieldmap.EqualFloat64) {
-			if len(src.Ds) == 0 {
-				m.Ds = nil
-			} else {
-				m.Ds = slices.Clone(src.Ds)
-			}
-			n++
-		}
+		n += fieldmap.CopyListFunc(fm.ListActionAt(at+2), &m.Ds, src.Ds, fieldmap.EqualFloat64, nil)
 	}
 	return n
 }

@@ -1692,18 +1692,10 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 			}
 		case 21:
 			if win.Cover&(1<<21) != 0 {
-				if !m.RMessage.Equal(src.RMessage) {
-					m.RMessage = src.RMessage.Clone()
-					n++
-				}
-			} else {
-				if m.RMessage != nil || src.RMessage != nil {
-					if m.RMessage == nil {
-						m.RMessage = new(TortureDefaults_Inner)
-						n++
-					}
-					n += m.RMessage.copyInAt(src.RMessage, fm, at+22, win.Shift(22))
-				}
+				n += fieldmap.CopyMessage(&m.RMessage, src.RMessage)
+			} else if m.RMessage != nil || src.RMessage != nil {
+				n += fieldmap.Ensure(&m.RMessage)
+				n += m.RMessage.copyInAt(src.RMessage, fm, at+22, win.Shift(22))
 			}
 		case 24:
 			if !fieldmap.EqualPtr(m.Secret, src.Secret) {
@@ -1897,60 +1889,26 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 				}
 			}
 		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Row, src.Row, (*TortureGroups_Row).Equal, (*TortureGroups_Row).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Row, src.Row, (*TortureGroups_Row).Equal) {
-				if len(src.Row) == 0 {
-					m.Row = nil
-				} else {
-					m.Row = fieldmap.CloneListFunc(src.Row, (*TortureGroups_Row).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+8), &m.Row, src.Row)
 		case 11:
 			if win.Cover&(1<<11) != 0 {
-				if !m.Hidden.Equal(src.Hidden) {
-					m.Hidden = src.Hidden.Clone()
-					n++
-				}
-			} else {
-				if m.Hidden != nil || src.Hidden != nil {
-					if m.Hidden == nil {
-						m.Hidden = new(TortureGroups_Hidden)
-						n++
-					}
-					n += m.Hidden.copyInAt(src.Hidden, fm, at+12, win.Shift(12))
-				}
+				n += fieldmap.CopyMessage(&m.Hidden, src.Hidden)
+			} else if m.Hidden != nil || src.Hidden != nil {
+				n += fieldmap.Ensure(&m.Hidden)
+				n += m.Hidden.copyInAt(src.Hidden, fm, at+12, win.Shift(12))
 			}
 		case 13:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+13), &m.SignMap, src.SignMap)
 		case 14:
-			if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal) {
-				if len(src.InnerMap) == 0 {
-					m.InnerMap = nil
-				} else {
-					m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*TortureDefaults_Inner).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+14), &m.InnerMap, src.InnerMap)
 		case 15:
 			n += fieldmap.CopyList(fm.ListActionAt(at+15), &m.Signs, src.Signs)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
-				if !m.Nested.Equal(src.Nested) {
-					m.Nested = src.Nested.Clone()
-					n++
-				}
-			} else {
-				if m.Nested != nil || src.Nested != nil {
-					if m.Nested == nil {
-						m.Nested = new(TortureGroups_Nested)
-						n++
-					}
-					n += m.Nested.copyInAt(src.Nested, fm, at+17, win.Shift(17))
-				}
+				n += fieldmap.CopyMessage(&m.Nested, src.Nested)
+			} else if m.Nested != nil || src.Nested != nil {
+				n += fieldmap.Ensure(&m.Nested)
+				n += m.Nested.copyInAt(src.Nested, fm, at+17, win.Shift(17))
 			}
 		}
 	}
@@ -2065,18 +2023,10 @@ func (m *TortureGroups_Nested) copyInAt(src *TortureGroups_Nested, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Deeper.Equal(src.Deeper) {
-			m.Deeper = src.Deeper.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Deeper != nil || src.Deeper != nil {
-			if m.Deeper == nil {
-				m.Deeper = new(TortureGroups_Nested_Deeper)
-				n++
-			}
-			n += m.Deeper.copyInAt(src.Deeper, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Deeper, src.Deeper)
+	} else if win.Below&(1<<0) != 0 && (m.Deeper != nil || src.Deeper != nil) {
+		n += fieldmap.Ensure(&m.Deeper)
+		n += m.Deeper.copyInAt(src.Deeper, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -2170,18 +2120,10 @@ func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fie
 		n++
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.Back.Equal(src.Back) {
-			m.Back = src.Back.Clone()
-			n++
-		}
-	} else if win.Below&(1<<2) != 0 {
-		if m.Back != nil || src.Back != nil {
-			if m.Back == nil {
-				m.Back = new(TortureGroups)
-				n++
-			}
-			n += m.Back.copyInAt_1sa1n69(src.Back, fm, at+3, win.Shift(3))
-		}
+		n += fieldmap.CopyMessage(&m.Back, src.Back)
+	} else if win.Below&(1<<2) != 0 && (m.Back != nil || src.Back != nil) {
+		n += fieldmap.Ensure(&m.Back)
+		n += m.Back.copyInAt_1sa1n69(src.Back, fm, at+3, win.Shift(3))
 	}
 	return n
 }
@@ -2260,60 +2202,26 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 				}
 			}
 		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Row, src.Row, (*TortureGroups_Row).Equal, (*TortureGroups_Row).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Row, src.Row, (*TortureGroups_Row).Equal) {
-				if len(src.Row) == 0 {
-					m.Row = nil
-				} else {
-					m.Row = fieldmap.CloneListFunc(src.Row, (*TortureGroups_Row).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+5), &m.Row, src.Row)
 		case 8:
 			if win.Cover&(1<<8) != 0 {
-				if !m.Hidden.Equal(src.Hidden) {
-					m.Hidden = src.Hidden.Clone()
-					n++
-				}
-			} else {
-				if m.Hidden != nil || src.Hidden != nil {
-					if m.Hidden == nil {
-						m.Hidden = new(TortureGroups_Hidden)
-						n++
-					}
-					n += m.Hidden.copyInAt(src.Hidden, fm, at+9, win.Shift(9))
-				}
+				n += fieldmap.CopyMessage(&m.Hidden, src.Hidden)
+			} else if m.Hidden != nil || src.Hidden != nil {
+				n += fieldmap.Ensure(&m.Hidden)
+				n += m.Hidden.copyInAt(src.Hidden, fm, at+9, win.Shift(9))
 			}
 		case 10:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+10), &m.SignMap, src.SignMap)
 		case 11:
-			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal, (*TortureDefaults_Inner).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.InnerMap, src.InnerMap, (*TortureDefaults_Inner).Equal) {
-				if len(src.InnerMap) == 0 {
-					m.InnerMap = nil
-				} else {
-					m.InnerMap = fieldmap.CloneMapFunc(src.InnerMap, (*TortureDefaults_Inner).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+11), &m.InnerMap, src.InnerMap)
 		case 12:
 			n += fieldmap.CopyList(fm.ListActionAt(at+12), &m.Signs, src.Signs)
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !m.Nested.Equal(src.Nested) {
-					m.Nested = src.Nested.Clone()
-					n++
-				}
-			} else {
-				if m.Nested != nil || src.Nested != nil {
-					if m.Nested == nil {
-						m.Nested = new(TortureGroups_Nested)
-						n++
-					}
-					n += m.Nested.copyInAt(src.Nested, fm, at+14, win.Shift(14))
-				}
+				n += fieldmap.CopyMessage(&m.Nested, src.Nested)
+			} else if m.Nested != nil || src.Nested != nil {
+				n += fieldmap.Ensure(&m.Nested)
+				n += m.Nested.copyInAt(src.Nested, fm, at+14, win.Shift(14))
 			}
 		}
 	}
@@ -2450,18 +2358,10 @@ func (m *TortureLegacyKey2) copyInAt(src *TortureLegacyKey2, fm *fieldmap.FieldM
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TortureLegacyKeyValue)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -2508,18 +2408,10 @@ func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldma
 		n++
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.Part.Equal(src.Part) {
-			m.Part = src.Part.Clone()
-			n++
-		}
-	} else if win.Below&(1<<2) != 0 {
-		if m.Part != nil || src.Part != nil {
-			if m.Part == nil {
-				m.Part = new(TortureLegacyKeyValue_Part)
-				n++
-			}
-			n += m.Part.copyInAt(src.Part, fm, at+3, win.Shift(3))
-		}
+		n += fieldmap.CopyMessage(&m.Part, src.Part)
+	} else if win.Below&(1<<2) != 0 && (m.Part != nil || src.Part != nil) {
+		n += fieldmap.Ensure(&m.Part)
+		n += m.Part.copyInAt(src.Part, fm, at+3, win.Shift(3))
 	}
 	if win.Cover&(1<<5) != 0 && !fieldmap.SamePtrFloat32(m.Ratio, src.Ratio) {
 		if src.Ratio == nil {

@@ -752,30 +752,13 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			}
 		case 11:
 			if win.Cover&(1<<11) != 0 {
-				if !m.Delimited.Equal(src.Delimited) {
-					m.Delimited = src.Delimited.Clone()
-					n++
-				}
-			} else {
-				if m.Delimited != nil || src.Delimited != nil {
-					if m.Delimited == nil {
-						m.Delimited = new(TortureEditionPart)
-						n++
-					}
-					n += m.Delimited.copyInAt(src.Delimited, fm, at+12, win.Shift(12))
-				}
+				n += fieldmap.CopyMessage(&m.Delimited, src.Delimited)
+			} else if m.Delimited != nil || src.Delimited != nil {
+				n += fieldmap.Ensure(&m.Delimited)
+				n += m.Delimited.copyInAt(src.Delimited, fm, at+12, win.Shift(12))
 			}
 		case 15:
-			if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.DelimitedList, src.DelimitedList, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.DelimitedList, src.DelimitedList, (*TortureEditionPart).Equal) {
-				if len(src.DelimitedList) == 0 {
-					m.DelimitedList = nil
-				} else {
-					m.DelimitedList = fieldmap.CloneListFunc(src.DelimitedList, (*TortureEditionPart).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+15), &m.DelimitedList, src.DelimitedList)
 		case 19:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+19), &m.ClosedMap, src.ClosedMap)
 		case 20:
@@ -786,18 +769,10 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n += fieldmap.CopyList(fm.ListActionAt(at+22), &m.OpenList, src.OpenList)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
-				if !m.RequiredPart.Equal(src.RequiredPart) {
-					m.RequiredPart = src.RequiredPart.Clone()
-					n++
-				}
-			} else {
-				if m.RequiredPart != nil || src.RequiredPart != nil {
-					if m.RequiredPart == nil {
-						m.RequiredPart = new(TortureEditionPart)
-						n++
-					}
-					n += m.RequiredPart.copyInAt(src.RequiredPart, fm, at+24, win.Shift(24))
-				}
+				n += fieldmap.CopyMessage(&m.RequiredPart, src.RequiredPart)
+			} else if m.RequiredPart != nil || src.RequiredPart != nil {
+				n += fieldmap.Ensure(&m.RequiredPart)
+				n += m.RequiredPart.copyInAt(src.RequiredPart, fm, at+24, win.Shift(24))
 			}
 		case 27:
 			n += fieldmap.Set(&m.ImplicitSecret, src.ImplicitSecret)
@@ -874,16 +849,7 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 				n++
 			}
 		case 37:
-			if a := fm.ListActionAt(at + 37); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.PartMap, src.PartMap, (*TortureEditionPart).Equal, (*TortureEditionPart).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.PartMap, src.PartMap, (*TortureEditionPart).Equal) {
-				if len(src.PartMap) == 0 {
-					m.PartMap = nil
-				} else {
-					m.PartMap = fieldmap.CloneMapFunc(src.PartMap, (*TortureEditionPart).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+37), &m.PartMap, src.PartMap)
 		case 38:
 			if !m.Self.Equal(src.Self) {
 				m.Self = src.Self.Clone()
@@ -976,18 +942,10 @@ func (m *TortureEditionKey) copyInAt(src *TortureEditionKey, fm *fieldmap.FieldM
 		n++
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Other.Equal(src.Other) {
-			m.Other = src.Other.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Other != nil || src.Other != nil {
-			if m.Other == nil {
-				m.Other = new(TortureEditionKeyValue)
-				n++
-			}
-			n += m.Other.copyInAt(src.Other, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.Other, src.Other)
+	} else if win.Below&(1<<1) != 0 && (m.Other != nil || src.Other != nil) {
+		n += fieldmap.Ensure(&m.Other)
+		n += m.Other.copyInAt(src.Other, fm, at+2, win.Shift(2))
 	}
 	return n
 }
@@ -1070,18 +1028,10 @@ func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.Fi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TortureEditionKeyValue)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
 }

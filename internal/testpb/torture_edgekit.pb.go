@@ -3629,46 +3629,22 @@ func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.L1.Equal(src.L1) {
-			m.L1 = src.L1.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.L1 != nil || src.L1 != nil {
-			if m.L1 == nil {
-				m.L1 = new(TortureDeep_L1)
-				n++
-			}
-			n += m.L1.copyInAt(src.L1, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.L1, src.L1)
+	} else if win.Below&(1<<0) != 0 && (m.L1 != nil || src.L1 != nil) {
+		n += fieldmap.Ensure(&m.L1)
+		n += m.L1.copyInAt(src.L1, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<10) != 0 {
-		if !m.Sibling.Equal(src.Sibling) {
-			m.Sibling = src.Sibling.Clone()
-			n++
-		}
-	} else if win.Below&(1<<10) != 0 {
-		if m.Sibling != nil || src.Sibling != nil {
-			if m.Sibling == nil {
-				m.Sibling = new(TortureDeep_Sibling)
-				n++
-			}
-			n += m.Sibling.copyInAt(src.Sibling, fm, at+11, win.Shift(11))
-		}
+		n += fieldmap.CopyMessage(&m.Sibling, src.Sibling)
+	} else if win.Below&(1<<10) != 0 && (m.Sibling != nil || src.Sibling != nil) {
+		n += fieldmap.Ensure(&m.Sibling)
+		n += m.Sibling.copyInAt(src.Sibling, fm, at+11, win.Shift(11))
 	}
 	if win.Cover&(1<<13) != 0 {
-		if !m.Shortcut.Equal(src.Shortcut) {
-			m.Shortcut = src.Shortcut.Clone()
-			n++
-		}
-	} else if win.Below&(1<<13) != 0 {
-		if m.Shortcut != nil || src.Shortcut != nil {
-			if m.Shortcut == nil {
-				m.Shortcut = new(TortureDeep_L1_L2_L3_L4)
-				n++
-			}
-			n += m.Shortcut.copyInAt(src.Shortcut, fm, at+14, win.Shift(14))
-		}
+		n += fieldmap.CopyMessage(&m.Shortcut, src.Shortcut)
+	} else if win.Below&(1<<13) != 0 && (m.Shortcut != nil || src.Shortcut != nil) {
+		n += fieldmap.Ensure(&m.Shortcut)
+		n += m.Shortcut.copyInAt(src.Shortcut, fm, at+14, win.Shift(14))
 	}
 	return n
 }
@@ -3683,18 +3659,10 @@ func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.L2.Equal(src.L2) {
-			m.L2 = src.L2.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.L2 != nil || src.L2 != nil {
-			if m.L2 == nil {
-				m.L2 = new(TortureDeep_L1_L2)
-				n++
-			}
-			n += m.L2.copyInAt(src.L2, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.L2, src.L2)
+	} else if win.Below&(1<<0) != 0 && (m.L2 != nil || src.L2 != nil) {
+		n += fieldmap.Ensure(&m.L2)
+		n += m.L2.copyInAt(src.L2, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -3709,30 +3677,13 @@ func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldM
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.L3.Equal(src.L3) {
-			m.L3 = src.L3.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.L3 != nil || src.L3 != nil {
-			if m.L3 == nil {
-				m.L3 = new(TortureDeep_L1_L2_L3)
-				n++
-			}
-			n += m.L3.copyInAt(src.L3, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.L3, src.L3)
+	} else if win.Below&(1<<0) != 0 && (m.L3 != nil || src.L3 != nil) {
+		n += fieldmap.Ensure(&m.L3)
+		n += m.L3.copyInAt(src.L3, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
-			if len(src.L4Map) == 0 {
-				m.L4Map = nil
-			} else {
-				m.L4Map = fieldmap.CloneMapFunc(src.L4Map, (*TortureDeep_L1_L2_L3_L4).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+7), &m.L4Map, src.L4Map)
 	}
 	return n
 }
@@ -3747,30 +3698,13 @@ func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.L4.Equal(src.L4) {
-			m.L4 = src.L4.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.L4 != nil || src.L4 != nil {
-			if m.L4 == nil {
-				m.L4 = new(TortureDeep_L1_L2_L3_L4)
-				n++
-			}
-			n += m.L4.copyInAt(src.L4, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.L4, src.L4)
+	} else if win.Below&(1<<0) != 0 && (m.L4 != nil || src.L4 != nil) {
+		n += fieldmap.Ensure(&m.L4)
+		n += m.L4.copyInAt(src.L4, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.L4S, src.L4S, (*TortureDeep_L1_L2_L3_L4).Equal) {
-			if len(src.L4S) == 0 {
-				m.L4S = nil
-			} else {
-				m.L4S = fieldmap.CloneListFunc(src.L4S, (*TortureDeep_L1_L2_L3_L4).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.L4S, src.L4S)
 	}
 	return n
 }
@@ -3891,121 +3825,31 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, 
 		case 0:
 			n += fieldmap.CopyMap(fm.ListActionAt(at), &m.EnumMap, src.EnumMap)
 		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.BytesMap, src.BytesMap, bytes.Equal, fieldmap.CloneBytes)
-			} else if !fieldmap.EqualMapFunc(m.BytesMap, src.BytesMap, bytes.Equal) {
-				if len(src.BytesMap) == 0 {
-					m.BytesMap = nil
-				} else {
-					m.BytesMap = fieldmap.CloneMapFunc(src.BytesMap, fieldmap.CloneBytes)
-				}
-				n++
-			}
+			n += fieldmap.CopyMapFunc(fm.ListActionAt(at+1), &m.BytesMap, src.BytesMap, bytes.Equal, fieldmap.CloneBytes)
 		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label], fieldmap.Clone[*other.Label])
-			} else if !fieldmap.EqualMessageMapFunc(m.LabelMap, src.LabelMap, fieldmap.Equal[*other.Label]) {
-				if len(src.LabelMap) == 0 {
-					m.LabelMap = nil
-				} else {
-					m.LabelMap = fieldmap.CloneMapFunc(src.LabelMap, fieldmap.Clone[*other.Label])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+2), &m.LabelMap, src.LabelMap)
 		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.DoubleMap, src.DoubleMap, fieldmap.EqualFloat64, nil)
-			} else if !fieldmap.EqualMapFunc(m.DoubleMap, src.DoubleMap, fieldmap.EqualFloat64) {
-				if len(src.DoubleMap) == 0 {
-					m.DoubleMap = nil
-				} else {
-					m.DoubleMap = maps.Clone(src.DoubleMap)
-				}
-				n++
-			}
+			n += fieldmap.CopyMapFunc(fm.ListActionAt(at+3), &m.DoubleMap, src.DoubleMap, fieldmap.EqualFloat64, nil)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.FloatMap, src.FloatMap, fieldmap.EqualFloat32, nil)
-			} else if !fieldmap.EqualMapFunc(m.FloatMap, src.FloatMap, fieldmap.EqualFloat32) {
-				if len(src.FloatMap) == 0 {
-					m.FloatMap = nil
-				} else {
-					m.FloatMap = maps.Clone(src.FloatMap)
-				}
-				n++
-			}
+			n += fieldmap.CopyMapFunc(fm.ListActionAt(at+4), &m.FloatMap, src.FloatMap, fieldmap.EqualFloat32, nil)
 		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.SelfMap, src.SelfMap, (*TortureMaps).Equal, (*TortureMaps).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.SelfMap, src.SelfMap, (*TortureMaps).Equal) {
-				if len(src.SelfMap) == 0 {
-					m.SelfMap = nil
-				} else {
-					m.SelfMap = fieldmap.CloneMapFunc(src.SelfMap, (*TortureMaps).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+5), &m.SelfMap, src.SelfMap)
 		case 6:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+6), &m.Fixed32Map, src.Fixed32Map)
 		case 7:
-			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.EmptyMap, src.EmptyMap, (*Empty).Equal) {
-				if len(src.EmptyMap) == 0 {
-					m.EmptyMap = nil
-				} else {
-					m.EmptyMap = fieldmap.CloneMapFunc(src.EmptyMap, (*Empty).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+7), &m.EmptyMap, src.EmptyMap)
 		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.TsMap, src.TsMap, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-			} else if !fieldmap.EqualMessageMapFunc(m.TsMap, src.TsMap, fieldmap.Equal[*timestamppb.Timestamp]) {
-				if len(src.TsMap) == 0 {
-					m.TsMap = nil
-				} else {
-					m.TsMap = fieldmap.CloneMapFunc(src.TsMap, fieldmap.Clone[*timestamppb.Timestamp])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+8), &m.TsMap, src.TsMap)
 		case 9:
-			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.WrapperMap, src.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value], fieldmap.Clone[*wrapperspb.Int32Value])
-			} else if !fieldmap.EqualMessageMapFunc(m.WrapperMap, src.WrapperMap, fieldmap.Equal[*wrapperspb.Int32Value]) {
-				if len(src.WrapperMap) == 0 {
-					m.WrapperMap = nil
-				} else {
-					m.WrapperMap = fieldmap.CloneMapFunc(src.WrapperMap, fieldmap.Clone[*wrapperspb.Int32Value])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+9), &m.WrapperMap, src.WrapperMap)
 		case 10:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+10), &m.ColorMap, src.ColorMap)
 		case 11:
-			if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.NamesMap, src.NamesMap, (*TortureNames).Equal, (*TortureNames).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.NamesMap, src.NamesMap, (*TortureNames).Equal) {
-				if len(src.NamesMap) == 0 {
-					m.NamesMap = nil
-				} else {
-					m.NamesMap = fieldmap.CloneMapFunc(src.NamesMap, (*TortureNames).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+11), &m.NamesMap, src.NamesMap)
 		case 12:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+12), &m.BoolMap, src.BoolMap)
 		case 13:
-			if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal, (*TortureDeep_L1_L2_L3_L4).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.L4Map, src.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
-				if len(src.L4Map) == 0 {
-					m.L4Map = nil
-				} else {
-					m.L4Map = fieldmap.CloneMapFunc(src.L4Map, (*TortureDeep_L1_L2_L3_L4).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+13), &m.L4Map, src.L4Map)
 		}
 	}
 	return n
@@ -4036,121 +3880,31 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 		case 0:
 			n += fieldmap.CopyList(fm.ListActionAt(at), &m.Moods, src.Moods)
 		case 1:
-			if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Strings, src.Strings, fieldmap.Equal[*wrapperspb.StringValue], fieldmap.Clone[*wrapperspb.StringValue])
-			} else if !fieldmap.EqualMessageListFunc(m.Strings, src.Strings, fieldmap.Equal[*wrapperspb.StringValue]) {
-				if len(src.Strings) == 0 {
-					m.Strings = nil
-				} else {
-					m.Strings = fieldmap.CloneListFunc(src.Strings, fieldmap.Clone[*wrapperspb.StringValue])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+1), &m.Strings, src.Strings)
 		case 2:
-			if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-			} else if !fieldmap.EqualMessageListFunc(m.Times, src.Times, fieldmap.Equal[*timestamppb.Timestamp]) {
-				if len(src.Times) == 0 {
-					m.Times = nil
-				} else {
-					m.Times = fieldmap.CloneListFunc(src.Times, fieldmap.Clone[*timestamppb.Timestamp])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+2), &m.Times, src.Times)
 		case 3:
-			if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
-			} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
-				if len(src.Blobs) == 0 {
-					m.Blobs = nil
-				} else {
-					m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
-				}
-				n++
-			}
+			n += fieldmap.CopyListFunc(fm.ListActionAt(at+3), &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
 		case 4:
-			if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Floats, src.Floats, fieldmap.EqualFloat32, nil)
-			} else if !fieldmap.EqualListFunc(m.Floats, src.Floats, fieldmap.EqualFloat32) {
-				if len(src.Floats) == 0 {
-					m.Floats = nil
-				} else {
-					m.Floats = slices.Clone(src.Floats)
-				}
-				n++
-			}
+			n += fieldmap.CopyListFunc(fm.ListActionAt(at+4), &m.Floats, src.Floats, fieldmap.EqualFloat32, nil)
 		case 5:
-			if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Doubles, src.Doubles, fieldmap.EqualFloat64, nil)
-			} else if !fieldmap.EqualListFunc(m.Doubles, src.Doubles, fieldmap.EqualFloat64) {
-				if len(src.Doubles) == 0 {
-					m.Doubles = nil
-				} else {
-					m.Doubles = slices.Clone(src.Doubles)
-				}
-				n++
-			}
+			n += fieldmap.CopyListFunc(fm.ListActionAt(at+5), &m.Doubles, src.Doubles, fieldmap.EqualFloat64, nil)
 		case 6:
-			if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Empties, src.Empties, (*Empty).Equal, (*Empty).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Empties, src.Empties, (*Empty).Equal) {
-				if len(src.Empties) == 0 {
-					m.Empties = nil
-				} else {
-					m.Empties = fieldmap.CloneListFunc(src.Empties, (*Empty).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+6), &m.Empties, src.Empties)
 		case 7:
-			if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Nested, src.Nested, (*TortureLists).Equal, (*TortureLists).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Nested, src.Nested, (*TortureLists).Equal) {
-				if len(src.Nested) == 0 {
-					m.Nested = nil
-				} else {
-					m.Nested = fieldmap.CloneListFunc(src.Nested, (*TortureLists).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+7), &m.Nested, src.Nested)
 		case 8:
 			n += fieldmap.CopyList(fm.ListActionAt(at+8), &m.Colors, src.Colors)
 		case 9:
 			n += fieldmap.CopyList(fm.ListActionAt(at+9), &m.Bools, src.Bools)
 		case 10:
-			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
-				if len(src.Deeps) == 0 {
-					m.Deeps = nil
-				} else {
-					m.Deeps = fieldmap.CloneListFunc(src.Deeps, (*TortureDeep).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+10), &m.Deeps, src.Deeps)
 		case 27:
 			n += fieldmap.CopyList(fm.ListActionAt(at+27), &m.Secrets, src.Secrets)
 		case 28:
-			if a := fm.ListActionAt(at + 28); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.EmptyMap, src.EmptyMap, (*Empty).Equal, (*Empty).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.EmptyMap, src.EmptyMap, (*Empty).Equal) {
-				if len(src.EmptyMap) == 0 {
-					m.EmptyMap = nil
-				} else {
-					m.EmptyMap = fieldmap.CloneMapFunc(src.EmptyMap, (*Empty).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+28), &m.EmptyMap, src.EmptyMap)
 		case 29:
-			if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.ByteValues, src.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue], fieldmap.Clone[*wrapperspb.BytesValue])
-			} else if !fieldmap.EqualMessageListFunc(m.ByteValues, src.ByteValues, fieldmap.Equal[*wrapperspb.BytesValue]) {
-				if len(src.ByteValues) == 0 {
-					m.ByteValues = nil
-				} else {
-					m.ByteValues = fieldmap.CloneListFunc(src.ByteValues, fieldmap.Clone[*wrapperspb.BytesValue])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+29), &m.ByteValues, src.ByteValues)
 		}
 	}
 	return n
@@ -4426,18 +4180,10 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			}
 		case 39:
 			if win.Cover&(1<<39) != 0 {
-				if !m.OptMessage.Equal(src.OptMessage) {
-					m.OptMessage = src.OptMessage.Clone()
-					n++
-				}
-			} else {
-				if m.OptMessage != nil || src.OptMessage != nil {
-					if m.OptMessage == nil {
-						m.OptMessage = new(TortureDeep_L1)
-						n++
-					}
-					n += m.OptMessage.copyInAt(src.OptMessage, fm, at+40, win.Shift(40))
-				}
+				n += fieldmap.CopyMessage(&m.OptMessage, src.OptMessage)
+			} else if m.OptMessage != nil || src.OptMessage != nil {
+				n += fieldmap.Ensure(&m.OptMessage)
+				n += m.OptMessage.copyInAt(src.OptMessage, fm, at+40, win.Shift(40))
 			}
 		case 49:
 			if !fieldmap.EqualPtr(m.OptEnum, src.OptEnum) {
@@ -4604,16 +4350,7 @@ func (m *TortureOnlyMap) copyInAt(src *TortureOnlyMap, fm *fieldmap.FieldMap, at
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Children, src.Children, (*TortureOnlyMap).Equal, (*TortureOnlyMap).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Children, src.Children, (*TortureOnlyMap).Equal) {
-			if len(src.Children) == 0 {
-				m.Children = nil
-			} else {
-				m.Children = fieldmap.CloneMapFunc(src.Children, (*TortureOnlyMap).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at), &m.Children, src.Children)
 	}
 	return n
 }
@@ -4642,18 +4379,10 @@ func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at
 		m.Low, n = src.Low, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Child.Equal(src.Child) {
-			m.Child = src.Child.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Child != nil || src.Child != nil {
-			if m.Child == nil {
-				m.Child = new(TortureNumbersChild)
-				n++
-			}
-			n += m.Child.copyInAt(src.Child, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.Child, src.Child)
+	} else if win.Below&(1<<1) != 0 && (m.Child != nil || src.Child != nil) {
+		n += fieldmap.Ensure(&m.Child)
+		n += m.Child.copyInAt(src.Child, fm, at+2, win.Shift(2))
 	}
 	if win.Cover&(1<<4) != 0 && m.AfterReserved != src.AfterReserved {
 		m.AfterReserved, n = src.AfterReserved, n+1
@@ -4723,30 +4452,13 @@ func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at i
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.B.Equal(src.B) {
-			m.B = src.B.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.B != nil || src.B != nil {
-			if m.B == nil {
-				m.B = new(TortureCycleB)
-				n++
-			}
-			n += m.B.copyInAt_vrge32(src.B, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.B, src.B)
+	} else if win.Below&(1<<1) != 0 && (m.B != nil || src.B != nil) {
+		n += fieldmap.Ensure(&m.B)
+		n += m.B.copyInAt_vrge32(src.B, fm, at+2, win.Shift(2))
 	}
 	if (win.Cover|win.Below)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
-			if len(src.Cs) == 0 {
-				m.Cs = nil
-			} else {
-				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+7), &m.Cs, src.Cs)
 	}
 	return n
 }
@@ -4764,18 +4476,10 @@ func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMa
 		m.Count, n = src.Count, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.C.Equal(src.C) {
-			m.C = src.C.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.C != nil || src.C != nil {
-			if m.C == nil {
-				m.C = new(TortureCycleC)
-				n++
-			}
-			n += m.C.copyInAt_1bmyxni(src.C, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.C, src.C)
+	} else if win.Below&(1<<1) != 0 && (m.C != nil || src.C != nil) {
+		n += fieldmap.Ensure(&m.C)
+		n += m.C.copyInAt_1bmyxni(src.C, fm, at+2, win.Shift(2))
 	}
 	return n
 }
@@ -4794,16 +4498,7 @@ func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldM
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-			if len(src.Bs) == 0 {
-				m.Bs = nil
-			} else {
-				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+1), &m.Bs, src.Bs)
 	}
 	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
 		m.Secret, n = src.Secret, n+1
@@ -4825,16 +4520,7 @@ func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMa
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-			if len(src.Bs) == 0 {
-				m.Bs = nil
-			} else {
-				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+1), &m.Bs, src.Bs)
 	}
 	if win.Cover&(1<<2) != 0 && m.Secret != src.Secret {
 		m.Secret, n = src.Secret, n+1
@@ -4866,18 +4552,10 @@ func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at i
 		m.Count, n = src.Count, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.C.Equal(src.C) {
-			m.C = src.C.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.C != nil || src.C != nil {
-			if m.C == nil {
-				m.C = new(TortureCycleC)
-				n++
-			}
-			n += m.C.copyInAt_mchw53(src.C, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.C, src.C)
+	} else if win.Below&(1<<1) != 0 && (m.C != nil || src.C != nil) {
+		n += fieldmap.Ensure(&m.C)
+		n += m.C.copyInAt_mchw53(src.C, fm, at+2, win.Shift(2))
 	}
 	return n
 }
@@ -4892,30 +4570,13 @@ func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMa
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.A.Equal(src.A) {
-			m.A = src.A.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.A != nil || src.A != nil {
-			if m.A == nil {
-				m.A = new(TortureCycleA)
-				n++
-			}
-			n += m.A.copyInAt_1738b9o(src.A, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.A, src.A)
+	} else if win.Below&(1<<0) != 0 && (m.A != nil || src.A != nil) {
+		n += fieldmap.Ensure(&m.A)
+		n += m.A.copyInAt_1738b9o(src.A, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-			if len(src.Bs) == 0 {
-				m.Bs = nil
-			} else {
-				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+4), &m.Bs, src.Bs)
 	}
 	if win.Cover&(1<<5) != 0 && m.Secret != src.Secret {
 		m.Secret, n = src.Secret, n+1
@@ -4940,16 +4601,7 @@ func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldM
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
-			if len(src.Cs) == 0 {
-				m.Cs = nil
-			} else {
-				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+2), &m.Cs, src.Cs)
 	}
 	return n
 }
@@ -4975,30 +4627,13 @@ func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at i
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.A.Equal(src.A) {
-			m.A = src.A.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.A != nil || src.A != nil {
-			if m.A == nil {
-				m.A = new(TortureCycleA)
-				n++
-			}
-			n += m.A.copyInAt_1dfp5o8(src.A, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.A, src.A)
+	} else if win.Below&(1<<0) != 0 && (m.A != nil || src.A != nil) {
+		n += fieldmap.Ensure(&m.A)
+		n += m.A.copyInAt_1dfp5o8(src.A, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<6) != 0 {
-		if a := fm.ListActionAt(at + 6); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Bs, src.Bs, (*TortureCycleB).Equal, (*TortureCycleB).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Bs, src.Bs, (*TortureCycleB).Equal) {
-			if len(src.Bs) == 0 {
-				m.Bs = nil
-			} else {
-				m.Bs = fieldmap.CloneMapFunc(src.Bs, (*TortureCycleB).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+6), &m.Bs, src.Bs)
 	}
 	if win.Cover&(1<<7) != 0 && m.Secret != src.Secret {
 		m.Secret, n = src.Secret, n+1
@@ -5019,30 +4654,13 @@ func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldM
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.B.Equal(src.B) {
-			m.B = src.B.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.B != nil || src.B != nil {
-			if m.B == nil {
-				m.B = new(TortureCycleB)
-				n++
-			}
-			n += m.B.copyInAt_bdy655(src.B, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.B, src.B)
+	} else if win.Below&(1<<1) != 0 && (m.B != nil || src.B != nil) {
+		n += fieldmap.Ensure(&m.B)
+		n += m.B.copyInAt_bdy655(src.B, fm, at+2, win.Shift(2))
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Cs, src.Cs, (*TortureCycleC).Equal, (*TortureCycleC).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Cs, src.Cs, (*TortureCycleC).Equal) {
-			if len(src.Cs) == 0 {
-				m.Cs = nil
-			} else {
-				m.Cs = fieldmap.CloneListFunc(src.Cs, (*TortureCycleC).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+4), &m.Cs, src.Cs)
 	}
 	return n
 }
@@ -5227,16 +4845,7 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 		case 31:
 			n += fieldmap.Set(&m.W32, src.W32)
 		case 32:
-			if a := fm.ListActionAt(at + 32); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.W33, src.W33, fieldmap.EqualFloat64, nil)
-			} else if !fieldmap.EqualListFunc(m.W33, src.W33, fieldmap.EqualFloat64) {
-				if len(src.W33) == 0 {
-					m.W33 = nil
-				} else {
-					m.W33 = slices.Clone(src.W33)
-				}
-				n++
-			}
+			n += fieldmap.CopyListFunc(fm.ListActionAt(at+32), &m.W33, src.W33, fieldmap.EqualFloat64, nil)
 		case 33:
 			if !fieldmap.SameFloat32(m.W34, src.W34) {
 				m.W34 = src.W34
@@ -5289,16 +4898,7 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 				n++
 			}
 		case 43:
-			if a := fm.ListActionAt(at + 43); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.W44, src.W44, fieldmap.EqualFloat32, nil)
-			} else if !fieldmap.EqualListFunc(m.W44, src.W44, fieldmap.EqualFloat32) {
-				if len(src.W44) == 0 {
-					m.W44 = nil
-				} else {
-					m.W44 = slices.Clone(src.W44)
-				}
-				n++
-			}
+			n += fieldmap.CopyListFunc(fm.ListActionAt(at+43), &m.W44, src.W44, fieldmap.EqualFloat32, nil)
 		case 44:
 			n += fieldmap.Set(&m.W45, src.W45)
 		case 45:
@@ -5657,54 +5257,19 @@ func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int, wi
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(TortureKeyValue)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<13) != 0 {
-		if a := fm.ListActionAt(at + 13); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.ByName, src.ByName, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.ByName, src.ByName, (*TortureKeyValue).Equal) {
-			if len(src.ByName) == 0 {
-				m.ByName = nil
-			} else {
-				m.ByName = fieldmap.CloneMapFunc(src.ByName, (*TortureKeyValue).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+13), &m.ByName, src.ByName)
 	}
 	if (win.Cover|win.Below)&(1<<14) != 0 {
-		if a := fm.ListActionAt(at + 14); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Deeps, src.Deeps, (*TortureDeep).Equal, (*TortureDeep).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Deeps, src.Deeps, (*TortureDeep).Equal) {
-			if len(src.Deeps) == 0 {
-				m.Deeps = nil
-			} else {
-				m.Deeps = fieldmap.CloneMapFunc(src.Deeps, (*TortureDeep).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+14), &m.Deeps, src.Deeps)
 	}
 	if (win.Cover|win.Below)&(1<<15) != 0 {
-		if a := fm.ListActionAt(at + 15); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Keys, src.Keys, (*TortureKeyValue).Equal, (*TortureKeyValue).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Keys, src.Keys, (*TortureKeyValue).Equal) {
-			if len(src.Keys) == 0 {
-				m.Keys = nil
-			} else {
-				m.Keys = fieldmap.CloneListFunc(src.Keys, (*TortureKeyValue).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+15), &m.Keys, src.Keys)
 	}
 	return n
 }
@@ -5722,18 +5287,10 @@ func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, 
 		m.Mood, n = src.Mood, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Part.Equal(src.Part) {
-			m.Part = src.Part.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Part != nil || src.Part != nil {
-			if m.Part == nil {
-				m.Part = new(TortureKeyPart)
-				n++
-			}
-			n += m.Part.copyInAt(src.Part, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.Part, src.Part)
+	} else if win.Below&(1<<1) != 0 && (m.Part != nil || src.Part != nil) {
+		n += fieldmap.Ensure(&m.Part)
+		n += m.Part.copyInAt(src.Part, fm, at+2, win.Shift(2))
 	}
 	if win.Cover&(1<<6) != 0 && !fieldmap.SameFloat64(m.Weight, src.Weight) {
 		m.Weight = src.Weight
@@ -5775,18 +5332,10 @@ func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.Leaf.Equal(src.Leaf) {
-			m.Leaf = src.Leaf.Clone()
-			n++
-		}
-	} else if win.Below&(1<<2) != 0 {
-		if m.Leaf != nil || src.Leaf != nil {
-			if m.Leaf == nil {
-				m.Leaf = new(TortureKeyLeaf)
-				n++
-			}
-			n += m.Leaf.copyInAt(src.Leaf, fm, at+3, win.Shift(3))
-		}
+		n += fieldmap.CopyMessage(&m.Leaf, src.Leaf)
+	} else if win.Below&(1<<2) != 0 && (m.Leaf != nil || src.Leaf != nil) {
+		n += fieldmap.Ensure(&m.Leaf)
+		n += m.Leaf.copyInAt(src.Leaf, fm, at+3, win.Shift(3))
 	}
 	return n
 }

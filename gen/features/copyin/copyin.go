@@ -302,28 +302,22 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int, tested b
 		if tested {
 			g.P("if ", either, " {")
 		}
-		if g.ElemEqualFunc(fd) == "" && g.ElemCloneFunc(fd) == "" {
-			// Comparable elements: one call.
-			kind := "List"
-			if fd.Desc.IsMap() {
-				kind = "Map"
-			}
-			g.P(l.n, " += ", g.Fieldmap("Copy"+kind), "(", l.fm, ".ListActionAt(", id, "), &", dv, ", ", sv, ")")
-			if tested {
-				g.P("}")
-			}
-			return
+		kind := "List"
+		if fd.Desc.IsMap() {
+			kind = "Map"
 		}
-		g.P("if ", l.a, " := ", l.fm, ".ListActionAt(", id, "); ", l.a, " != ", g.Fieldmap("Replace"), " {")
-		g.P(l.n, " += ", f.action(fd, "&"+dv, sv))
-		g.P("} else if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
-		g.P("if len(", sv, ") == 0 {")
-		g.P(dv, " = nil")
-		g.P("} else {")
-		g.P(dv, " = ", g.CloneExpr(fd, sv))
-		g.P("}")
-		g.P(l.n, "++")
-		g.P("}")
+		act := l.fm + ".ListActionAt(" + id + ")"
+		switch eq, clone := g.ElemEqualFunc(fd), g.ElemCloneFunc(fd); {
+		case eq == "" && clone == "":
+			g.P(l.n, " += ", g.Fieldmap("Copy"+kind), "(", act, ", &", dv, ", ", sv, ")")
+		case gen.IsMessage(gen.ValueField(fd)):
+			g.P(l.n, " += ", g.Fieldmap("CopyMessage"+kind), "(", act, ", &", dv, ", ", sv, ")")
+		default:
+			if clone == "" {
+				clone = "nil"
+			}
+			g.P(l.n, " += ", g.Fieldmap("Copy"+kind+"Func"), "(", act, ", &", dv, ", ", sv, ", ", eq, ", ", clone, ")")
+		}
 		if tested {
 			g.P("}")
 		}
@@ -331,18 +325,22 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int, tested b
 		g.P("if ", cover, " {")
 		if gen.InOneof(fd) {
 			f.oneofUnit(fd)
-		} else {
-			dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
-			g.P("if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
-			g.P(dv, " = ", g.CloneExpr(fd, sv))
-			g.P(l.n, "++")
+			if tested {
+				g.P("} else if ", w, ".Below&", bit, " != 0 {")
+			} else {
+				g.P("} else {")
+			}
+			f.recurse(sf, w, start)
 			g.P("}")
+			return
 		}
+		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
+		g.P(l.n, " += ", g.Fieldmap("CopyMessage"), "(&", dv, ", ", sv, ")")
+		below := "} else if " + dv + " != nil || " + sv + " != nil {"
 		if tested {
-			g.P("} else if ", w, ".Below&", bit, " != 0 {")
-		} else {
-			g.P("} else {")
+			below = "} else if " + w + ".Below&" + bit + " != 0 && (" + dv + " != nil || " + sv + " != nil) {"
 		}
+		g.P(below)
 		f.recurse(sf, w, start)
 		g.P("}")
 	}
@@ -374,14 +372,10 @@ func (f *feature) recurse(sf *gen.ShapeField, w string, start int) {
 	next := l.at + "+" + strconv.Itoa(sf.Off+1)
 	win := f.subWindow(sf, w, start)
 	if !gen.InOneof(fd) {
+		// The caller tested that m or src holds the message.
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
-		g.P("if ", dv, " != nil || ", sv, " != nil {")
-		g.P("if ", dv, " == nil {")
-		g.P(dv, " = new(", typ, ")")
-		g.P(l.n, "++")
-		g.P("}")
+		g.P(l.n, " += ", g.Fieldmap("Ensure"), "(&", dv, ")")
 		g.P(l.n, " += ", f.call(sf.Sub, dv, sv, l.fm, next, win))
-		g.P("}")
 		return
 	}
 	oneof, wrap := fd.Oneof.GoName, g.OneofWrapper(fd)

@@ -659,63 +659,30 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !m.Key.Equal(src.Key) {
-					m.Key = src.Key.Clone()
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(SiteKey)
-						n++
-					}
-					n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !m.Location.Equal(src.Location) {
-					m.Location = src.Location.Clone()
-					n++
-				}
-			} else {
-				if m.Location != nil || src.Location != nil {
-					if m.Location == nil {
-						m.Location = new(Location)
-						n++
-					}
-					n += m.Location.copyInAt(src.Location, fm, at+4, win.Shift(4))
-				}
+				n += fieldmap.CopyMessage(&m.Location, src.Location)
+			} else if m.Location != nil || src.Location != nil {
+				n += fieldmap.Ensure(&m.Location)
+				n += m.Location.copyInAt(src.Location, fm, at+4, win.Shift(4))
 			}
 		case 7:
 			n += fieldmap.Set(&m.Power, src.Power)
 		case 8:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+8), &m.Labels, src.Labels)
 		case 9:
-			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, (*Resources).Equal, (*Resources).Clone)
-			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, (*Resources).Equal) {
-				if len(src.Flavors) == 0 {
-					m.Flavors = nil
-				} else {
-					m.Flavors = fieldmap.CloneListFunc(src.Flavors, (*Resources).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+9), &m.Flavors, src.Flavors)
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !m.Quota.Equal(src.Quota) {
-					m.Quota = src.Quota.Clone()
-					n++
-				}
-			} else {
-				if m.Quota != nil || src.Quota != nil {
-					if m.Quota == nil {
-						m.Quota = new(Resources)
-						n++
-					}
-					n += m.Quota.copyInAt(src.Quota, fm, at+14, win.Shift(14))
-				}
+				n += fieldmap.CopyMessage(&m.Quota, src.Quota)
+			} else if m.Quota != nil || src.Quota != nil {
+				n += fieldmap.Ensure(&m.Quota)
+				n += m.Quota.copyInAt(src.Quota, fm, at+14, win.Shift(14))
 			}
 		case 17:
 			if !fieldmap.Equal(m.Timeout, src.Timeout) {
@@ -771,41 +738,15 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 			}
 		case 24:
 			if win.Cover&(1<<24) != 0 {
-				if !m.Status.Equal(src.Status) {
-					m.Status = src.Status.Clone()
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(Status)
-						n++
-					}
-					n += m.Status.copyInAt(src.Status, fm, at+25, win.Shift(25))
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status)
+			} else if m.Status != nil || src.Status != nil {
+				n += fieldmap.Ensure(&m.Status)
+				n += m.Status.copyInAt(src.Status, fm, at+25, win.Shift(25))
 			}
 		case 28:
-			if a := fm.ListActionAt(at + 28); a != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a, &m.Pools, src.Pools, (*Resources).Equal, (*Resources).Clone)
-			} else if !fieldmap.EqualMessageMapFunc(m.Pools, src.Pools, (*Resources).Equal) {
-				if len(src.Pools) == 0 {
-					m.Pools = nil
-				} else {
-					m.Pools = fieldmap.CloneMapFunc(src.Pools, (*Resources).Clone)
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm.ListActionAt(at+28), &m.Pools, src.Pools)
 		case 29:
-			if a := fm.ListActionAt(at + 29); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-			} else if !fieldmap.EqualMessageListFunc(m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp]) {
-				if len(src.History) == 0 {
-					m.History = nil
-				} else {
-					m.History = fieldmap.CloneListFunc(src.History, fieldmap.Clone[*timestamppb.Timestamp])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+29), &m.History, src.History)
 		case 30:
 			n += fieldmap.Set(&m.Revision, src.Revision)
 		}

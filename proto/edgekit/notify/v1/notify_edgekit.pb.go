@@ -1949,18 +1949,10 @@ func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
-			m.CloudletKey = fieldmap.Clone(src.CloudletKey)
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.CloudletKey != nil || src.CloudletKey != nil {
-			if m.CloudletKey == nil {
-				m.CloudletKey = new(edgeproto.CloudletKey)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+	} else if win.Below&(1<<0) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
+		n += fieldmap.Ensure(&m.CloudletKey)
+		n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.AccessKey != src.AccessKey {
 		m.AccessKey, n = src.AccessKey, n+1
@@ -2111,18 +2103,10 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.CloudletKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			n += fieldmap.Set(&m.State, src.State)
@@ -2137,61 +2121,27 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 		case 8:
 			n += fieldmap.Set(&m.ReleaseVersion, src.ReleaseVersion)
 		case 9:
-			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo], fieldmap.Clone[*edgeproto.FlavorInfo])
-			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
-				if len(src.Flavors) == 0 {
-					m.Flavors = nil
-				} else {
-					m.Flavors = fieldmap.CloneListFunc(src.Flavors, fieldmap.Clone[*edgeproto.FlavorInfo])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+9), &m.Flavors, src.Flavors)
 		case 17:
 			n += fieldmap.Set(&m.ControllerCacheReceived, src.ControllerCacheReceived)
 		case 18:
 			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
-					m.Status = fieldmap.Clone(src.Status)
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(edgeproto.StatusInfo)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20, win.Shift(20))
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status)
+			} else if m.Status != nil || src.Status != nil {
+				n += fieldmap.Ensure(&m.Status)
+				n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20, win.Shift(20))
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
-					m.ResourcesSnapshot = fieldmap.Clone(src.ResourcesSnapshot)
-					n++
-				}
-			} else {
-				if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
-					if m.ResourcesSnapshot == nil {
-						m.ResourcesSnapshot = new(edgeproto.InfraResourcesSnapshot)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27, win.Shift(27))
-				}
+				n += fieldmap.CopyMessage(&m.ResourcesSnapshot, src.ResourcesSnapshot)
+			} else if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
+				n += fieldmap.Ensure(&m.ResourcesSnapshot)
+				n += _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27, win.Shift(27))
 			}
 		case 42:
-			if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo], fieldmap.Clone[*edgeproto.NodeInfo])
-			} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
-				if len(src.NodeInfos) == 0 {
-					m.NodeInfos = nil
-				} else {
-					m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, fieldmap.Clone[*edgeproto.NodeInfo])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+42), &m.NodeInfos, src.NodeInfos)
 		case 47:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+47), &m.Properties, src.Properties)
 		case 48:
@@ -2281,40 +2231,13 @@ func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
-		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
-			if len(src.Info) == 0 {
-				m.Info = nil
-			} else {
-				m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Info, src.Info)
 	}
 	if (win.Cover|win.Below)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
-		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
-			if len(src.ClusterInsts) == 0 {
-				m.ClusterInsts = nil
-			} else {
-				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+8), &m.ClusterInsts, src.ClusterInsts)
 	}
 	if (win.Cover|win.Below)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
-		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
-			if len(src.VmAppInsts) == 0 {
-				m.VmAppInsts = nil
-			} else {
-				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+11), &m.VmAppInsts, src.VmAppInsts)
 	}
 	if win.Cover&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
 		m.TakenAt = fieldmap.Clone(src.TakenAt)
@@ -2426,18 +2349,10 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.ClusterKey)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.State != src.State {
 		m.State, n = src.State, n+1
@@ -2449,32 +2364,16 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 		m.NotifyId, n = src.NotifyId, n+1
 	}
 	if win.Cover&(1<<6) != 0 {
-		if !fieldmap.Equal(m.Status, src.Status) {
-			m.Status = fieldmap.Clone(src.Status)
-			n++
-		}
-	} else if win.Below&(1<<6) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(edgeproto.StatusInfo)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
-		}
+		n += fieldmap.CopyMessage(&m.Status, src.Status)
+	} else if win.Below&(1<<6) != 0 && (m.Status != nil || src.Status != nil) {
+		n += fieldmap.Ensure(&m.Status)
+		n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
 	}
 	if win.Cover&(1<<13) != 0 {
-		if !fieldmap.Equal(m.Resources, src.Resources) {
-			m.Resources = fieldmap.Clone(src.Resources)
-			n++
-		}
-	} else if win.Below&(1<<13) != 0 {
-		if m.Resources != nil || src.Resources != nil {
-			if m.Resources == nil {
-				m.Resources = new(edgeproto.InfraResources)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
-		}
+		n += fieldmap.CopyMessage(&m.Resources, src.Resources)
+	} else if win.Below&(1<<13) != 0 && (m.Resources != nil || src.Resources != nil) {
+		n += fieldmap.Ensure(&m.Resources)
+		n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
 	}
 	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
 		m.Kubeconfig, n = src.Kubeconfig, n+1
@@ -2496,16 +2395,7 @@ func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m, src *
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
-			if len(src.Vms) == 0 {
-				m.Vms = nil
-			} else {
-				m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Vms, src.Vms)
 	}
 	return n
 }
@@ -2532,28 +2422,10 @@ func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt(m, src *edgeproto
 		m.InfraFlavor, n = src.InfraFlavor, n+1
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
-		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
-			if len(src.Ipaddresses) == 0 {
-				m.Ipaddresses = nil
-			} else {
-				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+4), &m.Ipaddresses, src.Ipaddresses)
 	}
 	if (win.Cover|win.Below)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
-			if len(src.Containers) == 0 {
-				m.Containers = nil
-			} else {
-				m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+7), &m.Containers, src.Containers)
 	}
 	return n
 }
@@ -2616,18 +2488,10 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.AppInstKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			n += fieldmap.Set(&m.State, src.State)
@@ -2637,35 +2501,19 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
-					m.Status = fieldmap.Clone(src.Status)
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(edgeproto.StatusInfo)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status)
+			} else if m.Status != nil || src.Status != nil {
+				n += fieldmap.Ensure(&m.Status)
+				n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
 			}
 		case 13:
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
-				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
-					m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
-					n++
-				}
-			} else {
-				if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-					if m.RuntimeInfo == nil {
-						m.RuntimeInfo = new(edgeproto.AppInstRuntime)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15, win.Shift(15))
-				}
+				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo)
+			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+				n += fieldmap.Ensure(&m.RuntimeInfo)
+				n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15, win.Shift(15))
 			}
 		case 18:
 			n += fieldmap.Set(&m.Uri, src.Uri)
@@ -3221,18 +3069,10 @@ func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgepro
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.FlavorKey)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
 		m.RamMb, n = src.RamMb, n+1
@@ -3280,18 +3120,10 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.CloudletKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			n += fieldmap.Set(&m.State, src.State)
@@ -3301,50 +3133,25 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 			n += fieldmap.Set(&m.PlatformType, src.PlatformType)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !fieldmap.Equal(m.Location, src.Location) {
-					m.Location = fieldmap.Clone(src.Location)
-					n++
-				}
-			} else {
-				if m.Location != nil || src.Location != nil {
-					if m.Location == nil {
-						m.Location = new(edgeproto.Location)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m.Location, src.Location, fm, at+7, win.Shift(7))
-				}
+				n += fieldmap.CopyMessage(&m.Location, src.Location)
+			} else if m.Location != nil || src.Location != nil {
+				n += fieldmap.Ensure(&m.Location)
+				n += _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m.Location, src.Location, fm, at+7, win.Shift(7))
 			}
 		case 9:
 			n += fieldmap.CopyList(fm.ListActionAt(at+9), &m.FlavorNames, src.FlavorNames)
 		case 10:
-			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.ResourceQuotas, src.ResourceQuotas, fieldmap.Equal[*edgeproto.ResourceQuota], fieldmap.Clone[*edgeproto.ResourceQuota])
-			} else if !fieldmap.EqualMessageListFunc(m.ResourceQuotas, src.ResourceQuotas, fieldmap.Equal[*edgeproto.ResourceQuota]) {
-				if len(src.ResourceQuotas) == 0 {
-					m.ResourceQuotas = nil
-				} else {
-					m.ResourceQuotas = fieldmap.CloneListFunc(src.ResourceQuotas, fieldmap.Clone[*edgeproto.ResourceQuota])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+10), &m.ResourceQuotas, src.ResourceQuotas)
 		case 14:
 			n += fieldmap.Set(&m.DefaultResourceAlertThreshold, src.DefaultResourceAlertThreshold)
 		case 15:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+15), &m.EnvVars, src.EnvVars)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
-				if !fieldmap.Equal(m.Config, src.Config) {
-					m.Config = fieldmap.Clone(src.Config)
-					n++
-				}
-			} else {
-				if m.Config != nil || src.Config != nil {
-					if m.Config == nil {
-						m.Config = new(edgeproto.PlatformConfig)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m.Config, src.Config, fm, at+17, win.Shift(17))
-				}
+				n += fieldmap.CopyMessage(&m.Config, src.Config)
+			} else if m.Config != nil || src.Config != nil {
+				n += fieldmap.Ensure(&m.Config)
+				n += _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m.Config, src.Config, fm, at+17, win.Shift(17))
 			}
 		case 25:
 			n += fieldmap.Set(&m.CrmOnEdge, src.CrmOnEdge)
@@ -3466,30 +3273,13 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *ed
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.TrustPolicyKey)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule], fieldmap.Clone[*edgeproto.SecurityRule])
-		} else if !fieldmap.EqualMessageListFunc(m.OutboundSecurityRules, src.OutboundSecurityRules, fieldmap.Equal[*edgeproto.SecurityRule]) {
-			if len(src.OutboundSecurityRules) == 0 {
-				m.OutboundSecurityRules = nil
-			} else {
-				m.OutboundSecurityRules = fieldmap.CloneListFunc(src.OutboundSecurityRules, fieldmap.Clone[*edgeproto.SecurityRule])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.OutboundSecurityRules, src.OutboundSecurityRules)
 	}
 	return n
 }
@@ -3549,18 +3339,10 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.AppKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 4:
 			n += fieldmap.Set(&m.ImageType, src.ImageType)
@@ -3571,42 +3353,15 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 		case 7:
 			n += fieldmap.Set(&m.AccessPorts, src.AccessPorts)
 		case 8:
-			if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Ports, src.Ports, fieldmap.Equal[*edgeproto.Port], fieldmap.Clone[*edgeproto.Port])
-			} else if !fieldmap.EqualMessageListFunc(m.Ports, src.Ports, fieldmap.Equal[*edgeproto.Port]) {
-				if len(src.Ports) == 0 {
-					m.Ports = nil
-				} else {
-					m.Ports = fieldmap.CloneListFunc(src.Ports, fieldmap.Clone[*edgeproto.Port])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+8), &m.Ports, src.Ports)
 		case 16:
 			n += fieldmap.Set(&m.Command, src.Command)
 		case 17:
 			n += fieldmap.CopyList(fm.ListActionAt(at+17), &m.Args, src.Args)
 		case 18:
-			if a := fm.ListActionAt(at + 18); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Configs, src.Configs, fieldmap.Equal[*edgeproto.ConfigFile], fieldmap.Clone[*edgeproto.ConfigFile])
-			} else if !fieldmap.EqualMessageListFunc(m.Configs, src.Configs, fieldmap.Equal[*edgeproto.ConfigFile]) {
-				if len(src.Configs) == 0 {
-					m.Configs = nil
-				} else {
-					m.Configs = fieldmap.CloneListFunc(src.Configs, fieldmap.Clone[*edgeproto.ConfigFile])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+18), &m.Configs, src.Configs)
 		case 21:
-			if a := fm.ListActionAt(at + 21); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.EnvVars, src.EnvVars, fieldmap.Equal[*edgeproto.EnvVar], fieldmap.Clone[*edgeproto.EnvVar])
-			} else if !fieldmap.EqualMessageListFunc(m.EnvVars, src.EnvVars, fieldmap.Equal[*edgeproto.EnvVar]) {
-				if len(src.EnvVars) == 0 {
-					m.EnvVars = nil
-				} else {
-					m.EnvVars = fieldmap.CloneListFunc(src.EnvVars, fieldmap.Clone[*edgeproto.EnvVar])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+21), &m.EnvVars, src.EnvVars)
 		case 26:
 			n += fieldmap.Set(&m.HealthCheck, src.HealthCheck)
 		case 27:
@@ -3616,16 +3371,7 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 		case 29:
 			n += fieldmap.Set(&m.DeploymentManifest, src.DeploymentManifest)
 		case 30:
-			if a := fm.ListActionAt(at + 30); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.RequiredOutboundConnections, src.RequiredOutboundConnections, fieldmap.Equal[*edgeproto.SecurityRule], fieldmap.Clone[*edgeproto.SecurityRule])
-			} else if !fieldmap.EqualMessageListFunc(m.RequiredOutboundConnections, src.RequiredOutboundConnections, fieldmap.Equal[*edgeproto.SecurityRule]) {
-				if len(src.RequiredOutboundConnections) == 0 {
-					m.RequiredOutboundConnections = nil
-				} else {
-					m.RequiredOutboundConnections = fieldmap.CloneListFunc(src.RequiredOutboundConnections, fieldmap.Clone[*edgeproto.SecurityRule])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+30), &m.RequiredOutboundConnections, src.RequiredOutboundConnections)
 		case 35:
 			n += fieldmap.Set(&m.Trusted, src.Trusted)
 		case 36:
@@ -3754,33 +3500,17 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.ClusterKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
-					m.CloudletKey = fieldmap.Clone(src.CloudletKey)
-					n++
-				}
-			} else {
-				if m.CloudletKey != nil || src.CloudletKey != nil {
-					if m.CloudletKey == nil {
-						m.CloudletKey = new(edgeproto.CloudletKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+4, win.Shift(4))
-				}
+				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+			} else if m.CloudletKey != nil || src.CloudletKey != nil {
+				n += fieldmap.Ensure(&m.CloudletKey)
+				n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+4, win.Shift(4))
 			}
 		case 6:
 			n += fieldmap.Set(&m.State, src.State)
@@ -3791,16 +3521,7 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 		case 9:
 			n += fieldmap.Set(&m.FlavorName, src.FlavorName)
 		case 10:
-			if a := fm.ListActionAt(at + 10); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.NodePools, src.NodePools, fieldmap.Equal[*edgeproto.NodePool], fieldmap.Clone[*edgeproto.NodePool])
-			} else if !fieldmap.EqualMessageListFunc(m.NodePools, src.NodePools, fieldmap.Equal[*edgeproto.NodePool]) {
-				if len(src.NodePools) == 0 {
-					m.NodePools = nil
-				} else {
-					m.NodePools = fieldmap.CloneListFunc(src.NodePools, fieldmap.Clone[*edgeproto.NodePool])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+10), &m.NodePools, src.NodePools)
 		case 20:
 			n += fieldmap.Set(&m.IpAccess, src.IpAccess)
 		case 21:
@@ -3809,18 +3530,10 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 			n += fieldmap.Set(&m.KubernetesVersion, src.KubernetesVersion)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
-				if !fieldmap.Equal(m.Resources, src.Resources) {
-					m.Resources = fieldmap.Clone(src.Resources)
-					n++
-				}
-			} else {
-				if m.Resources != nil || src.Resources != nil {
-					if m.Resources == nil {
-						m.Resources = new(edgeproto.InfraResources)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+24, win.Shift(24))
-				}
+				n += fieldmap.CopyMessage(&m.Resources, src.Resources)
+			} else if m.Resources != nil || src.Resources != nil {
+				n += fieldmap.Ensure(&m.Resources)
+				n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+24, win.Shift(24))
 			}
 		case 38:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+38), &m.InfraAnnotations, src.InfraAnnotations)
@@ -3861,18 +3574,10 @@ func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgep
 		m.NumNodes, n = src.NumNodes, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !fieldmap.Equal(m.NodeResources, src.NodeResources) {
-			m.NodeResources = fieldmap.Clone(src.NodeResources)
-			n++
-		}
-	} else if win.Below&(1<<2) != 0 {
-		if m.NodeResources != nil || src.NodeResources != nil {
-			if m.NodeResources == nil {
-				m.NodeResources = new(edgeproto.NodeResources)
-				n++
-			}
-			n += _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m.NodeResources, src.NodeResources, fm, at+3, win.Shift(3))
-		}
+		n += fieldmap.CopyMessage(&m.NodeResources, src.NodeResources)
+	} else if win.Below&(1<<2) != 0 && (m.NodeResources != nil || src.NodeResources != nil) {
+		n += fieldmap.Ensure(&m.NodeResources)
+		n += _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m.NodeResources, src.NodeResources, fm, at+3, win.Shift(3))
 	}
 	if win.Cover&(1<<8) != 0 && m.Scalable != src.Scalable {
 		m.Scalable, n = src.Scalable, n+1
@@ -3920,63 +3625,31 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.AppInstKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				if !fieldmap.Equal(m.AppKey, src.AppKey) {
-					m.AppKey = fieldmap.Clone(src.AppKey)
-					n++
-				}
-			} else {
-				if m.AppKey != nil || src.AppKey != nil {
-					if m.AppKey == nil {
-						m.AppKey = new(edgeproto.AppKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+4, win.Shift(4))
-				}
+				n += fieldmap.CopyMessage(&m.AppKey, src.AppKey)
+			} else if m.AppKey != nil || src.AppKey != nil {
+				n += fieldmap.Ensure(&m.AppKey)
+				n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+4, win.Shift(4))
 			}
 		case 7:
 			if win.Cover&(1<<7) != 0 {
-				if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
-					m.ClusterKey = fieldmap.Clone(src.ClusterKey)
-					n++
-				}
-			} else {
-				if m.ClusterKey != nil || src.ClusterKey != nil {
-					if m.ClusterKey == nil {
-						m.ClusterKey = new(edgeproto.ClusterKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.ClusterKey, src.ClusterKey, fm, at+8, win.Shift(8))
-				}
+				n += fieldmap.CopyMessage(&m.ClusterKey, src.ClusterKey)
+			} else if m.ClusterKey != nil || src.ClusterKey != nil {
+				n += fieldmap.Ensure(&m.ClusterKey)
+				n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.ClusterKey, src.ClusterKey, fm, at+8, win.Shift(8))
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
-					m.CloudletKey = fieldmap.Clone(src.CloudletKey)
-					n++
-				}
-			} else {
-				if m.CloudletKey != nil || src.CloudletKey != nil {
-					if m.CloudletKey == nil {
-						m.CloudletKey = new(edgeproto.CloudletKey)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+11, win.Shift(11))
-				}
+				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+			} else if m.CloudletKey != nil || src.CloudletKey != nil {
+				n += fieldmap.Ensure(&m.CloudletKey)
+				n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+11, win.Shift(11))
 			}
 		case 13:
 			n += fieldmap.Set(&m.State, src.State)
@@ -3987,34 +3660,17 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 		case 16:
 			n += fieldmap.Set(&m.Uri, src.Uri)
 		case 17:
-			if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.MappedPorts, src.MappedPorts, fieldmap.Equal[*edgeproto.Port], fieldmap.Clone[*edgeproto.Port])
-			} else if !fieldmap.EqualMessageListFunc(m.MappedPorts, src.MappedPorts, fieldmap.Equal[*edgeproto.Port]) {
-				if len(src.MappedPorts) == 0 {
-					m.MappedPorts = nil
-				} else {
-					m.MappedPorts = fieldmap.CloneListFunc(src.MappedPorts, fieldmap.Clone[*edgeproto.Port])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+17), &m.MappedPorts, src.MappedPorts)
 		case 25:
 			n += fieldmap.Set(&m.Flavor, src.Flavor)
 		case 26:
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 27:
 			if win.Cover&(1<<27) != 0 {
-				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
-					m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
-					n++
-				}
-			} else {
-				if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-					if m.RuntimeInfo == nil {
-						m.RuntimeInfo = new(edgeproto.AppInstRuntime)
-						n++
-					}
-					n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+28, win.Shift(28))
-				}
+				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo)
+			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+				n += fieldmap.Ensure(&m.RuntimeInfo)
+				n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+28, win.Shift(28))
 			}
 		case 31:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+31), &m.Annotations, src.Annotations)

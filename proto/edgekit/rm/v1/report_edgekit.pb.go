@@ -652,18 +652,10 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 		n += fieldmap.CopyList(fm.ListActionAt(at+104), &m.Fields, src.Fields)
 	}
 	if cw1.Cover&(1<<41) != 0 {
-		if !m.Fence.Equal(src.Fence) {
-			m.Fence = src.Fence.Clone()
-			n++
-		}
-	} else if cw1.Below&(1<<41) != 0 {
-		if m.Fence != nil || src.Fence != nil {
-			if m.Fence == nil {
-				m.Fence = new(Fence)
-				n++
-			}
-			n += m.Fence.copyInAt(src.Fence, fm, at+106, cw1.Shift(42))
-		}
+		n += fieldmap.CopyMessage(&m.Fence, src.Fence)
+	} else if cw1.Below&(1<<41) != 0 && (m.Fence != nil || src.Fence != nil) {
+		n += fieldmap.Ensure(&m.Fence)
+		n += m.Fence.copyInAt(src.Fence, fm, at+106, cw1.Shift(42))
 	}
 	return n
 }
@@ -681,18 +673,10 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.CloudletKey)
-						n++
-					}
-					n += _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			n += fieldmap.Set(&m.State, src.State)
@@ -707,61 +691,27 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 		case 8:
 			n += fieldmap.Set(&m.ReleaseVersion, src.ReleaseVersion)
 		case 9:
-			if a := fm.ListActionAt(at + 9); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo], fieldmap.Clone[*edgeproto.FlavorInfo])
-			} else if !fieldmap.EqualMessageListFunc(m.Flavors, src.Flavors, fieldmap.Equal[*edgeproto.FlavorInfo]) {
-				if len(src.Flavors) == 0 {
-					m.Flavors = nil
-				} else {
-					m.Flavors = fieldmap.CloneListFunc(src.Flavors, fieldmap.Clone[*edgeproto.FlavorInfo])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+9), &m.Flavors, src.Flavors)
 		case 17:
 			n += fieldmap.Set(&m.ControllerCacheReceived, src.ControllerCacheReceived)
 		case 18:
 			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
-					m.Status = fieldmap.Clone(src.Status)
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(edgeproto.StatusInfo)
-						n++
-					}
-					n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20, win.Shift(20))
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status)
+			} else if m.Status != nil || src.Status != nil {
+				n += fieldmap.Ensure(&m.Status)
+				n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20, win.Shift(20))
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
-					m.ResourcesSnapshot = fieldmap.Clone(src.ResourcesSnapshot)
-					n++
-				}
-			} else {
-				if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
-					if m.ResourcesSnapshot == nil {
-						m.ResourcesSnapshot = new(edgeproto.InfraResourcesSnapshot)
-						n++
-					}
-					n += _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27, win.Shift(27))
-				}
+				n += fieldmap.CopyMessage(&m.ResourcesSnapshot, src.ResourcesSnapshot)
+			} else if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
+				n += fieldmap.Ensure(&m.ResourcesSnapshot)
+				n += _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27, win.Shift(27))
 			}
 		case 42:
-			if a := fm.ListActionAt(at + 42); a != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a, &m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo], fieldmap.Clone[*edgeproto.NodeInfo])
-			} else if !fieldmap.EqualMessageListFunc(m.NodeInfos, src.NodeInfos, fieldmap.Equal[*edgeproto.NodeInfo]) {
-				if len(src.NodeInfos) == 0 {
-					m.NodeInfos = nil
-				} else {
-					m.NodeInfos = fieldmap.CloneListFunc(src.NodeInfos, fieldmap.Clone[*edgeproto.NodeInfo])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+42), &m.NodeInfos, src.NodeInfos)
 		case 47:
 			n += fieldmap.CopyMap(fm.ListActionAt(at+47), &m.Properties, src.Properties)
 		case 48:
@@ -869,40 +819,13 @@ func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, 
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource], fieldmap.Clone[*edgeproto.InfraResource])
-		} else if !fieldmap.EqualMessageListFunc(m.Info, src.Info, fieldmap.Equal[*edgeproto.InfraResource]) {
-			if len(src.Info) == 0 {
-				m.Info = nil
-			} else {
-				m.Info = fieldmap.CloneListFunc(src.Info, fieldmap.Clone[*edgeproto.InfraResource])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Info, src.Info)
 	}
 	if (win.Cover|win.Below)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey], fieldmap.Clone[*edgeproto.ClusterKey])
-		} else if !fieldmap.EqualMessageListFunc(m.ClusterInsts, src.ClusterInsts, fieldmap.Equal[*edgeproto.ClusterKey]) {
-			if len(src.ClusterInsts) == 0 {
-				m.ClusterInsts = nil
-			} else {
-				m.ClusterInsts = fieldmap.CloneListFunc(src.ClusterInsts, fieldmap.Clone[*edgeproto.ClusterKey])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+8), &m.ClusterInsts, src.ClusterInsts)
 	}
 	if (win.Cover|win.Below)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey], fieldmap.Clone[*edgeproto.AppInstKey])
-		} else if !fieldmap.EqualMessageListFunc(m.VmAppInsts, src.VmAppInsts, fieldmap.Equal[*edgeproto.AppInstKey]) {
-			if len(src.VmAppInsts) == 0 {
-				m.VmAppInsts = nil
-			} else {
-				m.VmAppInsts = fieldmap.CloneListFunc(src.VmAppInsts, fieldmap.Clone[*edgeproto.AppInstKey])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+11), &m.VmAppInsts, src.VmAppInsts)
 	}
 	if win.Cover&(1<<14) != 0 && !fieldmap.Equal(m.TakenAt, src.TakenAt) {
 		m.TakenAt = fieldmap.Clone(src.TakenAt)
@@ -1014,18 +937,10 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key = fieldmap.Clone(src.Key)
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(edgeproto.ClusterKey)
-				n++
-			}
-			n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.State != src.State {
 		m.State, n = src.State, n+1
@@ -1037,32 +952,16 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 		m.NotifyId, n = src.NotifyId, n+1
 	}
 	if win.Cover&(1<<6) != 0 {
-		if !fieldmap.Equal(m.Status, src.Status) {
-			m.Status = fieldmap.Clone(src.Status)
-			n++
-		}
-	} else if win.Below&(1<<6) != 0 {
-		if m.Status != nil || src.Status != nil {
-			if m.Status == nil {
-				m.Status = new(edgeproto.StatusInfo)
-				n++
-			}
-			n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
-		}
+		n += fieldmap.CopyMessage(&m.Status, src.Status)
+	} else if win.Below&(1<<6) != 0 && (m.Status != nil || src.Status != nil) {
+		n += fieldmap.Ensure(&m.Status)
+		n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
 	}
 	if win.Cover&(1<<13) != 0 {
-		if !fieldmap.Equal(m.Resources, src.Resources) {
-			m.Resources = fieldmap.Clone(src.Resources)
-			n++
-		}
-	} else if win.Below&(1<<13) != 0 {
-		if m.Resources != nil || src.Resources != nil {
-			if m.Resources == nil {
-				m.Resources = new(edgeproto.InfraResources)
-				n++
-			}
-			n += _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
-		}
+		n += fieldmap.CopyMessage(&m.Resources, src.Resources)
+	} else if win.Below&(1<<13) != 0 && (m.Resources != nil || src.Resources != nil) {
+		n += fieldmap.Ensure(&m.Resources)
+		n += _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
 	}
 	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
 		m.Kubeconfig, n = src.Kubeconfig, n+1
@@ -1084,16 +983,7 @@ func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m, src *edge
 	}
 	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
-		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo], fieldmap.Clone[*edgeproto.VmInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.Vms, src.Vms, fieldmap.Equal[*edgeproto.VmInfo]) {
-			if len(src.Vms) == 0 {
-				m.Vms = nil
-			} else {
-				m.Vms = fieldmap.CloneListFunc(src.Vms, fieldmap.Clone[*edgeproto.VmInfo])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Vms, src.Vms)
 	}
 	return n
 }
@@ -1120,28 +1010,10 @@ func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmI
 		m.InfraFlavor, n = src.InfraFlavor, n+1
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr], fieldmap.Clone[*edgeproto.IpAddr])
-		} else if !fieldmap.EqualMessageListFunc(m.Ipaddresses, src.Ipaddresses, fieldmap.Equal[*edgeproto.IpAddr]) {
-			if len(src.Ipaddresses) == 0 {
-				m.Ipaddresses = nil
-			} else {
-				m.Ipaddresses = fieldmap.CloneListFunc(src.Ipaddresses, fieldmap.Clone[*edgeproto.IpAddr])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+4), &m.Ipaddresses, src.Ipaddresses)
 	}
 	if (win.Cover|win.Below)&(1<<7) != 0 {
-		if a := fm.ListActionAt(at + 7); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo], fieldmap.Clone[*edgeproto.ContainerInfo])
-		} else if !fieldmap.EqualMessageListFunc(m.Containers, src.Containers, fieldmap.Equal[*edgeproto.ContainerInfo]) {
-			if len(src.Containers) == 0 {
-				m.Containers = nil
-			} else {
-				m.Containers = fieldmap.CloneListFunc(src.Containers, fieldmap.Clone[*edgeproto.ContainerInfo])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+7), &m.Containers, src.Containers)
 	}
 	return n
 }
@@ -1204,18 +1076,10 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m.Key, src.Key) {
-					m.Key = fieldmap.Clone(src.Key)
-					n++
-				}
-			} else {
-				if m.Key != nil || src.Key != nil {
-					if m.Key == nil {
-						m.Key = new(edgeproto.AppInstKey)
-						n++
-					}
-					n += _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m.Key, src.Key)
+			} else if m.Key != nil || src.Key != nil {
+				n += fieldmap.Ensure(&m.Key)
+				n += _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			n += fieldmap.Set(&m.State, src.State)
@@ -1225,35 +1089,19 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				if !fieldmap.Equal(m.Status, src.Status) {
-					m.Status = fieldmap.Clone(src.Status)
-					n++
-				}
-			} else {
-				if m.Status != nil || src.Status != nil {
-					if m.Status == nil {
-						m.Status = new(edgeproto.StatusInfo)
-						n++
-					}
-					n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
-				}
+				n += fieldmap.CopyMessage(&m.Status, src.Status)
+			} else if m.Status != nil || src.Status != nil {
+				n += fieldmap.Ensure(&m.Status)
+				n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
 			}
 		case 13:
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
-				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
-					m.RuntimeInfo = fieldmap.Clone(src.RuntimeInfo)
-					n++
-				}
-			} else {
-				if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-					if m.RuntimeInfo == nil {
-						m.RuntimeInfo = new(edgeproto.AppInstRuntime)
-						n++
-					}
-					n += _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15, win.Shift(15))
-				}
+				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo)
+			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
+				n += fieldmap.Ensure(&m.RuntimeInfo)
+				n += _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15, win.Shift(15))
 			}
 		case 18:
 			n += fieldmap.Set(&m.Uri, src.Uri)

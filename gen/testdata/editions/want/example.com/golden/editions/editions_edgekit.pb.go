@@ -214,18 +214,10 @@ func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 		n++
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Part.Equal(src.Part) {
-			m.Part = src.Part.Clone()
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.Part != nil || src.Part != nil {
-			if m.Part == nil {
-				m.Part = new(Ed_Part)
-				n++
-			}
-			n += m.Part.copyInAt(src.Part, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.Part, src.Part)
+	} else if win.Below&(1<<3) != 0 && (m.Part != nil || src.Part != nil) {
+		n += fieldmap.Ensure(&m.Part)
+		n += m.Part.copyInAt(src.Part, fm, at+4, win.Shift(4))
 	}
 	return n
 }

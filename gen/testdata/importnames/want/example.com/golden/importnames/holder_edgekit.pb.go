@@ -873,41 +873,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				if !fieldmap.Equal(m_.WOne, src_.WOne) {
-					m_.WOne = fieldmap.Clone(src_.WOne)
-					n++
-				}
-			} else {
-				if m_.WOne != nil || src_.WOne != nil {
-					if m_.WOne == nil {
-						m_.WOne = new(w.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leafc55951_copyInAt(m_.WOne, src_.WOne, fm_, at_+1, win.Shift(1))
-				}
+				n += fieldmap.CopyMessage(&m_.WOne, src_.WOne)
+			} else if m_.WOne != nil || src_.WOne != nil {
+				n += fieldmap.Ensure(&m_.WOne)
+				n += _File_holder_proto_Leafc55951_copyInAt(m_.WOne, src_.WOne, fm_, at_+1, win.Shift(1))
 			}
 		case 4:
-			if a_ := fm_.ListActionAt(at_ + 4); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.WList, src_.WList, fieldmap.Equal[*w.Leaf], fieldmap.Clone[*w.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.WList, src_.WList, fieldmap.Equal[*w.Leaf]) {
-				if len(src_.WList) == 0 {
-					m_.WList = nil
-				} else {
-					m_.WList = fieldmap.CloneListFunc(src_.WList, fieldmap.Clone[*w.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+4), &m_.WList, src_.WList)
 		case 8:
-			if a_ := fm_.ListActionAt(at_ + 8); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.WMap, src_.WMap, fieldmap.Equal[*w.Leaf], fieldmap.Clone[*w.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.WMap, src_.WMap, fieldmap.Equal[*w.Leaf]) {
-				if len(src_.WMap) == 0 {
-					m_.WMap = nil
-				} else {
-					m_.WMap = fieldmap.CloneMapFunc(src_.WMap, fieldmap.Clone[*w.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+8), &m_.WMap, src_.WMap)
 		case 9:
 			if win.Cover&(1<<9) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_WPick); ok_ && s1_ != nil {
@@ -942,41 +916,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				if !fieldmap.Equal(m_.AOne, src_.AOne) {
-					m_.AOne = fieldmap.Clone(src_.AOne)
-					n++
-				}
-			} else {
-				if m_.AOne != nil || src_.AOne != nil {
-					if m_.AOne == nil {
-						m_.AOne = new(a.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaf1mbcrcb_copyInAt(m_.AOne, src_.AOne, fm_, at_+14, win.Shift(14))
-				}
+				n += fieldmap.CopyMessage(&m_.AOne, src_.AOne)
+			} else if m_.AOne != nil || src_.AOne != nil {
+				n += fieldmap.Ensure(&m_.AOne)
+				n += _File_holder_proto_Leaf1mbcrcb_copyInAt(m_.AOne, src_.AOne, fm_, at_+14, win.Shift(14))
 			}
 		case 17:
-			if a_ := fm_.ListActionAt(at_ + 17); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.AList, src_.AList, fieldmap.Equal[*a.Leaf], fieldmap.Clone[*a.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.AList, src_.AList, fieldmap.Equal[*a.Leaf]) {
-				if len(src_.AList) == 0 {
-					m_.AList = nil
-				} else {
-					m_.AList = fieldmap.CloneListFunc(src_.AList, fieldmap.Clone[*a.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+17), &m_.AList, src_.AList)
 		case 21:
-			if a_ := fm_.ListActionAt(at_ + 21); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.AMap, src_.AMap, fieldmap.Equal[*a.Leaf], fieldmap.Clone[*a.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.AMap, src_.AMap, fieldmap.Equal[*a.Leaf]) {
-				if len(src_.AMap) == 0 {
-					m_.AMap = nil
-				} else {
-					m_.AMap = fieldmap.CloneMapFunc(src_.AMap, fieldmap.Clone[*a.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+21), &m_.AMap, src_.AMap)
 		case 22:
 			if win.Cover&(1<<22) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_APick); ok_ && s1_ != nil {
@@ -1011,41 +959,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				if !fieldmap.Equal(m_.BOne, src_.BOne) {
-					m_.BOne = fieldmap.Clone(src_.BOne)
-					n++
-				}
-			} else {
-				if m_.BOne != nil || src_.BOne != nil {
-					if m_.BOne == nil {
-						m_.BOne = new(b.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaf1umuabm_copyInAt(m_.BOne, src_.BOne, fm_, at_+27, win.Shift(27))
-				}
+				n += fieldmap.CopyMessage(&m_.BOne, src_.BOne)
+			} else if m_.BOne != nil || src_.BOne != nil {
+				n += fieldmap.Ensure(&m_.BOne)
+				n += _File_holder_proto_Leaf1umuabm_copyInAt(m_.BOne, src_.BOne, fm_, at_+27, win.Shift(27))
 			}
 		case 30:
-			if a_ := fm_.ListActionAt(at_ + 30); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.BList, src_.BList, fieldmap.Equal[*b.Leaf], fieldmap.Clone[*b.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.BList, src_.BList, fieldmap.Equal[*b.Leaf]) {
-				if len(src_.BList) == 0 {
-					m_.BList = nil
-				} else {
-					m_.BList = fieldmap.CloneListFunc(src_.BList, fieldmap.Clone[*b.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+30), &m_.BList, src_.BList)
 		case 34:
-			if a_ := fm_.ListActionAt(at_ + 34); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.BMap, src_.BMap, fieldmap.Equal[*b.Leaf], fieldmap.Clone[*b.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.BMap, src_.BMap, fieldmap.Equal[*b.Leaf]) {
-				if len(src_.BMap) == 0 {
-					m_.BMap = nil
-				} else {
-					m_.BMap = fieldmap.CloneMapFunc(src_.BMap, fieldmap.Clone[*b.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+34), &m_.BMap, src_.BMap)
 		case 35:
 			if win.Cover&(1<<35) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_BPick); ok_ && s1_ != nil {
@@ -1080,41 +1002,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 39:
 			if win.Cover&(1<<39) != 0 {
-				if !fieldmap.Equal(m_.OkOne, src_.OkOne) {
-					m_.OkOne = fieldmap.Clone(src_.OkOne)
-					n++
-				}
-			} else {
-				if m_.OkOne != nil || src_.OkOne != nil {
-					if m_.OkOne == nil {
-						m_.OkOne = new(ok.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaf4vl2ue_copyInAt(m_.OkOne, src_.OkOne, fm_, at_+40, win.Shift(40))
-				}
+				n += fieldmap.CopyMessage(&m_.OkOne, src_.OkOne)
+			} else if m_.OkOne != nil || src_.OkOne != nil {
+				n += fieldmap.Ensure(&m_.OkOne)
+				n += _File_holder_proto_Leaf4vl2ue_copyInAt(m_.OkOne, src_.OkOne, fm_, at_+40, win.Shift(40))
 			}
 		case 43:
-			if a_ := fm_.ListActionAt(at_ + 43); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.OkList, src_.OkList, fieldmap.Equal[*ok.Leaf], fieldmap.Clone[*ok.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.OkList, src_.OkList, fieldmap.Equal[*ok.Leaf]) {
-				if len(src_.OkList) == 0 {
-					m_.OkList = nil
-				} else {
-					m_.OkList = fieldmap.CloneListFunc(src_.OkList, fieldmap.Clone[*ok.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+43), &m_.OkList, src_.OkList)
 		case 47:
-			if a_ := fm_.ListActionAt(at_ + 47); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.OkMap, src_.OkMap, fieldmap.Equal[*ok.Leaf], fieldmap.Clone[*ok.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.OkMap, src_.OkMap, fieldmap.Equal[*ok.Leaf]) {
-				if len(src_.OkMap) == 0 {
-					m_.OkMap = nil
-				} else {
-					m_.OkMap = fieldmap.CloneMapFunc(src_.OkMap, fieldmap.Clone[*ok.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+47), &m_.OkMap, src_.OkMap)
 		case 48:
 			if win.Cover&(1<<48) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_OkPick); ok_ && s1_ != nil {
@@ -1149,41 +1045,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 52:
 			if win.Cover&(1<<52) != 0 {
-				if !fieldmap.Equal(m_.D1One, src_.D1One) {
-					m_.D1One = fieldmap.Clone(src_.D1One)
-					n++
-				}
-			} else {
-				if m_.D1One != nil || src_.D1One != nil {
-					if m_.D1One == nil {
-						m_.D1One = new(d1.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaf12afjs7_copyInAt(m_.D1One, src_.D1One, fm_, at_+53, win.Shift(53))
-				}
+				n += fieldmap.CopyMessage(&m_.D1One, src_.D1One)
+			} else if m_.D1One != nil || src_.D1One != nil {
+				n += fieldmap.Ensure(&m_.D1One)
+				n += _File_holder_proto_Leaf12afjs7_copyInAt(m_.D1One, src_.D1One, fm_, at_+53, win.Shift(53))
 			}
 		case 56:
-			if a_ := fm_.ListActionAt(at_ + 56); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.D1List, src_.D1List, fieldmap.Equal[*d1.Leaf], fieldmap.Clone[*d1.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.D1List, src_.D1List, fieldmap.Equal[*d1.Leaf]) {
-				if len(src_.D1List) == 0 {
-					m_.D1List = nil
-				} else {
-					m_.D1List = fieldmap.CloneListFunc(src_.D1List, fieldmap.Clone[*d1.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+56), &m_.D1List, src_.D1List)
 		case 60:
-			if a_ := fm_.ListActionAt(at_ + 60); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.D1Map, src_.D1Map, fieldmap.Equal[*d1.Leaf], fieldmap.Clone[*d1.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.D1Map, src_.D1Map, fieldmap.Equal[*d1.Leaf]) {
-				if len(src_.D1Map) == 0 {
-					m_.D1Map = nil
-				} else {
-					m_.D1Map = fieldmap.CloneMapFunc(src_.D1Map, fieldmap.Clone[*d1.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+60), &m_.D1Map, src_.D1Map)
 		case 61:
 			if win.Cover&(1<<61) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_D1Pick); ok_ && s1_ != nil {
@@ -1223,41 +1093,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 1:
 			if cw1.Cover&(1<<1) != 0 {
-				if !fieldmap.Equal(m_.S1One, src_.S1One) {
-					m_.S1One = fieldmap.Clone(src_.S1One)
-					n++
-				}
-			} else {
-				if m_.S1One != nil || src_.S1One != nil {
-					if m_.S1One == nil {
-						m_.S1One = new(s1.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaf1svtzh8_copyInAt(m_.S1One, src_.S1One, fm_, at_+66, cw1.Shift(2))
-				}
+				n += fieldmap.CopyMessage(&m_.S1One, src_.S1One)
+			} else if m_.S1One != nil || src_.S1One != nil {
+				n += fieldmap.Ensure(&m_.S1One)
+				n += _File_holder_proto_Leaf1svtzh8_copyInAt(m_.S1One, src_.S1One, fm_, at_+66, cw1.Shift(2))
 			}
 		case 5:
-			if a_ := fm_.ListActionAt(at_ + 69); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.S1List, src_.S1List, fieldmap.Equal[*s1.Leaf], fieldmap.Clone[*s1.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.S1List, src_.S1List, fieldmap.Equal[*s1.Leaf]) {
-				if len(src_.S1List) == 0 {
-					m_.S1List = nil
-				} else {
-					m_.S1List = fieldmap.CloneListFunc(src_.S1List, fieldmap.Clone[*s1.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+69), &m_.S1List, src_.S1List)
 		case 9:
-			if a_ := fm_.ListActionAt(at_ + 73); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.S1Map, src_.S1Map, fieldmap.Equal[*s1.Leaf], fieldmap.Clone[*s1.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.S1Map, src_.S1Map, fieldmap.Equal[*s1.Leaf]) {
-				if len(src_.S1Map) == 0 {
-					m_.S1Map = nil
-				} else {
-					m_.S1Map = fieldmap.CloneMapFunc(src_.S1Map, fieldmap.Clone[*s1.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+73), &m_.S1Map, src_.S1Map)
 		case 10:
 			if cw1.Cover&(1<<10) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_S1Pick); ok_ && s1_ != nil {
@@ -1292,41 +1136,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 14:
 			if cw1.Cover&(1<<14) != 0 {
-				if !fieldmap.Equal(m_.Sv0One, src_.Sv0One) {
-					m_.Sv0One = fieldmap.Clone(src_.Sv0One)
-					n++
-				}
-			} else {
-				if m_.Sv0One != nil || src_.Sv0One != nil {
-					if m_.Sv0One == nil {
-						m_.Sv0One = new(sv0.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leafemhuyf_copyInAt(m_.Sv0One, src_.Sv0One, fm_, at_+79, cw1.Shift(15))
-				}
+				n += fieldmap.CopyMessage(&m_.Sv0One, src_.Sv0One)
+			} else if m_.Sv0One != nil || src_.Sv0One != nil {
+				n += fieldmap.Ensure(&m_.Sv0One)
+				n += _File_holder_proto_Leafemhuyf_copyInAt(m_.Sv0One, src_.Sv0One, fm_, at_+79, cw1.Shift(15))
 			}
 		case 18:
-			if a_ := fm_.ListActionAt(at_ + 82); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.Sv0List, src_.Sv0List, fieldmap.Equal[*sv0.Leaf], fieldmap.Clone[*sv0.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.Sv0List, src_.Sv0List, fieldmap.Equal[*sv0.Leaf]) {
-				if len(src_.Sv0List) == 0 {
-					m_.Sv0List = nil
-				} else {
-					m_.Sv0List = fieldmap.CloneListFunc(src_.Sv0List, fieldmap.Clone[*sv0.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+82), &m_.Sv0List, src_.Sv0List)
 		case 22:
-			if a_ := fm_.ListActionAt(at_ + 86); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.Sv0Map, src_.Sv0Map, fieldmap.Equal[*sv0.Leaf], fieldmap.Clone[*sv0.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.Sv0Map, src_.Sv0Map, fieldmap.Equal[*sv0.Leaf]) {
-				if len(src_.Sv0Map) == 0 {
-					m_.Sv0Map = nil
-				} else {
-					m_.Sv0Map = fieldmap.CloneMapFunc(src_.Sv0Map, fieldmap.Clone[*sv0.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+86), &m_.Sv0Map, src_.Sv0Map)
 		case 23:
 			if cw1.Cover&(1<<23) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_Sv0Pick); ok_ && s1_ != nil {
@@ -1361,41 +1179,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 27:
 			if cw1.Cover&(1<<27) != 0 {
-				if !fieldmap.Equal(m_.MOne, src_.MOne) {
-					m_.MOne = fieldmap.Clone(src_.MOne)
-					n++
-				}
-			} else {
-				if m_.MOne != nil || src_.MOne != nil {
-					if m_.MOne == nil {
-						m_.MOne = new(m.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaflsxmzb_copyInAt(m_.MOne, src_.MOne, fm_, at_+92, cw1.Shift(28))
-				}
+				n += fieldmap.CopyMessage(&m_.MOne, src_.MOne)
+			} else if m_.MOne != nil || src_.MOne != nil {
+				n += fieldmap.Ensure(&m_.MOne)
+				n += _File_holder_proto_Leaflsxmzb_copyInAt(m_.MOne, src_.MOne, fm_, at_+92, cw1.Shift(28))
 			}
 		case 31:
-			if a_ := fm_.ListActionAt(at_ + 95); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.MList, src_.MList, fieldmap.Equal[*m.Leaf], fieldmap.Clone[*m.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.MList, src_.MList, fieldmap.Equal[*m.Leaf]) {
-				if len(src_.MList) == 0 {
-					m_.MList = nil
-				} else {
-					m_.MList = fieldmap.CloneListFunc(src_.MList, fieldmap.Clone[*m.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+95), &m_.MList, src_.MList)
 		case 35:
-			if a_ := fm_.ListActionAt(at_ + 99); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.MMap, src_.MMap, fieldmap.Equal[*m.Leaf], fieldmap.Clone[*m.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.MMap, src_.MMap, fieldmap.Equal[*m.Leaf]) {
-				if len(src_.MMap) == 0 {
-					m_.MMap = nil
-				} else {
-					m_.MMap = fieldmap.CloneMapFunc(src_.MMap, fieldmap.Clone[*m.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+99), &m_.MMap, src_.MMap)
 		case 36:
 			if cw1.Cover&(1<<36) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_MPick); ok_ && s1_ != nil {
@@ -1430,41 +1222,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 40:
 			if cw1.Cover&(1<<40) != 0 {
-				if !fieldmap.Equal(m_.SrcOne, src_.SrcOne) {
-					m_.SrcOne = fieldmap.Clone(src_.SrcOne)
-					n++
-				}
-			} else {
-				if m_.SrcOne != nil || src_.SrcOne != nil {
-					if m_.SrcOne == nil {
-						m_.SrcOne = new(src.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaf1xg7dsy_copyInAt(m_.SrcOne, src_.SrcOne, fm_, at_+105, cw1.Shift(41))
-				}
+				n += fieldmap.CopyMessage(&m_.SrcOne, src_.SrcOne)
+			} else if m_.SrcOne != nil || src_.SrcOne != nil {
+				n += fieldmap.Ensure(&m_.SrcOne)
+				n += _File_holder_proto_Leaf1xg7dsy_copyInAt(m_.SrcOne, src_.SrcOne, fm_, at_+105, cw1.Shift(41))
 			}
 		case 44:
-			if a_ := fm_.ListActionAt(at_ + 108); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.SrcList, src_.SrcList, fieldmap.Equal[*src.Leaf], fieldmap.Clone[*src.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.SrcList, src_.SrcList, fieldmap.Equal[*src.Leaf]) {
-				if len(src_.SrcList) == 0 {
-					m_.SrcList = nil
-				} else {
-					m_.SrcList = fieldmap.CloneListFunc(src_.SrcList, fieldmap.Clone[*src.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+108), &m_.SrcList, src_.SrcList)
 		case 48:
-			if a_ := fm_.ListActionAt(at_ + 112); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.SrcMap, src_.SrcMap, fieldmap.Equal[*src.Leaf], fieldmap.Clone[*src.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.SrcMap, src_.SrcMap, fieldmap.Equal[*src.Leaf]) {
-				if len(src_.SrcMap) == 0 {
-					m_.SrcMap = nil
-				} else {
-					m_.SrcMap = fieldmap.CloneMapFunc(src_.SrcMap, fieldmap.Clone[*src.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+112), &m_.SrcMap, src_.SrcMap)
 		case 49:
 			if cw1.Cover&(1<<49) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_SrcPick); ok_ && s1_ != nil {
@@ -1499,41 +1265,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 53:
 			if cw1.Cover&(1<<53) != 0 {
-				if !fieldmap.Equal(m_.FmOne, src_.FmOne) {
-					m_.FmOne = fieldmap.Clone(src_.FmOne)
-					n++
-				}
-			} else {
-				if m_.FmOne != nil || src_.FmOne != nil {
-					if m_.FmOne == nil {
-						m_.FmOne = new(fm.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaf1mwrknh_copyInAt(m_.FmOne, src_.FmOne, fm_, at_+118, cw1.Shift(54))
-				}
+				n += fieldmap.CopyMessage(&m_.FmOne, src_.FmOne)
+			} else if m_.FmOne != nil || src_.FmOne != nil {
+				n += fieldmap.Ensure(&m_.FmOne)
+				n += _File_holder_proto_Leaf1mwrknh_copyInAt(m_.FmOne, src_.FmOne, fm_, at_+118, cw1.Shift(54))
 			}
 		case 57:
-			if a_ := fm_.ListActionAt(at_ + 121); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.FmList, src_.FmList, fieldmap.Equal[*fm.Leaf], fieldmap.Clone[*fm.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.FmList, src_.FmList, fieldmap.Equal[*fm.Leaf]) {
-				if len(src_.FmList) == 0 {
-					m_.FmList = nil
-				} else {
-					m_.FmList = fieldmap.CloneListFunc(src_.FmList, fieldmap.Clone[*fm.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+121), &m_.FmList, src_.FmList)
 		case 61:
-			if a_ := fm_.ListActionAt(at_ + 125); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.FmMap, src_.FmMap, fieldmap.Equal[*fm.Leaf], fieldmap.Clone[*fm.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.FmMap, src_.FmMap, fieldmap.Equal[*fm.Leaf]) {
-				if len(src_.FmMap) == 0 {
-					m_.FmMap = nil
-				} else {
-					m_.FmMap = fieldmap.CloneMapFunc(src_.FmMap, fieldmap.Clone[*fm.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+125), &m_.FmMap, src_.FmMap)
 		case 62:
 			if cw1.Cover&(1<<62) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_FmPick); ok_ && s1_ != nil {
@@ -1573,41 +1313,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 2:
 			if cw2.Cover&(1<<2) != 0 {
-				if !fieldmap.Equal(m_.AtOne, src_.AtOne) {
-					m_.AtOne = fieldmap.Clone(src_.AtOne)
-					n++
-				}
-			} else {
-				if m_.AtOne != nil || src_.AtOne != nil {
-					if m_.AtOne == nil {
-						m_.AtOne = new(at.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaf1w6ze11_copyInAt(m_.AtOne, src_.AtOne, fm_, at_+131, cw2.Shift(3))
-				}
+				n += fieldmap.CopyMessage(&m_.AtOne, src_.AtOne)
+			} else if m_.AtOne != nil || src_.AtOne != nil {
+				n += fieldmap.Ensure(&m_.AtOne)
+				n += _File_holder_proto_Leaf1w6ze11_copyInAt(m_.AtOne, src_.AtOne, fm_, at_+131, cw2.Shift(3))
 			}
 		case 6:
-			if a_ := fm_.ListActionAt(at_ + 134); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.AtList, src_.AtList, fieldmap.Equal[*at.Leaf], fieldmap.Clone[*at.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.AtList, src_.AtList, fieldmap.Equal[*at.Leaf]) {
-				if len(src_.AtList) == 0 {
-					m_.AtList = nil
-				} else {
-					m_.AtList = fieldmap.CloneListFunc(src_.AtList, fieldmap.Clone[*at.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+134), &m_.AtList, src_.AtList)
 		case 10:
-			if a_ := fm_.ListActionAt(at_ + 138); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.AtMap, src_.AtMap, fieldmap.Equal[*at.Leaf], fieldmap.Clone[*at.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.AtMap, src_.AtMap, fieldmap.Equal[*at.Leaf]) {
-				if len(src_.AtMap) == 0 {
-					m_.AtMap = nil
-				} else {
-					m_.AtMap = fieldmap.CloneMapFunc(src_.AtMap, fieldmap.Clone[*at.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+138), &m_.AtMap, src_.AtMap)
 		case 11:
 			if cw2.Cover&(1<<11) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_AtPick); ok_ && s1_ != nil {
@@ -1642,41 +1356,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 15:
 			if cw2.Cover&(1<<15) != 0 {
-				if !fieldmap.Equal(m_.COne, src_.COne) {
-					m_.COne = fieldmap.Clone(src_.COne)
-					n++
-				}
-			} else {
-				if m_.COne != nil || src_.COne != nil {
-					if m_.COne == nil {
-						m_.COne = new(c.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaf16ral0h_copyInAt(m_.COne, src_.COne, fm_, at_+144, cw2.Shift(16))
-				}
+				n += fieldmap.CopyMessage(&m_.COne, src_.COne)
+			} else if m_.COne != nil || src_.COne != nil {
+				n += fieldmap.Ensure(&m_.COne)
+				n += _File_holder_proto_Leaf16ral0h_copyInAt(m_.COne, src_.COne, fm_, at_+144, cw2.Shift(16))
 			}
 		case 19:
-			if a_ := fm_.ListActionAt(at_ + 147); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.CList, src_.CList, fieldmap.Equal[*c.Leaf], fieldmap.Clone[*c.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.CList, src_.CList, fieldmap.Equal[*c.Leaf]) {
-				if len(src_.CList) == 0 {
-					m_.CList = nil
-				} else {
-					m_.CList = fieldmap.CloneListFunc(src_.CList, fieldmap.Clone[*c.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+147), &m_.CList, src_.CList)
 		case 23:
-			if a_ := fm_.ListActionAt(at_ + 151); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.CMap, src_.CMap, fieldmap.Equal[*c.Leaf], fieldmap.Clone[*c.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.CMap, src_.CMap, fieldmap.Equal[*c.Leaf]) {
-				if len(src_.CMap) == 0 {
-					m_.CMap = nil
-				} else {
-					m_.CMap = fieldmap.CloneMapFunc(src_.CMap, fieldmap.Clone[*c.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+151), &m_.CMap, src_.CMap)
 		case 24:
 			if cw2.Cover&(1<<24) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_CPick); ok_ && s1_ != nil {
@@ -1711,41 +1399,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 28:
 			if cw2.Cover&(1<<28) != 0 {
-				if !fieldmap.Equal(m_.OOne, src_.OOne) {
-					m_.OOne = fieldmap.Clone(src_.OOne)
-					n++
-				}
-			} else {
-				if m_.OOne != nil || src_.OOne != nil {
-					if m_.OOne == nil {
-						m_.OOne = new(o.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaft84x65_copyInAt(m_.OOne, src_.OOne, fm_, at_+157, cw2.Shift(29))
-				}
+				n += fieldmap.CopyMessage(&m_.OOne, src_.OOne)
+			} else if m_.OOne != nil || src_.OOne != nil {
+				n += fieldmap.Ensure(&m_.OOne)
+				n += _File_holder_proto_Leaft84x65_copyInAt(m_.OOne, src_.OOne, fm_, at_+157, cw2.Shift(29))
 			}
 		case 32:
-			if a_ := fm_.ListActionAt(at_ + 160); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.OList, src_.OList, fieldmap.Equal[*o.Leaf], fieldmap.Clone[*o.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.OList, src_.OList, fieldmap.Equal[*o.Leaf]) {
-				if len(src_.OList) == 0 {
-					m_.OList = nil
-				} else {
-					m_.OList = fieldmap.CloneListFunc(src_.OList, fieldmap.Clone[*o.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+160), &m_.OList, src_.OList)
 		case 36:
-			if a_ := fm_.ListActionAt(at_ + 164); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.OMap, src_.OMap, fieldmap.Equal[*o.Leaf], fieldmap.Clone[*o.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.OMap, src_.OMap, fieldmap.Equal[*o.Leaf]) {
-				if len(src_.OMap) == 0 {
-					m_.OMap = nil
-				} else {
-					m_.OMap = fieldmap.CloneMapFunc(src_.OMap, fieldmap.Clone[*o.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+164), &m_.OMap, src_.OMap)
 		case 37:
 			if cw2.Cover&(1<<37) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_OPick); ok_ && s1_ != nil {
@@ -1780,41 +1442,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 41:
 			if cw2.Cover&(1<<41) != 0 {
-				if !fieldmap.Equal(m_.XOne, src_.XOne) {
-					m_.XOne = fieldmap.Clone(src_.XOne)
-					n++
-				}
-			} else {
-				if m_.XOne != nil || src_.XOne != nil {
-					if m_.XOne == nil {
-						m_.XOne = new(x.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaflkypto_copyInAt(m_.XOne, src_.XOne, fm_, at_+170, cw2.Shift(42))
-				}
+				n += fieldmap.CopyMessage(&m_.XOne, src_.XOne)
+			} else if m_.XOne != nil || src_.XOne != nil {
+				n += fieldmap.Ensure(&m_.XOne)
+				n += _File_holder_proto_Leaflkypto_copyInAt(m_.XOne, src_.XOne, fm_, at_+170, cw2.Shift(42))
 			}
 		case 45:
-			if a_ := fm_.ListActionAt(at_ + 173); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.XList, src_.XList, fieldmap.Equal[*x.Leaf], fieldmap.Clone[*x.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.XList, src_.XList, fieldmap.Equal[*x.Leaf]) {
-				if len(src_.XList) == 0 {
-					m_.XList = nil
-				} else {
-					m_.XList = fieldmap.CloneListFunc(src_.XList, fieldmap.Clone[*x.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+173), &m_.XList, src_.XList)
 		case 49:
-			if a_ := fm_.ListActionAt(at_ + 177); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.XMap, src_.XMap, fieldmap.Equal[*x.Leaf], fieldmap.Clone[*x.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.XMap, src_.XMap, fieldmap.Equal[*x.Leaf]) {
-				if len(src_.XMap) == 0 {
-					m_.XMap = nil
-				} else {
-					m_.XMap = fieldmap.CloneMapFunc(src_.XMap, fieldmap.Clone[*x.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+177), &m_.XMap, src_.XMap)
 		case 50:
 			if cw2.Cover&(1<<50) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_XPick); ok_ && s1_ != nil {
@@ -1849,41 +1485,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 54:
 			if cw2.Cover&(1<<54) != 0 {
-				if !fieldmap.Equal(m_.VOne, src_.VOne) {
-					m_.VOne = fieldmap.Clone(src_.VOne)
-					n++
-				}
-			} else {
-				if m_.VOne != nil || src_.VOne != nil {
-					if m_.VOne == nil {
-						m_.VOne = new(v.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaf1r375sm_copyInAt(m_.VOne, src_.VOne, fm_, at_+183, cw2.Shift(55))
-				}
+				n += fieldmap.CopyMessage(&m_.VOne, src_.VOne)
+			} else if m_.VOne != nil || src_.VOne != nil {
+				n += fieldmap.Ensure(&m_.VOne)
+				n += _File_holder_proto_Leaf1r375sm_copyInAt(m_.VOne, src_.VOne, fm_, at_+183, cw2.Shift(55))
 			}
 		case 58:
-			if a_ := fm_.ListActionAt(at_ + 186); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.VList, src_.VList, fieldmap.Equal[*v.Leaf], fieldmap.Clone[*v.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.VList, src_.VList, fieldmap.Equal[*v.Leaf]) {
-				if len(src_.VList) == 0 {
-					m_.VList = nil
-				} else {
-					m_.VList = fieldmap.CloneListFunc(src_.VList, fieldmap.Clone[*v.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+186), &m_.VList, src_.VList)
 		case 62:
-			if a_ := fm_.ListActionAt(at_ + 190); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.VMap, src_.VMap, fieldmap.Equal[*v.Leaf], fieldmap.Clone[*v.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.VMap, src_.VMap, fieldmap.Equal[*v.Leaf]) {
-				if len(src_.VMap) == 0 {
-					m_.VMap = nil
-				} else {
-					m_.VMap = fieldmap.CloneMapFunc(src_.VMap, fieldmap.Clone[*v.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+190), &m_.VMap, src_.VMap)
 		case 63:
 			if cw2.Cover&(1<<63) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_VPick); ok_ && s1_ != nil {
@@ -1923,41 +1533,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 3:
 			if cw3.Cover&(1<<3) != 0 {
-				if !fieldmap.Equal(m_.BlkOne, src_.BlkOne) {
-					m_.BlkOne = fieldmap.Clone(src_.BlkOne)
-					n++
-				}
-			} else {
-				if m_.BlkOne != nil || src_.BlkOne != nil {
-					if m_.BlkOne == nil {
-						m_.BlkOne = new(blk.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leaf197gohb_copyInAt(m_.BlkOne, src_.BlkOne, fm_, at_+196, cw3.Shift(4))
-				}
+				n += fieldmap.CopyMessage(&m_.BlkOne, src_.BlkOne)
+			} else if m_.BlkOne != nil || src_.BlkOne != nil {
+				n += fieldmap.Ensure(&m_.BlkOne)
+				n += _File_holder_proto_Leaf197gohb_copyInAt(m_.BlkOne, src_.BlkOne, fm_, at_+196, cw3.Shift(4))
 			}
 		case 7:
-			if a_ := fm_.ListActionAt(at_ + 199); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.BlkList, src_.BlkList, fieldmap.Equal[*blk.Leaf], fieldmap.Clone[*blk.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.BlkList, src_.BlkList, fieldmap.Equal[*blk.Leaf]) {
-				if len(src_.BlkList) == 0 {
-					m_.BlkList = nil
-				} else {
-					m_.BlkList = fieldmap.CloneListFunc(src_.BlkList, fieldmap.Clone[*blk.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+199), &m_.BlkList, src_.BlkList)
 		case 11:
-			if a_ := fm_.ListActionAt(at_ + 203); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.BlkMap, src_.BlkMap, fieldmap.Equal[*blk.Leaf], fieldmap.Clone[*blk.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.BlkMap, src_.BlkMap, fieldmap.Equal[*blk.Leaf]) {
-				if len(src_.BlkMap) == 0 {
-					m_.BlkMap = nil
-				} else {
-					m_.BlkMap = fieldmap.CloneMapFunc(src_.BlkMap, fieldmap.Clone[*blk.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+203), &m_.BlkMap, src_.BlkMap)
 		case 12:
 			if cw3.Cover&(1<<12) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_BlkPick); ok_ && s1_ != nil {
@@ -1992,41 +1576,15 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 16:
 			if cw3.Cover&(1<<16) != 0 {
-				if !fieldmap.Equal(m_.W1One, src_.W1One) {
-					m_.W1One = fieldmap.Clone(src_.W1One)
-					n++
-				}
-			} else {
-				if m_.W1One != nil || src_.W1One != nil {
-					if m_.W1One == nil {
-						m_.W1One = new(w1.Leaf)
-						n++
-					}
-					n += _File_holder_proto_Leafke71a0_copyInAt(m_.W1One, src_.W1One, fm_, at_+209, cw3.Shift(17))
-				}
+				n += fieldmap.CopyMessage(&m_.W1One, src_.W1One)
+			} else if m_.W1One != nil || src_.W1One != nil {
+				n += fieldmap.Ensure(&m_.W1One)
+				n += _File_holder_proto_Leafke71a0_copyInAt(m_.W1One, src_.W1One, fm_, at_+209, cw3.Shift(17))
 			}
 		case 20:
-			if a_ := fm_.ListActionAt(at_ + 212); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyListFunc(a_, &m_.W1List, src_.W1List, fieldmap.Equal[*w1.Leaf], fieldmap.Clone[*w1.Leaf])
-			} else if !fieldmap.EqualMessageListFunc(m_.W1List, src_.W1List, fieldmap.Equal[*w1.Leaf]) {
-				if len(src_.W1List) == 0 {
-					m_.W1List = nil
-				} else {
-					m_.W1List = fieldmap.CloneListFunc(src_.W1List, fieldmap.Clone[*w1.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageList(fm_.ListActionAt(at_+212), &m_.W1List, src_.W1List)
 		case 24:
-			if a_ := fm_.ListActionAt(at_ + 216); a_ != fieldmap.Replace {
-				n += fieldmap.ApplyMapFunc(a_, &m_.W1Map, src_.W1Map, fieldmap.Equal[*w1.Leaf], fieldmap.Clone[*w1.Leaf])
-			} else if !fieldmap.EqualMessageMapFunc(m_.W1Map, src_.W1Map, fieldmap.Equal[*w1.Leaf]) {
-				if len(src_.W1Map) == 0 {
-					m_.W1Map = nil
-				} else {
-					m_.W1Map = fieldmap.CloneMapFunc(src_.W1Map, fieldmap.Clone[*w1.Leaf])
-				}
-				n++
-			}
+			n += fieldmap.CopyMessageMap(fm_.ListActionAt(at_+216), &m_.W1Map, src_.W1Map)
 		case 25:
 			if cw3.Cover&(1<<25) != 0 {
 				if s1_, ok_ := src_.Pick.(*Holder_W1Pick); ok_ && s1_ != nil {

@@ -274,18 +274,10 @@ func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int, win fiel
 		n++
 	}
 	if win.Cover&(1<<2) != 0 {
-		if !m.Scope.Equal(src.Scope) {
-			m.Scope = src.Scope.Clone()
-			n++
-		}
-	} else if win.Below&(1<<2) != 0 {
-		if m.Scope != nil || src.Scope != nil {
-			if m.Scope == nil {
-				m.Scope = new(RawScope)
-				n++
-			}
-			n += m.Scope.copyInAt(src.Scope, fm, at+3, win.Shift(3))
-		}
+		n += fieldmap.CopyMessage(&m.Scope, src.Scope)
+	} else if win.Below&(1<<2) != 0 && (m.Scope != nil || src.Scope != nil) {
+		n += fieldmap.Ensure(&m.Scope)
+		n += m.Scope.copyInAt(src.Scope, fm, at+3, win.Shift(3))
 	}
 	return n
 }
@@ -311,18 +303,10 @@ func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int, win 
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(Utf8Key)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Key, src.Key)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		n += fieldmap.Ensure(&m.Key)
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
 }

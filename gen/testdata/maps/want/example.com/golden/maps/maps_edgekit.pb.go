@@ -212,40 +212,13 @@ func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		n += fieldmap.CopyMap(fm.ListActionAt(at), &m.Labels, src.Labels)
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Weights, src.Weights, fieldmap.EqualFloat64, nil)
-		} else if !fieldmap.EqualMapFunc(m.Weights, src.Weights, fieldmap.EqualFloat64) {
-			if len(src.Weights) == 0 {
-				m.Weights = nil
-			} else {
-				m.Weights = maps.Clone(src.Weights)
-			}
-			n++
-		}
+		n += fieldmap.CopyMapFunc(fm.ListActionAt(at+1), &m.Weights, src.Weights, fieldmap.EqualFloat64, nil)
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
-		} else if !fieldmap.EqualMapFunc(m.Blobs, src.Blobs, bytes.Equal) {
-			if len(src.Blobs) == 0 {
-				m.Blobs = nil
-			} else {
-				m.Blobs = fieldmap.CloneMapFunc(src.Blobs, fieldmap.CloneBytes)
-			}
-			n++
-		}
+		n += fieldmap.CopyMapFunc(fm.ListActionAt(at+2), &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.Values, src.Values, (*Value).Equal, (*Value).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.Values, src.Values, (*Value).Equal) {
-			if len(src.Values) == 0 {
-				m.Values = nil
-			} else {
-				m.Values = fieldmap.CloneMapFunc(src.Values, (*Value).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+3), &m.Values, src.Values)
 	}
 	return n
 }

@@ -235,18 +235,10 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Mid.Equal(src.Mid) {
-			m.Mid = src.Mid.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Mid != nil || src.Mid != nil {
-			if m.Mid == nil {
-				m.Mid = new(Mid)
-				n++
-			}
-			n += m.Mid.copyInAt(src.Mid, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.Mid, src.Mid)
+	} else if win.Below&(1<<1) != 0 && (m.Mid != nil || src.Mid != nil) {
+		n += fieldmap.Ensure(&m.Mid)
+		n += m.Mid.copyInAt(src.Mid, fm, at+2, win.Shift(2))
 	}
 	return n
 }
@@ -264,18 +256,10 @@ func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		m.Level, n = src.Level, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Bottom.Equal(src.Bottom) {
-			m.Bottom = src.Bottom.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Bottom != nil || src.Bottom != nil {
-			if m.Bottom == nil {
-				m.Bottom = new(Bottom)
-				n++
-			}
-			n += m.Bottom.copyInAt(src.Bottom, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.Bottom, src.Bottom)
+	} else if win.Below&(1<<1) != 0 && (m.Bottom != nil || src.Bottom != nil) {
+		n += fieldmap.Ensure(&m.Bottom)
+		n += m.Bottom.copyInAt(src.Bottom, fm, at+2, win.Shift(2))
 	}
 	return n
 }

@@ -271,18 +271,10 @@ func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		n++
 	}
 	if win.Cover&(1<<4) != 0 {
-		if !m.Sub.Equal(src.Sub) {
-			m.Sub = src.Sub.Clone()
-			n++
-		}
-	} else if win.Below&(1<<4) != 0 {
-		if m.Sub != nil || src.Sub != nil {
-			if m.Sub == nil {
-				m.Sub = new(Sub)
-				n++
-			}
-			n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
-		}
+		n += fieldmap.CopyMessage(&m.Sub, src.Sub)
+	} else if win.Below&(1<<4) != 0 && (m.Sub != nil || src.Sub != nil) {
+		n += fieldmap.Ensure(&m.Sub)
+		n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
 	}
 	if win.Cover&(1<<6) != 0 && !fieldmap.EqualPtr(m.On, src.On) {
 		if src.On == nil {

@@ -227,30 +227,13 @@ func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
-			if len(src.Children) == 0 {
-				m.Children = nil
-			} else {
-				m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+2), &m.Children, src.Children)
 	}
 	if win.Cover&(1<<3) != 0 {
-		if !m.Edge.Equal(src.Edge) {
-			m.Edge = src.Edge.Clone()
-			n++
-		}
-	} else if win.Below&(1<<3) != 0 {
-		if m.Edge != nil || src.Edge != nil {
-			if m.Edge == nil {
-				m.Edge = new(Edge)
-				n++
-			}
-			n += m.Edge.copyInAt_uxi6jg(src.Edge, fm, at+4, win.Shift(4))
-		}
+		n += fieldmap.CopyMessage(&m.Edge, src.Edge)
+	} else if win.Below&(1<<3) != 0 && (m.Edge != nil || src.Edge != nil) {
+		n += fieldmap.Ensure(&m.Edge)
+		n += m.Edge.copyInAt_uxi6jg(src.Edge, fm, at+4, win.Shift(4))
 	}
 	return n
 }
@@ -298,18 +281,10 @@ func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		m.Weight, n = src.Weight, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.To.Equal(src.To) {
-			m.To = src.To.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.To != nil || src.To != nil {
-			if m.To == nil {
-				m.To = new(Node)
-				n++
-			}
-			n += m.To.copyInAt_ozibc5(src.To, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.To, src.To)
+	} else if win.Below&(1<<1) != 0 && (m.To != nil || src.To != nil) {
+		n += fieldmap.Ensure(&m.To)
+		n += m.To.copyInAt_ozibc5(src.To, fm, at+2, win.Shift(2))
 	}
 	return n
 }
@@ -331,16 +306,7 @@ func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int, win fie
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Children, src.Children, (*Node).Equal, (*Node).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Children, src.Children, (*Node).Equal) {
-			if len(src.Children) == 0 {
-				m.Children = nil
-			} else {
-				m.Children = fieldmap.CloneListFunc(src.Children, (*Node).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+2), &m.Children, src.Children)
 	}
 	if win.Cover&(1<<3) != 0 && !m.Edge.Equal(src.Edge) {
 		m.Edge = src.Edge.Clone()

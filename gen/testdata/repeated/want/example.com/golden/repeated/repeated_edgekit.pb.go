@@ -224,40 +224,13 @@ func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int, win fieldmap
 		n += fieldmap.CopyList(fm.ListActionAt(at), &m.Tags, src.Tags)
 	}
 	if (win.Cover|win.Below)&(1<<1) != 0 {
-		if a := fm.ListActionAt(at + 1); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
-		} else if !fieldmap.EqualListFunc(m.Samples, src.Samples, fieldmap.EqualFloat64) {
-			if len(src.Samples) == 0 {
-				m.Samples = nil
-			} else {
-				m.Samples = slices.Clone(src.Samples)
-			}
-			n++
-		}
+		n += fieldmap.CopyListFunc(fm.ListActionAt(at+1), &m.Samples, src.Samples, fieldmap.EqualFloat64, nil)
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
-		} else if !fieldmap.EqualListFunc(m.Blobs, src.Blobs, bytes.Equal) {
-			if len(src.Blobs) == 0 {
-				m.Blobs = nil
-			} else {
-				m.Blobs = fieldmap.CloneListFunc(src.Blobs, fieldmap.CloneBytes)
-			}
-			n++
-		}
+		n += fieldmap.CopyListFunc(fm.ListActionAt(at+2), &m.Blobs, src.Blobs, bytes.Equal, fieldmap.CloneBytes)
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Items, src.Items, (*Item).Equal, (*Item).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Items, src.Items, (*Item).Equal) {
-			if len(src.Items) == 0 {
-				m.Items = nil
-			} else {
-				m.Items = fieldmap.CloneListFunc(src.Items, (*Item).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Items, src.Items)
 	}
 	return n
 }

@@ -119,18 +119,10 @@ func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Skipped, src.Skipped) {
-			m.Skipped = fieldmap.Clone(src.Skipped)
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Skipped != nil || src.Skipped != nil {
-			if m.Skipped == nil {
-				m.Skipped = new(Skipped)
-				n++
-			}
-			n += m.Skipped.copyInAt(src.Skipped, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Skipped, src.Skipped)
+	} else if win.Below&(1<<0) != 0 && (m.Skipped != nil || src.Skipped != nil) {
+		n += fieldmap.Ensure(&m.Skipped)
+		n += m.Skipped.copyInAt(src.Skipped, fm, at+1, win.Shift(1))
 	}
 	return n
 }

@@ -270,80 +270,28 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !m.Ext.Equal(src.Ext) {
-			m.Ext = src.Ext.Clone()
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Ext != nil || src.Ext != nil {
-			if m.Ext == nil {
-				m.Ext = new(Extensible)
-				n++
-			}
-			n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Ext, src.Ext)
+	} else if win.Below&(1<<0) != 0 && (m.Ext != nil || src.Ext != nil) {
+		n += fieldmap.Ensure(&m.Ext)
+		n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
-		if a := fm.ListActionAt(at + 2); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Exts, src.Exts, (*Extensible).Equal, (*Extensible).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Exts, src.Exts, (*Extensible).Equal) {
-			if len(src.Exts) == 0 {
-				m.Exts = nil
-			} else {
-				m.Exts = fieldmap.CloneListFunc(src.Exts, (*Extensible).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+2), &m.Exts, src.Exts)
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
-		if a := fm.ListActionAt(at + 4); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.ExtMap, src.ExtMap, (*Extensible).Equal, (*Extensible).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.ExtMap, src.ExtMap, (*Extensible).Equal) {
-			if len(src.ExtMap) == 0 {
-				m.ExtMap = nil
-			} else {
-				m.ExtMap = fieldmap.CloneMapFunc(src.ExtMap, (*Extensible).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+4), &m.ExtMap, src.ExtMap)
 	}
 	if win.Cover&(1<<5) != 0 {
-		if !m.Plain.Equal(src.Plain) {
-			m.Plain = src.Plain.Clone()
-			n++
-		}
-	} else if win.Below&(1<<5) != 0 {
-		if m.Plain != nil || src.Plain != nil {
-			if m.Plain == nil {
-				m.Plain = new(Plain)
-				n++
-			}
-			n += m.Plain.copyInAt(src.Plain, fm, at+6, win.Shift(6))
-		}
+		n += fieldmap.CopyMessage(&m.Plain, src.Plain)
+	} else if win.Below&(1<<5) != 0 && (m.Plain != nil || src.Plain != nil) {
+		n += fieldmap.Ensure(&m.Plain)
+		n += m.Plain.copyInAt(src.Plain, fm, at+6, win.Shift(6))
 	}
 	if (win.Cover|win.Below)&(1<<8) != 0 {
-		if a := fm.ListActionAt(at + 8); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Plains, src.Plains, (*Plain).Equal, (*Plain).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Plains, src.Plains, (*Plain).Equal) {
-			if len(src.Plains) == 0 {
-				m.Plains = nil
-			} else {
-				m.Plains = fieldmap.CloneListFunc(src.Plains, (*Plain).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+8), &m.Plains, src.Plains)
 	}
 	if (win.Cover|win.Below)&(1<<11) != 0 {
-		if a := fm.ListActionAt(at + 11); a != fieldmap.Replace {
-			n += fieldmap.ApplyMapFunc(a, &m.PlainMap, src.PlainMap, (*Plain).Equal, (*Plain).Clone)
-		} else if !fieldmap.EqualMessageMapFunc(m.PlainMap, src.PlainMap, (*Plain).Equal) {
-			if len(src.PlainMap) == 0 {
-				m.PlainMap = nil
-			} else {
-				m.PlainMap = fieldmap.CloneMapFunc(src.PlainMap, (*Plain).Clone)
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+11), &m.PlainMap, src.PlainMap)
 	}
 	if win.Cover&(1<<12) != 0 {
 		if s1, ok := src.Pick.(*Holder_PickExt); ok && s1 != nil {

@@ -163,18 +163,10 @@ func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int, win 
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		if !m.Inner.Equal(src.Inner) {
-			m.Inner = src.Inner.Clone()
-			n++
-		}
-	} else if win.Below&(1<<1) != 0 {
-		if m.Inner != nil || src.Inner != nil {
-			if m.Inner == nil {
-				m.Inner = new(Inner)
-				n++
-			}
-			n += m.Inner.copyInAt(src.Inner, fm, at+2, win.Shift(2))
-		}
+		n += fieldmap.CopyMessage(&m.Inner, src.Inner)
+	} else if win.Below&(1<<1) != 0 && (m.Inner != nil || src.Inner != nil) {
+		n += fieldmap.Ensure(&m.Inner)
+		n += m.Inner.copyInAt(src.Inner, fm, at+2, win.Shift(2))
 	}
 	return n
 }

@@ -141,16 +141,7 @@ func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int, win fieldmap
 		n++
 	}
 	if (win.Cover|win.Below)&(1<<5) != 0 {
-		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp], fieldmap.Clone[*timestamppb.Timestamp])
-		} else if !fieldmap.EqualMessageListFunc(m.History, src.History, fieldmap.Equal[*timestamppb.Timestamp]) {
-			if len(src.History) == 0 {
-				m.History = nil
-			} else {
-				m.History = fieldmap.CloneListFunc(src.History, fieldmap.Clone[*timestamppb.Timestamp])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+5), &m.History, src.History)
 	}
 	return n
 }

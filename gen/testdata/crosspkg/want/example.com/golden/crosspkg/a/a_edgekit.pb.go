@@ -117,30 +117,13 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 	}
 	n := 0
 	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Shared, src.Shared) {
-			m.Shared = fieldmap.Clone(src.Shared)
-			n++
-		}
-	} else if win.Below&(1<<0) != 0 {
-		if m.Shared != nil || src.Shared != nil {
-			if m.Shared == nil {
-				m.Shared = new(b.Shared)
-				n++
-			}
-			n += _File_a_proto_Shared1lwqyh7_copyInAt(m.Shared, src.Shared, fm, at+1, win.Shift(1))
-		}
+		n += fieldmap.CopyMessage(&m.Shared, src.Shared)
+	} else if win.Below&(1<<0) != 0 && (m.Shared != nil || src.Shared != nil) {
+		n += fieldmap.Ensure(&m.Shared)
+		n += _File_a_proto_Shared1lwqyh7_copyInAt(m.Shared, src.Shared, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
-		if a_ := fm.ListActionAt(at + 4); a_ != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a_, &m.Many, src.Many, fieldmap.Equal[*b.Shared], fieldmap.Clone[*b.Shared])
-		} else if !fieldmap.EqualMessageListFunc(m.Many, src.Many, fieldmap.Equal[*b.Shared]) {
-			if len(src.Many) == 0 {
-				m.Many = nil
-			} else {
-				m.Many = fieldmap.CloneListFunc(src.Many, fieldmap.Clone[*b.Shared])
-			}
-			n++
-		}
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+4), &m.Many, src.Many)
 	}
 	if win.Cover&(1<<8) != 0 && m.Kind != src.Kind {
 		m.Kind, n = src.Kind, n+1
