@@ -62,22 +62,15 @@ func NewProgressFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Progress) Clone() *Progress { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Progress when nil) a deep copy of m, when not nil.
-func (m *Progress) cloneIn(c *Progress) *Progress {
+func (m *Progress) Clone() *Progress {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Progress)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Progress))
 }
 
-// cloneTo makes c, a zero Progress, a deep copy of m, which is not nil.
-func (m *Progress) cloneTo(c *Progress) {
+// cloneTo makes c, a zero Progress, a deep copy of m, which is not nil, and returns c.
+func (m *Progress) cloneTo(c *Progress) *Progress {
 	c.State = m.State
 	c.Message = m.Message
 	c.Errors = slices.Clone(m.Errors)
@@ -86,6 +79,7 @@ func (m *Progress) cloneTo(c *Progress) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

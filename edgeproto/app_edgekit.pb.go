@@ -197,22 +197,15 @@ func NewAppFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Port) Clone() *Port { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Port when nil) a deep copy of m, when not nil.
-func (m *Port) cloneIn(c *Port) *Port {
+func (m *Port) Clone() *Port {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Port)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Port))
 }
 
-// cloneTo makes c, a zero Port, a deep copy of m, which is not nil.
-func (m *Port) cloneTo(c *Port) {
+// cloneTo makes c, a zero Port, a deep copy of m, which is not nil, and returns c.
+func (m *Port) cloneTo(c *Port) *Port {
 	c.Proto = m.Proto
 	c.InternalPort = m.InternalPort
 	c.PublicPort = m.PublicPort
@@ -223,49 +216,37 @@ func (m *Port) cloneTo(c *Port) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ConfigFile) Clone() *ConfigFile { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ConfigFile when nil) a deep copy of m, when not nil.
-func (m *ConfigFile) cloneIn(c *ConfigFile) *ConfigFile {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ConfigFile)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ConfigFile, a deep copy of m, which is not nil.
-func (m *ConfigFile) cloneTo(c *ConfigFile) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ConfigFile) Clone() *ConfigFile {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ConfigFile))
+}
+
+// cloneTo makes c, a zero ConfigFile, a deep copy of m, which is not nil, and returns c.
+func (m *ConfigFile) cloneTo(c *ConfigFile) *ConfigFile {
 	c.Kind = m.Kind
 	c.Config = m.Config
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *EnvVar) Clone() *EnvVar { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new EnvVar when nil) a deep copy of m, when not nil.
-func (m *EnvVar) cloneIn(c *EnvVar) *EnvVar {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(EnvVar)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero EnvVar, a deep copy of m, which is not nil.
-func (m *EnvVar) cloneTo(c *EnvVar) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *EnvVar) Clone() *EnvVar {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(EnvVar))
+}
+
+// cloneTo makes c, a zero EnvVar, a deep copy of m, which is not nil, and returns c.
+func (m *EnvVar) cloneTo(c *EnvVar) *EnvVar {
 	c.Name = m.Name
 	c.Value = m.Value
 	c.Secret = m.Secret
@@ -273,25 +254,19 @@ func (m *EnvVar) cloneTo(c *EnvVar) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *App) Clone() *App { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new App when nil) a deep copy of m, when not nil.
-func (m *App) cloneIn(c *App) *App {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(App)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero App, a deep copy of m, which is not nil.
-func (m *App) cloneTo(c *App) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *App) Clone() *App {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(App))
+}
+
+// cloneTo makes c, a zero App, a deep copy of m, which is not nil, and returns c.
+func (m *App) cloneTo(c *App) *App {
 	c.Key = m.Key.Clone()
 	c.ImageType = m.ImageType
 	c.ImagePath = m.ImagePath
@@ -302,8 +277,7 @@ func (m *App) cloneTo(c *App) {
 		blk := make([]Port, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Ports = out
@@ -315,8 +289,7 @@ func (m *App) cloneTo(c *App) {
 		blk := make([]ConfigFile, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Configs = out
@@ -326,8 +299,7 @@ func (m *App) cloneTo(c *App) {
 		blk := make([]EnvVar, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.EnvVars = out
@@ -341,8 +313,7 @@ func (m *App) cloneTo(c *App) {
 		blk := make([]SecurityRule, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.RequiredOutboundConnections = out
@@ -354,6 +325,7 @@ func (m *App) cloneTo(c *App) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

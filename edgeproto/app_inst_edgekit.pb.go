@@ -204,47 +204,34 @@ func NewAppInstInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *AppInstRuntime) Clone() *AppInstRuntime { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new AppInstRuntime when nil) a deep copy of m, when not nil.
-func (m *AppInstRuntime) cloneIn(c *AppInstRuntime) *AppInstRuntime {
+func (m *AppInstRuntime) Clone() *AppInstRuntime {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(AppInstRuntime)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(AppInstRuntime))
 }
 
-// cloneTo makes c, a zero AppInstRuntime, a deep copy of m, which is not nil.
-func (m *AppInstRuntime) cloneTo(c *AppInstRuntime) {
+// cloneTo makes c, a zero AppInstRuntime, a deep copy of m, which is not nil, and returns c.
+func (m *AppInstRuntime) cloneTo(c *AppInstRuntime) *AppInstRuntime {
 	c.ContainerIds = slices.Clone(m.ContainerIds)
 	c.Pids = slices.Clone(m.Pids)
 	c.Ports = slices.Clone(m.Ports)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *AppInst) Clone() *AppInst { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new AppInst when nil) a deep copy of m, when not nil.
-func (m *AppInst) cloneIn(c *AppInst) *AppInst {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(AppInst)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero AppInst, a deep copy of m, which is not nil.
-func (m *AppInst) cloneTo(c *AppInst) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AppInst) Clone() *AppInst {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(AppInst))
+}
+
+// cloneTo makes c, a zero AppInst, a deep copy of m, which is not nil, and returns c.
+func (m *AppInst) cloneTo(c *AppInst) *AppInst {
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.CrmOverride = m.CrmOverride
@@ -254,8 +241,7 @@ func (m *AppInst) cloneTo(c *AppInst) {
 		blk := make([]Port, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.MappedPorts = out
@@ -267,11 +253,11 @@ func (m *AppInst) cloneTo(c *AppInst) {
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.Key != nil && m.AppKey != nil && m.ClusterKey != nil && m.CloudletKey != nil && m.RuntimeInfo != nil {
 		kb := new(_AppInst_kids)
-		c.Key = m.Key.cloneIn(&kb.Key)
-		c.AppKey = m.AppKey.cloneIn(&kb.AppKey)
-		c.ClusterKey = m.ClusterKey.cloneIn(&kb.ClusterKey)
-		c.CloudletKey = m.CloudletKey.cloneIn(&kb.CloudletKey)
-		c.RuntimeInfo = m.RuntimeInfo.cloneIn(&kb.RuntimeInfo)
+		c.Key = m.Key.cloneTo(&kb.Key)
+		c.AppKey = m.AppKey.cloneTo(&kb.AppKey)
+		c.ClusterKey = m.ClusterKey.cloneTo(&kb.ClusterKey)
+		c.CloudletKey = m.CloudletKey.cloneTo(&kb.CloudletKey)
+		c.RuntimeInfo = m.RuntimeInfo.cloneTo(&kb.RuntimeInfo)
 	} else {
 		c.Key = m.Key.Clone()
 		c.AppKey = m.AppKey.Clone()
@@ -282,6 +268,7 @@ func (m *AppInst) cloneTo(c *AppInst) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _AppInst_kids holds the sub-messages of a copy of a AppInst in one block.
@@ -294,22 +281,15 @@ type _AppInst_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *AppInstInfo) Clone() *AppInstInfo { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new AppInstInfo when nil) a deep copy of m, when not nil.
-func (m *AppInstInfo) cloneIn(c *AppInstInfo) *AppInstInfo {
+func (m *AppInstInfo) Clone() *AppInstInfo {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(AppInstInfo)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(AppInstInfo))
 }
 
-// cloneTo makes c, a zero AppInstInfo, a deep copy of m, which is not nil.
-func (m *AppInstInfo) cloneTo(c *AppInstInfo) {
+// cloneTo makes c, a zero AppInstInfo, a deep copy of m, which is not nil, and returns c.
+func (m *AppInstInfo) cloneTo(c *AppInstInfo) *AppInstInfo {
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.NotifyId = m.NotifyId
@@ -318,9 +298,9 @@ func (m *AppInstInfo) cloneTo(c *AppInstInfo) {
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.Key != nil && m.Status != nil && m.RuntimeInfo != nil {
 		kb := new(_AppInstInfo_kids)
-		c.Key = m.Key.cloneIn(&kb.Key)
-		c.Status = m.Status.cloneIn(&kb.Status)
-		c.RuntimeInfo = m.RuntimeInfo.cloneIn(&kb.RuntimeInfo)
+		c.Key = m.Key.cloneTo(&kb.Key)
+		c.Status = m.Status.cloneTo(&kb.Status)
+		c.RuntimeInfo = m.RuntimeInfo.cloneTo(&kb.RuntimeInfo)
 	} else {
 		c.Key = m.Key.Clone()
 		c.Status = m.Status.Clone()
@@ -329,6 +309,7 @@ func (m *AppInstInfo) cloneTo(c *AppInstInfo) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _AppInstInfo_kids holds the sub-messages of a copy of a AppInstInfo in one block.

@@ -643,285 +643,213 @@ func NewWatchAppInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, 
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateAppInstRequest) Clone() *CreateAppInstRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateAppInstRequest when nil) a deep copy of m, when not nil.
-func (m *CreateAppInstRequest) cloneIn(c *CreateAppInstRequest) *CreateAppInstRequest {
+func (m *CreateAppInstRequest) Clone() *CreateAppInstRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CreateAppInstRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CreateAppInstRequest))
 }
 
-// cloneTo makes c, a zero CreateAppInstRequest, a deep copy of m, which is not nil.
-func (m *CreateAppInstRequest) cloneTo(c *CreateAppInstRequest) {
+// cloneTo makes c, a zero CreateAppInstRequest, a deep copy of m, which is not nil, and returns c.
+func (m *CreateAppInstRequest) cloneTo(c *CreateAppInstRequest) *CreateAppInstRequest {
 	c.AppInst = m.AppInst.Clone()
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateAppInstResponse) Clone() *CreateAppInstResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateAppInstResponse when nil) a deep copy of m, when not nil.
-func (m *CreateAppInstResponse) cloneIn(c *CreateAppInstResponse) *CreateAppInstResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(CreateAppInstResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero CreateAppInstResponse, a deep copy of m, which is not nil.
-func (m *CreateAppInstResponse) cloneTo(c *CreateAppInstResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateAppInstResponse) Clone() *CreateAppInstResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(CreateAppInstResponse))
+}
+
+// cloneTo makes c, a zero CreateAppInstResponse, a deep copy of m, which is not nil, and returns c.
+func (m *CreateAppInstResponse) cloneTo(c *CreateAppInstResponse) *CreateAppInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateAppInstRequest) Clone() *UpdateAppInstRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateAppInstRequest when nil) a deep copy of m, when not nil.
-func (m *UpdateAppInstRequest) cloneIn(c *UpdateAppInstRequest) *UpdateAppInstRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateAppInstRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateAppInstRequest, a deep copy of m, which is not nil.
-func (m *UpdateAppInstRequest) cloneTo(c *UpdateAppInstRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateAppInstRequest) Clone() *UpdateAppInstRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateAppInstRequest))
+}
+
+// cloneTo makes c, a zero UpdateAppInstRequest, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateAppInstRequest) cloneTo(c *UpdateAppInstRequest) *UpdateAppInstRequest {
 	c.AppInst = m.AppInst.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateAppInstResponse) Clone() *UpdateAppInstResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateAppInstResponse when nil) a deep copy of m, when not nil.
-func (m *UpdateAppInstResponse) cloneIn(c *UpdateAppInstResponse) *UpdateAppInstResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateAppInstResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateAppInstResponse, a deep copy of m, which is not nil.
-func (m *UpdateAppInstResponse) cloneTo(c *UpdateAppInstResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateAppInstResponse) Clone() *UpdateAppInstResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateAppInstResponse))
+}
+
+// cloneTo makes c, a zero UpdateAppInstResponse, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateAppInstResponse) cloneTo(c *UpdateAppInstResponse) *UpdateAppInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteAppInstRequest) Clone() *DeleteAppInstRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteAppInstRequest when nil) a deep copy of m, when not nil.
-func (m *DeleteAppInstRequest) cloneIn(c *DeleteAppInstRequest) *DeleteAppInstRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteAppInstRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteAppInstRequest, a deep copy of m, which is not nil.
-func (m *DeleteAppInstRequest) cloneTo(c *DeleteAppInstRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteAppInstRequest) Clone() *DeleteAppInstRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteAppInstRequest))
+}
+
+// cloneTo makes c, a zero DeleteAppInstRequest, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteAppInstRequest) cloneTo(c *DeleteAppInstRequest) *DeleteAppInstRequest {
 	c.Key = m.Key.Clone()
 	c.NoWait = m.NoWait
 	c.CrmOverride = m.CrmOverride
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteAppInstResponse) Clone() *DeleteAppInstResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteAppInstResponse when nil) a deep copy of m, when not nil.
-func (m *DeleteAppInstResponse) cloneIn(c *DeleteAppInstResponse) *DeleteAppInstResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteAppInstResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteAppInstResponse, a deep copy of m, which is not nil.
-func (m *DeleteAppInstResponse) cloneTo(c *DeleteAppInstResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteAppInstResponse) Clone() *DeleteAppInstResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteAppInstResponse))
+}
+
+// cloneTo makes c, a zero DeleteAppInstResponse, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteAppInstResponse) cloneTo(c *DeleteAppInstResponse) *DeleteAppInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowAppInstsRequest) Clone() *ShowAppInstsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowAppInstsRequest when nil) a deep copy of m, when not nil.
-func (m *ShowAppInstsRequest) cloneIn(c *ShowAppInstsRequest) *ShowAppInstsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowAppInstsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowAppInstsRequest, a deep copy of m, which is not nil.
-func (m *ShowAppInstsRequest) cloneTo(c *ShowAppInstsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppInstsRequest) Clone() *ShowAppInstsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowAppInstsRequest))
+}
+
+// cloneTo makes c, a zero ShowAppInstsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ShowAppInstsRequest) cloneTo(c *ShowAppInstsRequest) *ShowAppInstsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowAppInstsResponse) Clone() *ShowAppInstsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowAppInstsResponse when nil) a deep copy of m, when not nil.
-func (m *ShowAppInstsResponse) cloneIn(c *ShowAppInstsResponse) *ShowAppInstsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowAppInstsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowAppInstsResponse, a deep copy of m, which is not nil.
-func (m *ShowAppInstsResponse) cloneTo(c *ShowAppInstsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppInstsResponse) Clone() *ShowAppInstsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowAppInstsResponse))
+}
+
+// cloneTo makes c, a zero ShowAppInstsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ShowAppInstsResponse) cloneTo(c *ShowAppInstsResponse) *ShowAppInstsResponse {
 	c.AppInst = m.AppInst.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowAppInstInfosRequest) Clone() *ShowAppInstInfosRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowAppInstInfosRequest when nil) a deep copy of m, when not nil.
-func (m *ShowAppInstInfosRequest) cloneIn(c *ShowAppInstInfosRequest) *ShowAppInstInfosRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowAppInstInfosRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowAppInstInfosRequest, a deep copy of m, which is not nil.
-func (m *ShowAppInstInfosRequest) cloneTo(c *ShowAppInstInfosRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppInstInfosRequest) Clone() *ShowAppInstInfosRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowAppInstInfosRequest))
+}
+
+// cloneTo makes c, a zero ShowAppInstInfosRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ShowAppInstInfosRequest) cloneTo(c *ShowAppInstInfosRequest) *ShowAppInstInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowAppInstInfosResponse) Clone() *ShowAppInstInfosResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowAppInstInfosResponse when nil) a deep copy of m, when not nil.
-func (m *ShowAppInstInfosResponse) cloneIn(c *ShowAppInstInfosResponse) *ShowAppInstInfosResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowAppInstInfosResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowAppInstInfosResponse, a deep copy of m, which is not nil.
-func (m *ShowAppInstInfosResponse) cloneTo(c *ShowAppInstInfosResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppInstInfosResponse) Clone() *ShowAppInstInfosResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowAppInstInfosResponse))
+}
+
+// cloneTo makes c, a zero ShowAppInstInfosResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ShowAppInstInfosResponse) cloneTo(c *ShowAppInstInfosResponse) *ShowAppInstInfosResponse {
 	c.AppInstInfo = m.AppInstInfo.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *WatchAppInstInfosRequest) Clone() *WatchAppInstInfosRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new WatchAppInstInfosRequest when nil) a deep copy of m, when not nil.
-func (m *WatchAppInstInfosRequest) cloneIn(c *WatchAppInstInfosRequest) *WatchAppInstInfosRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(WatchAppInstInfosRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero WatchAppInstInfosRequest, a deep copy of m, which is not nil.
-func (m *WatchAppInstInfosRequest) cloneTo(c *WatchAppInstInfosRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchAppInstInfosRequest) Clone() *WatchAppInstInfosRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(WatchAppInstInfosRequest))
+}
+
+// cloneTo makes c, a zero WatchAppInstInfosRequest, a deep copy of m, which is not nil, and returns c.
+func (m *WatchAppInstInfosRequest) cloneTo(c *WatchAppInstInfosRequest) *WatchAppInstInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *WatchAppInstInfosResponse) Clone() *WatchAppInstInfosResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new WatchAppInstInfosResponse when nil) a deep copy of m, when not nil.
-func (m *WatchAppInstInfosResponse) cloneIn(c *WatchAppInstInfosResponse) *WatchAppInstInfosResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(WatchAppInstInfosResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero WatchAppInstInfosResponse, a deep copy of m, which is not nil.
-func (m *WatchAppInstInfosResponse) cloneTo(c *WatchAppInstInfosResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchAppInstInfosResponse) Clone() *WatchAppInstInfosResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(WatchAppInstInfosResponse))
+}
+
+// cloneTo makes c, a zero WatchAppInstInfosResponse, a deep copy of m, which is not nil, and returns c.
+func (m *WatchAppInstInfosResponse) cloneTo(c *WatchAppInstInfosResponse) *WatchAppInstInfosResponse {
 	c.Type = m.Type
 	c.AppInstInfo = m.AppInstInfo.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -483,187 +483,139 @@ func NewShowAppsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateAppRequest) Clone() *CreateAppRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateAppRequest when nil) a deep copy of m, when not nil.
-func (m *CreateAppRequest) cloneIn(c *CreateAppRequest) *CreateAppRequest {
+func (m *CreateAppRequest) Clone() *CreateAppRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CreateAppRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CreateAppRequest))
 }
 
-// cloneTo makes c, a zero CreateAppRequest, a deep copy of m, which is not nil.
-func (m *CreateAppRequest) cloneTo(c *CreateAppRequest) {
+// cloneTo makes c, a zero CreateAppRequest, a deep copy of m, which is not nil, and returns c.
+func (m *CreateAppRequest) cloneTo(c *CreateAppRequest) *CreateAppRequest {
 	c.App = m.App.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateAppResponse) Clone() *CreateAppResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateAppResponse when nil) a deep copy of m, when not nil.
-func (m *CreateAppResponse) cloneIn(c *CreateAppResponse) *CreateAppResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(CreateAppResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero CreateAppResponse, a deep copy of m, which is not nil.
-func (m *CreateAppResponse) cloneTo(c *CreateAppResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateAppResponse) Clone() *CreateAppResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(CreateAppResponse))
+}
+
+// cloneTo makes c, a zero CreateAppResponse, a deep copy of m, which is not nil, and returns c.
+func (m *CreateAppResponse) cloneTo(c *CreateAppResponse) *CreateAppResponse {
 	c.App = m.App.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateAppRequest) Clone() *UpdateAppRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateAppRequest when nil) a deep copy of m, when not nil.
-func (m *UpdateAppRequest) cloneIn(c *UpdateAppRequest) *UpdateAppRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateAppRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateAppRequest, a deep copy of m, which is not nil.
-func (m *UpdateAppRequest) cloneTo(c *UpdateAppRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateAppRequest) Clone() *UpdateAppRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateAppRequest))
+}
+
+// cloneTo makes c, a zero UpdateAppRequest, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateAppRequest) cloneTo(c *UpdateAppRequest) *UpdateAppRequest {
 	c.App = m.App.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateAppResponse) Clone() *UpdateAppResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateAppResponse when nil) a deep copy of m, when not nil.
-func (m *UpdateAppResponse) cloneIn(c *UpdateAppResponse) *UpdateAppResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateAppResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateAppResponse, a deep copy of m, which is not nil.
-func (m *UpdateAppResponse) cloneTo(c *UpdateAppResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateAppResponse) Clone() *UpdateAppResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateAppResponse))
+}
+
+// cloneTo makes c, a zero UpdateAppResponse, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateAppResponse) cloneTo(c *UpdateAppResponse) *UpdateAppResponse {
 	c.App = m.App.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteAppRequest) Clone() *DeleteAppRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteAppRequest when nil) a deep copy of m, when not nil.
-func (m *DeleteAppRequest) cloneIn(c *DeleteAppRequest) *DeleteAppRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteAppRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteAppRequest, a deep copy of m, which is not nil.
-func (m *DeleteAppRequest) cloneTo(c *DeleteAppRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteAppRequest) Clone() *DeleteAppRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteAppRequest))
+}
+
+// cloneTo makes c, a zero DeleteAppRequest, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteAppRequest) cloneTo(c *DeleteAppRequest) *DeleteAppRequest {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteAppResponse) Clone() *DeleteAppResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteAppResponse when nil) a deep copy of m, when not nil.
-func (m *DeleteAppResponse) cloneIn(c *DeleteAppResponse) *DeleteAppResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteAppResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteAppResponse, a deep copy of m, which is not nil.
-func (m *DeleteAppResponse) cloneTo(c *DeleteAppResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteAppResponse) Clone() *DeleteAppResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteAppResponse))
+}
+
+// cloneTo makes c, a zero DeleteAppResponse, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteAppResponse) cloneTo(c *DeleteAppResponse) *DeleteAppResponse {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowAppsRequest) Clone() *ShowAppsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowAppsRequest when nil) a deep copy of m, when not nil.
-func (m *ShowAppsRequest) cloneIn(c *ShowAppsRequest) *ShowAppsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowAppsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowAppsRequest, a deep copy of m, which is not nil.
-func (m *ShowAppsRequest) cloneTo(c *ShowAppsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppsRequest) Clone() *ShowAppsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowAppsRequest))
+}
+
+// cloneTo makes c, a zero ShowAppsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ShowAppsRequest) cloneTo(c *ShowAppsRequest) *ShowAppsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowAppsResponse) Clone() *ShowAppsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowAppsResponse when nil) a deep copy of m, when not nil.
-func (m *ShowAppsResponse) cloneIn(c *ShowAppsResponse) *ShowAppsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowAppsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowAppsResponse, a deep copy of m, which is not nil.
-func (m *ShowAppsResponse) cloneTo(c *ShowAppsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowAppsResponse) Clone() *ShowAppsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowAppsResponse))
+}
+
+// cloneTo makes c, a zero ShowAppsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ShowAppsResponse) cloneTo(c *ShowAppsResponse) *ShowAppsResponse {
 	c.App = m.App.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

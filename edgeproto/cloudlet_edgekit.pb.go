@@ -309,46 +309,33 @@ func NewCloudletInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Location) Clone() *Location { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Location when nil) a deep copy of m, when not nil.
-func (m *Location) cloneIn(c *Location) *Location {
+func (m *Location) Clone() *Location {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Location)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Location))
 }
 
-// cloneTo makes c, a zero Location, a deep copy of m, which is not nil.
-func (m *Location) cloneTo(c *Location) {
+// cloneTo makes c, a zero Location, a deep copy of m, which is not nil, and returns c.
+func (m *Location) cloneTo(c *Location) *Location {
 	c.Latitude = m.Latitude
 	c.Longitude = m.Longitude
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *PlatformConfig) Clone() *PlatformConfig { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new PlatformConfig when nil) a deep copy of m, when not nil.
-func (m *PlatformConfig) cloneIn(c *PlatformConfig) *PlatformConfig {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(PlatformConfig)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero PlatformConfig, a deep copy of m, which is not nil.
-func (m *PlatformConfig) cloneTo(c *PlatformConfig) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PlatformConfig) Clone() *PlatformConfig {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(PlatformConfig))
+}
+
+// cloneTo makes c, a zero PlatformConfig, a deep copy of m, which is not nil, and returns c.
+func (m *PlatformConfig) cloneTo(c *PlatformConfig) *PlatformConfig {
 	c.Region = m.Region
 	c.NotifyControllerAddrs = slices.Clone(m.NotifyControllerAddrs)
 	c.ContainerRegistryPath = m.ContainerRegistryPath
@@ -360,25 +347,19 @@ func (m *PlatformConfig) cloneTo(c *PlatformConfig) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Cloudlet) Clone() *Cloudlet { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Cloudlet when nil) a deep copy of m, when not nil.
-func (m *Cloudlet) cloneIn(c *Cloudlet) *Cloudlet {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Cloudlet)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Cloudlet, a deep copy of m, which is not nil.
-func (m *Cloudlet) cloneTo(c *Cloudlet) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Cloudlet) Clone() *Cloudlet {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Cloudlet))
+}
+
+// cloneTo makes c, a zero Cloudlet, a deep copy of m, which is not nil, and returns c.
+func (m *Cloudlet) cloneTo(c *Cloudlet) *Cloudlet {
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.PlatformType = m.PlatformType
@@ -388,8 +369,7 @@ func (m *Cloudlet) cloneTo(c *Cloudlet) {
 		blk := make([]ResourceQuota, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.ResourceQuotas = out
@@ -409,9 +389,9 @@ func (m *Cloudlet) cloneTo(c *Cloudlet) {
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.Key != nil && m.Location != nil && m.Config != nil {
 		kb := new(_Cloudlet_kids)
-		c.Key = m.Key.cloneIn(&kb.Key)
-		c.Location = m.Location.cloneIn(&kb.Location)
-		c.Config = m.Config.cloneIn(&kb.Config)
+		c.Key = m.Key.cloneTo(&kb.Key)
+		c.Location = m.Location.cloneTo(&kb.Location)
+		c.Config = m.Config.cloneTo(&kb.Config)
 	} else {
 		c.Key = m.Key.Clone()
 		c.Location = m.Location.Clone()
@@ -420,6 +400,7 @@ func (m *Cloudlet) cloneTo(c *Cloudlet) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Cloudlet_kids holds the sub-messages of a copy of a Cloudlet in one block.
@@ -430,22 +411,15 @@ type _Cloudlet_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CloudletInfo) Clone() *CloudletInfo { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CloudletInfo when nil) a deep copy of m, when not nil.
-func (m *CloudletInfo) cloneIn(c *CloudletInfo) *CloudletInfo {
+func (m *CloudletInfo) Clone() *CloudletInfo {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CloudletInfo)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CloudletInfo))
 }
 
-// cloneTo makes c, a zero CloudletInfo, a deep copy of m, which is not nil.
-func (m *CloudletInfo) cloneTo(c *CloudletInfo) {
+// cloneTo makes c, a zero CloudletInfo, a deep copy of m, which is not nil, and returns c.
+func (m *CloudletInfo) cloneTo(c *CloudletInfo) *CloudletInfo {
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.NotifyId = m.NotifyId
@@ -457,8 +431,7 @@ func (m *CloudletInfo) cloneTo(c *CloudletInfo) {
 		blk := make([]FlavorInfo, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Flavors = out
@@ -470,8 +443,7 @@ func (m *CloudletInfo) cloneTo(c *CloudletInfo) {
 		blk := make([]NodeInfo, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.NodeInfos = out
@@ -482,9 +454,9 @@ func (m *CloudletInfo) cloneTo(c *CloudletInfo) {
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.Key != nil && m.Status != nil && m.ResourcesSnapshot != nil {
 		kb := new(_CloudletInfo_kids)
-		c.Key = m.Key.cloneIn(&kb.Key)
-		c.Status = m.Status.cloneIn(&kb.Status)
-		c.ResourcesSnapshot = m.ResourcesSnapshot.cloneIn(&kb.ResourcesSnapshot)
+		c.Key = m.Key.cloneTo(&kb.Key)
+		c.Status = m.Status.cloneTo(&kb.Status)
+		c.ResourcesSnapshot = m.ResourcesSnapshot.cloneTo(&kb.ResourcesSnapshot)
 	} else {
 		c.Key = m.Key.Clone()
 		c.Status = m.Status.Clone()
@@ -493,6 +465,7 @@ func (m *CloudletInfo) cloneTo(c *CloudletInfo) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _CloudletInfo_kids holds the sub-messages of a copy of a CloudletInfo in one block.

@@ -883,336 +883,248 @@ func NewRotateCloudletAccessKeyResponseFieldMap(flags ...string) (*fieldmap.Fiel
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateCloudletRequest) Clone() *CreateCloudletRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateCloudletRequest when nil) a deep copy of m, when not nil.
-func (m *CreateCloudletRequest) cloneIn(c *CreateCloudletRequest) *CreateCloudletRequest {
+func (m *CreateCloudletRequest) Clone() *CreateCloudletRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CreateCloudletRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CreateCloudletRequest))
 }
 
-// cloneTo makes c, a zero CreateCloudletRequest, a deep copy of m, which is not nil.
-func (m *CreateCloudletRequest) cloneTo(c *CreateCloudletRequest) {
+// cloneTo makes c, a zero CreateCloudletRequest, a deep copy of m, which is not nil, and returns c.
+func (m *CreateCloudletRequest) cloneTo(c *CreateCloudletRequest) *CreateCloudletRequest {
 	c.Cloudlet = m.Cloudlet.Clone()
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateCloudletResponse) Clone() *CreateCloudletResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateCloudletResponse when nil) a deep copy of m, when not nil.
-func (m *CreateCloudletResponse) cloneIn(c *CreateCloudletResponse) *CreateCloudletResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(CreateCloudletResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero CreateCloudletResponse, a deep copy of m, which is not nil.
-func (m *CreateCloudletResponse) cloneTo(c *CreateCloudletResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateCloudletResponse) Clone() *CreateCloudletResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(CreateCloudletResponse))
+}
+
+// cloneTo makes c, a zero CreateCloudletResponse, a deep copy of m, which is not nil, and returns c.
+func (m *CreateCloudletResponse) cloneTo(c *CreateCloudletResponse) *CreateCloudletResponse {
 	c.Progress = m.Progress.Clone()
 	c.CrmAccessKey = m.CrmAccessKey
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateCloudletRequest) Clone() *UpdateCloudletRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateCloudletRequest when nil) a deep copy of m, when not nil.
-func (m *UpdateCloudletRequest) cloneIn(c *UpdateCloudletRequest) *UpdateCloudletRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateCloudletRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateCloudletRequest, a deep copy of m, which is not nil.
-func (m *UpdateCloudletRequest) cloneTo(c *UpdateCloudletRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateCloudletRequest) Clone() *UpdateCloudletRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateCloudletRequest))
+}
+
+// cloneTo makes c, a zero UpdateCloudletRequest, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateCloudletRequest) cloneTo(c *UpdateCloudletRequest) *UpdateCloudletRequest {
 	c.Cloudlet = m.Cloudlet.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateCloudletResponse) Clone() *UpdateCloudletResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateCloudletResponse when nil) a deep copy of m, when not nil.
-func (m *UpdateCloudletResponse) cloneIn(c *UpdateCloudletResponse) *UpdateCloudletResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateCloudletResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateCloudletResponse, a deep copy of m, which is not nil.
-func (m *UpdateCloudletResponse) cloneTo(c *UpdateCloudletResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateCloudletResponse) Clone() *UpdateCloudletResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateCloudletResponse))
+}
+
+// cloneTo makes c, a zero UpdateCloudletResponse, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateCloudletResponse) cloneTo(c *UpdateCloudletResponse) *UpdateCloudletResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteCloudletRequest) Clone() *DeleteCloudletRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteCloudletRequest when nil) a deep copy of m, when not nil.
-func (m *DeleteCloudletRequest) cloneIn(c *DeleteCloudletRequest) *DeleteCloudletRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteCloudletRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteCloudletRequest, a deep copy of m, which is not nil.
-func (m *DeleteCloudletRequest) cloneTo(c *DeleteCloudletRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteCloudletRequest) Clone() *DeleteCloudletRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteCloudletRequest))
+}
+
+// cloneTo makes c, a zero DeleteCloudletRequest, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteCloudletRequest) cloneTo(c *DeleteCloudletRequest) *DeleteCloudletRequest {
 	c.Key = m.Key.Clone()
 	c.NoWait = m.NoWait
 	c.CrmOverride = m.CrmOverride
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteCloudletResponse) Clone() *DeleteCloudletResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteCloudletResponse when nil) a deep copy of m, when not nil.
-func (m *DeleteCloudletResponse) cloneIn(c *DeleteCloudletResponse) *DeleteCloudletResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteCloudletResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteCloudletResponse, a deep copy of m, which is not nil.
-func (m *DeleteCloudletResponse) cloneTo(c *DeleteCloudletResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteCloudletResponse) Clone() *DeleteCloudletResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteCloudletResponse))
+}
+
+// cloneTo makes c, a zero DeleteCloudletResponse, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteCloudletResponse) cloneTo(c *DeleteCloudletResponse) *DeleteCloudletResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowCloudletsRequest) Clone() *ShowCloudletsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowCloudletsRequest when nil) a deep copy of m, when not nil.
-func (m *ShowCloudletsRequest) cloneIn(c *ShowCloudletsRequest) *ShowCloudletsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowCloudletsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowCloudletsRequest, a deep copy of m, which is not nil.
-func (m *ShowCloudletsRequest) cloneTo(c *ShowCloudletsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowCloudletsRequest) Clone() *ShowCloudletsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowCloudletsRequest))
+}
+
+// cloneTo makes c, a zero ShowCloudletsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ShowCloudletsRequest) cloneTo(c *ShowCloudletsRequest) *ShowCloudletsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowCloudletsResponse) Clone() *ShowCloudletsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowCloudletsResponse when nil) a deep copy of m, when not nil.
-func (m *ShowCloudletsResponse) cloneIn(c *ShowCloudletsResponse) *ShowCloudletsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowCloudletsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowCloudletsResponse, a deep copy of m, which is not nil.
-func (m *ShowCloudletsResponse) cloneTo(c *ShowCloudletsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowCloudletsResponse) Clone() *ShowCloudletsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowCloudletsResponse))
+}
+
+// cloneTo makes c, a zero ShowCloudletsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ShowCloudletsResponse) cloneTo(c *ShowCloudletsResponse) *ShowCloudletsResponse {
 	c.Cloudlet = m.Cloudlet.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowCloudletInfosRequest) Clone() *ShowCloudletInfosRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowCloudletInfosRequest when nil) a deep copy of m, when not nil.
-func (m *ShowCloudletInfosRequest) cloneIn(c *ShowCloudletInfosRequest) *ShowCloudletInfosRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowCloudletInfosRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowCloudletInfosRequest, a deep copy of m, which is not nil.
-func (m *ShowCloudletInfosRequest) cloneTo(c *ShowCloudletInfosRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowCloudletInfosRequest) Clone() *ShowCloudletInfosRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowCloudletInfosRequest))
+}
+
+// cloneTo makes c, a zero ShowCloudletInfosRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ShowCloudletInfosRequest) cloneTo(c *ShowCloudletInfosRequest) *ShowCloudletInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowCloudletInfosResponse) Clone() *ShowCloudletInfosResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowCloudletInfosResponse when nil) a deep copy of m, when not nil.
-func (m *ShowCloudletInfosResponse) cloneIn(c *ShowCloudletInfosResponse) *ShowCloudletInfosResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowCloudletInfosResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowCloudletInfosResponse, a deep copy of m, which is not nil.
-func (m *ShowCloudletInfosResponse) cloneTo(c *ShowCloudletInfosResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowCloudletInfosResponse) Clone() *ShowCloudletInfosResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowCloudletInfosResponse))
+}
+
+// cloneTo makes c, a zero ShowCloudletInfosResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ShowCloudletInfosResponse) cloneTo(c *ShowCloudletInfosResponse) *ShowCloudletInfosResponse {
 	c.CloudletInfo = m.CloudletInfo.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *WatchCloudletInfosRequest) Clone() *WatchCloudletInfosRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new WatchCloudletInfosRequest when nil) a deep copy of m, when not nil.
-func (m *WatchCloudletInfosRequest) cloneIn(c *WatchCloudletInfosRequest) *WatchCloudletInfosRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(WatchCloudletInfosRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero WatchCloudletInfosRequest, a deep copy of m, which is not nil.
-func (m *WatchCloudletInfosRequest) cloneTo(c *WatchCloudletInfosRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchCloudletInfosRequest) Clone() *WatchCloudletInfosRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(WatchCloudletInfosRequest))
+}
+
+// cloneTo makes c, a zero WatchCloudletInfosRequest, a deep copy of m, which is not nil, and returns c.
+func (m *WatchCloudletInfosRequest) cloneTo(c *WatchCloudletInfosRequest) *WatchCloudletInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *WatchCloudletInfosResponse) Clone() *WatchCloudletInfosResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new WatchCloudletInfosResponse when nil) a deep copy of m, when not nil.
-func (m *WatchCloudletInfosResponse) cloneIn(c *WatchCloudletInfosResponse) *WatchCloudletInfosResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(WatchCloudletInfosResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero WatchCloudletInfosResponse, a deep copy of m, which is not nil.
-func (m *WatchCloudletInfosResponse) cloneTo(c *WatchCloudletInfosResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchCloudletInfosResponse) Clone() *WatchCloudletInfosResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(WatchCloudletInfosResponse))
+}
+
+// cloneTo makes c, a zero WatchCloudletInfosResponse, a deep copy of m, which is not nil, and returns c.
+func (m *WatchCloudletInfosResponse) cloneTo(c *WatchCloudletInfosResponse) *WatchCloudletInfosResponse {
 	c.Type = m.Type
 	c.CloudletInfo = m.CloudletInfo.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *RotateCloudletAccessKeyRequest) Clone() *RotateCloudletAccessKeyRequest {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new RotateCloudletAccessKeyRequest when nil) a deep copy of m, when not nil.
-func (m *RotateCloudletAccessKeyRequest) cloneIn(c *RotateCloudletAccessKeyRequest) *RotateCloudletAccessKeyRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(RotateCloudletAccessKeyRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(RotateCloudletAccessKeyRequest))
 }
 
-// cloneTo makes c, a zero RotateCloudletAccessKeyRequest, a deep copy of m, which is not nil.
-func (m *RotateCloudletAccessKeyRequest) cloneTo(c *RotateCloudletAccessKeyRequest) {
+// cloneTo makes c, a zero RotateCloudletAccessKeyRequest, a deep copy of m, which is not nil, and returns c.
+func (m *RotateCloudletAccessKeyRequest) cloneTo(c *RotateCloudletAccessKeyRequest) *RotateCloudletAccessKeyRequest {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *RotateCloudletAccessKeyResponse) Clone() *RotateCloudletAccessKeyResponse {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new RotateCloudletAccessKeyResponse when nil) a deep copy of m, when not nil.
-func (m *RotateCloudletAccessKeyResponse) cloneIn(c *RotateCloudletAccessKeyResponse) *RotateCloudletAccessKeyResponse {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(RotateCloudletAccessKeyResponse)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(RotateCloudletAccessKeyResponse))
 }
 
-// cloneTo makes c, a zero RotateCloudletAccessKeyResponse, a deep copy of m, which is not nil.
-func (m *RotateCloudletAccessKeyResponse) cloneTo(c *RotateCloudletAccessKeyResponse) {
+// cloneTo makes c, a zero RotateCloudletAccessKeyResponse, a deep copy of m, which is not nil, and returns c.
+func (m *RotateCloudletAccessKeyResponse) cloneTo(c *RotateCloudletAccessKeyResponse) *RotateCloudletAccessKeyResponse {
 	c.CrmAccessKey = m.CrmAccessKey
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -245,22 +245,15 @@ func NewClusterInstInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NodePool) Clone() *NodePool { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NodePool when nil) a deep copy of m, when not nil.
-func (m *NodePool) cloneIn(c *NodePool) *NodePool {
+func (m *NodePool) Clone() *NodePool {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(NodePool)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(NodePool))
 }
 
-// cloneTo makes c, a zero NodePool, a deep copy of m, which is not nil.
-func (m *NodePool) cloneTo(c *NodePool) {
+// cloneTo makes c, a zero NodePool, a deep copy of m, which is not nil, and returns c.
+func (m *NodePool) cloneTo(c *NodePool) *NodePool {
 	c.Name = m.Name
 	c.NumNodes = m.NumNodes
 	c.NodeResources = m.NodeResources.Clone()
@@ -268,25 +261,19 @@ func (m *NodePool) cloneTo(c *NodePool) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ClusterInst) Clone() *ClusterInst { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ClusterInst when nil) a deep copy of m, when not nil.
-func (m *ClusterInst) cloneIn(c *ClusterInst) *ClusterInst {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ClusterInst)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ClusterInst, a deep copy of m, which is not nil.
-func (m *ClusterInst) cloneTo(c *ClusterInst) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ClusterInst) Clone() *ClusterInst {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ClusterInst))
+}
+
+// cloneTo makes c, a zero ClusterInst, a deep copy of m, which is not nil, and returns c.
+func (m *ClusterInst) cloneTo(c *ClusterInst) *ClusterInst {
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.CrmOverride = m.CrmOverride
@@ -296,8 +283,7 @@ func (m *ClusterInst) cloneTo(c *ClusterInst) {
 		blk := make([]NodePool, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.NodePools = out
@@ -313,9 +299,9 @@ func (m *ClusterInst) cloneTo(c *ClusterInst) {
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.Key != nil && m.CloudletKey != nil && m.Resources != nil {
 		kb := new(_ClusterInst_kids)
-		c.Key = m.Key.cloneIn(&kb.Key)
-		c.CloudletKey = m.CloudletKey.cloneIn(&kb.CloudletKey)
-		c.Resources = m.Resources.cloneIn(&kb.Resources)
+		c.Key = m.Key.cloneTo(&kb.Key)
+		c.CloudletKey = m.CloudletKey.cloneTo(&kb.CloudletKey)
+		c.Resources = m.Resources.cloneTo(&kb.Resources)
 	} else {
 		c.Key = m.Key.Clone()
 		c.CloudletKey = m.CloudletKey.Clone()
@@ -324,6 +310,7 @@ func (m *ClusterInst) cloneTo(c *ClusterInst) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _ClusterInst_kids holds the sub-messages of a copy of a ClusterInst in one block.
@@ -334,22 +321,15 @@ type _ClusterInst_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ClusterInstInfo) Clone() *ClusterInstInfo { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ClusterInstInfo when nil) a deep copy of m, when not nil.
-func (m *ClusterInstInfo) cloneIn(c *ClusterInstInfo) *ClusterInstInfo {
+func (m *ClusterInstInfo) Clone() *ClusterInstInfo {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(ClusterInstInfo)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(ClusterInstInfo))
 }
 
-// cloneTo makes c, a zero ClusterInstInfo, a deep copy of m, which is not nil.
-func (m *ClusterInstInfo) cloneTo(c *ClusterInstInfo) {
+// cloneTo makes c, a zero ClusterInstInfo, a deep copy of m, which is not nil, and returns c.
+func (m *ClusterInstInfo) cloneTo(c *ClusterInstInfo) *ClusterInstInfo {
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	c.NotifyId = m.NotifyId
@@ -357,9 +337,9 @@ func (m *ClusterInstInfo) cloneTo(c *ClusterInstInfo) {
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.Key != nil && m.Status != nil && m.Resources != nil {
 		kb := new(_ClusterInstInfo_kids)
-		c.Key = m.Key.cloneIn(&kb.Key)
-		c.Status = m.Status.cloneIn(&kb.Status)
-		c.Resources = m.Resources.cloneIn(&kb.Resources)
+		c.Key = m.Key.cloneTo(&kb.Key)
+		c.Status = m.Status.cloneTo(&kb.Status)
+		c.Resources = m.Resources.cloneTo(&kb.Resources)
 	} else {
 		c.Key = m.Key.Clone()
 		c.Status = m.Status.Clone()
@@ -368,6 +348,7 @@ func (m *ClusterInstInfo) cloneTo(c *ClusterInstInfo) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _ClusterInstInfo_kids holds the sub-messages of a copy of a ClusterInstInfo in one block.

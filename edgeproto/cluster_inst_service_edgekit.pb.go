@@ -748,285 +748,213 @@ func NewWatchClusterInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldM
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateClusterInstRequest) Clone() *CreateClusterInstRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateClusterInstRequest when nil) a deep copy of m, when not nil.
-func (m *CreateClusterInstRequest) cloneIn(c *CreateClusterInstRequest) *CreateClusterInstRequest {
+func (m *CreateClusterInstRequest) Clone() *CreateClusterInstRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CreateClusterInstRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CreateClusterInstRequest))
 }
 
-// cloneTo makes c, a zero CreateClusterInstRequest, a deep copy of m, which is not nil.
-func (m *CreateClusterInstRequest) cloneTo(c *CreateClusterInstRequest) {
+// cloneTo makes c, a zero CreateClusterInstRequest, a deep copy of m, which is not nil, and returns c.
+func (m *CreateClusterInstRequest) cloneTo(c *CreateClusterInstRequest) *CreateClusterInstRequest {
 	c.ClusterInst = m.ClusterInst.Clone()
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateClusterInstResponse) Clone() *CreateClusterInstResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateClusterInstResponse when nil) a deep copy of m, when not nil.
-func (m *CreateClusterInstResponse) cloneIn(c *CreateClusterInstResponse) *CreateClusterInstResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(CreateClusterInstResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero CreateClusterInstResponse, a deep copy of m, which is not nil.
-func (m *CreateClusterInstResponse) cloneTo(c *CreateClusterInstResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateClusterInstResponse) Clone() *CreateClusterInstResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(CreateClusterInstResponse))
+}
+
+// cloneTo makes c, a zero CreateClusterInstResponse, a deep copy of m, which is not nil, and returns c.
+func (m *CreateClusterInstResponse) cloneTo(c *CreateClusterInstResponse) *CreateClusterInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateClusterInstRequest) Clone() *UpdateClusterInstRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateClusterInstRequest when nil) a deep copy of m, when not nil.
-func (m *UpdateClusterInstRequest) cloneIn(c *UpdateClusterInstRequest) *UpdateClusterInstRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateClusterInstRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateClusterInstRequest, a deep copy of m, which is not nil.
-func (m *UpdateClusterInstRequest) cloneTo(c *UpdateClusterInstRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateClusterInstRequest) Clone() *UpdateClusterInstRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateClusterInstRequest))
+}
+
+// cloneTo makes c, a zero UpdateClusterInstRequest, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateClusterInstRequest) cloneTo(c *UpdateClusterInstRequest) *UpdateClusterInstRequest {
 	c.ClusterInst = m.ClusterInst.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	c.NoWait = m.NoWait
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateClusterInstResponse) Clone() *UpdateClusterInstResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateClusterInstResponse when nil) a deep copy of m, when not nil.
-func (m *UpdateClusterInstResponse) cloneIn(c *UpdateClusterInstResponse) *UpdateClusterInstResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateClusterInstResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateClusterInstResponse, a deep copy of m, which is not nil.
-func (m *UpdateClusterInstResponse) cloneTo(c *UpdateClusterInstResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateClusterInstResponse) Clone() *UpdateClusterInstResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateClusterInstResponse))
+}
+
+// cloneTo makes c, a zero UpdateClusterInstResponse, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateClusterInstResponse) cloneTo(c *UpdateClusterInstResponse) *UpdateClusterInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteClusterInstRequest) Clone() *DeleteClusterInstRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteClusterInstRequest when nil) a deep copy of m, when not nil.
-func (m *DeleteClusterInstRequest) cloneIn(c *DeleteClusterInstRequest) *DeleteClusterInstRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteClusterInstRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteClusterInstRequest, a deep copy of m, which is not nil.
-func (m *DeleteClusterInstRequest) cloneTo(c *DeleteClusterInstRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteClusterInstRequest) Clone() *DeleteClusterInstRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteClusterInstRequest))
+}
+
+// cloneTo makes c, a zero DeleteClusterInstRequest, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteClusterInstRequest) cloneTo(c *DeleteClusterInstRequest) *DeleteClusterInstRequest {
 	c.Key = m.Key.Clone()
 	c.NoWait = m.NoWait
 	c.CrmOverride = m.CrmOverride
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteClusterInstResponse) Clone() *DeleteClusterInstResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteClusterInstResponse when nil) a deep copy of m, when not nil.
-func (m *DeleteClusterInstResponse) cloneIn(c *DeleteClusterInstResponse) *DeleteClusterInstResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteClusterInstResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteClusterInstResponse, a deep copy of m, which is not nil.
-func (m *DeleteClusterInstResponse) cloneTo(c *DeleteClusterInstResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteClusterInstResponse) Clone() *DeleteClusterInstResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteClusterInstResponse))
+}
+
+// cloneTo makes c, a zero DeleteClusterInstResponse, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteClusterInstResponse) cloneTo(c *DeleteClusterInstResponse) *DeleteClusterInstResponse {
 	c.Progress = m.Progress.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowClusterInstsRequest) Clone() *ShowClusterInstsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowClusterInstsRequest when nil) a deep copy of m, when not nil.
-func (m *ShowClusterInstsRequest) cloneIn(c *ShowClusterInstsRequest) *ShowClusterInstsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowClusterInstsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowClusterInstsRequest, a deep copy of m, which is not nil.
-func (m *ShowClusterInstsRequest) cloneTo(c *ShowClusterInstsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowClusterInstsRequest) Clone() *ShowClusterInstsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowClusterInstsRequest))
+}
+
+// cloneTo makes c, a zero ShowClusterInstsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ShowClusterInstsRequest) cloneTo(c *ShowClusterInstsRequest) *ShowClusterInstsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowClusterInstsResponse) Clone() *ShowClusterInstsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowClusterInstsResponse when nil) a deep copy of m, when not nil.
-func (m *ShowClusterInstsResponse) cloneIn(c *ShowClusterInstsResponse) *ShowClusterInstsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowClusterInstsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowClusterInstsResponse, a deep copy of m, which is not nil.
-func (m *ShowClusterInstsResponse) cloneTo(c *ShowClusterInstsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowClusterInstsResponse) Clone() *ShowClusterInstsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowClusterInstsResponse))
+}
+
+// cloneTo makes c, a zero ShowClusterInstsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ShowClusterInstsResponse) cloneTo(c *ShowClusterInstsResponse) *ShowClusterInstsResponse {
 	c.ClusterInst = m.ClusterInst.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowClusterInstInfosRequest) Clone() *ShowClusterInstInfosRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowClusterInstInfosRequest when nil) a deep copy of m, when not nil.
-func (m *ShowClusterInstInfosRequest) cloneIn(c *ShowClusterInstInfosRequest) *ShowClusterInstInfosRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowClusterInstInfosRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowClusterInstInfosRequest, a deep copy of m, which is not nil.
-func (m *ShowClusterInstInfosRequest) cloneTo(c *ShowClusterInstInfosRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowClusterInstInfosRequest) Clone() *ShowClusterInstInfosRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowClusterInstInfosRequest))
+}
+
+// cloneTo makes c, a zero ShowClusterInstInfosRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ShowClusterInstInfosRequest) cloneTo(c *ShowClusterInstInfosRequest) *ShowClusterInstInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowClusterInstInfosResponse) Clone() *ShowClusterInstInfosResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowClusterInstInfosResponse when nil) a deep copy of m, when not nil.
-func (m *ShowClusterInstInfosResponse) cloneIn(c *ShowClusterInstInfosResponse) *ShowClusterInstInfosResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowClusterInstInfosResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowClusterInstInfosResponse, a deep copy of m, which is not nil.
-func (m *ShowClusterInstInfosResponse) cloneTo(c *ShowClusterInstInfosResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowClusterInstInfosResponse) Clone() *ShowClusterInstInfosResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowClusterInstInfosResponse))
+}
+
+// cloneTo makes c, a zero ShowClusterInstInfosResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ShowClusterInstInfosResponse) cloneTo(c *ShowClusterInstInfosResponse) *ShowClusterInstInfosResponse {
 	c.ClusterInstInfo = m.ClusterInstInfo.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *WatchClusterInstInfosRequest) Clone() *WatchClusterInstInfosRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new WatchClusterInstInfosRequest when nil) a deep copy of m, when not nil.
-func (m *WatchClusterInstInfosRequest) cloneIn(c *WatchClusterInstInfosRequest) *WatchClusterInstInfosRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(WatchClusterInstInfosRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero WatchClusterInstInfosRequest, a deep copy of m, which is not nil.
-func (m *WatchClusterInstInfosRequest) cloneTo(c *WatchClusterInstInfosRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchClusterInstInfosRequest) Clone() *WatchClusterInstInfosRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(WatchClusterInstInfosRequest))
+}
+
+// cloneTo makes c, a zero WatchClusterInstInfosRequest, a deep copy of m, which is not nil, and returns c.
+func (m *WatchClusterInstInfosRequest) cloneTo(c *WatchClusterInstInfosRequest) *WatchClusterInstInfosRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *WatchClusterInstInfosResponse) Clone() *WatchClusterInstInfosResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new WatchClusterInstInfosResponse when nil) a deep copy of m, when not nil.
-func (m *WatchClusterInstInfosResponse) cloneIn(c *WatchClusterInstInfosResponse) *WatchClusterInstInfosResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(WatchClusterInstInfosResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero WatchClusterInstInfosResponse, a deep copy of m, which is not nil.
-func (m *WatchClusterInstInfosResponse) cloneTo(c *WatchClusterInstInfosResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchClusterInstInfosResponse) Clone() *WatchClusterInstInfosResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(WatchClusterInstInfosResponse))
+}
+
+// cloneTo makes c, a zero WatchClusterInstInfosResponse, a deep copy of m, which is not nil, and returns c.
+func (m *WatchClusterInstInfosResponse) cloneTo(c *WatchClusterInstInfosResponse) *WatchClusterInstInfosResponse {
 	c.Type = m.Type
 	c.ClusterInstInfo = m.ClusterInstInfo.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

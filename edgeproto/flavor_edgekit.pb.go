@@ -89,22 +89,15 @@ func NewFlavorInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Flavor) Clone() *Flavor { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Flavor when nil) a deep copy of m, when not nil.
-func (m *Flavor) cloneIn(c *Flavor) *Flavor {
+func (m *Flavor) Clone() *Flavor {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Flavor)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Flavor))
 }
 
-// cloneTo makes c, a zero Flavor, a deep copy of m, which is not nil.
-func (m *Flavor) cloneTo(c *Flavor) {
+// cloneTo makes c, a zero Flavor, a deep copy of m, which is not nil, and returns c.
+func (m *Flavor) cloneTo(c *Flavor) *Flavor {
 	c.Key = m.Key.Clone()
 	c.RamMb = m.RamMb
 	c.Vcpus = m.Vcpus
@@ -114,25 +107,19 @@ func (m *Flavor) cloneTo(c *Flavor) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *FlavorInfo) Clone() *FlavorInfo { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new FlavorInfo when nil) a deep copy of m, when not nil.
-func (m *FlavorInfo) cloneIn(c *FlavorInfo) *FlavorInfo {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(FlavorInfo)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero FlavorInfo, a deep copy of m, which is not nil.
-func (m *FlavorInfo) cloneTo(c *FlavorInfo) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *FlavorInfo) Clone() *FlavorInfo {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(FlavorInfo))
+}
+
+// cloneTo makes c, a zero FlavorInfo, a deep copy of m, which is not nil, and returns c.
+func (m *FlavorInfo) cloneTo(c *FlavorInfo) *FlavorInfo {
 	c.Name = m.Name
 	c.Vcpus = m.Vcpus
 	c.RamMb = m.RamMb
@@ -143,6 +130,7 @@ func (m *FlavorInfo) cloneTo(c *FlavorInfo) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

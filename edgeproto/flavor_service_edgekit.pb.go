@@ -244,187 +244,139 @@ func NewShowFlavorsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error)
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateFlavorRequest) Clone() *CreateFlavorRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateFlavorRequest when nil) a deep copy of m, when not nil.
-func (m *CreateFlavorRequest) cloneIn(c *CreateFlavorRequest) *CreateFlavorRequest {
+func (m *CreateFlavorRequest) Clone() *CreateFlavorRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CreateFlavorRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CreateFlavorRequest))
 }
 
-// cloneTo makes c, a zero CreateFlavorRequest, a deep copy of m, which is not nil.
-func (m *CreateFlavorRequest) cloneTo(c *CreateFlavorRequest) {
+// cloneTo makes c, a zero CreateFlavorRequest, a deep copy of m, which is not nil, and returns c.
+func (m *CreateFlavorRequest) cloneTo(c *CreateFlavorRequest) *CreateFlavorRequest {
 	c.Flavor = m.Flavor.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateFlavorResponse) Clone() *CreateFlavorResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateFlavorResponse when nil) a deep copy of m, when not nil.
-func (m *CreateFlavorResponse) cloneIn(c *CreateFlavorResponse) *CreateFlavorResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(CreateFlavorResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero CreateFlavorResponse, a deep copy of m, which is not nil.
-func (m *CreateFlavorResponse) cloneTo(c *CreateFlavorResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateFlavorResponse) Clone() *CreateFlavorResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(CreateFlavorResponse))
+}
+
+// cloneTo makes c, a zero CreateFlavorResponse, a deep copy of m, which is not nil, and returns c.
+func (m *CreateFlavorResponse) cloneTo(c *CreateFlavorResponse) *CreateFlavorResponse {
 	c.Flavor = m.Flavor.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateFlavorRequest) Clone() *UpdateFlavorRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateFlavorRequest when nil) a deep copy of m, when not nil.
-func (m *UpdateFlavorRequest) cloneIn(c *UpdateFlavorRequest) *UpdateFlavorRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateFlavorRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateFlavorRequest, a deep copy of m, which is not nil.
-func (m *UpdateFlavorRequest) cloneTo(c *UpdateFlavorRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateFlavorRequest) Clone() *UpdateFlavorRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateFlavorRequest))
+}
+
+// cloneTo makes c, a zero UpdateFlavorRequest, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateFlavorRequest) cloneTo(c *UpdateFlavorRequest) *UpdateFlavorRequest {
 	c.Flavor = m.Flavor.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateFlavorResponse) Clone() *UpdateFlavorResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateFlavorResponse when nil) a deep copy of m, when not nil.
-func (m *UpdateFlavorResponse) cloneIn(c *UpdateFlavorResponse) *UpdateFlavorResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateFlavorResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateFlavorResponse, a deep copy of m, which is not nil.
-func (m *UpdateFlavorResponse) cloneTo(c *UpdateFlavorResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateFlavorResponse) Clone() *UpdateFlavorResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateFlavorResponse))
+}
+
+// cloneTo makes c, a zero UpdateFlavorResponse, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateFlavorResponse) cloneTo(c *UpdateFlavorResponse) *UpdateFlavorResponse {
 	c.Flavor = m.Flavor.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteFlavorRequest) Clone() *DeleteFlavorRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteFlavorRequest when nil) a deep copy of m, when not nil.
-func (m *DeleteFlavorRequest) cloneIn(c *DeleteFlavorRequest) *DeleteFlavorRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteFlavorRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteFlavorRequest, a deep copy of m, which is not nil.
-func (m *DeleteFlavorRequest) cloneTo(c *DeleteFlavorRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteFlavorRequest) Clone() *DeleteFlavorRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteFlavorRequest))
+}
+
+// cloneTo makes c, a zero DeleteFlavorRequest, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteFlavorRequest) cloneTo(c *DeleteFlavorRequest) *DeleteFlavorRequest {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteFlavorResponse) Clone() *DeleteFlavorResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteFlavorResponse when nil) a deep copy of m, when not nil.
-func (m *DeleteFlavorResponse) cloneIn(c *DeleteFlavorResponse) *DeleteFlavorResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteFlavorResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteFlavorResponse, a deep copy of m, which is not nil.
-func (m *DeleteFlavorResponse) cloneTo(c *DeleteFlavorResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteFlavorResponse) Clone() *DeleteFlavorResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteFlavorResponse))
+}
+
+// cloneTo makes c, a zero DeleteFlavorResponse, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteFlavorResponse) cloneTo(c *DeleteFlavorResponse) *DeleteFlavorResponse {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowFlavorsRequest) Clone() *ShowFlavorsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowFlavorsRequest when nil) a deep copy of m, when not nil.
-func (m *ShowFlavorsRequest) cloneIn(c *ShowFlavorsRequest) *ShowFlavorsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowFlavorsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowFlavorsRequest, a deep copy of m, which is not nil.
-func (m *ShowFlavorsRequest) cloneTo(c *ShowFlavorsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowFlavorsRequest) Clone() *ShowFlavorsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowFlavorsRequest))
+}
+
+// cloneTo makes c, a zero ShowFlavorsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ShowFlavorsRequest) cloneTo(c *ShowFlavorsRequest) *ShowFlavorsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowFlavorsResponse) Clone() *ShowFlavorsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowFlavorsResponse when nil) a deep copy of m, when not nil.
-func (m *ShowFlavorsResponse) cloneIn(c *ShowFlavorsResponse) *ShowFlavorsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowFlavorsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowFlavorsResponse, a deep copy of m, which is not nil.
-func (m *ShowFlavorsResponse) cloneTo(c *ShowFlavorsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowFlavorsResponse) Clone() *ShowFlavorsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowFlavorsResponse))
+}
+
+// cloneTo makes c, a zero ShowFlavorsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ShowFlavorsResponse) cloneTo(c *ShowFlavorsResponse) *ShowFlavorsResponse {
 	c.Flavor = m.Flavor.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

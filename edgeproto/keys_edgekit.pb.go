@@ -218,195 +218,146 @@ func NewTrustPolicyExceptionKeyFieldMap(flags ...string) (*fieldmap.FieldMap, er
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CloudletKey) Clone() *CloudletKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CloudletKey when nil) a deep copy of m, when not nil.
-func (m *CloudletKey) cloneIn(c *CloudletKey) *CloudletKey {
+func (m *CloudletKey) Clone() *CloudletKey {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CloudletKey)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CloudletKey))
 }
 
-// cloneTo makes c, a zero CloudletKey, a deep copy of m, which is not nil.
-func (m *CloudletKey) cloneTo(c *CloudletKey) {
+// cloneTo makes c, a zero CloudletKey, a deep copy of m, which is not nil, and returns c.
+func (m *CloudletKey) cloneTo(c *CloudletKey) *CloudletKey {
 	c.Organization = m.Organization
 	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ClusterKey) Clone() *ClusterKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ClusterKey when nil) a deep copy of m, when not nil.
-func (m *ClusterKey) cloneIn(c *ClusterKey) *ClusterKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ClusterKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ClusterKey, a deep copy of m, which is not nil.
-func (m *ClusterKey) cloneTo(c *ClusterKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ClusterKey) Clone() *ClusterKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ClusterKey))
+}
+
+// cloneTo makes c, a zero ClusterKey, a deep copy of m, which is not nil, and returns c.
+func (m *ClusterKey) cloneTo(c *ClusterKey) *ClusterKey {
 	c.Name = m.Name
 	c.Organization = m.Organization
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *AppKey) Clone() *AppKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new AppKey when nil) a deep copy of m, when not nil.
-func (m *AppKey) cloneIn(c *AppKey) *AppKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(AppKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero AppKey, a deep copy of m, which is not nil.
-func (m *AppKey) cloneTo(c *AppKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AppKey) Clone() *AppKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(AppKey))
+}
+
+// cloneTo makes c, a zero AppKey, a deep copy of m, which is not nil, and returns c.
+func (m *AppKey) cloneTo(c *AppKey) *AppKey {
 	c.Organization = m.Organization
 	c.Name = m.Name
 	c.Version = m.Version
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *AppInstKey) Clone() *AppInstKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new AppInstKey when nil) a deep copy of m, when not nil.
-func (m *AppInstKey) cloneIn(c *AppInstKey) *AppInstKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(AppInstKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero AppInstKey, a deep copy of m, which is not nil.
-func (m *AppInstKey) cloneTo(c *AppInstKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AppInstKey) Clone() *AppInstKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(AppInstKey))
+}
+
+// cloneTo makes c, a zero AppInstKey, a deep copy of m, which is not nil, and returns c.
+func (m *AppInstKey) cloneTo(c *AppInstKey) *AppInstKey {
 	c.Name = m.Name
 	c.Organization = m.Organization
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *FlavorKey) Clone() *FlavorKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new FlavorKey when nil) a deep copy of m, when not nil.
-func (m *FlavorKey) cloneIn(c *FlavorKey) *FlavorKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(FlavorKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero FlavorKey, a deep copy of m, which is not nil.
-func (m *FlavorKey) cloneTo(c *FlavorKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *FlavorKey) Clone() *FlavorKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(FlavorKey))
+}
+
+// cloneTo makes c, a zero FlavorKey, a deep copy of m, which is not nil, and returns c.
+func (m *FlavorKey) cloneTo(c *FlavorKey) *FlavorKey {
 	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TrustPolicyKey) Clone() *TrustPolicyKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TrustPolicyKey when nil) a deep copy of m, when not nil.
-func (m *TrustPolicyKey) cloneIn(c *TrustPolicyKey) *TrustPolicyKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TrustPolicyKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TrustPolicyKey, a deep copy of m, which is not nil.
-func (m *TrustPolicyKey) cloneTo(c *TrustPolicyKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TrustPolicyKey) Clone() *TrustPolicyKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TrustPolicyKey))
+}
+
+// cloneTo makes c, a zero TrustPolicyKey, a deep copy of m, which is not nil, and returns c.
+func (m *TrustPolicyKey) cloneTo(c *TrustPolicyKey) *TrustPolicyKey {
 	c.Organization = m.Organization
 	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CloudletPoolKey) Clone() *CloudletPoolKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CloudletPoolKey when nil) a deep copy of m, when not nil.
-func (m *CloudletPoolKey) cloneIn(c *CloudletPoolKey) *CloudletPoolKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(CloudletPoolKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero CloudletPoolKey, a deep copy of m, which is not nil.
-func (m *CloudletPoolKey) cloneTo(c *CloudletPoolKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CloudletPoolKey) Clone() *CloudletPoolKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(CloudletPoolKey))
+}
+
+// cloneTo makes c, a zero CloudletPoolKey, a deep copy of m, which is not nil, and returns c.
+func (m *CloudletPoolKey) cloneTo(c *CloudletPoolKey) *CloudletPoolKey {
 	c.Organization = m.Organization
 	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TrustPolicyExceptionKey) Clone() *TrustPolicyExceptionKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TrustPolicyExceptionKey when nil) a deep copy of m, when not nil.
-func (m *TrustPolicyExceptionKey) cloneIn(c *TrustPolicyExceptionKey) *TrustPolicyExceptionKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TrustPolicyExceptionKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TrustPolicyExceptionKey, a deep copy of m, which is not nil.
-func (m *TrustPolicyExceptionKey) cloneTo(c *TrustPolicyExceptionKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TrustPolicyExceptionKey) Clone() *TrustPolicyExceptionKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TrustPolicyExceptionKey))
+}
+
+// cloneTo makes c, a zero TrustPolicyExceptionKey, a deep copy of m, which is not nil, and returns c.
+func (m *TrustPolicyExceptionKey) cloneTo(c *TrustPolicyExceptionKey) *TrustPolicyExceptionKey {
 	c.Name = m.Name
 	if m.AppKey != nil && m.CloudletPoolKey != nil {
 		kb := new(_TrustPolicyExceptionKey_kids)
-		c.AppKey = m.AppKey.cloneIn(&kb.AppKey)
-		c.CloudletPoolKey = m.CloudletPoolKey.cloneIn(&kb.CloudletPoolKey)
+		c.AppKey = m.AppKey.cloneTo(&kb.AppKey)
+		c.CloudletPoolKey = m.CloudletPoolKey.cloneTo(&kb.CloudletPoolKey)
 	} else {
 		c.AppKey = m.AppKey.Clone()
 		c.CloudletPoolKey = m.CloudletPoolKey.Clone()
@@ -414,6 +365,7 @@ func (m *TrustPolicyExceptionKey) cloneTo(c *TrustPolicyExceptionKey) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _TrustPolicyExceptionKey_kids holds the sub-messages of a copy of a TrustPolicyExceptionKey in one block.

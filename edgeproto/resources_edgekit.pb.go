@@ -316,47 +316,34 @@ func NewNodeResourcesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ResourceQuota) Clone() *ResourceQuota { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ResourceQuota when nil) a deep copy of m, when not nil.
-func (m *ResourceQuota) cloneIn(c *ResourceQuota) *ResourceQuota {
+func (m *ResourceQuota) Clone() *ResourceQuota {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(ResourceQuota)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(ResourceQuota))
 }
 
-// cloneTo makes c, a zero ResourceQuota, a deep copy of m, which is not nil.
-func (m *ResourceQuota) cloneTo(c *ResourceQuota) {
+// cloneTo makes c, a zero ResourceQuota, a deep copy of m, which is not nil, and returns c.
+func (m *ResourceQuota) cloneTo(c *ResourceQuota) *ResourceQuota {
 	c.Name = m.Name
 	c.Value = m.Value
 	c.AlertThreshold = m.AlertThreshold
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *InfraResource) Clone() *InfraResource { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new InfraResource when nil) a deep copy of m, when not nil.
-func (m *InfraResource) cloneIn(c *InfraResource) *InfraResource {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(InfraResource)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero InfraResource, a deep copy of m, which is not nil.
-func (m *InfraResource) cloneTo(c *InfraResource) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *InfraResource) Clone() *InfraResource {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(InfraResource))
+}
+
+// cloneTo makes c, a zero InfraResource, a deep copy of m, which is not nil, and returns c.
+func (m *InfraResource) cloneTo(c *InfraResource) *InfraResource {
 	c.Name = m.Name
 	c.Used = m.Used
 	c.Total = m.Total
@@ -367,32 +354,25 @@ func (m *InfraResource) cloneTo(c *InfraResource) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *InfraResourcesSnapshot) Clone() *InfraResourcesSnapshot { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new InfraResourcesSnapshot when nil) a deep copy of m, when not nil.
-func (m *InfraResourcesSnapshot) cloneIn(c *InfraResourcesSnapshot) *InfraResourcesSnapshot {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(InfraResourcesSnapshot)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero InfraResourcesSnapshot, a deep copy of m, which is not nil.
-func (m *InfraResourcesSnapshot) cloneTo(c *InfraResourcesSnapshot) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *InfraResourcesSnapshot) Clone() *InfraResourcesSnapshot {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(InfraResourcesSnapshot))
+}
+
+// cloneTo makes c, a zero InfraResourcesSnapshot, a deep copy of m, which is not nil, and returns c.
+func (m *InfraResourcesSnapshot) cloneTo(c *InfraResourcesSnapshot) *InfraResourcesSnapshot {
 	if s := m.Info; s != nil {
 		out := make([]*InfraResource, len(s))
 		blk := make([]InfraResource, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Info = out
@@ -402,8 +382,7 @@ func (m *InfraResourcesSnapshot) cloneTo(c *InfraResourcesSnapshot) {
 		blk := make([]ClusterKey, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.ClusterInsts = out
@@ -413,8 +392,7 @@ func (m *InfraResourcesSnapshot) cloneTo(c *InfraResourcesSnapshot) {
 		blk := make([]AppInstKey, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.VmAppInsts = out
@@ -423,25 +401,19 @@ func (m *InfraResourcesSnapshot) cloneTo(c *InfraResourcesSnapshot) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NodeInfo) Clone() *NodeInfo { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NodeInfo when nil) a deep copy of m, when not nil.
-func (m *NodeInfo) cloneIn(c *NodeInfo) *NodeInfo {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(NodeInfo)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero NodeInfo, a deep copy of m, which is not nil.
-func (m *NodeInfo) cloneTo(c *NodeInfo) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NodeInfo) Clone() *NodeInfo {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(NodeInfo))
+}
+
+// cloneTo makes c, a zero NodeInfo, a deep copy of m, which is not nil, and returns c.
+func (m *NodeInfo) cloneTo(c *NodeInfo) *NodeInfo {
 	c.Name = m.Name
 	c.Allocatable = maps.Clone(m.Allocatable)
 	c.Capacity = maps.Clone(m.Capacity)
@@ -449,49 +421,37 @@ func (m *NodeInfo) cloneTo(c *NodeInfo) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *IpAddr) Clone() *IpAddr { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new IpAddr when nil) a deep copy of m, when not nil.
-func (m *IpAddr) cloneIn(c *IpAddr) *IpAddr {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(IpAddr)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero IpAddr, a deep copy of m, which is not nil.
-func (m *IpAddr) cloneTo(c *IpAddr) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *IpAddr) Clone() *IpAddr {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(IpAddr))
+}
+
+// cloneTo makes c, a zero IpAddr, a deep copy of m, which is not nil, and returns c.
+func (m *IpAddr) cloneTo(c *IpAddr) *IpAddr {
 	c.ExternalIp = m.ExternalIp
 	c.InternalIp = m.InternalIp
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ContainerInfo) Clone() *ContainerInfo { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ContainerInfo when nil) a deep copy of m, when not nil.
-func (m *ContainerInfo) cloneIn(c *ContainerInfo) *ContainerInfo {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ContainerInfo)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ContainerInfo, a deep copy of m, which is not nil.
-func (m *ContainerInfo) cloneTo(c *ContainerInfo) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ContainerInfo) Clone() *ContainerInfo {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ContainerInfo))
+}
+
+// cloneTo makes c, a zero ContainerInfo, a deep copy of m, which is not nil, and returns c.
+func (m *ContainerInfo) cloneTo(c *ContainerInfo) *ContainerInfo {
 	c.Name = m.Name
 	c.Type = m.Type
 	c.Status = m.Status
@@ -500,25 +460,19 @@ func (m *ContainerInfo) cloneTo(c *ContainerInfo) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *VmInfo) Clone() *VmInfo { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new VmInfo when nil) a deep copy of m, when not nil.
-func (m *VmInfo) cloneIn(c *VmInfo) *VmInfo {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(VmInfo)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero VmInfo, a deep copy of m, which is not nil.
-func (m *VmInfo) cloneTo(c *VmInfo) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *VmInfo) Clone() *VmInfo {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(VmInfo))
+}
+
+// cloneTo makes c, a zero VmInfo, a deep copy of m, which is not nil, and returns c.
+func (m *VmInfo) cloneTo(c *VmInfo) *VmInfo {
 	c.Name = m.Name
 	c.Type = m.Type
 	c.Status = m.Status
@@ -528,8 +482,7 @@ func (m *VmInfo) cloneTo(c *VmInfo) {
 		blk := make([]IpAddr, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Ipaddresses = out
@@ -539,8 +492,7 @@ func (m *VmInfo) cloneTo(c *VmInfo) {
 		blk := make([]ContainerInfo, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Containers = out
@@ -548,32 +500,25 @@ func (m *VmInfo) cloneTo(c *VmInfo) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *InfraResources) Clone() *InfraResources { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new InfraResources when nil) a deep copy of m, when not nil.
-func (m *InfraResources) cloneIn(c *InfraResources) *InfraResources {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(InfraResources)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero InfraResources, a deep copy of m, which is not nil.
-func (m *InfraResources) cloneTo(c *InfraResources) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *InfraResources) Clone() *InfraResources {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(InfraResources))
+}
+
+// cloneTo makes c, a zero InfraResources, a deep copy of m, which is not nil, and returns c.
+func (m *InfraResources) cloneTo(c *InfraResources) *InfraResources {
 	if s := m.Vms; s != nil {
 		out := make([]*VmInfo, len(s))
 		blk := make([]VmInfo, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Vms = out
@@ -581,25 +526,19 @@ func (m *InfraResources) cloneTo(c *InfraResources) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NodeResources) Clone() *NodeResources { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NodeResources when nil) a deep copy of m, when not nil.
-func (m *NodeResources) cloneIn(c *NodeResources) *NodeResources {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(NodeResources)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero NodeResources, a deep copy of m, which is not nil.
-func (m *NodeResources) cloneTo(c *NodeResources) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NodeResources) Clone() *NodeResources {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(NodeResources))
+}
+
+// cloneTo makes c, a zero NodeResources, a deep copy of m, which is not nil, and returns c.
+func (m *NodeResources) cloneTo(c *NodeResources) *NodeResources {
 	c.Vcpus = m.Vcpus
 	c.RamMb = m.RamMb
 	c.DiskGb = m.DiskGb
@@ -608,6 +547,7 @@ func (m *NodeResources) cloneTo(c *NodeResources) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

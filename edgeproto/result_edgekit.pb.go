@@ -41,27 +41,21 @@ func NewResultFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Result) Clone() *Result { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Result when nil) a deep copy of m, when not nil.
-func (m *Result) cloneIn(c *Result) *Result {
+func (m *Result) Clone() *Result {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Result)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Result))
 }
 
-// cloneTo makes c, a zero Result, a deep copy of m, which is not nil.
-func (m *Result) cloneTo(c *Result) {
+// cloneTo makes c, a zero Result, a deep copy of m, which is not nil, and returns c.
+func (m *Result) cloneTo(c *Result) *Result {
 	c.Message = m.Message
 	c.Code = m.Code
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

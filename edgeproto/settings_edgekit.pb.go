@@ -67,22 +67,15 @@ func NewSettingsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Settings) Clone() *Settings { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Settings when nil) a deep copy of m, when not nil.
-func (m *Settings) cloneIn(c *Settings) *Settings {
+func (m *Settings) Clone() *Settings {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Settings)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Settings))
 }
 
-// cloneTo makes c, a zero Settings, a deep copy of m, which is not nil.
-func (m *Settings) cloneTo(c *Settings) {
+// cloneTo makes c, a zero Settings, a deep copy of m, which is not nil, and returns c.
+func (m *Settings) cloneTo(c *Settings) *Settings {
 	c.CreateClusterInstTimeout = fieldmap.CloneDuration(m.CreateClusterInstTimeout)
 	c.UpdateClusterInstTimeout = fieldmap.CloneDuration(m.UpdateClusterInstTimeout)
 	c.DeleteClusterInstTimeout = fieldmap.CloneDuration(m.DeleteClusterInstTimeout)
@@ -100,6 +93,7 @@ func (m *Settings) cloneTo(c *Settings) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -217,140 +217,104 @@ func NewShowSettingsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateSettingsRequest) Clone() *UpdateSettingsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateSettingsRequest when nil) a deep copy of m, when not nil.
-func (m *UpdateSettingsRequest) cloneIn(c *UpdateSettingsRequest) *UpdateSettingsRequest {
+func (m *UpdateSettingsRequest) Clone() *UpdateSettingsRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(UpdateSettingsRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(UpdateSettingsRequest))
 }
 
-// cloneTo makes c, a zero UpdateSettingsRequest, a deep copy of m, which is not nil.
-func (m *UpdateSettingsRequest) cloneTo(c *UpdateSettingsRequest) {
+// cloneTo makes c, a zero UpdateSettingsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateSettingsRequest) cloneTo(c *UpdateSettingsRequest) *UpdateSettingsRequest {
 	c.Settings = m.Settings.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateSettingsResponse) Clone() *UpdateSettingsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateSettingsResponse when nil) a deep copy of m, when not nil.
-func (m *UpdateSettingsResponse) cloneIn(c *UpdateSettingsResponse) *UpdateSettingsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateSettingsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateSettingsResponse, a deep copy of m, which is not nil.
-func (m *UpdateSettingsResponse) cloneTo(c *UpdateSettingsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateSettingsResponse) Clone() *UpdateSettingsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateSettingsResponse))
+}
+
+// cloneTo makes c, a zero UpdateSettingsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateSettingsResponse) cloneTo(c *UpdateSettingsResponse) *UpdateSettingsResponse {
 	c.Settings = m.Settings.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ResetSettingsRequest) Clone() *ResetSettingsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ResetSettingsRequest when nil) a deep copy of m, when not nil.
-func (m *ResetSettingsRequest) cloneIn(c *ResetSettingsRequest) *ResetSettingsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ResetSettingsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ResetSettingsRequest, a deep copy of m, which is not nil.
-func (m *ResetSettingsRequest) cloneTo(c *ResetSettingsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ResetSettingsRequest) Clone() *ResetSettingsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ResetSettingsRequest))
+}
+
+// cloneTo makes c, a zero ResetSettingsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ResetSettingsRequest) cloneTo(c *ResetSettingsRequest) *ResetSettingsRequest {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ResetSettingsResponse) Clone() *ResetSettingsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ResetSettingsResponse when nil) a deep copy of m, when not nil.
-func (m *ResetSettingsResponse) cloneIn(c *ResetSettingsResponse) *ResetSettingsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ResetSettingsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ResetSettingsResponse, a deep copy of m, which is not nil.
-func (m *ResetSettingsResponse) cloneTo(c *ResetSettingsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ResetSettingsResponse) Clone() *ResetSettingsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ResetSettingsResponse))
+}
+
+// cloneTo makes c, a zero ResetSettingsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ResetSettingsResponse) cloneTo(c *ResetSettingsResponse) *ResetSettingsResponse {
 	c.Settings = m.Settings.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowSettingsRequest) Clone() *ShowSettingsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowSettingsRequest when nil) a deep copy of m, when not nil.
-func (m *ShowSettingsRequest) cloneIn(c *ShowSettingsRequest) *ShowSettingsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowSettingsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowSettingsRequest, a deep copy of m, which is not nil.
-func (m *ShowSettingsRequest) cloneTo(c *ShowSettingsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowSettingsRequest) Clone() *ShowSettingsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowSettingsRequest))
+}
+
+// cloneTo makes c, a zero ShowSettingsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ShowSettingsRequest) cloneTo(c *ShowSettingsRequest) *ShowSettingsRequest {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowSettingsResponse) Clone() *ShowSettingsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowSettingsResponse when nil) a deep copy of m, when not nil.
-func (m *ShowSettingsResponse) cloneIn(c *ShowSettingsResponse) *ShowSettingsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowSettingsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowSettingsResponse, a deep copy of m, which is not nil.
-func (m *ShowSettingsResponse) cloneTo(c *ShowSettingsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowSettingsResponse) Clone() *ShowSettingsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowSettingsResponse))
+}
+
+// cloneTo makes c, a zero ShowSettingsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ShowSettingsResponse) cloneTo(c *ShowSettingsResponse) *ShowSettingsResponse {
 	c.Settings = m.Settings.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

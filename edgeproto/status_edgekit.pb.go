@@ -49,22 +49,15 @@ func NewStatusInfoFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *StatusInfo) Clone() *StatusInfo { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new StatusInfo when nil) a deep copy of m, when not nil.
-func (m *StatusInfo) cloneIn(c *StatusInfo) *StatusInfo {
+func (m *StatusInfo) Clone() *StatusInfo {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(StatusInfo)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(StatusInfo))
 }
 
-// cloneTo makes c, a zero StatusInfo, a deep copy of m, which is not nil.
-func (m *StatusInfo) cloneTo(c *StatusInfo) {
+// cloneTo makes c, a zero StatusInfo, a deep copy of m, which is not nil, and returns c.
+func (m *StatusInfo) cloneTo(c *StatusInfo) *StatusInfo {
 	c.TaskNumber = m.TaskNumber
 	c.MaxTasks = m.MaxTasks
 	c.TaskName = m.TaskName
@@ -74,6 +67,7 @@ func (m *StatusInfo) cloneTo(c *StatusInfo) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

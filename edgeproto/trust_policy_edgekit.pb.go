@@ -189,22 +189,15 @@ func NewTrustPolicyExceptionFieldMap(flags ...string) (*fieldmap.FieldMap, error
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *SecurityRule) Clone() *SecurityRule { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new SecurityRule when nil) a deep copy of m, when not nil.
-func (m *SecurityRule) cloneIn(c *SecurityRule) *SecurityRule {
+func (m *SecurityRule) Clone() *SecurityRule {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(SecurityRule)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(SecurityRule))
 }
 
-// cloneTo makes c, a zero SecurityRule, a deep copy of m, which is not nil.
-func (m *SecurityRule) cloneTo(c *SecurityRule) {
+// cloneTo makes c, a zero SecurityRule, a deep copy of m, which is not nil, and returns c.
+func (m *SecurityRule) cloneTo(c *SecurityRule) *SecurityRule {
 	c.Protocol = m.Protocol
 	c.PortRangeMin = m.PortRangeMin
 	c.PortRangeMax = m.PortRangeMax
@@ -212,33 +205,26 @@ func (m *SecurityRule) cloneTo(c *SecurityRule) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TrustPolicy) Clone() *TrustPolicy { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TrustPolicy when nil) a deep copy of m, when not nil.
-func (m *TrustPolicy) cloneIn(c *TrustPolicy) *TrustPolicy {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TrustPolicy)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TrustPolicy, a deep copy of m, which is not nil.
-func (m *TrustPolicy) cloneTo(c *TrustPolicy) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TrustPolicy) Clone() *TrustPolicy {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TrustPolicy))
+}
+
+// cloneTo makes c, a zero TrustPolicy, a deep copy of m, which is not nil, and returns c.
+func (m *TrustPolicy) cloneTo(c *TrustPolicy) *TrustPolicy {
 	c.Key = m.Key.Clone()
 	if s := m.OutboundSecurityRules; s != nil {
 		out := make([]*SecurityRule, len(s))
 		blk := make([]SecurityRule, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.OutboundSecurityRules = out
@@ -246,31 +232,25 @@ func (m *TrustPolicy) cloneTo(c *TrustPolicy) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TrustPolicyExceptionInstance) Clone() *TrustPolicyExceptionInstance { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TrustPolicyExceptionInstance when nil) a deep copy of m, when not nil.
-func (m *TrustPolicyExceptionInstance) cloneIn(c *TrustPolicyExceptionInstance) *TrustPolicyExceptionInstance {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TrustPolicyExceptionInstance)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TrustPolicyExceptionInstance, a deep copy of m, which is not nil.
-func (m *TrustPolicyExceptionInstance) cloneTo(c *TrustPolicyExceptionInstance) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TrustPolicyExceptionInstance) Clone() *TrustPolicyExceptionInstance {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TrustPolicyExceptionInstance))
+}
+
+// cloneTo makes c, a zero TrustPolicyExceptionInstance, a deep copy of m, which is not nil, and returns c.
+func (m *TrustPolicyExceptionInstance) cloneTo(c *TrustPolicyExceptionInstance) *TrustPolicyExceptionInstance {
 	c.State = m.State
 	c.Errors = slices.Clone(m.Errors)
 	if m.AppInstKey != nil && m.CloudletKey != nil {
 		kb := new(_TrustPolicyExceptionInstance_kids)
-		c.AppInstKey = m.AppInstKey.cloneIn(&kb.AppInstKey)
-		c.CloudletKey = m.CloudletKey.cloneIn(&kb.CloudletKey)
+		c.AppInstKey = m.AppInstKey.cloneTo(&kb.AppInstKey)
+		c.CloudletKey = m.CloudletKey.cloneTo(&kb.CloudletKey)
 	} else {
 		c.AppInstKey = m.AppInstKey.Clone()
 		c.CloudletKey = m.CloudletKey.Clone()
@@ -278,6 +258,7 @@ func (m *TrustPolicyExceptionInstance) cloneTo(c *TrustPolicyExceptionInstance) 
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _TrustPolicyExceptionInstance_kids holds the sub-messages of a copy of a TrustPolicyExceptionInstance in one block.
@@ -287,22 +268,15 @@ type _TrustPolicyExceptionInstance_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TrustPolicyException) Clone() *TrustPolicyException { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TrustPolicyException when nil) a deep copy of m, when not nil.
-func (m *TrustPolicyException) cloneIn(c *TrustPolicyException) *TrustPolicyException {
+func (m *TrustPolicyException) Clone() *TrustPolicyException {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(TrustPolicyException)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(TrustPolicyException))
 }
 
-// cloneTo makes c, a zero TrustPolicyException, a deep copy of m, which is not nil.
-func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) {
+// cloneTo makes c, a zero TrustPolicyException, a deep copy of m, which is not nil, and returns c.
+func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) *TrustPolicyException {
 	c.Key = m.Key.Clone()
 	c.State = m.State
 	if s := m.OutboundSecurityRules; s != nil {
@@ -310,8 +284,7 @@ func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) {
 		blk := make([]SecurityRule, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.OutboundSecurityRules = out
@@ -321,8 +294,7 @@ func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) {
 		blk := make([]TrustPolicyExceptionInstance, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Instances = out
@@ -330,6 +302,7 @@ func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

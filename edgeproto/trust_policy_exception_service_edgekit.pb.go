@@ -405,202 +405,138 @@ func NewShowTrustPolicyExceptionsResponseFieldMap(flags ...string) (*fieldmap.Fi
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *CreateTrustPolicyExceptionRequest) Clone() *CreateTrustPolicyExceptionRequest {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new CreateTrustPolicyExceptionRequest when nil) a deep copy of m, when not nil.
-func (m *CreateTrustPolicyExceptionRequest) cloneIn(c *CreateTrustPolicyExceptionRequest) *CreateTrustPolicyExceptionRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CreateTrustPolicyExceptionRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CreateTrustPolicyExceptionRequest))
 }
 
-// cloneTo makes c, a zero CreateTrustPolicyExceptionRequest, a deep copy of m, which is not nil.
-func (m *CreateTrustPolicyExceptionRequest) cloneTo(c *CreateTrustPolicyExceptionRequest) {
+// cloneTo makes c, a zero CreateTrustPolicyExceptionRequest, a deep copy of m, which is not nil, and returns c.
+func (m *CreateTrustPolicyExceptionRequest) cloneTo(c *CreateTrustPolicyExceptionRequest) *CreateTrustPolicyExceptionRequest {
 	c.TrustPolicyException = m.TrustPolicyException.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *CreateTrustPolicyExceptionResponse) Clone() *CreateTrustPolicyExceptionResponse {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new CreateTrustPolicyExceptionResponse when nil) a deep copy of m, when not nil.
-func (m *CreateTrustPolicyExceptionResponse) cloneIn(c *CreateTrustPolicyExceptionResponse) *CreateTrustPolicyExceptionResponse {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CreateTrustPolicyExceptionResponse)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CreateTrustPolicyExceptionResponse))
 }
 
-// cloneTo makes c, a zero CreateTrustPolicyExceptionResponse, a deep copy of m, which is not nil.
-func (m *CreateTrustPolicyExceptionResponse) cloneTo(c *CreateTrustPolicyExceptionResponse) {
+// cloneTo makes c, a zero CreateTrustPolicyExceptionResponse, a deep copy of m, which is not nil, and returns c.
+func (m *CreateTrustPolicyExceptionResponse) cloneTo(c *CreateTrustPolicyExceptionResponse) *CreateTrustPolicyExceptionResponse {
 	c.TrustPolicyException = m.TrustPolicyException.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *UpdateTrustPolicyExceptionRequest) Clone() *UpdateTrustPolicyExceptionRequest {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new UpdateTrustPolicyExceptionRequest when nil) a deep copy of m, when not nil.
-func (m *UpdateTrustPolicyExceptionRequest) cloneIn(c *UpdateTrustPolicyExceptionRequest) *UpdateTrustPolicyExceptionRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(UpdateTrustPolicyExceptionRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(UpdateTrustPolicyExceptionRequest))
 }
 
-// cloneTo makes c, a zero UpdateTrustPolicyExceptionRequest, a deep copy of m, which is not nil.
-func (m *UpdateTrustPolicyExceptionRequest) cloneTo(c *UpdateTrustPolicyExceptionRequest) {
+// cloneTo makes c, a zero UpdateTrustPolicyExceptionRequest, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateTrustPolicyExceptionRequest) cloneTo(c *UpdateTrustPolicyExceptionRequest) *UpdateTrustPolicyExceptionRequest {
 	c.TrustPolicyException = m.TrustPolicyException.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *UpdateTrustPolicyExceptionResponse) Clone() *UpdateTrustPolicyExceptionResponse {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new UpdateTrustPolicyExceptionResponse when nil) a deep copy of m, when not nil.
-func (m *UpdateTrustPolicyExceptionResponse) cloneIn(c *UpdateTrustPolicyExceptionResponse) *UpdateTrustPolicyExceptionResponse {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(UpdateTrustPolicyExceptionResponse)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(UpdateTrustPolicyExceptionResponse))
 }
 
-// cloneTo makes c, a zero UpdateTrustPolicyExceptionResponse, a deep copy of m, which is not nil.
-func (m *UpdateTrustPolicyExceptionResponse) cloneTo(c *UpdateTrustPolicyExceptionResponse) {
+// cloneTo makes c, a zero UpdateTrustPolicyExceptionResponse, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateTrustPolicyExceptionResponse) cloneTo(c *UpdateTrustPolicyExceptionResponse) *UpdateTrustPolicyExceptionResponse {
 	c.TrustPolicyException = m.TrustPolicyException.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *DeleteTrustPolicyExceptionRequest) Clone() *DeleteTrustPolicyExceptionRequest {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new DeleteTrustPolicyExceptionRequest when nil) a deep copy of m, when not nil.
-func (m *DeleteTrustPolicyExceptionRequest) cloneIn(c *DeleteTrustPolicyExceptionRequest) *DeleteTrustPolicyExceptionRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(DeleteTrustPolicyExceptionRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(DeleteTrustPolicyExceptionRequest))
 }
 
-// cloneTo makes c, a zero DeleteTrustPolicyExceptionRequest, a deep copy of m, which is not nil.
-func (m *DeleteTrustPolicyExceptionRequest) cloneTo(c *DeleteTrustPolicyExceptionRequest) {
+// cloneTo makes c, a zero DeleteTrustPolicyExceptionRequest, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteTrustPolicyExceptionRequest) cloneTo(c *DeleteTrustPolicyExceptionRequest) *DeleteTrustPolicyExceptionRequest {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *DeleteTrustPolicyExceptionResponse) Clone() *DeleteTrustPolicyExceptionResponse {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new DeleteTrustPolicyExceptionResponse when nil) a deep copy of m, when not nil.
-func (m *DeleteTrustPolicyExceptionResponse) cloneIn(c *DeleteTrustPolicyExceptionResponse) *DeleteTrustPolicyExceptionResponse {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(DeleteTrustPolicyExceptionResponse)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(DeleteTrustPolicyExceptionResponse))
 }
 
-// cloneTo makes c, a zero DeleteTrustPolicyExceptionResponse, a deep copy of m, which is not nil.
-func (m *DeleteTrustPolicyExceptionResponse) cloneTo(c *DeleteTrustPolicyExceptionResponse) {
+// cloneTo makes c, a zero DeleteTrustPolicyExceptionResponse, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteTrustPolicyExceptionResponse) cloneTo(c *DeleteTrustPolicyExceptionResponse) *DeleteTrustPolicyExceptionResponse {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *ShowTrustPolicyExceptionsRequest) Clone() *ShowTrustPolicyExceptionsRequest {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new ShowTrustPolicyExceptionsRequest when nil) a deep copy of m, when not nil.
-func (m *ShowTrustPolicyExceptionsRequest) cloneIn(c *ShowTrustPolicyExceptionsRequest) *ShowTrustPolicyExceptionsRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(ShowTrustPolicyExceptionsRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(ShowTrustPolicyExceptionsRequest))
 }
 
-// cloneTo makes c, a zero ShowTrustPolicyExceptionsRequest, a deep copy of m, which is not nil.
-func (m *ShowTrustPolicyExceptionsRequest) cloneTo(c *ShowTrustPolicyExceptionsRequest) {
+// cloneTo makes c, a zero ShowTrustPolicyExceptionsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ShowTrustPolicyExceptionsRequest) cloneTo(c *ShowTrustPolicyExceptionsRequest) *ShowTrustPolicyExceptionsRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *ShowTrustPolicyExceptionsResponse) Clone() *ShowTrustPolicyExceptionsResponse {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new ShowTrustPolicyExceptionsResponse when nil) a deep copy of m, when not nil.
-func (m *ShowTrustPolicyExceptionsResponse) cloneIn(c *ShowTrustPolicyExceptionsResponse) *ShowTrustPolicyExceptionsResponse {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(ShowTrustPolicyExceptionsResponse)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(ShowTrustPolicyExceptionsResponse))
 }
 
-// cloneTo makes c, a zero ShowTrustPolicyExceptionsResponse, a deep copy of m, which is not nil.
-func (m *ShowTrustPolicyExceptionsResponse) cloneTo(c *ShowTrustPolicyExceptionsResponse) {
+// cloneTo makes c, a zero ShowTrustPolicyExceptionsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ShowTrustPolicyExceptionsResponse) cloneTo(c *ShowTrustPolicyExceptionsResponse) *ShowTrustPolicyExceptionsResponse {
 	c.TrustPolicyException = m.TrustPolicyException.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -271,187 +271,139 @@ func NewShowTrustPoliciesResponseFieldMap(flags ...string) (*fieldmap.FieldMap, 
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateTrustPolicyRequest) Clone() *CreateTrustPolicyRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateTrustPolicyRequest when nil) a deep copy of m, when not nil.
-func (m *CreateTrustPolicyRequest) cloneIn(c *CreateTrustPolicyRequest) *CreateTrustPolicyRequest {
+func (m *CreateTrustPolicyRequest) Clone() *CreateTrustPolicyRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CreateTrustPolicyRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CreateTrustPolicyRequest))
 }
 
-// cloneTo makes c, a zero CreateTrustPolicyRequest, a deep copy of m, which is not nil.
-func (m *CreateTrustPolicyRequest) cloneTo(c *CreateTrustPolicyRequest) {
+// cloneTo makes c, a zero CreateTrustPolicyRequest, a deep copy of m, which is not nil, and returns c.
+func (m *CreateTrustPolicyRequest) cloneTo(c *CreateTrustPolicyRequest) *CreateTrustPolicyRequest {
 	c.TrustPolicy = m.TrustPolicy.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateTrustPolicyResponse) Clone() *CreateTrustPolicyResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateTrustPolicyResponse when nil) a deep copy of m, when not nil.
-func (m *CreateTrustPolicyResponse) cloneIn(c *CreateTrustPolicyResponse) *CreateTrustPolicyResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(CreateTrustPolicyResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero CreateTrustPolicyResponse, a deep copy of m, which is not nil.
-func (m *CreateTrustPolicyResponse) cloneTo(c *CreateTrustPolicyResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateTrustPolicyResponse) Clone() *CreateTrustPolicyResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(CreateTrustPolicyResponse))
+}
+
+// cloneTo makes c, a zero CreateTrustPolicyResponse, a deep copy of m, which is not nil, and returns c.
+func (m *CreateTrustPolicyResponse) cloneTo(c *CreateTrustPolicyResponse) *CreateTrustPolicyResponse {
 	c.TrustPolicy = m.TrustPolicy.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateTrustPolicyRequest) Clone() *UpdateTrustPolicyRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateTrustPolicyRequest when nil) a deep copy of m, when not nil.
-func (m *UpdateTrustPolicyRequest) cloneIn(c *UpdateTrustPolicyRequest) *UpdateTrustPolicyRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateTrustPolicyRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateTrustPolicyRequest, a deep copy of m, which is not nil.
-func (m *UpdateTrustPolicyRequest) cloneTo(c *UpdateTrustPolicyRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateTrustPolicyRequest) Clone() *UpdateTrustPolicyRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateTrustPolicyRequest))
+}
+
+// cloneTo makes c, a zero UpdateTrustPolicyRequest, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateTrustPolicyRequest) cloneTo(c *UpdateTrustPolicyRequest) *UpdateTrustPolicyRequest {
 	c.TrustPolicy = m.TrustPolicy.Clone()
 	c.Fields = slices.Clone(m.Fields)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *UpdateTrustPolicyResponse) Clone() *UpdateTrustPolicyResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new UpdateTrustPolicyResponse when nil) a deep copy of m, when not nil.
-func (m *UpdateTrustPolicyResponse) cloneIn(c *UpdateTrustPolicyResponse) *UpdateTrustPolicyResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(UpdateTrustPolicyResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero UpdateTrustPolicyResponse, a deep copy of m, which is not nil.
-func (m *UpdateTrustPolicyResponse) cloneTo(c *UpdateTrustPolicyResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *UpdateTrustPolicyResponse) Clone() *UpdateTrustPolicyResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(UpdateTrustPolicyResponse))
+}
+
+// cloneTo makes c, a zero UpdateTrustPolicyResponse, a deep copy of m, which is not nil, and returns c.
+func (m *UpdateTrustPolicyResponse) cloneTo(c *UpdateTrustPolicyResponse) *UpdateTrustPolicyResponse {
 	c.TrustPolicy = m.TrustPolicy.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteTrustPolicyRequest) Clone() *DeleteTrustPolicyRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteTrustPolicyRequest when nil) a deep copy of m, when not nil.
-func (m *DeleteTrustPolicyRequest) cloneIn(c *DeleteTrustPolicyRequest) *DeleteTrustPolicyRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteTrustPolicyRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteTrustPolicyRequest, a deep copy of m, which is not nil.
-func (m *DeleteTrustPolicyRequest) cloneTo(c *DeleteTrustPolicyRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteTrustPolicyRequest) Clone() *DeleteTrustPolicyRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteTrustPolicyRequest))
+}
+
+// cloneTo makes c, a zero DeleteTrustPolicyRequest, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteTrustPolicyRequest) cloneTo(c *DeleteTrustPolicyRequest) *DeleteTrustPolicyRequest {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteTrustPolicyResponse) Clone() *DeleteTrustPolicyResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteTrustPolicyResponse when nil) a deep copy of m, when not nil.
-func (m *DeleteTrustPolicyResponse) cloneIn(c *DeleteTrustPolicyResponse) *DeleteTrustPolicyResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteTrustPolicyResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteTrustPolicyResponse, a deep copy of m, which is not nil.
-func (m *DeleteTrustPolicyResponse) cloneTo(c *DeleteTrustPolicyResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteTrustPolicyResponse) Clone() *DeleteTrustPolicyResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteTrustPolicyResponse))
+}
+
+// cloneTo makes c, a zero DeleteTrustPolicyResponse, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteTrustPolicyResponse) cloneTo(c *DeleteTrustPolicyResponse) *DeleteTrustPolicyResponse {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowTrustPoliciesRequest) Clone() *ShowTrustPoliciesRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowTrustPoliciesRequest when nil) a deep copy of m, when not nil.
-func (m *ShowTrustPoliciesRequest) cloneIn(c *ShowTrustPoliciesRequest) *ShowTrustPoliciesRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowTrustPoliciesRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowTrustPoliciesRequest, a deep copy of m, which is not nil.
-func (m *ShowTrustPoliciesRequest) cloneTo(c *ShowTrustPoliciesRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowTrustPoliciesRequest) Clone() *ShowTrustPoliciesRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowTrustPoliciesRequest))
+}
+
+// cloneTo makes c, a zero ShowTrustPoliciesRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ShowTrustPoliciesRequest) cloneTo(c *ShowTrustPoliciesRequest) *ShowTrustPoliciesRequest {
 	c.Filter = m.Filter.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ShowTrustPoliciesResponse) Clone() *ShowTrustPoliciesResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ShowTrustPoliciesResponse when nil) a deep copy of m, when not nil.
-func (m *ShowTrustPoliciesResponse) cloneIn(c *ShowTrustPoliciesResponse) *ShowTrustPoliciesResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ShowTrustPoliciesResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ShowTrustPoliciesResponse, a deep copy of m, which is not nil.
-func (m *ShowTrustPoliciesResponse) cloneTo(c *ShowTrustPoliciesResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ShowTrustPoliciesResponse) Clone() *ShowTrustPoliciesResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ShowTrustPoliciesResponse))
+}
+
+// cloneTo makes c, a zero ShowTrustPoliciesResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ShowTrustPoliciesResponse) cloneTo(c *ShowTrustPoliciesResponse) *ShowTrustPoliciesResponse {
 	c.TrustPolicy = m.TrustPolicy.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

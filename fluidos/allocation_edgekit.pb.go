@@ -75,47 +75,34 @@ func NewAllocationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *AllocationStatus) Clone() *AllocationStatus { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new AllocationStatus when nil) a deep copy of m, when not nil.
-func (m *AllocationStatus) cloneIn(c *AllocationStatus) *AllocationStatus {
+func (m *AllocationStatus) Clone() *AllocationStatus {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(AllocationStatus)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(AllocationStatus))
 }
 
-// cloneTo makes c, a zero AllocationStatus, a deep copy of m, which is not nil.
-func (m *AllocationStatus) cloneTo(c *AllocationStatus) {
+// cloneTo makes c, a zero AllocationStatus, a deep copy of m, which is not nil, and returns c.
+func (m *AllocationStatus) cloneTo(c *AllocationStatus) *AllocationStatus {
 	c.State = m.State
 	c.Message = m.Message
 	c.LastUpdateTime = fieldmap.CloneTimestamp(m.LastUpdateTime)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Allocation) Clone() *Allocation { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Allocation when nil) a deep copy of m, when not nil.
-func (m *Allocation) cloneIn(c *Allocation) *Allocation {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Allocation)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Allocation, a deep copy of m, which is not nil.
-func (m *Allocation) cloneTo(c *Allocation) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Allocation) Clone() *Allocation {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Allocation))
+}
+
+// cloneTo makes c, a zero Allocation, a deep copy of m, which is not nil, and returns c.
+func (m *Allocation) cloneTo(c *Allocation) *Allocation {
 	c.Id = m.Id
 	c.ContractId = m.ContractId
 	c.Forwarding = m.Forwarding
@@ -123,6 +110,7 @@ func (m *Allocation) cloneTo(c *Allocation) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -193,22 +193,15 @@ func NewServiceBlueprintFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ConfigParameter) Clone() *ConfigParameter { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ConfigParameter when nil) a deep copy of m, when not nil.
-func (m *ConfigParameter) cloneIn(c *ConfigParameter) *ConfigParameter {
+func (m *ConfigParameter) Clone() *ConfigParameter {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(ConfigParameter)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(ConfigParameter))
 }
 
-// cloneTo makes c, a zero ConfigParameter, a deep copy of m, which is not nil.
-func (m *ConfigParameter) cloneTo(c *ConfigParameter) {
+// cloneTo makes c, a zero ConfigParameter, a deep copy of m, which is not nil, and returns c.
+func (m *ConfigParameter) cloneTo(c *ConfigParameter) *ConfigParameter {
 	c.Name = m.Name
 	c.Type = m.Type
 	c.Required = m.Required
@@ -232,32 +225,25 @@ func (m *ConfigParameter) cloneTo(c *ConfigParameter) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ConfigurationSchema) Clone() *ConfigurationSchema { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ConfigurationSchema when nil) a deep copy of m, when not nil.
-func (m *ConfigurationSchema) cloneIn(c *ConfigurationSchema) *ConfigurationSchema {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ConfigurationSchema)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ConfigurationSchema, a deep copy of m, which is not nil.
-func (m *ConfigurationSchema) cloneTo(c *ConfigurationSchema) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ConfigurationSchema) Clone() *ConfigurationSchema {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ConfigurationSchema))
+}
+
+// cloneTo makes c, a zero ConfigurationSchema, a deep copy of m, which is not nil, and returns c.
+func (m *ConfigurationSchema) cloneTo(c *ConfigurationSchema) *ConfigurationSchema {
 	if s := m.Parameters; s != nil {
 		out := make([]*ConfigParameter, len(s))
 		blk := make([]ConfigParameter, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Parameters = out
@@ -265,49 +251,37 @@ func (m *ConfigurationSchema) cloneTo(c *ConfigurationSchema) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ServiceTemplate) Clone() *ServiceTemplate { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ServiceTemplate when nil) a deep copy of m, when not nil.
-func (m *ServiceTemplate) cloneIn(c *ServiceTemplate) *ServiceTemplate {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ServiceTemplate)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ServiceTemplate, a deep copy of m, which is not nil.
-func (m *ServiceTemplate) cloneTo(c *ServiceTemplate) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ServiceTemplate) Clone() *ServiceTemplate {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ServiceTemplate))
+}
+
+// cloneTo makes c, a zero ServiceTemplate, a deep copy of m, which is not nil, and returns c.
+func (m *ServiceTemplate) cloneTo(c *ServiceTemplate) *ServiceTemplate {
 	c.Name = m.Name
 	c.Body = m.Body
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ServiceBlueprint) Clone() *ServiceBlueprint { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ServiceBlueprint when nil) a deep copy of m, when not nil.
-func (m *ServiceBlueprint) cloneIn(c *ServiceBlueprint) *ServiceBlueprint {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ServiceBlueprint)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ServiceBlueprint, a deep copy of m, which is not nil.
-func (m *ServiceBlueprint) cloneTo(c *ServiceBlueprint) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ServiceBlueprint) Clone() *ServiceBlueprint {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ServiceBlueprint))
+}
+
+// cloneTo makes c, a zero ServiceBlueprint, a deep copy of m, which is not nil, and returns c.
+func (m *ServiceBlueprint) cloneTo(c *ServiceBlueprint) *ServiceBlueprint {
 	c.Id = m.Id
 	c.Name = m.Name
 	c.Description = m.Description
@@ -319,8 +293,7 @@ func (m *ServiceBlueprint) cloneTo(c *ServiceBlueprint) {
 		blk := make([]ServiceTemplate, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Templates = out
@@ -329,9 +302,9 @@ func (m *ServiceBlueprint) cloneTo(c *ServiceBlueprint) {
 	c.MaxInstances = m.MaxInstances
 	if m.ConfigurationSchema != nil && m.Owner != nil && m.Price != nil {
 		kb := new(_ServiceBlueprint_kids)
-		c.ConfigurationSchema = m.ConfigurationSchema.cloneIn(&kb.ConfigurationSchema)
-		c.Owner = m.Owner.cloneIn(&kb.Owner)
-		c.Price = m.Price.cloneIn(&kb.Price)
+		c.ConfigurationSchema = m.ConfigurationSchema.cloneTo(&kb.ConfigurationSchema)
+		c.Owner = m.Owner.cloneTo(&kb.Owner)
+		c.Price = m.Price.cloneTo(&kb.Price)
 	} else {
 		c.ConfigurationSchema = m.ConfigurationSchema.Clone()
 		c.Owner = m.Owner.Clone()
@@ -340,6 +313,7 @@ func (m *ServiceBlueprint) cloneTo(c *ServiceBlueprint) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _ServiceBlueprint_kids holds the sub-messages of a copy of a ServiceBlueprint in one block.

@@ -236,22 +236,15 @@ func NewNetworkAuthorizationFieldMap(flags ...string) (*fieldmap.FieldMap, error
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NodeIdentity) Clone() *NodeIdentity { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NodeIdentity when nil) a deep copy of m, when not nil.
-func (m *NodeIdentity) cloneIn(c *NodeIdentity) *NodeIdentity {
+func (m *NodeIdentity) Clone() *NodeIdentity {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(NodeIdentity)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(NodeIdentity))
 }
 
-// cloneTo makes c, a zero NodeIdentity, a deep copy of m, which is not nil.
-func (m *NodeIdentity) cloneTo(c *NodeIdentity) {
+// cloneTo makes c, a zero NodeIdentity, a deep copy of m, which is not nil, and returns c.
+func (m *NodeIdentity) cloneTo(c *NodeIdentity) *NodeIdentity {
 	c.Domain = m.Domain
 	c.NodeId = m.NodeId
 	c.Ip = m.Ip
@@ -260,98 +253,74 @@ func (m *NodeIdentity) cloneTo(c *NodeIdentity) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NodeAdditionalInformation) Clone() *NodeAdditionalInformation { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NodeAdditionalInformation when nil) a deep copy of m, when not nil.
-func (m *NodeAdditionalInformation) cloneIn(c *NodeAdditionalInformation) *NodeAdditionalInformation {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(NodeAdditionalInformation)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero NodeAdditionalInformation, a deep copy of m, which is not nil.
-func (m *NodeAdditionalInformation) cloneTo(c *NodeAdditionalInformation) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NodeAdditionalInformation) Clone() *NodeAdditionalInformation {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(NodeAdditionalInformation))
+}
+
+// cloneTo makes c, a zero NodeAdditionalInformation, a deep copy of m, which is not nil, and returns c.
+func (m *NodeAdditionalInformation) cloneTo(c *NodeAdditionalInformation) *NodeAdditionalInformation {
 	c.LiqoId = m.LiqoId
 	c.Kubeconfig = m.Kubeconfig
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TelemetryEndpoint) Clone() *TelemetryEndpoint { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TelemetryEndpoint when nil) a deep copy of m, when not nil.
-func (m *TelemetryEndpoint) cloneIn(c *TelemetryEndpoint) *TelemetryEndpoint {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TelemetryEndpoint)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TelemetryEndpoint, a deep copy of m, which is not nil.
-func (m *TelemetryEndpoint) cloneTo(c *TelemetryEndpoint) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TelemetryEndpoint) Clone() *TelemetryEndpoint {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TelemetryEndpoint))
+}
+
+// cloneTo makes c, a zero TelemetryEndpoint, a deep copy of m, which is not nil, and returns c.
+func (m *TelemetryEndpoint) cloneTo(c *TelemetryEndpoint) *TelemetryEndpoint {
 	c.Endpoint = m.Endpoint
 	c.Intents = slices.Clone(m.Intents)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Price) Clone() *Price { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Price when nil) a deep copy of m, when not nil.
-func (m *Price) cloneIn(c *Price) *Price {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Price)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Price, a deep copy of m, which is not nil.
-func (m *Price) cloneTo(c *Price) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Price) Clone() *Price {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Price))
+}
+
+// cloneTo makes c, a zero Price, a deep copy of m, which is not nil, and returns c.
+func (m *Price) cloneTo(c *Price) *Price {
 	c.Amount = m.Amount
 	c.Currency = m.Currency
 	c.Period = m.Period
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Location) Clone() *Location { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Location when nil) a deep copy of m, when not nil.
-func (m *Location) cloneIn(c *Location) *Location {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Location)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Location, a deep copy of m, which is not nil.
-func (m *Location) cloneTo(c *Location) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Location) Clone() *Location {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Location))
+}
+
+// cloneTo makes c, a zero Location, a deep copy of m, which is not nil, and returns c.
+func (m *Location) cloneTo(c *Location) *Location {
 	c.Latitude = m.Latitude
 	c.Longitude = m.Longitude
 	c.Country = m.Country
@@ -360,75 +329,57 @@ func (m *Location) cloneTo(c *Location) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GPU) Clone() *GPU { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GPU when nil) a deep copy of m, when not nil.
-func (m *GPU) cloneIn(c *GPU) *GPU {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GPU)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GPU, a deep copy of m, which is not nil.
-func (m *GPU) cloneTo(c *GPU) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GPU) Clone() *GPU {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GPU))
+}
+
+// cloneTo makes c, a zero GPU, a deep copy of m, which is not nil, and returns c.
+func (m *GPU) cloneTo(c *GPU) *GPU {
 	c.Model = m.Model
 	c.Cores = m.Cores
 	c.Memory = m.Memory
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *PortRange) Clone() *PortRange { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new PortRange when nil) a deep copy of m, when not nil.
-func (m *PortRange) cloneIn(c *PortRange) *PortRange {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(PortRange)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero PortRange, a deep copy of m, which is not nil.
-func (m *PortRange) cloneTo(c *PortRange) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PortRange) Clone() *PortRange {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(PortRange))
+}
+
+// cloneTo makes c, a zero PortRange, a deep copy of m, which is not nil, and returns c.
+func (m *PortRange) cloneTo(c *PortRange) *PortRange {
 	c.Protocol = m.Protocol
 	c.Min = m.Min
 	c.Max = m.Max
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NetworkAuthorization) Clone() *NetworkAuthorization { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NetworkAuthorization when nil) a deep copy of m, when not nil.
-func (m *NetworkAuthorization) cloneIn(c *NetworkAuthorization) *NetworkAuthorization {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(NetworkAuthorization)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero NetworkAuthorization, a deep copy of m, which is not nil.
-func (m *NetworkAuthorization) cloneTo(c *NetworkAuthorization) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NetworkAuthorization) Clone() *NetworkAuthorization {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(NetworkAuthorization))
+}
+
+// cloneTo makes c, a zero NetworkAuthorization, a deep copy of m, which is not nil, and returns c.
+func (m *NetworkAuthorization) cloneTo(c *NetworkAuthorization) *NetworkAuthorization {
 	c.Action = m.Action
 	c.Cidr = m.Cidr
 	if s := m.Ports; s != nil {
@@ -436,8 +387,7 @@ func (m *NetworkAuthorization) cloneTo(c *NetworkAuthorization) {
 		blk := make([]PortRange, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Ports = out
@@ -445,6 +395,7 @@ func (m *NetworkAuthorization) cloneTo(c *NetworkAuthorization) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

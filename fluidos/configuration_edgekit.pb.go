@@ -180,22 +180,15 @@ func NewConfigurationFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *K8SliceConfiguration) Clone() *K8SliceConfiguration { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new K8SliceConfiguration when nil) a deep copy of m, when not nil.
-func (m *K8SliceConfiguration) cloneIn(c *K8SliceConfiguration) *K8SliceConfiguration {
+func (m *K8SliceConfiguration) Clone() *K8SliceConfiguration {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(K8SliceConfiguration)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(K8SliceConfiguration))
 }
 
-// cloneTo makes c, a zero K8SliceConfiguration, a deep copy of m, which is not nil.
-func (m *K8SliceConfiguration) cloneTo(c *K8SliceConfiguration) {
+// cloneTo makes c, a zero K8SliceConfiguration, a deep copy of m, which is not nil, and returns c.
+func (m *K8SliceConfiguration) cloneTo(c *K8SliceConfiguration) *K8SliceConfiguration {
 	c.Cpu = m.Cpu
 	c.Memory = m.Memory
 	c.Pods = m.Pods
@@ -204,25 +197,19 @@ func (m *K8SliceConfiguration) cloneTo(c *K8SliceConfiguration) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ServiceConfiguration) Clone() *ServiceConfiguration { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ServiceConfiguration when nil) a deep copy of m, when not nil.
-func (m *ServiceConfiguration) cloneIn(c *ServiceConfiguration) *ServiceConfiguration {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ServiceConfiguration)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ServiceConfiguration, a deep copy of m, which is not nil.
-func (m *ServiceConfiguration) cloneTo(c *ServiceConfiguration) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ServiceConfiguration) Clone() *ServiceConfiguration {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ServiceConfiguration))
+}
+
+// cloneTo makes c, a zero ServiceConfiguration, a deep copy of m, which is not nil, and returns c.
+func (m *ServiceConfiguration) cloneTo(c *ServiceConfiguration) *ServiceConfiguration {
 	c.BlueprintId = m.BlueprintId
 	c.Parameters = maps.Clone(m.Parameters)
 	c.HostingPolicy = m.HostingPolicy
@@ -230,25 +217,19 @@ func (m *ServiceConfiguration) cloneTo(c *ServiceConfiguration) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *VMConfiguration) Clone() *VMConfiguration { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new VMConfiguration when nil) a deep copy of m, when not nil.
-func (m *VMConfiguration) cloneIn(c *VMConfiguration) *VMConfiguration {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(VMConfiguration)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero VMConfiguration, a deep copy of m, which is not nil.
-func (m *VMConfiguration) cloneTo(c *VMConfiguration) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *VMConfiguration) Clone() *VMConfiguration {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(VMConfiguration))
+}
+
+// cloneTo makes c, a zero VMConfiguration, a deep copy of m, which is not nil, and returns c.
+func (m *VMConfiguration) cloneTo(c *VMConfiguration) *VMConfiguration {
 	c.Cpu = m.Cpu
 	c.Memory = m.Memory
 	c.Storage = m.Storage
@@ -256,48 +237,36 @@ func (m *VMConfiguration) cloneTo(c *VMConfiguration) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *SensorConfiguration) Clone() *SensorConfiguration { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new SensorConfiguration when nil) a deep copy of m, when not nil.
-func (m *SensorConfiguration) cloneIn(c *SensorConfiguration) *SensorConfiguration {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(SensorConfiguration)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero SensorConfiguration, a deep copy of m, which is not nil.
-func (m *SensorConfiguration) cloneTo(c *SensorConfiguration) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SensorConfiguration) Clone() *SensorConfiguration {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(SensorConfiguration))
+}
+
+// cloneTo makes c, a zero SensorConfiguration, a deep copy of m, which is not nil, and returns c.
+func (m *SensorConfiguration) cloneTo(c *SensorConfiguration) *SensorConfiguration {
 	c.SamplingRateHz = m.SamplingRateHz
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Configuration) Clone() *Configuration { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Configuration when nil) a deep copy of m, when not nil.
-func (m *Configuration) cloneIn(c *Configuration) *Configuration {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Configuration)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Configuration, a deep copy of m, which is not nil.
-func (m *Configuration) cloneTo(c *Configuration) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Configuration) Clone() *Configuration {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Configuration))
+}
+
+// cloneTo makes c, a zero Configuration, a deep copy of m, which is not nil, and returns c.
+func (m *Configuration) cloneTo(c *Configuration) *Configuration {
 	switch v := m.Spec.(type) {
 	case *Configuration_K8Slice:
 		if v != nil {
@@ -305,7 +274,9 @@ func (m *Configuration) cloneTo(c *Configuration) {
 				w Configuration_K8Slice
 				m K8SliceConfiguration
 			})
-			b.w.K8Slice = v.K8Slice.cloneIn(&b.m)
+			if v.K8Slice != nil {
+				b.w.K8Slice = v.K8Slice.cloneTo(&b.m)
+			}
 			c.Spec = &b.w
 		}
 	case *Configuration_Service:
@@ -314,7 +285,9 @@ func (m *Configuration) cloneTo(c *Configuration) {
 				w Configuration_Service
 				m ServiceConfiguration
 			})
-			b.w.Service = v.Service.cloneIn(&b.m)
+			if v.Service != nil {
+				b.w.Service = v.Service.cloneTo(&b.m)
+			}
 			c.Spec = &b.w
 		}
 	case *Configuration_Vm:
@@ -323,7 +296,9 @@ func (m *Configuration) cloneTo(c *Configuration) {
 				w Configuration_Vm
 				m VMConfiguration
 			})
-			b.w.Vm = v.Vm.cloneIn(&b.m)
+			if v.Vm != nil {
+				b.w.Vm = v.Vm.cloneTo(&b.m)
+			}
 			c.Spec = &b.w
 		}
 	case *Configuration_Sensor:
@@ -332,13 +307,16 @@ func (m *Configuration) cloneTo(c *Configuration) {
 				w Configuration_Sensor
 				m SensorConfiguration
 			})
-			b.w.Sensor = v.Sensor.cloneIn(&b.m)
+			if v.Sensor != nil {
+				b.w.Sensor = v.Sensor.cloneTo(&b.m)
+			}
 			c.Spec = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -517,22 +517,15 @@ func NewContractFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *PeeringTargetCredentials) Clone() *PeeringTargetCredentials { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new PeeringTargetCredentials when nil) a deep copy of m, when not nil.
-func (m *PeeringTargetCredentials) cloneIn(c *PeeringTargetCredentials) *PeeringTargetCredentials {
+func (m *PeeringTargetCredentials) Clone() *PeeringTargetCredentials {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(PeeringTargetCredentials)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(PeeringTargetCredentials))
 }
 
-// cloneTo makes c, a zero PeeringTargetCredentials, a deep copy of m, which is not nil.
-func (m *PeeringTargetCredentials) cloneTo(c *PeeringTargetCredentials) {
+// cloneTo makes c, a zero PeeringTargetCredentials, a deep copy of m, which is not nil, and returns c.
+func (m *PeeringTargetCredentials) cloneTo(c *PeeringTargetCredentials) *PeeringTargetCredentials {
 	c.ClusterId = m.ClusterId
 	c.ClusterName = m.ClusterName
 	c.Endpoint = m.Endpoint
@@ -541,25 +534,19 @@ func (m *PeeringTargetCredentials) cloneTo(c *PeeringTargetCredentials) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Contract) Clone() *Contract { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Contract when nil) a deep copy of m, when not nil.
-func (m *Contract) cloneIn(c *Contract) *Contract {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Contract)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Contract, a deep copy of m, which is not nil.
-func (m *Contract) cloneTo(c *Contract) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Contract) Clone() *Contract {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Contract))
+}
+
+// cloneTo makes c, a zero Contract, a deep copy of m, which is not nil, and returns c.
+func (m *Contract) cloneTo(c *Contract) *Contract {
 	c.Id = m.Id
 	c.TransactionId = m.TransactionId
 	c.ExpirationTime = fieldmap.CloneTimestamp(m.ExpirationTime)
@@ -568,8 +555,7 @@ func (m *Contract) cloneTo(c *Contract) {
 		blk := make([]NetworkAuthorization, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.NetworkRequests = out
@@ -580,12 +566,12 @@ func (m *Contract) cloneTo(c *Contract) {
 	c.NetworkRequestsText = m.NetworkRequestsText
 	if m.Flavor != nil && m.Buyer != nil && m.Seller != nil && m.Configuration != nil && m.PeeringTargetCredentials != nil && m.IngressTelemetryEndpoint != nil {
 		kb := new(_Contract_kids)
-		c.Flavor = m.Flavor.cloneIn(&kb.Flavor)
-		c.Buyer = m.Buyer.cloneIn(&kb.Buyer)
-		c.Seller = m.Seller.cloneIn(&kb.Seller)
-		c.Configuration = m.Configuration.cloneIn(&kb.Configuration)
-		c.PeeringTargetCredentials = m.PeeringTargetCredentials.cloneIn(&kb.PeeringTargetCredentials)
-		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.cloneIn(&kb.IngressTelemetryEndpoint)
+		c.Flavor = m.Flavor.cloneTo(&kb.Flavor)
+		c.Buyer = m.Buyer.cloneTo(&kb.Buyer)
+		c.Seller = m.Seller.cloneTo(&kb.Seller)
+		c.Configuration = m.Configuration.cloneTo(&kb.Configuration)
+		c.PeeringTargetCredentials = m.PeeringTargetCredentials.cloneTo(&kb.PeeringTargetCredentials)
+		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.cloneTo(&kb.IngressTelemetryEndpoint)
 	} else {
 		c.Flavor = m.Flavor.Clone()
 		c.Buyer = m.Buyer.Clone()
@@ -597,6 +583,7 @@ func (m *Contract) cloneTo(c *Contract) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Contract_kids holds the sub-messages of a copy of a Contract in one block.

@@ -637,22 +637,15 @@ func NewPeeringCandidateFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Discovery) Clone() *Discovery { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Discovery when nil) a deep copy of m, when not nil.
-func (m *Discovery) cloneIn(c *Discovery) *Discovery {
+func (m *Discovery) Clone() *Discovery {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Discovery)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Discovery))
 }
 
-// cloneTo makes c, a zero Discovery, a deep copy of m, which is not nil.
-func (m *Discovery) cloneTo(c *Discovery) {
+// cloneTo makes c, a zero Discovery, a deep copy of m, which is not nil, and returns c.
+func (m *Discovery) cloneTo(c *Discovery) *Discovery {
 	c.Id = m.Id
 	c.SolverId = m.SolverId
 	c.Selector = m.Selector.Clone()
@@ -667,8 +660,7 @@ func (m *Discovery) cloneTo(c *Discovery) {
 		blk := make([]PeerResult, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.PeerResults = out
@@ -676,25 +668,19 @@ func (m *Discovery) cloneTo(c *Discovery) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *PeerResult) Clone() *PeerResult { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new PeerResult when nil) a deep copy of m, when not nil.
-func (m *PeerResult) cloneIn(c *PeerResult) *PeerResult {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(PeerResult)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero PeerResult, a deep copy of m, which is not nil.
-func (m *PeerResult) cloneTo(c *PeerResult) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PeerResult) Clone() *PeerResult {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(PeerResult))
+}
+
+// cloneTo makes c, a zero PeerResult, a deep copy of m, which is not nil, and returns c.
+func (m *PeerResult) cloneTo(c *PeerResult) *PeerResult {
 	c.Address = m.Address
 	c.NodeId = m.NodeId
 	c.FlavorsFound = m.FlavorsFound
@@ -703,25 +689,19 @@ func (m *PeerResult) cloneTo(c *PeerResult) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *PeeringCandidate) Clone() *PeeringCandidate { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new PeeringCandidate when nil) a deep copy of m, when not nil.
-func (m *PeeringCandidate) cloneIn(c *PeeringCandidate) *PeeringCandidate {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(PeeringCandidate)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero PeeringCandidate, a deep copy of m, which is not nil.
-func (m *PeeringCandidate) cloneTo(c *PeeringCandidate) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PeeringCandidate) Clone() *PeeringCandidate {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(PeeringCandidate))
+}
+
+// cloneTo makes c, a zero PeeringCandidate, a deep copy of m, which is not nil, and returns c.
+func (m *PeeringCandidate) cloneTo(c *PeeringCandidate) *PeeringCandidate {
 	c.Id = m.Id
 	c.Flavor = m.Flavor.Clone()
 	c.SolverIds = slices.Clone(m.SolverIds)
@@ -731,6 +711,7 @@ func (m *PeeringCandidate) cloneTo(c *PeeringCandidate) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -920,22 +920,15 @@ func NewFlavorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *K8SliceCharacteristics) Clone() *K8SliceCharacteristics { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new K8SliceCharacteristics when nil) a deep copy of m, when not nil.
-func (m *K8SliceCharacteristics) cloneIn(c *K8SliceCharacteristics) *K8SliceCharacteristics {
+func (m *K8SliceCharacteristics) Clone() *K8SliceCharacteristics {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(K8SliceCharacteristics)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(K8SliceCharacteristics))
 }
 
-// cloneTo makes c, a zero K8SliceCharacteristics, a deep copy of m, which is not nil.
-func (m *K8SliceCharacteristics) cloneTo(c *K8SliceCharacteristics) {
+// cloneTo makes c, a zero K8SliceCharacteristics, a deep copy of m, which is not nil, and returns c.
+func (m *K8SliceCharacteristics) cloneTo(c *K8SliceCharacteristics) *K8SliceCharacteristics {
 	c.Architecture = m.Architecture
 	c.Cpu = m.Cpu
 	c.Memory = m.Memory
@@ -945,25 +938,19 @@ func (m *K8SliceCharacteristics) cloneTo(c *K8SliceCharacteristics) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Partitionability) Clone() *Partitionability { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Partitionability when nil) a deep copy of m, when not nil.
-func (m *Partitionability) cloneIn(c *Partitionability) *Partitionability {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Partitionability)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Partitionability, a deep copy of m, which is not nil.
-func (m *Partitionability) cloneTo(c *Partitionability) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Partitionability) Clone() *Partitionability {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Partitionability))
+}
+
+// cloneTo makes c, a zero Partitionability, a deep copy of m, which is not nil, and returns c.
+func (m *Partitionability) cloneTo(c *Partitionability) *Partitionability {
 	c.CpuMin = m.CpuMin
 	c.MemoryMin = m.MemoryMin
 	c.PodsMin = m.PodsMin
@@ -973,49 +960,37 @@ func (m *Partitionability) cloneTo(c *Partitionability) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CarbonFootprint) Clone() *CarbonFootprint { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CarbonFootprint when nil) a deep copy of m, when not nil.
-func (m *CarbonFootprint) cloneIn(c *CarbonFootprint) *CarbonFootprint {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(CarbonFootprint)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero CarbonFootprint, a deep copy of m, which is not nil.
-func (m *CarbonFootprint) cloneTo(c *CarbonFootprint) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CarbonFootprint) Clone() *CarbonFootprint {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(CarbonFootprint))
+}
+
+// cloneTo makes c, a zero CarbonFootprint, a deep copy of m, which is not nil, and returns c.
+func (m *CarbonFootprint) cloneTo(c *CarbonFootprint) *CarbonFootprint {
 	c.Embodied = m.Embodied
 	c.Operational = slices.Clone(m.Operational)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *K8SliceProperties) Clone() *K8SliceProperties { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new K8SliceProperties when nil) a deep copy of m, when not nil.
-func (m *K8SliceProperties) cloneIn(c *K8SliceProperties) *K8SliceProperties {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(K8SliceProperties)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero K8SliceProperties, a deep copy of m, which is not nil.
-func (m *K8SliceProperties) cloneTo(c *K8SliceProperties) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *K8SliceProperties) Clone() *K8SliceProperties {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(K8SliceProperties))
+}
+
+// cloneTo makes c, a zero K8SliceProperties, a deep copy of m, which is not nil, and returns c.
+func (m *K8SliceProperties) cloneTo(c *K8SliceProperties) *K8SliceProperties {
 	c.LatencyMs = m.LatencyMs
 	c.SecurityStandards = slices.Clone(m.SecurityStandards)
 	if s := m.NetworkAuthorizations; s != nil {
@@ -1023,8 +998,7 @@ func (m *K8SliceProperties) cloneTo(c *K8SliceProperties) {
 		blk := make([]NetworkAuthorization, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.NetworkAuthorizations = out
@@ -1032,8 +1006,8 @@ func (m *K8SliceProperties) cloneTo(c *K8SliceProperties) {
 	c.AdditionalProperties = maps.Clone(m.AdditionalProperties)
 	if m.CarbonFootprint != nil && m.NetworkIntents != nil {
 		kb := new(_K8SliceProperties_kids)
-		c.CarbonFootprint = m.CarbonFootprint.cloneIn(&kb.CarbonFootprint)
-		c.NetworkIntents = m.NetworkIntents.cloneIn(&kb.NetworkIntents)
+		c.CarbonFootprint = m.CarbonFootprint.cloneTo(&kb.CarbonFootprint)
+		c.NetworkIntents = m.NetworkIntents.cloneTo(&kb.NetworkIntents)
 	} else {
 		c.CarbonFootprint = m.CarbonFootprint.Clone()
 		c.NetworkIntents = m.NetworkIntents.Clone()
@@ -1041,6 +1015,7 @@ func (m *K8SliceProperties) cloneTo(c *K8SliceProperties) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _K8SliceProperties_kids holds the sub-messages of a copy of a K8SliceProperties in one block.
@@ -1050,29 +1025,21 @@ type _K8SliceProperties_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NetworkIntents) Clone() *NetworkIntents { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NetworkIntents when nil) a deep copy of m, when not nil.
-func (m *NetworkIntents) cloneIn(c *NetworkIntents) *NetworkIntents {
+func (m *NetworkIntents) Clone() *NetworkIntents {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(NetworkIntents)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(NetworkIntents))
 }
 
-// cloneTo makes c, a zero NetworkIntents, a deep copy of m, which is not nil.
-func (m *NetworkIntents) cloneTo(c *NetworkIntents) {
+// cloneTo makes c, a zero NetworkIntents, a deep copy of m, which is not nil, and returns c.
+func (m *NetworkIntents) cloneTo(c *NetworkIntents) *NetworkIntents {
 	if s := m.DeniedCommunications; s != nil {
 		out := make([]*NetworkIntent, len(s))
 		blk := make([]NetworkIntent, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.DeniedCommunications = out
@@ -1082,8 +1049,7 @@ func (m *NetworkIntents) cloneTo(c *NetworkIntents) {
 		blk := make([]NetworkIntent, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.MandatoryCommunications = out
@@ -1091,32 +1057,26 @@ func (m *NetworkIntents) cloneTo(c *NetworkIntents) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NetworkIntent) Clone() *NetworkIntent { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NetworkIntent when nil) a deep copy of m, when not nil.
-func (m *NetworkIntent) cloneIn(c *NetworkIntent) *NetworkIntent {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(NetworkIntent)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero NetworkIntent, a deep copy of m, which is not nil.
-func (m *NetworkIntent) cloneTo(c *NetworkIntent) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NetworkIntent) Clone() *NetworkIntent {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(NetworkIntent))
+}
+
+// cloneTo makes c, a zero NetworkIntent, a deep copy of m, which is not nil, and returns c.
+func (m *NetworkIntent) cloneTo(c *NetworkIntent) *NetworkIntent {
 	c.Name = m.Name
 	c.DestinationPort = m.DestinationPort
 	c.ProtocolType = m.ProtocolType
 	if m.Source != nil && m.Destination != nil {
 		kb := new(_NetworkIntent_kids)
-		c.Source = m.Source.cloneIn(&kb.Source)
-		c.Destination = m.Destination.cloneIn(&kb.Destination)
+		c.Source = m.Source.cloneTo(&kb.Source)
+		c.Destination = m.Destination.cloneTo(&kb.Destination)
 	} else {
 		c.Source = m.Source.Clone()
 		c.Destination = m.Destination.Clone()
@@ -1124,6 +1084,7 @@ func (m *NetworkIntent) cloneTo(c *NetworkIntent) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _NetworkIntent_kids holds the sub-messages of a copy of a NetworkIntent in one block.
@@ -1133,46 +1094,33 @@ type _NetworkIntent_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NetworkEndpoint) Clone() *NetworkEndpoint { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NetworkEndpoint when nil) a deep copy of m, when not nil.
-func (m *NetworkEndpoint) cloneIn(c *NetworkEndpoint) *NetworkEndpoint {
+func (m *NetworkEndpoint) Clone() *NetworkEndpoint {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(NetworkEndpoint)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(NetworkEndpoint))
 }
 
-// cloneTo makes c, a zero NetworkEndpoint, a deep copy of m, which is not nil.
-func (m *NetworkEndpoint) cloneTo(c *NetworkEndpoint) {
+// cloneTo makes c, a zero NetworkEndpoint, a deep copy of m, which is not nil, and returns c.
+func (m *NetworkEndpoint) cloneTo(c *NetworkEndpoint) *NetworkEndpoint {
 	c.IsHotCluster = m.IsHotCluster
 	c.ResourceSelector = m.ResourceSelector.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NetworkResourceSelector) Clone() *NetworkResourceSelector { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NetworkResourceSelector when nil) a deep copy of m, when not nil.
-func (m *NetworkResourceSelector) cloneIn(c *NetworkResourceSelector) *NetworkResourceSelector {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(NetworkResourceSelector)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero NetworkResourceSelector, a deep copy of m, which is not nil.
-func (m *NetworkResourceSelector) cloneTo(c *NetworkResourceSelector) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NetworkResourceSelector) Clone() *NetworkResourceSelector {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(NetworkResourceSelector))
+}
+
+// cloneTo makes c, a zero NetworkResourceSelector, a deep copy of m, which is not nil, and returns c.
+func (m *NetworkResourceSelector) cloneTo(c *NetworkResourceSelector) *NetworkResourceSelector {
 	switch v := m.Selector.(type) {
 	case *NetworkResourceSelector_Cidr:
 		if v != nil {
@@ -1184,39 +1132,34 @@ func (m *NetworkResourceSelector) cloneTo(c *NetworkResourceSelector) {
 				w NetworkResourceSelector_PodNamespace
 				m PodNamespaceSelector
 			})
-			b.w.PodNamespace = v.PodNamespace.cloneIn(&b.m)
+			if v.PodNamespace != nil {
+				b.w.PodNamespace = v.PodNamespace.cloneTo(&b.m)
+			}
 			c.Selector = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *PodNamespaceSelector) Clone() *PodNamespaceSelector { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new PodNamespaceSelector when nil) a deep copy of m, when not nil.
-func (m *PodNamespaceSelector) cloneIn(c *PodNamespaceSelector) *PodNamespaceSelector {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(PodNamespaceSelector)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero PodNamespaceSelector, a deep copy of m, which is not nil.
-func (m *PodNamespaceSelector) cloneTo(c *PodNamespaceSelector) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PodNamespaceSelector) Clone() *PodNamespaceSelector {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(PodNamespaceSelector))
+}
+
+// cloneTo makes c, a zero PodNamespaceSelector, a deep copy of m, which is not nil, and returns c.
+func (m *PodNamespaceSelector) cloneTo(c *PodNamespaceSelector) *PodNamespaceSelector {
 	if s := m.Pod; s != nil {
 		out := make([]*Label, len(s))
 		blk := make([]Label, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Pod = out
@@ -1226,8 +1169,7 @@ func (m *PodNamespaceSelector) cloneTo(c *PodNamespaceSelector) {
 		blk := make([]Label, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Namespace = out
@@ -1235,54 +1177,42 @@ func (m *PodNamespaceSelector) cloneTo(c *PodNamespaceSelector) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Label) Clone() *Label { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Label when nil) a deep copy of m, when not nil.
-func (m *Label) cloneIn(c *Label) *Label {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Label)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Label, a deep copy of m, which is not nil.
-func (m *Label) cloneTo(c *Label) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Label) Clone() *Label {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Label))
+}
+
+// cloneTo makes c, a zero Label, a deep copy of m, which is not nil, and returns c.
+func (m *Label) cloneTo(c *Label) *Label {
 	c.Key = m.Key
 	c.Value = m.Value
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *K8Slice) Clone() *K8Slice { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new K8Slice when nil) a deep copy of m, when not nil.
-func (m *K8Slice) cloneIn(c *K8Slice) *K8Slice {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(K8Slice)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero K8Slice, a deep copy of m, which is not nil.
-func (m *K8Slice) cloneTo(c *K8Slice) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *K8Slice) Clone() *K8Slice {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(K8Slice))
+}
+
+// cloneTo makes c, a zero K8Slice, a deep copy of m, which is not nil, and returns c.
+func (m *K8Slice) cloneTo(c *K8Slice) *K8Slice {
 	if m.Characteristics != nil && m.Partitionability != nil && m.Properties != nil {
 		kb := new(_K8Slice_kids)
-		c.Characteristics = m.Characteristics.cloneIn(&kb.Characteristics)
-		c.Partitionability = m.Partitionability.cloneIn(&kb.Partitionability)
-		c.Properties = m.Properties.cloneIn(&kb.Properties)
+		c.Characteristics = m.Characteristics.cloneTo(&kb.Characteristics)
+		c.Partitionability = m.Partitionability.cloneTo(&kb.Partitionability)
+		c.Properties = m.Properties.cloneTo(&kb.Properties)
 	} else {
 		c.Characteristics = m.Characteristics.Clone()
 		c.Partitionability = m.Partitionability.Clone()
@@ -1291,6 +1221,7 @@ func (m *K8Slice) cloneTo(c *K8Slice) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _K8Slice_kids holds the sub-messages of a copy of a K8Slice in one block.
@@ -1301,22 +1232,15 @@ type _K8Slice_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Service) Clone() *Service { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Service when nil) a deep copy of m, when not nil.
-func (m *Service) cloneIn(c *Service) *Service {
+func (m *Service) Clone() *Service {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Service)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Service))
 }
 
-// cloneTo makes c, a zero Service, a deep copy of m, which is not nil.
-func (m *Service) cloneTo(c *Service) {
+// cloneTo makes c, a zero Service, a deep copy of m, which is not nil, and returns c.
+func (m *Service) cloneTo(c *Service) *Service {
 	c.Name = m.Name
 	c.Description = m.Description
 	c.Category = m.Category
@@ -1330,25 +1254,19 @@ func (m *Service) cloneTo(c *Service) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *VM) Clone() *VM { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new VM when nil) a deep copy of m, when not nil.
-func (m *VM) cloneIn(c *VM) *VM {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(VM)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero VM, a deep copy of m, which is not nil.
-func (m *VM) cloneTo(c *VM) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *VM) Clone() *VM {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(VM))
+}
+
+// cloneTo makes c, a zero VM, a deep copy of m, which is not nil, and returns c.
+func (m *VM) cloneTo(c *VM) *VM {
 	c.Cpu = m.Cpu
 	c.Memory = m.Memory
 	c.Storage = m.Storage
@@ -1359,25 +1277,19 @@ func (m *VM) cloneTo(c *VM) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Sensor) Clone() *Sensor { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Sensor when nil) a deep copy of m, when not nil.
-func (m *Sensor) cloneIn(c *Sensor) *Sensor {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Sensor)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Sensor, a deep copy of m, which is not nil.
-func (m *Sensor) cloneTo(c *Sensor) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Sensor) Clone() *Sensor {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Sensor))
+}
+
+// cloneTo makes c, a zero Sensor, a deep copy of m, which is not nil, and returns c.
+func (m *Sensor) cloneTo(c *Sensor) *Sensor {
 	c.SensorType = m.SensorType
 	c.SamplingRateHz = m.SamplingRateHz
 	c.Accuracy = m.Accuracy
@@ -1387,25 +1299,19 @@ func (m *Sensor) cloneTo(c *Sensor) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Flavor) Clone() *Flavor { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Flavor when nil) a deep copy of m, when not nil.
-func (m *Flavor) cloneIn(c *Flavor) *Flavor {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Flavor)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Flavor, a deep copy of m, which is not nil.
-func (m *Flavor) cloneTo(c *Flavor) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Flavor) Clone() *Flavor {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Flavor))
+}
+
+// cloneTo makes c, a zero Flavor, a deep copy of m, which is not nil, and returns c.
+func (m *Flavor) cloneTo(c *Flavor) *Flavor {
 	c.Id = m.Id
 	c.ProviderId = m.ProviderId
 	c.Availability = m.Availability
@@ -1414,9 +1320,9 @@ func (m *Flavor) cloneTo(c *Flavor) {
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
 	if m.Owner != nil && m.Price != nil && m.Location != nil {
 		kb := new(_Flavor_kids)
-		c.Owner = m.Owner.cloneIn(&kb.Owner)
-		c.Price = m.Price.cloneIn(&kb.Price)
-		c.Location = m.Location.cloneIn(&kb.Location)
+		c.Owner = m.Owner.cloneTo(&kb.Owner)
+		c.Price = m.Price.cloneTo(&kb.Price)
+		c.Location = m.Location.cloneTo(&kb.Location)
 	} else {
 		c.Owner = m.Owner.Clone()
 		c.Price = m.Price.Clone()
@@ -1429,7 +1335,9 @@ func (m *Flavor) cloneTo(c *Flavor) {
 				w Flavor_K8Slice
 				m K8Slice
 			})
-			b.w.K8Slice = v.K8Slice.cloneIn(&b.m)
+			if v.K8Slice != nil {
+				b.w.K8Slice = v.K8Slice.cloneTo(&b.m)
+			}
 			c.Spec = &b.w
 		}
 	case *Flavor_Service:
@@ -1438,7 +1346,9 @@ func (m *Flavor) cloneTo(c *Flavor) {
 				w Flavor_Service
 				m Service
 			})
-			b.w.Service = v.Service.cloneIn(&b.m)
+			if v.Service != nil {
+				b.w.Service = v.Service.cloneTo(&b.m)
+			}
 			c.Spec = &b.w
 		}
 	case *Flavor_Vm:
@@ -1447,7 +1357,9 @@ func (m *Flavor) cloneTo(c *Flavor) {
 				w Flavor_Vm
 				m VM
 			})
-			b.w.Vm = v.Vm.cloneIn(&b.m)
+			if v.Vm != nil {
+				b.w.Vm = v.Vm.cloneTo(&b.m)
+			}
 			c.Spec = &b.w
 		}
 	case *Flavor_Sensor:
@@ -1456,13 +1368,16 @@ func (m *Flavor) cloneTo(c *Flavor) {
 				w Flavor_Sensor
 				m Sensor
 			})
-			b.w.Sensor = v.Sensor.cloneIn(&b.m)
+			if v.Sensor != nil {
+				b.w.Sensor = v.Sensor.cloneTo(&b.m)
+			}
 			c.Spec = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Flavor_kids holds the sub-messages of a copy of a Flavor in one block.

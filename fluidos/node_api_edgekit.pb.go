@@ -3921,143 +3921,105 @@ func NewAddPeerResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateSolverRequest) Clone() *CreateSolverRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateSolverRequest when nil) a deep copy of m, when not nil.
-func (m *CreateSolverRequest) cloneIn(c *CreateSolverRequest) *CreateSolverRequest {
+func (m *CreateSolverRequest) Clone() *CreateSolverRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CreateSolverRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CreateSolverRequest))
 }
 
-// cloneTo makes c, a zero CreateSolverRequest, a deep copy of m, which is not nil.
-func (m *CreateSolverRequest) cloneTo(c *CreateSolverRequest) {
+// cloneTo makes c, a zero CreateSolverRequest, a deep copy of m, which is not nil, and returns c.
+func (m *CreateSolverRequest) cloneTo(c *CreateSolverRequest) *CreateSolverRequest {
 	c.Solver = m.Solver.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateSolverResponse) Clone() *CreateSolverResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateSolverResponse when nil) a deep copy of m, when not nil.
-func (m *CreateSolverResponse) cloneIn(c *CreateSolverResponse) *CreateSolverResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(CreateSolverResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero CreateSolverResponse, a deep copy of m, which is not nil.
-func (m *CreateSolverResponse) cloneTo(c *CreateSolverResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateSolverResponse) Clone() *CreateSolverResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(CreateSolverResponse))
+}
+
+// cloneTo makes c, a zero CreateSolverResponse, a deep copy of m, which is not nil, and returns c.
+func (m *CreateSolverResponse) cloneTo(c *CreateSolverResponse) *CreateSolverResponse {
 	c.Solver = m.Solver.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetSolverRequest) Clone() *GetSolverRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetSolverRequest when nil) a deep copy of m, when not nil.
-func (m *GetSolverRequest) cloneIn(c *GetSolverRequest) *GetSolverRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetSolverRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetSolverRequest, a deep copy of m, which is not nil.
-func (m *GetSolverRequest) cloneTo(c *GetSolverRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetSolverRequest) Clone() *GetSolverRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetSolverRequest))
+}
+
+// cloneTo makes c, a zero GetSolverRequest, a deep copy of m, which is not nil, and returns c.
+func (m *GetSolverRequest) cloneTo(c *GetSolverRequest) *GetSolverRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetSolverResponse) Clone() *GetSolverResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetSolverResponse when nil) a deep copy of m, when not nil.
-func (m *GetSolverResponse) cloneIn(c *GetSolverResponse) *GetSolverResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetSolverResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetSolverResponse, a deep copy of m, which is not nil.
-func (m *GetSolverResponse) cloneTo(c *GetSolverResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetSolverResponse) Clone() *GetSolverResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetSolverResponse))
+}
+
+// cloneTo makes c, a zero GetSolverResponse, a deep copy of m, which is not nil, and returns c.
+func (m *GetSolverResponse) cloneTo(c *GetSolverResponse) *GetSolverResponse {
 	c.Solver = m.Solver.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListSolversRequest) Clone() *ListSolversRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListSolversRequest when nil) a deep copy of m, when not nil.
-func (m *ListSolversRequest) cloneIn(c *ListSolversRequest) *ListSolversRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListSolversRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListSolversRequest, a deep copy of m, which is not nil.
-func (m *ListSolversRequest) cloneTo(c *ListSolversRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListSolversRequest) Clone() *ListSolversRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListSolversRequest))
+}
+
+// cloneTo makes c, a zero ListSolversRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ListSolversRequest) cloneTo(c *ListSolversRequest) *ListSolversRequest {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListSolversResponse) Clone() *ListSolversResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListSolversResponse when nil) a deep copy of m, when not nil.
-func (m *ListSolversResponse) cloneIn(c *ListSolversResponse) *ListSolversResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListSolversResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListSolversResponse, a deep copy of m, which is not nil.
-func (m *ListSolversResponse) cloneTo(c *ListSolversResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListSolversResponse) Clone() *ListSolversResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListSolversResponse))
+}
+
+// cloneTo makes c, a zero ListSolversResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ListSolversResponse) cloneTo(c *ListSolversResponse) *ListSolversResponse {
 	if s := m.Solvers; s != nil {
 		out := make([]*Solver, len(s))
 		blk := make([]Solver, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Solvers = out
@@ -4065,147 +4027,110 @@ func (m *ListSolversResponse) cloneTo(c *ListSolversResponse) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteSolverRequest) Clone() *DeleteSolverRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteSolverRequest when nil) a deep copy of m, when not nil.
-func (m *DeleteSolverRequest) cloneIn(c *DeleteSolverRequest) *DeleteSolverRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteSolverRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteSolverRequest, a deep copy of m, which is not nil.
-func (m *DeleteSolverRequest) cloneTo(c *DeleteSolverRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteSolverRequest) Clone() *DeleteSolverRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteSolverRequest))
+}
+
+// cloneTo makes c, a zero DeleteSolverRequest, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteSolverRequest) cloneTo(c *DeleteSolverRequest) *DeleteSolverRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteSolverResponse) Clone() *DeleteSolverResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteSolverResponse when nil) a deep copy of m, when not nil.
-func (m *DeleteSolverResponse) cloneIn(c *DeleteSolverResponse) *DeleteSolverResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteSolverResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteSolverResponse, a deep copy of m, which is not nil.
-func (m *DeleteSolverResponse) cloneTo(c *DeleteSolverResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteSolverResponse) Clone() *DeleteSolverResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteSolverResponse))
+}
+
+// cloneTo makes c, a zero DeleteSolverResponse, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteSolverResponse) cloneTo(c *DeleteSolverResponse) *DeleteSolverResponse {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *WatchSolverRequest) Clone() *WatchSolverRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new WatchSolverRequest when nil) a deep copy of m, when not nil.
-func (m *WatchSolverRequest) cloneIn(c *WatchSolverRequest) *WatchSolverRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(WatchSolverRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero WatchSolverRequest, a deep copy of m, which is not nil.
-func (m *WatchSolverRequest) cloneTo(c *WatchSolverRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchSolverRequest) Clone() *WatchSolverRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(WatchSolverRequest))
+}
+
+// cloneTo makes c, a zero WatchSolverRequest, a deep copy of m, which is not nil, and returns c.
+func (m *WatchSolverRequest) cloneTo(c *WatchSolverRequest) *WatchSolverRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *WatchSolverResponse) Clone() *WatchSolverResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new WatchSolverResponse when nil) a deep copy of m, when not nil.
-func (m *WatchSolverResponse) cloneIn(c *WatchSolverResponse) *WatchSolverResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(WatchSolverResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero WatchSolverResponse, a deep copy of m, which is not nil.
-func (m *WatchSolverResponse) cloneTo(c *WatchSolverResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchSolverResponse) Clone() *WatchSolverResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(WatchSolverResponse))
+}
+
+// cloneTo makes c, a zero WatchSolverResponse, a deep copy of m, which is not nil, and returns c.
+func (m *WatchSolverResponse) cloneTo(c *WatchSolverResponse) *WatchSolverResponse {
 	c.Solver = m.Solver.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetDiscoveryRequest) Clone() *GetDiscoveryRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetDiscoveryRequest when nil) a deep copy of m, when not nil.
-func (m *GetDiscoveryRequest) cloneIn(c *GetDiscoveryRequest) *GetDiscoveryRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetDiscoveryRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetDiscoveryRequest, a deep copy of m, which is not nil.
-func (m *GetDiscoveryRequest) cloneTo(c *GetDiscoveryRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetDiscoveryRequest) Clone() *GetDiscoveryRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetDiscoveryRequest))
+}
+
+// cloneTo makes c, a zero GetDiscoveryRequest, a deep copy of m, which is not nil, and returns c.
+func (m *GetDiscoveryRequest) cloneTo(c *GetDiscoveryRequest) *GetDiscoveryRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetDiscoveryResponse) Clone() *GetDiscoveryResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetDiscoveryResponse when nil) a deep copy of m, when not nil.
-func (m *GetDiscoveryResponse) cloneIn(c *GetDiscoveryResponse) *GetDiscoveryResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetDiscoveryResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetDiscoveryResponse, a deep copy of m, which is not nil.
-func (m *GetDiscoveryResponse) cloneTo(c *GetDiscoveryResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetDiscoveryResponse) Clone() *GetDiscoveryResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetDiscoveryResponse))
+}
+
+// cloneTo makes c, a zero GetDiscoveryResponse, a deep copy of m, which is not nil, and returns c.
+func (m *GetDiscoveryResponse) cloneTo(c *GetDiscoveryResponse) *GetDiscoveryResponse {
 	c.Discovery = m.Discovery.Clone()
 	if s := m.Candidates; s != nil {
 		out := make([]*PeeringCandidate, len(s))
 		blk := make([]PeeringCandidate, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Candidates = out
@@ -4213,55 +4138,42 @@ func (m *GetDiscoveryResponse) cloneTo(c *GetDiscoveryResponse) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListFlavorsRequest) Clone() *ListFlavorsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListFlavorsRequest when nil) a deep copy of m, when not nil.
-func (m *ListFlavorsRequest) cloneIn(c *ListFlavorsRequest) *ListFlavorsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListFlavorsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListFlavorsRequest, a deep copy of m, which is not nil.
-func (m *ListFlavorsRequest) cloneTo(c *ListFlavorsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListFlavorsRequest) Clone() *ListFlavorsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListFlavorsRequest))
+}
+
+// cloneTo makes c, a zero ListFlavorsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ListFlavorsRequest) cloneTo(c *ListFlavorsRequest) *ListFlavorsRequest {
 	c.Selector = m.Selector.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListFlavorsResponse) Clone() *ListFlavorsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListFlavorsResponse when nil) a deep copy of m, when not nil.
-func (m *ListFlavorsResponse) cloneIn(c *ListFlavorsResponse) *ListFlavorsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListFlavorsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListFlavorsResponse, a deep copy of m, which is not nil.
-func (m *ListFlavorsResponse) cloneTo(c *ListFlavorsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListFlavorsResponse) Clone() *ListFlavorsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListFlavorsResponse))
+}
+
+// cloneTo makes c, a zero ListFlavorsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ListFlavorsResponse) cloneTo(c *ListFlavorsResponse) *ListFlavorsResponse {
 	if s := m.Flavors; s != nil {
 		out := make([]*Flavor, len(s))
 		blk := make([]Flavor, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Flavors = out
@@ -4269,79 +4181,60 @@ func (m *ListFlavorsResponse) cloneTo(c *ListFlavorsResponse) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListPeerFlavorsRequest) Clone() *ListPeerFlavorsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListPeerFlavorsRequest when nil) a deep copy of m, when not nil.
-func (m *ListPeerFlavorsRequest) cloneIn(c *ListPeerFlavorsRequest) *ListPeerFlavorsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListPeerFlavorsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListPeerFlavorsRequest, a deep copy of m, which is not nil.
-func (m *ListPeerFlavorsRequest) cloneTo(c *ListPeerFlavorsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListPeerFlavorsRequest) Clone() *ListPeerFlavorsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListPeerFlavorsRequest))
+}
+
+// cloneTo makes c, a zero ListPeerFlavorsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ListPeerFlavorsRequest) cloneTo(c *ListPeerFlavorsRequest) *ListPeerFlavorsRequest {
 	c.Selector = m.Selector.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *PeerFlavor) Clone() *PeerFlavor { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new PeerFlavor when nil) a deep copy of m, when not nil.
-func (m *PeerFlavor) cloneIn(c *PeerFlavor) *PeerFlavor {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(PeerFlavor)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero PeerFlavor, a deep copy of m, which is not nil.
-func (m *PeerFlavor) cloneTo(c *PeerFlavor) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *PeerFlavor) Clone() *PeerFlavor {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(PeerFlavor))
+}
+
+// cloneTo makes c, a zero PeerFlavor, a deep copy of m, which is not nil, and returns c.
+func (m *PeerFlavor) cloneTo(c *PeerFlavor) *PeerFlavor {
 	c.Flavor = m.Flavor.Clone()
 	c.Address = m.Address
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListPeerFlavorsResponse) Clone() *ListPeerFlavorsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListPeerFlavorsResponse when nil) a deep copy of m, when not nil.
-func (m *ListPeerFlavorsResponse) cloneIn(c *ListPeerFlavorsResponse) *ListPeerFlavorsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListPeerFlavorsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListPeerFlavorsResponse, a deep copy of m, which is not nil.
-func (m *ListPeerFlavorsResponse) cloneTo(c *ListPeerFlavorsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListPeerFlavorsResponse) Clone() *ListPeerFlavorsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListPeerFlavorsResponse))
+}
+
+// cloneTo makes c, a zero ListPeerFlavorsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ListPeerFlavorsResponse) cloneTo(c *ListPeerFlavorsResponse) *ListPeerFlavorsResponse {
 	if s := m.Flavors; s != nil {
 		out := make([]*PeerFlavor, len(s))
 		blk := make([]PeerFlavor, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Flavors = out
@@ -4351,8 +4244,7 @@ func (m *ListPeerFlavorsResponse) cloneTo(c *ListPeerFlavorsResponse) {
 		blk := make([]PeerResult, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.PeerResults = out
@@ -4360,148 +4252,109 @@ func (m *ListPeerFlavorsResponse) cloneTo(c *ListPeerFlavorsResponse) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *CreateServiceBlueprintRequest) Clone() *CreateServiceBlueprintRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new CreateServiceBlueprintRequest when nil) a deep copy of m, when not nil.
-func (m *CreateServiceBlueprintRequest) cloneIn(c *CreateServiceBlueprintRequest) *CreateServiceBlueprintRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(CreateServiceBlueprintRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero CreateServiceBlueprintRequest, a deep copy of m, which is not nil.
-func (m *CreateServiceBlueprintRequest) cloneTo(c *CreateServiceBlueprintRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *CreateServiceBlueprintRequest) Clone() *CreateServiceBlueprintRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(CreateServiceBlueprintRequest))
+}
+
+// cloneTo makes c, a zero CreateServiceBlueprintRequest, a deep copy of m, which is not nil, and returns c.
+func (m *CreateServiceBlueprintRequest) cloneTo(c *CreateServiceBlueprintRequest) *CreateServiceBlueprintRequest {
 	c.Blueprint = m.Blueprint.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *CreateServiceBlueprintResponse) Clone() *CreateServiceBlueprintResponse {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new CreateServiceBlueprintResponse when nil) a deep copy of m, when not nil.
-func (m *CreateServiceBlueprintResponse) cloneIn(c *CreateServiceBlueprintResponse) *CreateServiceBlueprintResponse {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(CreateServiceBlueprintResponse)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(CreateServiceBlueprintResponse))
 }
 
-// cloneTo makes c, a zero CreateServiceBlueprintResponse, a deep copy of m, which is not nil.
-func (m *CreateServiceBlueprintResponse) cloneTo(c *CreateServiceBlueprintResponse) {
+// cloneTo makes c, a zero CreateServiceBlueprintResponse, a deep copy of m, which is not nil, and returns c.
+func (m *CreateServiceBlueprintResponse) cloneTo(c *CreateServiceBlueprintResponse) *CreateServiceBlueprintResponse {
 	c.Blueprint = m.Blueprint.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetServiceBlueprintRequest) Clone() *GetServiceBlueprintRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetServiceBlueprintRequest when nil) a deep copy of m, when not nil.
-func (m *GetServiceBlueprintRequest) cloneIn(c *GetServiceBlueprintRequest) *GetServiceBlueprintRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetServiceBlueprintRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetServiceBlueprintRequest, a deep copy of m, which is not nil.
-func (m *GetServiceBlueprintRequest) cloneTo(c *GetServiceBlueprintRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetServiceBlueprintRequest) Clone() *GetServiceBlueprintRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetServiceBlueprintRequest))
+}
+
+// cloneTo makes c, a zero GetServiceBlueprintRequest, a deep copy of m, which is not nil, and returns c.
+func (m *GetServiceBlueprintRequest) cloneTo(c *GetServiceBlueprintRequest) *GetServiceBlueprintRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetServiceBlueprintResponse) Clone() *GetServiceBlueprintResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetServiceBlueprintResponse when nil) a deep copy of m, when not nil.
-func (m *GetServiceBlueprintResponse) cloneIn(c *GetServiceBlueprintResponse) *GetServiceBlueprintResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetServiceBlueprintResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetServiceBlueprintResponse, a deep copy of m, which is not nil.
-func (m *GetServiceBlueprintResponse) cloneTo(c *GetServiceBlueprintResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetServiceBlueprintResponse) Clone() *GetServiceBlueprintResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetServiceBlueprintResponse))
+}
+
+// cloneTo makes c, a zero GetServiceBlueprintResponse, a deep copy of m, which is not nil, and returns c.
+func (m *GetServiceBlueprintResponse) cloneTo(c *GetServiceBlueprintResponse) *GetServiceBlueprintResponse {
 	c.Blueprint = m.Blueprint.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListServiceBlueprintsRequest) Clone() *ListServiceBlueprintsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListServiceBlueprintsRequest when nil) a deep copy of m, when not nil.
-func (m *ListServiceBlueprintsRequest) cloneIn(c *ListServiceBlueprintsRequest) *ListServiceBlueprintsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListServiceBlueprintsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListServiceBlueprintsRequest, a deep copy of m, which is not nil.
-func (m *ListServiceBlueprintsRequest) cloneTo(c *ListServiceBlueprintsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListServiceBlueprintsRequest) Clone() *ListServiceBlueprintsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListServiceBlueprintsRequest))
+}
+
+// cloneTo makes c, a zero ListServiceBlueprintsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ListServiceBlueprintsRequest) cloneTo(c *ListServiceBlueprintsRequest) *ListServiceBlueprintsRequest {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListServiceBlueprintsResponse) Clone() *ListServiceBlueprintsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListServiceBlueprintsResponse when nil) a deep copy of m, when not nil.
-func (m *ListServiceBlueprintsResponse) cloneIn(c *ListServiceBlueprintsResponse) *ListServiceBlueprintsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListServiceBlueprintsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListServiceBlueprintsResponse, a deep copy of m, which is not nil.
-func (m *ListServiceBlueprintsResponse) cloneTo(c *ListServiceBlueprintsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListServiceBlueprintsResponse) Clone() *ListServiceBlueprintsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListServiceBlueprintsResponse))
+}
+
+// cloneTo makes c, a zero ListServiceBlueprintsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ListServiceBlueprintsResponse) cloneTo(c *ListServiceBlueprintsResponse) *ListServiceBlueprintsResponse {
 	if s := m.Blueprints; s != nil {
 		out := make([]*ServiceBlueprint, len(s))
 		blk := make([]ServiceBlueprint, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Blueprints = out
@@ -4509,174 +4362,129 @@ func (m *ListServiceBlueprintsResponse) cloneTo(c *ListServiceBlueprintsResponse
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *DeleteServiceBlueprintRequest) Clone() *DeleteServiceBlueprintRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new DeleteServiceBlueprintRequest when nil) a deep copy of m, when not nil.
-func (m *DeleteServiceBlueprintRequest) cloneIn(c *DeleteServiceBlueprintRequest) *DeleteServiceBlueprintRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(DeleteServiceBlueprintRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero DeleteServiceBlueprintRequest, a deep copy of m, which is not nil.
-func (m *DeleteServiceBlueprintRequest) cloneTo(c *DeleteServiceBlueprintRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteServiceBlueprintRequest) Clone() *DeleteServiceBlueprintRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteServiceBlueprintRequest))
+}
+
+// cloneTo makes c, a zero DeleteServiceBlueprintRequest, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteServiceBlueprintRequest) cloneTo(c *DeleteServiceBlueprintRequest) *DeleteServiceBlueprintRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *DeleteServiceBlueprintResponse) Clone() *DeleteServiceBlueprintResponse {
-	return m.cloneIn(nil)
-}
-
-// cloneIn makes c (a new DeleteServiceBlueprintResponse when nil) a deep copy of m, when not nil.
-func (m *DeleteServiceBlueprintResponse) cloneIn(c *DeleteServiceBlueprintResponse) *DeleteServiceBlueprintResponse {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(DeleteServiceBlueprintResponse)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(DeleteServiceBlueprintResponse))
 }
 
-// cloneTo makes c, a zero DeleteServiceBlueprintResponse, a deep copy of m, which is not nil.
-func (m *DeleteServiceBlueprintResponse) cloneTo(c *DeleteServiceBlueprintResponse) {
+// cloneTo makes c, a zero DeleteServiceBlueprintResponse, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteServiceBlueprintResponse) cloneTo(c *DeleteServiceBlueprintResponse) *DeleteServiceBlueprintResponse {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetContractRequest) Clone() *GetContractRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetContractRequest when nil) a deep copy of m, when not nil.
-func (m *GetContractRequest) cloneIn(c *GetContractRequest) *GetContractRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetContractRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetContractRequest, a deep copy of m, which is not nil.
-func (m *GetContractRequest) cloneTo(c *GetContractRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetContractRequest) Clone() *GetContractRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetContractRequest))
+}
+
+// cloneTo makes c, a zero GetContractRequest, a deep copy of m, which is not nil, and returns c.
+func (m *GetContractRequest) cloneTo(c *GetContractRequest) *GetContractRequest {
 	c.Id = m.Id
 	c.Role = m.Role
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetContractResponse) Clone() *GetContractResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetContractResponse when nil) a deep copy of m, when not nil.
-func (m *GetContractResponse) cloneIn(c *GetContractResponse) *GetContractResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetContractResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetContractResponse, a deep copy of m, which is not nil.
-func (m *GetContractResponse) cloneTo(c *GetContractResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetContractResponse) Clone() *GetContractResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetContractResponse))
+}
+
+// cloneTo makes c, a zero GetContractResponse, a deep copy of m, which is not nil, and returns c.
+func (m *GetContractResponse) cloneTo(c *GetContractResponse) *GetContractResponse {
 	c.Contract = m.Contract.Clone()
 	c.Role = m.Role
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListContractsRequest) Clone() *ListContractsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListContractsRequest when nil) a deep copy of m, when not nil.
-func (m *ListContractsRequest) cloneIn(c *ListContractsRequest) *ListContractsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListContractsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListContractsRequest, a deep copy of m, which is not nil.
-func (m *ListContractsRequest) cloneTo(c *ListContractsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListContractsRequest) Clone() *ListContractsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListContractsRequest))
+}
+
+// cloneTo makes c, a zero ListContractsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ListContractsRequest) cloneTo(c *ListContractsRequest) *ListContractsRequest {
 	c.Role = m.Role
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ContractEntry) Clone() *ContractEntry { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ContractEntry when nil) a deep copy of m, when not nil.
-func (m *ContractEntry) cloneIn(c *ContractEntry) *ContractEntry {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ContractEntry)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ContractEntry, a deep copy of m, which is not nil.
-func (m *ContractEntry) cloneTo(c *ContractEntry) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ContractEntry) Clone() *ContractEntry {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ContractEntry))
+}
+
+// cloneTo makes c, a zero ContractEntry, a deep copy of m, which is not nil, and returns c.
+func (m *ContractEntry) cloneTo(c *ContractEntry) *ContractEntry {
 	c.Contract = m.Contract.Clone()
 	c.Role = m.Role
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListContractsResponse) Clone() *ListContractsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListContractsResponse when nil) a deep copy of m, when not nil.
-func (m *ListContractsResponse) cloneIn(c *ListContractsResponse) *ListContractsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListContractsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListContractsResponse, a deep copy of m, which is not nil.
-func (m *ListContractsResponse) cloneTo(c *ListContractsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListContractsResponse) Clone() *ListContractsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListContractsResponse))
+}
+
+// cloneTo makes c, a zero ListContractsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ListContractsResponse) cloneTo(c *ListContractsResponse) *ListContractsResponse {
 	if s := m.Contracts; s != nil {
 		out := make([]*ContractEntry, len(s))
 		blk := make([]ContractEntry, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Contracts = out
@@ -4684,100 +4492,75 @@ func (m *ListContractsResponse) cloneTo(c *ListContractsResponse) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetAllocationRequest) Clone() *GetAllocationRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetAllocationRequest when nil) a deep copy of m, when not nil.
-func (m *GetAllocationRequest) cloneIn(c *GetAllocationRequest) *GetAllocationRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetAllocationRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetAllocationRequest, a deep copy of m, which is not nil.
-func (m *GetAllocationRequest) cloneTo(c *GetAllocationRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetAllocationRequest) Clone() *GetAllocationRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetAllocationRequest))
+}
+
+// cloneTo makes c, a zero GetAllocationRequest, a deep copy of m, which is not nil, and returns c.
+func (m *GetAllocationRequest) cloneTo(c *GetAllocationRequest) *GetAllocationRequest {
 	c.Id = m.Id
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetAllocationResponse) Clone() *GetAllocationResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetAllocationResponse when nil) a deep copy of m, when not nil.
-func (m *GetAllocationResponse) cloneIn(c *GetAllocationResponse) *GetAllocationResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetAllocationResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetAllocationResponse, a deep copy of m, which is not nil.
-func (m *GetAllocationResponse) cloneTo(c *GetAllocationResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetAllocationResponse) Clone() *GetAllocationResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetAllocationResponse))
+}
+
+// cloneTo makes c, a zero GetAllocationResponse, a deep copy of m, which is not nil, and returns c.
+func (m *GetAllocationResponse) cloneTo(c *GetAllocationResponse) *GetAllocationResponse {
 	c.Allocation = m.Allocation.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListAllocationsRequest) Clone() *ListAllocationsRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListAllocationsRequest when nil) a deep copy of m, when not nil.
-func (m *ListAllocationsRequest) cloneIn(c *ListAllocationsRequest) *ListAllocationsRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListAllocationsRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListAllocationsRequest, a deep copy of m, which is not nil.
-func (m *ListAllocationsRequest) cloneTo(c *ListAllocationsRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListAllocationsRequest) Clone() *ListAllocationsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListAllocationsRequest))
+}
+
+// cloneTo makes c, a zero ListAllocationsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ListAllocationsRequest) cloneTo(c *ListAllocationsRequest) *ListAllocationsRequest {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListAllocationsResponse) Clone() *ListAllocationsResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListAllocationsResponse when nil) a deep copy of m, when not nil.
-func (m *ListAllocationsResponse) cloneIn(c *ListAllocationsResponse) *ListAllocationsResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListAllocationsResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListAllocationsResponse, a deep copy of m, which is not nil.
-func (m *ListAllocationsResponse) cloneTo(c *ListAllocationsResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListAllocationsResponse) Clone() *ListAllocationsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListAllocationsResponse))
+}
+
+// cloneTo makes c, a zero ListAllocationsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ListAllocationsResponse) cloneTo(c *ListAllocationsResponse) *ListAllocationsResponse {
 	if s := m.Allocations; s != nil {
 		out := make([]*Allocation, len(s))
 		blk := make([]Allocation, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Allocations = out
@@ -4785,124 +4568,93 @@ func (m *ListAllocationsResponse) cloneTo(c *ListAllocationsResponse) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetNodeRequest) Clone() *GetNodeRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetNodeRequest when nil) a deep copy of m, when not nil.
-func (m *GetNodeRequest) cloneIn(c *GetNodeRequest) *GetNodeRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetNodeRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetNodeRequest, a deep copy of m, which is not nil.
-func (m *GetNodeRequest) cloneTo(c *GetNodeRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetNodeRequest) Clone() *GetNodeRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetNodeRequest))
+}
+
+// cloneTo makes c, a zero GetNodeRequest, a deep copy of m, which is not nil, and returns c.
+func (m *GetNodeRequest) cloneTo(c *GetNodeRequest) *GetNodeRequest {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GetNodeResponse) Clone() *GetNodeResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GetNodeResponse when nil) a deep copy of m, when not nil.
-func (m *GetNodeResponse) cloneIn(c *GetNodeResponse) *GetNodeResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GetNodeResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GetNodeResponse, a deep copy of m, which is not nil.
-func (m *GetNodeResponse) cloneTo(c *GetNodeResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetNodeResponse) Clone() *GetNodeResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetNodeResponse))
+}
+
+// cloneTo makes c, a zero GetNodeResponse, a deep copy of m, which is not nil, and returns c.
+func (m *GetNodeResponse) cloneTo(c *GetNodeResponse) *GetNodeResponse {
 	c.Node = m.Node.Clone()
 	c.InsecureRear = m.InsecureRear
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListPeersRequest) Clone() *ListPeersRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListPeersRequest when nil) a deep copy of m, when not nil.
-func (m *ListPeersRequest) cloneIn(c *ListPeersRequest) *ListPeersRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListPeersRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListPeersRequest, a deep copy of m, which is not nil.
-func (m *ListPeersRequest) cloneTo(c *ListPeersRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListPeersRequest) Clone() *ListPeersRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListPeersRequest))
+}
+
+// cloneTo makes c, a zero ListPeersRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ListPeersRequest) cloneTo(c *ListPeersRequest) *ListPeersRequest {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Peer) Clone() *Peer { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Peer when nil) a deep copy of m, when not nil.
-func (m *Peer) cloneIn(c *Peer) *Peer {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Peer)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Peer, a deep copy of m, which is not nil.
-func (m *Peer) cloneTo(c *Peer) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Peer) Clone() *Peer {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Peer))
+}
+
+// cloneTo makes c, a zero Peer, a deep copy of m, which is not nil, and returns c.
+func (m *Peer) cloneTo(c *Peer) *Peer {
 	c.Address = m.Address
 	c.Static = m.Static
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ListPeersResponse) Clone() *ListPeersResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ListPeersResponse when nil) a deep copy of m, when not nil.
-func (m *ListPeersResponse) cloneIn(c *ListPeersResponse) *ListPeersResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ListPeersResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ListPeersResponse, a deep copy of m, which is not nil.
-func (m *ListPeersResponse) cloneTo(c *ListPeersResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListPeersResponse) Clone() *ListPeersResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListPeersResponse))
+}
+
+// cloneTo makes c, a zero ListPeersResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ListPeersResponse) cloneTo(c *ListPeersResponse) *ListPeersResponse {
 	if s := m.Peers; s != nil {
 		out := make([]*Peer, len(s))
 		blk := make([]Peer, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Peers = out
@@ -4910,51 +4662,40 @@ func (m *ListPeersResponse) cloneTo(c *ListPeersResponse) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *AddPeerRequest) Clone() *AddPeerRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new AddPeerRequest when nil) a deep copy of m, when not nil.
-func (m *AddPeerRequest) cloneIn(c *AddPeerRequest) *AddPeerRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(AddPeerRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero AddPeerRequest, a deep copy of m, which is not nil.
-func (m *AddPeerRequest) cloneTo(c *AddPeerRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AddPeerRequest) Clone() *AddPeerRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(AddPeerRequest))
+}
+
+// cloneTo makes c, a zero AddPeerRequest, a deep copy of m, which is not nil, and returns c.
+func (m *AddPeerRequest) cloneTo(c *AddPeerRequest) *AddPeerRequest {
 	c.Address = m.Address
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *AddPeerResponse) Clone() *AddPeerResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new AddPeerResponse when nil) a deep copy of m, when not nil.
-func (m *AddPeerResponse) cloneIn(c *AddPeerResponse) *AddPeerResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(AddPeerResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero AddPeerResponse, a deep copy of m, which is not nil.
-func (m *AddPeerResponse) cloneTo(c *AddPeerResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AddPeerResponse) Clone() *AddPeerResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(AddPeerResponse))
+}
+
+// cloneTo makes c, a zero AddPeerResponse, a deep copy of m, which is not nil, and returns c.
+func (m *AddPeerResponse) cloneTo(c *AddPeerResponse) *AddPeerResponse {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -362,22 +362,15 @@ func NewPeeringCredentialsFieldMap(flags ...string) (*fieldmap.FieldMap, error) 
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ReservationStatus) Clone() *ReservationStatus { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ReservationStatus when nil) a deep copy of m, when not nil.
-func (m *ReservationStatus) cloneIn(c *ReservationStatus) *ReservationStatus {
+func (m *ReservationStatus) Clone() *ReservationStatus {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(ReservationStatus)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(ReservationStatus))
 }
 
-// cloneTo makes c, a zero ReservationStatus, a deep copy of m, which is not nil.
-func (m *ReservationStatus) cloneTo(c *ReservationStatus) {
+// cloneTo makes c, a zero ReservationStatus, a deep copy of m, which is not nil, and returns c.
+func (m *ReservationStatus) cloneTo(c *ReservationStatus) *ReservationStatus {
 	c.Phase = m.Phase
 	c.ReservePhase = m.ReservePhase
 	c.PurchasePhase = m.PurchasePhase
@@ -388,25 +381,19 @@ func (m *ReservationStatus) cloneTo(c *ReservationStatus) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Reservation) Clone() *Reservation { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Reservation when nil) a deep copy of m, when not nil.
-func (m *Reservation) cloneIn(c *Reservation) *Reservation {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Reservation)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Reservation, a deep copy of m, which is not nil.
-func (m *Reservation) cloneTo(c *Reservation) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Reservation) Clone() *Reservation {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Reservation))
+}
+
+// cloneTo makes c, a zero Reservation, a deep copy of m, which is not nil, and returns c.
+func (m *Reservation) cloneTo(c *Reservation) *Reservation {
 	c.Id = m.Id
 	c.SolverId = m.SolverId
 	c.PeeringCandidateId = m.PeeringCandidateId
@@ -414,10 +401,10 @@ func (m *Reservation) cloneTo(c *Reservation) {
 	c.Purchase = m.Purchase
 	if m.Buyer != nil && m.Seller != nil && m.Configuration != nil && m.Status != nil {
 		kb := new(_Reservation_kids)
-		c.Buyer = m.Buyer.cloneIn(&kb.Buyer)
-		c.Seller = m.Seller.cloneIn(&kb.Seller)
-		c.Configuration = m.Configuration.cloneIn(&kb.Configuration)
-		c.Status = m.Status.cloneIn(&kb.Status)
+		c.Buyer = m.Buyer.cloneTo(&kb.Buyer)
+		c.Seller = m.Seller.cloneTo(&kb.Seller)
+		c.Configuration = m.Configuration.cloneTo(&kb.Configuration)
+		c.Status = m.Status.cloneTo(&kb.Status)
 	} else {
 		c.Buyer = m.Buyer.Clone()
 		c.Seller = m.Seller.Clone()
@@ -427,6 +414,7 @@ func (m *Reservation) cloneTo(c *Reservation) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Reservation_kids holds the sub-messages of a copy of a Reservation in one block.
@@ -438,22 +426,15 @@ type _Reservation_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Transaction) Clone() *Transaction { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Transaction when nil) a deep copy of m, when not nil.
-func (m *Transaction) cloneIn(c *Transaction) *Transaction {
+func (m *Transaction) Clone() *Transaction {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Transaction)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Transaction))
 }
 
-// cloneTo makes c, a zero Transaction, a deep copy of m, which is not nil.
-func (m *Transaction) cloneTo(c *Transaction) {
+// cloneTo makes c, a zero Transaction, a deep copy of m, which is not nil, and returns c.
+func (m *Transaction) cloneTo(c *Transaction) *Transaction {
 	c.Id = m.Id
 	c.FlavorId = m.FlavorId
 	c.StartTime = fieldmap.CloneTimestamp(m.StartTime)
@@ -463,8 +444,8 @@ func (m *Transaction) cloneTo(c *Transaction) {
 	c.ContractId = m.ContractId
 	if m.Buyer != nil && m.Configuration != nil {
 		kb := new(_Transaction_kids)
-		c.Buyer = m.Buyer.cloneIn(&kb.Buyer)
-		c.Configuration = m.Configuration.cloneIn(&kb.Configuration)
+		c.Buyer = m.Buyer.cloneTo(&kb.Buyer)
+		c.Configuration = m.Configuration.cloneTo(&kb.Configuration)
 	} else {
 		c.Buyer = m.Buyer.Clone()
 		c.Configuration = m.Configuration.Clone()
@@ -472,6 +453,7 @@ func (m *Transaction) cloneTo(c *Transaction) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Transaction_kids holds the sub-messages of a copy of a Transaction in one block.
@@ -481,27 +463,20 @@ type _Transaction_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ReserveRequest) Clone() *ReserveRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ReserveRequest when nil) a deep copy of m, when not nil.
-func (m *ReserveRequest) cloneIn(c *ReserveRequest) *ReserveRequest {
+func (m *ReserveRequest) Clone() *ReserveRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(ReserveRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(ReserveRequest))
 }
 
-// cloneTo makes c, a zero ReserveRequest, a deep copy of m, which is not nil.
-func (m *ReserveRequest) cloneTo(c *ReserveRequest) {
+// cloneTo makes c, a zero ReserveRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ReserveRequest) cloneTo(c *ReserveRequest) *ReserveRequest {
 	c.FlavorId = m.FlavorId
 	if m.Buyer != nil && m.Configuration != nil {
 		kb := new(_ReserveRequest_kids)
-		c.Buyer = m.Buyer.cloneIn(&kb.Buyer)
-		c.Configuration = m.Configuration.cloneIn(&kb.Configuration)
+		c.Buyer = m.Buyer.cloneTo(&kb.Buyer)
+		c.Configuration = m.Configuration.cloneTo(&kb.Configuration)
 	} else {
 		c.Buyer = m.Buyer.Clone()
 		c.Configuration = m.Configuration.Clone()
@@ -509,6 +484,7 @@ func (m *ReserveRequest) cloneTo(c *ReserveRequest) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _ReserveRequest_kids holds the sub-messages of a copy of a ReserveRequest in one block.
@@ -518,26 +494,19 @@ type _ReserveRequest_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *PurchaseRequest) Clone() *PurchaseRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new PurchaseRequest when nil) a deep copy of m, when not nil.
-func (m *PurchaseRequest) cloneIn(c *PurchaseRequest) *PurchaseRequest {
+func (m *PurchaseRequest) Clone() *PurchaseRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(PurchaseRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(PurchaseRequest))
 }
 
-// cloneTo makes c, a zero PurchaseRequest, a deep copy of m, which is not nil.
-func (m *PurchaseRequest) cloneTo(c *PurchaseRequest) {
+// cloneTo makes c, a zero PurchaseRequest, a deep copy of m, which is not nil, and returns c.
+func (m *PurchaseRequest) cloneTo(c *PurchaseRequest) *PurchaseRequest {
 	if m.BuyerCredentials != nil && m.IngressTelemetryEndpoint != nil {
 		kb := new(_PurchaseRequest_kids)
-		c.BuyerCredentials = m.BuyerCredentials.cloneIn(&kb.BuyerCredentials)
-		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.cloneIn(&kb.IngressTelemetryEndpoint)
+		c.BuyerCredentials = m.BuyerCredentials.cloneTo(&kb.BuyerCredentials)
+		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.cloneTo(&kb.IngressTelemetryEndpoint)
 	} else {
 		c.BuyerCredentials = m.BuyerCredentials.Clone()
 		c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.Clone()
@@ -545,6 +514,7 @@ func (m *PurchaseRequest) cloneTo(c *PurchaseRequest) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _PurchaseRequest_kids holds the sub-messages of a copy of a PurchaseRequest in one block.
@@ -554,27 +524,21 @@ type _PurchaseRequest_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *PeeringCredentials) Clone() *PeeringCredentials { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new PeeringCredentials when nil) a deep copy of m, when not nil.
-func (m *PeeringCredentials) cloneIn(c *PeeringCredentials) *PeeringCredentials {
+func (m *PeeringCredentials) Clone() *PeeringCredentials {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(PeeringCredentials)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(PeeringCredentials))
 }
 
-// cloneTo makes c, a zero PeeringCredentials, a deep copy of m, which is not nil.
-func (m *PeeringCredentials) cloneTo(c *PeeringCredentials) {
+// cloneTo makes c, a zero PeeringCredentials, a deep copy of m, which is not nil, and returns c.
+func (m *PeeringCredentials) cloneTo(c *PeeringCredentials) *PeeringCredentials {
 	c.ClusterId = m.ClusterId
 	c.Kubeconfig = m.Kubeconfig
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

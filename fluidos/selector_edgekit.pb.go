@@ -520,45 +520,32 @@ func NewSelectorFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ResourceMatchSelector) Clone() *ResourceMatchSelector { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ResourceMatchSelector when nil) a deep copy of m, when not nil.
-func (m *ResourceMatchSelector) cloneIn(c *ResourceMatchSelector) *ResourceMatchSelector {
+func (m *ResourceMatchSelector) Clone() *ResourceMatchSelector {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(ResourceMatchSelector)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(ResourceMatchSelector))
 }
 
-// cloneTo makes c, a zero ResourceMatchSelector, a deep copy of m, which is not nil.
-func (m *ResourceMatchSelector) cloneTo(c *ResourceMatchSelector) {
+// cloneTo makes c, a zero ResourceMatchSelector, a deep copy of m, which is not nil, and returns c.
+func (m *ResourceMatchSelector) cloneTo(c *ResourceMatchSelector) *ResourceMatchSelector {
 	c.Value = m.Value
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ResourceRangeSelector) Clone() *ResourceRangeSelector { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ResourceRangeSelector when nil) a deep copy of m, when not nil.
-func (m *ResourceRangeSelector) cloneIn(c *ResourceRangeSelector) *ResourceRangeSelector {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ResourceRangeSelector)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ResourceRangeSelector, a deep copy of m, which is not nil.
-func (m *ResourceRangeSelector) cloneTo(c *ResourceRangeSelector) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ResourceRangeSelector) Clone() *ResourceRangeSelector {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ResourceRangeSelector))
+}
+
+// cloneTo makes c, a zero ResourceRangeSelector, a deep copy of m, which is not nil, and returns c.
+func (m *ResourceRangeSelector) cloneTo(c *ResourceRangeSelector) *ResourceRangeSelector {
 	if m.Min != nil || m.Max != nil {
 		blk := new(struct {
 			Min int64
@@ -576,25 +563,19 @@ func (m *ResourceRangeSelector) cloneTo(c *ResourceRangeSelector) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ResourceFilter) Clone() *ResourceFilter { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ResourceFilter when nil) a deep copy of m, when not nil.
-func (m *ResourceFilter) cloneIn(c *ResourceFilter) *ResourceFilter {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ResourceFilter)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ResourceFilter, a deep copy of m, which is not nil.
-func (m *ResourceFilter) cloneTo(c *ResourceFilter) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ResourceFilter) Clone() *ResourceFilter {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ResourceFilter))
+}
+
+// cloneTo makes c, a zero ResourceFilter, a deep copy of m, which is not nil, and returns c.
+func (m *ResourceFilter) cloneTo(c *ResourceFilter) *ResourceFilter {
 	switch v := m.Filter.(type) {
 	case *ResourceFilter_Match:
 		if v != nil {
@@ -602,7 +583,9 @@ func (m *ResourceFilter) cloneTo(c *ResourceFilter) {
 				w ResourceFilter_Match
 				m ResourceMatchSelector
 			})
-			b.w.Match = v.Match.cloneIn(&b.m)
+			if v.Match != nil {
+				b.w.Match = v.Match.cloneTo(&b.m)
+			}
 			c.Filter = &b.w
 		}
 	case *ResourceFilter_Range:
@@ -611,32 +594,28 @@ func (m *ResourceFilter) cloneTo(c *ResourceFilter) {
 				w ResourceFilter_Range
 				m ResourceRangeSelector
 			})
-			b.w.Range = v.Range.cloneIn(&b.m)
+			if v.Range != nil {
+				b.w.Range = v.Range.cloneTo(&b.m)
+			}
 			c.Filter = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *FloatRangeSelector) Clone() *FloatRangeSelector { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new FloatRangeSelector when nil) a deep copy of m, when not nil.
-func (m *FloatRangeSelector) cloneIn(c *FloatRangeSelector) *FloatRangeSelector {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(FloatRangeSelector)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero FloatRangeSelector, a deep copy of m, which is not nil.
-func (m *FloatRangeSelector) cloneTo(c *FloatRangeSelector) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *FloatRangeSelector) Clone() *FloatRangeSelector {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(FloatRangeSelector))
+}
+
+// cloneTo makes c, a zero FloatRangeSelector, a deep copy of m, which is not nil, and returns c.
+func (m *FloatRangeSelector) cloneTo(c *FloatRangeSelector) *FloatRangeSelector {
 	if m.Min != nil || m.Max != nil {
 		blk := new(struct {
 			Min float64
@@ -654,25 +633,19 @@ func (m *FloatRangeSelector) cloneTo(c *FloatRangeSelector) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *StringFilter) Clone() *StringFilter { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new StringFilter when nil) a deep copy of m, when not nil.
-func (m *StringFilter) cloneIn(c *StringFilter) *StringFilter {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(StringFilter)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero StringFilter, a deep copy of m, which is not nil.
-func (m *StringFilter) cloneTo(c *StringFilter) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *StringFilter) Clone() *StringFilter {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(StringFilter))
+}
+
+// cloneTo makes c, a zero StringFilter, a deep copy of m, which is not nil, and returns c.
+func (m *StringFilter) cloneTo(c *StringFilter) *StringFilter {
 	switch v := m.Filter.(type) {
 	case *StringFilter_Exact:
 		if v != nil {
@@ -686,30 +659,24 @@ func (m *StringFilter) cloneTo(c *StringFilter) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *GPUSelector) Clone() *GPUSelector { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new GPUSelector when nil) a deep copy of m, when not nil.
-func (m *GPUSelector) cloneIn(c *GPUSelector) *GPUSelector {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(GPUSelector)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero GPUSelector, a deep copy of m, which is not nil.
-func (m *GPUSelector) cloneTo(c *GPUSelector) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GPUSelector) Clone() *GPUSelector {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GPUSelector))
+}
+
+// cloneTo makes c, a zero GPUSelector, a deep copy of m, which is not nil, and returns c.
+func (m *GPUSelector) cloneTo(c *GPUSelector) *GPUSelector {
 	if m.Model != nil && m.Cores != nil && m.Memory != nil {
 		kb := new(_GPUSelector_kids)
-		c.Model = m.Model.cloneIn(&kb.Model)
-		c.Cores = m.Cores.cloneIn(&kb.Cores)
-		c.Memory = m.Memory.cloneIn(&kb.Memory)
+		c.Model = m.Model.cloneTo(&kb.Model)
+		c.Cores = m.Cores.cloneTo(&kb.Cores)
+		c.Memory = m.Memory.cloneTo(&kb.Memory)
 	} else {
 		c.Model = m.Model.Clone()
 		c.Cores = m.Cores.Clone()
@@ -718,6 +685,7 @@ func (m *GPUSelector) cloneTo(c *GPUSelector) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _GPUSelector_kids holds the sub-messages of a copy of a GPUSelector in one block.
@@ -728,30 +696,23 @@ type _GPUSelector_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *K8SliceSelector) Clone() *K8SliceSelector { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new K8SliceSelector when nil) a deep copy of m, when not nil.
-func (m *K8SliceSelector) cloneIn(c *K8SliceSelector) *K8SliceSelector {
+func (m *K8SliceSelector) Clone() *K8SliceSelector {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(K8SliceSelector)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(K8SliceSelector))
 }
 
-// cloneTo makes c, a zero K8SliceSelector, a deep copy of m, which is not nil.
-func (m *K8SliceSelector) cloneTo(c *K8SliceSelector) {
+// cloneTo makes c, a zero K8SliceSelector, a deep copy of m, which is not nil, and returns c.
+func (m *K8SliceSelector) cloneTo(c *K8SliceSelector) *K8SliceSelector {
 	if m.Architecture != nil && m.Cpu != nil && m.Memory != nil && m.Pods != nil && m.Storage != nil && m.Gpu != nil {
 		kb := new(_K8SliceSelector_kids)
-		c.Architecture = m.Architecture.cloneIn(&kb.Architecture)
-		c.Cpu = m.Cpu.cloneIn(&kb.Cpu)
-		c.Memory = m.Memory.cloneIn(&kb.Memory)
-		c.Pods = m.Pods.cloneIn(&kb.Pods)
-		c.Storage = m.Storage.cloneIn(&kb.Storage)
-		c.Gpu = m.Gpu.cloneIn(&kb.Gpu)
+		c.Architecture = m.Architecture.cloneTo(&kb.Architecture)
+		c.Cpu = m.Cpu.cloneTo(&kb.Cpu)
+		c.Memory = m.Memory.cloneTo(&kb.Memory)
+		c.Pods = m.Pods.cloneTo(&kb.Pods)
+		c.Storage = m.Storage.cloneTo(&kb.Storage)
+		c.Gpu = m.Gpu.cloneTo(&kb.Gpu)
 	} else {
 		c.Architecture = m.Architecture.Clone()
 		c.Cpu = m.Cpu.Clone()
@@ -763,6 +724,7 @@ func (m *K8SliceSelector) cloneTo(c *K8SliceSelector) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _K8SliceSelector_kids holds the sub-messages of a copy of a K8SliceSelector in one block.
@@ -776,27 +738,20 @@ type _K8SliceSelector_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ServiceSelector) Clone() *ServiceSelector { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ServiceSelector when nil) a deep copy of m, when not nil.
-func (m *ServiceSelector) cloneIn(c *ServiceSelector) *ServiceSelector {
+func (m *ServiceSelector) Clone() *ServiceSelector {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(ServiceSelector)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(ServiceSelector))
 }
 
-// cloneTo makes c, a zero ServiceSelector, a deep copy of m, which is not nil.
-func (m *ServiceSelector) cloneTo(c *ServiceSelector) {
+// cloneTo makes c, a zero ServiceSelector, a deep copy of m, which is not nil, and returns c.
+func (m *ServiceSelector) cloneTo(c *ServiceSelector) *ServiceSelector {
 	c.Tags = slices.Clone(m.Tags)
 	if m.Category != nil && m.Name != nil {
 		kb := new(_ServiceSelector_kids)
-		c.Category = m.Category.cloneIn(&kb.Category)
-		c.Name = m.Name.cloneIn(&kb.Name)
+		c.Category = m.Category.cloneTo(&kb.Category)
+		c.Name = m.Name.cloneTo(&kb.Name)
 	} else {
 		c.Category = m.Category.Clone()
 		c.Name = m.Name.Clone()
@@ -804,6 +759,7 @@ func (m *ServiceSelector) cloneTo(c *ServiceSelector) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _ServiceSelector_kids holds the sub-messages of a copy of a ServiceSelector in one block.
@@ -813,31 +769,24 @@ type _ServiceSelector_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *VMSelector) Clone() *VMSelector { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new VMSelector when nil) a deep copy of m, when not nil.
-func (m *VMSelector) cloneIn(c *VMSelector) *VMSelector {
+func (m *VMSelector) Clone() *VMSelector {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(VMSelector)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(VMSelector))
 }
 
-// cloneTo makes c, a zero VMSelector, a deep copy of m, which is not nil.
-func (m *VMSelector) cloneTo(c *VMSelector) {
+// cloneTo makes c, a zero VMSelector, a deep copy of m, which is not nil, and returns c.
+func (m *VMSelector) cloneTo(c *VMSelector) *VMSelector {
 	if m.Architecture != nil && m.Cpu != nil && m.Memory != nil && m.Storage != nil && m.OsImage != nil && m.Hypervisor != nil && m.Gpu != nil {
 		kb := new(_VMSelector_kids)
-		c.Architecture = m.Architecture.cloneIn(&kb.Architecture)
-		c.Cpu = m.Cpu.cloneIn(&kb.Cpu)
-		c.Memory = m.Memory.cloneIn(&kb.Memory)
-		c.Storage = m.Storage.cloneIn(&kb.Storage)
-		c.OsImage = m.OsImage.cloneIn(&kb.OsImage)
-		c.Hypervisor = m.Hypervisor.cloneIn(&kb.Hypervisor)
-		c.Gpu = m.Gpu.cloneIn(&kb.Gpu)
+		c.Architecture = m.Architecture.cloneTo(&kb.Architecture)
+		c.Cpu = m.Cpu.cloneTo(&kb.Cpu)
+		c.Memory = m.Memory.cloneTo(&kb.Memory)
+		c.Storage = m.Storage.cloneTo(&kb.Storage)
+		c.OsImage = m.OsImage.cloneTo(&kb.OsImage)
+		c.Hypervisor = m.Hypervisor.cloneTo(&kb.Hypervisor)
+		c.Gpu = m.Gpu.cloneTo(&kb.Gpu)
 	} else {
 		c.Architecture = m.Architecture.Clone()
 		c.Cpu = m.Cpu.Clone()
@@ -850,6 +799,7 @@ func (m *VMSelector) cloneTo(c *VMSelector) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _VMSelector_kids holds the sub-messages of a copy of a VMSelector in one block.
@@ -864,28 +814,21 @@ type _VMSelector_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *SensorSelector) Clone() *SensorSelector { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new SensorSelector when nil) a deep copy of m, when not nil.
-func (m *SensorSelector) cloneIn(c *SensorSelector) *SensorSelector {
+func (m *SensorSelector) Clone() *SensorSelector {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(SensorSelector)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(SensorSelector))
 }
 
-// cloneTo makes c, a zero SensorSelector, a deep copy of m, which is not nil.
-func (m *SensorSelector) cloneTo(c *SensorSelector) {
+// cloneTo makes c, a zero SensorSelector, a deep copy of m, which is not nil, and returns c.
+func (m *SensorSelector) cloneTo(c *SensorSelector) *SensorSelector {
 	if m.SensorType != nil && m.SamplingRateHz != nil && m.Accuracy != nil && m.Unit != nil {
 		kb := new(_SensorSelector_kids)
-		c.SensorType = m.SensorType.cloneIn(&kb.SensorType)
-		c.SamplingRateHz = m.SamplingRateHz.cloneIn(&kb.SamplingRateHz)
-		c.Accuracy = m.Accuracy.cloneIn(&kb.Accuracy)
-		c.Unit = m.Unit.cloneIn(&kb.Unit)
+		c.SensorType = m.SensorType.cloneTo(&kb.SensorType)
+		c.SamplingRateHz = m.SamplingRateHz.cloneTo(&kb.SamplingRateHz)
+		c.Accuracy = m.Accuracy.cloneTo(&kb.Accuracy)
+		c.Unit = m.Unit.cloneTo(&kb.Unit)
 	} else {
 		c.SensorType = m.SensorType.Clone()
 		c.SamplingRateHz = m.SamplingRateHz.Clone()
@@ -895,6 +838,7 @@ func (m *SensorSelector) cloneTo(c *SensorSelector) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _SensorSelector_kids holds the sub-messages of a copy of a SensorSelector in one block.
@@ -906,22 +850,15 @@ type _SensorSelector_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Selector) Clone() *Selector { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Selector when nil) a deep copy of m, when not nil.
-func (m *Selector) cloneIn(c *Selector) *Selector {
+func (m *Selector) Clone() *Selector {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Selector)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Selector))
 }
 
-// cloneTo makes c, a zero Selector, a deep copy of m, which is not nil.
-func (m *Selector) cloneTo(c *Selector) {
+// cloneTo makes c, a zero Selector, a deep copy of m, which is not nil, and returns c.
+func (m *Selector) cloneTo(c *Selector) *Selector {
 	c.FlavorType = m.FlavorType
 	switch v := m.Filter.(type) {
 	case *Selector_K8Slice:
@@ -930,7 +867,9 @@ func (m *Selector) cloneTo(c *Selector) {
 				w Selector_K8Slice
 				m K8SliceSelector
 			})
-			b.w.K8Slice = v.K8Slice.cloneIn(&b.m)
+			if v.K8Slice != nil {
+				b.w.K8Slice = v.K8Slice.cloneTo(&b.m)
+			}
 			c.Filter = &b.w
 		}
 	case *Selector_Service:
@@ -939,7 +878,9 @@ func (m *Selector) cloneTo(c *Selector) {
 				w Selector_Service
 				m ServiceSelector
 			})
-			b.w.Service = v.Service.cloneIn(&b.m)
+			if v.Service != nil {
+				b.w.Service = v.Service.cloneTo(&b.m)
+			}
 			c.Filter = &b.w
 		}
 	case *Selector_Vm:
@@ -948,7 +889,9 @@ func (m *Selector) cloneTo(c *Selector) {
 				w Selector_Vm
 				m VMSelector
 			})
-			b.w.Vm = v.Vm.cloneIn(&b.m)
+			if v.Vm != nil {
+				b.w.Vm = v.Vm.cloneTo(&b.m)
+			}
 			c.Filter = &b.w
 		}
 	case *Selector_Sensor:
@@ -957,13 +900,16 @@ func (m *Selector) cloneTo(c *Selector) {
 				w Selector_Sensor
 				m SensorSelector
 			})
-			b.w.Sensor = v.Sensor.cloneIn(&b.m)
+			if v.Sensor != nil {
+				b.w.Sensor = v.Sensor.cloneTo(&b.m)
+			}
 			c.Filter = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -442,22 +442,15 @@ func NewSolverFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *SolverStatus) Clone() *SolverStatus { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new SolverStatus when nil) a deep copy of m, when not nil.
-func (m *SolverStatus) cloneIn(c *SolverStatus) *SolverStatus {
+func (m *SolverStatus) Clone() *SolverStatus {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(SolverStatus)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(SolverStatus))
 }
 
-// cloneTo makes c, a zero SolverStatus, a deep copy of m, which is not nil.
-func (m *SolverStatus) cloneTo(c *SolverStatus) {
+// cloneTo makes c, a zero SolverStatus, a deep copy of m, which is not nil, and returns c.
+func (m *SolverStatus) cloneTo(c *SolverStatus) *SolverStatus {
 	c.SolverPhase = m.SolverPhase
 	c.DiscoveryPhase = m.DiscoveryPhase
 	c.ReservationPhase = m.ReservationPhase
@@ -475,8 +468,7 @@ func (m *SolverStatus) cloneTo(c *SolverStatus) {
 		blk := make([]SolverAttempt, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Attempts = out
@@ -484,25 +476,19 @@ func (m *SolverStatus) cloneTo(c *SolverStatus) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *SolverAttempt) Clone() *SolverAttempt { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new SolverAttempt when nil) a deep copy of m, when not nil.
-func (m *SolverAttempt) cloneIn(c *SolverAttempt) *SolverAttempt {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(SolverAttempt)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero SolverAttempt, a deep copy of m, which is not nil.
-func (m *SolverAttempt) cloneTo(c *SolverAttempt) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SolverAttempt) Clone() *SolverAttempt {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(SolverAttempt))
+}
+
+// cloneTo makes c, a zero SolverAttempt, a deep copy of m, which is not nil, and returns c.
+func (m *SolverAttempt) cloneTo(c *SolverAttempt) *SolverAttempt {
 	c.CandidateId = m.CandidateId
 	c.FlavorId = m.FlavorId
 	c.SellerId = m.SellerId
@@ -510,50 +496,38 @@ func (m *SolverAttempt) cloneTo(c *SolverAttempt) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *SolverTimeouts) Clone() *SolverTimeouts { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new SolverTimeouts when nil) a deep copy of m, when not nil.
-func (m *SolverTimeouts) cloneIn(c *SolverTimeouts) *SolverTimeouts {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(SolverTimeouts)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero SolverTimeouts, a deep copy of m, which is not nil.
-func (m *SolverTimeouts) cloneTo(c *SolverTimeouts) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SolverTimeouts) Clone() *SolverTimeouts {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(SolverTimeouts))
+}
+
+// cloneTo makes c, a zero SolverTimeouts, a deep copy of m, which is not nil, and returns c.
+func (m *SolverTimeouts) cloneTo(c *SolverTimeouts) *SolverTimeouts {
 	c.Discovery = fieldmap.CloneDuration(m.Discovery)
 	c.Reservation = fieldmap.CloneDuration(m.Reservation)
 	c.Purchase = fieldmap.CloneDuration(m.Purchase)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Solver) Clone() *Solver { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Solver when nil) a deep copy of m, when not nil.
-func (m *Solver) cloneIn(c *Solver) *Solver {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Solver)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Solver, a deep copy of m, which is not nil.
-func (m *Solver) cloneTo(c *Solver) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Solver) Clone() *Solver {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Solver))
+}
+
+// cloneTo makes c, a zero Solver, a deep copy of m, which is not nil, and returns c.
+func (m *Solver) cloneTo(c *Solver) *Solver {
 	c.Id = m.Id
 	c.IntentId = m.IntentId
 	c.FindCandidate = m.FindCandidate
@@ -562,10 +536,10 @@ func (m *Solver) cloneTo(c *Solver) {
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	if m.Selector != nil && m.Status != nil && m.Configuration != nil && m.Timeouts != nil {
 		kb := new(_Solver_kids)
-		c.Selector = m.Selector.cloneIn(&kb.Selector)
-		c.Status = m.Status.cloneIn(&kb.Status)
-		c.Configuration = m.Configuration.cloneIn(&kb.Configuration)
-		c.Timeouts = m.Timeouts.cloneIn(&kb.Timeouts)
+		c.Selector = m.Selector.cloneTo(&kb.Selector)
+		c.Status = m.Status.cloneTo(&kb.Status)
+		c.Configuration = m.Configuration.cloneTo(&kb.Configuration)
+		c.Timeouts = m.Timeouts.cloneTo(&kb.Timeouts)
 	} else {
 		c.Selector = m.Selector.Clone()
 		c.Status = m.Status.Clone()
@@ -575,6 +549,7 @@ func (m *Solver) cloneTo(c *Solver) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Solver_kids holds the sub-messages of a copy of a Solver in one block.

@@ -676,22 +676,15 @@ func NewNamedKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Scalars) Clone() *Scalars { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Scalars when nil) a deep copy of m, when not nil.
-func (m *Scalars) cloneIn(c *Scalars) *Scalars {
+func (m *Scalars) Clone() *Scalars {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Scalars)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Scalars))
 }
 
-// cloneTo makes c, a zero Scalars, a deep copy of m, which is not nil.
-func (m *Scalars) cloneTo(c *Scalars) {
+// cloneTo makes c, a zero Scalars, a deep copy of m, which is not nil, and returns c.
+func (m *Scalars) cloneTo(c *Scalars) *Scalars {
 	c.FDouble = m.FDouble
 	c.FFloat = m.FFloat
 	c.FInt32 = m.FInt32
@@ -711,25 +704,19 @@ func (m *Scalars) cloneTo(c *Scalars) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Optionals) Clone() *Optionals { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Optionals when nil) a deep copy of m, when not nil.
-func (m *Optionals) cloneIn(c *Optionals) *Optionals {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Optionals)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Optionals, a deep copy of m, which is not nil.
-func (m *Optionals) cloneTo(c *Optionals) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Optionals) Clone() *Optionals {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Optionals))
+}
+
+// cloneTo makes c, a zero Optionals, a deep copy of m, which is not nil, and returns c.
+func (m *Optionals) cloneTo(c *Optionals) *Optionals {
 	c.OBytes = fieldmap.CloneBytes(m.OBytes)
 	c.OMessage = m.OMessage.Clone()
 	if m.ODouble != nil || m.OFloat != nil || m.OInt32 != nil || m.OInt64 != nil || m.OUint32 != nil || m.OUint64 != nil || m.OBool != nil || m.OString != nil || m.OEnum != nil {
@@ -784,25 +771,19 @@ func (m *Optionals) cloneTo(c *Optionals) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Leaf) Clone() *Leaf { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Leaf when nil) a deep copy of m, when not nil.
-func (m *Leaf) cloneIn(c *Leaf) *Leaf {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Leaf)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Leaf, a deep copy of m, which is not nil.
-func (m *Leaf) cloneTo(c *Leaf) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Leaf) Clone() *Leaf {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Leaf))
+}
+
+// cloneTo makes c, a zero Leaf, a deep copy of m, which is not nil, and returns c.
+func (m *Leaf) cloneTo(c *Leaf) *Leaf {
 	c.Name = m.Name
 	c.Value = m.Value
 	c.State = m.State
@@ -810,25 +791,19 @@ func (m *Leaf) cloneTo(c *Leaf) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Middle) Clone() *Middle { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Middle when nil) a deep copy of m, when not nil.
-func (m *Middle) cloneIn(c *Middle) *Middle {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Middle)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Middle, a deep copy of m, which is not nil.
-func (m *Middle) cloneTo(c *Middle) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Middle) Clone() *Middle {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Middle))
+}
+
+// cloneTo makes c, a zero Middle, a deep copy of m, which is not nil, and returns c.
+func (m *Middle) cloneTo(c *Middle) *Middle {
 	c.Name = m.Name
 	c.Leaf = m.Leaf.Clone()
 	if s := m.Leaves; s != nil {
@@ -836,8 +811,7 @@ func (m *Middle) cloneTo(c *Middle) {
 		blk := make([]Leaf, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Leaves = out
@@ -845,33 +819,26 @@ func (m *Middle) cloneTo(c *Middle) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Top) Clone() *Top { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Top when nil) a deep copy of m, when not nil.
-func (m *Top) cloneIn(c *Top) *Top {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Top)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Top, a deep copy of m, which is not nil.
-func (m *Top) cloneTo(c *Top) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Top) Clone() *Top {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Top))
+}
+
+// cloneTo makes c, a zero Top, a deep copy of m, which is not nil, and returns c.
+func (m *Top) cloneTo(c *Top) *Top {
 	c.Tags = slices.Clone(m.Tags)
 	if s := m.Middles; s != nil {
 		out := make([]*Middle, len(s))
 		blk := make([]Middle, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Middles = out
@@ -886,8 +853,7 @@ func (m *Top) cloneTo(c *Top) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.LeafMap = out
@@ -903,13 +869,13 @@ func (m *Top) cloneTo(c *Top) {
 	c.LabelMap = fieldmap.CloneMapFunc(m.LabelMap, fieldmap.Clone[*other.Label])
 	if m.Key != nil && m.Middle != nil && m.Scalars != nil && m.Optionals != nil && m.Wkt != nil && m.AtomicLeaf != nil && m.Empty != nil {
 		kb := new(_Top_kids)
-		c.Key = m.Key.cloneIn(&kb.Key)
-		c.Middle = m.Middle.cloneIn(&kb.Middle)
-		c.Scalars = m.Scalars.cloneIn(&kb.Scalars)
-		c.Optionals = m.Optionals.cloneIn(&kb.Optionals)
-		c.Wkt = m.Wkt.cloneIn(&kb.Wkt)
-		c.AtomicLeaf = m.AtomicLeaf.cloneIn(&kb.AtomicLeaf)
-		c.Empty = m.Empty.cloneIn(&kb.Empty)
+		c.Key = m.Key.cloneTo(&kb.Key)
+		c.Middle = m.Middle.cloneTo(&kb.Middle)
+		c.Scalars = m.Scalars.cloneTo(&kb.Scalars)
+		c.Optionals = m.Optionals.cloneTo(&kb.Optionals)
+		c.Wkt = m.Wkt.cloneTo(&kb.Wkt)
+		c.AtomicLeaf = m.AtomicLeaf.cloneTo(&kb.AtomicLeaf)
+		c.Empty = m.Empty.cloneTo(&kb.Empty)
 	} else {
 		c.Key = m.Key.Clone()
 		c.Middle = m.Middle.Clone()
@@ -930,7 +896,9 @@ func (m *Top) cloneTo(c *Top) {
 				w Top_ChoiceLeaf
 				m Leaf
 			})
-			b.w.ChoiceLeaf = v.ChoiceLeaf.cloneIn(&b.m)
+			if v.ChoiceLeaf != nil {
+				b.w.ChoiceLeaf = v.ChoiceLeaf.cloneTo(&b.m)
+			}
 			c.Choice = &b.w
 		}
 	case *Top_ChoiceNumber:
@@ -945,6 +913,7 @@ func (m *Top) cloneTo(c *Top) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Top_kids holds the sub-messages of a copy of a Top in one block.
@@ -959,22 +928,15 @@ type _Top_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Key) Clone() *Key { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Key when nil) a deep copy of m, when not nil.
-func (m *Key) cloneIn(c *Key) *Key {
+func (m *Key) Clone() *Key {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Key)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Key))
 }
 
-// cloneTo makes c, a zero Key, a deep copy of m, which is not nil.
-func (m *Key) cloneTo(c *Key) {
+// cloneTo makes c, a zero Key, a deep copy of m, which is not nil, and returns c.
+func (m *Key) cloneTo(c *Key) *Key {
 	c.Organization = m.Organization
 	c.Name = m.Name
 	c.Version = m.Version
@@ -983,50 +945,38 @@ func (m *Key) cloneTo(c *Key) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *SubKey) Clone() *SubKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new SubKey when nil) a deep copy of m, when not nil.
-func (m *SubKey) cloneIn(c *SubKey) *SubKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(SubKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero SubKey, a deep copy of m, which is not nil.
-func (m *SubKey) cloneTo(c *SubKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SubKey) Clone() *SubKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(SubKey))
+}
+
+// cloneTo makes c, a zero SubKey, a deep copy of m, which is not nil, and returns c.
+func (m *SubKey) cloneTo(c *SubKey) *SubKey {
 	c.Region = m.Region
 	c.Zone = m.Zone
 	c.Edge = m.Edge
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Wkt) Clone() *Wkt { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Wkt when nil) a deep copy of m, when not nil.
-func (m *Wkt) cloneIn(c *Wkt) *Wkt {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Wkt)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Wkt, a deep copy of m, which is not nil.
-func (m *Wkt) cloneTo(c *Wkt) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Wkt) Clone() *Wkt {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Wkt))
+}
+
+// cloneTo makes c, a zero Wkt, a deep copy of m, which is not nil, and returns c.
+func (m *Wkt) cloneTo(c *Wkt) *Wkt {
 	c.Ts = fieldmap.CloneTimestamp(m.Ts)
 	c.Dur = fieldmap.CloneDuration(m.Dur)
 	c.Str = fieldmap.CloneStringValue(m.Str)
@@ -1040,42 +990,35 @@ func (m *Wkt) cloneTo(c *Wkt) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Tree) Clone() *Tree { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Tree when nil) a deep copy of m, when not nil.
-func (m *Tree) cloneIn(c *Tree) *Tree {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Tree)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Tree, a deep copy of m, which is not nil.
-func (m *Tree) cloneTo(c *Tree) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Tree) Clone() *Tree {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Tree))
+}
+
+// cloneTo makes c, a zero Tree, a deep copy of m, which is not nil, and returns c.
+func (m *Tree) cloneTo(c *Tree) *Tree {
 	c.Name = m.Name
 	if s := m.Children; s != nil {
 		out := make([]*Tree, len(s))
 		blk := make([]Tree, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Children = out
 	}
 	if m.Left != nil && m.Right != nil && m.Branch != nil {
 		kb := new(_Tree_kids)
-		c.Left = m.Left.cloneIn(&kb.Left)
-		c.Right = m.Right.cloneIn(&kb.Right)
-		c.Branch = m.Branch.cloneIn(&kb.Branch)
+		c.Left = m.Left.cloneTo(&kb.Left)
+		c.Right = m.Right.cloneTo(&kb.Right)
+		c.Branch = m.Branch.cloneTo(&kb.Branch)
 	} else {
 		c.Left = m.Left.Clone()
 		c.Right = m.Right.Clone()
@@ -1084,6 +1027,7 @@ func (m *Tree) cloneTo(c *Tree) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Tree_kids holds the sub-messages of a copy of a Tree in one block.
@@ -1094,76 +1038,56 @@ type _Tree_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Branch) Clone() *Branch { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Branch when nil) a deep copy of m, when not nil.
-func (m *Branch) cloneIn(c *Branch) *Branch {
+func (m *Branch) Clone() *Branch {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Branch)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Branch))
 }
 
-// cloneTo makes c, a zero Branch, a deep copy of m, which is not nil.
-func (m *Branch) cloneTo(c *Branch) {
+// cloneTo makes c, a zero Branch, a deep copy of m, which is not nil, and returns c.
+func (m *Branch) cloneTo(c *Branch) *Branch {
 	c.Label = m.Label
 	c.Tree = m.Tree.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Empty) Clone() *Empty { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Empty when nil) a deep copy of m, when not nil.
-func (m *Empty) cloneIn(c *Empty) *Empty {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Empty)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Empty, a deep copy of m, which is not nil.
-func (m *Empty) cloneTo(c *Empty) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Empty) Clone() *Empty {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Empty))
+}
+
+// cloneTo makes c, a zero Empty, a deep copy of m, which is not nil, and returns c.
+func (m *Empty) cloneTo(c *Empty) *Empty {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Outer) Clone() *Outer { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Outer when nil) a deep copy of m, when not nil.
-func (m *Outer) cloneIn(c *Outer) *Outer {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Outer)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Outer, a deep copy of m, which is not nil.
-func (m *Outer) cloneTo(c *Outer) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Outer) Clone() *Outer {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Outer))
+}
+
+// cloneTo makes c, a zero Outer, a deep copy of m, which is not nil, and returns c.
+func (m *Outer) cloneTo(c *Outer) *Outer {
 	c.Inner = m.Inner.Clone()
 	if s := m.Inners; s != nil {
 		out := make([]*Outer_Inner, len(s))
 		blk := make([]Outer_Inner, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Inners = out
@@ -1177,8 +1101,7 @@ func (m *Outer) cloneTo(c *Outer) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.InnerMap = out
@@ -1186,57 +1109,44 @@ func (m *Outer) cloneTo(c *Outer) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Outer_Inner) Clone() *Outer_Inner { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Outer_Inner when nil) a deep copy of m, when not nil.
-func (m *Outer_Inner) cloneIn(c *Outer_Inner) *Outer_Inner {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Outer_Inner)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Outer_Inner, a deep copy of m, which is not nil.
-func (m *Outer_Inner) cloneTo(c *Outer_Inner) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Outer_Inner) Clone() *Outer_Inner {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Outer_Inner))
+}
+
+// cloneTo makes c, a zero Outer_Inner, a deep copy of m, which is not nil, and returns c.
+func (m *Outer_Inner) cloneTo(c *Outer_Inner) *Outer_Inner {
 	c.Kind = m.Kind
 	c.Secret = m.Secret
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Secrets) Clone() *Secrets { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Secrets when nil) a deep copy of m, when not nil.
-func (m *Secrets) cloneIn(c *Secrets) *Secrets {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Secrets)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Secrets, a deep copy of m, which is not nil.
-func (m *Secrets) cloneTo(c *Secrets) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Secrets) Clone() *Secrets {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Secrets))
+}
+
+// cloneTo makes c, a zero Secrets, a deep copy of m, which is not nil, and returns c.
+func (m *Secrets) cloneTo(c *Secrets) *Secrets {
 	c.ApiKey = m.ApiKey
 	if s := m.Leaves; s != nil {
 		out := make([]*Leaf, len(s))
 		blk := make([]Leaf, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Leaves = out
@@ -1250,8 +1160,7 @@ func (m *Secrets) cloneTo(c *Secrets) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.LeafMap = out
@@ -1261,8 +1170,8 @@ func (m *Secrets) cloneTo(c *Secrets) {
 	c.Env = maps.Clone(m.Env)
 	if m.Leaf != nil && m.Outer != nil {
 		kb := new(_Secrets_kids)
-		c.Leaf = m.Leaf.cloneIn(&kb.Leaf)
-		c.Outer = m.Outer.cloneIn(&kb.Outer)
+		c.Leaf = m.Leaf.cloneTo(&kb.Leaf)
+		c.Outer = m.Outer.cloneTo(&kb.Outer)
 	} else {
 		c.Leaf = m.Leaf.Clone()
 		c.Outer = m.Outer.Clone()
@@ -1278,7 +1187,9 @@ func (m *Secrets) cloneTo(c *Secrets) {
 				w Secrets_CredLeaf
 				m Leaf
 			})
-			b.w.CredLeaf = v.CredLeaf.cloneIn(&b.m)
+			if v.CredLeaf != nil {
+				b.w.CredLeaf = v.CredLeaf.cloneTo(&b.m)
+			}
 			c.Cred = &b.w
 		}
 	case *Secrets_CredUser:
@@ -1289,6 +1200,7 @@ func (m *Secrets) cloneTo(c *Secrets) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Secrets_kids holds the sub-messages of a copy of a Secrets in one block.
@@ -1298,27 +1210,21 @@ type _Secrets_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NamedKey) Clone() *NamedKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NamedKey when nil) a deep copy of m, when not nil.
-func (m *NamedKey) cloneIn(c *NamedKey) *NamedKey {
+func (m *NamedKey) Clone() *NamedKey {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(NamedKey)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(NamedKey))
 }
 
-// cloneTo makes c, a zero NamedKey, a deep copy of m, which is not nil.
-func (m *NamedKey) cloneTo(c *NamedKey) {
+// cloneTo makes c, a zero NamedKey, a deep copy of m, which is not nil, and returns c.
+func (m *NamedKey) cloneTo(c *NamedKey) *NamedKey {
 	c.Id = m.Id
 	c.Note = m.Note
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -91,22 +91,15 @@ func NewLegacy_ItemFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields and extensions included) that shares nothing with m.
-func (m *Legacy) Clone() *Legacy { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Legacy when nil) a deep copy of m, when not nil.
-func (m *Legacy) cloneIn(c *Legacy) *Legacy {
+func (m *Legacy) Clone() *Legacy {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Legacy)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Legacy))
 }
 
-// cloneTo makes c, a zero Legacy, a deep copy of m, which is not nil.
-func (m *Legacy) cloneTo(c *Legacy) {
+// cloneTo makes c, a zero Legacy, a deep copy of m, which is not nil, and returns c.
+func (m *Legacy) cloneTo(c *Legacy) *Legacy {
 	c.Data = fieldmap.CloneBytes(m.Data)
 	c.Values = slices.Clone(m.Values)
 	c.Modes = maps.Clone(m.Modes)
@@ -146,8 +139,8 @@ func (m *Legacy) cloneTo(c *Legacy) {
 	}
 	if m.Next != nil && m.Item != nil {
 		kb := new(_Legacy_kids)
-		c.Next = m.Next.cloneIn(&kb.Next)
-		c.Item = m.Item.cloneIn(&kb.Item)
+		c.Next = m.Next.cloneTo(&kb.Next)
+		c.Item = m.Item.cloneTo(&kb.Item)
 	} else {
 		c.Next = m.Next.Clone()
 		c.Item = m.Item.Clone()
@@ -168,6 +161,7 @@ func (m *Legacy) cloneTo(c *Legacy) {
 	if len(m.extensionFields) > 0 {
 		fieldmap.CloneExtensions(c, m)
 	}
+	return c
 }
 
 // _Legacy_kids holds the sub-messages of a copy of a Legacy in one block.
@@ -177,22 +171,15 @@ type _Legacy_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Legacy_Item) Clone() *Legacy_Item { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Legacy_Item when nil) a deep copy of m, when not nil.
-func (m *Legacy_Item) cloneIn(c *Legacy_Item) *Legacy_Item {
+func (m *Legacy_Item) Clone() *Legacy_Item {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Legacy_Item)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Legacy_Item))
 }
 
-// cloneTo makes c, a zero Legacy_Item, a deep copy of m, which is not nil.
-func (m *Legacy_Item) cloneTo(c *Legacy_Item) {
+// cloneTo makes c, a zero Legacy_Item, a deep copy of m, which is not nil, and returns c.
+func (m *Legacy_Item) cloneTo(c *Legacy_Item) *Legacy_Item {
 	if m.Text != nil || m.Num != nil {
 		blk := new(struct {
 			Text string
@@ -210,6 +197,7 @@ func (m *Legacy_Item) cloneTo(c *Legacy_Item) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

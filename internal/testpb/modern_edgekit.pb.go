@@ -86,22 +86,15 @@ func NewPartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Modern) Clone() *Modern { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Modern when nil) a deep copy of m, when not nil.
-func (m *Modern) cloneIn(c *Modern) *Modern {
+func (m *Modern) Clone() *Modern {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Modern)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Modern))
 }
 
-// cloneTo makes c, a zero Modern, a deep copy of m, which is not nil.
-func (m *Modern) cloneTo(c *Modern) {
+// cloneTo makes c, a zero Modern, a deep copy of m, which is not nil, and returns c.
+func (m *Modern) cloneTo(c *Modern) *Modern {
 	c.Count = m.Count
 	c.Packed = slices.Clone(m.Packed)
 	c.Expanded = slices.Clone(m.Expanded)
@@ -117,8 +110,7 @@ func (m *Modern) cloneTo(c *Modern) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.Parts = out
@@ -150,25 +142,19 @@ func (m *Modern) cloneTo(c *Modern) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Part) Clone() *Part { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Part when nil) a deep copy of m, when not nil.
-func (m *Part) cloneIn(c *Part) *Part {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Part)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Part, a deep copy of m, which is not nil.
-func (m *Part) cloneTo(c *Part) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Part) Clone() *Part {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Part))
+}
+
+// cloneTo makes c, a zero Part, a deep copy of m, which is not nil, and returns c.
+func (m *Part) cloneTo(c *Part) *Part {
 	if m.Label != nil || m.Weight != nil {
 		blk := new(struct {
 			Label  string
@@ -186,6 +172,7 @@ func (m *Part) cloneTo(c *Part) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

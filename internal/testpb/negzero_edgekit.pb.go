@@ -86,22 +86,15 @@ func NewNegZeroHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields and extensions included) that shares nothing with m.
-func (m *Extendable) Clone() *Extendable { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Extendable when nil) a deep copy of m, when not nil.
-func (m *Extendable) cloneIn(c *Extendable) *Extendable {
+func (m *Extendable) Clone() *Extendable {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Extendable)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Extendable))
 }
 
-// cloneTo makes c, a zero Extendable, a deep copy of m, which is not nil.
-func (m *Extendable) cloneTo(c *Extendable) {
+// cloneTo makes c, a zero Extendable, a deep copy of m, which is not nil, and returns c.
+func (m *Extendable) cloneTo(c *Extendable) *Extendable {
 	c.D = m.D
 	c.Name = fieldmap.ClonePtr(m.Name)
 	if m.unknownFields != nil {
@@ -110,25 +103,19 @@ func (m *Extendable) cloneTo(c *Extendable) {
 	if len(m.extensionFields) > 0 {
 		fieldmap.CloneExtensions(c, m)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *NegZeroHolder) Clone() *NegZeroHolder { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new NegZeroHolder when nil) a deep copy of m, when not nil.
-func (m *NegZeroHolder) cloneIn(c *NegZeroHolder) *NegZeroHolder {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(NegZeroHolder)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero NegZeroHolder, a deep copy of m, which is not nil.
-func (m *NegZeroHolder) cloneTo(c *NegZeroHolder) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *NegZeroHolder) Clone() *NegZeroHolder {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(NegZeroHolder))
+}
+
+// cloneTo makes c, a zero NegZeroHolder, a deep copy of m, which is not nil, and returns c.
+func (m *NegZeroHolder) cloneTo(c *NegZeroHolder) *NegZeroHolder {
 	c.Ext = m.Ext.Clone()
 	c.Plain = fieldmap.Clone(m.Plain)
 	if s := m.Exts; s != nil {
@@ -136,8 +123,7 @@ func (m *NegZeroHolder) cloneTo(c *NegZeroHolder) {
 		blk := make([]Extendable, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Exts = out
@@ -146,6 +132,7 @@ func (m *NegZeroHolder) cloneTo(c *NegZeroHolder) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

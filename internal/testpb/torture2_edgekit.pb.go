@@ -484,22 +484,15 @@ func NewTortureSignHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields and extensions included) that shares nothing with m.
-func (m *TortureDefaults) Clone() *TortureDefaults { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureDefaults when nil) a deep copy of m, when not nil.
-func (m *TortureDefaults) cloneIn(c *TortureDefaults) *TortureDefaults {
+func (m *TortureDefaults) Clone() *TortureDefaults {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(TortureDefaults)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(TortureDefaults))
 }
 
-// cloneTo makes c, a zero TortureDefaults, a deep copy of m, which is not nil.
-func (m *TortureDefaults) cloneTo(c *TortureDefaults) {
+// cloneTo makes c, a zero TortureDefaults, a deep copy of m, which is not nil, and returns c.
+func (m *TortureDefaults) cloneTo(c *TortureDefaults) *TortureDefaults {
 	c.DBytes = fieldmap.CloneBytes(m.DBytes)
 	c.RMessage = m.RMessage.Clone()
 	if m.DDouble != nil || m.DFloat != nil || m.DInt32 != nil || m.DInt64 != nil || m.DUint32 != nil || m.DUint64 != nil || m.DSint32 != nil || m.DSint64 != nil || m.DFixed32 != nil || m.DFixed64 != nil || m.DSfixed32 != nil || m.DSfixed64 != nil || m.DBool != nil || m.DString != nil || m.DEnum != nil || m.DNan != nil || m.DNegInf != nil || m.DNegZero != nil || m.RString != nil || m.REnum != nil || m.Secret != nil || m.Color != nil {
@@ -622,25 +615,19 @@ func (m *TortureDefaults) cloneTo(c *TortureDefaults) {
 	if len(m.extensionFields) > 0 {
 		fieldmap.CloneExtensions(c, m)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureDefaults_Inner) Clone() *TortureDefaults_Inner { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureDefaults_Inner when nil) a deep copy of m, when not nil.
-func (m *TortureDefaults_Inner) cloneIn(c *TortureDefaults_Inner) *TortureDefaults_Inner {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureDefaults_Inner)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureDefaults_Inner, a deep copy of m, which is not nil.
-func (m *TortureDefaults_Inner) cloneTo(c *TortureDefaults_Inner) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDefaults_Inner) Clone() *TortureDefaults_Inner {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureDefaults_Inner))
+}
+
+// cloneTo makes c, a zero TortureDefaults_Inner, a deep copy of m, which is not nil, and returns c.
+func (m *TortureDefaults_Inner) cloneTo(c *TortureDefaults_Inner) *TortureDefaults_Inner {
 	if m.Value != nil || m.Sign != nil {
 		blk := new(struct {
 			Value int32
@@ -658,32 +645,25 @@ func (m *TortureDefaults_Inner) cloneTo(c *TortureDefaults_Inner) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureGroups) Clone() *TortureGroups { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureGroups when nil) a deep copy of m, when not nil.
-func (m *TortureGroups) cloneIn(c *TortureGroups) *TortureGroups {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureGroups)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureGroups, a deep copy of m, which is not nil.
-func (m *TortureGroups) cloneTo(c *TortureGroups) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups) Clone() *TortureGroups {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureGroups))
+}
+
+// cloneTo makes c, a zero TortureGroups, a deep copy of m, which is not nil, and returns c.
+func (m *TortureGroups) cloneTo(c *TortureGroups) *TortureGroups {
 	if s := m.Row; s != nil {
 		out := make([]*TortureGroups_Row, len(s))
 		blk := make([]TortureGroups_Row, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Row = out
@@ -698,8 +678,7 @@ func (m *TortureGroups) cloneTo(c *TortureGroups) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.InnerMap = out
@@ -707,8 +686,8 @@ func (m *TortureGroups) cloneTo(c *TortureGroups) {
 	c.Signs = slices.Clone(m.Signs)
 	if m.Hidden != nil && m.Nested != nil {
 		kb := new(_TortureGroups_kids)
-		c.Hidden = m.Hidden.cloneIn(&kb.Hidden)
-		c.Nested = m.Nested.cloneIn(&kb.Nested)
+		c.Hidden = m.Hidden.cloneTo(&kb.Hidden)
+		c.Nested = m.Nested.cloneTo(&kb.Nested)
 	} else {
 		c.Hidden = m.Hidden.Clone()
 		c.Nested = m.Nested.Clone()
@@ -720,7 +699,9 @@ func (m *TortureGroups) cloneTo(c *TortureGroups) {
 				w TortureGroups_Pickgroup
 				m TortureGroups_PickGroup
 			})
-			b.w.Pickgroup = v.Pickgroup.cloneIn(&b.m)
+			if v.Pickgroup != nil {
+				b.w.Pickgroup = v.Pickgroup.cloneTo(&b.m)
+			}
 			c.Pick = &b.w
 		}
 	case *TortureGroups_PickSign:
@@ -737,13 +718,16 @@ func (m *TortureGroups) cloneTo(c *TortureGroups) {
 				w TortureGroups_Picksecret
 				m TortureGroups_PickSecret
 			})
-			b.w.Picksecret = v.Picksecret.cloneIn(&b.m)
+			if v.Picksecret != nil {
+				b.w.Picksecret = v.Picksecret.cloneTo(&b.m)
+			}
 			c.Pick = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _TortureGroups_kids holds the sub-messages of a copy of a TortureGroups in one block.
@@ -753,22 +737,15 @@ type _TortureGroups_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureGroups_PickGroup) Clone() *TortureGroups_PickGroup { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureGroups_PickGroup when nil) a deep copy of m, when not nil.
-func (m *TortureGroups_PickGroup) cloneIn(c *TortureGroups_PickGroup) *TortureGroups_PickGroup {
+func (m *TortureGroups_PickGroup) Clone() *TortureGroups_PickGroup {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(TortureGroups_PickGroup)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(TortureGroups_PickGroup))
 }
 
-// cloneTo makes c, a zero TortureGroups_PickGroup, a deep copy of m, which is not nil.
-func (m *TortureGroups_PickGroup) cloneTo(c *TortureGroups_PickGroup) {
+// cloneTo makes c, a zero TortureGroups_PickGroup, a deep copy of m, which is not nil, and returns c.
+func (m *TortureGroups_PickGroup) cloneTo(c *TortureGroups_PickGroup) *TortureGroups_PickGroup {
 	c.Back = m.Back.Clone()
 	if m.Text != nil || m.Sign != nil {
 		blk := new(struct {
@@ -787,118 +764,88 @@ func (m *TortureGroups_PickGroup) cloneTo(c *TortureGroups_PickGroup) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureGroups_PickSecret) Clone() *TortureGroups_PickSecret { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureGroups_PickSecret when nil) a deep copy of m, when not nil.
-func (m *TortureGroups_PickSecret) cloneIn(c *TortureGroups_PickSecret) *TortureGroups_PickSecret {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureGroups_PickSecret)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureGroups_PickSecret, a deep copy of m, which is not nil.
-func (m *TortureGroups_PickSecret) cloneTo(c *TortureGroups_PickSecret) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups_PickSecret) Clone() *TortureGroups_PickSecret {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureGroups_PickSecret))
+}
+
+// cloneTo makes c, a zero TortureGroups_PickSecret, a deep copy of m, which is not nil, and returns c.
+func (m *TortureGroups_PickSecret) cloneTo(c *TortureGroups_PickSecret) *TortureGroups_PickSecret {
 	c.Token = fieldmap.ClonePtr(m.Token)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureGroups_Row) Clone() *TortureGroups_Row { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureGroups_Row when nil) a deep copy of m, when not nil.
-func (m *TortureGroups_Row) cloneIn(c *TortureGroups_Row) *TortureGroups_Row {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureGroups_Row)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureGroups_Row, a deep copy of m, which is not nil.
-func (m *TortureGroups_Row) cloneTo(c *TortureGroups_Row) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups_Row) Clone() *TortureGroups_Row {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureGroups_Row))
+}
+
+// cloneTo makes c, a zero TortureGroups_Row, a deep copy of m, which is not nil, and returns c.
+func (m *TortureGroups_Row) cloneTo(c *TortureGroups_Row) *TortureGroups_Row {
 	c.N = fieldmap.ClonePtr(m.N)
 	c.Signs = slices.Clone(m.Signs)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureGroups_Hidden) Clone() *TortureGroups_Hidden { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureGroups_Hidden when nil) a deep copy of m, when not nil.
-func (m *TortureGroups_Hidden) cloneIn(c *TortureGroups_Hidden) *TortureGroups_Hidden {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureGroups_Hidden)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureGroups_Hidden, a deep copy of m, which is not nil.
-func (m *TortureGroups_Hidden) cloneTo(c *TortureGroups_Hidden) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups_Hidden) Clone() *TortureGroups_Hidden {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureGroups_Hidden))
+}
+
+// cloneTo makes c, a zero TortureGroups_Hidden, a deep copy of m, which is not nil, and returns c.
+func (m *TortureGroups_Hidden) cloneTo(c *TortureGroups_Hidden) *TortureGroups_Hidden {
 	c.Password = fieldmap.ClonePtr(m.Password)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureGroups_Nested) Clone() *TortureGroups_Nested { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureGroups_Nested when nil) a deep copy of m, when not nil.
-func (m *TortureGroups_Nested) cloneIn(c *TortureGroups_Nested) *TortureGroups_Nested {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureGroups_Nested)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureGroups_Nested, a deep copy of m, which is not nil.
-func (m *TortureGroups_Nested) cloneTo(c *TortureGroups_Nested) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups_Nested) Clone() *TortureGroups_Nested {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureGroups_Nested))
+}
+
+// cloneTo makes c, a zero TortureGroups_Nested, a deep copy of m, which is not nil, and returns c.
+func (m *TortureGroups_Nested) cloneTo(c *TortureGroups_Nested) *TortureGroups_Nested {
 	c.Deeper = m.Deeper.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureGroups_Nested_Deeper) Clone() *TortureGroups_Nested_Deeper { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureGroups_Nested_Deeper when nil) a deep copy of m, when not nil.
-func (m *TortureGroups_Nested_Deeper) cloneIn(c *TortureGroups_Nested_Deeper) *TortureGroups_Nested_Deeper {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureGroups_Nested_Deeper)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureGroups_Nested_Deeper, a deep copy of m, which is not nil.
-func (m *TortureGroups_Nested_Deeper) cloneTo(c *TortureGroups_Nested_Deeper) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureGroups_Nested_Deeper) Clone() *TortureGroups_Nested_Deeper {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureGroups_Nested_Deeper))
+}
+
+// cloneTo makes c, a zero TortureGroups_Nested_Deeper, a deep copy of m, which is not nil, and returns c.
+func (m *TortureGroups_Nested_Deeper) cloneTo(c *TortureGroups_Nested_Deeper) *TortureGroups_Nested_Deeper {
 	if m.Sign != nil || m.F != nil {
 		blk := new(struct {
 			Sign TortureSign
@@ -916,25 +863,19 @@ func (m *TortureGroups_Nested_Deeper) cloneTo(c *TortureGroups_Nested_Deeper) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureLegacyKey) Clone() *TortureLegacyKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureLegacyKey when nil) a deep copy of m, when not nil.
-func (m *TortureLegacyKey) cloneIn(c *TortureLegacyKey) *TortureLegacyKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureLegacyKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureLegacyKey, a deep copy of m, which is not nil.
-func (m *TortureLegacyKey) cloneTo(c *TortureLegacyKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLegacyKey) Clone() *TortureLegacyKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureLegacyKey))
+}
+
+// cloneTo makes c, a zero TortureLegacyKey, a deep copy of m, which is not nil, and returns c.
+func (m *TortureLegacyKey) cloneTo(c *TortureLegacyKey) *TortureLegacyKey {
 	if m.Id != nil || m.Note != nil {
 		blk := new(struct {
 			Id   int32
@@ -952,48 +893,36 @@ func (m *TortureLegacyKey) cloneTo(c *TortureLegacyKey) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureLegacyKey2) Clone() *TortureLegacyKey2 { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureLegacyKey2 when nil) a deep copy of m, when not nil.
-func (m *TortureLegacyKey2) cloneIn(c *TortureLegacyKey2) *TortureLegacyKey2 {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureLegacyKey2)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureLegacyKey2, a deep copy of m, which is not nil.
-func (m *TortureLegacyKey2) cloneTo(c *TortureLegacyKey2) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLegacyKey2) Clone() *TortureLegacyKey2 {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureLegacyKey2))
+}
+
+// cloneTo makes c, a zero TortureLegacyKey2, a deep copy of m, which is not nil, and returns c.
+func (m *TortureLegacyKey2) cloneTo(c *TortureLegacyKey2) *TortureLegacyKey2 {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureLegacyKeyValue) Clone() *TortureLegacyKeyValue { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureLegacyKeyValue when nil) a deep copy of m, when not nil.
-func (m *TortureLegacyKeyValue) cloneIn(c *TortureLegacyKeyValue) *TortureLegacyKeyValue {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureLegacyKeyValue)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureLegacyKeyValue, a deep copy of m, which is not nil.
-func (m *TortureLegacyKeyValue) cloneTo(c *TortureLegacyKeyValue) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLegacyKeyValue) Clone() *TortureLegacyKeyValue {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureLegacyKeyValue))
+}
+
+// cloneTo makes c, a zero TortureLegacyKeyValue, a deep copy of m, which is not nil, and returns c.
+func (m *TortureLegacyKeyValue) cloneTo(c *TortureLegacyKeyValue) *TortureLegacyKeyValue {
 	c.Part = m.Part.Clone()
 	if m.Name != nil || m.Sign != nil || m.Ratio != nil {
 		blk := new(struct {
@@ -1017,25 +946,19 @@ func (m *TortureLegacyKeyValue) cloneTo(c *TortureLegacyKeyValue) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureLegacyKeyValue_Part) Clone() *TortureLegacyKeyValue_Part { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureLegacyKeyValue_Part when nil) a deep copy of m, when not nil.
-func (m *TortureLegacyKeyValue_Part) cloneIn(c *TortureLegacyKeyValue_Part) *TortureLegacyKeyValue_Part {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureLegacyKeyValue_Part)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureLegacyKeyValue_Part, a deep copy of m, which is not nil.
-func (m *TortureLegacyKeyValue_Part) cloneTo(c *TortureLegacyKeyValue_Part) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLegacyKeyValue_Part) Clone() *TortureLegacyKeyValue_Part {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureLegacyKeyValue_Part))
+}
+
+// cloneTo makes c, a zero TortureLegacyKeyValue_Part, a deep copy of m, which is not nil, and returns c.
+func (m *TortureLegacyKeyValue_Part) cloneTo(c *TortureLegacyKeyValue_Part) *TortureLegacyKeyValue_Part {
 	if m.N != nil || m.On != nil {
 		blk := new(struct {
 			N  uint32
@@ -1053,29 +976,24 @@ func (m *TortureLegacyKeyValue_Part) cloneTo(c *TortureLegacyKeyValue_Part) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureSignHolder) Clone() *TortureSignHolder { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureSignHolder when nil) a deep copy of m, when not nil.
-func (m *TortureSignHolder) cloneIn(c *TortureSignHolder) *TortureSignHolder {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureSignHolder)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureSignHolder, a deep copy of m, which is not nil.
-func (m *TortureSignHolder) cloneTo(c *TortureSignHolder) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureSignHolder) Clone() *TortureSignHolder {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureSignHolder))
+}
+
+// cloneTo makes c, a zero TortureSignHolder, a deep copy of m, which is not nil, and returns c.
+func (m *TortureSignHolder) cloneTo(c *TortureSignHolder) *TortureSignHolder {
 	c.Sign = fieldmap.ClonePtr(m.Sign)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

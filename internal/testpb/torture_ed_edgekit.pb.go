@@ -213,22 +213,15 @@ func NewTortureEditionKeyedFieldMap(flags ...string) (*fieldmap.FieldMap, error)
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureEdition) Clone() *TortureEdition { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureEdition when nil) a deep copy of m, when not nil.
-func (m *TortureEdition) cloneIn(c *TortureEdition) *TortureEdition {
+func (m *TortureEdition) Clone() *TortureEdition {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(TortureEdition)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(TortureEdition))
 }
 
-// cloneTo makes c, a zero TortureEdition, a deep copy of m, which is not nil.
-func (m *TortureEdition) cloneTo(c *TortureEdition) {
+// cloneTo makes c, a zero TortureEdition, a deep copy of m, which is not nil, and returns c.
+func (m *TortureEdition) cloneTo(c *TortureEdition) *TortureEdition {
 	c.ImplicitInt = m.ImplicitInt
 	c.ImplicitDouble = m.ImplicitDouble
 	c.ImplicitBytes = fieldmap.CloneBytes(m.ImplicitBytes)
@@ -239,8 +232,7 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) {
 		blk := make([]TortureEditionPart, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.DelimitedList = out
@@ -261,8 +253,7 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.PartMap = out
@@ -308,9 +299,9 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) {
 	}
 	if m.Delimited != nil && m.RequiredPart != nil && m.Self != nil {
 		kb := new(_TortureEdition_kids)
-		c.Delimited = m.Delimited.cloneIn(&kb.Delimited)
-		c.RequiredPart = m.RequiredPart.cloneIn(&kb.RequiredPart)
-		c.Self = m.Self.cloneIn(&kb.Self)
+		c.Delimited = m.Delimited.cloneTo(&kb.Delimited)
+		c.RequiredPart = m.RequiredPart.cloneTo(&kb.RequiredPart)
+		c.Self = m.Self.cloneTo(&kb.Self)
 	} else {
 		c.Delimited = m.Delimited.Clone()
 		c.RequiredPart = m.RequiredPart.Clone()
@@ -327,7 +318,9 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) {
 				w TortureEdition_ChoicePart
 				m TortureEditionPart
 			})
-			b.w.ChoicePart = v.ChoicePart.cloneIn(&b.m)
+			if v.ChoicePart != nil {
+				b.w.ChoicePart = v.ChoicePart.cloneTo(&b.m)
+			}
 			c.Choice = &b.w
 		}
 	case *TortureEdition_ChoiceText:
@@ -338,6 +331,7 @@ func (m *TortureEdition) cloneTo(c *TortureEdition) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _TortureEdition_kids holds the sub-messages of a copy of a TortureEdition in one block.
@@ -348,22 +342,15 @@ type _TortureEdition_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureEditionPart) Clone() *TortureEditionPart { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureEditionPart when nil) a deep copy of m, when not nil.
-func (m *TortureEditionPart) cloneIn(c *TortureEditionPart) *TortureEditionPart {
+func (m *TortureEditionPart) Clone() *TortureEditionPart {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(TortureEditionPart)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(TortureEditionPart))
 }
 
-// cloneTo makes c, a zero TortureEditionPart, a deep copy of m, which is not nil.
-func (m *TortureEditionPart) cloneTo(c *TortureEditionPart) {
+// cloneTo makes c, a zero TortureEditionPart, a deep copy of m, which is not nil, and returns c.
+func (m *TortureEditionPart) cloneTo(c *TortureEditionPart) *TortureEditionPart {
 	c.Label = m.Label
 	if m.Closed != nil || m.Count != nil {
 		blk := new(struct {
@@ -382,49 +369,37 @@ func (m *TortureEditionPart) cloneTo(c *TortureEditionPart) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureEditionKey) Clone() *TortureEditionKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureEditionKey when nil) a deep copy of m, when not nil.
-func (m *TortureEditionKey) cloneIn(c *TortureEditionKey) *TortureEditionKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureEditionKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureEditionKey, a deep copy of m, which is not nil.
-func (m *TortureEditionKey) cloneTo(c *TortureEditionKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEditionKey) Clone() *TortureEditionKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureEditionKey))
+}
+
+// cloneTo makes c, a zero TortureEditionKey, a deep copy of m, which is not nil, and returns c.
+func (m *TortureEditionKey) cloneTo(c *TortureEditionKey) *TortureEditionKey {
 	c.Key = fieldmap.ClonePtr(m.Key)
 	c.Other = m.Other.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureEditionKeyValue) Clone() *TortureEditionKeyValue { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureEditionKeyValue when nil) a deep copy of m, when not nil.
-func (m *TortureEditionKeyValue) cloneIn(c *TortureEditionKeyValue) *TortureEditionKeyValue {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureEditionKeyValue)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureEditionKeyValue, a deep copy of m, which is not nil.
-func (m *TortureEditionKeyValue) cloneTo(c *TortureEditionKeyValue) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEditionKeyValue) Clone() *TortureEditionKeyValue {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureEditionKeyValue))
+}
+
+// cloneTo makes c, a zero TortureEditionKeyValue, a deep copy of m, which is not nil, and returns c.
+func (m *TortureEditionKeyValue) cloneTo(c *TortureEditionKeyValue) *TortureEditionKeyValue {
 	c.N = m.N
 	if m.Name != nil || m.Closed != nil {
 		blk := new(struct {
@@ -443,29 +418,24 @@ func (m *TortureEditionKeyValue) cloneTo(c *TortureEditionKeyValue) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureEditionKeyed) Clone() *TortureEditionKeyed { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureEditionKeyed when nil) a deep copy of m, when not nil.
-func (m *TortureEditionKeyed) cloneIn(c *TortureEditionKeyed) *TortureEditionKeyed {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureEditionKeyed)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureEditionKeyed, a deep copy of m, which is not nil.
-func (m *TortureEditionKeyed) cloneTo(c *TortureEditionKeyed) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEditionKeyed) Clone() *TortureEditionKeyed {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureEditionKeyed))
+}
+
+// cloneTo makes c, a zero TortureEditionKeyed, a deep copy of m, which is not nil, and returns c.
+func (m *TortureEditionKeyed) cloneTo(c *TortureEditionKeyed) *TortureEditionKeyed {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -1263,22 +1263,15 @@ func NewTortureOptionalKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) 
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureNames) Clone() *TortureNames { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureNames when nil) a deep copy of m, when not nil.
-func (m *TortureNames) cloneIn(c *TortureNames) *TortureNames {
+func (m *TortureNames) Clone() *TortureNames {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(TortureNames)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(TortureNames))
 }
 
-// cloneTo makes c, a zero TortureNames, a deep copy of m, which is not nil.
-func (m *TortureNames) cloneTo(c *TortureNames) {
+// cloneTo makes c, a zero TortureNames, a deep copy of m, which is not nil, and returns c.
+func (m *TortureNames) cloneTo(c *TortureNames) *TortureNames {
 	c.Reset_ = m.Reset_
 	c.String_ = m.String_
 	c.Descriptor_ = m.Descriptor_
@@ -1323,79 +1316,61 @@ func (m *TortureNames) cloneTo(c *TortureNames) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Torture_2X) Clone() *Torture_2X { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Torture_2X when nil) a deep copy of m, when not nil.
-func (m *Torture_2X) cloneIn(c *Torture_2X) *Torture_2X {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Torture_2X)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Torture_2X, a deep copy of m, which is not nil.
-func (m *Torture_2X) cloneTo(c *Torture_2X) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Torture_2X) Clone() *Torture_2X {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Torture_2X))
+}
+
+// cloneTo makes c, a zero Torture_2X, a deep copy of m, which is not nil, and returns c.
+func (m *Torture_2X) cloneTo(c *Torture_2X) *Torture_2X {
 	c.A_1 = m.A_1
 	c.B2C = m.B2C
 	c.Next_2 = m.Next_2.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureLower) Clone() *TortureLower { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureLower when nil) a deep copy of m, when not nil.
-func (m *TortureLower) cloneIn(c *TortureLower) *TortureLower {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureLower)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureLower, a deep copy of m, which is not nil.
-func (m *TortureLower) cloneTo(c *TortureLower) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLower) Clone() *TortureLower {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureLower))
+}
+
+// cloneTo makes c, a zero TortureLower, a deep copy of m, which is not nil, and returns c.
+func (m *TortureLower) cloneTo(c *TortureLower) *TortureLower {
 	c.Value_ = m.Value_
 	c.Again = m.Again.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureDeep) Clone() *TortureDeep { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureDeep when nil) a deep copy of m, when not nil.
-func (m *TortureDeep) cloneIn(c *TortureDeep) *TortureDeep {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureDeep)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureDeep, a deep copy of m, which is not nil.
-func (m *TortureDeep) cloneTo(c *TortureDeep) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDeep) Clone() *TortureDeep {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureDeep))
+}
+
+// cloneTo makes c, a zero TortureDeep, a deep copy of m, which is not nil, and returns c.
+func (m *TortureDeep) cloneTo(c *TortureDeep) *TortureDeep {
 	if m.L1 != nil && m.Sibling != nil && m.Shortcut != nil {
 		kb := new(_TortureDeep_kids)
-		c.L1 = m.L1.cloneIn(&kb.L1)
-		c.Sibling = m.Sibling.cloneIn(&kb.Sibling)
-		c.Shortcut = m.Shortcut.cloneIn(&kb.Shortcut)
+		c.L1 = m.L1.cloneTo(&kb.L1)
+		c.Sibling = m.Sibling.cloneTo(&kb.Sibling)
+		c.Shortcut = m.Shortcut.cloneTo(&kb.Shortcut)
 	} else {
 		c.L1 = m.L1.Clone()
 		c.Sibling = m.Sibling.Clone()
@@ -1404,6 +1379,7 @@ func (m *TortureDeep) cloneTo(c *TortureDeep) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _TortureDeep_kids holds the sub-messages of a copy of a TortureDeep in one block.
@@ -1414,45 +1390,32 @@ type _TortureDeep_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureDeep_L1) Clone() *TortureDeep_L1 { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureDeep_L1 when nil) a deep copy of m, when not nil.
-func (m *TortureDeep_L1) cloneIn(c *TortureDeep_L1) *TortureDeep_L1 {
+func (m *TortureDeep_L1) Clone() *TortureDeep_L1 {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(TortureDeep_L1)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(TortureDeep_L1))
 }
 
-// cloneTo makes c, a zero TortureDeep_L1, a deep copy of m, which is not nil.
-func (m *TortureDeep_L1) cloneTo(c *TortureDeep_L1) {
+// cloneTo makes c, a zero TortureDeep_L1, a deep copy of m, which is not nil, and returns c.
+func (m *TortureDeep_L1) cloneTo(c *TortureDeep_L1) *TortureDeep_L1 {
 	c.L2 = m.L2.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureDeep_L1_L2) Clone() *TortureDeep_L1_L2 { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureDeep_L1_L2 when nil) a deep copy of m, when not nil.
-func (m *TortureDeep_L1_L2) cloneIn(c *TortureDeep_L1_L2) *TortureDeep_L1_L2 {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureDeep_L1_L2)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureDeep_L1_L2, a deep copy of m, which is not nil.
-func (m *TortureDeep_L1_L2) cloneTo(c *TortureDeep_L1_L2) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDeep_L1_L2) Clone() *TortureDeep_L1_L2 {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureDeep_L1_L2))
+}
+
+// cloneTo makes c, a zero TortureDeep_L1_L2, a deep copy of m, which is not nil, and returns c.
+func (m *TortureDeep_L1_L2) cloneTo(c *TortureDeep_L1_L2) *TortureDeep_L1_L2 {
 	c.L3 = m.L3.Clone()
 	if s := m.L4Map; s != nil {
 		out := make(map[string]*TortureDeep_L1_L2_L3_L4, len(s))
@@ -1463,8 +1426,7 @@ func (m *TortureDeep_L1_L2) cloneTo(c *TortureDeep_L1_L2) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.L4Map = out
@@ -1472,33 +1434,26 @@ func (m *TortureDeep_L1_L2) cloneTo(c *TortureDeep_L1_L2) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureDeep_L1_L2_L3) Clone() *TortureDeep_L1_L2_L3 { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureDeep_L1_L2_L3 when nil) a deep copy of m, when not nil.
-func (m *TortureDeep_L1_L2_L3) cloneIn(c *TortureDeep_L1_L2_L3) *TortureDeep_L1_L2_L3 {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureDeep_L1_L2_L3)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureDeep_L1_L2_L3, a deep copy of m, which is not nil.
-func (m *TortureDeep_L1_L2_L3) cloneTo(c *TortureDeep_L1_L2_L3) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDeep_L1_L2_L3) Clone() *TortureDeep_L1_L2_L3 {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureDeep_L1_L2_L3))
+}
+
+// cloneTo makes c, a zero TortureDeep_L1_L2_L3, a deep copy of m, which is not nil, and returns c.
+func (m *TortureDeep_L1_L2_L3) cloneTo(c *TortureDeep_L1_L2_L3) *TortureDeep_L1_L2_L3 {
 	c.L4 = m.L4.Clone()
 	if s := m.L4S; s != nil {
 		out := make([]*TortureDeep_L1_L2_L3_L4, len(s))
 		blk := make([]TortureDeep_L1_L2_L3_L4, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.L4S = out
@@ -1506,73 +1461,55 @@ func (m *TortureDeep_L1_L2_L3) cloneTo(c *TortureDeep_L1_L2_L3) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureDeep_L1_L2_L3_L4) Clone() *TortureDeep_L1_L2_L3_L4 { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureDeep_L1_L2_L3_L4 when nil) a deep copy of m, when not nil.
-func (m *TortureDeep_L1_L2_L3_L4) cloneIn(c *TortureDeep_L1_L2_L3_L4) *TortureDeep_L1_L2_L3_L4 {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureDeep_L1_L2_L3_L4)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureDeep_L1_L2_L3_L4, a deep copy of m, which is not nil.
-func (m *TortureDeep_L1_L2_L3_L4) cloneTo(c *TortureDeep_L1_L2_L3_L4) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDeep_L1_L2_L3_L4) Clone() *TortureDeep_L1_L2_L3_L4 {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureDeep_L1_L2_L3_L4))
+}
+
+// cloneTo makes c, a zero TortureDeep_L1_L2_L3_L4, a deep copy of m, which is not nil, and returns c.
+func (m *TortureDeep_L1_L2_L3_L4) cloneTo(c *TortureDeep_L1_L2_L3_L4) *TortureDeep_L1_L2_L3_L4 {
 	c.Mood = m.Mood
 	c.Leaf = m.Leaf
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureDeep_Sibling) Clone() *TortureDeep_Sibling { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureDeep_Sibling when nil) a deep copy of m, when not nil.
-func (m *TortureDeep_Sibling) cloneIn(c *TortureDeep_Sibling) *TortureDeep_Sibling {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureDeep_Sibling)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureDeep_Sibling, a deep copy of m, which is not nil.
-func (m *TortureDeep_Sibling) cloneTo(c *TortureDeep_Sibling) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureDeep_Sibling) Clone() *TortureDeep_Sibling {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureDeep_Sibling))
+}
+
+// cloneTo makes c, a zero TortureDeep_Sibling, a deep copy of m, which is not nil, and returns c.
+func (m *TortureDeep_Sibling) cloneTo(c *TortureDeep_Sibling) *TortureDeep_Sibling {
 	c.Mood = m.Mood
 	c.Moods = slices.Clone(m.Moods)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureMaps) Clone() *TortureMaps { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureMaps when nil) a deep copy of m, when not nil.
-func (m *TortureMaps) cloneIn(c *TortureMaps) *TortureMaps {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureMaps)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureMaps, a deep copy of m, which is not nil.
-func (m *TortureMaps) cloneTo(c *TortureMaps) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureMaps) Clone() *TortureMaps {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureMaps))
+}
+
+// cloneTo makes c, a zero TortureMaps, a deep copy of m, which is not nil, and returns c.
+func (m *TortureMaps) cloneTo(c *TortureMaps) *TortureMaps {
 	c.EnumMap = maps.Clone(m.EnumMap)
 	c.BytesMap = fieldmap.CloneMapFunc(m.BytesMap, fieldmap.CloneBytes)
 	c.LabelMap = fieldmap.CloneMapFunc(m.LabelMap, fieldmap.Clone[*other.Label])
@@ -1587,8 +1524,7 @@ func (m *TortureMaps) cloneTo(c *TortureMaps) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.SelfMap = out
@@ -1603,8 +1539,7 @@ func (m *TortureMaps) cloneTo(c *TortureMaps) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.EmptyMap = out
@@ -1621,8 +1556,7 @@ func (m *TortureMaps) cloneTo(c *TortureMaps) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.NamesMap = out
@@ -1637,8 +1571,7 @@ func (m *TortureMaps) cloneTo(c *TortureMaps) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.L4Map = out
@@ -1646,25 +1579,19 @@ func (m *TortureMaps) cloneTo(c *TortureMaps) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureLists) Clone() *TortureLists { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureLists when nil) a deep copy of m, when not nil.
-func (m *TortureLists) cloneIn(c *TortureLists) *TortureLists {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureLists)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureLists, a deep copy of m, which is not nil.
-func (m *TortureLists) cloneTo(c *TortureLists) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureLists) Clone() *TortureLists {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureLists))
+}
+
+// cloneTo makes c, a zero TortureLists, a deep copy of m, which is not nil, and returns c.
+func (m *TortureLists) cloneTo(c *TortureLists) *TortureLists {
 	c.Moods = slices.Clone(m.Moods)
 	c.Strings = fieldmap.CloneListFunc(m.Strings, fieldmap.CloneStringValue)
 	c.Times = fieldmap.CloneListFunc(m.Times, fieldmap.CloneTimestamp)
@@ -1676,8 +1603,7 @@ func (m *TortureLists) cloneTo(c *TortureLists) {
 		blk := make([]Empty, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Empties = out
@@ -1687,8 +1613,7 @@ func (m *TortureLists) cloneTo(c *TortureLists) {
 		blk := make([]TortureLists, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Nested = out
@@ -1700,8 +1625,7 @@ func (m *TortureLists) cloneTo(c *TortureLists) {
 		blk := make([]TortureDeep, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Deeps = out
@@ -1716,8 +1640,7 @@ func (m *TortureLists) cloneTo(c *TortureLists) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.EmptyMap = out
@@ -1726,25 +1649,19 @@ func (m *TortureLists) cloneTo(c *TortureLists) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureOneofs) Clone() *TortureOneofs { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureOneofs when nil) a deep copy of m, when not nil.
-func (m *TortureOneofs) cloneIn(c *TortureOneofs) *TortureOneofs {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureOneofs)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureOneofs, a deep copy of m, which is not nil.
-func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureOneofs) Clone() *TortureOneofs {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureOneofs))
+}
+
+// cloneTo makes c, a zero TortureOneofs, a deep copy of m, which is not nil, and returns c.
+func (m *TortureOneofs) cloneTo(c *TortureOneofs) *TortureOneofs {
 	c.OptMessage = m.OptMessage.Clone()
 	c.OptBytes = fieldmap.CloneBytes(m.OptBytes)
 	if m.OptEnum != nil || m.OptFloat != nil || m.OptDouble != nil || m.OptSecret != nil || m.OptColor != nil {
@@ -1791,7 +1708,9 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 				w TortureOneofs_FirstDeep
 				m TortureDeep
 			})
-			b.w.FirstDeep = v.FirstDeep.cloneIn(&b.m)
+			if v.FirstDeep != nil {
+				b.w.FirstDeep = v.FirstDeep.cloneTo(&b.m)
+			}
 			c.First = &b.w
 		}
 	case *TortureOneofs_FirstFloat:
@@ -1808,7 +1727,9 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 				w TortureOneofs_FirstSelf
 				m TortureOneofs
 			})
-			b.w.FirstSelf = v.FirstSelf.cloneIn(&b.m)
+			if v.FirstSelf != nil {
+				b.w.FirstSelf = v.FirstSelf.cloneTo(&b.m)
+			}
 			c.First = &b.w
 		}
 	case *TortureOneofs_FirstTime:
@@ -1825,7 +1746,9 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 				w TortureOneofs_FirstEmpty
 				m Empty
 			})
-			b.w.FirstEmpty = v.FirstEmpty.cloneIn(&b.m)
+			if v.FirstEmpty != nil {
+				b.w.FirstEmpty = v.FirstEmpty.cloneTo(&b.m)
+			}
 			c.First = &b.w
 		}
 	case *TortureOneofs_FirstSecret:
@@ -1838,7 +1761,9 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 				w TortureOneofs_FirstL4
 				m TortureDeep_L1_L2_L3_L4
 			})
-			b.w.FirstL4 = v.FirstL4.cloneIn(&b.m)
+			if v.FirstL4 != nil {
+				b.w.FirstL4 = v.FirstL4.cloneTo(&b.m)
+			}
 			c.First = &b.w
 		}
 	case *TortureOneofs_FirstBool:
@@ -1861,7 +1786,9 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 				w TortureOneofs_SecondSelf
 				m TortureOneofs
 			})
-			b.w.SecondSelf = v.SecondSelf.cloneIn(&b.m)
+			if v.SecondSelf != nil {
+				b.w.SecondSelf = v.SecondSelf.cloneTo(&b.m)
+			}
 			c.Second = &b.w
 		}
 	case *TortureOneofs_SecondNum:
@@ -1876,25 +1803,19 @@ func (m *TortureOneofs) cloneTo(c *TortureOneofs) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureOnlyOneof) Clone() *TortureOnlyOneof { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureOnlyOneof when nil) a deep copy of m, when not nil.
-func (m *TortureOnlyOneof) cloneIn(c *TortureOnlyOneof) *TortureOnlyOneof {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureOnlyOneof)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureOnlyOneof, a deep copy of m, which is not nil.
-func (m *TortureOnlyOneof) cloneTo(c *TortureOnlyOneof) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureOnlyOneof) Clone() *TortureOnlyOneof {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureOnlyOneof))
+}
+
+// cloneTo makes c, a zero TortureOnlyOneof, a deep copy of m, which is not nil, and returns c.
+func (m *TortureOnlyOneof) cloneTo(c *TortureOnlyOneof) *TortureOnlyOneof {
 	switch v := m.Only.(type) {
 	case *TortureOnlyOneof_OnlyName:
 		if v != nil {
@@ -1906,32 +1827,28 @@ func (m *TortureOnlyOneof) cloneTo(c *TortureOnlyOneof) {
 				w TortureOnlyOneof_OnlySelf
 				m TortureOnlyOneof
 			})
-			b.w.OnlySelf = v.OnlySelf.cloneIn(&b.m)
+			if v.OnlySelf != nil {
+				b.w.OnlySelf = v.OnlySelf.cloneTo(&b.m)
+			}
 			c.Only = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureOnlyMap) Clone() *TortureOnlyMap { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureOnlyMap when nil) a deep copy of m, when not nil.
-func (m *TortureOnlyMap) cloneIn(c *TortureOnlyMap) *TortureOnlyMap {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureOnlyMap)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureOnlyMap, a deep copy of m, which is not nil.
-func (m *TortureOnlyMap) cloneTo(c *TortureOnlyMap) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureOnlyMap) Clone() *TortureOnlyMap {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureOnlyMap))
+}
+
+// cloneTo makes c, a zero TortureOnlyMap, a deep copy of m, which is not nil, and returns c.
+func (m *TortureOnlyMap) cloneTo(c *TortureOnlyMap) *TortureOnlyMap {
 	if s := m.Children; s != nil {
 		out := make(map[string]*TortureOnlyMap, len(s))
 		blk := make([]TortureOnlyMap, len(s))
@@ -1941,8 +1858,7 @@ func (m *TortureOnlyMap) cloneTo(c *TortureOnlyMap) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.Children = out
@@ -1950,32 +1866,26 @@ func (m *TortureOnlyMap) cloneTo(c *TortureOnlyMap) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureNumbers) Clone() *TortureNumbers { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureNumbers when nil) a deep copy of m, when not nil.
-func (m *TortureNumbers) cloneIn(c *TortureNumbers) *TortureNumbers {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureNumbers)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureNumbers, a deep copy of m, which is not nil.
-func (m *TortureNumbers) cloneTo(c *TortureNumbers) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureNumbers) Clone() *TortureNumbers {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureNumbers))
+}
+
+// cloneTo makes c, a zero TortureNumbers, a deep copy of m, which is not nil, and returns c.
+func (m *TortureNumbers) cloneTo(c *TortureNumbers) *TortureNumbers {
 	c.Low = m.Low
 	c.Big = m.Big
 	c.AfterReserved = m.AfterReserved
 	if m.Max != nil && m.Child != nil {
 		kb := new(_TortureNumbers_kids)
-		c.Max = m.Max.cloneIn(&kb.Max)
-		c.Child = m.Child.cloneIn(&kb.Child)
+		c.Max = m.Max.cloneTo(&kb.Max)
+		c.Child = m.Child.cloneTo(&kb.Child)
 	} else {
 		c.Max = m.Max.Clone()
 		c.Child = m.Child.Clone()
@@ -1983,6 +1893,7 @@ func (m *TortureNumbers) cloneTo(c *TortureNumbers) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _TortureNumbers_kids holds the sub-messages of a copy of a TortureNumbers in one block.
@@ -1992,46 +1903,33 @@ type _TortureNumbers_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureNumbersChild) Clone() *TortureNumbersChild { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureNumbersChild when nil) a deep copy of m, when not nil.
-func (m *TortureNumbersChild) cloneIn(c *TortureNumbersChild) *TortureNumbersChild {
+func (m *TortureNumbersChild) Clone() *TortureNumbersChild {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(TortureNumbersChild)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(TortureNumbersChild))
 }
 
-// cloneTo makes c, a zero TortureNumbersChild, a deep copy of m, which is not nil.
-func (m *TortureNumbersChild) cloneTo(c *TortureNumbersChild) {
+// cloneTo makes c, a zero TortureNumbersChild, a deep copy of m, which is not nil, and returns c.
+func (m *TortureNumbersChild) cloneTo(c *TortureNumbersChild) *TortureNumbersChild {
 	c.Value = m.Value
 	c.Deeper = m.Deeper.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureCycleA) Clone() *TortureCycleA { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureCycleA when nil) a deep copy of m, when not nil.
-func (m *TortureCycleA) cloneIn(c *TortureCycleA) *TortureCycleA {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureCycleA)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureCycleA, a deep copy of m, which is not nil.
-func (m *TortureCycleA) cloneTo(c *TortureCycleA) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureCycleA) Clone() *TortureCycleA {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureCycleA))
+}
+
+// cloneTo makes c, a zero TortureCycleA, a deep copy of m, which is not nil, and returns c.
+func (m *TortureCycleA) cloneTo(c *TortureCycleA) *TortureCycleA {
 	c.Name = m.Name
 	c.B = m.B.Clone()
 	if s := m.Cs; s != nil {
@@ -2039,8 +1937,7 @@ func (m *TortureCycleA) cloneTo(c *TortureCycleA) {
 		blk := make([]TortureCycleC, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Cs = out
@@ -2048,49 +1945,37 @@ func (m *TortureCycleA) cloneTo(c *TortureCycleA) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureCycleB) Clone() *TortureCycleB { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureCycleB when nil) a deep copy of m, when not nil.
-func (m *TortureCycleB) cloneIn(c *TortureCycleB) *TortureCycleB {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureCycleB)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureCycleB, a deep copy of m, which is not nil.
-func (m *TortureCycleB) cloneTo(c *TortureCycleB) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureCycleB) Clone() *TortureCycleB {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureCycleB))
+}
+
+// cloneTo makes c, a zero TortureCycleB, a deep copy of m, which is not nil, and returns c.
+func (m *TortureCycleB) cloneTo(c *TortureCycleB) *TortureCycleB {
 	c.Count = m.Count
 	c.C = m.C.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureCycleC) Clone() *TortureCycleC { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureCycleC when nil) a deep copy of m, when not nil.
-func (m *TortureCycleC) cloneIn(c *TortureCycleC) *TortureCycleC {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureCycleC)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureCycleC, a deep copy of m, which is not nil.
-func (m *TortureCycleC) cloneTo(c *TortureCycleC) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureCycleC) Clone() *TortureCycleC {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureCycleC))
+}
+
+// cloneTo makes c, a zero TortureCycleC, a deep copy of m, which is not nil, and returns c.
+func (m *TortureCycleC) cloneTo(c *TortureCycleC) *TortureCycleC {
 	c.A = m.A.Clone()
 	if s := m.Bs; s != nil {
 		out := make(map[string]*TortureCycleB, len(s))
@@ -2101,8 +1986,7 @@ func (m *TortureCycleC) cloneTo(c *TortureCycleC) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.Bs = out
@@ -2111,25 +1995,19 @@ func (m *TortureCycleC) cloneTo(c *TortureCycleC) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureWide) Clone() *TortureWide { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureWide when nil) a deep copy of m, when not nil.
-func (m *TortureWide) cloneIn(c *TortureWide) *TortureWide {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureWide)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureWide, a deep copy of m, which is not nil.
-func (m *TortureWide) cloneTo(c *TortureWide) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureWide) Clone() *TortureWide {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureWide))
+}
+
+// cloneTo makes c, a zero TortureWide, a deep copy of m, which is not nil, and returns c.
+func (m *TortureWide) cloneTo(c *TortureWide) *TortureWide {
 	c.W1 = m.W1
 	c.W2 = m.W2
 	c.W3 = m.W3
@@ -2318,25 +2196,19 @@ func (m *TortureWide) cloneTo(c *TortureWide) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureKey) Clone() *TortureKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureKey when nil) a deep copy of m, when not nil.
-func (m *TortureKey) cloneIn(c *TortureKey) *TortureKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureKey, a deep copy of m, which is not nil.
-func (m *TortureKey) cloneTo(c *TortureKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureKey) Clone() *TortureKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureKey))
+}
+
+// cloneTo makes c, a zero TortureKey, a deep copy of m, which is not nil, and returns c.
+func (m *TortureKey) cloneTo(c *TortureKey) *TortureKey {
 	c.Key = m.Key.Clone()
 	if s := m.ByName; s != nil {
 		out := make(map[string]*TortureKeyValue, len(s))
@@ -2347,8 +2219,7 @@ func (m *TortureKey) cloneTo(c *TortureKey) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.ByName = out
@@ -2362,8 +2233,7 @@ func (m *TortureKey) cloneTo(c *TortureKey) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.Deeps = out
@@ -2373,8 +2243,7 @@ func (m *TortureKey) cloneTo(c *TortureKey) {
 		blk := make([]TortureKeyValue, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Keys = out
@@ -2382,25 +2251,19 @@ func (m *TortureKey) cloneTo(c *TortureKey) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureKeyValue) Clone() *TortureKeyValue { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureKeyValue when nil) a deep copy of m, when not nil.
-func (m *TortureKeyValue) cloneIn(c *TortureKeyValue) *TortureKeyValue {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureKeyValue)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureKeyValue, a deep copy of m, which is not nil.
-func (m *TortureKeyValue) cloneTo(c *TortureKeyValue) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureKeyValue) Clone() *TortureKeyValue {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureKeyValue))
+}
+
+// cloneTo makes c, a zero TortureKeyValue, a deep copy of m, which is not nil, and returns c.
+func (m *TortureKeyValue) cloneTo(c *TortureKeyValue) *TortureKeyValue {
 	c.Mood = m.Mood
 	c.Part = m.Part.Clone()
 	c.Weight = m.Weight
@@ -2412,124 +2275,95 @@ func (m *TortureKeyValue) cloneTo(c *TortureKeyValue) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureKeyPart) Clone() *TortureKeyPart { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureKeyPart when nil) a deep copy of m, when not nil.
-func (m *TortureKeyPart) cloneIn(c *TortureKeyPart) *TortureKeyPart {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureKeyPart)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureKeyPart, a deep copy of m, which is not nil.
-func (m *TortureKeyPart) cloneTo(c *TortureKeyPart) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureKeyPart) Clone() *TortureKeyPart {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureKeyPart))
+}
+
+// cloneTo makes c, a zero TortureKeyPart, a deep copy of m, which is not nil, and returns c.
+func (m *TortureKeyPart) cloneTo(c *TortureKeyPart) *TortureKeyPart {
 	c.Name = m.Name
 	c.Id = m.Id
 	c.Leaf = m.Leaf.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureKeyLeaf) Clone() *TortureKeyLeaf { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureKeyLeaf when nil) a deep copy of m, when not nil.
-func (m *TortureKeyLeaf) cloneIn(c *TortureKeyLeaf) *TortureKeyLeaf {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureKeyLeaf)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureKeyLeaf, a deep copy of m, which is not nil.
-func (m *TortureKeyLeaf) cloneTo(c *TortureKeyLeaf) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureKeyLeaf) Clone() *TortureKeyLeaf {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureKeyLeaf))
+}
+
+// cloneTo makes c, a zero TortureKeyLeaf, a deep copy of m, which is not nil, and returns c.
+func (m *TortureKeyLeaf) cloneTo(c *TortureKeyLeaf) *TortureKeyLeaf {
 	c.N = m.N
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureEnumKey) Clone() *TortureEnumKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureEnumKey when nil) a deep copy of m, when not nil.
-func (m *TortureEnumKey) cloneIn(c *TortureEnumKey) *TortureEnumKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureEnumKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureEnumKey, a deep copy of m, which is not nil.
-func (m *TortureEnumKey) cloneTo(c *TortureEnumKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEnumKey) Clone() *TortureEnumKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureEnumKey))
+}
+
+// cloneTo makes c, a zero TortureEnumKey, a deep copy of m, which is not nil, and returns c.
+func (m *TortureEnumKey) cloneTo(c *TortureEnumKey) *TortureEnumKey {
 	c.Mood = m.Mood
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureEmptyKey) Clone() *TortureEmptyKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureEmptyKey when nil) a deep copy of m, when not nil.
-func (m *TortureEmptyKey) cloneIn(c *TortureEmptyKey) *TortureEmptyKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureEmptyKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureEmptyKey, a deep copy of m, which is not nil.
-func (m *TortureEmptyKey) cloneTo(c *TortureEmptyKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureEmptyKey) Clone() *TortureEmptyKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureEmptyKey))
+}
+
+// cloneTo makes c, a zero TortureEmptyKey, a deep copy of m, which is not nil, and returns c.
+func (m *TortureEmptyKey) cloneTo(c *TortureEmptyKey) *TortureEmptyKey {
 	c.Key = m.Key.Clone()
 	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *TortureOptionalKey) Clone() *TortureOptionalKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new TortureOptionalKey when nil) a deep copy of m, when not nil.
-func (m *TortureOptionalKey) cloneIn(c *TortureOptionalKey) *TortureOptionalKey {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(TortureOptionalKey)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero TortureOptionalKey, a deep copy of m, which is not nil.
-func (m *TortureOptionalKey) cloneTo(c *TortureOptionalKey) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *TortureOptionalKey) Clone() *TortureOptionalKey {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(TortureOptionalKey))
+}
+
+// cloneTo makes c, a zero TortureOptionalKey, a deep copy of m, which is not nil, and returns c.
+func (m *TortureOptionalKey) cloneTo(c *TortureOptionalKey) *TortureOptionalKey {
 	c.Key = fieldmap.ClonePtr(m.Key)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -110,22 +110,15 @@ func (f *feature) message(mm *gen.Message) {
 		what += " and extensions"
 	}
 	g.P("// Clone returns a deep copy of m (", what, " included) that shares nothing with m.")
-	g.P("func (", m, " *", name, ") Clone() *", name, " { return ", m, ".cloneIn(nil) }")
-	g.P()
-	g.P("// cloneIn makes c (a new ", name, " when nil) a deep copy of m, when not nil.")
-	g.P("func (", m, " *", name, ") cloneIn(", c, " *", name, ") *", name, " {")
+	g.P("func (", m, " *", name, ") Clone() *", name, " {")
 	g.P("if ", m, " == nil {")
 	g.P("return nil")
 	g.P("}")
-	g.P("if ", c, " == nil {")
-	g.P(c, " = new(", name, ")")
-	g.P("}")
-	g.P(m, ".cloneTo(", c, ")")
-	g.P("return ", c)
+	g.P("return ", m, ".cloneTo(new(", name, "))")
 	g.P("}")
 	g.P()
-	g.P("// cloneTo makes c, a zero ", name, ", a deep copy of m, which is not nil.")
-	g.P("func (", m, " *", name, ") cloneTo(", c, " *", name, ") {")
+	g.P("// cloneTo makes c, a zero ", name, ", a deep copy of m, which is not nil, and returns c.")
+	g.P("func (", m, " *", name, ") cloneTo(", c, " *", name, ") *", name, " {")
 	var ptrs []*protogen.Field
 	for _, fd := range mm.Fields {
 		if gen.IsPointerScalar(fd) {
@@ -171,7 +164,9 @@ func (f *feature) message(mm *gen.Message) {
 				g.P("w ", wrapper[1:])
 				g.P("m ", g.QualifiedGoIdent(fd.Message.GoIdent))
 				g.P("})")
-				g.P(b, ".w.", fd.GoName, " = ", v, ".", fd.GoName, ".cloneIn(&", b, ".m)")
+				g.P("if ", v, ".", fd.GoName, " != nil {")
+				g.P(b, ".w.", fd.GoName, " = ", v, ".", fd.GoName, ".cloneTo(&", b, ".m)")
+				g.P("}")
 				g.P(c, ".", o.GoName, " = &", b, ".w")
 			} else {
 				g.P(c, ".", o.GoName, " = &", wrapper[1:], "{", fd.GoName, ": ", f.cloneExpr(fd, v+"."+fd.GoName), "}")
@@ -190,6 +185,7 @@ func (f *feature) message(mm *gen.Message) {
 		g.P(g.Fieldmap("CloneExtensions"), "(", c, ", ", m, ")")
 		g.P("}")
 	}
+	g.P("return ", c)
 	g.P("}")
 	g.P()
 	for _, fn := range f.pending {
@@ -227,7 +223,7 @@ func (f *feature) kidBlock(mm *gen.Message, kids []*protogen.Field, m, c string)
 	g.P("if ", strings.Join(cond, " && "), " {")
 	g.P(kb, " := new(", typ, ")")
 	for _, fd := range kids {
-		g.P(c, ".", fd.GoName, " = ", m, ".", fd.GoName, ".cloneIn(&", kb, ".", fd.GoName, ")")
+		g.P(c, ".", fd.GoName, " = ", m, ".", fd.GoName, ".cloneTo(&", kb, ".", fd.GoName, ")")
 	}
 	g.P("} else {")
 	for _, fd := range kids {
@@ -260,8 +256,7 @@ func (f *feature) localList(fd *protogen.Field, m, c string) {
 	g.P(blk, " := make([]", elem, ", len(", s, "))")
 	g.P("for ", i, ", ", v, " := range ", s, " {")
 	g.P("if ", v, " != nil {")
-	g.P(v, ".cloneTo(&", blk, "[", i, "])")
-	g.P(out, "[", i, "] = &", blk, "[", i, "]")
+	g.P(out, "[", i, "] = ", v, ".cloneTo(&", blk, "[", i, "])")
 	g.P("}")
 	g.P("}")
 	g.P(c, ".", fd.GoName, " = ", out)
@@ -282,8 +277,7 @@ func (f *feature) localMap(fd *protogen.Field, m, c string) {
 	g.P(out, "[", k, "] = nil")
 	g.P("continue")
 	g.P("}")
-	g.P(v, ".cloneTo(&", blk, "[", i, "])")
-	g.P(out, "[", k, "] = &", blk, "[", i, "]")
+	g.P(out, "[", k, "] = ", v, ".cloneTo(&", blk, "[", i, "])")
 	g.P(i, "++")
 	g.P("}")
 	g.P(c, ".", fd.GoName, " = ", out)

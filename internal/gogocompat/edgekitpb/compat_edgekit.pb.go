@@ -189,121 +189,90 @@ func NewSiteFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *SiteKey) Clone() *SiteKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new SiteKey when nil) a deep copy of m, when not nil.
-func (m *SiteKey) cloneIn(c *SiteKey) *SiteKey {
+func (m *SiteKey) Clone() *SiteKey {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(SiteKey)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(SiteKey))
 }
 
-// cloneTo makes c, a zero SiteKey, a deep copy of m, which is not nil.
-func (m *SiteKey) cloneTo(c *SiteKey) {
+// cloneTo makes c, a zero SiteKey, a deep copy of m, which is not nil, and returns c.
+func (m *SiteKey) cloneTo(c *SiteKey) *SiteKey {
 	c.Organization = m.Organization
 	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Location) Clone() *Location { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Location when nil) a deep copy of m, when not nil.
-func (m *Location) cloneIn(c *Location) *Location {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Location)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Location, a deep copy of m, which is not nil.
-func (m *Location) cloneTo(c *Location) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Location) Clone() *Location {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Location))
+}
+
+// cloneTo makes c, a zero Location, a deep copy of m, which is not nil, and returns c.
+func (m *Location) cloneTo(c *Location) *Location {
 	c.Latitude = m.Latitude
 	c.Longitude = m.Longitude
 	c.Since = fieldmap.CloneTimestamp(m.Since)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Resources) Clone() *Resources { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Resources when nil) a deep copy of m, when not nil.
-func (m *Resources) cloneIn(c *Resources) *Resources {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Resources)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Resources, a deep copy of m, which is not nil.
-func (m *Resources) cloneTo(c *Resources) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Resources) Clone() *Resources {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Resources))
+}
+
+// cloneTo makes c, a zero Resources, a deep copy of m, which is not nil, and returns c.
+func (m *Resources) cloneTo(c *Resources) *Resources {
 	c.Ram = m.Ram
 	c.Vcpus = m.Vcpus
 	c.Labels = maps.Clone(m.Labels)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Status) Clone() *Status { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Status when nil) a deep copy of m, when not nil.
-func (m *Status) cloneIn(c *Status) *Status {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Status)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Status, a deep copy of m, which is not nil.
-func (m *Status) cloneTo(c *Status) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Status) Clone() *Status {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Status))
+}
+
+// cloneTo makes c, a zero Status, a deep copy of m, which is not nil, and returns c.
+func (m *Status) cloneTo(c *Status) *Status {
 	c.TaskName = m.TaskName
 	c.Step = m.Step
 	c.Messages = slices.Clone(m.Messages)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Site) Clone() *Site { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Site when nil) a deep copy of m, when not nil.
-func (m *Site) cloneIn(c *Site) *Site {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Site)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Site, a deep copy of m, which is not nil.
-func (m *Site) cloneTo(c *Site) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Site) Clone() *Site {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Site))
+}
+
+// cloneTo makes c, a zero Site, a deep copy of m, which is not nil, and returns c.
+func (m *Site) cloneTo(c *Site) *Site {
 	c.Power = m.Power
 	c.Labels = maps.Clone(m.Labels)
 	if s := m.Flavors; s != nil {
@@ -311,8 +280,7 @@ func (m *Site) cloneTo(c *Site) {
 		blk := make([]Resources, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Flavors = out
@@ -328,8 +296,7 @@ func (m *Site) cloneTo(c *Site) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.Pools = out
@@ -338,10 +305,10 @@ func (m *Site) cloneTo(c *Site) {
 	c.Revision = m.Revision
 	if m.Key != nil && m.Location != nil && m.Quota != nil && m.Status != nil {
 		kb := new(_Site_kids)
-		c.Key = m.Key.cloneIn(&kb.Key)
-		c.Location = m.Location.cloneIn(&kb.Location)
-		c.Quota = m.Quota.cloneIn(&kb.Quota)
-		c.Status = m.Status.cloneIn(&kb.Status)
+		c.Key = m.Key.cloneTo(&kb.Key)
+		c.Location = m.Location.cloneTo(&kb.Location)
+		c.Quota = m.Quota.cloneTo(&kb.Quota)
+		c.Status = m.Status.cloneTo(&kb.Status)
 	} else {
 		c.Key = m.Key.Clone()
 		c.Location = m.Location.Clone()
@@ -359,13 +326,16 @@ func (m *Site) cloneTo(c *Site) {
 				w Site_Vm
 				m Resources
 			})
-			b.w.Vm = v.Vm.cloneIn(&b.m)
+			if v.Vm != nil {
+				b.w.Vm = v.Vm.cloneTo(&b.m)
+			}
 			c.Platform = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Site_kids holds the sub-messages of a copy of a Site in one block.

@@ -45,22 +45,15 @@ func NewLabelFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Label) Clone() *Label { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Label when nil) a deep copy of m, when not nil.
-func (m *Label) cloneIn(c *Label) *Label {
+func (m *Label) Clone() *Label {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Label)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Label))
 }
 
-// cloneTo makes c, a zero Label, a deep copy of m, which is not nil.
-func (m *Label) cloneTo(c *Label) {
+// cloneTo makes c, a zero Label, a deep copy of m, which is not nil, and returns c.
+func (m *Label) cloneTo(c *Label) *Label {
 	c.Name = m.Name
 	c.Color = m.Color
 	c.Secret = m.Secret
@@ -68,6 +61,7 @@ func (m *Label) cloneTo(c *Label) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -1181,22 +1181,15 @@ func NewKeepaliveFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ConnectRequest) Clone() *ConnectRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ConnectRequest when nil) a deep copy of m, when not nil.
-func (m *ConnectRequest) cloneIn(c *ConnectRequest) *ConnectRequest {
+func (m *ConnectRequest) Clone() *ConnectRequest {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(ConnectRequest)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(ConnectRequest))
 }
 
-// cloneTo makes c, a zero ConnectRequest, a deep copy of m, which is not nil.
-func (m *ConnectRequest) cloneTo(c *ConnectRequest) {
+// cloneTo makes c, a zero ConnectRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ConnectRequest) cloneTo(c *ConnectRequest) *ConnectRequest {
 	switch v := m.Msg.(type) {
 	case *ConnectRequest_Hello:
 		if v != nil {
@@ -1204,7 +1197,9 @@ func (m *ConnectRequest) cloneTo(c *ConnectRequest) {
 				w ConnectRequest_Hello
 				m Hello
 			})
-			b.w.Hello = v.Hello.cloneIn(&b.m)
+			if v.Hello != nil {
+				b.w.Hello = v.Hello.cloneTo(&b.m)
+			}
 			c.Msg = &b.w
 		}
 	case *ConnectRequest_Report:
@@ -1213,57 +1208,47 @@ func (m *ConnectRequest) cloneTo(c *ConnectRequest) {
 				w ConnectRequest_Report
 				m Report
 			})
-			b.w.Report = v.Report.cloneIn(&b.m)
+			if v.Report != nil {
+				b.w.Report = v.Report.cloneTo(&b.m)
+			}
 			c.Msg = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Hello) Clone() *Hello { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Hello when nil) a deep copy of m, when not nil.
-func (m *Hello) cloneIn(c *Hello) *Hello {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Hello)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Hello, a deep copy of m, which is not nil.
-func (m *Hello) cloneTo(c *Hello) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Hello) Clone() *Hello {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Hello))
+}
+
+// cloneTo makes c, a zero Hello, a deep copy of m, which is not nil, and returns c.
+func (m *Hello) cloneTo(c *Hello) *Hello {
 	c.CloudletKey = fieldmap.Clone(m.CloudletKey)
 	c.AccessKey = m.AccessKey
 	c.Instance = m.Instance
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Report) Clone() *Report { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Report when nil) a deep copy of m, when not nil.
-func (m *Report) cloneIn(c *Report) *Report {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Report)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Report, a deep copy of m, which is not nil.
-func (m *Report) cloneTo(c *Report) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Report) Clone() *Report {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Report))
+}
+
+// cloneTo makes c, a zero Report, a deep copy of m, which is not nil, and returns c.
+func (m *Report) cloneTo(c *Report) *Report {
 	c.Seq = m.Seq
 	c.Fields = slices.Clone(m.Fields)
 	switch v := m.Info.(type) {
@@ -1283,25 +1268,19 @@ func (m *Report) cloneTo(c *Report) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ConnectResponse) Clone() *ConnectResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ConnectResponse when nil) a deep copy of m, when not nil.
-func (m *ConnectResponse) cloneIn(c *ConnectResponse) *ConnectResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ConnectResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ConnectResponse, a deep copy of m, which is not nil.
-func (m *ConnectResponse) cloneTo(c *ConnectResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ConnectResponse) Clone() *ConnectResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ConnectResponse))
+}
+
+// cloneTo makes c, a zero ConnectResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ConnectResponse) cloneTo(c *ConnectResponse) *ConnectResponse {
 	switch v := m.Msg.(type) {
 	case *ConnectResponse_SyncStart:
 		if v != nil {
@@ -1309,7 +1288,9 @@ func (m *ConnectResponse) cloneTo(c *ConnectResponse) {
 				w ConnectResponse_SyncStart
 				m SyncStart
 			})
-			b.w.SyncStart = v.SyncStart.cloneIn(&b.m)
+			if v.SyncStart != nil {
+				b.w.SyncStart = v.SyncStart.cloneTo(&b.m)
+			}
 			c.Msg = &b.w
 		}
 	case *ConnectResponse_Update:
@@ -1318,7 +1299,9 @@ func (m *ConnectResponse) cloneTo(c *ConnectResponse) {
 				w ConnectResponse_Update
 				m Update
 			})
-			b.w.Update = v.Update.cloneIn(&b.m)
+			if v.Update != nil {
+				b.w.Update = v.Update.cloneTo(&b.m)
+			}
 			c.Msg = &b.w
 		}
 	case *ConnectResponse_SyncEnd:
@@ -1327,7 +1310,9 @@ func (m *ConnectResponse) cloneTo(c *ConnectResponse) {
 				w ConnectResponse_SyncEnd
 				m SyncEnd
 			})
-			b.w.SyncEnd = v.SyncEnd.cloneIn(&b.m)
+			if v.SyncEnd != nil {
+				b.w.SyncEnd = v.SyncEnd.cloneTo(&b.m)
+			}
 			c.Msg = &b.w
 		}
 	case *ConnectResponse_ReportAck:
@@ -1336,7 +1321,9 @@ func (m *ConnectResponse) cloneTo(c *ConnectResponse) {
 				w ConnectResponse_ReportAck
 				m ReportAck
 			})
-			b.w.ReportAck = v.ReportAck.cloneIn(&b.m)
+			if v.ReportAck != nil {
+				b.w.ReportAck = v.ReportAck.cloneTo(&b.m)
+			}
 			c.Msg = &b.w
 		}
 	case *ConnectResponse_Keepalive:
@@ -1345,80 +1332,64 @@ func (m *ConnectResponse) cloneTo(c *ConnectResponse) {
 				w ConnectResponse_Keepalive
 				m Keepalive
 			})
-			b.w.Keepalive = v.Keepalive.cloneIn(&b.m)
+			if v.Keepalive != nil {
+				b.w.Keepalive = v.Keepalive.cloneTo(&b.m)
+			}
 			c.Msg = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *SyncStart) Clone() *SyncStart { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new SyncStart when nil) a deep copy of m, when not nil.
-func (m *SyncStart) cloneIn(c *SyncStart) *SyncStart {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(SyncStart)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero SyncStart, a deep copy of m, which is not nil.
-func (m *SyncStart) cloneTo(c *SyncStart) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SyncStart) Clone() *SyncStart {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(SyncStart))
+}
+
+// cloneTo makes c, a zero SyncStart, a deep copy of m, which is not nil, and returns c.
+func (m *SyncStart) cloneTo(c *SyncStart) *SyncStart {
 	c.Revision = m.Revision
 	c.KeepaliveInterval = fieldmap.CloneDuration(m.KeepaliveInterval)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *SyncEnd) Clone() *SyncEnd { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new SyncEnd when nil) a deep copy of m, when not nil.
-func (m *SyncEnd) cloneIn(c *SyncEnd) *SyncEnd {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(SyncEnd)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero SyncEnd, a deep copy of m, which is not nil.
-func (m *SyncEnd) cloneTo(c *SyncEnd) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *SyncEnd) Clone() *SyncEnd {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(SyncEnd))
+}
+
+// cloneTo makes c, a zero SyncEnd, a deep copy of m, which is not nil, and returns c.
+func (m *SyncEnd) cloneTo(c *SyncEnd) *SyncEnd {
 	c.Revision = m.Revision
 	c.Objects = m.Objects
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Update) Clone() *Update { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Update when nil) a deep copy of m, when not nil.
-func (m *Update) cloneIn(c *Update) *Update {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Update)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Update, a deep copy of m, which is not nil.
-func (m *Update) cloneTo(c *Update) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Update) Clone() *Update {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Update))
+}
+
+// cloneTo makes c, a zero Update, a deep copy of m, which is not nil, and returns c.
+func (m *Update) cloneTo(c *Update) *Update {
 	c.Action = m.Action
 	c.Revision = m.Revision
 	switch v := m.Object.(type) {
@@ -1454,53 +1425,42 @@ func (m *Update) cloneTo(c *Update) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ReportAck) Clone() *ReportAck { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ReportAck when nil) a deep copy of m, when not nil.
-func (m *ReportAck) cloneIn(c *ReportAck) *ReportAck {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ReportAck)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ReportAck, a deep copy of m, which is not nil.
-func (m *ReportAck) cloneTo(c *ReportAck) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ReportAck) Clone() *ReportAck {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ReportAck))
+}
+
+// cloneTo makes c, a zero ReportAck, a deep copy of m, which is not nil, and returns c.
+func (m *ReportAck) cloneTo(c *ReportAck) *ReportAck {
 	c.Seq = m.Seq
 	c.Verdict = m.Verdict
 	c.Reason = m.Reason
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Keepalive) Clone() *Keepalive { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Keepalive when nil) a deep copy of m, when not nil.
-func (m *Keepalive) cloneIn(c *Keepalive) *Keepalive {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Keepalive)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Keepalive, a deep copy of m, which is not nil.
-func (m *Keepalive) cloneTo(c *Keepalive) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Keepalive) Clone() *Keepalive {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Keepalive))
+}
+
+// cloneTo makes c, a zero Keepalive, a deep copy of m, which is not nil, and returns c.
+func (m *Keepalive) cloneTo(c *Keepalive) *Keepalive {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -87,74 +87,56 @@ func NewFieldOptionsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *FileOptions) Clone() *FileOptions { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new FileOptions when nil) a deep copy of m, when not nil.
-func (m *FileOptions) cloneIn(c *FileOptions) *FileOptions {
+func (m *FileOptions) Clone() *FileOptions {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(FileOptions)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(FileOptions))
 }
 
-// cloneTo makes c, a zero FileOptions, a deep copy of m, which is not nil.
-func (m *FileOptions) cloneTo(c *FileOptions) {
+// cloneTo makes c, a zero FileOptions, a deep copy of m, which is not nil, and returns c.
+func (m *FileOptions) cloneTo(c *FileOptions) *FileOptions {
 	c.SkipFeatures = slices.Clone(m.SkipFeatures)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *MessageOptions) Clone() *MessageOptions { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new MessageOptions when nil) a deep copy of m, when not nil.
-func (m *MessageOptions) cloneIn(c *MessageOptions) *MessageOptions {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(MessageOptions)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero MessageOptions, a deep copy of m, which is not nil.
-func (m *MessageOptions) cloneTo(c *MessageOptions) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *MessageOptions) Clone() *MessageOptions {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(MessageOptions))
+}
+
+// cloneTo makes c, a zero MessageOptions, a deep copy of m, which is not nil, and returns c.
+func (m *MessageOptions) cloneTo(c *MessageOptions) *MessageOptions {
 	c.SkipFeatures = slices.Clone(m.SkipFeatures)
 	c.ListActions = m.ListActions
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *FieldOptions) Clone() *FieldOptions { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new FieldOptions when nil) a deep copy of m, when not nil.
-func (m *FieldOptions) cloneIn(c *FieldOptions) *FieldOptions {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(FieldOptions)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero FieldOptions, a deep copy of m, which is not nil.
-func (m *FieldOptions) cloneTo(c *FieldOptions) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *FieldOptions) Clone() *FieldOptions {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(FieldOptions))
+}
+
+// cloneTo makes c, a zero FieldOptions, a deep copy of m, which is not nil, and returns c.
+func (m *FieldOptions) cloneTo(c *FieldOptions) *FieldOptions {
 	c.ObjectKey = m.ObjectKey
 	c.Atomic = m.Atomic
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -334,46 +334,33 @@ func NewReportInfoResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) 
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Fence) Clone() *Fence { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Fence when nil) a deep copy of m, when not nil.
-func (m *Fence) cloneIn(c *Fence) *Fence {
+func (m *Fence) Clone() *Fence {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Fence)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Fence))
 }
 
-// cloneTo makes c, a zero Fence, a deep copy of m, which is not nil.
-func (m *Fence) cloneTo(c *Fence) {
+// cloneTo makes c, a zero Fence, a deep copy of m, which is not nil, and returns c.
+func (m *Fence) cloneTo(c *Fence) *Fence {
 	c.Key = m.Key
 	c.Revision = m.Revision
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ReportInfoRequest) Clone() *ReportInfoRequest { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ReportInfoRequest when nil) a deep copy of m, when not nil.
-func (m *ReportInfoRequest) cloneIn(c *ReportInfoRequest) *ReportInfoRequest {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ReportInfoRequest)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ReportInfoRequest, a deep copy of m, which is not nil.
-func (m *ReportInfoRequest) cloneTo(c *ReportInfoRequest) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ReportInfoRequest) Clone() *ReportInfoRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ReportInfoRequest))
+}
+
+// cloneTo makes c, a zero ReportInfoRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ReportInfoRequest) cloneTo(c *ReportInfoRequest) *ReportInfoRequest {
 	c.Fields = slices.Clone(m.Fields)
 	c.Fence = m.Fence.Clone()
 	switch v := m.Info.(type) {
@@ -393,30 +380,25 @@ func (m *ReportInfoRequest) cloneTo(c *ReportInfoRequest) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ReportInfoResponse) Clone() *ReportInfoResponse { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ReportInfoResponse when nil) a deep copy of m, when not nil.
-func (m *ReportInfoResponse) cloneIn(c *ReportInfoResponse) *ReportInfoResponse {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(ReportInfoResponse)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero ReportInfoResponse, a deep copy of m, which is not nil.
-func (m *ReportInfoResponse) cloneTo(c *ReportInfoResponse) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ReportInfoResponse) Clone() *ReportInfoResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ReportInfoResponse))
+}
+
+// cloneTo makes c, a zero ReportInfoResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ReportInfoResponse) cloneTo(c *ReportInfoResponse) *ReportInfoResponse {
 	c.Applied = m.Applied
 	c.Reason = m.Reason
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -68,22 +68,15 @@ func NewEd_PartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Ed) Clone() *Ed { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Ed when nil) a deep copy of m, when not nil.
-func (m *Ed) cloneIn(c *Ed) *Ed {
+func (m *Ed) Clone() *Ed {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Ed)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Ed))
 }
 
-// cloneTo makes c, a zero Ed, a deep copy of m, which is not nil.
-func (m *Ed) cloneTo(c *Ed) {
+// cloneTo makes c, a zero Ed, a deep copy of m, which is not nil, and returns c.
+func (m *Ed) cloneTo(c *Ed) *Ed {
 	c.Implicit = m.Implicit
 	c.Part = m.Part.Clone()
 	if m.Name != nil || m.Shade != nil {
@@ -103,29 +96,24 @@ func (m *Ed) cloneTo(c *Ed) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Ed_Part) Clone() *Ed_Part { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Ed_Part when nil) a deep copy of m, when not nil.
-func (m *Ed_Part) cloneIn(c *Ed_Part) *Ed_Part {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Ed_Part)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Ed_Part, a deep copy of m, which is not nil.
-func (m *Ed_Part) cloneTo(c *Ed_Part) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Ed_Part) Clone() *Ed_Part {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Ed_Part))
+}
+
+// cloneTo makes c, a zero Ed_Part, a deep copy of m, which is not nil, and returns c.
+func (m *Ed_Part) cloneTo(c *Ed_Part) *Ed_Part {
 	c.Data = fieldmap.CloneBytes(m.Data)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -448,22 +448,15 @@ func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m_ *Holder) Clone() *Holder { return m_.cloneIn(nil) }
-
-// cloneIn makes c (a new Holder when nil) a deep copy of m, when not nil.
-func (m_ *Holder) cloneIn(c_ *Holder) *Holder {
+func (m_ *Holder) Clone() *Holder {
 	if m_ == nil {
 		return nil
 	}
-	if c_ == nil {
-		c_ = new(Holder)
-	}
-	m_.cloneTo(c_)
-	return c_
+	return m_.cloneTo(new(Holder))
 }
 
-// cloneTo makes c, a zero Holder, a deep copy of m, which is not nil.
-func (m_ *Holder) cloneTo(c_ *Holder) {
+// cloneTo makes c, a zero Holder, a deep copy of m, which is not nil, and returns c.
+func (m_ *Holder) cloneTo(c_ *Holder) *Holder {
 	c_.WOne = fieldmap.Clone(m_.WOne)
 	c_.WList = fieldmap.CloneListFunc(m_.WList, fieldmap.Clone[*w.Leaf])
 	c_.WMap = fieldmap.CloneMapFunc(m_.WMap, fieldmap.Clone[*w.Leaf])
@@ -592,6 +585,7 @@ func (m_ *Holder) cloneTo(c_ *Holder) {
 	if m_.unknownFields != nil {
 		c_.unknownFields = append(make([]byte, 0, len(m_.unknownFields)), m_.unknownFields...)
 	}
+	return c_
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -93,75 +93,57 @@ func NewNamedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *ThingKey) Clone() *ThingKey { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new ThingKey when nil) a deep copy of m, when not nil.
-func (m *ThingKey) cloneIn(c *ThingKey) *ThingKey {
+func (m *ThingKey) Clone() *ThingKey {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(ThingKey)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(ThingKey))
 }
 
-// cloneTo makes c, a zero ThingKey, a deep copy of m, which is not nil.
-func (m *ThingKey) cloneTo(c *ThingKey) {
+// cloneTo makes c, a zero ThingKey, a deep copy of m, which is not nil, and returns c.
+func (m *ThingKey) cloneTo(c *ThingKey) *ThingKey {
 	c.Organization = m.Organization
 	c.Name = m.Name
 	c.Tier = m.Tier
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Thing) Clone() *Thing { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Thing when nil) a deep copy of m, when not nil.
-func (m *Thing) cloneIn(c *Thing) *Thing {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Thing)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Thing, a deep copy of m, which is not nil.
-func (m *Thing) cloneTo(c *Thing) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Thing) Clone() *Thing {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Thing))
+}
+
+// cloneTo makes c, a zero Thing, a deep copy of m, which is not nil, and returns c.
+func (m *Thing) cloneTo(c *Thing) *Thing {
 	c.Key = m.Key.Clone()
 	c.Password = m.Password
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Named) Clone() *Named { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Named when nil) a deep copy of m, when not nil.
-func (m *Named) cloneIn(c *Named) *Named {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Named)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Named, a deep copy of m, which is not nil.
-func (m *Named) cloneTo(c *Named) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Named) Clone() *Named {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Named))
+}
+
+// cloneTo makes c, a zero Named, a deep copy of m, which is not nil, and returns c.
+func (m *Named) cloneTo(c *Named) *Named {
 	c.Id = m.Id
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

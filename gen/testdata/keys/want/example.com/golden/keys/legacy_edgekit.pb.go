@@ -39,26 +39,20 @@ func NewLegacyNamedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *LegacyNamed) Clone() *LegacyNamed { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new LegacyNamed when nil) a deep copy of m, when not nil.
-func (m *LegacyNamed) cloneIn(c *LegacyNamed) *LegacyNamed {
+func (m *LegacyNamed) Clone() *LegacyNamed {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(LegacyNamed)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(LegacyNamed))
 }
 
-// cloneTo makes c, a zero LegacyNamed, a deep copy of m, which is not nil.
-func (m *LegacyNamed) cloneTo(c *LegacyNamed) {
+// cloneTo makes c, a zero LegacyNamed, a deep copy of m, which is not nil, and returns c.
+func (m *LegacyNamed) cloneTo(c *LegacyNamed) *LegacyNamed {
 	c.Id = fieldmap.ClonePtr(m.Id)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

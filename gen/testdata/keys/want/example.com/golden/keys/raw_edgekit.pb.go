@@ -39,26 +39,20 @@ func NewRawScopeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *RawScope) Clone() *RawScope { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new RawScope when nil) a deep copy of m, when not nil.
-func (m *RawScope) cloneIn(c *RawScope) *RawScope {
+func (m *RawScope) Clone() *RawScope {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(RawScope)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(RawScope))
 }
 
-// cloneTo makes c, a zero RawScope, a deep copy of m, which is not nil.
-func (m *RawScope) cloneTo(c *RawScope) {
+// cloneTo makes c, a zero RawScope, a deep copy of m, which is not nil, and returns c.
+func (m *RawScope) cloneTo(c *RawScope) *RawScope {
 	c.Zone = fieldmap.ClonePtr(m.Zone)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

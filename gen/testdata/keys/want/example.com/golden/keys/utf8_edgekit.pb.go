@@ -96,22 +96,15 @@ func NewRawNamedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Utf8Key) Clone() *Utf8Key { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Utf8Key when nil) a deep copy of m, when not nil.
-func (m *Utf8Key) cloneIn(c *Utf8Key) *Utf8Key {
+func (m *Utf8Key) Clone() *Utf8Key {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Utf8Key)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Utf8Key))
 }
 
-// cloneTo makes c, a zero Utf8Key, a deep copy of m, which is not nil.
-func (m *Utf8Key) cloneTo(c *Utf8Key) {
+// cloneTo makes c, a zero Utf8Key, a deep copy of m, which is not nil, and returns c.
+func (m *Utf8Key) cloneTo(c *Utf8Key) *Utf8Key {
 	c.Scope = m.Scope.Clone()
 	if m.Checked != nil || m.Raw != nil {
 		blk := new(struct {
@@ -130,52 +123,41 @@ func (m *Utf8Key) cloneTo(c *Utf8Key) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Utf8Thing) Clone() *Utf8Thing { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Utf8Thing when nil) a deep copy of m, when not nil.
-func (m *Utf8Thing) cloneIn(c *Utf8Thing) *Utf8Thing {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Utf8Thing)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Utf8Thing, a deep copy of m, which is not nil.
-func (m *Utf8Thing) cloneTo(c *Utf8Thing) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Utf8Thing) Clone() *Utf8Thing {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Utf8Thing))
+}
+
+// cloneTo makes c, a zero Utf8Thing, a deep copy of m, which is not nil, and returns c.
+func (m *Utf8Thing) cloneTo(c *Utf8Thing) *Utf8Thing {
 	c.Key = m.Key.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *RawNamed) Clone() *RawNamed { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new RawNamed when nil) a deep copy of m, when not nil.
-func (m *RawNamed) cloneIn(c *RawNamed) *RawNamed {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(RawNamed)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero RawNamed, a deep copy of m, which is not nil.
-func (m *RawNamed) cloneTo(c *RawNamed) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *RawNamed) Clone() *RawNamed {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(RawNamed))
+}
+
+// cloneTo makes c, a zero RawNamed, a deep copy of m, which is not nil, and returns c.
+func (m *RawNamed) cloneTo(c *RawNamed) *RawNamed {
 	c.Id = fieldmap.ClonePtr(m.Id)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

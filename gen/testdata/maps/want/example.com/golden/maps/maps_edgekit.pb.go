@@ -69,45 +69,32 @@ func NewMapsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Value) Clone() *Value { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Value when nil) a deep copy of m, when not nil.
-func (m *Value) cloneIn(c *Value) *Value {
+func (m *Value) Clone() *Value {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Value)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Value))
 }
 
-// cloneTo makes c, a zero Value, a deep copy of m, which is not nil.
-func (m *Value) cloneTo(c *Value) {
+// cloneTo makes c, a zero Value, a deep copy of m, which is not nil, and returns c.
+func (m *Value) cloneTo(c *Value) *Value {
 	c.Text = m.Text
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Maps) Clone() *Maps { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Maps when nil) a deep copy of m, when not nil.
-func (m *Maps) cloneIn(c *Maps) *Maps {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Maps)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Maps, a deep copy of m, which is not nil.
-func (m *Maps) cloneTo(c *Maps) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Maps) Clone() *Maps {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Maps))
+}
+
+// cloneTo makes c, a zero Maps, a deep copy of m, which is not nil, and returns c.
+func (m *Maps) cloneTo(c *Maps) *Maps {
 	c.Labels = maps.Clone(m.Labels)
 	c.Weights = maps.Clone(m.Weights)
 	c.Blobs = fieldmap.CloneMapFunc(m.Blobs, fieldmap.CloneBytes)
@@ -120,8 +107,7 @@ func (m *Maps) cloneTo(c *Maps) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.Values = out
@@ -129,6 +115,7 @@ func (m *Maps) cloneTo(c *Maps) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

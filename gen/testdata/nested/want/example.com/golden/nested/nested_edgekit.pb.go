@@ -95,75 +95,57 @@ func NewBottomFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Top) Clone() *Top { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Top when nil) a deep copy of m, when not nil.
-func (m *Top) cloneIn(c *Top) *Top {
+func (m *Top) Clone() *Top {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Top)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Top))
 }
 
-// cloneTo makes c, a zero Top, a deep copy of m, which is not nil.
-func (m *Top) cloneTo(c *Top) {
+// cloneTo makes c, a zero Top, a deep copy of m, which is not nil, and returns c.
+func (m *Top) cloneTo(c *Top) *Top {
 	c.Name = m.Name
 	c.Mid = m.Mid.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Mid) Clone() *Mid { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Mid when nil) a deep copy of m, when not nil.
-func (m *Mid) cloneIn(c *Mid) *Mid {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Mid)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Mid, a deep copy of m, which is not nil.
-func (m *Mid) cloneTo(c *Mid) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Mid) Clone() *Mid {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Mid))
+}
+
+// cloneTo makes c, a zero Mid, a deep copy of m, which is not nil, and returns c.
+func (m *Mid) cloneTo(c *Mid) *Mid {
 	c.Level = m.Level
 	c.Bottom = m.Bottom.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Bottom) Clone() *Bottom { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Bottom when nil) a deep copy of m, when not nil.
-func (m *Bottom) cloneIn(c *Bottom) *Bottom {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Bottom)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Bottom, a deep copy of m, which is not nil.
-func (m *Bottom) cloneTo(c *Bottom) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Bottom) Clone() *Bottom {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Bottom))
+}
+
+// cloneTo makes c, a zero Bottom, a deep copy of m, which is not nil, and returns c.
+func (m *Bottom) cloneTo(c *Bottom) *Bottom {
 	c.Leaf = m.Leaf
 	c.Deep = m.Deep
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -73,45 +73,32 @@ func NewChoiceFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Detail) Clone() *Detail { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Detail when nil) a deep copy of m, when not nil.
-func (m *Detail) cloneIn(c *Detail) *Detail {
+func (m *Detail) Clone() *Detail {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Detail)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Detail))
 }
 
-// cloneTo makes c, a zero Detail, a deep copy of m, which is not nil.
-func (m *Detail) cloneTo(c *Detail) {
+// cloneTo makes c, a zero Detail, a deep copy of m, which is not nil, and returns c.
+func (m *Detail) cloneTo(c *Detail) *Detail {
 	c.Note = m.Note
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Choice) Clone() *Choice { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Choice when nil) a deep copy of m, when not nil.
-func (m *Choice) cloneIn(c *Choice) *Choice {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Choice)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Choice, a deep copy of m, which is not nil.
-func (m *Choice) cloneTo(c *Choice) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Choice) Clone() *Choice {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Choice))
+}
+
+// cloneTo makes c, a zero Choice, a deep copy of m, which is not nil, and returns c.
+func (m *Choice) cloneTo(c *Choice) *Choice {
 	c.Id = m.Id
 	switch v := m.Pick.(type) {
 	case *Choice_Text:
@@ -128,7 +115,9 @@ func (m *Choice) cloneTo(c *Choice) {
 				w Choice_Detail
 				m Detail
 			})
-			b.w.Detail = v.Detail.cloneIn(&b.m)
+			if v.Detail != nil {
+				b.w.Detail = v.Detail.cloneTo(&b.m)
+			}
 			c.Pick = &b.w
 		}
 	case *Choice_Raw:
@@ -143,6 +132,7 @@ func (m *Choice) cloneTo(c *Choice) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

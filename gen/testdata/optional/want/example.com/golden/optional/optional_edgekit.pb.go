@@ -72,45 +72,32 @@ func NewOptFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Sub) Clone() *Sub { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Sub when nil) a deep copy of m, when not nil.
-func (m *Sub) cloneIn(c *Sub) *Sub {
+func (m *Sub) Clone() *Sub {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Sub)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Sub))
 }
 
-// cloneTo makes c, a zero Sub, a deep copy of m, which is not nil.
-func (m *Sub) cloneTo(c *Sub) {
+// cloneTo makes c, a zero Sub, a deep copy of m, which is not nil, and returns c.
+func (m *Sub) cloneTo(c *Sub) *Sub {
 	c.S = m.S
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Opt) Clone() *Opt { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Opt when nil) a deep copy of m, when not nil.
-func (m *Opt) cloneIn(c *Opt) *Opt {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Opt)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Opt, a deep copy of m, which is not nil.
-func (m *Opt) cloneTo(c *Opt) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Opt) Clone() *Opt {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Opt))
+}
+
+// cloneTo makes c, a zero Opt, a deep copy of m, which is not nil, and returns c.
+func (m *Opt) cloneTo(c *Opt) *Opt {
 	c.Data = fieldmap.CloneBytes(m.Data)
 	c.Sub = m.Sub.Clone()
 	if m.Name != nil || m.Count != nil || m.Ratio != nil || m.On != nil {
@@ -140,6 +127,7 @@ func (m *Opt) cloneTo(c *Opt) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

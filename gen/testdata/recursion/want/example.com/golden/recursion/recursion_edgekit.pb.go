@@ -87,38 +87,30 @@ func NewEdgeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Node) Clone() *Node { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Node when nil) a deep copy of m, when not nil.
-func (m *Node) cloneIn(c *Node) *Node {
+func (m *Node) Clone() *Node {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Node)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Node))
 }
 
-// cloneTo makes c, a zero Node, a deep copy of m, which is not nil.
-func (m *Node) cloneTo(c *Node) {
+// cloneTo makes c, a zero Node, a deep copy of m, which is not nil, and returns c.
+func (m *Node) cloneTo(c *Node) *Node {
 	c.Name = m.Name
 	if s := m.Children; s != nil {
 		out := make([]*Node, len(s))
 		blk := make([]Node, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Children = out
 	}
 	if m.Next != nil && m.Edge != nil {
 		kb := new(_Node_kids)
-		c.Next = m.Next.cloneIn(&kb.Next)
-		c.Edge = m.Edge.cloneIn(&kb.Edge)
+		c.Next = m.Next.cloneTo(&kb.Next)
+		c.Edge = m.Edge.cloneTo(&kb.Edge)
 	} else {
 		c.Next = m.Next.Clone()
 		c.Edge = m.Edge.Clone()
@@ -126,6 +118,7 @@ func (m *Node) cloneTo(c *Node) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Node_kids holds the sub-messages of a copy of a Node in one block.
@@ -135,27 +128,21 @@ type _Node_kids struct {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Edge) Clone() *Edge { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Edge when nil) a deep copy of m, when not nil.
-func (m *Edge) cloneIn(c *Edge) *Edge {
+func (m *Edge) Clone() *Edge {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Edge)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Edge))
 }
 
-// cloneTo makes c, a zero Edge, a deep copy of m, which is not nil.
-func (m *Edge) cloneTo(c *Edge) {
+// cloneTo makes c, a zero Edge, a deep copy of m, which is not nil, and returns c.
+func (m *Edge) cloneTo(c *Edge) *Edge {
 	c.Weight = m.Weight
 	c.To = m.To.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

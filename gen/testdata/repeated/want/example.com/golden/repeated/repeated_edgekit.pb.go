@@ -72,46 +72,33 @@ func NewListsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Item) Clone() *Item { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Item when nil) a deep copy of m, when not nil.
-func (m *Item) cloneIn(c *Item) *Item {
+func (m *Item) Clone() *Item {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Item)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Item))
 }
 
-// cloneTo makes c, a zero Item, a deep copy of m, which is not nil.
-func (m *Item) cloneTo(c *Item) {
+// cloneTo makes c, a zero Item, a deep copy of m, which is not nil, and returns c.
+func (m *Item) cloneTo(c *Item) *Item {
 	c.Name = m.Name
 	c.Weight = m.Weight
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Lists) Clone() *Lists { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Lists when nil) a deep copy of m, when not nil.
-func (m *Lists) cloneIn(c *Lists) *Lists {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Lists)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Lists, a deep copy of m, which is not nil.
-func (m *Lists) cloneTo(c *Lists) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Lists) Clone() *Lists {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Lists))
+}
+
+// cloneTo makes c, a zero Lists, a deep copy of m, which is not nil, and returns c.
+func (m *Lists) cloneTo(c *Lists) *Lists {
 	c.Tags = slices.Clone(m.Tags)
 	c.Samples = slices.Clone(m.Samples)
 	c.Blobs = fieldmap.CloneListFunc(m.Blobs, fieldmap.CloneBytes)
@@ -120,8 +107,7 @@ func (m *Lists) cloneTo(c *Lists) {
 		blk := make([]Item, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Items = out
@@ -129,6 +115,7 @@ func (m *Lists) cloneTo(c *Lists) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

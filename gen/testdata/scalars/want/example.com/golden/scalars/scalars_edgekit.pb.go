@@ -71,22 +71,15 @@ func NewAllScalarsFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *AllScalars) Clone() *AllScalars { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new AllScalars when nil) a deep copy of m, when not nil.
-func (m *AllScalars) cloneIn(c *AllScalars) *AllScalars {
+func (m *AllScalars) Clone() *AllScalars {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(AllScalars)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(AllScalars))
 }
 
-// cloneTo makes c, a zero AllScalars, a deep copy of m, which is not nil.
-func (m *AllScalars) cloneTo(c *AllScalars) {
+// cloneTo makes c, a zero AllScalars, a deep copy of m, which is not nil, and returns c.
+func (m *AllScalars) cloneTo(c *AllScalars) *AllScalars {
 	c.D = m.D
 	c.F = m.F
 	c.I32 = m.I32
@@ -106,6 +99,7 @@ func (m *AllScalars) cloneTo(c *AllScalars) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

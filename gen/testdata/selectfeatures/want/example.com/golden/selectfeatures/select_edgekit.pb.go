@@ -39,24 +39,18 @@ func NewOnlySomeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *OnlySome) Clone() *OnlySome { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new OnlySome when nil) a deep copy of m, when not nil.
-func (m *OnlySome) cloneIn(c *OnlySome) *OnlySome {
+func (m *OnlySome) Clone() *OnlySome {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(OnlySome)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(OnlySome))
 }
 
-// cloneTo makes c, a zero OnlySome, a deep copy of m, which is not nil.
-func (m *OnlySome) cloneTo(c *OnlySome) {
+// cloneTo makes c, a zero OnlySome, a deep copy of m, which is not nil, and returns c.
+func (m *OnlySome) cloneTo(c *OnlySome) *OnlySome {
 	c.Name = m.Name
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }

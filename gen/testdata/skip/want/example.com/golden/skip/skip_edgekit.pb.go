@@ -62,26 +62,20 @@ func NewSkippedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Kept) Clone() *Kept { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Kept when nil) a deep copy of m, when not nil.
-func (m *Kept) cloneIn(c *Kept) *Kept {
+func (m *Kept) Clone() *Kept {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Kept)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Kept))
 }
 
-// cloneTo makes c, a zero Kept, a deep copy of m, which is not nil.
-func (m *Kept) cloneTo(c *Kept) {
+// cloneTo makes c, a zero Kept, a deep copy of m, which is not nil, and returns c.
+func (m *Kept) cloneTo(c *Kept) *Kept {
 	c.Skipped = fieldmap.Clone(m.Skipped)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

@@ -71,29 +71,21 @@ func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Holder) Clone() *Holder { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Holder when nil) a deep copy of m, when not nil.
-func (m *Holder) cloneIn(c *Holder) *Holder {
+func (m *Holder) Clone() *Holder {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Holder)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Holder))
 }
 
-// cloneTo makes c, a zero Holder, a deep copy of m, which is not nil.
-func (m *Holder) cloneTo(c *Holder) {
+// cloneTo makes c, a zero Holder, a deep copy of m, which is not nil, and returns c.
+func (m *Holder) cloneTo(c *Holder) *Holder {
 	if s := m.Exts; s != nil {
 		out := make([]*Extensible, len(s))
 		blk := make([]Extensible, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Exts = out
@@ -107,8 +99,7 @@ func (m *Holder) cloneTo(c *Holder) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.ExtMap = out
@@ -118,8 +109,7 @@ func (m *Holder) cloneTo(c *Holder) {
 		blk := make([]Plain, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Plains = out
@@ -133,16 +123,15 @@ func (m *Holder) cloneTo(c *Holder) {
 				out[k] = nil
 				continue
 			}
-			v.cloneTo(&blk[i])
-			out[k] = &blk[i]
+			out[k] = v.cloneTo(&blk[i])
 			i++
 		}
 		c.PlainMap = out
 	}
 	if m.Ext != nil && m.Plain != nil {
 		kb := new(_Holder_kids)
-		c.Ext = m.Ext.cloneIn(&kb.Ext)
-		c.Plain = m.Plain.cloneIn(&kb.Plain)
+		c.Ext = m.Ext.cloneTo(&kb.Ext)
+		c.Plain = m.Plain.cloneTo(&kb.Plain)
 	} else {
 		c.Ext = m.Ext.Clone()
 		c.Plain = m.Plain.Clone()
@@ -154,7 +143,9 @@ func (m *Holder) cloneTo(c *Holder) {
 				w Holder_PickExt
 				m Extensible
 			})
-			b.w.PickExt = v.PickExt.cloneIn(&b.m)
+			if v.PickExt != nil {
+				b.w.PickExt = v.PickExt.cloneTo(&b.m)
+			}
 			c.Pick = &b.w
 		}
 	case *Holder_PickPlain:
@@ -163,13 +154,16 @@ func (m *Holder) cloneTo(c *Holder) {
 				w Holder_PickPlain
 				m Plain
 			})
-			b.w.PickPlain = v.PickPlain.cloneIn(&b.m)
+			if v.PickPlain != nil {
+				b.w.PickPlain = v.PickPlain.cloneTo(&b.m)
+			}
 			c.Pick = &b.w
 		}
 	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // _Holder_kids holds the sub-messages of a copy of a Holder in one block.

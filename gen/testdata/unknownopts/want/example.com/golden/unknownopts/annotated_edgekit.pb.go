@@ -64,50 +64,38 @@ func NewInnerFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Annotated) Clone() *Annotated { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Annotated when nil) a deep copy of m, when not nil.
-func (m *Annotated) cloneIn(c *Annotated) *Annotated {
+func (m *Annotated) Clone() *Annotated {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Annotated)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Annotated))
 }
 
-// cloneTo makes c, a zero Annotated, a deep copy of m, which is not nil.
-func (m *Annotated) cloneTo(c *Annotated) {
+// cloneTo makes c, a zero Annotated, a deep copy of m, which is not nil, and returns c.
+func (m *Annotated) cloneTo(c *Annotated) *Annotated {
 	c.Name = m.Name
 	c.Inner = m.Inner.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
-}
-
-// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Inner) Clone() *Inner { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Inner when nil) a deep copy of m, when not nil.
-func (m *Inner) cloneIn(c *Inner) *Inner {
-	if m == nil {
-		return nil
-	}
-	if c == nil {
-		c = new(Inner)
-	}
-	m.cloneTo(c)
 	return c
 }
 
-// cloneTo makes c, a zero Inner, a deep copy of m, which is not nil.
-func (m *Inner) cloneTo(c *Inner) {
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *Inner) Clone() *Inner {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(Inner))
+}
+
+// cloneTo makes c, a zero Inner, a deep copy of m, which is not nil, and returns c.
+func (m *Inner) cloneTo(c *Inner) *Inner {
 	c.V = m.V
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

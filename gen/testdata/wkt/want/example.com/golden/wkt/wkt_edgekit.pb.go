@@ -54,22 +54,15 @@ func NewTimesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Times) Clone() *Times { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Times when nil) a deep copy of m, when not nil.
-func (m *Times) cloneIn(c *Times) *Times {
+func (m *Times) Clone() *Times {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Times)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Times))
 }
 
-// cloneTo makes c, a zero Times, a deep copy of m, which is not nil.
-func (m *Times) cloneTo(c *Times) {
+// cloneTo makes c, a zero Times, a deep copy of m, which is not nil, and returns c.
+func (m *Times) cloneTo(c *Times) *Times {
 	c.Created = fieldmap.CloneTimestamp(m.Created)
 	c.Timeout = fieldmap.CloneDuration(m.Timeout)
 	c.Alias = fieldmap.CloneStringValue(m.Alias)
@@ -79,6 +72,7 @@ func (m *Times) cloneTo(c *Times) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

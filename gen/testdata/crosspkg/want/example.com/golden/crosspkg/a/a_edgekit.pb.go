@@ -56,28 +56,22 @@ func NewHolderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Holder) Clone() *Holder { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Holder when nil) a deep copy of m, when not nil.
-func (m *Holder) cloneIn(c *Holder) *Holder {
+func (m *Holder) Clone() *Holder {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Holder)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Holder))
 }
 
-// cloneTo makes c, a zero Holder, a deep copy of m, which is not nil.
-func (m *Holder) cloneTo(c *Holder) {
+// cloneTo makes c, a zero Holder, a deep copy of m, which is not nil, and returns c.
+func (m *Holder) cloneTo(c *Holder) *Holder {
 	c.Shared = fieldmap.Clone(m.Shared)
 	c.Many = fieldmap.CloneListFunc(m.Many, fieldmap.Clone[*b.Shared])
 	c.Kind = m.Kind
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.

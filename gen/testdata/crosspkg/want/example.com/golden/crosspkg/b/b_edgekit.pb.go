@@ -43,28 +43,22 @@ func NewSharedFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
-func (m *Shared) Clone() *Shared { return m.cloneIn(nil) }
-
-// cloneIn makes c (a new Shared when nil) a deep copy of m, when not nil.
-func (m *Shared) cloneIn(c *Shared) *Shared {
+func (m *Shared) Clone() *Shared {
 	if m == nil {
 		return nil
 	}
-	if c == nil {
-		c = new(Shared)
-	}
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Shared))
 }
 
-// cloneTo makes c, a zero Shared, a deep copy of m, which is not nil.
-func (m *Shared) cloneTo(c *Shared) {
+// cloneTo makes c, a zero Shared, a deep copy of m, which is not nil, and returns c.
+func (m *Shared) cloneTo(c *Shared) *Shared {
 	c.Name = m.Name
 	c.Kind = m.Kind
 	c.Secret = m.Secret
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
