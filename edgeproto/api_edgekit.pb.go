@@ -31,20 +31,11 @@ const (
 	ProgressFieldFinal            = "5"   // final
 )
 
-var _File_edgeproto_v1_api_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
-	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
-	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
-	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
-}}
-
 var _Progress_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Progress{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "state", Off: unsafe.Offsetof(Progress{}.State), Op: fieldmap.OpInt32},
 	{Number: 2, Name: "message", Off: unsafe.Offsetof(Progress{}.Message), Op: fieldmap.OpString},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Progress{}.Errors), Op: fieldmap.OpListString},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_api_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(Progress{}.Status)}},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(Progress{}.Status)}},
 	{Number: 5, Name: "final", Off: unsafe.Offsetof(Progress{}.Final), Op: fieldmap.OpBool},
 }}
 

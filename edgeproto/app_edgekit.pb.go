@@ -148,21 +148,8 @@ const (
 	AppFieldUpdatedAt                               = "19"   // updated_at
 )
 
-var _File_edgeproto_v1_app_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
-	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SecurityRule{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(SecurityRule{}.Protocol), Op: fieldmap.OpString},
-	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
-	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
-}}
-
 var _App_shape = &fieldmap.Shape{Size: unsafe.Sizeof(App{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(App{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(App{}.Key)}},
 	{Number: 2, Name: "image_type", Off: unsafe.Offsetof(App{}.ImageType), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "image_path", Off: unsafe.Offsetof(App{}.ImagePath), Op: fieldmap.OpString},
 	{Number: 4, Name: "deployment", Off: unsafe.Offsetof(App{}.Deployment), Op: fieldmap.OpString},
@@ -176,7 +163,7 @@ var _App_shape = &fieldmap.Shape{Size: unsafe.Sizeof(App{}), Fields: []fieldmap.
 	{Number: 12, Name: "health_check_path", Off: unsafe.Offsetof(App{}.HealthCheckPath), Op: fieldmap.OpString},
 	{Number: 13, Name: "default_flavor", Off: unsafe.Offsetof(App{}.DefaultFlavor), Op: fieldmap.OpString},
 	{Number: 14, Name: "deployment_manifest", Off: unsafe.Offsetof(App{}.DeploymentManifest), Op: fieldmap.OpString},
-	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(App{}.RequiredOutboundConnections)}},
+	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(App{}.RequiredOutboundConnections)}},
 	{Number: 16, Name: "trusted", Off: unsafe.Offsetof(App{}.Trusted), Op: fieldmap.OpBool},
 	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(App{}.Annotations)}},
 	{Number: 18, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(App{}.CreatedAt)}},

@@ -83,47 +83,16 @@ const (
 	AppInstFieldUpdatedAt               = "15"   // updated_at
 )
 
-var _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_inst_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
-	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_inst_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_inst_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_inst_proto_Portx01ype_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Port{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "proto", Off: unsafe.Offsetof(Port{}.Proto), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "internal_port", Off: unsafe.Offsetof(Port{}.InternalPort), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "public_port", Off: unsafe.Offsetof(Port{}.PublicPort), Op: fieldmap.OpInt32},
-	{Number: 4, Name: "end_port", Off: unsafe.Offsetof(Port{}.EndPort), Op: fieldmap.OpInt32},
-	{Number: 5, Name: "tls", Off: unsafe.Offsetof(Port{}.Tls), Op: fieldmap.OpBool},
-	{Number: 6, Name: "fqdn_prefix", Off: unsafe.Offsetof(Port{}.FqdnPrefix), Op: fieldmap.OpString},
-	{Number: 7, Name: "max_pkt_size", Off: unsafe.Offsetof(Port{}.MaxPktSize), Op: fieldmap.OpInt32},
-}}
-
 var _AppInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInst{}.Key)}},
-	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(AppInst{}.AppKey)}},
-	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(AppInst{}.ClusterKey)}},
-	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(AppInst{}.CloudletKey)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInst{}.Key)}},
+	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(AppInst{}.AppKey)}},
+	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(AppInst{}.ClusterKey)}},
+	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(AppInst{}.CloudletKey)}},
 	{Number: 5, Name: "state", Off: unsafe.Offsetof(AppInst{}.State), Op: fieldmap.OpInt32},
 	{Number: 6, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInst{}.Errors), Op: fieldmap.OpListString},
 	{Number: 7, Name: "crm_override", Off: unsafe.Offsetof(AppInst{}.CrmOverride), Op: fieldmap.OpInt32},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInst{}.Uri), Op: fieldmap.OpString},
-	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_inst_proto_Portx01ype_shape, Value: &fieldmap.MessageList[*Port]{Off: unsafe.Offsetof(AppInst{}.MappedPorts)}},
+	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _Port_shape, Value: &fieldmap.MessageList[*Port]{Off: unsafe.Offsetof(AppInst{}.MappedPorts)}},
 	{Number: 10, Name: "flavor", Off: unsafe.Offsetof(AppInst{}.Flavor), Op: fieldmap.OpString},
 	{Number: 11, Name: "power_state", Off: unsafe.Offsetof(AppInst{}.PowerState), Op: fieldmap.OpInt32},
 	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape, Value: &fieldmap.MessageField[*AppInstRuntime]{Off: unsafe.Offsetof(AppInst{}.RuntimeInfo)}},
@@ -169,21 +138,12 @@ const (
 	AppInstInfoFieldUpdatedAt               = "9"   // updated_at
 )
 
-var _File_edgeproto_v1_app_inst_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
-	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
-	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
-	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
-}}
-
 var _AppInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInstInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInstInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(AppInstInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(AppInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(AppInstInfo{}.Status)}},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(AppInstInfo{}.Status)}},
 	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
 	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape, Value: &fieldmap.MessageField[*AppInstRuntime]{Off: unsafe.Offsetof(AppInstInfo{}.RuntimeInfo)}},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInstInfo{}.Uri), Op: fieldmap.OpString},

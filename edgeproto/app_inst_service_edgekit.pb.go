@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
 	unsafe "unsafe"
 )
@@ -57,63 +56,8 @@ const (
 	CreateAppInstRequestFieldNoWait                         = "2"      // no_wait
 )
 
-var _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_inst_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
-	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_inst_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_inst_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_inst_service_proto_Portx01ype_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Port{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "proto", Off: unsafe.Offsetof(Port{}.Proto), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "internal_port", Off: unsafe.Offsetof(Port{}.InternalPort), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "public_port", Off: unsafe.Offsetof(Port{}.PublicPort), Op: fieldmap.OpInt32},
-	{Number: 4, Name: "end_port", Off: unsafe.Offsetof(Port{}.EndPort), Op: fieldmap.OpInt32},
-	{Number: 5, Name: "tls", Off: unsafe.Offsetof(Port{}.Tls), Op: fieldmap.OpBool},
-	{Number: 6, Name: "fqdn_prefix", Off: unsafe.Offsetof(Port{}.FqdnPrefix), Op: fieldmap.OpString},
-	{Number: 7, Name: "max_pkt_size", Off: unsafe.Offsetof(Port{}.MaxPktSize), Op: fieldmap.OpInt32},
-}}
-
-var _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstRuntime{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.ContainerIds), Op: fieldmap.OpListString},
-	{Number: 2, Name: "pids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.Pids), Op: fieldmap.OpListInt64},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.Ports), Op: fieldmap.OpListUint32},
-}}
-
-var _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInst{}.Key)}},
-	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(AppInst{}.AppKey)}},
-	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(AppInst{}.ClusterKey)}},
-	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(AppInst{}.CloudletKey)}},
-	{Number: 5, Name: "state", Off: unsafe.Offsetof(AppInst{}.State), Op: fieldmap.OpInt32},
-	{Number: 6, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInst{}.Errors), Op: fieldmap.OpListString},
-	{Number: 7, Name: "crm_override", Off: unsafe.Offsetof(AppInst{}.CrmOverride), Op: fieldmap.OpInt32},
-	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInst{}.Uri), Op: fieldmap.OpString},
-	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_inst_service_proto_Portx01ype_shape, Value: &fieldmap.MessageList[*Port]{Off: unsafe.Offsetof(AppInst{}.MappedPorts)}},
-	{Number: 10, Name: "flavor", Off: unsafe.Offsetof(AppInst{}.Flavor), Op: fieldmap.OpString},
-	{Number: 11, Name: "power_state", Off: unsafe.Offsetof(AppInst{}.PowerState), Op: fieldmap.OpInt32},
-	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageField[*AppInstRuntime]{Off: unsafe.Offsetof(AppInst{}.RuntimeInfo)}},
-	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(AppInst{}.Annotations)}},
-	{Number: 14, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.CreatedAt)}},
-	{Number: 15, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.UpdatedAt)}},
-}}
-
 var _CreateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(CreateAppInstRequest{}.AppInst)}},
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(CreateAppInstRequest{}.AppInst)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(CreateAppInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
@@ -146,25 +90,8 @@ const (
 	CreateAppInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
-var _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
-	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
-	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
-	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
-}}
-
-var _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Progress{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "state", Off: unsafe.Offsetof(Progress{}.State), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "message", Off: unsafe.Offsetof(Progress{}.Message), Op: fieldmap.OpString},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Progress{}.Errors), Op: fieldmap.OpListString},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(Progress{}.Status)}},
-	{Number: 5, Name: "final", Off: unsafe.Offsetof(Progress{}.Final), Op: fieldmap.OpBool},
-}}
-
 var _CreateAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateAppInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateAppInstResponse{}.Progress)}},
 }}
 
 var _CreateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstResponse", _CreateAppInstResponse_shape, false)
@@ -224,7 +151,7 @@ const (
 )
 
 var _UpdateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(UpdateAppInstRequest{}.AppInst)}},
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(UpdateAppInstRequest{}.AppInst)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateAppInstRequest{}.Fields), Op: fieldmap.OpListString},
 	{Number: 3, Name: "no_wait", Off: unsafe.Offsetof(UpdateAppInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
@@ -259,7 +186,7 @@ const (
 )
 
 var _UpdateAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateAppInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateAppInstResponse{}.Progress)}},
 }}
 
 var _UpdateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstResponse", _UpdateAppInstResponse_shape, false)
@@ -287,7 +214,7 @@ const (
 )
 
 var _DeleteAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(DeleteAppInstRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(DeleteAppInstRequest{}.Key)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(DeleteAppInstRequest{}.NoWait), Op: fieldmap.OpBool},
 	{Number: 3, Name: "crm_override", Off: unsafe.Offsetof(DeleteAppInstRequest{}.CrmOverride), Op: fieldmap.OpInt32},
 }}
@@ -322,7 +249,7 @@ const (
 )
 
 var _DeleteAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteAppInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteAppInstResponse{}.Progress)}},
 }}
 
 var _DeleteAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstResponse", _DeleteAppInstResponse_shape, false)
@@ -380,7 +307,7 @@ const (
 )
 
 var _ShowAppInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(ShowAppInstsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(ShowAppInstsRequest{}.Filter)}},
 }}
 
 var _ShowAppInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsRequest", _ShowAppInstsRequest_shape, false)
@@ -436,7 +363,7 @@ const (
 )
 
 var _ShowAppInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstu55jxc_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(ShowAppInstsResponse{}.AppInst)}},
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(ShowAppInstsResponse{}.AppInst)}},
 }}
 
 var _ShowAppInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsResponse", _ShowAppInstsResponse_shape, false)
@@ -477,20 +404,8 @@ const (
 	ShowAppInstInfosRequestFieldFilterUpdatedAt               = "1.9"   // filter.updated_at
 )
 
-var _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInstInfo{}.Key)}},
-	{Number: 2, Name: "state", Off: unsafe.Offsetof(AppInstInfo{}.State), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstInfo{}.Errors), Op: fieldmap.OpListString},
-	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(AppInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(AppInstInfo{}.Status)}},
-	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
-	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageField[*AppInstRuntime]{Off: unsafe.Offsetof(AppInstInfo{}.RuntimeInfo)}},
-	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInstInfo{}.Uri), Op: fieldmap.OpString},
-	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInstInfo{}.UpdatedAt)}},
-}}
-
 var _ShowAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(ShowAppInstInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(ShowAppInstInfosRequest{}.Filter)}},
 }}
 
 var _ShowAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosRequest", _ShowAppInstInfosRequest_shape, false)
@@ -534,7 +449,7 @@ const (
 )
 
 var _ShowAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstInfosResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(ShowAppInstInfosResponse{}.AppInstInfo)}},
+	{Number: 1, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(ShowAppInstInfosResponse{}.AppInstInfo)}},
 }}
 
 var _ShowAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosResponse", _ShowAppInstInfosResponse_shape, false)
@@ -578,7 +493,7 @@ const (
 )
 
 var _WatchAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAppInstInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(WatchAppInstInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(WatchAppInstInfosRequest{}.Filter)}},
 }}
 
 var _WatchAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosRequest", _WatchAppInstInfosRequest_shape, false)
@@ -624,7 +539,7 @@ const (
 
 var _WatchAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAppInstInfosResponse{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "type", Off: unsafe.Offsetof(WatchAppInstInfosResponse{}.Type), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_inst_service_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(WatchAppInstInfosResponse{}.AppInstInfo)}},
+	{Number: 2, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(WatchAppInstInfosResponse{}.AppInstInfo)}},
 }}
 
 var _WatchAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosResponse", _WatchAppInstInfosResponse_shape, false)

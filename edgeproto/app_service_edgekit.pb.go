@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
 	unsafe "unsafe"
 )
@@ -61,65 +60,8 @@ const (
 	CreateAppRequestFieldAppUpdatedAt                               = "1.19"   // app.updated_at
 )
 
-var _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
-	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_service_proto_Portx01ype_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Port{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "proto", Off: unsafe.Offsetof(Port{}.Proto), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "internal_port", Off: unsafe.Offsetof(Port{}.InternalPort), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "public_port", Off: unsafe.Offsetof(Port{}.PublicPort), Op: fieldmap.OpInt32},
-	{Number: 4, Name: "end_port", Off: unsafe.Offsetof(Port{}.EndPort), Op: fieldmap.OpInt32},
-	{Number: 5, Name: "tls", Off: unsafe.Offsetof(Port{}.Tls), Op: fieldmap.OpBool},
-	{Number: 6, Name: "fqdn_prefix", Off: unsafe.Offsetof(Port{}.FqdnPrefix), Op: fieldmap.OpString},
-	{Number: 7, Name: "max_pkt_size", Off: unsafe.Offsetof(Port{}.MaxPktSize), Op: fieldmap.OpInt32},
-}}
-
-var _File_edgeproto_v1_app_service_proto_ConfigFile8zrmbx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigFile{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "kind", Off: unsafe.Offsetof(ConfigFile{}.Kind), Op: fieldmap.OpString},
-	{Number: 2, Name: "config", Off: unsafe.Offsetof(ConfigFile{}.Config), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_service_proto_EnvVar14mej5d_shape = &fieldmap.Shape{Size: unsafe.Sizeof(EnvVar{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(EnvVar{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "value", Off: unsafe.Offsetof(EnvVar{}.Value), Op: fieldmap.OpString},
-	{Number: 3, Name: "secret", Off: unsafe.Offsetof(EnvVar{}.Secret), Op: fieldmap.OpBool},
-	{Number: 4, Name: "secret_value", Off: unsafe.Offsetof(EnvVar{}.SecretValue), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SecurityRule{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(SecurityRule{}.Protocol), Op: fieldmap.OpString},
-	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
-	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_app_service_proto_Appsyxff4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(App{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(App{}.Key)}},
-	{Number: 2, Name: "image_type", Off: unsafe.Offsetof(App{}.ImageType), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "image_path", Off: unsafe.Offsetof(App{}.ImagePath), Op: fieldmap.OpString},
-	{Number: 4, Name: "deployment", Off: unsafe.Offsetof(App{}.Deployment), Op: fieldmap.OpString},
-	{Number: 5, Name: "access_ports", Off: unsafe.Offsetof(App{}.AccessPorts), Op: fieldmap.OpString},
-	{Number: 6, Name: "ports", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_Portx01ype_shape, Value: &fieldmap.MessageList[*Port]{Off: unsafe.Offsetof(App{}.Ports)}},
-	{Number: 7, Name: "command", Off: unsafe.Offsetof(App{}.Command), Op: fieldmap.OpString},
-	{Number: 8, Name: "args", Kind: fieldmap.KindList, Off: unsafe.Offsetof(App{}.Args), Op: fieldmap.OpListString},
-	{Number: 9, Name: "configs", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_ConfigFile8zrmbx_shape, Value: &fieldmap.MessageList[*ConfigFile]{Off: unsafe.Offsetof(App{}.Configs)}},
-	{Number: 10, Name: "env_vars", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_EnvVar14mej5d_shape, Value: &fieldmap.MessageList[*EnvVar]{Off: unsafe.Offsetof(App{}.EnvVars)}},
-	{Number: 11, Name: "health_check", Off: unsafe.Offsetof(App{}.HealthCheck), Op: fieldmap.OpInt32},
-	{Number: 12, Name: "health_check_path", Off: unsafe.Offsetof(App{}.HealthCheckPath), Op: fieldmap.OpString},
-	{Number: 13, Name: "default_flavor", Off: unsafe.Offsetof(App{}.DefaultFlavor), Op: fieldmap.OpString},
-	{Number: 14, Name: "deployment_manifest", Off: unsafe.Offsetof(App{}.DeploymentManifest), Op: fieldmap.OpString},
-	{Number: 15, Name: "required_outbound_connections", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_app_service_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(App{}.RequiredOutboundConnections)}},
-	{Number: 16, Name: "trusted", Off: unsafe.Offsetof(App{}.Trusted), Op: fieldmap.OpBool},
-	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(App{}.Annotations)}},
-	{Number: 18, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(App{}.CreatedAt)}},
-	{Number: 19, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(App{}.UpdatedAt)}},
-}}
-
 var _CreateAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(CreateAppRequest{}.App)}},
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(CreateAppRequest{}.App)}},
 }}
 
 var _CreateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppRequest", _CreateAppRequest_shape, false)
@@ -180,7 +122,7 @@ const (
 )
 
 var _CreateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(CreateAppResponse{}.App)}},
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(CreateAppResponse{}.App)}},
 }}
 
 var _CreateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppResponse", _CreateAppResponse_shape, false)
@@ -242,7 +184,7 @@ const (
 )
 
 var _UpdateAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(UpdateAppRequest{}.App)}},
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(UpdateAppRequest{}.App)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateAppRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
@@ -304,7 +246,7 @@ const (
 )
 
 var _UpdateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(UpdateAppResponse{}.App)}},
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(UpdateAppResponse{}.App)}},
 }}
 
 var _UpdateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppResponse", _UpdateAppResponse_shape, false)
@@ -329,7 +271,7 @@ const (
 )
 
 var _DeleteAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(DeleteAppRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(DeleteAppRequest{}.Key)}},
 }}
 
 var _DeleteAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppRequest", _DeleteAppRequest_shape, false)
@@ -405,7 +347,7 @@ const (
 )
 
 var _ShowAppsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(ShowAppsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(ShowAppsRequest{}.Filter)}},
 }}
 
 var _ShowAppsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsRequest", _ShowAppsRequest_shape, false)
@@ -466,7 +408,7 @@ const (
 )
 
 var _ShowAppsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_app_service_proto_Appsyxff4_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(ShowAppsResponse{}.App)}},
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(ShowAppsResponse{}.App)}},
 }}
 
 var _ShowAppsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsResponse", _ShowAppsResponse_shape, false)

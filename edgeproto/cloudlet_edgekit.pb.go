@@ -119,25 +119,14 @@ const (
 	CloudletFieldUpdatedAt                     = "21"   // updated_at
 )
 
-var _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cloudlet_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceQuota{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ResourceQuota{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "value", Off: unsafe.Offsetof(ResourceQuota{}.Value), Op: fieldmap.OpUint64},
-	{Number: 3, Name: "alert_threshold", Off: unsafe.Offsetof(ResourceQuota{}.AlertThreshold), Op: fieldmap.OpInt32},
-}}
-
 var _Cloudlet_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Cloudlet{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(Cloudlet{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(Cloudlet{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(Cloudlet{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Cloudlet{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "platform_type", Off: unsafe.Offsetof(Cloudlet{}.PlatformType), Op: fieldmap.OpString},
 	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Cloudlet{}.Location)}},
 	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Cloudlet{}.FlavorNames), Op: fieldmap.OpListString},
-	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_ResourceQuota1835vxj_shape, Value: &fieldmap.MessageList[*ResourceQuota]{Off: unsafe.Offsetof(Cloudlet{}.ResourceQuotas)}},
+	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _ResourceQuota_shape, Value: &fieldmap.MessageList[*ResourceQuota]{Off: unsafe.Offsetof(Cloudlet{}.ResourceQuotas)}},
 	{Number: 8, Name: "default_resource_alert_threshold", Off: unsafe.Offsetof(Cloudlet{}.DefaultResourceAlertThreshold), Op: fieldmap.OpInt32},
 	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.EnvVars)}},
 	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _PlatformConfig_shape, Value: &fieldmap.MessageField[*PlatformConfig]{Off: unsafe.Offsetof(Cloudlet{}.Config)}},
@@ -222,73 +211,20 @@ const (
 	CloudletInfoFieldUpdatedAt                                 = "17"     // updated_at
 )
 
-var _File_edgeproto_v1_cloudlet_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(FlavorInfo{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "vcpus", Off: unsafe.Offsetof(FlavorInfo{}.Vcpus), Op: fieldmap.OpUint64},
-	{Number: 3, Name: "ram_mb", Off: unsafe.Offsetof(FlavorInfo{}.RamMb), Op: fieldmap.OpUint64},
-	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(FlavorInfo{}.DiskGb), Op: fieldmap.OpUint64},
-	{Number: 5, Name: "gpus", Off: unsafe.Offsetof(FlavorInfo{}.Gpus), Op: fieldmap.OpUint32},
-	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(FlavorInfo{}.PropMap)}},
-	{Number: 7, Name: "deprecated", Off: unsafe.Offsetof(FlavorInfo{}.Deprecated), Op: fieldmap.OpBool},
-}}
-
-var _File_edgeproto_v1_cloudlet_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
-	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
-	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
-	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
-}}
-
-var _File_edgeproto_v1_cloudlet_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResource{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(InfraResource{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "used", Off: unsafe.Offsetof(InfraResource{}.Used), Op: fieldmap.OpUint64},
-	{Number: 3, Name: "total", Off: unsafe.Offsetof(InfraResource{}.Total), Op: fieldmap.OpUint64},
-	{Number: 4, Name: "quota", Off: unsafe.Offsetof(InfraResource{}.Quota), Op: fieldmap.OpUint64},
-	{Number: 5, Name: "units", Off: unsafe.Offsetof(InfraResource{}.Units), Op: fieldmap.OpString},
-	{Number: 6, Name: "description", Off: unsafe.Offsetof(InfraResource{}.Description), Op: fieldmap.OpString},
-	{Number: 7, Name: "alert_threshold", Off: unsafe.Offsetof(InfraResource{}.AlertThreshold), Op: fieldmap.OpInt32},
-}}
-
-var _File_edgeproto_v1_cloudlet_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cloudlet_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cloudlet_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResourcesSnapshot{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_InfraResource4a99pt_shape, Value: &fieldmap.MessageList[*InfraResource]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.Info)}},
-	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageList[*ClusterKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.ClusterInsts)}},
-	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageList[*AppInstKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.VmAppInsts)}},
-	{Number: 4, Name: "taken_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.TakenAt)}},
-}}
-
-var _File_edgeproto_v1_cloudlet_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(NodeInfo{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeInfo{}.Allocatable)}},
-	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeInfo{}.Capacity)}},
-	{Number: 4, Name: "roles", Kind: fieldmap.KindList, Off: unsafe.Offsetof(NodeInfo{}.Roles), Op: fieldmap.OpListString},
-}}
-
 var _CloudletInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(CloudletInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(CloudletInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(CloudletInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CloudletInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(CloudletInfo{}.NotifyId), Op: fieldmap.OpInt64},
 	{Number: 5, Name: "controller", Off: unsafe.Offsetof(CloudletInfo{}.Controller), Op: fieldmap.OpString},
 	{Number: 6, Name: "compatibility_version", Off: unsafe.Offsetof(CloudletInfo{}.CompatibilityVersion), Op: fieldmap.OpUint32},
 	{Number: 7, Name: "release_version", Off: unsafe.Offsetof(CloudletInfo{}.ReleaseVersion), Op: fieldmap.OpString},
-	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.MessageList[*FlavorInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Flavors)}},
+	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _FlavorInfo_shape, Value: &fieldmap.MessageList[*FlavorInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Flavors)}},
 	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
 	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
-	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Status)}},
-	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageField[*InfraResourcesSnapshot]{Off: unsafe.Offsetof(CloudletInfo{}.ResourcesSnapshot)}},
-	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.MessageList[*NodeInfo]{Off: unsafe.Offsetof(CloudletInfo{}.NodeInfos)}},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Status)}},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _InfraResourcesSnapshot_shape, Value: &fieldmap.MessageField[*InfraResourcesSnapshot]{Off: unsafe.Offsetof(CloudletInfo{}.ResourcesSnapshot)}},
+	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _NodeInfo_shape, Value: &fieldmap.MessageList[*NodeInfo]{Off: unsafe.Offsetof(CloudletInfo{}.NodeInfos)}},
 	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(CloudletInfo{}.Properties)}},
 	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
 	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},

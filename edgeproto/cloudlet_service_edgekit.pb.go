@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
 	unsafe "unsafe"
 )
@@ -59,59 +58,8 @@ const (
 	CreateCloudletRequestFieldNoWait                                = "2"      // no_wait
 )
 
-var _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cloudlet_service_proto_Location1s2694a_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
-	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
-}}
-
-var _File_edgeproto_v1_cloudlet_service_proto_ResourceQuota1835vxj_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceQuota{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ResourceQuota{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "value", Off: unsafe.Offsetof(ResourceQuota{}.Value), Op: fieldmap.OpUint64},
-	{Number: 3, Name: "alert_threshold", Off: unsafe.Offsetof(ResourceQuota{}.AlertThreshold), Op: fieldmap.OpInt32},
-}}
-
-var _File_edgeproto_v1_cloudlet_service_proto_PlatformConfig4vgnw0_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PlatformConfig{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "region", Off: unsafe.Offsetof(PlatformConfig{}.Region), Op: fieldmap.OpString},
-	{Number: 2, Name: "notify_controller_addrs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(PlatformConfig{}.NotifyControllerAddrs), Op: fieldmap.OpListString},
-	{Number: 3, Name: "container_registry_path", Off: unsafe.Offsetof(PlatformConfig{}.ContainerRegistryPath), Op: fieldmap.OpString},
-	{Number: 4, Name: "deployment_tag", Off: unsafe.Offsetof(PlatformConfig{}.DeploymentTag), Op: fieldmap.OpString},
-	{Number: 5, Name: "cache_dir", Off: unsafe.Offsetof(PlatformConfig{}.CacheDir), Op: fieldmap.OpString},
-	{Number: 6, Name: "test_mode", Off: unsafe.Offsetof(PlatformConfig{}.TestMode), Op: fieldmap.OpBool},
-	{Number: 7, Name: "crm_access_private_key", Off: unsafe.Offsetof(PlatformConfig{}.CrmAccessPrivateKey), Op: fieldmap.OpString},
-	{Number: 8, Name: "access_api_addr", Off: unsafe.Offsetof(PlatformConfig{}.AccessApiAddr), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Cloudlet{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(Cloudlet{}.Key)}},
-	{Number: 2, Name: "state", Off: unsafe.Offsetof(Cloudlet{}.State), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Cloudlet{}.Errors), Op: fieldmap.OpListString},
-	{Number: 4, Name: "platform_type", Off: unsafe.Offsetof(Cloudlet{}.PlatformType), Op: fieldmap.OpString},
-	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Location1s2694a_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Cloudlet{}.Location)}},
-	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Cloudlet{}.FlavorNames), Op: fieldmap.OpListString},
-	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_ResourceQuota1835vxj_shape, Value: &fieldmap.MessageList[*ResourceQuota]{Off: unsafe.Offsetof(Cloudlet{}.ResourceQuotas)}},
-	{Number: 8, Name: "default_resource_alert_threshold", Off: unsafe.Offsetof(Cloudlet{}.DefaultResourceAlertThreshold), Op: fieldmap.OpInt32},
-	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.EnvVars)}},
-	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_PlatformConfig4vgnw0_shape, Value: &fieldmap.MessageField[*PlatformConfig]{Off: unsafe.Offsetof(Cloudlet{}.Config)}},
-	{Number: 11, Name: "crm_on_edge", Off: unsafe.Offsetof(Cloudlet{}.CrmOnEdge), Op: fieldmap.OpBool},
-	{Number: 12, Name: "maintenance_state", Off: unsafe.Offsetof(Cloudlet{}.MaintenanceState), Op: fieldmap.OpInt32},
-	{Number: 13, Name: "trust_policy", Off: unsafe.Offsetof(Cloudlet{}.TrustPolicy), Op: fieldmap.OpString},
-	{Number: 14, Name: "trust_policy_state", Off: unsafe.Offsetof(Cloudlet{}.TrustPolicyState), Op: fieldmap.OpInt32},
-	{Number: 15, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.Annotations)}},
-	{Number: 16, Name: "access_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.AccessVars)}},
-	{Number: 17, Name: "crm_override", Off: unsafe.Offsetof(Cloudlet{}.CrmOverride), Op: fieldmap.OpInt32},
-	{Number: 18, Name: "physical_name", Off: unsafe.Offsetof(Cloudlet{}.PhysicalName), Op: fieldmap.OpString},
-	{Number: 19, Name: "num_dynamic_ips", Off: unsafe.Offsetof(Cloudlet{}.NumDynamicIps), Op: fieldmap.OpInt32},
-	{Number: 20, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Cloudlet{}.CreatedAt)}},
-	{Number: 21, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Cloudlet{}.UpdatedAt)}},
-}}
-
 var _CreateCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateCloudletRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(CreateCloudletRequest{}.Cloudlet)}},
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(CreateCloudletRequest{}.Cloudlet)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(CreateCloudletRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
@@ -147,25 +95,8 @@ const (
 	CreateCloudletResponseFieldCrmAccessKey             = "2"     // crm_access_key
 )
 
-var _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
-	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
-	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
-	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
-}}
-
-var _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Progress{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "state", Off: unsafe.Offsetof(Progress{}.State), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "message", Off: unsafe.Offsetof(Progress{}.Message), Op: fieldmap.OpString},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Progress{}.Errors), Op: fieldmap.OpListString},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(Progress{}.Status)}},
-	{Number: 5, Name: "final", Off: unsafe.Offsetof(Progress{}.Final), Op: fieldmap.OpBool},
-}}
-
 var _CreateCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateCloudletResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateCloudletResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateCloudletResponse{}.Progress)}},
 	{Number: 2, Name: "crm_access_key", Off: unsafe.Offsetof(CreateCloudletResponse{}.CrmAccessKey), Op: fieldmap.OpString},
 }}
 
@@ -228,7 +159,7 @@ const (
 )
 
 var _UpdateCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateCloudletRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(UpdateCloudletRequest{}.Cloudlet)}},
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(UpdateCloudletRequest{}.Cloudlet)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateCloudletRequest{}.Fields), Op: fieldmap.OpListString},
 	{Number: 3, Name: "no_wait", Off: unsafe.Offsetof(UpdateCloudletRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
@@ -265,7 +196,7 @@ const (
 )
 
 var _UpdateCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateCloudletResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateCloudletResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateCloudletResponse{}.Progress)}},
 }}
 
 var _UpdateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletResponse", _UpdateCloudletResponse_shape, false)
@@ -293,7 +224,7 @@ const (
 )
 
 var _DeleteCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteCloudletRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(DeleteCloudletRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(DeleteCloudletRequest{}.Key)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(DeleteCloudletRequest{}.NoWait), Op: fieldmap.OpBool},
 	{Number: 3, Name: "crm_override", Off: unsafe.Offsetof(DeleteCloudletRequest{}.CrmOverride), Op: fieldmap.OpInt32},
 }}
@@ -330,7 +261,7 @@ const (
 )
 
 var _DeleteCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteCloudletResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteCloudletResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteCloudletResponse{}.Progress)}},
 }}
 
 var _DeleteCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletResponse", _DeleteCloudletResponse_shape, false)
@@ -390,7 +321,7 @@ const (
 )
 
 var _ShowCloudletsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(ShowCloudletsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(ShowCloudletsRequest{}.Filter)}},
 }}
 
 var _ShowCloudletsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsRequest", _ShowCloudletsRequest_shape, false)
@@ -448,7 +379,7 @@ const (
 )
 
 var _ShowCloudletsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_Cloudlet1gitje3_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(ShowCloudletsResponse{}.Cloudlet)}},
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(ShowCloudletsResponse{}.Cloudlet)}},
 }}
 
 var _ShowCloudletsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsResponse", _ShowCloudletsResponse_shape, false)
@@ -522,72 +453,8 @@ const (
 	ShowCloudletInfosRequestFieldFilterUpdatedAt                                 = "1.17"     // filter.updated_at
 )
 
-var _File_edgeproto_v1_cloudlet_service_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(FlavorInfo{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "vcpus", Off: unsafe.Offsetof(FlavorInfo{}.Vcpus), Op: fieldmap.OpUint64},
-	{Number: 3, Name: "ram_mb", Off: unsafe.Offsetof(FlavorInfo{}.RamMb), Op: fieldmap.OpUint64},
-	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(FlavorInfo{}.DiskGb), Op: fieldmap.OpUint64},
-	{Number: 5, Name: "gpus", Off: unsafe.Offsetof(FlavorInfo{}.Gpus), Op: fieldmap.OpUint32},
-	{Number: 6, Name: "prop_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(FlavorInfo{}.PropMap)}},
-	{Number: 7, Name: "deprecated", Off: unsafe.Offsetof(FlavorInfo{}.Deprecated), Op: fieldmap.OpBool},
-}}
-
-var _File_edgeproto_v1_cloudlet_service_proto_InfraResource4a99pt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResource{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(InfraResource{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "used", Off: unsafe.Offsetof(InfraResource{}.Used), Op: fieldmap.OpUint64},
-	{Number: 3, Name: "total", Off: unsafe.Offsetof(InfraResource{}.Total), Op: fieldmap.OpUint64},
-	{Number: 4, Name: "quota", Off: unsafe.Offsetof(InfraResource{}.Quota), Op: fieldmap.OpUint64},
-	{Number: 5, Name: "units", Off: unsafe.Offsetof(InfraResource{}.Units), Op: fieldmap.OpString},
-	{Number: 6, Name: "description", Off: unsafe.Offsetof(InfraResource{}.Description), Op: fieldmap.OpString},
-	{Number: 7, Name: "alert_threshold", Off: unsafe.Offsetof(InfraResource{}.AlertThreshold), Op: fieldmap.OpInt32},
-}}
-
-var _File_edgeproto_v1_cloudlet_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cloudlet_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cloudlet_service_proto_InfraResourcesSnapshot1b70od6_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResourcesSnapshot{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_InfraResource4a99pt_shape, Value: &fieldmap.MessageList[*InfraResource]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.Info)}},
-	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageList[*ClusterKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.ClusterInsts)}},
-	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageList[*AppInstKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.VmAppInsts)}},
-	{Number: 4, Name: "taken_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.TakenAt)}},
-}}
-
-var _File_edgeproto_v1_cloudlet_service_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(NodeInfo{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "allocatable", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeInfo{}.Allocatable)}},
-	{Number: 3, Name: "capacity", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeInfo{}.Capacity)}},
-	{Number: 4, Name: "roles", Kind: fieldmap.KindList, Off: unsafe.Offsetof(NodeInfo{}.Roles), Op: fieldmap.OpListString},
-}}
-
-var _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(CloudletInfo{}.Key)}},
-	{Number: 2, Name: "state", Off: unsafe.Offsetof(CloudletInfo{}.State), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CloudletInfo{}.Errors), Op: fieldmap.OpListString},
-	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(CloudletInfo{}.NotifyId), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "controller", Off: unsafe.Offsetof(CloudletInfo{}.Controller), Op: fieldmap.OpString},
-	{Number: 6, Name: "compatibility_version", Off: unsafe.Offsetof(CloudletInfo{}.CompatibilityVersion), Op: fieldmap.OpUint32},
-	{Number: 7, Name: "release_version", Off: unsafe.Offsetof(CloudletInfo{}.ReleaseVersion), Op: fieldmap.OpString},
-	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.MessageList[*FlavorInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Flavors)}},
-	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
-	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
-	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Status)}},
-	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageField[*InfraResourcesSnapshot]{Off: unsafe.Offsetof(CloudletInfo{}.ResourcesSnapshot)}},
-	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cloudlet_service_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.MessageList[*NodeInfo]{Off: unsafe.Offsetof(CloudletInfo{}.NodeInfos)}},
-	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(CloudletInfo{}.Properties)}},
-	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
-	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},
-	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(CloudletInfo{}.UpdatedAt)}},
-}}
-
 var _ShowCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(ShowCloudletInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(ShowCloudletInfosRequest{}.Filter)}},
 }}
 
 var _ShowCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosRequest", _ShowCloudletInfosRequest_shape, false)
@@ -662,7 +529,7 @@ const (
 )
 
 var _ShowCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletInfosResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(ShowCloudletInfosResponse{}.CloudletInfo)}},
+	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(ShowCloudletInfosResponse{}.CloudletInfo)}},
 }}
 
 var _ShowCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosResponse", _ShowCloudletInfosResponse_shape, false)
@@ -737,7 +604,7 @@ const (
 )
 
 var _WatchCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchCloudletInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(WatchCloudletInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(WatchCloudletInfosRequest{}.Filter)}},
 }}
 
 var _WatchCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosRequest", _WatchCloudletInfosRequest_shape, false)
@@ -814,7 +681,7 @@ const (
 
 var _WatchCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchCloudletInfosResponse{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "type", Off: unsafe.Offsetof(WatchCloudletInfosResponse{}.Type), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletInfof13kpb_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(WatchCloudletInfosResponse{}.CloudletInfo)}},
+	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(WatchCloudletInfosResponse{}.CloudletInfo)}},
 }}
 
 var _WatchCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosResponse", _WatchCloudletInfosResponse_shape, false)
@@ -840,7 +707,7 @@ const (
 )
 
 var _RotateCloudletAccessKeyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RotateCloudletAccessKeyRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cloudlet_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(RotateCloudletAccessKeyRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(RotateCloudletAccessKeyRequest{}.Key)}},
 }}
 
 var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", _RotateCloudletAccessKeyRequest_shape, false)

@@ -32,18 +32,10 @@ const (
 	NodePoolFieldScalable                     = "4"   // scalable
 )
 
-var _File_edgeproto_v1_cluster_inst_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeResources{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vcpus", Off: unsafe.Offsetof(NodeResources{}.Vcpus), Op: fieldmap.OpUint64},
-	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(NodeResources{}.RamMb), Op: fieldmap.OpUint64},
-	{Number: 3, Name: "disk_gb", Off: unsafe.Offsetof(NodeResources{}.DiskGb), Op: fieldmap.OpUint64},
-	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeResources{}.OptResMap)}},
-	{Number: 5, Name: "infra_node_flavor", Off: unsafe.Offsetof(NodeResources{}.InfraNodeFlavor), Op: fieldmap.OpString},
-}}
-
 var _NodePool_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodePool{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(NodePool{}.Name), Op: fieldmap.OpString},
 	{Number: 2, Name: "num_nodes", Off: unsafe.Offsetof(NodePool{}.NumNodes), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_NodeResources1lpn0we_shape, Value: &fieldmap.MessageField[*NodeResources]{Off: unsafe.Offsetof(NodePool{}.NodeResources)}},
+	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _NodeResources_shape, Value: &fieldmap.MessageField[*NodeResources]{Off: unsafe.Offsetof(NodePool{}.NodeResources)}},
 	{Number: 4, Name: "scalable", Off: unsafe.Offsetof(NodePool{}.Scalable), Op: fieldmap.OpBool},
 }}
 
@@ -108,45 +100,9 @@ const (
 	ClusterInstFieldUpdatedAt                             = "17"       // updated_at
 )
 
-var _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cluster_inst_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cluster_inst_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(IpAddr{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "external_ip", Off: unsafe.Offsetof(IpAddr{}.ExternalIp), Op: fieldmap.OpString},
-	{Number: 2, Name: "internal_ip", Off: unsafe.Offsetof(IpAddr{}.InternalIp), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cluster_inst_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ContainerInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ContainerInfo{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "type", Off: unsafe.Offsetof(ContainerInfo{}.Type), Op: fieldmap.OpString},
-	{Number: 3, Name: "status", Off: unsafe.Offsetof(ContainerInfo{}.Status), Op: fieldmap.OpString},
-	{Number: 4, Name: "cluster_ip", Off: unsafe.Offsetof(ContainerInfo{}.ClusterIp), Op: fieldmap.OpString},
-	{Number: 5, Name: "restarts", Off: unsafe.Offsetof(ContainerInfo{}.Restarts), Op: fieldmap.OpInt32},
-}}
-
-var _File_edgeproto_v1_cluster_inst_proto_VmInfozhxj8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VmInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(VmInfo{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "type", Off: unsafe.Offsetof(VmInfo{}.Type), Op: fieldmap.OpString},
-	{Number: 3, Name: "status", Off: unsafe.Offsetof(VmInfo{}.Status), Op: fieldmap.OpString},
-	{Number: 4, Name: "infra_flavor", Off: unsafe.Offsetof(VmInfo{}.InfraFlavor), Op: fieldmap.OpString},
-	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_IpAddr18yubbf_shape, Value: &fieldmap.MessageList[*IpAddr]{Off: unsafe.Offsetof(VmInfo{}.Ipaddresses)}},
-	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_ContainerInfoxksfbc_shape, Value: &fieldmap.MessageList[*ContainerInfo]{Off: unsafe.Offsetof(VmInfo{}.Containers)}},
-}}
-
-var _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResources{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_proto_VmInfozhxj8_shape, Value: &fieldmap.MessageList[*VmInfo]{Off: unsafe.Offsetof(InfraResources{}.Vms)}},
-}}
-
 var _ClusterInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInst{}.Key)}},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(ClusterInst{}.CloudletKey)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInst{}.Key)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(ClusterInst{}.CloudletKey)}},
 	{Number: 3, Name: "state", Off: unsafe.Offsetof(ClusterInst{}.State), Op: fieldmap.OpInt32},
 	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ClusterInst{}.Errors), Op: fieldmap.OpListString},
 	{Number: 5, Name: "crm_override", Off: unsafe.Offsetof(ClusterInst{}.CrmOverride), Op: fieldmap.OpInt32},
@@ -155,7 +111,7 @@ var _ClusterInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fie
 	{Number: 8, Name: "ip_access", Off: unsafe.Offsetof(ClusterInst{}.IpAccess), Op: fieldmap.OpInt32},
 	{Number: 9, Name: "deployment", Off: unsafe.Offsetof(ClusterInst{}.Deployment), Op: fieldmap.OpString},
 	{Number: 10, Name: "kubernetes_version", Off: unsafe.Offsetof(ClusterInst{}.KubernetesVersion), Op: fieldmap.OpString},
-	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInst{}.Resources)}},
+	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _InfraResources_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInst{}.Resources)}},
 	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ClusterInst{}.InfraAnnotations)}},
 	{Number: 13, Name: "reservable", Off: unsafe.Offsetof(ClusterInst{}.Reservable), Op: fieldmap.OpBool},
 	{Number: 14, Name: "reserved_by", Off: unsafe.Offsetof(ClusterInst{}.ReservedBy), Op: fieldmap.OpString},
@@ -211,22 +167,13 @@ const (
 	ClusterInstInfoFieldUpdatedAt                         = "8"       // updated_at
 )
 
-var _File_edgeproto_v1_cluster_inst_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
-	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
-	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
-	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
-}}
-
 var _ClusterInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInstInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInstInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(ClusterInstInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ClusterInstInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(ClusterInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(ClusterInstInfo{}.Status)}},
-	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInstInfo{}.Resources)}},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(ClusterInstInfo{}.Status)}},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _InfraResources_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInstInfo{}.Resources)}},
 	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
 	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInstInfo{}.UpdatedAt)}},
 }}

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
 	unsafe "unsafe"
 )
@@ -67,79 +66,8 @@ const (
 	CreateClusterInstRequestFieldNoWait                                           = "2"          // no_wait
 )
 
-var _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cluster_inst_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cluster_inst_service_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeResources{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vcpus", Off: unsafe.Offsetof(NodeResources{}.Vcpus), Op: fieldmap.OpUint64},
-	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(NodeResources{}.RamMb), Op: fieldmap.OpUint64},
-	{Number: 3, Name: "disk_gb", Off: unsafe.Offsetof(NodeResources{}.DiskGb), Op: fieldmap.OpUint64},
-	{Number: 4, Name: "opt_res_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(NodeResources{}.OptResMap)}},
-	{Number: 5, Name: "infra_node_flavor", Off: unsafe.Offsetof(NodeResources{}.InfraNodeFlavor), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cluster_inst_service_proto_NodePool1fsmhnz_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodePool{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(NodePool{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "num_nodes", Off: unsafe.Offsetof(NodePool{}.NumNodes), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_NodeResources1lpn0we_shape, Value: &fieldmap.MessageField[*NodeResources]{Off: unsafe.Offsetof(NodePool{}.NodeResources)}},
-	{Number: 4, Name: "scalable", Off: unsafe.Offsetof(NodePool{}.Scalable), Op: fieldmap.OpBool},
-}}
-
-var _File_edgeproto_v1_cluster_inst_service_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(IpAddr{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "external_ip", Off: unsafe.Offsetof(IpAddr{}.ExternalIp), Op: fieldmap.OpString},
-	{Number: 2, Name: "internal_ip", Off: unsafe.Offsetof(IpAddr{}.InternalIp), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_cluster_inst_service_proto_ContainerInfoxksfbc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ContainerInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ContainerInfo{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "type", Off: unsafe.Offsetof(ContainerInfo{}.Type), Op: fieldmap.OpString},
-	{Number: 3, Name: "status", Off: unsafe.Offsetof(ContainerInfo{}.Status), Op: fieldmap.OpString},
-	{Number: 4, Name: "cluster_ip", Off: unsafe.Offsetof(ContainerInfo{}.ClusterIp), Op: fieldmap.OpString},
-	{Number: 5, Name: "restarts", Off: unsafe.Offsetof(ContainerInfo{}.Restarts), Op: fieldmap.OpInt32},
-}}
-
-var _File_edgeproto_v1_cluster_inst_service_proto_VmInfozhxj8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VmInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(VmInfo{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "type", Off: unsafe.Offsetof(VmInfo{}.Type), Op: fieldmap.OpString},
-	{Number: 3, Name: "status", Off: unsafe.Offsetof(VmInfo{}.Status), Op: fieldmap.OpString},
-	{Number: 4, Name: "infra_flavor", Off: unsafe.Offsetof(VmInfo{}.InfraFlavor), Op: fieldmap.OpString},
-	{Number: 5, Name: "ipaddresses", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_IpAddr18yubbf_shape, Value: &fieldmap.MessageList[*IpAddr]{Off: unsafe.Offsetof(VmInfo{}.Ipaddresses)}},
-	{Number: 6, Name: "containers", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ContainerInfoxksfbc_shape, Value: &fieldmap.MessageList[*ContainerInfo]{Off: unsafe.Offsetof(VmInfo{}.Containers)}},
-}}
-
-var _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResources{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "vms", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_VmInfozhxj8_shape, Value: &fieldmap.MessageList[*VmInfo]{Off: unsafe.Offsetof(InfraResources{}.Vms)}},
-}}
-
-var _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInst{}.Key)}},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(ClusterInst{}.CloudletKey)}},
-	{Number: 3, Name: "state", Off: unsafe.Offsetof(ClusterInst{}.State), Op: fieldmap.OpInt32},
-	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ClusterInst{}.Errors), Op: fieldmap.OpListString},
-	{Number: 5, Name: "crm_override", Off: unsafe.Offsetof(ClusterInst{}.CrmOverride), Op: fieldmap.OpInt32},
-	{Number: 6, Name: "flavor_name", Off: unsafe.Offsetof(ClusterInst{}.FlavorName), Op: fieldmap.OpString},
-	{Number: 7, Name: "node_pools", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_cluster_inst_service_proto_NodePool1fsmhnz_shape, Value: &fieldmap.MessageList[*NodePool]{Off: unsafe.Offsetof(ClusterInst{}.NodePools)}},
-	{Number: 8, Name: "ip_access", Off: unsafe.Offsetof(ClusterInst{}.IpAccess), Op: fieldmap.OpInt32},
-	{Number: 9, Name: "deployment", Off: unsafe.Offsetof(ClusterInst{}.Deployment), Op: fieldmap.OpString},
-	{Number: 10, Name: "kubernetes_version", Off: unsafe.Offsetof(ClusterInst{}.KubernetesVersion), Op: fieldmap.OpString},
-	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInst{}.Resources)}},
-	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ClusterInst{}.InfraAnnotations)}},
-	{Number: 13, Name: "reservable", Off: unsafe.Offsetof(ClusterInst{}.Reservable), Op: fieldmap.OpBool},
-	{Number: 14, Name: "reserved_by", Off: unsafe.Offsetof(ClusterInst{}.ReservedBy), Op: fieldmap.OpString},
-	{Number: 15, Name: "multi_tenant", Off: unsafe.Offsetof(ClusterInst{}.MultiTenant), Op: fieldmap.OpBool},
-	{Number: 16, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInst{}.CreatedAt)}},
-	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInst{}.UpdatedAt)}},
-}}
-
 var _CreateClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateClusterInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(CreateClusterInstRequest{}.ClusterInst)}},
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(CreateClusterInstRequest{}.ClusterInst)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(CreateClusterInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
@@ -174,25 +102,8 @@ const (
 	CreateClusterInstResponseFieldProgressFinal            = "1.5"   // progress.final
 )
 
-var _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "task_number", Off: unsafe.Offsetof(StatusInfo{}.TaskNumber), Op: fieldmap.OpUint32},
-	{Number: 2, Name: "max_tasks", Off: unsafe.Offsetof(StatusInfo{}.MaxTasks), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "task_name", Off: unsafe.Offsetof(StatusInfo{}.TaskName), Op: fieldmap.OpString},
-	{Number: 4, Name: "step_name", Off: unsafe.Offsetof(StatusInfo{}.StepName), Op: fieldmap.OpString},
-	{Number: 5, Name: "msg_count", Off: unsafe.Offsetof(StatusInfo{}.MsgCount), Op: fieldmap.OpInt32},
-	{Number: 6, Name: "msgs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(StatusInfo{}.Msgs), Op: fieldmap.OpListString},
-}}
-
-var _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Progress{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "state", Off: unsafe.Offsetof(Progress{}.State), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "message", Off: unsafe.Offsetof(Progress{}.Message), Op: fieldmap.OpString},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Progress{}.Errors), Op: fieldmap.OpListString},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(Progress{}.Status)}},
-	{Number: 5, Name: "final", Off: unsafe.Offsetof(Progress{}.Final), Op: fieldmap.OpBool},
-}}
-
 var _CreateClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateClusterInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateClusterInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateClusterInstResponse{}.Progress)}},
 }}
 
 var _CreateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstResponse", _CreateClusterInstResponse_shape, false)
@@ -262,7 +173,7 @@ const (
 )
 
 var _UpdateClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateClusterInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(UpdateClusterInstRequest{}.ClusterInst)}},
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(UpdateClusterInstRequest{}.ClusterInst)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateClusterInstRequest{}.Fields), Op: fieldmap.OpListString},
 	{Number: 3, Name: "no_wait", Off: unsafe.Offsetof(UpdateClusterInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
@@ -299,7 +210,7 @@ const (
 )
 
 var _UpdateClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateClusterInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateClusterInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateClusterInstResponse{}.Progress)}},
 }}
 
 var _UpdateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstResponse", _UpdateClusterInstResponse_shape, false)
@@ -327,7 +238,7 @@ const (
 )
 
 var _DeleteClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteClusterInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(DeleteClusterInstRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(DeleteClusterInstRequest{}.Key)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(DeleteClusterInstRequest{}.NoWait), Op: fieldmap.OpBool},
 	{Number: 3, Name: "crm_override", Off: unsafe.Offsetof(DeleteClusterInstRequest{}.CrmOverride), Op: fieldmap.OpInt32},
 }}
@@ -364,7 +275,7 @@ const (
 )
 
 var _DeleteClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteClusterInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_Progress1bsg46y_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteClusterInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteClusterInstResponse{}.Progress)}},
 }}
 
 var _DeleteClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstResponse", _DeleteClusterInstResponse_shape, false)
@@ -432,7 +343,7 @@ const (
 )
 
 var _ShowClusterInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(ShowClusterInstsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(ShowClusterInstsRequest{}.Filter)}},
 }}
 
 var _ShowClusterInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsRequest", _ShowClusterInstsRequest_shape, false)
@@ -500,7 +411,7 @@ const (
 )
 
 var _ShowClusterInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInst1p3f6n9_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(ShowClusterInstsResponse{}.ClusterInst)}},
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(ShowClusterInstsResponse{}.ClusterInst)}},
 }}
 
 var _ShowClusterInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsResponse", _ShowClusterInstsResponse_shape, false)
@@ -553,19 +464,8 @@ const (
 	ShowClusterInstInfosRequestFieldFilterUpdatedAt                         = "1.8"       // filter.updated_at
 )
 
-var _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInstInfo{}.Key)}},
-	{Number: 2, Name: "state", Off: unsafe.Offsetof(ClusterInstInfo{}.State), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ClusterInstInfo{}.Errors), Op: fieldmap.OpListString},
-	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(ClusterInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(ClusterInstInfo{}.Status)}},
-	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInstInfo{}.Resources)}},
-	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
-	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInstInfo{}.UpdatedAt)}},
-}}
-
 var _ShowClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(ShowClusterInstInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(ShowClusterInstInfosRequest{}.Filter)}},
 }}
 
 var _ShowClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosRequest", _ShowClusterInstInfosRequest_shape, false)
@@ -619,7 +519,7 @@ const (
 )
 
 var _ShowClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstInfosResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(ShowClusterInstInfosResponse{}.ClusterInstInfo)}},
+	{Number: 1, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(ShowClusterInstInfosResponse{}.ClusterInstInfo)}},
 }}
 
 var _ShowClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosResponse", _ShowClusterInstInfosResponse_shape, false)
@@ -673,7 +573,7 @@ const (
 )
 
 var _WatchClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchClusterInstInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(WatchClusterInstInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(WatchClusterInstInfosRequest{}.Filter)}},
 }}
 
 var _WatchClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosRequest", _WatchClusterInstInfosRequest_shape, false)
@@ -729,7 +629,7 @@ const (
 
 var _WatchClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchClusterInstInfosResponse{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "type", Off: unsafe.Offsetof(WatchClusterInstInfosResponse{}.Type), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_cluster_inst_service_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(WatchClusterInstInfosResponse{}.ClusterInstInfo)}},
+	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(WatchClusterInstInfosResponse{}.ClusterInstInfo)}},
 }}
 
 var _WatchClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosResponse", _WatchClusterInstInfosResponse_shape, false)

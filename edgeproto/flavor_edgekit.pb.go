@@ -28,12 +28,8 @@ const (
 	FlavorFieldOptResMap = "6"   // opt_res_map
 )
 
-var _File_edgeproto_v1_flavor_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(FlavorKey{}.Name), Op: fieldmap.OpString},
-}}
-
 var _Flavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_proto_FlavorKeyc419lo_shape, Value: &fieldmap.MessageField[*FlavorKey]{Off: unsafe.Offsetof(Flavor{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _FlavorKey_shape, Value: &fieldmap.MessageField[*FlavorKey]{Off: unsafe.Offsetof(Flavor{}.Key)}},
 	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(Flavor{}.RamMb), Op: fieldmap.OpUint64},
 	{Number: 3, Name: "vcpus", Off: unsafe.Offsetof(Flavor{}.Vcpus), Op: fieldmap.OpUint64},
 	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(Flavor{}.DiskGb), Op: fieldmap.OpUint64},

@@ -28,21 +28,8 @@ const (
 	CreateFlavorRequestFieldFlavorOptResMap = "1.6"   // flavor.opt_res_map
 )
 
-var _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(FlavorKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape, Value: &fieldmap.MessageField[*FlavorKey]{Off: unsafe.Offsetof(Flavor{}.Key)}},
-	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(Flavor{}.RamMb), Op: fieldmap.OpUint64},
-	{Number: 3, Name: "vcpus", Off: unsafe.Offsetof(Flavor{}.Vcpus), Op: fieldmap.OpUint64},
-	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(Flavor{}.DiskGb), Op: fieldmap.OpUint64},
-	{Number: 5, Name: "gpus", Off: unsafe.Offsetof(Flavor{}.Gpus), Op: fieldmap.OpUint32},
-	{Number: 6, Name: "opt_res_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Flavor{}.OptResMap)}},
-}}
-
 var _CreateFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateFlavorRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(CreateFlavorRequest{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(CreateFlavorRequest{}.Flavor)}},
 }}
 
 var _CreateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorRequest", _CreateFlavorRequest_shape, false)
@@ -71,7 +58,7 @@ const (
 )
 
 var _CreateFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateFlavorResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(CreateFlavorResponse{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(CreateFlavorResponse{}.Flavor)}},
 }}
 
 var _CreateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorResponse", _CreateFlavorResponse_shape, false)
@@ -101,7 +88,7 @@ const (
 )
 
 var _UpdateFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateFlavorRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(UpdateFlavorRequest{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(UpdateFlavorRequest{}.Flavor)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateFlavorRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
@@ -131,7 +118,7 @@ const (
 )
 
 var _UpdateFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateFlavorResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(UpdateFlavorResponse{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(UpdateFlavorResponse{}.Flavor)}},
 }}
 
 var _UpdateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorResponse", _UpdateFlavorResponse_shape, false)
@@ -154,7 +141,7 @@ const (
 )
 
 var _DeleteFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteFlavorRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_FlavorKeyc419lo_shape, Value: &fieldmap.MessageField[*FlavorKey]{Off: unsafe.Offsetof(DeleteFlavorRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _FlavorKey_shape, Value: &fieldmap.MessageField[*FlavorKey]{Off: unsafe.Offsetof(DeleteFlavorRequest{}.Key)}},
 }}
 
 var _DeleteFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorRequest", _DeleteFlavorRequest_shape, false)
@@ -198,7 +185,7 @@ const (
 )
 
 var _ShowFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowFlavorsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(ShowFlavorsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(ShowFlavorsRequest{}.Filter)}},
 }}
 
 var _ShowFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsRequest", _ShowFlavorsRequest_shape, false)
@@ -227,7 +214,7 @@ const (
 )
 
 var _ShowFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowFlavorsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_flavor_service_proto_Flavor1oej28l_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(ShowFlavorsResponse{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(ShowFlavorsResponse{}.Flavor)}},
 }}
 
 var _ShowFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsResponse", _ShowFlavorsResponse_shape, false)

@@ -97,20 +97,10 @@ const (
 	InfraResourcesSnapshotFieldTakenAt                  = "4"   // taken_at
 )
 
-var _File_edgeproto_v1_resources_proto_ClusterKey1vor460_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ClusterKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(ClusterKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_resources_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
-}}
-
 var _InfraResourcesSnapshot_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResourcesSnapshot{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "info", Kind: fieldmap.KindList, Sub: _InfraResource_shape, Value: &fieldmap.MessageList[*InfraResource]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.Info)}},
-	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_resources_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageList[*ClusterKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.ClusterInsts)}},
-	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_resources_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageList[*AppInstKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.VmAppInsts)}},
+	{Number: 2, Name: "cluster_insts", Kind: fieldmap.KindList, Sub: _ClusterKey_shape, Value: &fieldmap.MessageList[*ClusterKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.ClusterInsts)}},
+	{Number: 3, Name: "vm_app_insts", Kind: fieldmap.KindList, Sub: _AppInstKey_shape, Value: &fieldmap.MessageList[*AppInstKey]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.VmAppInsts)}},
 	{Number: 4, Name: "taken_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(InfraResourcesSnapshot{}.TakenAt)}},
 }}
 

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	slices "slices"
 	unsafe "unsafe"
 )
@@ -37,25 +36,8 @@ const (
 	UpdateSettingsRequestFieldFields                             = "2"    // fields
 )
 
-var _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Settings{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "create_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateClusterInstTimeout)}},
-	{Number: 2, Name: "update_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateClusterInstTimeout)}},
-	{Number: 3, Name: "delete_cluster_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.DeleteClusterInstTimeout)}},
-	{Number: 4, Name: "create_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateAppInstTimeout)}},
-	{Number: 5, Name: "update_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateAppInstTimeout)}},
-	{Number: 6, Name: "delete_app_inst_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.DeleteAppInstTimeout)}},
-	{Number: 7, Name: "create_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CreateCloudletTimeout)}},
-	{Number: 8, Name: "update_cloudlet_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.UpdateCloudletTimeout)}},
-	{Number: 9, Name: "cloudlet_info_push_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CloudletInfoPushInterval)}},
-	{Number: 10, Name: "resource_snapshot_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.ResourceSnapshotInterval)}},
-	{Number: 11, Name: "cloudlet_maintenance_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CloudletMaintenanceTimeout)}},
-	{Number: 12, Name: "crm_connect_timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Settings{}.CrmConnectTimeout)}},
-	{Number: 13, Name: "max_tracked_dme_clients", Off: unsafe.Offsetof(Settings{}.MaxTrackedDmeClients), Op: fieldmap.OpInt32},
-	{Number: 14, Name: "max_concurrent_tasks", Off: unsafe.Offsetof(Settings{}.MaxConcurrentTasks), Op: fieldmap.OpInt32},
-}}
-
 var _UpdateSettingsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateSettingsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(UpdateSettingsRequest{}.Settings)}},
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(UpdateSettingsRequest{}.Settings)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateSettingsRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
@@ -94,7 +76,7 @@ const (
 )
 
 var _UpdateSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateSettingsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(UpdateSettingsResponse{}.Settings)}},
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(UpdateSettingsResponse{}.Settings)}},
 }}
 
 var _UpdateSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsResponse", _UpdateSettingsResponse_shape, false)
@@ -147,7 +129,7 @@ const (
 )
 
 var _ResetSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResetSettingsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(ResetSettingsResponse{}.Settings)}},
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(ResetSettingsResponse{}.Settings)}},
 }}
 
 var _ResetSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsResponse", _ResetSettingsResponse_shape, false)
@@ -200,7 +182,7 @@ const (
 )
 
 var _ShowSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowSettingsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_settings_service_proto_Settingsldeunw_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(ShowSettingsResponse{}.Settings)}},
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(ShowSettingsResponse{}.Settings)}},
 }}
 
 var _ShowSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsResponse", _ShowSettingsResponse_shape, false)

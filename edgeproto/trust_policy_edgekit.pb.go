@@ -56,13 +56,8 @@ const (
 	TrustPolicyFieldOutboundSecurityRulesRemoteCidr   = "2.4" // outbound_security_rules.remote_cidr
 )
 
-var _File_edgeproto_v1_trust_policy_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(TrustPolicyKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(TrustPolicyKey{}.Name), Op: fieldmap.OpString},
-}}
-
 var _TrustPolicy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicy{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_TrustPolicyKeyj9gh4y_shape, Value: &fieldmap.MessageField[*TrustPolicyKey]{Off: unsafe.Offsetof(TrustPolicy{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyKey_shape, Value: &fieldmap.MessageField[*TrustPolicyKey]{Off: unsafe.Offsetof(TrustPolicy{}.Key)}},
 	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicy{}.OutboundSecurityRules)}},
 }}
 
@@ -91,19 +86,9 @@ const (
 	TrustPolicyExceptionInstanceFieldErrors                  = "4"   // errors
 )
 
-var _File_edgeproto_v1_trust_policy_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_trust_policy_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
-}}
-
 var _TrustPolicyExceptionInstance_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionInstance{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.AppInstKey)}},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.CloudletKey)}},
+	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.AppInstKey)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.CloudletKey)}},
 	{Number: 3, Name: "state", Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.State), Op: fieldmap.OpInt32},
 	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.Errors), Op: fieldmap.OpListString},
 }}
@@ -151,25 +136,8 @@ const (
 	TrustPolicyExceptionFieldInstancesErrors                   = "4.4"   // instances.errors
 )
 
-var _File_edgeproto_v1_trust_policy_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
-	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_trust_policy_proto_CloudletPoolKey15gm1uo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletPoolKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletPoolKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletPoolKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_trust_policy_proto_TrustPolicyExceptionKeyu340wz_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.AppKey)}},
-	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_CloudletPoolKey15gm1uo_shape, Value: &fieldmap.MessageField[*CloudletPoolKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.CloudletPoolKey)}},
-	{Number: 3, Name: "name", Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.Name), Op: fieldmap.OpString},
-}}
-
 var _TrustPolicyException_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyException{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_proto_TrustPolicyExceptionKeyu340wz_shape, Value: &fieldmap.MessageField[*TrustPolicyExceptionKey]{Off: unsafe.Offsetof(TrustPolicyException{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyExceptionKey_shape, Value: &fieldmap.MessageField[*TrustPolicyExceptionKey]{Off: unsafe.Offsetof(TrustPolicyException{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(TrustPolicyException{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicyException{}.OutboundSecurityRules)}},
 	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _TrustPolicyExceptionInstance_shape, Value: &fieldmap.MessageList[*TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(TrustPolicyException{}.Instances)}},

@@ -45,56 +45,8 @@ const (
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
 )
 
-var _File_edgeproto_v1_trust_policy_exception_service_proto_AppKey2ii4cv_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(AppKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(AppKey{}.Name), Op: fieldmap.OpString},
-	{Number: 3, Name: "version", Off: unsafe.Offsetof(AppKey{}.Version), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletPoolKey15gm1uo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletPoolKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletPoolKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletPoolKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.AppKey)}},
-	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletPoolKey15gm1uo_shape, Value: &fieldmap.MessageField[*CloudletPoolKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.CloudletPoolKey)}},
-	{Number: 3, Name: "name", Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_trust_policy_exception_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SecurityRule{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(SecurityRule{}.Protocol), Op: fieldmap.OpString},
-	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
-	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_trust_policy_exception_service_proto_AppInstKey1lpplun_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(AppInstKey{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "organization", Off: unsafe.Offsetof(AppInstKey{}.Organization), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletKeyn3ybte_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(CloudletKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(CloudletKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionInstance1u9nqu7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionInstance{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.AppInstKey)}},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.CloudletKey)}},
-	{Number: 3, Name: "state", Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.State), Op: fieldmap.OpInt32},
-	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.Errors), Op: fieldmap.OpListString},
-}}
-
-var _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyException{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape, Value: &fieldmap.MessageField[*TrustPolicyExceptionKey]{Off: unsafe.Offsetof(TrustPolicyException{}.Key)}},
-	{Number: 2, Name: "state", Off: unsafe.Offsetof(TrustPolicyException{}.State), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicyException{}.OutboundSecurityRules)}},
-	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionInstance1u9nqu7_shape, Value: &fieldmap.MessageList[*TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(TrustPolicyException{}.Instances)}},
-}}
-
 var _CreateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyExceptionRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(CreateTrustPolicyExceptionRequest{}.TrustPolicyException)}},
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(CreateTrustPolicyExceptionRequest{}.TrustPolicyException)}},
 }}
 
 var _CreateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionRequest", _CreateTrustPolicyExceptionRequest_shape, false)
@@ -142,7 +94,7 @@ const (
 )
 
 var _CreateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyExceptionResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(CreateTrustPolicyExceptionResponse{}.TrustPolicyException)}},
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(CreateTrustPolicyExceptionResponse{}.TrustPolicyException)}},
 }}
 
 var _CreateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionResponse", _CreateTrustPolicyExceptionResponse_shape, false)
@@ -191,7 +143,7 @@ const (
 )
 
 var _UpdateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyExceptionRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(UpdateTrustPolicyExceptionRequest{}.TrustPolicyException)}},
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(UpdateTrustPolicyExceptionRequest{}.TrustPolicyException)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateTrustPolicyExceptionRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
@@ -240,7 +192,7 @@ const (
 )
 
 var _UpdateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyExceptionResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(UpdateTrustPolicyExceptionResponse{}.TrustPolicyException)}},
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(UpdateTrustPolicyExceptionResponse{}.TrustPolicyException)}},
 }}
 
 var _UpdateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionResponse", _UpdateTrustPolicyExceptionResponse_shape, false)
@@ -272,7 +224,7 @@ const (
 )
 
 var _DeleteTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteTrustPolicyExceptionRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyExceptionKeyu340wz_shape, Value: &fieldmap.MessageField[*TrustPolicyExceptionKey]{Off: unsafe.Offsetof(DeleteTrustPolicyExceptionRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyExceptionKey_shape, Value: &fieldmap.MessageField[*TrustPolicyExceptionKey]{Off: unsafe.Offsetof(DeleteTrustPolicyExceptionRequest{}.Key)}},
 }}
 
 var _DeleteTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionRequest", _DeleteTrustPolicyExceptionRequest_shape, false)
@@ -337,7 +289,7 @@ const (
 )
 
 var _ShowTrustPolicyExceptionsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPolicyExceptionsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(ShowTrustPolicyExceptionsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(ShowTrustPolicyExceptionsRequest{}.Filter)}},
 }}
 
 var _ShowTrustPolicyExceptionsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsRequest", _ShowTrustPolicyExceptionsRequest_shape, false)
@@ -385,7 +337,7 @@ const (
 )
 
 var _ShowTrustPolicyExceptionsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPolicyExceptionsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_exception_service_proto_TrustPolicyException1xzmx9g_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(ShowTrustPolicyExceptionsResponse{}.TrustPolicyException)}},
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(ShowTrustPolicyExceptionsResponse{}.TrustPolicyException)}},
 }}
 
 var _ShowTrustPolicyExceptionsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsResponse", _ShowTrustPolicyExceptionsResponse_shape, false)

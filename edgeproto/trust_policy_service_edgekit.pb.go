@@ -29,25 +29,8 @@ const (
 	CreateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRulesRemoteCidr   = "1.2.4" // trust_policy.outbound_security_rules.remote_cidr
 )
 
-var _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "organization", Off: unsafe.Offsetof(TrustPolicyKey{}.Organization), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(TrustPolicyKey{}.Name), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_trust_policy_service_proto_SecurityRule1h6m1oh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SecurityRule{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(SecurityRule{}.Protocol), Op: fieldmap.OpString},
-	{Number: 2, Name: "port_range_min", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMin), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "port_range_max", Off: unsafe.Offsetof(SecurityRule{}.PortRangeMax), Op: fieldmap.OpUint32},
-	{Number: 4, Name: "remote_cidr", Off: unsafe.Offsetof(SecurityRule{}.RemoteCidr), Op: fieldmap.OpString},
-}}
-
-var _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicy{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape, Value: &fieldmap.MessageField[*TrustPolicyKey]{Off: unsafe.Offsetof(TrustPolicy{}.Key)}},
-	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgeproto_v1_trust_policy_service_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicy{}.OutboundSecurityRules)}},
-}}
-
 var _CreateTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(CreateTrustPolicyRequest{}.TrustPolicy)}},
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(CreateTrustPolicyRequest{}.TrustPolicy)}},
 }}
 
 var _CreateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyRequest", _CreateTrustPolicyRequest_shape, false)
@@ -79,7 +62,7 @@ const (
 )
 
 var _CreateTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(CreateTrustPolicyResponse{}.TrustPolicy)}},
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(CreateTrustPolicyResponse{}.TrustPolicy)}},
 }}
 
 var _CreateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyResponse", _CreateTrustPolicyResponse_shape, false)
@@ -112,7 +95,7 @@ const (
 )
 
 var _UpdateTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(UpdateTrustPolicyRequest{}.TrustPolicy)}},
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(UpdateTrustPolicyRequest{}.TrustPolicy)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateTrustPolicyRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
@@ -145,7 +128,7 @@ const (
 )
 
 var _UpdateTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(UpdateTrustPolicyResponse{}.TrustPolicy)}},
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(UpdateTrustPolicyResponse{}.TrustPolicy)}},
 }}
 
 var _UpdateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyResponse", _UpdateTrustPolicyResponse_shape, false)
@@ -171,7 +154,7 @@ const (
 )
 
 var _DeleteTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteTrustPolicyRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicyKeyj9gh4y_shape, Value: &fieldmap.MessageField[*TrustPolicyKey]{Off: unsafe.Offsetof(DeleteTrustPolicyRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyKey_shape, Value: &fieldmap.MessageField[*TrustPolicyKey]{Off: unsafe.Offsetof(DeleteTrustPolicyRequest{}.Key)}},
 }}
 
 var _DeleteTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyRequest", _DeleteTrustPolicyRequest_shape, false)
@@ -220,7 +203,7 @@ const (
 )
 
 var _ShowTrustPoliciesRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPoliciesRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(ShowTrustPoliciesRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(ShowTrustPoliciesRequest{}.Filter)}},
 }}
 
 var _ShowTrustPoliciesRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesRequest", _ShowTrustPoliciesRequest_shape, false)
@@ -252,7 +235,7 @@ const (
 )
 
 var _ShowTrustPoliciesResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPoliciesResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _File_edgeproto_v1_trust_policy_service_proto_TrustPolicy1vjteaj_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(ShowTrustPoliciesResponse{}.TrustPolicy)}},
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(ShowTrustPoliciesResponse{}.TrustPolicy)}},
 }}
 
 var _ShowTrustPoliciesResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesResponse", _ShowTrustPoliciesResponse_shape, false)

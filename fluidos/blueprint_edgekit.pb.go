@@ -145,25 +145,6 @@ const (
 	ServiceBlueprintFieldPricePeriod                               = "12.3"  // price.period
 )
 
-var _File_fluidos_v1_blueprint_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeAdditionalInformation{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "liqo_id", Off: unsafe.Offsetof(NodeAdditionalInformation{}.LiqoId), Op: fieldmap.OpString},
-	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(NodeAdditionalInformation{}.Kubeconfig), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_blueprint_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "domain", Off: unsafe.Offsetof(NodeIdentity{}.Domain), Op: fieldmap.OpString},
-	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
-	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
-	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_NodeAdditionalInformation1g0hp4b_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
-}}
-
-var _File_fluidos_v1_blueprint_proto_Price1ihwkrr_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Price{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "amount", Off: unsafe.Offsetof(Price{}.Amount), Op: fieldmap.OpString},
-	{Number: 2, Name: "currency", Off: unsafe.Offsetof(Price{}.Currency), Op: fieldmap.OpString},
-	{Number: 3, Name: "period", Off: unsafe.Offsetof(Price{}.Period), Op: fieldmap.OpString},
-}}
-
 var _ServiceBlueprint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceBlueprint{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(ServiceBlueprint{}.Id), Op: fieldmap.OpString},
 	{Number: 2, Name: "name", Off: unsafe.Offsetof(ServiceBlueprint{}.Name), Op: fieldmap.OpString},
@@ -173,10 +154,10 @@ var _ServiceBlueprint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceBluepri
 	{Number: 6, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceBlueprint{}.HostingPolicies), Op: fieldmap.OpListInt32},
 	{Number: 7, Name: "templates", Kind: fieldmap.KindList, Sub: _ServiceTemplate_shape, Value: &fieldmap.MessageList[*ServiceTemplate]{Off: unsafe.Offsetof(ServiceBlueprint{}.Templates)}},
 	{Number: 8, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _ConfigurationSchema_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(ServiceBlueprint{}.ConfigurationSchema)}},
-	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(ServiceBlueprint{}.Owner)}},
+	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(ServiceBlueprint{}.Owner)}},
 	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ServiceBlueprint{}.CreatedAt)}},
 	{Number: 11, Name: "max_instances", Off: unsafe.Offsetof(ServiceBlueprint{}.MaxInstances), Op: fieldmap.OpUint32},
-	{Number: 12, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_blueprint_proto_Price1ihwkrr_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(ServiceBlueprint{}.Price)}},
+	{Number: 12, Name: "price", Kind: fieldmap.KindMessage, Sub: _Price_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(ServiceBlueprint{}.Price)}},
 }}
 
 var _ServiceBlueprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceBlueprint", _ServiceBlueprint_shape, false)

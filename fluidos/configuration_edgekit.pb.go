@@ -29,17 +29,11 @@ const (
 	K8SliceConfigurationFieldStorage   = "5"   // storage
 )
 
-var _File_fluidos_v1_configuration_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
-	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
-}}
-
 var _K8SliceConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceConfiguration{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(K8SliceConfiguration{}.Cpu), Op: fieldmap.OpInt64},
 	{Number: 2, Name: "memory", Off: unsafe.Offsetof(K8SliceConfiguration{}.Memory), Op: fieldmap.OpInt64},
 	{Number: 3, Name: "pods", Off: unsafe.Offsetof(K8SliceConfiguration{}.Pods), Op: fieldmap.OpInt64},
-	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_configuration_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
+	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPU_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
 	{Number: 5, Name: "storage", Off: unsafe.Offsetof(K8SliceConfiguration{}.Storage), Op: fieldmap.OpInt64},
 }}
 

@@ -32,18 +32,12 @@ const (
 	K8SliceCharacteristicsFieldStorage      = "6"   // storage
 )
 
-var _File_fluidos_v1_flavor_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
-	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
-}}
-
 var _K8SliceCharacteristics_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceCharacteristics{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "architecture", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Architecture), Op: fieldmap.OpString},
 	{Number: 2, Name: "cpu", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Cpu), Op: fieldmap.OpInt64},
 	{Number: 3, Name: "memory", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Memory), Op: fieldmap.OpInt64},
 	{Number: 4, Name: "pods", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Pods), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceCharacteristics{}.Gpu)}},
+	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPU_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceCharacteristics{}.Gpu)}},
 	{Number: 6, Name: "storage", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Storage), Op: fieldmap.OpInt64},
 }}
 
@@ -188,18 +182,6 @@ const (
 	K8SlicePropertiesFieldAdditionalProperties                                                                       = "6"             // additional_properties
 )
 
-var _File_fluidos_v1_flavor_proto_PortRange30rtou_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PortRange{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(PortRange{}.Protocol), Op: fieldmap.OpString},
-	{Number: 2, Name: "min", Off: unsafe.Offsetof(PortRange{}.Min), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "max", Off: unsafe.Offsetof(PortRange{}.Max), Op: fieldmap.OpUint32},
-}}
-
-var _File_fluidos_v1_flavor_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkAuthorization{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "action", Off: unsafe.Offsetof(NetworkAuthorization{}.Action), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "cidr", Off: unsafe.Offsetof(NetworkAuthorization{}.Cidr), Op: fieldmap.OpString},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_PortRange30rtou_shape, Value: &fieldmap.MessageList[*PortRange]{Off: unsafe.Offsetof(NetworkAuthorization{}.Ports)}},
-}}
-
 var _Label_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Label{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "key", Off: unsafe.Offsetof(Label{}.Key), Op: fieldmap.OpString},
 	{Number: 2, Name: "value", Off: unsafe.Offsetof(Label{}.Value), Op: fieldmap.OpString},
@@ -237,7 +219,7 @@ var _K8SliceProperties_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceProper
 	{Number: 1, Name: "latency_ms", Off: unsafe.Offsetof(K8SliceProperties{}.LatencyMs), Op: fieldmap.OpUint32},
 	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList, Off: unsafe.Offsetof(K8SliceProperties{}.SecurityStandards), Op: fieldmap.OpListString},
 	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _CarbonFootprint_shape, Value: &fieldmap.MessageField[*CarbonFootprint]{Off: unsafe.Offsetof(K8SliceProperties{}.CarbonFootprint)}},
-	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_NetworkAuthorization1rwqnr9_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkAuthorizations)}},
+	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _NetworkAuthorization_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkAuthorizations)}},
 	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _NetworkIntents_shape, Value: &fieldmap.MessageField[*NetworkIntents]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkIntents)}},
 	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(K8SliceProperties{}.AdditionalProperties)}},
 }}
@@ -592,28 +574,13 @@ const (
 	ServiceFieldSoldInstances                             = "10"    // sold_instances
 )
 
-var _File_fluidos_v1_flavor_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigParameter{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ConfigParameter{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "type", Off: unsafe.Offsetof(ConfigParameter{}.Type), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "required", Off: unsafe.Offsetof(ConfigParameter{}.Required), Op: fieldmap.OpBool},
-	{Number: 4, Name: "default_value", Off: unsafe.Offsetof(ConfigParameter{}.DefaultValue), Op: fieldmap.OpString},
-	{Number: 5, Name: "minimum", Off: unsafe.Offsetof(ConfigParameter{}.Minimum), Op: fieldmap.OpPtrFloat64},
-	{Number: 6, Name: "maximum", Off: unsafe.Offsetof(ConfigParameter{}.Maximum), Op: fieldmap.OpPtrFloat64},
-	{Number: 7, Name: "pattern", Off: unsafe.Offsetof(ConfigParameter{}.Pattern), Op: fieldmap.OpString},
-	{Number: 8, Name: "description", Off: unsafe.Offsetof(ConfigParameter{}.Description), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_flavor_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigurationSchema{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_flavor_proto_ConfigParametereud58f_shape, Value: &fieldmap.MessageList[*ConfigParameter]{Off: unsafe.Offsetof(ConfigurationSchema{}.Parameters)}},
-}}
-
 var _Service_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Service{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(Service{}.Name), Op: fieldmap.OpString},
 	{Number: 2, Name: "description", Off: unsafe.Offsetof(Service{}.Description), Op: fieldmap.OpString},
 	{Number: 3, Name: "category", Off: unsafe.Offsetof(Service{}.Category), Op: fieldmap.OpString},
 	{Number: 4, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.Tags), Op: fieldmap.OpListString},
 	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.HostingPolicies), Op: fieldmap.OpListInt32},
-	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_ConfigurationSchemaenirfb_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(Service{}.ConfigurationSchema)}},
+	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _ConfigurationSchema_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(Service{}.ConfigurationSchema)}},
 	{Number: 7, Name: "blueprint_id", Off: unsafe.Offsetof(Service{}.BlueprintId), Op: fieldmap.OpString},
 	{Number: 8, Name: "configuration_template", Off: unsafe.Offsetof(Service{}.ConfigurationTemplate), Op: fieldmap.OpString},
 	{Number: 9, Name: "max_instances", Off: unsafe.Offsetof(Service{}.MaxInstances), Op: fieldmap.OpUint32},
@@ -653,7 +620,7 @@ var _VM_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VM{}), Fields: []fieldmap.Sh
 	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VM{}.Storage), Op: fieldmap.OpInt64},
 	{Number: 4, Name: "architecture", Off: unsafe.Offsetof(VM{}.Architecture), Op: fieldmap.OpString},
 	{Number: 5, Name: "os_image", Off: unsafe.Offsetof(VM{}.OsImage), Op: fieldmap.OpString},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(VM{}.Gpu)}},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPU_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(VM{}.Gpu)}},
 	{Number: 7, Name: "hypervisor", Off: unsafe.Offsetof(VM{}.Hypervisor), Op: fieldmap.OpString},
 }}
 
@@ -685,21 +652,13 @@ const (
 	SensorFieldLocationAdditionalNotes = "6.5" // location.additional_notes
 )
 
-var _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
-	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
-	{Number: 3, Name: "country", Off: unsafe.Offsetof(Location{}.Country), Op: fieldmap.OpString},
-	{Number: 4, Name: "city", Off: unsafe.Offsetof(Location{}.City), Op: fieldmap.OpString},
-	{Number: 5, Name: "additional_notes", Off: unsafe.Offsetof(Location{}.AdditionalNotes), Op: fieldmap.OpString},
-}}
-
 var _Sensor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sensor{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "sensor_type", Off: unsafe.Offsetof(Sensor{}.SensorType), Op: fieldmap.OpString},
 	{Number: 2, Name: "sampling_rate_hz", Off: unsafe.Offsetof(Sensor{}.SamplingRateHz), Op: fieldmap.OpFloat64},
 	{Number: 3, Name: "accuracy", Off: unsafe.Offsetof(Sensor{}.Accuracy), Op: fieldmap.OpFloat64},
 	{Number: 4, Name: "unit", Off: unsafe.Offsetof(Sensor{}.Unit), Op: fieldmap.OpString},
 	{Number: 5, Name: "source_endpoint", Off: unsafe.Offsetof(Sensor{}.SourceEndpoint), Op: fieldmap.OpString},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Sensor{}.Location)}},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Sensor{}.Location)}},
 }}
 
 var _Sensor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Sensor", _Sensor_shape, false)
@@ -871,32 +830,13 @@ const (
 	FlavorFieldSensorLocationAdditionalNotes                                                                               = "13.6.5"             // sensor.location.additional_notes
 )
 
-var _File_fluidos_v1_flavor_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeAdditionalInformation{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "liqo_id", Off: unsafe.Offsetof(NodeAdditionalInformation{}.LiqoId), Op: fieldmap.OpString},
-	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(NodeAdditionalInformation{}.Kubeconfig), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_flavor_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "domain", Off: unsafe.Offsetof(NodeIdentity{}.Domain), Op: fieldmap.OpString},
-	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
-	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
-	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_NodeAdditionalInformation1g0hp4b_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
-}}
-
-var _File_fluidos_v1_flavor_proto_Price1ihwkrr_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Price{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "amount", Off: unsafe.Offsetof(Price{}.Amount), Op: fieldmap.OpString},
-	{Number: 2, Name: "currency", Off: unsafe.Offsetof(Price{}.Currency), Op: fieldmap.OpString},
-	{Number: 3, Name: "period", Off: unsafe.Offsetof(Price{}.Period), Op: fieldmap.OpString},
-}}
-
 var _Flavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Flavor{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Flavor{}.Owner)}},
+	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Flavor{}.Owner)}},
 	{Number: 3, Name: "provider_id", Off: unsafe.Offsetof(Flavor{}.ProviderId), Op: fieldmap.OpString},
-	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Price1ihwkrr_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(Flavor{}.Price)}},
+	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _Price_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(Flavor{}.Price)}},
 	{Number: 5, Name: "availability", Off: unsafe.Offsetof(Flavor{}.Availability), Op: fieldmap.OpBool},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_flavor_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Flavor{}.Location)}},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Flavor{}.Location)}},
 	{Number: 7, Name: "network_property_type", Off: unsafe.Offsetof(Flavor{}.NetworkPropertyType), Op: fieldmap.OpString},
 	{Number: 8, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.CreatedAt)}},
 	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.UpdatedAt)}},

@@ -8,8 +8,6 @@ package fluidos
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	durationpb "google.golang.org/protobuf/types/known/durationpb"
-	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	slices "slices"
 	unsafe "unsafe"
 )
@@ -189,167 +187,8 @@ const (
 	CreateSolverRequestFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
-var _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StringFilter{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "exact", Value: &fieldmap.ScalarMember[*StringFilter_Exact, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
-	{Number: 2, Name: "regex", Value: &fieldmap.ScalarMember[*StringFilter_Regex, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
-}}
-
-var _File_fluidos_v1_node_api_proto_ResourceMatchSelectorj1nu4e_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceMatchSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "value", Off: unsafe.Offsetof(ResourceMatchSelector{}.Value), Op: fieldmap.OpInt64},
-}}
-
-var _File_fluidos_v1_node_api_proto_ResourceRangeSelector1b3kloq_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceRangeSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min", Off: unsafe.Offsetof(ResourceRangeSelector{}.Min), Op: fieldmap.OpPtrInt64},
-	{Number: 2, Name: "max", Off: unsafe.Offsetof(ResourceRangeSelector{}.Max), Op: fieldmap.OpPtrInt64},
-}}
-
-var _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceFilter{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceMatchSelectorj1nu4e_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Match, *ResourceMatchSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
-	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceRangeSelector1b3kloq_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Range, *ResourceRangeSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
-}}
-
-var _File_fluidos_v1_node_api_proto_GPUSelector11kdab5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPUSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(GPUSelector{}.Model)}},
-	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Cores)}},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Memory)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_K8SliceSelectorudvdaw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Architecture)}},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Cpu)}},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Memory)}},
-	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Pods)}},
-	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Storage)}},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPUSelector11kdab5_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(K8SliceSelector{}.Gpu)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_ServiceSelectorscquv8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Category)}},
-	{Number: 2, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceSelector{}.Tags), Op: fieldmap.OpListString},
-	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Name)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_VMSelectorfpxnda_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Architecture)}},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Cpu)}},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Memory)}},
-	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Storage)}},
-	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.OsImage)}},
-	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Hypervisor)}},
-	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPUSelector11kdab5_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(VMSelector{}.Gpu)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_FloatRangeSelector160161c_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FloatRangeSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min", Off: unsafe.Offsetof(FloatRangeSelector{}.Min), Op: fieldmap.OpPtrFloat64},
-	{Number: 2, Name: "max", Off: unsafe.Offsetof(FloatRangeSelector{}.Max), Op: fieldmap.OpPtrFloat64},
-}}
-
-var _File_fluidos_v1_node_api_proto_SensorSelectorcod1v9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.SensorType)}},
-	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_FloatRangeSelector160161c_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.SamplingRateHz)}},
-	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_FloatRangeSelector160161c_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.Accuracy)}},
-	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.Unit)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_Selector51dy1f_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Selector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor_type", Off: unsafe.Offsetof(Selector{}.FlavorType), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceSelectorudvdaw_shape, Value: &fieldmap.MessageMember[*Selector_K8Slice, *K8SliceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
-	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceSelectorscquv8_shape, Value: &fieldmap.MessageMember[*Selector_Service, *ServiceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
-	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_VMSelectorfpxnda_shape, Value: &fieldmap.MessageMember[*Selector_Vm, *VMSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
-	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SensorSelectorcod1v9_shape, Value: &fieldmap.MessageMember[*Selector_Sensor, *SensorSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
-}}
-
-var _File_fluidos_v1_node_api_proto_PeeringTargetCredentials1g8cgvn_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringTargetCredentials{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_id", Off: unsafe.Offsetof(PeeringTargetCredentials{}.ClusterId), Op: fieldmap.OpString},
-	{Number: 2, Name: "cluster_name", Off: unsafe.Offsetof(PeeringTargetCredentials{}.ClusterName), Op: fieldmap.OpString},
-	{Number: 3, Name: "endpoint", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Endpoint), Op: fieldmap.OpString},
-	{Number: 4, Name: "kubeconfig", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Kubeconfig), Op: fieldmap.OpString},
-	{Number: 5, Name: "token", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Token), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_SolverAttempt2inqtm_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverAttempt{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "candidate_id", Off: unsafe.Offsetof(SolverAttempt{}.CandidateId), Op: fieldmap.OpString},
-	{Number: 2, Name: "flavor_id", Off: unsafe.Offsetof(SolverAttempt{}.FlavorId), Op: fieldmap.OpString},
-	{Number: 3, Name: "seller_id", Off: unsafe.Offsetof(SolverAttempt{}.SellerId), Op: fieldmap.OpString},
-	{Number: 4, Name: "error", Off: unsafe.Offsetof(SolverAttempt{}.Error), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_SolverStatus19lz2s3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverStatus{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver_phase", Off: unsafe.Offsetof(SolverStatus{}.SolverPhase), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "discovery_phase", Off: unsafe.Offsetof(SolverStatus{}.DiscoveryPhase), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "reservation_phase", Off: unsafe.Offsetof(SolverStatus{}.ReservationPhase), Op: fieldmap.OpInt32},
-	{Number: 4, Name: "purchase_phase", Off: unsafe.Offsetof(SolverStatus{}.PurchasePhase), Op: fieldmap.OpInt32},
-	{Number: 5, Name: "allocation_phase", Off: unsafe.Offsetof(SolverStatus{}.AllocationPhase), Op: fieldmap.OpInt32},
-	{Number: 6, Name: "message", Off: unsafe.Offsetof(SolverStatus{}.Message), Op: fieldmap.OpString},
-	{Number: 7, Name: "discovery_id", Off: unsafe.Offsetof(SolverStatus{}.DiscoveryId), Op: fieldmap.OpString},
-	{Number: 8, Name: "reservation_id", Off: unsafe.Offsetof(SolverStatus{}.ReservationId), Op: fieldmap.OpString},
-	{Number: 9, Name: "contract_id", Off: unsafe.Offsetof(SolverStatus{}.ContractId), Op: fieldmap.OpString},
-	{Number: 10, Name: "allocation_id", Off: unsafe.Offsetof(SolverStatus{}.AllocationId), Op: fieldmap.OpString},
-	{Number: 11, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_PeeringTargetCredentials1g8cgvn_shape, Value: &fieldmap.MessageField[*PeeringTargetCredentials]{Off: unsafe.Offsetof(SolverStatus{}.Credentials)}},
-	{Number: 12, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(SolverStatus{}.LastChangeTime)}},
-	{Number: 13, Name: "attempts", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_SolverAttempt2inqtm_shape, Value: &fieldmap.MessageList[*SolverAttempt]{Off: unsafe.Offsetof(SolverStatus{}.Attempts)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
-	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
-}}
-
-var _File_fluidos_v1_node_api_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(K8SliceConfiguration{}.Cpu), Op: fieldmap.OpInt64},
-	{Number: 2, Name: "memory", Off: unsafe.Offsetof(K8SliceConfiguration{}.Memory), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "pods", Off: unsafe.Offsetof(K8SliceConfiguration{}.Pods), Op: fieldmap.OpInt64},
-	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
-	{Number: 5, Name: "storage", Off: unsafe.Offsetof(K8SliceConfiguration{}.Storage), Op: fieldmap.OpInt64},
-}}
-
-var _File_fluidos_v1_node_api_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint_id", Off: unsafe.Offsetof(ServiceConfiguration{}.BlueprintId), Op: fieldmap.OpString},
-	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ServiceConfiguration{}.Parameters)}},
-	{Number: 3, Name: "hosting_policy", Off: unsafe.Offsetof(ServiceConfiguration{}.HostingPolicy), Op: fieldmap.OpInt32},
-	{Number: 4, Name: "configuration_data", Off: unsafe.Offsetof(ServiceConfiguration{}.ConfigurationData), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VMConfiguration{}.Cpu), Op: fieldmap.OpInt64},
-	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VMConfiguration{}.Memory), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VMConfiguration{}.Storage), Op: fieldmap.OpInt64},
-	{Number: 4, Name: "os_image", Off: unsafe.Offsetof(VMConfiguration{}.OsImage), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sampling_rate_hz", Off: unsafe.Offsetof(SensorConfiguration{}.SamplingRateHz), Op: fieldmap.OpFloat64},
-}}
-
-var _File_fluidos_v1_node_api_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configuration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceConfigurationsd36lx_shape, Value: &fieldmap.MessageMember[*Configuration_K8Slice, *K8SliceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceConfigurationbuxez5_shape, Value: &fieldmap.MessageMember[*Configuration_Service, *ServiceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_VMConfiguration10rpjc7_shape, Value: &fieldmap.MessageMember[*Configuration_Vm, *VMConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SensorConfigurationj61582_shape, Value: &fieldmap.MessageMember[*Configuration_Sensor, *SensorConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-}}
-
-var _File_fluidos_v1_node_api_proto_SolverTimeouts3z8gkt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverTimeouts{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "discovery", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Discovery)}},
-	{Number: 2, Name: "reservation", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Reservation)}},
-	{Number: 3, Name: "purchase", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Purchase)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_Solver1est89d_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Solver{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id", Off: unsafe.Offsetof(Solver{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(Solver{}.Selector)}},
-	{Number: 3, Name: "intent_id", Off: unsafe.Offsetof(Solver{}.IntentId), Op: fieldmap.OpString},
-	{Number: 4, Name: "find_candidate", Off: unsafe.Offsetof(Solver{}.FindCandidate), Op: fieldmap.OpBool},
-	{Number: 5, Name: "reserve_and_buy", Off: unsafe.Offsetof(Solver{}.ReserveAndBuy), Op: fieldmap.OpBool},
-	{Number: 6, Name: "establish_peering", Off: unsafe.Offsetof(Solver{}.EstablishPeering), Op: fieldmap.OpBool},
-	{Number: 7, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SolverStatus19lz2s3_shape, Value: &fieldmap.MessageField[*SolverStatus]{Off: unsafe.Offsetof(Solver{}.Status)}},
-	{Number: 8, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Solver{}.Configuration)}},
-	{Number: 9, Name: "timeouts", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SolverTimeouts3z8gkt_shape, Value: &fieldmap.MessageField[*SolverTimeouts]{Off: unsafe.Offsetof(Solver{}.Timeouts)}},
-	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Solver{}.CreatedAt)}},
-}}
-
 var _CreateSolverRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateSolverRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(CreateSolverRequest{}.Solver)}},
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(CreateSolverRequest{}.Solver)}},
 }}
 
 var _CreateSolverRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateSolverRequest", _CreateSolverRequest_shape, false)
@@ -537,7 +376,7 @@ const (
 )
 
 var _CreateSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateSolverResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(CreateSolverResponse{}.Solver)}},
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(CreateSolverResponse{}.Solver)}},
 }}
 
 var _CreateSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateSolverResponse", _CreateSolverResponse_shape, false)
@@ -747,7 +586,7 @@ const (
 )
 
 var _GetSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetSolverResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(GetSolverResponse{}.Solver)}},
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(GetSolverResponse{}.Solver)}},
 }}
 
 var _GetSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetSolverResponse", _GetSolverResponse_shape, false)
@@ -950,7 +789,7 @@ const (
 )
 
 var _ListSolversResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListSolversResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solvers", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape, Value: &fieldmap.MessageList[*Solver]{Off: unsafe.Offsetof(ListSolversResponse{}.Solvers)}},
+	{Number: 1, Name: "solvers", Kind: fieldmap.KindList, Sub: _Solver_shape, Value: &fieldmap.MessageList[*Solver]{Off: unsafe.Offsetof(ListSolversResponse{}.Solvers)}},
 }}
 
 var _ListSolversResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListSolversResponse", _ListSolversResponse_shape, false)
@@ -1197,7 +1036,7 @@ const (
 )
 
 var _WatchSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchSolverResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Solver1est89d_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(WatchSolverResponse{}.Solver)}},
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(WatchSolverResponse{}.Solver)}},
 }}
 
 var _WatchSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.WatchSolverResponse", _WatchSolverResponse_shape, false)
@@ -1524,212 +1363,9 @@ const (
 	GetDiscoveryResponseFieldCandidatesSellerAddress                                                                                                     = "2.6"                    // candidates.seller_address
 )
 
-var _File_fluidos_v1_node_api_proto_PeerResult15toor3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeerResult{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "address", Off: unsafe.Offsetof(PeerResult{}.Address), Op: fieldmap.OpString},
-	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(PeerResult{}.NodeId), Op: fieldmap.OpString},
-	{Number: 3, Name: "flavors_found", Off: unsafe.Offsetof(PeerResult{}.FlavorsFound), Op: fieldmap.OpUint32},
-	{Number: 4, Name: "error", Off: unsafe.Offsetof(PeerResult{}.Error), Op: fieldmap.OpString},
-	{Number: 5, Name: "duration", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(PeerResult{}.Duration)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_Discoveryz7uqy8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Discovery{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id", Off: unsafe.Offsetof(Discovery{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "solver_id", Off: unsafe.Offsetof(Discovery{}.SolverId), Op: fieldmap.OpString},
-	{Number: 3, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(Discovery{}.Selector)}},
-	{Number: 4, Name: "subscribe", Off: unsafe.Offsetof(Discovery{}.Subscribe), Op: fieldmap.OpBool},
-	{Number: 5, Name: "phase", Off: unsafe.Offsetof(Discovery{}.Phase), Op: fieldmap.OpInt32},
-	{Number: 6, Name: "message", Off: unsafe.Offsetof(Discovery{}.Message), Op: fieldmap.OpString},
-	{Number: 7, Name: "peering_candidate_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Discovery{}.PeeringCandidateIds), Op: fieldmap.OpListString},
-	{Number: 8, Name: "start_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Discovery{}.StartTime)}},
-	{Number: 9, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Discovery{}.LastChangeTime)}},
-	{Number: 10, Name: "peer_results", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PeerResult15toor3_shape, Value: &fieldmap.MessageList[*PeerResult]{Off: unsafe.Offsetof(Discovery{}.PeerResults)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeAdditionalInformation{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "liqo_id", Off: unsafe.Offsetof(NodeAdditionalInformation{}.LiqoId), Op: fieldmap.OpString},
-	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(NodeAdditionalInformation{}.Kubeconfig), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "domain", Off: unsafe.Offsetof(NodeIdentity{}.Domain), Op: fieldmap.OpString},
-	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
-	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
-	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeAdditionalInformation1g0hp4b_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_Price1ihwkrr_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Price{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "amount", Off: unsafe.Offsetof(Price{}.Amount), Op: fieldmap.OpString},
-	{Number: 2, Name: "currency", Off: unsafe.Offsetof(Price{}.Currency), Op: fieldmap.OpString},
-	{Number: 3, Name: "period", Off: unsafe.Offsetof(Price{}.Period), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_Locationx7ugrh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latitude", Off: unsafe.Offsetof(Location{}.Latitude), Op: fieldmap.OpFloat64},
-	{Number: 2, Name: "longitude", Off: unsafe.Offsetof(Location{}.Longitude), Op: fieldmap.OpFloat64},
-	{Number: 3, Name: "country", Off: unsafe.Offsetof(Location{}.Country), Op: fieldmap.OpString},
-	{Number: 4, Name: "city", Off: unsafe.Offsetof(Location{}.City), Op: fieldmap.OpString},
-	{Number: 5, Name: "additional_notes", Off: unsafe.Offsetof(Location{}.AdditionalNotes), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_K8SliceCharacteristicstrucy9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceCharacteristics{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Architecture), Op: fieldmap.OpString},
-	{Number: 2, Name: "cpu", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Cpu), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "memory", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Memory), Op: fieldmap.OpInt64},
-	{Number: 4, Name: "pods", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Pods), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceCharacteristics{}.Gpu)}},
-	{Number: 6, Name: "storage", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Storage), Op: fieldmap.OpInt64},
-}}
-
-var _File_fluidos_v1_node_api_proto_Partitionabilityqjljju_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Partitionability{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu_min", Off: unsafe.Offsetof(Partitionability{}.CpuMin), Op: fieldmap.OpInt64},
-	{Number: 2, Name: "memory_min", Off: unsafe.Offsetof(Partitionability{}.MemoryMin), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "pods_min", Off: unsafe.Offsetof(Partitionability{}.PodsMin), Op: fieldmap.OpInt64},
-	{Number: 4, Name: "cpu_step", Off: unsafe.Offsetof(Partitionability{}.CpuStep), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "memory_step", Off: unsafe.Offsetof(Partitionability{}.MemoryStep), Op: fieldmap.OpInt64},
-	{Number: 6, Name: "pods_step", Off: unsafe.Offsetof(Partitionability{}.PodsStep), Op: fieldmap.OpInt64},
-}}
-
-var _File_fluidos_v1_node_api_proto_CarbonFootprintegrwna_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CarbonFootprint{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "embodied", Off: unsafe.Offsetof(CarbonFootprint{}.Embodied), Op: fieldmap.OpInt64},
-	{Number: 2, Name: "operational", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CarbonFootprint{}.Operational), Op: fieldmap.OpListInt64},
-}}
-
-var _File_fluidos_v1_node_api_proto_PortRange30rtou_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PortRange{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "protocol", Off: unsafe.Offsetof(PortRange{}.Protocol), Op: fieldmap.OpString},
-	{Number: 2, Name: "min", Off: unsafe.Offsetof(PortRange{}.Min), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "max", Off: unsafe.Offsetof(PortRange{}.Max), Op: fieldmap.OpUint32},
-}}
-
-var _File_fluidos_v1_node_api_proto_NetworkAuthorization1rwqnr9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkAuthorization{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "action", Off: unsafe.Offsetof(NetworkAuthorization{}.Action), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "cidr", Off: unsafe.Offsetof(NetworkAuthorization{}.Cidr), Op: fieldmap.OpString},
-	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PortRange30rtou_shape, Value: &fieldmap.MessageList[*PortRange]{Off: unsafe.Offsetof(NetworkAuthorization{}.Ports)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_Labeluqyx0c_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Label{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Off: unsafe.Offsetof(Label{}.Key), Op: fieldmap.OpString},
-	{Number: 2, Name: "value", Off: unsafe.Offsetof(Label{}.Value), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_PodNamespaceSelector1uxtl7d_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PodNamespaceSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "pod", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Labeluqyx0c_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Pod)}},
-	{Number: 2, Name: "namespace", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Labeluqyx0c_shape, Value: &fieldmap.MessageList[*Label]{Off: unsafe.Offsetof(PodNamespaceSelector{}.Namespace)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_NetworkResourceSelectorlcwcn1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkResourceSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cidr", Value: &fieldmap.ScalarMember[*NetworkResourceSelector_Cidr, string]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
-	{Number: 2, Name: "pod_namespace", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_PodNamespaceSelector1uxtl7d_shape, Value: &fieldmap.MessageMember[*NetworkResourceSelector_PodNamespace, *PodNamespaceSelector]{Load: func(m unsafe.Pointer) any { return (*NetworkResourceSelector)(m).Selector }}},
-}}
-
-var _File_fluidos_v1_node_api_proto_NetworkEndpoint1sryjhh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkEndpoint{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "is_hot_cluster", Off: unsafe.Offsetof(NetworkEndpoint{}.IsHotCluster), Op: fieldmap.OpBool},
-	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkResourceSelectorlcwcn1_shape, Value: &fieldmap.MessageField[*NetworkResourceSelector]{Off: unsafe.Offsetof(NetworkEndpoint{}.ResourceSelector)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_NetworkIntentgul2ma_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntent{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(NetworkIntent{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkEndpoint1sryjhh_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Source)}},
-	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkEndpoint1sryjhh_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Destination)}},
-	{Number: 4, Name: "destination_port", Off: unsafe.Offsetof(NetworkIntent{}.DestinationPort), Op: fieldmap.OpString},
-	{Number: 5, Name: "protocol_type", Off: unsafe.Offsetof(NetworkIntent{}.ProtocolType), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_NetworkIntents12ae5ib_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntents{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "denied_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkIntentgul2ma_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.DeniedCommunications)}},
-	{Number: 2, Name: "mandatory_communications", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkIntentgul2ma_shape, Value: &fieldmap.MessageList[*NetworkIntent]{Off: unsafe.Offsetof(NetworkIntents{}.MandatoryCommunications)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_K8SliceProperties1dbbtrk_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceProperties{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "latency_ms", Off: unsafe.Offsetof(K8SliceProperties{}.LatencyMs), Op: fieldmap.OpUint32},
-	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList, Off: unsafe.Offsetof(K8SliceProperties{}.SecurityStandards), Op: fieldmap.OpListString},
-	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_CarbonFootprintegrwna_shape, Value: &fieldmap.MessageField[*CarbonFootprint]{Off: unsafe.Offsetof(K8SliceProperties{}.CarbonFootprint)}},
-	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkAuthorization1rwqnr9_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkAuthorizations)}},
-	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NetworkIntents12ae5ib_shape, Value: &fieldmap.MessageField[*NetworkIntents]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkIntents)}},
-	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(K8SliceProperties{}.AdditionalProperties)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_K8Slice1x3cx5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8Slice{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceCharacteristicstrucy9_shape, Value: &fieldmap.MessageField[*K8SliceCharacteristics]{Off: unsafe.Offsetof(K8Slice{}.Characteristics)}},
-	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Partitionabilityqjljju_shape, Value: &fieldmap.MessageField[*Partitionability]{Off: unsafe.Offsetof(K8Slice{}.Partitionability)}},
-	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8SliceProperties1dbbtrk_shape, Value: &fieldmap.MessageField[*K8SliceProperties]{Off: unsafe.Offsetof(K8Slice{}.Properties)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_ConfigParametereud58f_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigParameter{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ConfigParameter{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "type", Off: unsafe.Offsetof(ConfigParameter{}.Type), Op: fieldmap.OpInt32},
-	{Number: 3, Name: "required", Off: unsafe.Offsetof(ConfigParameter{}.Required), Op: fieldmap.OpBool},
-	{Number: 4, Name: "default_value", Off: unsafe.Offsetof(ConfigParameter{}.DefaultValue), Op: fieldmap.OpString},
-	{Number: 5, Name: "minimum", Off: unsafe.Offsetof(ConfigParameter{}.Minimum), Op: fieldmap.OpPtrFloat64},
-	{Number: 6, Name: "maximum", Off: unsafe.Offsetof(ConfigParameter{}.Maximum), Op: fieldmap.OpPtrFloat64},
-	{Number: 7, Name: "pattern", Off: unsafe.Offsetof(ConfigParameter{}.Pattern), Op: fieldmap.OpString},
-	{Number: 8, Name: "description", Off: unsafe.Offsetof(ConfigParameter{}.Description), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_ConfigurationSchemaenirfb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigurationSchema{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "parameters", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_ConfigParametereud58f_shape, Value: &fieldmap.MessageList[*ConfigParameter]{Off: unsafe.Offsetof(ConfigurationSchema{}.Parameters)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_Service1kv16nh_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Service{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(Service{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "description", Off: unsafe.Offsetof(Service{}.Description), Op: fieldmap.OpString},
-	{Number: 3, Name: "category", Off: unsafe.Offsetof(Service{}.Category), Op: fieldmap.OpString},
-	{Number: 4, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.Tags), Op: fieldmap.OpListString},
-	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.HostingPolicies), Op: fieldmap.OpListInt32},
-	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ConfigurationSchemaenirfb_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(Service{}.ConfigurationSchema)}},
-	{Number: 7, Name: "blueprint_id", Off: unsafe.Offsetof(Service{}.BlueprintId), Op: fieldmap.OpString},
-	{Number: 8, Name: "configuration_template", Off: unsafe.Offsetof(Service{}.ConfigurationTemplate), Op: fieldmap.OpString},
-	{Number: 9, Name: "max_instances", Off: unsafe.Offsetof(Service{}.MaxInstances), Op: fieldmap.OpUint32},
-	{Number: 10, Name: "sold_instances", Off: unsafe.Offsetof(Service{}.SoldInstances), Op: fieldmap.OpUint32},
-}}
-
-var _File_fluidos_v1_node_api_proto_VMcksfnb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VM{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VM{}.Cpu), Op: fieldmap.OpInt64},
-	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VM{}.Memory), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VM{}.Storage), Op: fieldmap.OpInt64},
-	{Number: 4, Name: "architecture", Off: unsafe.Offsetof(VM{}.Architecture), Op: fieldmap.OpString},
-	{Number: 5, Name: "os_image", Off: unsafe.Offsetof(VM{}.OsImage), Op: fieldmap.OpString},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(VM{}.Gpu)}},
-	{Number: 7, Name: "hypervisor", Off: unsafe.Offsetof(VM{}.Hypervisor), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_Sensorqcvp4w_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sensor{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type", Off: unsafe.Offsetof(Sensor{}.SensorType), Op: fieldmap.OpString},
-	{Number: 2, Name: "sampling_rate_hz", Off: unsafe.Offsetof(Sensor{}.SamplingRateHz), Op: fieldmap.OpFloat64},
-	{Number: 3, Name: "accuracy", Off: unsafe.Offsetof(Sensor{}.Accuracy), Op: fieldmap.OpFloat64},
-	{Number: 4, Name: "unit", Off: unsafe.Offsetof(Sensor{}.Unit), Op: fieldmap.OpString},
-	{Number: 5, Name: "source_endpoint", Off: unsafe.Offsetof(Sensor{}.SourceEndpoint), Op: fieldmap.OpString},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Sensor{}.Location)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id", Off: unsafe.Offsetof(Flavor{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Flavor{}.Owner)}},
-	{Number: 3, Name: "provider_id", Off: unsafe.Offsetof(Flavor{}.ProviderId), Op: fieldmap.OpString},
-	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Price1ihwkrr_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(Flavor{}.Price)}},
-	{Number: 5, Name: "availability", Off: unsafe.Offsetof(Flavor{}.Availability), Op: fieldmap.OpBool},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Locationx7ugrh_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Flavor{}.Location)}},
-	{Number: 7, Name: "network_property_type", Off: unsafe.Offsetof(Flavor{}.NetworkPropertyType), Op: fieldmap.OpString},
-	{Number: 8, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.CreatedAt)}},
-	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.UpdatedAt)}},
-	{Number: 10, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_K8Slice1x3cx5_shape, Value: &fieldmap.MessageMember[*Flavor_K8Slice, *K8Slice]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
-	{Number: 11, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Service1kv16nh_shape, Value: &fieldmap.MessageMember[*Flavor_Service, *Service]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
-	{Number: 12, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_VMcksfnb_shape, Value: &fieldmap.MessageMember[*Flavor_Vm, *VM]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
-	{Number: 13, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Sensorqcvp4w_shape, Value: &fieldmap.MessageMember[*Flavor_Sensor, *Sensor]{Load: func(m unsafe.Pointer) any { return (*Flavor)(m).Spec }}},
-}}
-
-var _File_fluidos_v1_node_api_proto_PeeringCandidatefws163_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringCandidate{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id", Off: unsafe.Offsetof(PeeringCandidate{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(PeeringCandidate{}.Flavor)}},
-	{Number: 3, Name: "solver_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(PeeringCandidate{}.SolverIds), Op: fieldmap.OpListString},
-	{Number: 4, Name: "available", Off: unsafe.Offsetof(PeeringCandidate{}.Available), Op: fieldmap.OpBool},
-	{Number: 5, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(PeeringCandidate{}.CreatedAt)}},
-	{Number: 6, Name: "seller_address", Off: unsafe.Offsetof(PeeringCandidate{}.SellerAddress), Op: fieldmap.OpString},
-}}
-
 var _GetDiscoveryResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetDiscoveryResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "discovery", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Discoveryz7uqy8_shape, Value: &fieldmap.MessageField[*Discovery]{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Discovery)}},
-	{Number: 2, Name: "candidates", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PeeringCandidatefws163_shape, Value: &fieldmap.MessageList[*PeeringCandidate]{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Candidates)}},
+	{Number: 1, Name: "discovery", Kind: fieldmap.KindMessage, Sub: _Discovery_shape, Value: &fieldmap.MessageField[*Discovery]{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Discovery)}},
+	{Number: 2, Name: "candidates", Kind: fieldmap.KindList, Sub: _PeeringCandidate_shape, Value: &fieldmap.MessageList[*PeeringCandidate]{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Candidates)}},
 }}
 
 var _GetDiscoveryResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetDiscoveryResponse", _GetDiscoveryResponse_shape, false)
@@ -1861,7 +1497,7 @@ const (
 )
 
 var _ListFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListFlavorsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(ListFlavorsRequest{}.Selector)}},
+	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _Selector_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(ListFlavorsRequest{}.Selector)}},
 }}
 
 var _ListFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListFlavorsRequest", _ListFlavorsRequest_shape, false)
@@ -2035,7 +1671,7 @@ const (
 )
 
 var _ListFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListFlavorsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape, Value: &fieldmap.MessageList[*Flavor]{Off: unsafe.Offsetof(ListFlavorsResponse{}.Flavors)}},
+	{Number: 1, Name: "flavors", Kind: fieldmap.KindList, Sub: _Flavor_shape, Value: &fieldmap.MessageList[*Flavor]{Off: unsafe.Offsetof(ListFlavorsResponse{}.Flavors)}},
 }}
 
 var _ListFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListFlavorsResponse", _ListFlavorsResponse_shape, false)
@@ -2167,7 +1803,7 @@ const (
 )
 
 var _ListPeerFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeerFlavorsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Selector51dy1f_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(ListPeerFlavorsRequest{}.Selector)}},
+	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _Selector_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(ListPeerFlavorsRequest{}.Selector)}},
 }}
 
 var _ListPeerFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeerFlavorsRequest", _ListPeerFlavorsRequest_shape, false)
@@ -2344,7 +1980,7 @@ const (
 )
 
 var _PeerFlavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeerFlavor{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(PeerFlavor{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(PeerFlavor{}.Flavor)}},
 	{Number: 2, Name: "address", Off: unsafe.Offsetof(PeerFlavor{}.Address), Op: fieldmap.OpString},
 }}
 
@@ -2528,7 +2164,7 @@ const (
 
 var _ListPeerFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeerFlavorsResponse{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "flavors", Kind: fieldmap.KindList, Sub: _PeerFlavor_shape, Value: &fieldmap.MessageList[*PeerFlavor]{Off: unsafe.Offsetof(ListPeerFlavorsResponse{}.Flavors)}},
-	{Number: 2, Name: "peer_results", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_PeerResult15toor3_shape, Value: &fieldmap.MessageList[*PeerResult]{Off: unsafe.Offsetof(ListPeerFlavorsResponse{}.PeerResults)}},
+	{Number: 2, Name: "peer_results", Kind: fieldmap.KindList, Sub: _PeerResult_shape, Value: &fieldmap.MessageList[*PeerResult]{Off: unsafe.Offsetof(ListPeerFlavorsResponse{}.PeerResults)}},
 }}
 
 var _ListPeerFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeerFlavorsResponse", _ListPeerFlavorsResponse_shape, false)
@@ -2584,28 +2220,8 @@ const (
 	CreateServiceBlueprintRequestFieldBlueprintPricePeriod                               = "1.12.3"  // blueprint.price.period
 )
 
-var _File_fluidos_v1_node_api_proto_ServiceTemplate1obzzo3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceTemplate{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(ServiceTemplate{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "body", Off: unsafe.Offsetof(ServiceTemplate{}.Body), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceBlueprint{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id", Off: unsafe.Offsetof(ServiceBlueprint{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "name", Off: unsafe.Offsetof(ServiceBlueprint{}.Name), Op: fieldmap.OpString},
-	{Number: 3, Name: "description", Off: unsafe.Offsetof(ServiceBlueprint{}.Description), Op: fieldmap.OpString},
-	{Number: 4, Name: "category", Off: unsafe.Offsetof(ServiceBlueprint{}.Category), Op: fieldmap.OpString},
-	{Number: 5, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceBlueprint{}.Tags), Op: fieldmap.OpListString},
-	{Number: 6, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceBlueprint{}.HostingPolicies), Op: fieldmap.OpListInt32},
-	{Number: 7, Name: "templates", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_ServiceTemplate1obzzo3_shape, Value: &fieldmap.MessageList[*ServiceTemplate]{Off: unsafe.Offsetof(ServiceBlueprint{}.Templates)}},
-	{Number: 8, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ConfigurationSchemaenirfb_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(ServiceBlueprint{}.ConfigurationSchema)}},
-	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(ServiceBlueprint{}.Owner)}},
-	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ServiceBlueprint{}.CreatedAt)}},
-	{Number: 11, Name: "max_instances", Off: unsafe.Offsetof(ServiceBlueprint{}.MaxInstances), Op: fieldmap.OpUint32},
-	{Number: 12, Name: "price", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Price1ihwkrr_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(ServiceBlueprint{}.Price)}},
-}}
-
 var _CreateServiceBlueprintRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateServiceBlueprintRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(CreateServiceBlueprintRequest{}.Blueprint)}},
+	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _ServiceBlueprint_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(CreateServiceBlueprintRequest{}.Blueprint)}},
 }}
 
 var _CreateServiceBlueprintRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateServiceBlueprintRequest", _CreateServiceBlueprintRequest_shape, false)
@@ -2662,7 +2278,7 @@ const (
 )
 
 var _CreateServiceBlueprintResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateServiceBlueprintResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(CreateServiceBlueprintResponse{}.Blueprint)}},
+	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _ServiceBlueprint_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(CreateServiceBlueprintResponse{}.Blueprint)}},
 }}
 
 var _CreateServiceBlueprintResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateServiceBlueprintResponse", _CreateServiceBlueprintResponse_shape, false)
@@ -2743,7 +2359,7 @@ const (
 )
 
 var _GetServiceBlueprintResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetServiceBlueprintResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(GetServiceBlueprintResponse{}.Blueprint)}},
+	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _ServiceBlueprint_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(GetServiceBlueprintResponse{}.Blueprint)}},
 }}
 
 var _GetServiceBlueprintResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetServiceBlueprintResponse", _GetServiceBlueprintResponse_shape, false)
@@ -2817,7 +2433,7 @@ const (
 )
 
 var _ListServiceBlueprintsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListServiceBlueprintsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprints", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_ServiceBlueprint153mt48_shape, Value: &fieldmap.MessageList[*ServiceBlueprint]{Off: unsafe.Offsetof(ListServiceBlueprintsResponse{}.Blueprints)}},
+	{Number: 1, Name: "blueprints", Kind: fieldmap.KindList, Sub: _ServiceBlueprint_shape, Value: &fieldmap.MessageList[*ServiceBlueprint]{Off: unsafe.Offsetof(ListServiceBlueprintsResponse{}.Blueprints)}},
 }}
 
 var _ListServiceBlueprintsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListServiceBlueprintsResponse", _ListServiceBlueprintsResponse_shape, false)
@@ -3120,30 +2736,8 @@ const (
 	GetContractResponseFieldRole                                                                                                                      = "2"                      // role
 )
 
-var _File_fluidos_v1_node_api_proto_TelemetryEndpoint1k78wuc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TelemetryEndpoint{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "endpoint", Off: unsafe.Offsetof(TelemetryEndpoint{}.Endpoint), Op: fieldmap.OpString},
-	{Number: 2, Name: "intents", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TelemetryEndpoint{}.Intents), Op: fieldmap.OpListString},
-}}
-
-var _File_fluidos_v1_node_api_proto_Contract13pt7h0_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Contract{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id", Off: unsafe.Offsetof(Contract{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Flavorga5qwa_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(Contract{}.Flavor)}},
-	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Contract{}.Buyer)}},
-	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Contract{}.Seller)}},
-	{Number: 5, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Contract{}.Configuration)}},
-	{Number: 6, Name: "peering_target_credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_PeeringTargetCredentials1g8cgvn_shape, Value: &fieldmap.MessageField[*PeeringTargetCredentials]{Off: unsafe.Offsetof(Contract{}.PeeringTargetCredentials)}},
-	{Number: 7, Name: "transaction_id", Off: unsafe.Offsetof(Contract{}.TransactionId), Op: fieldmap.OpString},
-	{Number: 8, Name: "expiration_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.ExpirationTime)}},
-	{Number: 9, Name: "network_requests", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_NetworkAuthorization1rwqnr9_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(Contract{}.NetworkRequests)}},
-	{Number: 10, Name: "buyer_cluster_id", Off: unsafe.Offsetof(Contract{}.BuyerClusterId), Op: fieldmap.OpString},
-	{Number: 11, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.CreatedAt)}},
-	{Number: 12, Name: "extra_information", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Contract{}.ExtraInformation)}},
-	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_TelemetryEndpoint1k78wuc_shape, Value: &fieldmap.MessageField[*TelemetryEndpoint]{Off: unsafe.Offsetof(Contract{}.IngressTelemetryEndpoint)}},
-	{Number: 14, Name: "network_requests_text", Off: unsafe.Offsetof(Contract{}.NetworkRequestsText), Op: fieldmap.OpString},
-}}
-
 var _GetContractResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetContractResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Contract13pt7h0_shape, Value: &fieldmap.MessageField[*Contract]{Off: unsafe.Offsetof(GetContractResponse{}.Contract)}},
+	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _Contract_shape, Value: &fieldmap.MessageField[*Contract]{Off: unsafe.Offsetof(GetContractResponse{}.Contract)}},
 	{Number: 2, Name: "role", Off: unsafe.Offsetof(GetContractResponse{}.Role), Op: fieldmap.OpInt32},
 }}
 
@@ -3403,7 +2997,7 @@ const (
 )
 
 var _ContractEntry_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ContractEntry{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Contract13pt7h0_shape, Value: &fieldmap.MessageField[*Contract]{Off: unsafe.Offsetof(ContractEntry{}.Contract)}},
+	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _Contract_shape, Value: &fieldmap.MessageField[*Contract]{Off: unsafe.Offsetof(ContractEntry{}.Contract)}},
 	{Number: 2, Name: "role", Off: unsafe.Offsetof(ContractEntry{}.Role), Op: fieldmap.OpInt32},
 }}
 
@@ -3694,21 +3288,8 @@ const (
 	GetAllocationResponseFieldAllocationStatusLastUpdateTime = "1.4.3" // allocation.status.last_update_time
 )
 
-var _File_fluidos_v1_node_api_proto_AllocationStatus1r55q9y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllocationStatus{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "state", Off: unsafe.Offsetof(AllocationStatus{}.State), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "message", Off: unsafe.Offsetof(AllocationStatus{}.Message), Op: fieldmap.OpString},
-	{Number: 3, Name: "last_update_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AllocationStatus{}.LastUpdateTime)}},
-}}
-
-var _File_fluidos_v1_node_api_proto_Allocation109ik58_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Allocation{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id", Off: unsafe.Offsetof(Allocation{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "contract_id", Off: unsafe.Offsetof(Allocation{}.ContractId), Op: fieldmap.OpString},
-	{Number: 3, Name: "forwarding", Off: unsafe.Offsetof(Allocation{}.Forwarding), Op: fieldmap.OpBool},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_AllocationStatus1r55q9y_shape, Value: &fieldmap.MessageField[*AllocationStatus]{Off: unsafe.Offsetof(Allocation{}.Status)}},
-}}
-
 var _GetAllocationResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetAllocationResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Allocation109ik58_shape, Value: &fieldmap.MessageField[*Allocation]{Off: unsafe.Offsetof(GetAllocationResponse{}.Allocation)}},
+	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _Allocation_shape, Value: &fieldmap.MessageField[*Allocation]{Off: unsafe.Offsetof(GetAllocationResponse{}.Allocation)}},
 }}
 
 var _GetAllocationResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetAllocationResponse", _GetAllocationResponse_shape, false)
@@ -3756,7 +3337,7 @@ const (
 )
 
 var _ListAllocationsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListAllocationsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "allocations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Allocation109ik58_shape, Value: &fieldmap.MessageList[*Allocation]{Off: unsafe.Offsetof(ListAllocationsResponse{}.Allocations)}},
+	{Number: 1, Name: "allocations", Kind: fieldmap.KindList, Sub: _Allocation_shape, Value: &fieldmap.MessageList[*Allocation]{Off: unsafe.Offsetof(ListAllocationsResponse{}.Allocations)}},
 }}
 
 var _ListAllocationsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListAllocationsResponse", _ListAllocationsResponse_shape, false)
@@ -3803,7 +3384,7 @@ const (
 )
 
 var _GetNodeResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetNodeResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "node", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(GetNodeResponse{}.Node)}},
+	{Number: 1, Name: "node", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(GetNodeResponse{}.Node)}},
 	{Number: 2, Name: "insecure_rear", Off: unsafe.Offsetof(GetNodeResponse{}.InsecureRear), Op: fieldmap.OpBool},
 }}
 

@@ -107,65 +107,13 @@ const (
 	ReservationFieldStatusLastChangeTime                  = "9.7"     // status.last_change_time
 )
 
-var _File_fluidos_v1_reservation_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeAdditionalInformation{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "liqo_id", Off: unsafe.Offsetof(NodeAdditionalInformation{}.LiqoId), Op: fieldmap.OpString},
-	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(NodeAdditionalInformation{}.Kubeconfig), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "domain", Off: unsafe.Offsetof(NodeIdentity{}.Domain), Op: fieldmap.OpString},
-	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
-	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
-	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeAdditionalInformation1g0hp4b_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
-}}
-
-var _File_fluidos_v1_reservation_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
-	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
-}}
-
-var _File_fluidos_v1_reservation_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(K8SliceConfiguration{}.Cpu), Op: fieldmap.OpInt64},
-	{Number: 2, Name: "memory", Off: unsafe.Offsetof(K8SliceConfiguration{}.Memory), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "pods", Off: unsafe.Offsetof(K8SliceConfiguration{}.Pods), Op: fieldmap.OpInt64},
-	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
-	{Number: 5, Name: "storage", Off: unsafe.Offsetof(K8SliceConfiguration{}.Storage), Op: fieldmap.OpInt64},
-}}
-
-var _File_fluidos_v1_reservation_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint_id", Off: unsafe.Offsetof(ServiceConfiguration{}.BlueprintId), Op: fieldmap.OpString},
-	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ServiceConfiguration{}.Parameters)}},
-	{Number: 3, Name: "hosting_policy", Off: unsafe.Offsetof(ServiceConfiguration{}.HostingPolicy), Op: fieldmap.OpInt32},
-	{Number: 4, Name: "configuration_data", Off: unsafe.Offsetof(ServiceConfiguration{}.ConfigurationData), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_reservation_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VMConfiguration{}.Cpu), Op: fieldmap.OpInt64},
-	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VMConfiguration{}.Memory), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VMConfiguration{}.Storage), Op: fieldmap.OpInt64},
-	{Number: 4, Name: "os_image", Off: unsafe.Offsetof(VMConfiguration{}.OsImage), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_reservation_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sampling_rate_hz", Off: unsafe.Offsetof(SensorConfiguration{}.SamplingRateHz), Op: fieldmap.OpFloat64},
-}}
-
-var _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configuration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_K8SliceConfigurationsd36lx_shape, Value: &fieldmap.MessageMember[*Configuration_K8Slice, *K8SliceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_ServiceConfigurationbuxez5_shape, Value: &fieldmap.MessageMember[*Configuration_Service, *ServiceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_VMConfiguration10rpjc7_shape, Value: &fieldmap.MessageMember[*Configuration_Vm, *VMConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_SensorConfigurationj61582_shape, Value: &fieldmap.MessageMember[*Configuration_Sensor, *SensorConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-}}
-
 var _Reservation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Reservation{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Reservation{}.Id), Op: fieldmap.OpString},
 	{Number: 2, Name: "solver_id", Off: unsafe.Offsetof(Reservation{}.SolverId), Op: fieldmap.OpString},
-	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Reservation{}.Buyer)}},
-	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Reservation{}.Seller)}},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Reservation{}.Buyer)}},
+	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Reservation{}.Seller)}},
 	{Number: 5, Name: "peering_candidate_id", Off: unsafe.Offsetof(Reservation{}.PeeringCandidateId), Op: fieldmap.OpString},
-	{Number: 6, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Reservation{}.Configuration)}},
+	{Number: 6, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Reservation{}.Configuration)}},
 	{Number: 7, Name: "reserve", Off: unsafe.Offsetof(Reservation{}.Reserve), Op: fieldmap.OpBool},
 	{Number: 8, Name: "purchase", Off: unsafe.Offsetof(Reservation{}.Purchase), Op: fieldmap.OpBool},
 	{Number: 9, Name: "status", Kind: fieldmap.KindMessage, Sub: _ReservationStatus_shape, Value: &fieldmap.MessageField[*ReservationStatus]{Off: unsafe.Offsetof(Reservation{}.Status)}},
@@ -228,8 +176,8 @@ const (
 var _Transaction_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Transaction{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Transaction{}.Id), Op: fieldmap.OpString},
 	{Number: 2, Name: "flavor_id", Off: unsafe.Offsetof(Transaction{}.FlavorId), Op: fieldmap.OpString},
-	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Transaction{}.Buyer)}},
-	{Number: 4, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Transaction{}.Configuration)}},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Transaction{}.Buyer)}},
+	{Number: 4, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Transaction{}.Configuration)}},
 	{Number: 5, Name: "start_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Transaction{}.StartTime)}},
 	{Number: 6, Name: "expiration_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Transaction{}.ExpirationTime)}},
 	{Number: 7, Name: "buyer_cluster_id", Off: unsafe.Offsetof(Transaction{}.BuyerClusterId), Op: fieldmap.OpString},
@@ -287,8 +235,8 @@ const (
 
 var _ReserveRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReserveRequest{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "flavor_id", Off: unsafe.Offsetof(ReserveRequest{}.FlavorId), Op: fieldmap.OpString},
-	{Number: 2, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_NodeIdentity1rjjozc_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(ReserveRequest{}.Buyer)}},
-	{Number: 3, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(ReserveRequest{}.Configuration)}},
+	{Number: 2, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(ReserveRequest{}.Buyer)}},
+	{Number: 3, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(ReserveRequest{}.Configuration)}},
 }}
 
 var _ReserveRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReserveRequest", _ReserveRequest_shape, false)
@@ -319,14 +267,9 @@ var _PeeringCredentials_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringCrede
 	{Number: 2, Name: "kubeconfig", Off: unsafe.Offsetof(PeeringCredentials{}.Kubeconfig), Op: fieldmap.OpString},
 }}
 
-var _File_fluidos_v1_reservation_proto_TelemetryEndpoint1k78wuc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TelemetryEndpoint{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "endpoint", Off: unsafe.Offsetof(TelemetryEndpoint{}.Endpoint), Op: fieldmap.OpString},
-	{Number: 2, Name: "intents", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TelemetryEndpoint{}.Intents), Op: fieldmap.OpListString},
-}}
-
 var _PurchaseRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PurchaseRequest{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "buyer_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringCredentials_shape, Value: &fieldmap.MessageField[*PeeringCredentials]{Off: unsafe.Offsetof(PurchaseRequest{}.BuyerCredentials)}},
-	{Number: 2, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_reservation_proto_TelemetryEndpoint1k78wuc_shape, Value: &fieldmap.MessageField[*TelemetryEndpoint]{Off: unsafe.Offsetof(PurchaseRequest{}.IngressTelemetryEndpoint)}},
+	{Number: 2, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _TelemetryEndpoint_shape, Value: &fieldmap.MessageField[*TelemetryEndpoint]{Off: unsafe.Offsetof(PurchaseRequest{}.IngressTelemetryEndpoint)}},
 }}
 
 var _PurchaseRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PurchaseRequest", _PurchaseRequest_shape, false)

@@ -45,14 +45,6 @@ const (
 	SolverStatusFieldAttemptsError          = "13.4" // attempts.error
 )
 
-var _File_fluidos_v1_solver_proto_PeeringTargetCredentials1g8cgvn_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringTargetCredentials{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_id", Off: unsafe.Offsetof(PeeringTargetCredentials{}.ClusterId), Op: fieldmap.OpString},
-	{Number: 2, Name: "cluster_name", Off: unsafe.Offsetof(PeeringTargetCredentials{}.ClusterName), Op: fieldmap.OpString},
-	{Number: 3, Name: "endpoint", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Endpoint), Op: fieldmap.OpString},
-	{Number: 4, Name: "kubeconfig", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Kubeconfig), Op: fieldmap.OpString},
-	{Number: 5, Name: "token", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Token), Op: fieldmap.OpString},
-}}
-
 var _SolverAttempt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverAttempt{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "candidate_id", Off: unsafe.Offsetof(SolverAttempt{}.CandidateId), Op: fieldmap.OpString},
 	{Number: 2, Name: "flavor_id", Off: unsafe.Offsetof(SolverAttempt{}.FlavorId), Op: fieldmap.OpString},
@@ -71,7 +63,7 @@ var _SolverStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverStatus{}), F
 	{Number: 8, Name: "reservation_id", Off: unsafe.Offsetof(SolverStatus{}.ReservationId), Op: fieldmap.OpString},
 	{Number: 9, Name: "contract_id", Off: unsafe.Offsetof(SolverStatus{}.ContractId), Op: fieldmap.OpString},
 	{Number: 10, Name: "allocation_id", Off: unsafe.Offsetof(SolverStatus{}.AllocationId), Op: fieldmap.OpString},
-	{Number: 11, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_PeeringTargetCredentials1g8cgvn_shape, Value: &fieldmap.MessageField[*PeeringTargetCredentials]{Off: unsafe.Offsetof(SolverStatus{}.Credentials)}},
+	{Number: 11, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape, Value: &fieldmap.MessageField[*PeeringTargetCredentials]{Off: unsafe.Offsetof(SolverStatus{}.Credentials)}},
 	{Number: 12, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(SolverStatus{}.LastChangeTime)}},
 	{Number: 13, Name: "attempts", Kind: fieldmap.KindList, Sub: _SolverAttempt_shape, Value: &fieldmap.MessageList[*SolverAttempt]{Off: unsafe.Offsetof(SolverStatus{}.Attempts)}},
 }}
@@ -306,124 +298,15 @@ const (
 	SolverFieldCreatedAt                             = "10"          // created_at
 )
 
-var _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StringFilter{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "exact", Value: &fieldmap.ScalarMember[*StringFilter_Exact, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
-	{Number: 2, Name: "regex", Value: &fieldmap.ScalarMember[*StringFilter_Regex, string]{Load: func(m unsafe.Pointer) any { return (*StringFilter)(m).Filter }}},
-}}
-
-var _File_fluidos_v1_solver_proto_ResourceMatchSelectorj1nu4e_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceMatchSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "value", Off: unsafe.Offsetof(ResourceMatchSelector{}.Value), Op: fieldmap.OpInt64},
-}}
-
-var _File_fluidos_v1_solver_proto_ResourceRangeSelector1b3kloq_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceRangeSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min", Off: unsafe.Offsetof(ResourceRangeSelector{}.Min), Op: fieldmap.OpPtrInt64},
-	{Number: 2, Name: "max", Off: unsafe.Offsetof(ResourceRangeSelector{}.Max), Op: fieldmap.OpPtrInt64},
-}}
-
-var _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceFilter{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "match", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceMatchSelectorj1nu4e_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Match, *ResourceMatchSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
-	{Number: 2, Name: "range", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceRangeSelector1b3kloq_shape, Value: &fieldmap.MessageMember[*ResourceFilter_Range, *ResourceRangeSelector]{Load: func(m unsafe.Pointer) any { return (*ResourceFilter)(m).Filter }}},
-}}
-
-var _File_fluidos_v1_solver_proto_GPUSelector11kdab5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPUSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(GPUSelector{}.Model)}},
-	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Cores)}},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Memory)}},
-}}
-
-var _File_fluidos_v1_solver_proto_K8SliceSelectorudvdaw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Architecture)}},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Cpu)}},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Memory)}},
-	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Pods)}},
-	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Storage)}},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_GPUSelector11kdab5_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(K8SliceSelector{}.Gpu)}},
-}}
-
-var _File_fluidos_v1_solver_proto_ServiceSelectorscquv8_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Category)}},
-	{Number: 2, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceSelector{}.Tags), Op: fieldmap.OpListString},
-	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Name)}},
-}}
-
-var _File_fluidos_v1_solver_proto_VMSelectorfpxnda_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Architecture)}},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Cpu)}},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Memory)}},
-	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ResourceFilter7btbc8_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Storage)}},
-	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.OsImage)}},
-	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Hypervisor)}},
-	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_GPUSelector11kdab5_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(VMSelector{}.Gpu)}},
-}}
-
-var _File_fluidos_v1_solver_proto_FloatRangeSelector160161c_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FloatRangeSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "min", Off: unsafe.Offsetof(FloatRangeSelector{}.Min), Op: fieldmap.OpPtrFloat64},
-	{Number: 2, Name: "max", Off: unsafe.Offsetof(FloatRangeSelector{}.Max), Op: fieldmap.OpPtrFloat64},
-}}
-
-var _File_fluidos_v1_solver_proto_SensorSelectorcod1v9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.SensorType)}},
-	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_FloatRangeSelector160161c_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.SamplingRateHz)}},
-	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_FloatRangeSelector160161c_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.Accuracy)}},
-	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_StringFilter63zbs1_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.Unit)}},
-}}
-
-var _File_fluidos_v1_solver_proto_Selector51dy1f_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Selector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor_type", Off: unsafe.Offsetof(Selector{}.FlavorType), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_K8SliceSelectorudvdaw_shape, Value: &fieldmap.MessageMember[*Selector_K8Slice, *K8SliceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
-	{Number: 3, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ServiceSelectorscquv8_shape, Value: &fieldmap.MessageMember[*Selector_Service, *ServiceSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
-	{Number: 4, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_VMSelectorfpxnda_shape, Value: &fieldmap.MessageMember[*Selector_Vm, *VMSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
-	{Number: 5, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_SensorSelectorcod1v9_shape, Value: &fieldmap.MessageMember[*Selector_Sensor, *SensorSelector]{Load: func(m unsafe.Pointer) any { return (*Selector)(m).Filter }}},
-}}
-
-var _File_fluidos_v1_solver_proto_GPU15e4qc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Off: unsafe.Offsetof(GPU{}.Model), Op: fieldmap.OpString},
-	{Number: 2, Name: "cores", Off: unsafe.Offsetof(GPU{}.Cores), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "memory", Off: unsafe.Offsetof(GPU{}.Memory), Op: fieldmap.OpInt64},
-}}
-
-var _File_fluidos_v1_solver_proto_K8SliceConfigurationsd36lx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(K8SliceConfiguration{}.Cpu), Op: fieldmap.OpInt64},
-	{Number: 2, Name: "memory", Off: unsafe.Offsetof(K8SliceConfiguration{}.Memory), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "pods", Off: unsafe.Offsetof(K8SliceConfiguration{}.Pods), Op: fieldmap.OpInt64},
-	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_GPU15e4qc_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
-	{Number: 5, Name: "storage", Off: unsafe.Offsetof(K8SliceConfiguration{}.Storage), Op: fieldmap.OpInt64},
-}}
-
-var _File_fluidos_v1_solver_proto_ServiceConfigurationbuxez5_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint_id", Off: unsafe.Offsetof(ServiceConfiguration{}.BlueprintId), Op: fieldmap.OpString},
-	{Number: 2, Name: "parameters", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ServiceConfiguration{}.Parameters)}},
-	{Number: 3, Name: "hosting_policy", Off: unsafe.Offsetof(ServiceConfiguration{}.HostingPolicy), Op: fieldmap.OpInt32},
-	{Number: 4, Name: "configuration_data", Off: unsafe.Offsetof(ServiceConfiguration{}.ConfigurationData), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_solver_proto_VMConfiguration10rpjc7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(VMConfiguration{}.Cpu), Op: fieldmap.OpInt64},
-	{Number: 2, Name: "memory", Off: unsafe.Offsetof(VMConfiguration{}.Memory), Op: fieldmap.OpInt64},
-	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VMConfiguration{}.Storage), Op: fieldmap.OpInt64},
-	{Number: 4, Name: "os_image", Off: unsafe.Offsetof(VMConfiguration{}.OsImage), Op: fieldmap.OpString},
-}}
-
-var _File_fluidos_v1_solver_proto_SensorConfigurationj61582_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorConfiguration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sampling_rate_hz", Off: unsafe.Offsetof(SensorConfiguration{}.SamplingRateHz), Op: fieldmap.OpFloat64},
-}}
-
-var _File_fluidos_v1_solver_proto_Configuration9iwkgs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configuration{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "k8slice", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_K8SliceConfigurationsd36lx_shape, Value: &fieldmap.MessageMember[*Configuration_K8Slice, *K8SliceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 2, Name: "service", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_ServiceConfigurationbuxez5_shape, Value: &fieldmap.MessageMember[*Configuration_Service, *ServiceConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 3, Name: "vm", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_VMConfiguration10rpjc7_shape, Value: &fieldmap.MessageMember[*Configuration_Vm, *VMConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-	{Number: 4, Name: "sensor", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_SensorConfigurationj61582_shape, Value: &fieldmap.MessageMember[*Configuration_Sensor, *SensorConfiguration]{Load: func(m unsafe.Pointer) any { return (*Configuration)(m).Spec }}},
-}}
-
 var _Solver_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Solver{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Solver{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "selector", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_Selector51dy1f_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(Solver{}.Selector)}},
+	{Number: 2, Name: "selector", Kind: fieldmap.KindMessage, Sub: _Selector_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(Solver{}.Selector)}},
 	{Number: 3, Name: "intent_id", Off: unsafe.Offsetof(Solver{}.IntentId), Op: fieldmap.OpString},
 	{Number: 4, Name: "find_candidate", Off: unsafe.Offsetof(Solver{}.FindCandidate), Op: fieldmap.OpBool},
 	{Number: 5, Name: "reserve_and_buy", Off: unsafe.Offsetof(Solver{}.ReserveAndBuy), Op: fieldmap.OpBool},
 	{Number: 6, Name: "establish_peering", Off: unsafe.Offsetof(Solver{}.EstablishPeering), Op: fieldmap.OpBool},
 	{Number: 7, Name: "status", Kind: fieldmap.KindMessage, Sub: _SolverStatus_shape, Value: &fieldmap.MessageField[*SolverStatus]{Off: unsafe.Offsetof(Solver{}.Status)}},
-	{Number: 8, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_solver_proto_Configuration9iwkgs_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Solver{}.Configuration)}},
+	{Number: 8, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Solver{}.Configuration)}},
 	{Number: 9, Name: "timeouts", Kind: fieldmap.KindMessage, Sub: _SolverTimeouts_shape, Value: &fieldmap.MessageField[*SolverTimeouts]{Off: unsafe.Offsetof(Solver{}.Timeouts)}},
 	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Solver{}.CreatedAt)}},
 }}

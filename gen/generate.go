@@ -57,9 +57,16 @@ func (g *GeneratedFile) Schema(mm *Message) string {
 
 // ShapeVar returns the name of the package variable holding the
 // fieldmap.Shape of s, emitting it (and those of the shapes below it) on
-// first use in the file.
+// first use in the file, unless another file of the package declares it.
 func (g *GeneratedFile) ShapeVar(s *Shape) string {
 	if name, ok := g.shapes[s]; ok {
+		return name
+	}
+	if s.Message.Desc.ParentFile() != g.File.Desc && s.Variant == "" && g.Model.Generates(s.Message, "fields") {
+		// The top-level shape of a message of another file of the
+		// package: that file's fields feature declares it.
+		name := "_" + s.Message.GoIdent.GoName + "_shape"
+		g.shapes[s] = name
 		return name
 	}
 	name := g.ShapeName(s, "shape")

@@ -24,14 +24,10 @@ const (
 	Utf8KeyFieldScopeZone = "3.1" // scope.zone
 )
 
-var _File_utf8_proto_RawScope70joxq_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RawScope{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "zone", Off: unsafe.Offsetof(RawScope{}.Zone), Op: fieldmap.OpPtrString},
-}}
-
 var _Utf8Key_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Utf8Key{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "checked", Off: unsafe.Offsetof(Utf8Key{}.Checked), Op: fieldmap.OpPtrString},
 	{Number: 2, Name: "raw", Off: unsafe.Offsetof(Utf8Key{}.Raw), Op: fieldmap.OpPtrString},
-	{Number: 3, Name: "scope", Kind: fieldmap.KindMessage, Sub: _File_utf8_proto_RawScope70joxq_shape, Value: &fieldmap.MessageField[*RawScope]{Off: unsafe.Offsetof(Utf8Key{}.Scope)}},
+	{Number: 3, Name: "scope", Kind: fieldmap.KindMessage, Sub: _RawScope_shape, Value: &fieldmap.MessageField[*RawScope]{Off: unsafe.Offsetof(Utf8Key{}.Scope)}},
 }}
 
 var _Utf8Key_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Utf8Key", _Utf8Key_shape, false)

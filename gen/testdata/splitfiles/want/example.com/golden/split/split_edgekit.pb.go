@@ -37,24 +37,15 @@ const (
 	HolderFieldPickPlainN    = "8.2" // pick_plain.n
 )
 
-var _File_split_proto_Extensible2apnpx_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Extensible{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(Extensible{}.Name), Op: fieldmap.OpPtrString},
-}}
-
-var _File_split_proto_Plain1758bbw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Plain{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "name", Off: unsafe.Offsetof(Plain{}.Name), Op: fieldmap.OpPtrString},
-	{Number: 2, Name: "n", Off: unsafe.Offsetof(Plain{}.N), Op: fieldmap.OpPtrInt32},
-}}
-
 var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Extensible2apnpx_shape, Value: &fieldmap.MessageField[*Extensible]{Off: unsafe.Offsetof(Holder{}.Ext)}},
-	{Number: 2, Name: "exts", Kind: fieldmap.KindList, Sub: _File_split_proto_Extensible2apnpx_shape, Value: &fieldmap.MessageList[*Extensible]{Off: unsafe.Offsetof(Holder{}.Exts)}},
+	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _Extensible_shape, Value: &fieldmap.MessageField[*Extensible]{Off: unsafe.Offsetof(Holder{}.Ext)}},
+	{Number: 2, Name: "exts", Kind: fieldmap.KindList, Sub: _Extensible_shape, Value: &fieldmap.MessageList[*Extensible]{Off: unsafe.Offsetof(Holder{}.Exts)}},
 	{Number: 3, Name: "ext_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Extensible]{Off: unsafe.Offsetof(Holder{}.ExtMap)}},
-	{Number: 4, Name: "plain", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Plain1758bbw_shape, Value: &fieldmap.MessageField[*Plain]{Off: unsafe.Offsetof(Holder{}.Plain)}},
-	{Number: 5, Name: "plains", Kind: fieldmap.KindList, Sub: _File_split_proto_Plain1758bbw_shape, Value: &fieldmap.MessageList[*Plain]{Off: unsafe.Offsetof(Holder{}.Plains)}},
+	{Number: 4, Name: "plain", Kind: fieldmap.KindMessage, Sub: _Plain_shape, Value: &fieldmap.MessageField[*Plain]{Off: unsafe.Offsetof(Holder{}.Plain)}},
+	{Number: 5, Name: "plains", Kind: fieldmap.KindList, Sub: _Plain_shape, Value: &fieldmap.MessageList[*Plain]{Off: unsafe.Offsetof(Holder{}.Plains)}},
 	{Number: 6, Name: "plain_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *Plain]{Off: unsafe.Offsetof(Holder{}.PlainMap)}},
-	{Number: 7, Name: "pick_ext", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Extensible2apnpx_shape, Value: &fieldmap.MessageMember[*Holder_PickExt, *Extensible]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 8, Name: "pick_plain", Kind: fieldmap.KindMessage, Sub: _File_split_proto_Plain1758bbw_shape, Value: &fieldmap.MessageMember[*Holder_PickPlain, *Plain]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 7, Name: "pick_ext", Kind: fieldmap.KindMessage, Sub: _Extensible_shape, Value: &fieldmap.MessageMember[*Holder_PickExt, *Extensible]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
+	{Number: 8, Name: "pick_plain", Kind: fieldmap.KindMessage, Sub: _Plain_shape, Value: &fieldmap.MessageMember[*Holder_PickPlain, *Plain]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
 }}
 
 var _Holder_fieldSchema = fieldmap.NewShapeSchema("golden.split.Holder", _Holder_shape, false)
