@@ -75,11 +75,8 @@ func (m *Progress) cloneTo(c *Progress) *Progress {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Progress) Equal(o *Progress) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.State != o.State ||
 		m.Message != o.Message ||
@@ -91,26 +88,19 @@ func (m *Progress) Equal(o *Progress) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Progress or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Progress) CopyInFields(src *Progress, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Progress_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Progress_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x40f|win.Below&0xc == 0 {
-		return 0
-	}
+func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Progress)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.State != src.State {
 		m.State, n = src.State, n+1
 	}
@@ -132,10 +122,7 @@ func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Progress: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Progress) DiffFields(o *Progress) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Progress_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -152,8 +139,7 @@ func (m *Progress) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Progress does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Progress lacks or a list action it refuses.
 func (*Progress) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Progress_fieldSchema.Check(fm)
 }

@@ -317,11 +317,8 @@ func (m *App) cloneTo(c *App) *App {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Port) Equal(o *Port) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Proto != o.Proto ||
 		m.InternalPort != o.InternalPort ||
@@ -337,11 +334,8 @@ func (m *Port) Equal(o *Port) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigFile) Equal(o *ConfigFile) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Kind != o.Kind ||
 		m.Config != o.Config {
@@ -352,11 +346,8 @@ func (m *ConfigFile) Equal(o *ConfigFile) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *EnvVar) Equal(o *EnvVar) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Value != o.Value ||
@@ -369,11 +360,8 @@ func (m *EnvVar) Equal(o *EnvVar) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *App) Equal(o *App) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.ImageType != o.ImageType ||
@@ -433,26 +421,19 @@ func (m *App) Equal(o *App) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Port or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Port) CopyInFields(src *Port, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Port_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Port_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Port) copyInAt(src *Port, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7f == 0 {
-		return 0
-	}
+func (m *Port) copyInAt(src *Port, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Port)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Proto != src.Proto {
 		m.Proto, n = src.Proto, n+1
 	}
@@ -477,26 +458,19 @@ func (m *Port) copyInAt(src *Port, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ConfigFile or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ConfigFile) CopyInFields(src *ConfigFile, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ConfigFile_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ConfigFile_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ConfigFile) copyInAt(src *ConfigFile, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *ConfigFile) copyInAt(src *ConfigFile, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ConfigFile)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
 		m.Kind, n = src.Kind, n+1
 	}
@@ -506,26 +480,19 @@ func (m *ConfigFile) copyInAt(src *ConfigFile, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of EnvVar or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *EnvVar) CopyInFields(src *EnvVar, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_EnvVar_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_EnvVar_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *EnvVar) copyInAt(src *EnvVar, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf == 0 {
-		return 0
-	}
+func (m *EnvVar) copyInAt(src *EnvVar, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(EnvVar)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -541,26 +508,19 @@ func (m *EnvVar) copyInAt(src *EnvVar, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of App or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_App_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_App_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x787c2701f1|win.Below&0x1040260101 == 0 {
-		return 0
-	}
+func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(App)
 	}
-	n := 0
 	for x := win.Cover&0x787c2701f1 | win.Below&0x1040260101; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -617,34 +577,22 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Port: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Port) DiffFields(o *Port) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Port_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ConfigFile: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ConfigFile) DiffFields(o *ConfigFile) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ConfigFile_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of EnvVar: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *EnvVar) DiffFields(o *EnvVar) *fieldmap.FieldMap {
 	return fieldmap.Diff(_EnvVar_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of App: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *App) DiffFields(o *App) *fieldmap.FieldMap {
 	return fieldmap.Diff(_App_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -661,8 +609,7 @@ func (m *Port) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Port does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Port lacks or a list action it refuses.
 func (*Port) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Port_fieldSchema.Check(fm)
 }
@@ -670,8 +617,7 @@ func (*Port) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ConfigFile has none.
 func (m *ConfigFile) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ConfigFile does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ConfigFile lacks or a list action it refuses.
 func (*ConfigFile) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ConfigFile_fieldSchema.Check(fm)
 }
@@ -679,8 +625,7 @@ func (*ConfigFile) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: EnvVar has none.
 func (m *EnvVar) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm EnvVar does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm EnvVar lacks or a list action it refuses.
 func (*EnvVar) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _EnvVar_fieldSchema.Check(fm)
 }
@@ -705,8 +650,7 @@ func (m *App) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm App does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm App lacks or a list action it refuses.
 func (*App) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _App_fieldSchema.Check(fm)
 }

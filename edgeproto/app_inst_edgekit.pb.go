@@ -281,11 +281,8 @@ type _AppInstInfo_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInstRuntime) Equal(o *AppInstRuntime) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !slices.Equal(m.ContainerIds, o.ContainerIds) ||
 		!slices.Equal(m.Pids, o.Pids) ||
@@ -297,11 +294,8 @@ func (m *AppInstRuntime) Equal(o *AppInstRuntime) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInst) Equal(o *AppInst) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		!m.AppKey.Equal(o.AppKey) ||
@@ -334,11 +328,8 @@ func (m *AppInst) Equal(o *AppInst) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInstInfo) Equal(o *AppInstInfo) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.State != o.State ||
@@ -354,26 +345,19 @@ func (m *AppInstInfo) Equal(o *AppInstInfo) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of AppInstRuntime or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AppInstRuntime) CopyInFields(src *AppInstRuntime, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_AppInstRuntime_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_AppInstRuntime_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x7 == 0 {
-		return 0
-	}
+func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(AppInstRuntime)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at), &m.ContainerIds, src.ContainerIds)
 	}
@@ -386,26 +370,19 @@ func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of AppInst or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_AppInst_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_AppInst_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x38e03e489|win.Below&0x88024489 == 0 {
-		return 0
-	}
+func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(AppInst)
 	}
-	n := 0
 	for x := win.Cover&0x38e03e489 | win.Below&0x88024489; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -474,26 +451,19 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of AppInstInfo or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_AppInstInfo_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_AppInstInfo_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xc6079|win.Below&0x4051 == 0 {
-		return 0
-	}
+func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(AppInstInfo)
 	}
-	n := 0
 	for x := win.Cover&0xc6079 | win.Below&0x4051; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -537,26 +507,17 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of AppInstRuntime: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *AppInstRuntime) DiffFields(o *AppInstRuntime) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AppInstRuntime_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of AppInst: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *AppInst) DiffFields(o *AppInst) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AppInst_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of AppInstInfo: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *AppInstInfo) DiffFields(o *AppInstInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AppInstInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -564,8 +525,7 @@ func (m *AppInstInfo) DiffFields(o *AppInstInfo) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: AppInstRuntime has none.
 func (m *AppInstRuntime) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm AppInstRuntime does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm AppInstRuntime lacks or a list action it refuses.
 func (*AppInstRuntime) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AppInstRuntime_fieldSchema.Check(fm)
 }
@@ -593,8 +553,7 @@ func (m *AppInst) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm AppInst does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm AppInst lacks or a list action it refuses.
 func (*AppInst) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AppInst_fieldSchema.Check(fm)
 }
@@ -614,8 +573,7 @@ func (m *AppInstInfo) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm AppInstInfo does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm AppInstInfo lacks or a list action it refuses.
 func (*AppInstInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AppInstInfo_fieldSchema.Check(fm)
 }

@@ -769,11 +769,8 @@ func (m *WatchAppInstInfosResponse) cloneTo(c *WatchAppInstInfosResponse) *Watch
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppInstRequest) Equal(o *CreateAppInstRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.AppInst.Equal(o.AppInst) ||
 		m.NoWait != o.NoWait {
@@ -784,11 +781,8 @@ func (m *CreateAppInstRequest) Equal(o *CreateAppInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppInstResponse) Equal(o *CreateAppInstResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
 		return false
@@ -798,11 +792,8 @@ func (m *CreateAppInstResponse) Equal(o *CreateAppInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppInstRequest) Equal(o *UpdateAppInstRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.AppInst.Equal(o.AppInst) ||
 		!slices.Equal(m.Fields, o.Fields) ||
@@ -814,11 +805,8 @@ func (m *UpdateAppInstRequest) Equal(o *UpdateAppInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppInstResponse) Equal(o *UpdateAppInstResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
 		return false
@@ -828,11 +816,8 @@ func (m *UpdateAppInstResponse) Equal(o *UpdateAppInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppInstRequest) Equal(o *DeleteAppInstRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.NoWait != o.NoWait ||
@@ -844,11 +829,8 @@ func (m *DeleteAppInstRequest) Equal(o *DeleteAppInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppInstResponse) Equal(o *DeleteAppInstResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
 		return false
@@ -858,11 +840,8 @@ func (m *DeleteAppInstResponse) Equal(o *DeleteAppInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstsRequest) Equal(o *ShowAppInstsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -872,11 +851,8 @@ func (m *ShowAppInstsRequest) Equal(o *ShowAppInstsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstsResponse) Equal(o *ShowAppInstsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.AppInst.Equal(o.AppInst) {
 		return false
@@ -886,11 +862,8 @@ func (m *ShowAppInstsResponse) Equal(o *ShowAppInstsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstInfosRequest) Equal(o *ShowAppInstInfosRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -900,11 +873,8 @@ func (m *ShowAppInstInfosRequest) Equal(o *ShowAppInstInfosRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstInfosResponse) Equal(o *ShowAppInstInfosResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.AppInstInfo.Equal(o.AppInstInfo) {
 		return false
@@ -914,11 +884,8 @@ func (m *ShowAppInstInfosResponse) Equal(o *ShowAppInstInfosResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchAppInstInfosRequest) Equal(o *WatchAppInstInfosRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -928,11 +895,8 @@ func (m *WatchAppInstInfosRequest) Equal(o *WatchAppInstInfosRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchAppInstInfosResponse) Equal(o *WatchAppInstInfosResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Type != o.Type ||
 		!m.AppInstInfo.Equal(o.AppInstInfo) {
@@ -941,26 +905,19 @@ func (m *WatchAppInstInfosResponse) Equal(o *WatchAppInstInfosResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateAppInstRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateAppInstRequest) CopyInFields(src *CreateAppInstRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateAppInstRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateAppInstRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x800000001|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateAppInstRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst)
 	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
@@ -973,26 +930,19 @@ func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateAppInstResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateAppInstResponse) CopyInFields(src *CreateAppInstResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateAppInstResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateAppInstResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateAppInstResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
@@ -1002,26 +952,19 @@ func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateAppInstRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateAppInstRequest) CopyInFields(src *UpdateAppInstRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateAppInstRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateAppInstRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1800000001|win.Below&0x800000001 == 0 {
-		return 0
-	}
+func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateAppInstRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst)
 	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
@@ -1037,26 +980,19 @@ func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateAppInstResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateAppInstResponse) CopyInFields(src *UpdateAppInstResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateAppInstResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateAppInstResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateAppInstResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
@@ -1066,26 +1002,19 @@ func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteAppInstRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteAppInstRequest) CopyInFields(src *DeleteAppInstRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteAppInstRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteAppInstRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x19|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(DeleteAppInstRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -1101,26 +1030,19 @@ func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteAppInstResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteAppInstResponse) CopyInFields(src *DeleteAppInstResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteAppInstResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteAppInstResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(DeleteAppInstResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
@@ -1130,26 +1052,19 @@ func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowAppInstsRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppInstsRequest) CopyInFields(src *ShowAppInstsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowAppInstsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowAppInstsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowAppInstsRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -1159,26 +1074,19 @@ func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowAppInstsResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppInstsResponse) CopyInFields(src *ShowAppInstsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowAppInstsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowAppInstsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowAppInstsResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst)
 	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
@@ -1188,26 +1096,19 @@ func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowAppInstInfosRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppInstInfosRequest) CopyInFields(src *ShowAppInstInfosRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowAppInstInfosRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowAppInstInfosRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowAppInstInfosRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -1217,26 +1118,19 @@ func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fie
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowAppInstInfosResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppInstInfosResponse) CopyInFields(src *ShowAppInstInfosResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowAppInstInfosResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowAppInstInfosResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowAppInstInfosResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.AppInstInfo, src.AppInstInfo)
 	} else if win.Below&(1<<0) != 0 && (m.AppInstInfo != nil || src.AppInstInfo != nil) {
@@ -1246,26 +1140,19 @@ func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of WatchAppInstInfosRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchAppInstInfosRequest) CopyInFields(src *WatchAppInstInfosRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_WatchAppInstInfosRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_WatchAppInstInfosRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(WatchAppInstInfosRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -1275,26 +1162,19 @@ func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of WatchAppInstInfosResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchAppInstInfosResponse) CopyInFields(src *WatchAppInstInfosResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_WatchAppInstInfosResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_WatchAppInstInfosResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(WatchAppInstInfosResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Type != src.Type {
 		m.Type, n = src.Type, n+1
 	}
@@ -1307,98 +1187,62 @@ func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm 
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateAppInstRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateAppInstRequest) DiffFields(o *CreateAppInstRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateAppInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateAppInstResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateAppInstResponse) DiffFields(o *CreateAppInstResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateAppInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateAppInstRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateAppInstRequest) DiffFields(o *UpdateAppInstRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateAppInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateAppInstResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateAppInstResponse) DiffFields(o *UpdateAppInstResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateAppInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteAppInstRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteAppInstRequest) DiffFields(o *DeleteAppInstRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteAppInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteAppInstResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteAppInstResponse) DiffFields(o *DeleteAppInstResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteAppInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowAppInstsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowAppInstsRequest) DiffFields(o *ShowAppInstsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowAppInstsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowAppInstsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowAppInstsResponse) DiffFields(o *ShowAppInstsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowAppInstsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowAppInstInfosRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowAppInstInfosRequest) DiffFields(o *ShowAppInstInfosRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowAppInstInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowAppInstInfosResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowAppInstInfosResponse) DiffFields(o *ShowAppInstInfosResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowAppInstInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of WatchAppInstInfosRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *WatchAppInstInfosRequest) DiffFields(o *WatchAppInstInfosRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_WatchAppInstInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of WatchAppInstInfosResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *WatchAppInstInfosResponse) DiffFields(o *WatchAppInstInfosResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_WatchAppInstInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -1415,8 +1259,7 @@ func (m *CreateAppInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateAppInstRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateAppInstRequest lacks or a list action it refuses.
 func (*CreateAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateAppInstRequest_fieldSchema.Check(fm)
 }
@@ -1433,8 +1276,7 @@ func (m *CreateAppInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateAppInstResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateAppInstResponse lacks or a list action it refuses.
 func (*CreateAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateAppInstResponse_fieldSchema.Check(fm)
 }
@@ -1451,8 +1293,7 @@ func (m *UpdateAppInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateAppInstRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateAppInstRequest lacks or a list action it refuses.
 func (*UpdateAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateAppInstRequest_fieldSchema.Check(fm)
 }
@@ -1469,8 +1310,7 @@ func (m *UpdateAppInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateAppInstResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateAppInstResponse lacks or a list action it refuses.
 func (*UpdateAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateAppInstResponse_fieldSchema.Check(fm)
 }
@@ -1487,8 +1327,7 @@ func (m *DeleteAppInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteAppInstRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteAppInstRequest lacks or a list action it refuses.
 func (*DeleteAppInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteAppInstRequest_fieldSchema.Check(fm)
 }
@@ -1505,8 +1344,7 @@ func (m *DeleteAppInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteAppInstResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteAppInstResponse lacks or a list action it refuses.
 func (*DeleteAppInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteAppInstResponse_fieldSchema.Check(fm)
 }
@@ -1523,8 +1361,7 @@ func (m *ShowAppInstsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowAppInstsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowAppInstsRequest lacks or a list action it refuses.
 func (*ShowAppInstsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppInstsRequest_fieldSchema.Check(fm)
 }
@@ -1541,8 +1378,7 @@ func (m *ShowAppInstsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowAppInstsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowAppInstsResponse lacks or a list action it refuses.
 func (*ShowAppInstsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppInstsResponse_fieldSchema.Check(fm)
 }
@@ -1559,8 +1395,7 @@ func (m *ShowAppInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowAppInstInfosRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowAppInstInfosRequest lacks or a list action it refuses.
 func (*ShowAppInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppInstInfosRequest_fieldSchema.Check(fm)
 }
@@ -1577,8 +1412,7 @@ func (m *ShowAppInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowAppInstInfosResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowAppInstInfosResponse lacks or a list action it refuses.
 func (*ShowAppInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppInstInfosResponse_fieldSchema.Check(fm)
 }
@@ -1595,8 +1429,7 @@ func (m *WatchAppInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm WatchAppInstInfosRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm WatchAppInstInfosRequest lacks or a list action it refuses.
 func (*WatchAppInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchAppInstInfosRequest_fieldSchema.Check(fm)
 }
@@ -1616,8 +1449,7 @@ func (m *WatchAppInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm WatchAppInstInfosResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm WatchAppInstInfosResponse lacks or a list action it refuses.
 func (*WatchAppInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchAppInstInfosResponse_fieldSchema.Check(fm)
 }

@@ -562,11 +562,8 @@ func (m *ShowAppsResponse) cloneTo(c *ShowAppsResponse) *ShowAppsResponse {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppRequest) Equal(o *CreateAppRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.App.Equal(o.App) {
 		return false
@@ -576,11 +573,8 @@ func (m *CreateAppRequest) Equal(o *CreateAppRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppResponse) Equal(o *CreateAppResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.App.Equal(o.App) {
 		return false
@@ -590,11 +584,8 @@ func (m *CreateAppResponse) Equal(o *CreateAppResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppRequest) Equal(o *UpdateAppRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.App.Equal(o.App) ||
 		!slices.Equal(m.Fields, o.Fields) {
@@ -605,11 +596,8 @@ func (m *UpdateAppRequest) Equal(o *UpdateAppRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppResponse) Equal(o *UpdateAppResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.App.Equal(o.App) {
 		return false
@@ -619,11 +607,8 @@ func (m *UpdateAppResponse) Equal(o *UpdateAppResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppRequest) Equal(o *DeleteAppRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
@@ -633,22 +618,16 @@ func (m *DeleteAppRequest) Equal(o *DeleteAppRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppResponse) Equal(o *DeleteAppResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppsRequest) Equal(o *ShowAppsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -658,11 +637,8 @@ func (m *ShowAppsRequest) Equal(o *ShowAppsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppsResponse) Equal(o *ShowAppsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.App.Equal(o.App) {
 		return false
@@ -670,26 +646,19 @@ func (m *ShowAppsResponse) Equal(o *ShowAppsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateAppRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateAppRequest) CopyInFields(src *CreateAppRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateAppRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateAppRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateAppRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.App, src.App)
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
@@ -699,26 +668,19 @@ func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateAppResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateAppResponse) CopyInFields(src *CreateAppResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateAppResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateAppResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateAppResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.App, src.App)
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
@@ -728,26 +690,19 @@ func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateAppRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateAppRequest) CopyInFields(src *UpdateAppRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateAppRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateAppRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x10000000001|win.Below&0x10000000001 == 0 {
-		return 0
-	}
+func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateAppRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.App, src.App)
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
@@ -760,26 +715,19 @@ func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateAppResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateAppResponse) CopyInFields(src *UpdateAppResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateAppResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateAppResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateAppResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.App, src.App)
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
@@ -789,26 +737,19 @@ func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteAppRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteAppRequest) CopyInFields(src *DeleteAppRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteAppRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteAppRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(DeleteAppRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -818,42 +759,32 @@ func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteAppResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteAppResponse) CopyInFields(src *DeleteAppResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteAppResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteAppResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteAppResponse) copyInAt(src *DeleteAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowAppsRequest or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *DeleteAppResponse) copyInAt(src *DeleteAppResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppsRequest) CopyInFields(src *ShowAppsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowAppsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowAppsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowAppsRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -863,26 +794,19 @@ func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowAppsResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppsResponse) CopyInFields(src *ShowAppsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowAppsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowAppsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowAppsResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.App, src.App)
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
@@ -892,66 +816,42 @@ func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateAppRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateAppRequest) DiffFields(o *CreateAppRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateAppRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateAppResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateAppResponse) DiffFields(o *CreateAppResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateAppResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateAppRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateAppRequest) DiffFields(o *UpdateAppRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateAppRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateAppResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateAppResponse) DiffFields(o *UpdateAppResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateAppResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteAppRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteAppRequest) DiffFields(o *DeleteAppRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteAppRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteAppResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteAppResponse) DiffFields(o *DeleteAppResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteAppResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowAppsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowAppsRequest) DiffFields(o *ShowAppsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowAppsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowAppsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowAppsResponse) DiffFields(o *ShowAppsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowAppsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -968,8 +868,7 @@ func (m *CreateAppRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateAppRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateAppRequest lacks or a list action it refuses.
 func (*CreateAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateAppRequest_fieldSchema.Check(fm)
 }
@@ -986,8 +885,7 @@ func (m *CreateAppResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateAppResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateAppResponse lacks or a list action it refuses.
 func (*CreateAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateAppResponse_fieldSchema.Check(fm)
 }
@@ -1004,8 +902,7 @@ func (m *UpdateAppRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateAppRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateAppRequest lacks or a list action it refuses.
 func (*UpdateAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateAppRequest_fieldSchema.Check(fm)
 }
@@ -1022,8 +919,7 @@ func (m *UpdateAppResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateAppResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateAppResponse lacks or a list action it refuses.
 func (*UpdateAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateAppResponse_fieldSchema.Check(fm)
 }
@@ -1031,8 +927,7 @@ func (*UpdateAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: DeleteAppRequest has none.
 func (m *DeleteAppRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteAppRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteAppRequest lacks or a list action it refuses.
 func (*DeleteAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteAppRequest_fieldSchema.Check(fm)
 }
@@ -1040,8 +935,7 @@ func (*DeleteAppRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: DeleteAppResponse has none.
 func (m *DeleteAppResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteAppResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteAppResponse lacks or a list action it refuses.
 func (*DeleteAppResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteAppResponse_fieldSchema.Check(fm)
 }
@@ -1058,8 +952,7 @@ func (m *ShowAppsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowAppsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowAppsRequest lacks or a list action it refuses.
 func (*ShowAppsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppsRequest_fieldSchema.Check(fm)
 }
@@ -1076,8 +969,7 @@ func (m *ShowAppsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowAppsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowAppsResponse lacks or a list action it refuses.
 func (*ShowAppsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppsResponse_fieldSchema.Check(fm)
 }

@@ -413,11 +413,8 @@ type _CloudletInfo_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
 		!fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) {
@@ -428,11 +425,8 @@ func (m *Location) Equal(o *Location) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PlatformConfig) Equal(o *PlatformConfig) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Region != o.Region ||
 		!slices.Equal(m.NotifyControllerAddrs, o.NotifyControllerAddrs) ||
@@ -449,11 +443,8 @@ func (m *PlatformConfig) Equal(o *PlatformConfig) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Cloudlet) Equal(o *Cloudlet) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.State != o.State ||
@@ -492,11 +483,8 @@ func (m *Cloudlet) Equal(o *Cloudlet) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.State != o.State ||
@@ -538,26 +526,19 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Location or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Location_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Location_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Location)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
 		m.Latitude = src.Latitude
 		n++
@@ -569,26 +550,19 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of PlatformConfig or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PlatformConfig) CopyInFields(src *PlatformConfig, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_PlatformConfig_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_PlatformConfig_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xff|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(PlatformConfig)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Region != src.Region {
 		m.Region, n = src.Region, n+1
 	}
@@ -616,26 +590,19 @@ func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Cloudlet or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Cloudlet_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Cloudlet_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xffe01c679|win.Below&0x60018651 == 0 {
-		return 0
-	}
+func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Cloudlet)
 	}
-	n := 0
 	for x := win.Cover&0xffe01c679 | win.Below&0x60018651; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -706,26 +673,19 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CloudletInfo or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CloudletInfo_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CloudletInfo_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x78400040e03f9|win.Below&0x840004080211 == 0 {
-		return 0
-	}
+func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CloudletInfo)
 	}
-	n := 0
 	for x := win.Cover&0x78400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -785,34 +745,22 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Location: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Location_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of PlatformConfig: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *PlatformConfig) DiffFields(o *PlatformConfig) *fieldmap.FieldMap {
 	return fieldmap.Diff(_PlatformConfig_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Cloudlet: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Cloudlet) DiffFields(o *Cloudlet) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Cloudlet_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CloudletInfo: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CloudletInfo) DiffFields(o *CloudletInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CloudletInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -820,8 +768,7 @@ func (m *CloudletInfo) DiffFields(o *CloudletInfo) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Location has none.
 func (m *Location) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Location does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Location lacks or a list action it refuses.
 func (*Location) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Location_fieldSchema.Check(fm)
 }
@@ -829,8 +776,7 @@ func (*Location) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: PlatformConfig has none.
 func (m *PlatformConfig) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm PlatformConfig does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm PlatformConfig lacks or a list action it refuses.
 func (*PlatformConfig) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PlatformConfig_fieldSchema.Check(fm)
 }
@@ -856,8 +802,7 @@ func (m *Cloudlet) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Cloudlet does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Cloudlet lacks or a list action it refuses.
 func (*Cloudlet) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Cloudlet_fieldSchema.Check(fm)
 }
@@ -880,8 +825,7 @@ func (m *CloudletInfo) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CloudletInfo does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CloudletInfo lacks or a list action it refuses.
 func (*CloudletInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CloudletInfo_fieldSchema.Check(fm)
 }

@@ -996,11 +996,8 @@ func (m *RotateCloudletAccessKeyResponse) cloneTo(c *RotateCloudletAccessKeyResp
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateCloudletRequest) Equal(o *CreateCloudletRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Cloudlet.Equal(o.Cloudlet) ||
 		m.NoWait != o.NoWait {
@@ -1011,11 +1008,8 @@ func (m *CreateCloudletRequest) Equal(o *CreateCloudletRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateCloudletResponse) Equal(o *CreateCloudletResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Progress.Equal(o.Progress) ||
 		m.CrmAccessKey != o.CrmAccessKey {
@@ -1026,11 +1020,8 @@ func (m *CreateCloudletResponse) Equal(o *CreateCloudletResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateCloudletRequest) Equal(o *UpdateCloudletRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Cloudlet.Equal(o.Cloudlet) ||
 		!slices.Equal(m.Fields, o.Fields) ||
@@ -1042,11 +1033,8 @@ func (m *UpdateCloudletRequest) Equal(o *UpdateCloudletRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateCloudletResponse) Equal(o *UpdateCloudletResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
 		return false
@@ -1056,11 +1044,8 @@ func (m *UpdateCloudletResponse) Equal(o *UpdateCloudletResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteCloudletRequest) Equal(o *DeleteCloudletRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.NoWait != o.NoWait ||
@@ -1072,11 +1057,8 @@ func (m *DeleteCloudletRequest) Equal(o *DeleteCloudletRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteCloudletResponse) Equal(o *DeleteCloudletResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
 		return false
@@ -1086,11 +1068,8 @@ func (m *DeleteCloudletResponse) Equal(o *DeleteCloudletResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletsRequest) Equal(o *ShowCloudletsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -1100,11 +1079,8 @@ func (m *ShowCloudletsRequest) Equal(o *ShowCloudletsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletsResponse) Equal(o *ShowCloudletsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Cloudlet.Equal(o.Cloudlet) {
 		return false
@@ -1114,11 +1090,8 @@ func (m *ShowCloudletsResponse) Equal(o *ShowCloudletsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletInfosRequest) Equal(o *ShowCloudletInfosRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -1128,11 +1101,8 @@ func (m *ShowCloudletInfosRequest) Equal(o *ShowCloudletInfosRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletInfosResponse) Equal(o *ShowCloudletInfosResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.CloudletInfo.Equal(o.CloudletInfo) {
 		return false
@@ -1142,11 +1112,8 @@ func (m *ShowCloudletInfosResponse) Equal(o *ShowCloudletInfosResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchCloudletInfosRequest) Equal(o *WatchCloudletInfosRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -1156,11 +1123,8 @@ func (m *WatchCloudletInfosRequest) Equal(o *WatchCloudletInfosRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchCloudletInfosResponse) Equal(o *WatchCloudletInfosResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Type != o.Type ||
 		!m.CloudletInfo.Equal(o.CloudletInfo) {
@@ -1171,11 +1135,8 @@ func (m *WatchCloudletInfosResponse) Equal(o *WatchCloudletInfosResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RotateCloudletAccessKeyRequest) Equal(o *RotateCloudletAccessKeyRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
@@ -1185,11 +1146,8 @@ func (m *RotateCloudletAccessKeyRequest) Equal(o *RotateCloudletAccessKeyRequest
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RotateCloudletAccessKeyResponse) Equal(o *RotateCloudletAccessKeyResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.CrmAccessKey != o.CrmAccessKey {
 		return false
@@ -1197,26 +1155,19 @@ func (m *RotateCloudletAccessKeyResponse) Equal(o *RotateCloudletAccessKeyRespon
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateCloudletRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateCloudletRequest) CopyInFields(src *CreateCloudletRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateCloudletRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateCloudletRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x2000000001|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateCloudletRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet)
 	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
@@ -1229,26 +1180,19 @@ func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateCloudletResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateCloudletResponse) CopyInFields(src *CreateCloudletResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateCloudletResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateCloudletResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1001|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateCloudletResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
@@ -1261,26 +1205,19 @@ func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateCloudletRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateCloudletRequest) CopyInFields(src *UpdateCloudletRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateCloudletRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateCloudletRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x6000000001|win.Below&0x2000000001 == 0 {
-		return 0
-	}
+func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateCloudletRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet)
 	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
@@ -1296,26 +1233,19 @@ func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateCloudletResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateCloudletResponse) CopyInFields(src *UpdateCloudletResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateCloudletResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateCloudletResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateCloudletResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
@@ -1325,26 +1255,19 @@ func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteCloudletRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteCloudletRequest) CopyInFields(src *DeleteCloudletRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteCloudletRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteCloudletRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x19|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(DeleteCloudletRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -1360,26 +1283,19 @@ func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteCloudletResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteCloudletResponse) CopyInFields(src *DeleteCloudletResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteCloudletResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteCloudletResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(DeleteCloudletResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
@@ -1389,26 +1305,19 @@ func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowCloudletsRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowCloudletsRequest) CopyInFields(src *ShowCloudletsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowCloudletsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowCloudletsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowCloudletsRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -1418,26 +1327,19 @@ func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowCloudletsResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowCloudletsResponse) CopyInFields(src *ShowCloudletsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowCloudletsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowCloudletsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowCloudletsResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet)
 	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
@@ -1447,26 +1349,19 @@ func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowCloudletInfosRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowCloudletInfosRequest) CopyInFields(src *ShowCloudletInfosRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowCloudletInfosRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowCloudletInfosRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowCloudletInfosRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -1476,26 +1371,19 @@ func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowCloudletInfosResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowCloudletInfosResponse) CopyInFields(src *ShowCloudletInfosResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowCloudletInfosResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowCloudletInfosResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowCloudletInfosResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.CloudletInfo, src.CloudletInfo)
 	} else if win.Below&(1<<0) != 0 && (m.CloudletInfo != nil || src.CloudletInfo != nil) {
@@ -1505,26 +1393,19 @@ func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of WatchCloudletInfosRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchCloudletInfosRequest) CopyInFields(src *WatchCloudletInfosRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_WatchCloudletInfosRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_WatchCloudletInfosRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(WatchCloudletInfosRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -1534,26 +1415,19 @@ func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of WatchCloudletInfosResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchCloudletInfosResponse) CopyInFields(src *WatchCloudletInfosResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_WatchCloudletInfosResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_WatchCloudletInfosResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(WatchCloudletInfosResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Type != src.Type {
 		m.Type, n = src.Type, n+1
 	}
@@ -1566,26 +1440,19 @@ func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of RotateCloudletAccessKeyRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RotateCloudletAccessKeyRequest) CopyInFields(src *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_RotateCloudletAccessKeyRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_RotateCloudletAccessKeyRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(RotateCloudletAccessKeyRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -1595,140 +1462,91 @@ func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRe
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of RotateCloudletAccessKeyResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RotateCloudletAccessKeyResponse) CopyInFields(src *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_RotateCloudletAccessKeyResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_RotateCloudletAccessKeyResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *RotateCloudletAccessKeyResponse) copyInAt(src *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *RotateCloudletAccessKeyResponse) copyInAt(src *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(RotateCloudletAccessKeyResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.CrmAccessKey != src.CrmAccessKey {
 		m.CrmAccessKey, n = src.CrmAccessKey, n+1
 	}
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateCloudletRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateCloudletRequest) DiffFields(o *CreateCloudletRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateCloudletRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateCloudletResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateCloudletResponse) DiffFields(o *CreateCloudletResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateCloudletResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateCloudletRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateCloudletRequest) DiffFields(o *UpdateCloudletRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateCloudletRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateCloudletResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateCloudletResponse) DiffFields(o *UpdateCloudletResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateCloudletResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteCloudletRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteCloudletRequest) DiffFields(o *DeleteCloudletRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteCloudletRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteCloudletResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteCloudletResponse) DiffFields(o *DeleteCloudletResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteCloudletResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowCloudletsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowCloudletsRequest) DiffFields(o *ShowCloudletsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowCloudletsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowCloudletsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowCloudletsResponse) DiffFields(o *ShowCloudletsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowCloudletsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowCloudletInfosRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowCloudletInfosRequest) DiffFields(o *ShowCloudletInfosRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowCloudletInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowCloudletInfosResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowCloudletInfosResponse) DiffFields(o *ShowCloudletInfosResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowCloudletInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of WatchCloudletInfosRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *WatchCloudletInfosRequest) DiffFields(o *WatchCloudletInfosRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_WatchCloudletInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of WatchCloudletInfosResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *WatchCloudletInfosResponse) DiffFields(o *WatchCloudletInfosResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_WatchCloudletInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of RotateCloudletAccessKeyRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *RotateCloudletAccessKeyRequest) DiffFields(o *RotateCloudletAccessKeyRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_RotateCloudletAccessKeyRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of RotateCloudletAccessKeyResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *RotateCloudletAccessKeyResponse) DiffFields(o *RotateCloudletAccessKeyResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_RotateCloudletAccessKeyResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -1745,8 +1563,7 @@ func (m *CreateCloudletRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateCloudletRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateCloudletRequest lacks or a list action it refuses.
 func (*CreateCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateCloudletRequest_fieldSchema.Check(fm)
 }
@@ -1763,8 +1580,7 @@ func (m *CreateCloudletResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateCloudletResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateCloudletResponse lacks or a list action it refuses.
 func (*CreateCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateCloudletResponse_fieldSchema.Check(fm)
 }
@@ -1781,8 +1597,7 @@ func (m *UpdateCloudletRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateCloudletRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateCloudletRequest lacks or a list action it refuses.
 func (*UpdateCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateCloudletRequest_fieldSchema.Check(fm)
 }
@@ -1799,8 +1614,7 @@ func (m *UpdateCloudletResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateCloudletResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateCloudletResponse lacks or a list action it refuses.
 func (*UpdateCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateCloudletResponse_fieldSchema.Check(fm)
 }
@@ -1817,8 +1631,7 @@ func (m *DeleteCloudletRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteCloudletRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteCloudletRequest lacks or a list action it refuses.
 func (*DeleteCloudletRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteCloudletRequest_fieldSchema.Check(fm)
 }
@@ -1835,8 +1648,7 @@ func (m *DeleteCloudletResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteCloudletResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteCloudletResponse lacks or a list action it refuses.
 func (*DeleteCloudletResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteCloudletResponse_fieldSchema.Check(fm)
 }
@@ -1853,8 +1665,7 @@ func (m *ShowCloudletsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowCloudletsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowCloudletsRequest lacks or a list action it refuses.
 func (*ShowCloudletsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowCloudletsRequest_fieldSchema.Check(fm)
 }
@@ -1871,8 +1682,7 @@ func (m *ShowCloudletsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowCloudletsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowCloudletsResponse lacks or a list action it refuses.
 func (*ShowCloudletsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowCloudletsResponse_fieldSchema.Check(fm)
 }
@@ -1889,8 +1699,7 @@ func (m *ShowCloudletInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowCloudletInfosRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowCloudletInfosRequest lacks or a list action it refuses.
 func (*ShowCloudletInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowCloudletInfosRequest_fieldSchema.Check(fm)
 }
@@ -1907,8 +1716,7 @@ func (m *ShowCloudletInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowCloudletInfosResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowCloudletInfosResponse lacks or a list action it refuses.
 func (*ShowCloudletInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowCloudletInfosResponse_fieldSchema.Check(fm)
 }
@@ -1925,8 +1733,7 @@ func (m *WatchCloudletInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm WatchCloudletInfosRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm WatchCloudletInfosRequest lacks or a list action it refuses.
 func (*WatchCloudletInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchCloudletInfosRequest_fieldSchema.Check(fm)
 }
@@ -1946,8 +1753,7 @@ func (m *WatchCloudletInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm WatchCloudletInfosResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm WatchCloudletInfosResponse lacks or a list action it refuses.
 func (*WatchCloudletInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchCloudletInfosResponse_fieldSchema.Check(fm)
 }
@@ -1955,8 +1761,7 @@ func (*WatchCloudletInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: RotateCloudletAccessKeyRequest has none.
 func (m *RotateCloudletAccessKeyRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm RotateCloudletAccessKeyRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm RotateCloudletAccessKeyRequest lacks or a list action it refuses.
 func (*RotateCloudletAccessKeyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _RotateCloudletAccessKeyRequest_fieldSchema.Check(fm)
 }
@@ -1964,8 +1769,7 @@ func (*RotateCloudletAccessKeyRequest) ValidateFields(fm *fieldmap.FieldMap) err
 // ValidateEnums reports an enum field holding an undefined value: RotateCloudletAccessKeyResponse has none.
 func (m *RotateCloudletAccessKeyResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm RotateCloudletAccessKeyResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm RotateCloudletAccessKeyResponse lacks or a list action it refuses.
 func (*RotateCloudletAccessKeyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _RotateCloudletAccessKeyResponse_fieldSchema.Check(fm)
 }

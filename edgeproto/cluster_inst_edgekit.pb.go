@@ -307,11 +307,8 @@ type _ClusterInstInfo_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodePool) Equal(o *NodePool) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.NumNodes != o.NumNodes ||
@@ -324,11 +321,8 @@ func (m *NodePool) Equal(o *NodePool) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ClusterInst) Equal(o *ClusterInst) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		!m.CloudletKey.Equal(o.CloudletKey) ||
@@ -363,11 +357,8 @@ func (m *ClusterInst) Equal(o *ClusterInst) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ClusterInstInfo) Equal(o *ClusterInstInfo) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.State != o.State ||
@@ -382,26 +373,19 @@ func (m *ClusterInstInfo) Equal(o *ClusterInstInfo) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NodePool or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NodePool) CopyInFields(src *NodePool, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NodePool_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NodePool_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x107|win.Below&0x4 == 0 {
-		return 0
-	}
+func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NodePool)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -420,26 +404,19 @@ func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ClusterInst or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ClusterInst_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ClusterInst_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xfc000f007c9|win.Below&0x4000800489 == 0 {
-		return 0
-	}
+func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ClusterInst)
 	}
-	n := 0
 	for x := win.Cover&0xfc000f007c9 | win.Below&0x4000800489; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -502,26 +479,19 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ClusterInstInfo or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ClusterInstInfo_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ClusterInstInfo_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x30002079|win.Below&0x2051 == 0 {
-		return 0
-	}
+func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ClusterInstInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -559,26 +529,17 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NodePool: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NodePool) DiffFields(o *NodePool) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NodePool_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ClusterInst: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ClusterInst) DiffFields(o *ClusterInst) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ClusterInst_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ClusterInstInfo: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ClusterInstInfo) DiffFields(o *ClusterInstInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ClusterInstInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -586,8 +547,7 @@ func (m *ClusterInstInfo) DiffFields(o *ClusterInstInfo) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: NodePool has none.
 func (m *NodePool) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NodePool does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NodePool lacks or a list action it refuses.
 func (*NodePool) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NodePool_fieldSchema.Check(fm)
 }
@@ -610,8 +570,7 @@ func (m *ClusterInst) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ClusterInst does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ClusterInst lacks or a list action it refuses.
 func (*ClusterInst) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ClusterInst_fieldSchema.Check(fm)
 }
@@ -628,8 +587,7 @@ func (m *ClusterInstInfo) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ClusterInstInfo does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ClusterInstInfo lacks or a list action it refuses.
 func (*ClusterInstInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ClusterInstInfo_fieldSchema.Check(fm)
 }

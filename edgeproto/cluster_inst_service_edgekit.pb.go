@@ -859,11 +859,8 @@ func (m *WatchClusterInstInfosResponse) cloneTo(c *WatchClusterInstInfosResponse
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateClusterInstRequest) Equal(o *CreateClusterInstRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.ClusterInst.Equal(o.ClusterInst) ||
 		m.NoWait != o.NoWait {
@@ -874,11 +871,8 @@ func (m *CreateClusterInstRequest) Equal(o *CreateClusterInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateClusterInstResponse) Equal(o *CreateClusterInstResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
 		return false
@@ -888,11 +882,8 @@ func (m *CreateClusterInstResponse) Equal(o *CreateClusterInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateClusterInstRequest) Equal(o *UpdateClusterInstRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.ClusterInst.Equal(o.ClusterInst) ||
 		!slices.Equal(m.Fields, o.Fields) ||
@@ -904,11 +895,8 @@ func (m *UpdateClusterInstRequest) Equal(o *UpdateClusterInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateClusterInstResponse) Equal(o *UpdateClusterInstResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
 		return false
@@ -918,11 +906,8 @@ func (m *UpdateClusterInstResponse) Equal(o *UpdateClusterInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteClusterInstRequest) Equal(o *DeleteClusterInstRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.NoWait != o.NoWait ||
@@ -934,11 +919,8 @@ func (m *DeleteClusterInstRequest) Equal(o *DeleteClusterInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteClusterInstResponse) Equal(o *DeleteClusterInstResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
 		return false
@@ -948,11 +930,8 @@ func (m *DeleteClusterInstResponse) Equal(o *DeleteClusterInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstsRequest) Equal(o *ShowClusterInstsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -962,11 +941,8 @@ func (m *ShowClusterInstsRequest) Equal(o *ShowClusterInstsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstsResponse) Equal(o *ShowClusterInstsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.ClusterInst.Equal(o.ClusterInst) {
 		return false
@@ -976,11 +952,8 @@ func (m *ShowClusterInstsResponse) Equal(o *ShowClusterInstsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstInfosRequest) Equal(o *ShowClusterInstInfosRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -990,11 +963,8 @@ func (m *ShowClusterInstInfosRequest) Equal(o *ShowClusterInstInfosRequest) bool
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstInfosResponse) Equal(o *ShowClusterInstInfosResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.ClusterInstInfo.Equal(o.ClusterInstInfo) {
 		return false
@@ -1004,11 +974,8 @@ func (m *ShowClusterInstInfosResponse) Equal(o *ShowClusterInstInfosResponse) bo
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchClusterInstInfosRequest) Equal(o *WatchClusterInstInfosRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -1018,11 +985,8 @@ func (m *WatchClusterInstInfosRequest) Equal(o *WatchClusterInstInfosRequest) bo
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchClusterInstInfosResponse) Equal(o *WatchClusterInstInfosResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Type != o.Type ||
 		!m.ClusterInstInfo.Equal(o.ClusterInstInfo) {
@@ -1031,26 +995,19 @@ func (m *WatchClusterInstInfosResponse) Equal(o *WatchClusterInstInfosResponse) 
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateClusterInstRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateClusterInstRequest) CopyInFields(src *CreateClusterInstRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateClusterInstRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateClusterInstRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x200000000001|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateClusterInstRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst)
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
@@ -1063,26 +1020,19 @@ func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateClusterInstResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateClusterInstResponse) CopyInFields(src *CreateClusterInstResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateClusterInstResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateClusterInstResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateClusterInstResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
@@ -1092,26 +1042,19 @@ func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateClusterInstRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateClusterInstRequest) CopyInFields(src *UpdateClusterInstRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateClusterInstRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateClusterInstRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x600000000001|win.Below&0x200000000001 == 0 {
-		return 0
-	}
+func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateClusterInstRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst)
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
@@ -1127,26 +1070,19 @@ func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateClusterInstResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateClusterInstResponse) CopyInFields(src *UpdateClusterInstResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateClusterInstResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateClusterInstResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateClusterInstResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
@@ -1156,26 +1092,19 @@ func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteClusterInstRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteClusterInstRequest) CopyInFields(src *DeleteClusterInstRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteClusterInstRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteClusterInstRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x19|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(DeleteClusterInstRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -1191,26 +1120,19 @@ func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteClusterInstResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteClusterInstResponse) CopyInFields(src *DeleteClusterInstResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteClusterInstResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteClusterInstResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(DeleteClusterInstResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
@@ -1220,26 +1142,19 @@ func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowClusterInstsRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowClusterInstsRequest) CopyInFields(src *ShowClusterInstsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowClusterInstsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowClusterInstsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowClusterInstsRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -1249,26 +1164,19 @@ func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fie
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowClusterInstsResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowClusterInstsResponse) CopyInFields(src *ShowClusterInstsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowClusterInstsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowClusterInstsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowClusterInstsResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst)
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
@@ -1278,26 +1186,19 @@ func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowClusterInstInfosRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowClusterInstInfosRequest) CopyInFields(src *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowClusterInstInfosRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowClusterInstInfosRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowClusterInstInfosRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -1307,26 +1208,19 @@ func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest,
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowClusterInstInfosResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowClusterInstInfosResponse) CopyInFields(src *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowClusterInstInfosResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowClusterInstInfosResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowClusterInstInfosResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.ClusterInstInfo, src.ClusterInstInfo)
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInstInfo != nil || src.ClusterInstInfo != nil) {
@@ -1336,26 +1230,19 @@ func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosRespons
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of WatchClusterInstInfosRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchClusterInstInfosRequest) CopyInFields(src *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_WatchClusterInstInfosRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_WatchClusterInstInfosRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(WatchClusterInstInfosRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -1365,26 +1252,19 @@ func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosReques
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of WatchClusterInstInfosResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchClusterInstInfosResponse) CopyInFields(src *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_WatchClusterInstInfosResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_WatchClusterInstInfosResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(WatchClusterInstInfosResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Type != src.Type {
 		m.Type, n = src.Type, n+1
 	}
@@ -1397,98 +1277,62 @@ func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosRespo
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateClusterInstRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateClusterInstRequest) DiffFields(o *CreateClusterInstRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateClusterInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateClusterInstResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateClusterInstResponse) DiffFields(o *CreateClusterInstResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateClusterInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateClusterInstRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateClusterInstRequest) DiffFields(o *UpdateClusterInstRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateClusterInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateClusterInstResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateClusterInstResponse) DiffFields(o *UpdateClusterInstResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateClusterInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteClusterInstRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteClusterInstRequest) DiffFields(o *DeleteClusterInstRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteClusterInstRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteClusterInstResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteClusterInstResponse) DiffFields(o *DeleteClusterInstResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteClusterInstResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowClusterInstsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowClusterInstsRequest) DiffFields(o *ShowClusterInstsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowClusterInstsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowClusterInstsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowClusterInstsResponse) DiffFields(o *ShowClusterInstsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowClusterInstsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowClusterInstInfosRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowClusterInstInfosRequest) DiffFields(o *ShowClusterInstInfosRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowClusterInstInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowClusterInstInfosResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowClusterInstInfosResponse) DiffFields(o *ShowClusterInstInfosResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowClusterInstInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of WatchClusterInstInfosRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *WatchClusterInstInfosRequest) DiffFields(o *WatchClusterInstInfosRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_WatchClusterInstInfosRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of WatchClusterInstInfosResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *WatchClusterInstInfosResponse) DiffFields(o *WatchClusterInstInfosResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_WatchClusterInstInfosResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -1505,8 +1349,7 @@ func (m *CreateClusterInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateClusterInstRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateClusterInstRequest lacks or a list action it refuses.
 func (*CreateClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateClusterInstRequest_fieldSchema.Check(fm)
 }
@@ -1523,8 +1366,7 @@ func (m *CreateClusterInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateClusterInstResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateClusterInstResponse lacks or a list action it refuses.
 func (*CreateClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateClusterInstResponse_fieldSchema.Check(fm)
 }
@@ -1541,8 +1383,7 @@ func (m *UpdateClusterInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateClusterInstRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateClusterInstRequest lacks or a list action it refuses.
 func (*UpdateClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateClusterInstRequest_fieldSchema.Check(fm)
 }
@@ -1559,8 +1400,7 @@ func (m *UpdateClusterInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateClusterInstResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateClusterInstResponse lacks or a list action it refuses.
 func (*UpdateClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateClusterInstResponse_fieldSchema.Check(fm)
 }
@@ -1577,8 +1417,7 @@ func (m *DeleteClusterInstRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteClusterInstRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteClusterInstRequest lacks or a list action it refuses.
 func (*DeleteClusterInstRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteClusterInstRequest_fieldSchema.Check(fm)
 }
@@ -1595,8 +1434,7 @@ func (m *DeleteClusterInstResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteClusterInstResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteClusterInstResponse lacks or a list action it refuses.
 func (*DeleteClusterInstResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteClusterInstResponse_fieldSchema.Check(fm)
 }
@@ -1613,8 +1451,7 @@ func (m *ShowClusterInstsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowClusterInstsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowClusterInstsRequest lacks or a list action it refuses.
 func (*ShowClusterInstsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowClusterInstsRequest_fieldSchema.Check(fm)
 }
@@ -1631,8 +1468,7 @@ func (m *ShowClusterInstsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowClusterInstsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowClusterInstsResponse lacks or a list action it refuses.
 func (*ShowClusterInstsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowClusterInstsResponse_fieldSchema.Check(fm)
 }
@@ -1649,8 +1485,7 @@ func (m *ShowClusterInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowClusterInstInfosRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowClusterInstInfosRequest lacks or a list action it refuses.
 func (*ShowClusterInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowClusterInstInfosRequest_fieldSchema.Check(fm)
 }
@@ -1667,8 +1502,7 @@ func (m *ShowClusterInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowClusterInstInfosResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowClusterInstInfosResponse lacks or a list action it refuses.
 func (*ShowClusterInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowClusterInstInfosResponse_fieldSchema.Check(fm)
 }
@@ -1685,8 +1519,7 @@ func (m *WatchClusterInstInfosRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm WatchClusterInstInfosRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm WatchClusterInstInfosRequest lacks or a list action it refuses.
 func (*WatchClusterInstInfosRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchClusterInstInfosRequest_fieldSchema.Check(fm)
 }
@@ -1706,8 +1539,7 @@ func (m *WatchClusterInstInfosResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm WatchClusterInstInfosResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm WatchClusterInstInfosResponse lacks or a list action it refuses.
 func (*WatchClusterInstInfosResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchClusterInstInfosResponse_fieldSchema.Check(fm)
 }

@@ -131,11 +131,8 @@ func (m *FlavorInfo) cloneTo(c *FlavorInfo) *FlavorInfo {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Flavor) Equal(o *Flavor) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.RamMb != o.RamMb ||
@@ -150,11 +147,8 @@ func (m *Flavor) Equal(o *Flavor) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FlavorInfo) Equal(o *FlavorInfo) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Vcpus != o.Vcpus ||
@@ -168,26 +162,19 @@ func (m *FlavorInfo) Equal(o *FlavorInfo) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Flavor or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Flavor_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Flavor_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7d|win.Below&0x41 == 0 {
-		return 0
-	}
+func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Flavor)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -212,26 +199,19 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of FlavorInfo or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *FlavorInfo) CopyInFields(src *FlavorInfo, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_FlavorInfo_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_FlavorInfo_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7f|win.Below&0x20 == 0 {
-		return 0
-	}
+func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(FlavorInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -256,18 +236,12 @@ func (m *FlavorInfo) copyInAt(src *FlavorInfo, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Flavor: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Flavor) DiffFields(o *Flavor) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Flavor_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of FlavorInfo: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *FlavorInfo) DiffFields(o *FlavorInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_FlavorInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -275,8 +249,7 @@ func (m *FlavorInfo) DiffFields(o *FlavorInfo) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Flavor has none.
 func (m *Flavor) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Flavor does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Flavor lacks or a list action it refuses.
 func (*Flavor) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Flavor_fieldSchema.Check(fm)
 }
@@ -284,8 +257,7 @@ func (*Flavor) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: FlavorInfo has none.
 func (m *FlavorInfo) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm FlavorInfo does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm FlavorInfo lacks or a list action it refuses.
 func (*FlavorInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _FlavorInfo_fieldSchema.Check(fm)
 }

@@ -368,11 +368,8 @@ func (m *ShowFlavorsResponse) cloneTo(c *ShowFlavorsResponse) *ShowFlavorsRespon
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateFlavorRequest) Equal(o *CreateFlavorRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) {
 		return false
@@ -382,11 +379,8 @@ func (m *CreateFlavorRequest) Equal(o *CreateFlavorRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateFlavorResponse) Equal(o *CreateFlavorResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) {
 		return false
@@ -396,11 +390,8 @@ func (m *CreateFlavorResponse) Equal(o *CreateFlavorResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateFlavorRequest) Equal(o *UpdateFlavorRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) ||
 		!slices.Equal(m.Fields, o.Fields) {
@@ -411,11 +402,8 @@ func (m *UpdateFlavorRequest) Equal(o *UpdateFlavorRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateFlavorResponse) Equal(o *UpdateFlavorResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) {
 		return false
@@ -425,11 +413,8 @@ func (m *UpdateFlavorResponse) Equal(o *UpdateFlavorResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteFlavorRequest) Equal(o *DeleteFlavorRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
@@ -439,22 +424,16 @@ func (m *DeleteFlavorRequest) Equal(o *DeleteFlavorRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteFlavorResponse) Equal(o *DeleteFlavorResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowFlavorsRequest) Equal(o *ShowFlavorsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -464,11 +443,8 @@ func (m *ShowFlavorsRequest) Equal(o *ShowFlavorsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowFlavorsResponse) Equal(o *ShowFlavorsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) {
 		return false
@@ -476,26 +452,19 @@ func (m *ShowFlavorsResponse) Equal(o *ShowFlavorsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateFlavorRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateFlavorRequest) CopyInFields(src *CreateFlavorRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateFlavorRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateFlavorRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateFlavorRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
@@ -505,26 +474,19 @@ func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateFlavorResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateFlavorResponse) CopyInFields(src *CreateFlavorResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateFlavorResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateFlavorResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateFlavorResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
@@ -534,26 +496,19 @@ func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateFlavorRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateFlavorRequest) CopyInFields(src *UpdateFlavorRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateFlavorRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateFlavorRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x101|win.Below&0x101 == 0 {
-		return 0
-	}
+func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateFlavorRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
@@ -566,26 +521,19 @@ func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateFlavorResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateFlavorResponse) CopyInFields(src *UpdateFlavorResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateFlavorResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateFlavorResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateFlavorResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
@@ -595,26 +543,19 @@ func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteFlavorRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteFlavorRequest) CopyInFields(src *DeleteFlavorRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteFlavorRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteFlavorRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(DeleteFlavorRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -624,42 +565,32 @@ func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteFlavorResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteFlavorResponse) CopyInFields(src *DeleteFlavorResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteFlavorResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteFlavorResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteFlavorResponse) copyInAt(src *DeleteFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowFlavorsRequest or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *DeleteFlavorResponse) copyInAt(src *DeleteFlavorResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowFlavorsRequest) CopyInFields(src *ShowFlavorsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowFlavorsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowFlavorsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowFlavorsRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -669,26 +600,19 @@ func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.Fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowFlavorsResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowFlavorsResponse) CopyInFields(src *ShowFlavorsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowFlavorsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowFlavorsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowFlavorsResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
@@ -698,66 +622,42 @@ func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.Fi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateFlavorRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateFlavorRequest) DiffFields(o *CreateFlavorRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateFlavorRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateFlavorResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateFlavorResponse) DiffFields(o *CreateFlavorResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateFlavorResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateFlavorRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateFlavorRequest) DiffFields(o *UpdateFlavorRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateFlavorRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateFlavorResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateFlavorResponse) DiffFields(o *UpdateFlavorResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateFlavorResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteFlavorRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteFlavorRequest) DiffFields(o *DeleteFlavorRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteFlavorRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteFlavorResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteFlavorResponse) DiffFields(o *DeleteFlavorResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteFlavorResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowFlavorsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowFlavorsRequest) DiffFields(o *ShowFlavorsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowFlavorsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowFlavorsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowFlavorsResponse) DiffFields(o *ShowFlavorsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowFlavorsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -765,8 +665,7 @@ func (m *ShowFlavorsResponse) DiffFields(o *ShowFlavorsResponse) *fieldmap.Field
 // ValidateEnums reports an enum field holding an undefined value: CreateFlavorRequest has none.
 func (m *CreateFlavorRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateFlavorRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateFlavorRequest lacks or a list action it refuses.
 func (*CreateFlavorRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateFlavorRequest_fieldSchema.Check(fm)
 }
@@ -774,8 +673,7 @@ func (*CreateFlavorRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: CreateFlavorResponse has none.
 func (m *CreateFlavorResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateFlavorResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateFlavorResponse lacks or a list action it refuses.
 func (*CreateFlavorResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateFlavorResponse_fieldSchema.Check(fm)
 }
@@ -783,8 +681,7 @@ func (*CreateFlavorResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: UpdateFlavorRequest has none.
 func (m *UpdateFlavorRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateFlavorRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateFlavorRequest lacks or a list action it refuses.
 func (*UpdateFlavorRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateFlavorRequest_fieldSchema.Check(fm)
 }
@@ -792,8 +689,7 @@ func (*UpdateFlavorRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: UpdateFlavorResponse has none.
 func (m *UpdateFlavorResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateFlavorResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateFlavorResponse lacks or a list action it refuses.
 func (*UpdateFlavorResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateFlavorResponse_fieldSchema.Check(fm)
 }
@@ -801,8 +697,7 @@ func (*UpdateFlavorResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: DeleteFlavorRequest has none.
 func (m *DeleteFlavorRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteFlavorRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteFlavorRequest lacks or a list action it refuses.
 func (*DeleteFlavorRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteFlavorRequest_fieldSchema.Check(fm)
 }
@@ -810,8 +705,7 @@ func (*DeleteFlavorRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: DeleteFlavorResponse has none.
 func (m *DeleteFlavorResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteFlavorResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteFlavorResponse lacks or a list action it refuses.
 func (*DeleteFlavorResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteFlavorResponse_fieldSchema.Check(fm)
 }
@@ -819,8 +713,7 @@ func (*DeleteFlavorResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ShowFlavorsRequest has none.
 func (m *ShowFlavorsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowFlavorsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowFlavorsRequest lacks or a list action it refuses.
 func (*ShowFlavorsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowFlavorsRequest_fieldSchema.Check(fm)
 }
@@ -828,8 +721,7 @@ func (*ShowFlavorsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ShowFlavorsResponse has none.
 func (m *ShowFlavorsResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowFlavorsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowFlavorsResponse lacks or a list action it refuses.
 func (*ShowFlavorsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowFlavorsResponse_fieldSchema.Check(fm)
 }

@@ -376,11 +376,8 @@ type _TrustPolicyExceptionKey_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletKey) Equal(o *CloudletKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Organization != o.Organization ||
 		m.Name != o.Name {
@@ -391,11 +388,8 @@ func (m *CloudletKey) Equal(o *CloudletKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ClusterKey) Equal(o *ClusterKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Organization != o.Organization {
@@ -406,11 +400,8 @@ func (m *ClusterKey) Equal(o *ClusterKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppKey) Equal(o *AppKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Organization != o.Organization ||
 		m.Name != o.Name ||
@@ -422,11 +413,8 @@ func (m *AppKey) Equal(o *AppKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInstKey) Equal(o *AppInstKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Organization != o.Organization {
@@ -437,11 +425,8 @@ func (m *AppInstKey) Equal(o *AppInstKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FlavorKey) Equal(o *FlavorKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name {
 		return false
@@ -451,11 +436,8 @@ func (m *FlavorKey) Equal(o *FlavorKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyKey) Equal(o *TrustPolicyKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Organization != o.Organization ||
 		m.Name != o.Name {
@@ -466,11 +448,8 @@ func (m *TrustPolicyKey) Equal(o *TrustPolicyKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletPoolKey) Equal(o *CloudletPoolKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Organization != o.Organization ||
 		m.Name != o.Name {
@@ -481,11 +460,8 @@ func (m *CloudletPoolKey) Equal(o *CloudletPoolKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyExceptionKey) Equal(o *TrustPolicyExceptionKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.AppKey.Equal(o.AppKey) ||
 		!m.CloudletPoolKey.Equal(o.CloudletPoolKey) ||
@@ -495,26 +471,19 @@ func (m *TrustPolicyExceptionKey) Equal(o *TrustPolicyExceptionKey) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CloudletKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CloudletKey) CopyInFields(src *CloudletKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CloudletKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CloudletKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CloudletKey) copyInAt(src *CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *CloudletKey) copyInAt(src *CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CloudletKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization, n = src.Organization, n+1
 	}
@@ -524,26 +493,19 @@ func (m *CloudletKey) copyInAt(src *CloudletKey, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ClusterKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ClusterKey) CopyInFields(src *ClusterKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ClusterKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ClusterKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ClusterKey) copyInAt(src *ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *ClusterKey) copyInAt(src *ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ClusterKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -553,26 +515,19 @@ func (m *ClusterKey) copyInAt(src *ClusterKey, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of AppKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AppKey) CopyInFields(src *AppKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_AppKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_AppKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *AppKey) copyInAt(src *AppKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *AppKey) copyInAt(src *AppKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(AppKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization, n = src.Organization, n+1
 	}
@@ -585,26 +540,19 @@ func (m *AppKey) copyInAt(src *AppKey, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of AppInstKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AppInstKey) CopyInFields(src *AppInstKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_AppInstKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_AppInstKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *AppInstKey) copyInAt(src *AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *AppInstKey) copyInAt(src *AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(AppInstKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -614,52 +562,38 @@ func (m *AppInstKey) copyInAt(src *AppInstKey, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of FlavorKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *FlavorKey) CopyInFields(src *FlavorKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_FlavorKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_FlavorKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *FlavorKey) copyInAt(src *FlavorKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *FlavorKey) copyInAt(src *FlavorKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(FlavorKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TrustPolicyKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TrustPolicyKey) CopyInFields(src *TrustPolicyKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TrustPolicyKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TrustPolicyKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TrustPolicyKey) copyInAt(src *TrustPolicyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *TrustPolicyKey) copyInAt(src *TrustPolicyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TrustPolicyKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization, n = src.Organization, n+1
 	}
@@ -669,26 +603,19 @@ func (m *TrustPolicyKey) copyInAt(src *TrustPolicyKey, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CloudletPoolKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CloudletPoolKey) CopyInFields(src *CloudletPoolKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CloudletPoolKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CloudletPoolKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CloudletPoolKey) copyInAt(src *CloudletPoolKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *CloudletPoolKey) copyInAt(src *CloudletPoolKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CloudletPoolKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization, n = src.Organization, n+1
 	}
@@ -698,26 +625,19 @@ func (m *CloudletPoolKey) copyInAt(src *CloudletPoolKey, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TrustPolicyExceptionKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TrustPolicyExceptionKey) CopyInFields(src *TrustPolicyExceptionKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TrustPolicyExceptionKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TrustPolicyExceptionKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x91|win.Below&0x11 == 0 {
-		return 0
-	}
+func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TrustPolicyExceptionKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.AppKey, src.AppKey)
 	} else if win.Below&(1<<0) != 0 && (m.AppKey != nil || src.AppKey != nil) {
@@ -736,66 +656,42 @@ func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fie
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CloudletKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CloudletKey) DiffFields(o *CloudletKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CloudletKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ClusterKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ClusterKey) DiffFields(o *ClusterKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ClusterKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of AppKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *AppKey) DiffFields(o *AppKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AppKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of AppInstKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *AppInstKey) DiffFields(o *AppInstKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AppInstKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of FlavorKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *FlavorKey) DiffFields(o *FlavorKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_FlavorKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TrustPolicyKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TrustPolicyKey) DiffFields(o *TrustPolicyKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TrustPolicyKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CloudletPoolKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CloudletPoolKey) DiffFields(o *CloudletPoolKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CloudletPoolKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TrustPolicyExceptionKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TrustPolicyExceptionKey) DiffFields(o *TrustPolicyExceptionKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TrustPolicyExceptionKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -803,8 +699,7 @@ func (m *TrustPolicyExceptionKey) DiffFields(o *TrustPolicyExceptionKey) *fieldm
 // ValidateEnums reports an enum field holding an undefined value: CloudletKey has none.
 func (m *CloudletKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CloudletKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CloudletKey lacks or a list action it refuses.
 func (*CloudletKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CloudletKey_fieldSchema.Check(fm)
 }
@@ -812,8 +707,7 @@ func (*CloudletKey) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ClusterKey has none.
 func (m *ClusterKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ClusterKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ClusterKey lacks or a list action it refuses.
 func (*ClusterKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ClusterKey_fieldSchema.Check(fm)
 }
@@ -821,8 +715,7 @@ func (*ClusterKey) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: AppKey has none.
 func (m *AppKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm AppKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm AppKey lacks or a list action it refuses.
 func (*AppKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AppKey_fieldSchema.Check(fm)
 }
@@ -830,8 +723,7 @@ func (*AppKey) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: AppInstKey has none.
 func (m *AppInstKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm AppInstKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm AppInstKey lacks or a list action it refuses.
 func (*AppInstKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AppInstKey_fieldSchema.Check(fm)
 }
@@ -839,8 +731,7 @@ func (*AppInstKey) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: FlavorKey has none.
 func (m *FlavorKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm FlavorKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm FlavorKey lacks or a list action it refuses.
 func (*FlavorKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _FlavorKey_fieldSchema.Check(fm)
 }
@@ -848,8 +739,7 @@ func (*FlavorKey) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TrustPolicyKey has none.
 func (m *TrustPolicyKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TrustPolicyKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TrustPolicyKey lacks or a list action it refuses.
 func (*TrustPolicyKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TrustPolicyKey_fieldSchema.Check(fm)
 }
@@ -857,8 +747,7 @@ func (*TrustPolicyKey) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: CloudletPoolKey has none.
 func (m *CloudletPoolKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CloudletPoolKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CloudletPoolKey lacks or a list action it refuses.
 func (*CloudletPoolKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CloudletPoolKey_fieldSchema.Check(fm)
 }
@@ -866,8 +755,7 @@ func (*CloudletPoolKey) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TrustPolicyExceptionKey has none.
 func (m *TrustPolicyExceptionKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TrustPolicyExceptionKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TrustPolicyExceptionKey lacks or a list action it refuses.
 func (*TrustPolicyExceptionKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TrustPolicyExceptionKey_fieldSchema.Check(fm)
 }

@@ -542,11 +542,8 @@ func (m *NodeResources) cloneTo(c *NodeResources) *NodeResources {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceQuota) Equal(o *ResourceQuota) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Value != o.Value ||
@@ -558,11 +555,8 @@ func (m *ResourceQuota) Equal(o *ResourceQuota) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResource) Equal(o *InfraResource) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Used != o.Used ||
@@ -578,11 +572,8 @@ func (m *InfraResource) Equal(o *InfraResource) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Info) != len(o.Info) {
 		return false
@@ -616,11 +607,8 @@ func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeInfo) Equal(o *NodeInfo) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		!maps.Equal(m.Allocatable, o.Allocatable) ||
@@ -633,11 +621,8 @@ func (m *NodeInfo) Equal(o *NodeInfo) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *IpAddr) Equal(o *IpAddr) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.ExternalIp != o.ExternalIp ||
 		m.InternalIp != o.InternalIp {
@@ -648,11 +633,8 @@ func (m *IpAddr) Equal(o *IpAddr) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ContainerInfo) Equal(o *ContainerInfo) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Type != o.Type ||
@@ -666,11 +648,8 @@ func (m *ContainerInfo) Equal(o *ContainerInfo) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VmInfo) Equal(o *VmInfo) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Type != o.Type ||
@@ -699,11 +678,8 @@ func (m *VmInfo) Equal(o *VmInfo) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResources) Equal(o *InfraResources) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Vms) != len(o.Vms) {
 		return false
@@ -718,11 +694,8 @@ func (m *InfraResources) Equal(o *InfraResources) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeResources) Equal(o *NodeResources) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Vcpus != o.Vcpus ||
 		m.RamMb != o.RamMb ||
@@ -734,26 +707,19 @@ func (m *NodeResources) Equal(o *NodeResources) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ResourceQuota or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResourceQuota) CopyInFields(src *ResourceQuota, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ResourceQuota_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ResourceQuota_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ResourceQuota) copyInAt(src *ResourceQuota, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *ResourceQuota) copyInAt(src *ResourceQuota, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ResourceQuota)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -766,26 +732,19 @@ func (m *ResourceQuota) copyInAt(src *ResourceQuota, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of InfraResource or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *InfraResource) CopyInFields(src *InfraResource, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_InfraResource_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_InfraResource_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *InfraResource) copyInAt(src *InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7f == 0 {
-		return 0
-	}
+func (m *InfraResource) copyInAt(src *InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(InfraResource)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -810,26 +769,19 @@ func (m *InfraResource) copyInAt(src *InfraResource, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of InfraResourcesSnapshot or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *InfraResourcesSnapshot) CopyInFields(src *InfraResourcesSnapshot, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_InfraResourcesSnapshot_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_InfraResourcesSnapshot_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x4901|win.Below&0x901 == 0 {
-		return 0
-	}
+func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(InfraResourcesSnapshot)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Info, src.Info)
 	}
@@ -846,26 +798,19 @@ func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NodeInfo or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NodeInfo) CopyInFields(src *NodeInfo, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NodeInfo_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NodeInfo_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0xe == 0 {
-		return 0
-	}
+func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NodeInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -881,26 +826,19 @@ func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of IpAddr or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *IpAddr) CopyInFields(src *IpAddr, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_IpAddr_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_IpAddr_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *IpAddr) copyInAt(src *IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *IpAddr) copyInAt(src *IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(IpAddr)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
 		m.ExternalIp, n = src.ExternalIp, n+1
 	}
@@ -910,26 +848,19 @@ func (m *IpAddr) copyInAt(src *IpAddr, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ContainerInfo or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ContainerInfo) CopyInFields(src *ContainerInfo, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ContainerInfo_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ContainerInfo_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ContainerInfo) copyInAt(src *ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f == 0 {
-		return 0
-	}
+func (m *ContainerInfo) copyInAt(src *ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ContainerInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -948,26 +879,19 @@ func (m *ContainerInfo) copyInAt(src *ContainerInfo, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of VmInfo or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *VmInfo) CopyInFields(src *VmInfo, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_VmInfo_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_VmInfo_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x9f|win.Below&0x90 == 0 {
-		return 0
-	}
+func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(VmInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -989,52 +913,38 @@ func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of InfraResources or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *InfraResources) CopyInFields(src *InfraResources, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_InfraResources_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_InfraResources_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *InfraResources) copyInAt(src *InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *InfraResources) copyInAt(src *InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(InfraResources)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Vms, src.Vms)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NodeResources or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NodeResources) CopyInFields(src *NodeResources, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NodeResources_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NodeResources_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f|win.Below&0x8 == 0 {
-		return 0
-	}
+func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NodeResources)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Vcpus != src.Vcpus {
 		m.Vcpus, n = src.Vcpus, n+1
 	}
@@ -1053,74 +963,47 @@ func (m *NodeResources) copyInAt(src *NodeResources, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ResourceQuota: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ResourceQuota) DiffFields(o *ResourceQuota) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ResourceQuota_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of InfraResource: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *InfraResource) DiffFields(o *InfraResource) *fieldmap.FieldMap {
 	return fieldmap.Diff(_InfraResource_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of InfraResourcesSnapshot: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *InfraResourcesSnapshot) DiffFields(o *InfraResourcesSnapshot) *fieldmap.FieldMap {
 	return fieldmap.Diff(_InfraResourcesSnapshot_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NodeInfo: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NodeInfo) DiffFields(o *NodeInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NodeInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of IpAddr: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *IpAddr) DiffFields(o *IpAddr) *fieldmap.FieldMap {
 	return fieldmap.Diff(_IpAddr_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ContainerInfo: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ContainerInfo) DiffFields(o *ContainerInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ContainerInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of VmInfo: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *VmInfo) DiffFields(o *VmInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_VmInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of InfraResources: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *InfraResources) DiffFields(o *InfraResources) *fieldmap.FieldMap {
 	return fieldmap.Diff(_InfraResources_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NodeResources: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NodeResources) DiffFields(o *NodeResources) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NodeResources_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -1128,8 +1011,7 @@ func (m *NodeResources) DiffFields(o *NodeResources) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: ResourceQuota has none.
 func (m *ResourceQuota) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ResourceQuota does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ResourceQuota lacks or a list action it refuses.
 func (*ResourceQuota) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResourceQuota_fieldSchema.Check(fm)
 }
@@ -1137,8 +1019,7 @@ func (*ResourceQuota) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: InfraResource has none.
 func (m *InfraResource) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm InfraResource does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm InfraResource lacks or a list action it refuses.
 func (*InfraResource) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _InfraResource_fieldSchema.Check(fm)
 }
@@ -1146,8 +1027,7 @@ func (*InfraResource) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: InfraResourcesSnapshot has none.
 func (m *InfraResourcesSnapshot) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm InfraResourcesSnapshot does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm InfraResourcesSnapshot lacks or a list action it refuses.
 func (*InfraResourcesSnapshot) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _InfraResourcesSnapshot_fieldSchema.Check(fm)
 }
@@ -1155,8 +1035,7 @@ func (*InfraResourcesSnapshot) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: NodeInfo has none.
 func (m *NodeInfo) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NodeInfo does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NodeInfo lacks or a list action it refuses.
 func (*NodeInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NodeInfo_fieldSchema.Check(fm)
 }
@@ -1164,8 +1043,7 @@ func (*NodeInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: IpAddr has none.
 func (m *IpAddr) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm IpAddr does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm IpAddr lacks or a list action it refuses.
 func (*IpAddr) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _IpAddr_fieldSchema.Check(fm)
 }
@@ -1173,8 +1051,7 @@ func (*IpAddr) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ContainerInfo has none.
 func (m *ContainerInfo) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ContainerInfo does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ContainerInfo lacks or a list action it refuses.
 func (*ContainerInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ContainerInfo_fieldSchema.Check(fm)
 }
@@ -1182,8 +1059,7 @@ func (*ContainerInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: VmInfo has none.
 func (m *VmInfo) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm VmInfo does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm VmInfo lacks or a list action it refuses.
 func (*VmInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _VmInfo_fieldSchema.Check(fm)
 }
@@ -1191,8 +1067,7 @@ func (*VmInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: InfraResources has none.
 func (m *InfraResources) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm InfraResources does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm InfraResources lacks or a list action it refuses.
 func (*InfraResources) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _InfraResources_fieldSchema.Check(fm)
 }
@@ -1200,8 +1075,7 @@ func (*InfraResources) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: NodeResources has none.
 func (m *NodeResources) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NodeResources does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NodeResources lacks or a list action it refuses.
 func (*NodeResources) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NodeResources_fieldSchema.Check(fm)
 }

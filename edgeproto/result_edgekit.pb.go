@@ -60,11 +60,8 @@ func (m *Result) cloneTo(c *Result) *Result {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Result) Equal(o *Result) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Message != o.Message ||
 		m.Code != o.Code {
@@ -73,26 +70,19 @@ func (m *Result) Equal(o *Result) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Result or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Result) CopyInFields(src *Result, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Result_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Result_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Result) copyInAt(src *Result, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Result) copyInAt(src *Result, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Result)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Message != src.Message {
 		m.Message, n = src.Message, n+1
 	}
@@ -102,10 +92,7 @@ func (m *Result) copyInAt(src *Result, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Result: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Result) DiffFields(o *Result) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Result_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -113,8 +100,7 @@ func (m *Result) DiffFields(o *Result) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Result has none.
 func (m *Result) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Result does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Result lacks or a list action it refuses.
 func (*Result) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Result_fieldSchema.Check(fm)
 }

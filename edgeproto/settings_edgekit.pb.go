@@ -98,11 +98,8 @@ func (m *Settings) cloneTo(c *Settings) *Settings {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Settings) Equal(o *Settings) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualDuration(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) ||
 		!fieldmap.EqualDuration(m.UpdateClusterInstTimeout, o.UpdateClusterInstTimeout) ||
@@ -123,26 +120,19 @@ func (m *Settings) Equal(o *Settings) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Settings or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Settings) CopyInFields(src *Settings, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Settings_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Settings_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3fff == 0 {
-		return 0
-	}
+func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Settings)
 	}
-	n := 0
 	for x := win.Cover & 0x3fff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -214,10 +204,7 @@ func (m *Settings) copyInAt(src *Settings, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Settings: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Settings) DiffFields(o *Settings) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Settings_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -225,8 +212,7 @@ func (m *Settings) DiffFields(o *Settings) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Settings has none.
 func (m *Settings) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Settings does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Settings lacks or a list action it refuses.
 func (*Settings) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Settings_fieldSchema.Check(fm)
 }

@@ -301,11 +301,8 @@ func (m *ShowSettingsResponse) cloneTo(c *ShowSettingsResponse) *ShowSettingsRes
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateSettingsRequest) Equal(o *UpdateSettingsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Settings.Equal(o.Settings) ||
 		!slices.Equal(m.Fields, o.Fields) {
@@ -316,11 +313,8 @@ func (m *UpdateSettingsRequest) Equal(o *UpdateSettingsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateSettingsResponse) Equal(o *UpdateSettingsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Settings.Equal(o.Settings) {
 		return false
@@ -330,22 +324,16 @@ func (m *UpdateSettingsResponse) Equal(o *UpdateSettingsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResetSettingsRequest) Equal(o *ResetSettingsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResetSettingsResponse) Equal(o *ResetSettingsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Settings.Equal(o.Settings) {
 		return false
@@ -355,22 +343,16 @@ func (m *ResetSettingsResponse) Equal(o *ResetSettingsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowSettingsRequest) Equal(o *ShowSettingsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowSettingsResponse) Equal(o *ShowSettingsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Settings.Equal(o.Settings) {
 		return false
@@ -378,26 +360,19 @@ func (m *ShowSettingsResponse) Equal(o *ShowSettingsResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateSettingsRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateSettingsRequest) CopyInFields(src *UpdateSettingsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateSettingsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateSettingsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x8001|win.Below&0x8001 == 0 {
-		return 0
-	}
+func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateSettingsRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
@@ -410,26 +385,19 @@ func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateSettingsResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateSettingsResponse) CopyInFields(src *UpdateSettingsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateSettingsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateSettingsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateSettingsResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
@@ -439,42 +407,32 @@ func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ResetSettingsRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResetSettingsRequest) CopyInFields(src *ResetSettingsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ResetSettingsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ResetSettingsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ResetSettingsRequest) copyInAt(src *ResetSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ResetSettingsResponse or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *ResetSettingsRequest) copyInAt(src *ResetSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResetSettingsResponse) CopyInFields(src *ResetSettingsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ResetSettingsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ResetSettingsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ResetSettingsResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
@@ -484,42 +442,32 @@ func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowSettingsRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowSettingsRequest) CopyInFields(src *ShowSettingsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowSettingsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowSettingsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowSettingsRequest) copyInAt(src *ShowSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowSettingsResponse or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *ShowSettingsRequest) copyInAt(src *ShowSettingsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowSettingsResponse) CopyInFields(src *ShowSettingsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowSettingsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowSettingsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowSettingsResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
@@ -529,50 +477,32 @@ func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateSettingsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateSettingsRequest) DiffFields(o *UpdateSettingsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateSettingsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateSettingsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateSettingsResponse) DiffFields(o *UpdateSettingsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateSettingsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ResetSettingsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ResetSettingsRequest) DiffFields(o *ResetSettingsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ResetSettingsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ResetSettingsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ResetSettingsResponse) DiffFields(o *ResetSettingsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ResetSettingsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowSettingsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowSettingsRequest) DiffFields(o *ShowSettingsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowSettingsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowSettingsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowSettingsResponse) DiffFields(o *ShowSettingsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowSettingsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -580,8 +510,7 @@ func (m *ShowSettingsResponse) DiffFields(o *ShowSettingsResponse) *fieldmap.Fie
 // ValidateEnums reports an enum field holding an undefined value: UpdateSettingsRequest has none.
 func (m *UpdateSettingsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateSettingsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateSettingsRequest lacks or a list action it refuses.
 func (*UpdateSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateSettingsRequest_fieldSchema.Check(fm)
 }
@@ -589,8 +518,7 @@ func (*UpdateSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: UpdateSettingsResponse has none.
 func (m *UpdateSettingsResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateSettingsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateSettingsResponse lacks or a list action it refuses.
 func (*UpdateSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateSettingsResponse_fieldSchema.Check(fm)
 }
@@ -598,8 +526,7 @@ func (*UpdateSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ResetSettingsRequest has none.
 func (m *ResetSettingsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ResetSettingsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ResetSettingsRequest lacks or a list action it refuses.
 func (*ResetSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResetSettingsRequest_fieldSchema.Check(fm)
 }
@@ -607,8 +534,7 @@ func (*ResetSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ResetSettingsResponse has none.
 func (m *ResetSettingsResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ResetSettingsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ResetSettingsResponse lacks or a list action it refuses.
 func (*ResetSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResetSettingsResponse_fieldSchema.Check(fm)
 }
@@ -616,8 +542,7 @@ func (*ResetSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ShowSettingsRequest has none.
 func (m *ShowSettingsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowSettingsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowSettingsRequest lacks or a list action it refuses.
 func (*ShowSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowSettingsRequest_fieldSchema.Check(fm)
 }
@@ -625,8 +550,7 @@ func (*ShowSettingsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ShowSettingsResponse has none.
 func (m *ShowSettingsResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowSettingsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowSettingsResponse lacks or a list action it refuses.
 func (*ShowSettingsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowSettingsResponse_fieldSchema.Check(fm)
 }

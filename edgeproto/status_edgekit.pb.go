@@ -72,11 +72,8 @@ func (m *StatusInfo) cloneTo(c *StatusInfo) *StatusInfo {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *StatusInfo) Equal(o *StatusInfo) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.TaskNumber != o.TaskNumber ||
 		m.MaxTasks != o.MaxTasks ||
@@ -89,26 +86,19 @@ func (m *StatusInfo) Equal(o *StatusInfo) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of StatusInfo or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *StatusInfo) CopyInFields(src *StatusInfo, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_StatusInfo_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_StatusInfo_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *StatusInfo) copyInAt(src *StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3f|win.Below&0x20 == 0 {
-		return 0
-	}
+func (m *StatusInfo) copyInAt(src *StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(StatusInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
 		m.TaskNumber, n = src.TaskNumber, n+1
 	}
@@ -130,10 +120,7 @@ func (m *StatusInfo) copyInAt(src *StatusInfo, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of StatusInfo: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *StatusInfo) DiffFields(o *StatusInfo) *fieldmap.FieldMap {
 	return fieldmap.Diff(_StatusInfo_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -141,8 +128,7 @@ func (m *StatusInfo) DiffFields(o *StatusInfo) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: StatusInfo has none.
 func (m *StatusInfo) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm StatusInfo does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm StatusInfo lacks or a list action it refuses.
 func (*StatusInfo) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _StatusInfo_fieldSchema.Check(fm)
 }

@@ -275,11 +275,8 @@ func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) *TrustPolicyExce
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SecurityRule) Equal(o *SecurityRule) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Protocol != o.Protocol ||
 		m.PortRangeMin != o.PortRangeMin ||
@@ -292,11 +289,8 @@ func (m *SecurityRule) Equal(o *SecurityRule) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicy) Equal(o *TrustPolicy) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
@@ -314,11 +308,8 @@ func (m *TrustPolicy) Equal(o *TrustPolicy) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyExceptionInstance) Equal(o *TrustPolicyExceptionInstance) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.AppInstKey.Equal(o.AppInstKey) ||
 		!m.CloudletKey.Equal(o.CloudletKey) ||
@@ -331,11 +322,8 @@ func (m *TrustPolicyExceptionInstance) Equal(o *TrustPolicyExceptionInstance) bo
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.State != o.State {
@@ -360,26 +348,19 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of SecurityRule or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SecurityRule) CopyInFields(src *SecurityRule, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_SecurityRule_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_SecurityRule_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *SecurityRule) copyInAt(src *SecurityRule, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf == 0 {
-		return 0
-	}
+func (m *SecurityRule) copyInAt(src *SecurityRule, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(SecurityRule)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
 		m.Protocol, n = src.Protocol, n+1
 	}
@@ -395,26 +376,19 @@ func (m *SecurityRule) copyInAt(src *SecurityRule, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TrustPolicy or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TrustPolicy) CopyInFields(src *TrustPolicy, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TrustPolicy_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TrustPolicy_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x9|win.Below&0x9 == 0 {
-		return 0
-	}
+func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TrustPolicy)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -427,26 +401,19 @@ func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TrustPolicyExceptionInstance or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TrustPolicyExceptionInstance) CopyInFields(src *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TrustPolicyExceptionInstance_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TrustPolicyExceptionInstance_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xc9|win.Below&0x89 == 0 {
-		return 0
-	}
+func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TrustPolicyExceptionInstance)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.AppInstKey, src.AppInstKey)
 	} else if win.Below&(1<<0) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
@@ -468,26 +435,19 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TrustPolicyException or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TrustPolicyException_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TrustPolicyException_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x8601|win.Below&0x8401 == 0 {
-		return 0
-	}
+func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TrustPolicyException)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -506,34 +466,22 @@ func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of SecurityRule: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *SecurityRule) DiffFields(o *SecurityRule) *fieldmap.FieldMap {
 	return fieldmap.Diff(_SecurityRule_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TrustPolicy: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TrustPolicy) DiffFields(o *TrustPolicy) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TrustPolicy_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TrustPolicyExceptionInstance: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TrustPolicyExceptionInstance) DiffFields(o *TrustPolicyExceptionInstance) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TrustPolicyExceptionInstance_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TrustPolicyException: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TrustPolicyException) DiffFields(o *TrustPolicyException) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TrustPolicyException_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -541,8 +489,7 @@ func (m *TrustPolicyException) DiffFields(o *TrustPolicyException) *fieldmap.Fie
 // ValidateEnums reports an enum field holding an undefined value: SecurityRule has none.
 func (m *SecurityRule) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm SecurityRule does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm SecurityRule lacks or a list action it refuses.
 func (*SecurityRule) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SecurityRule_fieldSchema.Check(fm)
 }
@@ -550,8 +497,7 @@ func (*SecurityRule) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TrustPolicy has none.
 func (m *TrustPolicy) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TrustPolicy does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TrustPolicy lacks or a list action it refuses.
 func (*TrustPolicy) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TrustPolicy_fieldSchema.Check(fm)
 }
@@ -568,8 +514,7 @@ func (m *TrustPolicyExceptionInstance) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TrustPolicyExceptionInstance does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TrustPolicyExceptionInstance lacks or a list action it refuses.
 func (*TrustPolicyExceptionInstance) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TrustPolicyExceptionInstance_fieldSchema.Check(fm)
 }
@@ -591,8 +536,7 @@ func (m *TrustPolicyException) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TrustPolicyException does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TrustPolicyException lacks or a list action it refuses.
 func (*TrustPolicyException) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TrustPolicyException_fieldSchema.Check(fm)
 }

@@ -493,11 +493,8 @@ func (m *ShowTrustPolicyExceptionsResponse) cloneTo(c *ShowTrustPolicyExceptions
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyExceptionRequest) Equal(o *CreateTrustPolicyExceptionRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
@@ -507,11 +504,8 @@ func (m *CreateTrustPolicyExceptionRequest) Equal(o *CreateTrustPolicyExceptionR
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyExceptionResponse) Equal(o *CreateTrustPolicyExceptionResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
@@ -521,11 +515,8 @@ func (m *CreateTrustPolicyExceptionResponse) Equal(o *CreateTrustPolicyException
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyExceptionRequest) Equal(o *UpdateTrustPolicyExceptionRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) ||
 		!slices.Equal(m.Fields, o.Fields) {
@@ -536,11 +527,8 @@ func (m *UpdateTrustPolicyExceptionRequest) Equal(o *UpdateTrustPolicyExceptionR
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyExceptionResponse) Equal(o *UpdateTrustPolicyExceptionResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
@@ -550,11 +538,8 @@ func (m *UpdateTrustPolicyExceptionResponse) Equal(o *UpdateTrustPolicyException
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyExceptionRequest) Equal(o *DeleteTrustPolicyExceptionRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
@@ -564,22 +549,16 @@ func (m *DeleteTrustPolicyExceptionRequest) Equal(o *DeleteTrustPolicyExceptionR
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyExceptionResponse) Equal(o *DeleteTrustPolicyExceptionResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPolicyExceptionsRequest) Equal(o *ShowTrustPolicyExceptionsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -589,11 +568,8 @@ func (m *ShowTrustPolicyExceptionsRequest) Equal(o *ShowTrustPolicyExceptionsReq
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPolicyExceptionsResponse) Equal(o *ShowTrustPolicyExceptionsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
 		return false
@@ -601,26 +577,19 @@ func (m *ShowTrustPolicyExceptionsResponse) Equal(o *ShowTrustPolicyExceptionsRe
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateTrustPolicyExceptionRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateTrustPolicyExceptionRequest) CopyInFields(src *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateTrustPolicyExceptionRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateTrustPolicyExceptionRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateTrustPolicyExceptionRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
@@ -630,26 +599,19 @@ func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExcep
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateTrustPolicyExceptionResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateTrustPolicyExceptionResponse) CopyInFields(src *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateTrustPolicyExceptionResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateTrustPolicyExceptionResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateTrustPolicyExceptionResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
@@ -659,26 +621,19 @@ func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExce
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateTrustPolicyExceptionRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateTrustPolicyExceptionRequest) CopyInFields(src *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateTrustPolicyExceptionRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateTrustPolicyExceptionRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x2000001|win.Below&0x2000001 == 0 {
-		return 0
-	}
+func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateTrustPolicyExceptionRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
@@ -691,26 +646,19 @@ func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExcep
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateTrustPolicyExceptionResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateTrustPolicyExceptionResponse) CopyInFields(src *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateTrustPolicyExceptionResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateTrustPolicyExceptionResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateTrustPolicyExceptionResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
@@ -720,26 +668,19 @@ func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExce
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteTrustPolicyExceptionRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteTrustPolicyExceptionRequest) CopyInFields(src *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteTrustPolicyExceptionRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteTrustPolicyExceptionRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(DeleteTrustPolicyExceptionRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -749,42 +690,32 @@ func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExcep
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteTrustPolicyExceptionResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteTrustPolicyExceptionResponse) CopyInFields(src *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteTrustPolicyExceptionResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteTrustPolicyExceptionResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteTrustPolicyExceptionResponse) copyInAt(src *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowTrustPolicyExceptionsRequest or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *DeleteTrustPolicyExceptionResponse) copyInAt(src *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowTrustPolicyExceptionsRequest) CopyInFields(src *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowTrustPolicyExceptionsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowTrustPolicyExceptionsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowTrustPolicyExceptionsRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -794,26 +725,19 @@ func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptio
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowTrustPolicyExceptionsResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowTrustPolicyExceptionsResponse) CopyInFields(src *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowTrustPolicyExceptionsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowTrustPolicyExceptionsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowTrustPolicyExceptionsResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
@@ -823,66 +747,42 @@ func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExcepti
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateTrustPolicyExceptionRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateTrustPolicyExceptionRequest) DiffFields(o *CreateTrustPolicyExceptionRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateTrustPolicyExceptionRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateTrustPolicyExceptionResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateTrustPolicyExceptionResponse) DiffFields(o *CreateTrustPolicyExceptionResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateTrustPolicyExceptionResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateTrustPolicyExceptionRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateTrustPolicyExceptionRequest) DiffFields(o *UpdateTrustPolicyExceptionRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateTrustPolicyExceptionRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateTrustPolicyExceptionResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateTrustPolicyExceptionResponse) DiffFields(o *UpdateTrustPolicyExceptionResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateTrustPolicyExceptionResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteTrustPolicyExceptionRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteTrustPolicyExceptionRequest) DiffFields(o *DeleteTrustPolicyExceptionRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteTrustPolicyExceptionRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteTrustPolicyExceptionResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteTrustPolicyExceptionResponse) DiffFields(o *DeleteTrustPolicyExceptionResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteTrustPolicyExceptionResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowTrustPolicyExceptionsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowTrustPolicyExceptionsRequest) DiffFields(o *ShowTrustPolicyExceptionsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowTrustPolicyExceptionsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowTrustPolicyExceptionsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowTrustPolicyExceptionsResponse) DiffFields(o *ShowTrustPolicyExceptionsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowTrustPolicyExceptionsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -899,8 +799,7 @@ func (m *CreateTrustPolicyExceptionRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateTrustPolicyExceptionRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateTrustPolicyExceptionRequest lacks or a list action it refuses.
 func (*CreateTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateTrustPolicyExceptionRequest_fieldSchema.Check(fm)
 }
@@ -917,8 +816,7 @@ func (m *CreateTrustPolicyExceptionResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateTrustPolicyExceptionResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateTrustPolicyExceptionResponse lacks or a list action it refuses.
 func (*CreateTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateTrustPolicyExceptionResponse_fieldSchema.Check(fm)
 }
@@ -935,8 +833,7 @@ func (m *UpdateTrustPolicyExceptionRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateTrustPolicyExceptionRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateTrustPolicyExceptionRequest lacks or a list action it refuses.
 func (*UpdateTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateTrustPolicyExceptionRequest_fieldSchema.Check(fm)
 }
@@ -953,8 +850,7 @@ func (m *UpdateTrustPolicyExceptionResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateTrustPolicyExceptionResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateTrustPolicyExceptionResponse lacks or a list action it refuses.
 func (*UpdateTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateTrustPolicyExceptionResponse_fieldSchema.Check(fm)
 }
@@ -962,8 +858,7 @@ func (*UpdateTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap)
 // ValidateEnums reports an enum field holding an undefined value: DeleteTrustPolicyExceptionRequest has none.
 func (m *DeleteTrustPolicyExceptionRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteTrustPolicyExceptionRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteTrustPolicyExceptionRequest lacks or a list action it refuses.
 func (*DeleteTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteTrustPolicyExceptionRequest_fieldSchema.Check(fm)
 }
@@ -971,8 +866,7 @@ func (*DeleteTrustPolicyExceptionRequest) ValidateFields(fm *fieldmap.FieldMap) 
 // ValidateEnums reports an enum field holding an undefined value: DeleteTrustPolicyExceptionResponse has none.
 func (m *DeleteTrustPolicyExceptionResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteTrustPolicyExceptionResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteTrustPolicyExceptionResponse lacks or a list action it refuses.
 func (*DeleteTrustPolicyExceptionResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteTrustPolicyExceptionResponse_fieldSchema.Check(fm)
 }
@@ -989,8 +883,7 @@ func (m *ShowTrustPolicyExceptionsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowTrustPolicyExceptionsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowTrustPolicyExceptionsRequest lacks or a list action it refuses.
 func (*ShowTrustPolicyExceptionsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowTrustPolicyExceptionsRequest_fieldSchema.Check(fm)
 }
@@ -1007,8 +900,7 @@ func (m *ShowTrustPolicyExceptionsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowTrustPolicyExceptionsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowTrustPolicyExceptionsResponse lacks or a list action it refuses.
 func (*ShowTrustPolicyExceptionsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowTrustPolicyExceptionsResponse_fieldSchema.Check(fm)
 }

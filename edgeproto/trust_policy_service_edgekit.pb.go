@@ -391,11 +391,8 @@ func (m *ShowTrustPoliciesResponse) cloneTo(c *ShowTrustPoliciesResponse) *ShowT
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyRequest) Equal(o *CreateTrustPolicyRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
 		return false
@@ -405,11 +402,8 @@ func (m *CreateTrustPolicyRequest) Equal(o *CreateTrustPolicyRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyResponse) Equal(o *CreateTrustPolicyResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
 		return false
@@ -419,11 +413,8 @@ func (m *CreateTrustPolicyResponse) Equal(o *CreateTrustPolicyResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyRequest) Equal(o *UpdateTrustPolicyRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.TrustPolicy.Equal(o.TrustPolicy) ||
 		!slices.Equal(m.Fields, o.Fields) {
@@ -434,11 +425,8 @@ func (m *UpdateTrustPolicyRequest) Equal(o *UpdateTrustPolicyRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyResponse) Equal(o *UpdateTrustPolicyResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
 		return false
@@ -448,11 +436,8 @@ func (m *UpdateTrustPolicyResponse) Equal(o *UpdateTrustPolicyResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyRequest) Equal(o *DeleteTrustPolicyRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
@@ -462,22 +447,16 @@ func (m *DeleteTrustPolicyRequest) Equal(o *DeleteTrustPolicyRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyResponse) Equal(o *DeleteTrustPolicyResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPoliciesRequest) Equal(o *ShowTrustPoliciesRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
 		return false
@@ -487,11 +466,8 @@ func (m *ShowTrustPoliciesRequest) Equal(o *ShowTrustPoliciesRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPoliciesResponse) Equal(o *ShowTrustPoliciesResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
 		return false
@@ -499,26 +475,19 @@ func (m *ShowTrustPoliciesResponse) Equal(o *ShowTrustPoliciesResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateTrustPolicyRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateTrustPolicyRequest) CopyInFields(src *CreateTrustPolicyRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateTrustPolicyRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateTrustPolicyRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateTrustPolicyRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
@@ -528,26 +497,19 @@ func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateTrustPolicyResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateTrustPolicyResponse) CopyInFields(src *CreateTrustPolicyResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateTrustPolicyResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateTrustPolicyResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateTrustPolicyResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
@@ -557,26 +519,19 @@ func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateTrustPolicyRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateTrustPolicyRequest) CopyInFields(src *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateTrustPolicyRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateTrustPolicyRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x201|win.Below&0x201 == 0 {
-		return 0
-	}
+func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateTrustPolicyRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
@@ -589,26 +544,19 @@ func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of UpdateTrustPolicyResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateTrustPolicyResponse) CopyInFields(src *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_UpdateTrustPolicyResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_UpdateTrustPolicyResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(UpdateTrustPolicyResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
@@ -618,26 +566,19 @@ func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteTrustPolicyRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteTrustPolicyRequest) CopyInFields(src *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteTrustPolicyRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteTrustPolicyRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(DeleteTrustPolicyRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -647,42 +588,32 @@ func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteTrustPolicyResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteTrustPolicyResponse) CopyInFields(src *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteTrustPolicyResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteTrustPolicyResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteTrustPolicyResponse) copyInAt(src *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowTrustPoliciesRequest or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *DeleteTrustPolicyResponse) copyInAt(src *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowTrustPoliciesRequest) CopyInFields(src *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowTrustPoliciesRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowTrustPoliciesRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowTrustPoliciesRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
@@ -692,26 +623,19 @@ func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ShowTrustPoliciesResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowTrustPoliciesResponse) CopyInFields(src *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ShowTrustPoliciesResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ShowTrustPoliciesResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ShowTrustPoliciesResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
@@ -721,66 +645,42 @@ func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm 
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateTrustPolicyRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateTrustPolicyRequest) DiffFields(o *CreateTrustPolicyRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateTrustPolicyRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateTrustPolicyResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateTrustPolicyResponse) DiffFields(o *CreateTrustPolicyResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateTrustPolicyResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateTrustPolicyRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateTrustPolicyRequest) DiffFields(o *UpdateTrustPolicyRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateTrustPolicyRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of UpdateTrustPolicyResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *UpdateTrustPolicyResponse) DiffFields(o *UpdateTrustPolicyResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_UpdateTrustPolicyResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteTrustPolicyRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteTrustPolicyRequest) DiffFields(o *DeleteTrustPolicyRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteTrustPolicyRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteTrustPolicyResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteTrustPolicyResponse) DiffFields(o *DeleteTrustPolicyResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteTrustPolicyResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowTrustPoliciesRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowTrustPoliciesRequest) DiffFields(o *ShowTrustPoliciesRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowTrustPoliciesRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ShowTrustPoliciesResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowTrustPoliciesResponse) DiffFields(o *ShowTrustPoliciesResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowTrustPoliciesResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -788,8 +688,7 @@ func (m *ShowTrustPoliciesResponse) DiffFields(o *ShowTrustPoliciesResponse) *fi
 // ValidateEnums reports an enum field holding an undefined value: CreateTrustPolicyRequest has none.
 func (m *CreateTrustPolicyRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateTrustPolicyRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateTrustPolicyRequest lacks or a list action it refuses.
 func (*CreateTrustPolicyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateTrustPolicyRequest_fieldSchema.Check(fm)
 }
@@ -797,8 +696,7 @@ func (*CreateTrustPolicyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: CreateTrustPolicyResponse has none.
 func (m *CreateTrustPolicyResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateTrustPolicyResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateTrustPolicyResponse lacks or a list action it refuses.
 func (*CreateTrustPolicyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateTrustPolicyResponse_fieldSchema.Check(fm)
 }
@@ -806,8 +704,7 @@ func (*CreateTrustPolicyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: UpdateTrustPolicyRequest has none.
 func (m *UpdateTrustPolicyRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateTrustPolicyRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateTrustPolicyRequest lacks or a list action it refuses.
 func (*UpdateTrustPolicyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateTrustPolicyRequest_fieldSchema.Check(fm)
 }
@@ -815,8 +712,7 @@ func (*UpdateTrustPolicyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: UpdateTrustPolicyResponse has none.
 func (m *UpdateTrustPolicyResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm UpdateTrustPolicyResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm UpdateTrustPolicyResponse lacks or a list action it refuses.
 func (*UpdateTrustPolicyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _UpdateTrustPolicyResponse_fieldSchema.Check(fm)
 }
@@ -824,8 +720,7 @@ func (*UpdateTrustPolicyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: DeleteTrustPolicyRequest has none.
 func (m *DeleteTrustPolicyRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteTrustPolicyRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteTrustPolicyRequest lacks or a list action it refuses.
 func (*DeleteTrustPolicyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteTrustPolicyRequest_fieldSchema.Check(fm)
 }
@@ -833,8 +728,7 @@ func (*DeleteTrustPolicyRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: DeleteTrustPolicyResponse has none.
 func (m *DeleteTrustPolicyResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteTrustPolicyResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteTrustPolicyResponse lacks or a list action it refuses.
 func (*DeleteTrustPolicyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteTrustPolicyResponse_fieldSchema.Check(fm)
 }
@@ -842,8 +736,7 @@ func (*DeleteTrustPolicyResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ShowTrustPoliciesRequest has none.
 func (m *ShowTrustPoliciesRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowTrustPoliciesRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowTrustPoliciesRequest lacks or a list action it refuses.
 func (*ShowTrustPoliciesRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowTrustPoliciesRequest_fieldSchema.Check(fm)
 }
@@ -851,8 +744,7 @@ func (*ShowTrustPoliciesRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ShowTrustPoliciesResponse has none.
 func (m *ShowTrustPoliciesResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ShowTrustPoliciesResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ShowTrustPoliciesResponse lacks or a list action it refuses.
 func (*ShowTrustPoliciesResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowTrustPoliciesResponse_fieldSchema.Check(fm)
 }

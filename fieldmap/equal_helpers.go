@@ -299,3 +299,17 @@ func EqualBytesValue(a, b *wrapperspb.BytesValue) bool {
 	}
 	return bytes.Equal(a.Value, b.Value) && equalUnknownOf(a, b)
 }
+
+// EqualPointers decides Equal for messages a and b when their pointers
+// do: both nil or the same message (equal), one nil (not equal). Generated
+// Equal methods start with it; done is false when the fields decide.
+func EqualPointers[P comparable](a, b P) (eq, done bool) {
+	var none P
+	switch {
+	case a == b:
+		return true, true
+	case a == none || b == none:
+		return false, true
+	}
+	return false, false
+}

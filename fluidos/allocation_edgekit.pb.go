@@ -115,11 +115,8 @@ func (m *Allocation) cloneTo(c *Allocation) *Allocation {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AllocationStatus) Equal(o *AllocationStatus) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.State != o.State ||
 		m.Message != o.Message ||
@@ -131,11 +128,8 @@ func (m *AllocationStatus) Equal(o *AllocationStatus) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Allocation) Equal(o *Allocation) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id ||
 		m.ContractId != o.ContractId ||
@@ -146,26 +140,19 @@ func (m *Allocation) Equal(o *Allocation) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of AllocationStatus or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AllocationStatus) CopyInFields(src *AllocationStatus, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_AllocationStatus_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_AllocationStatus_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(AllocationStatus)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.State != src.State {
 		m.State, n = src.State, n+1
 	}
@@ -179,26 +166,19 @@ func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Allocation or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Allocation) CopyInFields(src *Allocation, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Allocation_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Allocation_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0x8 == 0 {
-		return 0
-	}
+func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Allocation)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
@@ -217,18 +197,12 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of AllocationStatus: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *AllocationStatus) DiffFields(o *AllocationStatus) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AllocationStatus_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Allocation: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Allocation) DiffFields(o *Allocation) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Allocation_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -245,8 +219,7 @@ func (m *AllocationStatus) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm AllocationStatus does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm AllocationStatus lacks or a list action it refuses.
 func (*AllocationStatus) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AllocationStatus_fieldSchema.Check(fm)
 }
@@ -263,8 +236,7 @@ func (m *Allocation) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Allocation does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Allocation lacks or a list action it refuses.
 func (*Allocation) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Allocation_fieldSchema.Check(fm)
 }

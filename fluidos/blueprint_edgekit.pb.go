@@ -306,11 +306,8 @@ type _ServiceBlueprint_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigParameter) Equal(o *ConfigParameter) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Type != o.Type ||
@@ -327,11 +324,8 @@ func (m *ConfigParameter) Equal(o *ConfigParameter) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigurationSchema) Equal(o *ConfigurationSchema) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Parameters) != len(o.Parameters) {
 		return false
@@ -346,11 +340,8 @@ func (m *ConfigurationSchema) Equal(o *ConfigurationSchema) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceTemplate) Equal(o *ServiceTemplate) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Body != o.Body {
@@ -361,11 +352,8 @@ func (m *ServiceTemplate) Equal(o *ServiceTemplate) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id ||
 		m.Name != o.Name ||
@@ -393,15 +381,12 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ConfigParameter or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ConfigParameter) CopyInFields(src *ConfigParameter, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ConfigParameter_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ConfigParameter_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _ConfigParameter_ptrs holds the explicit-presence scalars CopyInFields sets in a ConfigParameter.
@@ -411,14 +396,10 @@ type _ConfigParameter_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xff == 0 {
-		return 0
-	}
+func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ConfigParameter)
 	}
-	n := 0
 	var pb *_ConfigParameter_ptrs
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
@@ -465,52 +446,38 @@ func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ConfigurationSchema or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ConfigurationSchema) CopyInFields(src *ConfigurationSchema, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ConfigurationSchema_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ConfigurationSchema_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ConfigurationSchema) copyInAt(src *ConfigurationSchema, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ConfigurationSchema) copyInAt(src *ConfigurationSchema, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ConfigurationSchema)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Parameters, src.Parameters)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ServiceTemplate or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ServiceTemplate) CopyInFields(src *ServiceTemplate, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ServiceTemplate_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ServiceTemplate_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ServiceTemplate)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -520,26 +487,19 @@ func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ServiceBlueprint or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ServiceBlueprint_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ServiceBlueprint_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3808027f|win.Below&0x20080270 == 0 {
-		return 0
-	}
+func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ServiceBlueprint)
 	}
-	n := 0
 	for x := win.Cover&0x3808027f | win.Below&0x20080270; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -589,34 +549,22 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ConfigParameter: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ConfigParameter) DiffFields(o *ConfigParameter) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ConfigParameter_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ConfigurationSchema: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ConfigurationSchema) DiffFields(o *ConfigurationSchema) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ConfigurationSchema_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ServiceTemplate: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ServiceTemplate) DiffFields(o *ServiceTemplate) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ServiceTemplate_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ServiceBlueprint: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ServiceBlueprint) DiffFields(o *ServiceBlueprint) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ServiceBlueprint_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -633,8 +581,7 @@ func (m *ConfigParameter) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ConfigParameter does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ConfigParameter lacks or a list action it refuses.
 func (*ConfigParameter) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ConfigParameter_fieldSchema.Check(fm)
 }
@@ -653,8 +600,7 @@ func (m *ConfigurationSchema) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ConfigurationSchema does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ConfigurationSchema lacks or a list action it refuses.
 func (*ConfigurationSchema) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ConfigurationSchema_fieldSchema.Check(fm)
 }
@@ -662,8 +608,7 @@ func (*ConfigurationSchema) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ServiceTemplate has none.
 func (m *ServiceTemplate) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ServiceTemplate does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ServiceTemplate lacks or a list action it refuses.
 func (*ServiceTemplate) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ServiceTemplate_fieldSchema.Check(fm)
 }
@@ -685,8 +630,7 @@ func (m *ServiceBlueprint) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ServiceBlueprint does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ServiceBlueprint lacks or a list action it refuses.
 func (*ServiceBlueprint) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ServiceBlueprint_fieldSchema.Check(fm)
 }

@@ -400,11 +400,8 @@ func (m *NetworkAuthorization) cloneTo(c *NetworkAuthorization) *NetworkAuthoriz
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeIdentity) Equal(o *NodeIdentity) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Domain != o.Domain ||
 		m.NodeId != o.NodeId ||
@@ -418,11 +415,8 @@ func (m *NodeIdentity) Equal(o *NodeIdentity) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeAdditionalInformation) Equal(o *NodeAdditionalInformation) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.LiqoId != o.LiqoId ||
 		m.Kubeconfig != o.Kubeconfig {
@@ -433,11 +427,8 @@ func (m *NodeAdditionalInformation) Equal(o *NodeAdditionalInformation) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TelemetryEndpoint) Equal(o *TelemetryEndpoint) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Endpoint != o.Endpoint ||
 		!slices.Equal(m.Intents, o.Intents) {
@@ -448,11 +439,8 @@ func (m *TelemetryEndpoint) Equal(o *TelemetryEndpoint) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Price) Equal(o *Price) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Amount != o.Amount ||
 		m.Currency != o.Currency ||
@@ -464,11 +452,8 @@ func (m *Price) Equal(o *Price) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
 		!fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) ||
@@ -482,11 +467,8 @@ func (m *Location) Equal(o *Location) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GPU) Equal(o *GPU) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Model != o.Model ||
 		m.Cores != o.Cores ||
@@ -498,11 +480,8 @@ func (m *GPU) Equal(o *GPU) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PortRange) Equal(o *PortRange) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Protocol != o.Protocol ||
 		m.Min != o.Min ||
@@ -514,11 +493,8 @@ func (m *PortRange) Equal(o *PortRange) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Action != o.Action ||
 		m.Cidr != o.Cidr {
@@ -535,26 +511,19 @@ func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NodeIdentity or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NodeIdentity) CopyInFields(src *NodeIdentity, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NodeIdentity_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NodeIdentity_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f|win.Below&0x10 == 0 {
-		return 0
-	}
+func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NodeIdentity)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Domain != src.Domain {
 		m.Domain, n = src.Domain, n+1
 	}
@@ -577,14 +546,10 @@ func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NodeAdditionalInformation) copyInAt(src *NodeAdditionalInformation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *NodeAdditionalInformation) copyInAt(src *NodeAdditionalInformation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NodeAdditionalInformation)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.LiqoId != src.LiqoId {
 		m.LiqoId, n = src.LiqoId, n+1
 	}
@@ -594,37 +559,27 @@ func (m *NodeAdditionalInformation) copyInAt(src *NodeAdditionalInformation, fm 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NodeAdditionalInformation or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NodeAdditionalInformation) CopyInFields(src *NodeAdditionalInformation, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NodeAdditionalInformation_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NodeAdditionalInformation_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TelemetryEndpoint or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TelemetryEndpoint) CopyInFields(src *TelemetryEndpoint, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TelemetryEndpoint_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TelemetryEndpoint_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TelemetryEndpoint) copyInAt(src *TelemetryEndpoint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *TelemetryEndpoint) copyInAt(src *TelemetryEndpoint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TelemetryEndpoint)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Endpoint != src.Endpoint {
 		m.Endpoint, n = src.Endpoint, n+1
 	}
@@ -634,26 +589,19 @@ func (m *TelemetryEndpoint) copyInAt(src *TelemetryEndpoint, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Price or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Price) CopyInFields(src *Price, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Price_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Price_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Price) copyInAt(src *Price, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *Price) copyInAt(src *Price, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Price)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Amount != src.Amount {
 		m.Amount, n = src.Amount, n+1
 	}
@@ -666,26 +614,19 @@ func (m *Price) copyInAt(src *Price, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Location or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Location_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Location_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f == 0 {
-		return 0
-	}
+func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Location)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
 		m.Latitude = src.Latitude
 		n++
@@ -706,26 +647,19 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GPU or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GPU) CopyInFields(src *GPU, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GPU_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GPU_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GPU) copyInAt(src *GPU, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *GPU) copyInAt(src *GPU, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GPU)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Model != src.Model {
 		m.Model, n = src.Model, n+1
 	}
@@ -738,26 +672,19 @@ func (m *GPU) copyInAt(src *GPU, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of PortRange or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PortRange) CopyInFields(src *PortRange, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_PortRange_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_PortRange_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *PortRange) copyInAt(src *PortRange, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *PortRange) copyInAt(src *PortRange, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(PortRange)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
 		m.Protocol, n = src.Protocol, n+1
 	}
@@ -770,26 +697,19 @@ func (m *PortRange) copyInAt(src *PortRange, fm *fieldmap.FieldMap, at int, win 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NetworkAuthorization or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NetworkAuthorization) CopyInFields(src *NetworkAuthorization, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NetworkAuthorization_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NetworkAuthorization_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NetworkAuthorization)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Action != src.Action {
 		m.Action, n = src.Action, n+1
 	}
@@ -802,66 +722,42 @@ func (m *NetworkAuthorization) copyInAt(src *NetworkAuthorization, fm *fieldmap.
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NodeIdentity: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NodeIdentity) DiffFields(o *NodeIdentity) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NodeIdentity_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NodeAdditionalInformation: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NodeAdditionalInformation) DiffFields(o *NodeAdditionalInformation) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NodeAdditionalInformation_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TelemetryEndpoint: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TelemetryEndpoint) DiffFields(o *TelemetryEndpoint) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TelemetryEndpoint_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Price: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Price) DiffFields(o *Price) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Price_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Location: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Location_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GPU: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GPU) DiffFields(o *GPU) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GPU_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of PortRange: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *PortRange) DiffFields(o *PortRange) *fieldmap.FieldMap {
 	return fieldmap.Diff(_PortRange_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NetworkAuthorization: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NetworkAuthorization) DiffFields(o *NetworkAuthorization) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NetworkAuthorization_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -869,8 +765,7 @@ func (m *NetworkAuthorization) DiffFields(o *NetworkAuthorization) *fieldmap.Fie
 // ValidateEnums reports an enum field holding an undefined value: NodeIdentity has none.
 func (m *NodeIdentity) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NodeIdentity does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NodeIdentity lacks or a list action it refuses.
 func (*NodeIdentity) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NodeIdentity_fieldSchema.Check(fm)
 }
@@ -878,8 +773,7 @@ func (*NodeIdentity) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: NodeAdditionalInformation has none.
 func (m *NodeAdditionalInformation) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NodeAdditionalInformation does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NodeAdditionalInformation lacks or a list action it refuses.
 func (*NodeAdditionalInformation) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NodeAdditionalInformation_fieldSchema.Check(fm)
 }
@@ -887,8 +781,7 @@ func (*NodeAdditionalInformation) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TelemetryEndpoint has none.
 func (m *TelemetryEndpoint) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TelemetryEndpoint does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TelemetryEndpoint lacks or a list action it refuses.
 func (*TelemetryEndpoint) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TelemetryEndpoint_fieldSchema.Check(fm)
 }
@@ -896,8 +789,7 @@ func (*TelemetryEndpoint) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Price has none.
 func (m *Price) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Price does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Price lacks or a list action it refuses.
 func (*Price) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Price_fieldSchema.Check(fm)
 }
@@ -905,8 +797,7 @@ func (*Price) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Location has none.
 func (m *Location) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Location does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Location lacks or a list action it refuses.
 func (*Location) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Location_fieldSchema.Check(fm)
 }
@@ -914,8 +805,7 @@ func (*Location) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: GPU has none.
 func (m *GPU) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GPU does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GPU lacks or a list action it refuses.
 func (*GPU) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GPU_fieldSchema.Check(fm)
 }
@@ -923,8 +813,7 @@ func (*GPU) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: PortRange has none.
 func (m *PortRange) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm PortRange does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm PortRange lacks or a list action it refuses.
 func (*PortRange) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PortRange_fieldSchema.Check(fm)
 }
@@ -941,8 +830,7 @@ func (m *NetworkAuthorization) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NetworkAuthorization does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NetworkAuthorization lacks or a list action it refuses.
 func (*NetworkAuthorization) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NetworkAuthorization_fieldSchema.Check(fm)
 }

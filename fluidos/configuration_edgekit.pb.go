@@ -315,11 +315,8 @@ func (m *Configuration) cloneTo(c *Configuration) *Configuration {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceConfiguration) Equal(o *K8SliceConfiguration) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Cpu != o.Cpu ||
 		m.Memory != o.Memory ||
@@ -333,11 +330,8 @@ func (m *K8SliceConfiguration) Equal(o *K8SliceConfiguration) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceConfiguration) Equal(o *ServiceConfiguration) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.BlueprintId != o.BlueprintId ||
 		!maps.Equal(m.Parameters, o.Parameters) ||
@@ -350,11 +344,8 @@ func (m *ServiceConfiguration) Equal(o *ServiceConfiguration) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VMConfiguration) Equal(o *VMConfiguration) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Cpu != o.Cpu ||
 		m.Memory != o.Memory ||
@@ -367,11 +358,8 @@ func (m *VMConfiguration) Equal(o *VMConfiguration) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SensorConfiguration) Equal(o *SensorConfiguration) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) {
 		return false
@@ -381,11 +369,8 @@ func (m *SensorConfiguration) Equal(o *SensorConfiguration) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Configuration) Equal(o *Configuration) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	switch a := m.Spec.(type) {
 	case *Configuration_K8Slice:
@@ -444,26 +429,19 @@ func _Configuration_Spec_isSet(x isConfiguration_Spec) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of K8SliceConfiguration or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *K8SliceConfiguration) CopyInFields(src *K8SliceConfiguration, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_K8SliceConfiguration_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_K8SliceConfiguration_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x8f|win.Below&0x8 == 0 {
-		return 0
-	}
+func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(K8SliceConfiguration)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Cpu != src.Cpu {
 		m.Cpu, n = src.Cpu, n+1
 	}
@@ -485,26 +463,19 @@ func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ServiceConfiguration or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ServiceConfiguration) CopyInFields(src *ServiceConfiguration, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ServiceConfiguration_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ServiceConfiguration_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ServiceConfiguration)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.BlueprintId != src.BlueprintId {
 		m.BlueprintId, n = src.BlueprintId, n+1
 	}
@@ -520,26 +491,19 @@ func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of VMConfiguration or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *VMConfiguration) CopyInFields(src *VMConfiguration, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_VMConfiguration_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_VMConfiguration_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *VMConfiguration) copyInAt(src *VMConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf == 0 {
-		return 0
-	}
+func (m *VMConfiguration) copyInAt(src *VMConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(VMConfiguration)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Cpu != src.Cpu {
 		m.Cpu, n = src.Cpu, n+1
 	}
@@ -555,26 +519,19 @@ func (m *VMConfiguration) copyInAt(src *VMConfiguration, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of SensorConfiguration or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SensorConfiguration) CopyInFields(src *SensorConfiguration, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_SensorConfiguration_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_SensorConfiguration_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *SensorConfiguration) copyInAt(src *SensorConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *SensorConfiguration) copyInAt(src *SensorConfiguration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(SensorConfiguration)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.SamplingRateHz, src.SamplingRateHz) {
 		m.SamplingRateHz = src.SamplingRateHz
 		n++
@@ -582,26 +539,19 @@ func (m *SensorConfiguration) copyInAt(src *SensorConfiguration, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Configuration or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Configuration_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Configuration_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x84201|win.Below&0x84201 == 0 {
-		return 0
-	}
+func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Configuration)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		if s1, ok := src.Spec.(*Configuration_K8Slice); ok && s1 != nil {
 			if d1, ok := m.Spec.(*Configuration_K8Slice); !ok || d1 == nil || !d1.K8Slice.Equal(s1.K8Slice) {
@@ -729,42 +679,27 @@ func (m *Configuration) copyInAt(src *Configuration, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of K8SliceConfiguration: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *K8SliceConfiguration) DiffFields(o *K8SliceConfiguration) *fieldmap.FieldMap {
 	return fieldmap.Diff(_K8SliceConfiguration_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ServiceConfiguration: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ServiceConfiguration) DiffFields(o *ServiceConfiguration) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ServiceConfiguration_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of VMConfiguration: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *VMConfiguration) DiffFields(o *VMConfiguration) *fieldmap.FieldMap {
 	return fieldmap.Diff(_VMConfiguration_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of SensorConfiguration: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *SensorConfiguration) DiffFields(o *SensorConfiguration) *fieldmap.FieldMap {
 	return fieldmap.Diff(_SensorConfiguration_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Configuration: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Configuration) DiffFields(o *Configuration) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Configuration_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -772,8 +707,7 @@ func (m *Configuration) DiffFields(o *Configuration) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: K8SliceConfiguration has none.
 func (m *K8SliceConfiguration) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm K8SliceConfiguration does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm K8SliceConfiguration lacks or a list action it refuses.
 func (*K8SliceConfiguration) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _K8SliceConfiguration_fieldSchema.Check(fm)
 }
@@ -790,8 +724,7 @@ func (m *ServiceConfiguration) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ServiceConfiguration does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ServiceConfiguration lacks or a list action it refuses.
 func (*ServiceConfiguration) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ServiceConfiguration_fieldSchema.Check(fm)
 }
@@ -799,8 +732,7 @@ func (*ServiceConfiguration) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: VMConfiguration has none.
 func (m *VMConfiguration) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm VMConfiguration does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm VMConfiguration lacks or a list action it refuses.
 func (*VMConfiguration) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _VMConfiguration_fieldSchema.Check(fm)
 }
@@ -808,8 +740,7 @@ func (*VMConfiguration) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: SensorConfiguration has none.
 func (m *SensorConfiguration) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm SensorConfiguration does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm SensorConfiguration lacks or a list action it refuses.
 func (*SensorConfiguration) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SensorConfiguration_fieldSchema.Check(fm)
 }
@@ -828,8 +759,7 @@ func (m *Configuration) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Configuration does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Configuration lacks or a list action it refuses.
 func (*Configuration) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Configuration_fieldSchema.Check(fm)
 }

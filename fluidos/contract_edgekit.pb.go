@@ -381,11 +381,8 @@ type _Contract_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringTargetCredentials) Equal(o *PeeringTargetCredentials) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.ClusterId != o.ClusterId ||
 		m.ClusterName != o.ClusterName ||
@@ -399,11 +396,8 @@ func (m *PeeringTargetCredentials) Equal(o *PeeringTargetCredentials) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Contract) Equal(o *Contract) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id ||
 		!m.Flavor.Equal(o.Flavor) ||
@@ -433,26 +427,19 @@ func (m *Contract) Equal(o *Contract) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of PeeringTargetCredentials or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PeeringTargetCredentials) CopyInFields(src *PeeringTargetCredentials, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_PeeringTargetCredentials_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_PeeringTargetCredentials_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f == 0 {
-		return 0
-	}
+func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(PeeringTargetCredentials)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.ClusterId != src.ClusterId {
 		m.ClusterId, n = src.ClusterId, n+1
 	}
@@ -471,23 +458,19 @@ func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Contract or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Contract_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Contract_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Contract)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
@@ -558,18 +541,12 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of PeeringTargetCredentials: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *PeeringTargetCredentials) DiffFields(o *PeeringTargetCredentials) *fieldmap.FieldMap {
 	return fieldmap.Diff(_PeeringTargetCredentials_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Contract: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Contract) DiffFields(o *Contract) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Contract_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -577,8 +554,7 @@ func (m *Contract) DiffFields(o *Contract) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: PeeringTargetCredentials has none.
 func (m *PeeringTargetCredentials) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm PeeringTargetCredentials does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm PeeringTargetCredentials lacks or a list action it refuses.
 func (*PeeringTargetCredentials) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PeeringTargetCredentials_fieldSchema.Check(fm)
 }
@@ -603,8 +579,7 @@ func (m *Contract) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Contract does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Contract lacks or a list action it refuses.
 func (*Contract) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Contract_fieldSchema.Check(fm)
 }

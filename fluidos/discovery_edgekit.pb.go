@@ -467,11 +467,8 @@ func (m *PeeringCandidate) cloneTo(c *PeeringCandidate) *PeeringCandidate {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Discovery) Equal(o *Discovery) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id ||
 		m.SolverId != o.SolverId ||
@@ -497,11 +494,8 @@ func (m *Discovery) Equal(o *Discovery) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeerResult) Equal(o *PeerResult) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Address != o.Address ||
 		m.NodeId != o.NodeId ||
@@ -515,11 +509,8 @@ func (m *PeerResult) Equal(o *PeerResult) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringCandidate) Equal(o *PeeringCandidate) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id ||
 		!m.Flavor.Equal(o.Flavor) ||
@@ -532,23 +523,19 @@ func (m *PeeringCandidate) Equal(o *PeeringCandidate) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Discovery or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Discovery_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Discovery_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Discovery)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
@@ -589,14 +576,10 @@ func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win 
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f == 0 {
-		return 0
-	}
+func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(PeerResult)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Address != src.Address {
 		m.Address, n = src.Address, n+1
 	}
@@ -616,34 +599,27 @@ func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of PeerResult or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PeerResult) CopyInFields(src *PeerResult, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_PeerResult_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_PeerResult_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of PeeringCandidate or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_PeeringCandidate_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_PeeringCandidate_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(PeeringCandidate)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
@@ -670,26 +646,17 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Discovery: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Discovery) DiffFields(o *Discovery) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Discovery_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of PeerResult: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *PeerResult) DiffFields(o *PeerResult) *fieldmap.FieldMap {
 	return fieldmap.Diff(_PeerResult_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of PeeringCandidate: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *PeeringCandidate) DiffFields(o *PeeringCandidate) *fieldmap.FieldMap {
 	return fieldmap.Diff(_PeeringCandidate_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -709,8 +676,7 @@ func (m *Discovery) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Discovery does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Discovery lacks or a list action it refuses.
 func (*Discovery) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Discovery_fieldSchema.Check(fm)
 }
@@ -718,8 +684,7 @@ func (*Discovery) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: PeerResult has none.
 func (m *PeerResult) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm PeerResult does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm PeerResult lacks or a list action it refuses.
 func (*PeerResult) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PeerResult_fieldSchema.Check(fm)
 }
@@ -736,8 +701,7 @@ func (m *PeeringCandidate) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm PeeringCandidate does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm PeeringCandidate lacks or a list action it refuses.
 func (*PeeringCandidate) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PeeringCandidate_fieldSchema.Check(fm)
 }

@@ -1329,11 +1329,8 @@ type _Flavor_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceCharacteristics) Equal(o *K8SliceCharacteristics) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Architecture != o.Architecture ||
 		m.Cpu != o.Cpu ||
@@ -1348,11 +1345,8 @@ func (m *K8SliceCharacteristics) Equal(o *K8SliceCharacteristics) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Partitionability) Equal(o *Partitionability) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.CpuMin != o.CpuMin ||
 		m.MemoryMin != o.MemoryMin ||
@@ -1367,11 +1361,8 @@ func (m *Partitionability) Equal(o *Partitionability) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CarbonFootprint) Equal(o *CarbonFootprint) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Embodied != o.Embodied ||
 		!slices.Equal(m.Operational, o.Operational) {
@@ -1382,11 +1373,8 @@ func (m *CarbonFootprint) Equal(o *CarbonFootprint) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.LatencyMs != o.LatencyMs ||
 		!slices.Equal(m.SecurityStandards, o.SecurityStandards) ||
@@ -1410,11 +1398,8 @@ func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkIntents) Equal(o *NetworkIntents) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.DeniedCommunications) != len(o.DeniedCommunications) {
 		return false
@@ -1437,11 +1422,8 @@ func (m *NetworkIntents) Equal(o *NetworkIntents) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkIntent) Equal(o *NetworkIntent) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		!m.Source.Equal(o.Source) ||
@@ -1455,11 +1437,8 @@ func (m *NetworkIntent) Equal(o *NetworkIntent) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkEndpoint) Equal(o *NetworkEndpoint) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.IsHotCluster != o.IsHotCluster ||
 		!m.ResourceSelector.Equal(o.ResourceSelector) {
@@ -1470,11 +1449,8 @@ func (m *NetworkEndpoint) Equal(o *NetworkEndpoint) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkResourceSelector) Equal(o *NetworkResourceSelector) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	switch a := m.Selector.(type) {
 	case *NetworkResourceSelector_Cidr:
@@ -1515,11 +1491,8 @@ func _NetworkResourceSelector_Selector_isSet(x isNetworkResourceSelector_Selecto
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PodNamespaceSelector) Equal(o *PodNamespaceSelector) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Pod) != len(o.Pod) {
 		return false
@@ -1542,11 +1515,8 @@ func (m *PodNamespaceSelector) Equal(o *PodNamespaceSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Label) Equal(o *Label) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Key != o.Key ||
 		m.Value != o.Value {
@@ -1557,11 +1527,8 @@ func (m *Label) Equal(o *Label) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8Slice) Equal(o *K8Slice) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Characteristics.Equal(o.Characteristics) ||
 		!m.Partitionability.Equal(o.Partitionability) ||
@@ -1573,11 +1540,8 @@ func (m *K8Slice) Equal(o *K8Slice) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Service) Equal(o *Service) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Description != o.Description ||
@@ -1596,11 +1560,8 @@ func (m *Service) Equal(o *Service) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VM) Equal(o *VM) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Cpu != o.Cpu ||
 		m.Memory != o.Memory ||
@@ -1616,11 +1577,8 @@ func (m *VM) Equal(o *VM) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Sensor) Equal(o *Sensor) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.SensorType != o.SensorType ||
 		!fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) ||
@@ -1635,11 +1593,8 @@ func (m *Sensor) Equal(o *Sensor) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Flavor) Equal(o *Flavor) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id ||
 		!m.Owner.Equal(o.Owner) ||
@@ -1709,26 +1664,19 @@ func _Flavor_Spec_isSet(x isFlavor_Spec) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of K8SliceCharacteristics or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *K8SliceCharacteristics) CopyInFields(src *K8SliceCharacteristics, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_K8SliceCharacteristics_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_K8SliceCharacteristics_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x11f|win.Below&0x10 == 0 {
-		return 0
-	}
+func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(K8SliceCharacteristics)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Architecture != src.Architecture {
 		m.Architecture, n = src.Architecture, n+1
 	}
@@ -1753,26 +1701,19 @@ func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Partitionability or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Partitionability) CopyInFields(src *Partitionability, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Partitionability_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Partitionability_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Partitionability) copyInAt(src *Partitionability, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3f == 0 {
-		return 0
-	}
+func (m *Partitionability) copyInAt(src *Partitionability, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Partitionability)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.CpuMin != src.CpuMin {
 		m.CpuMin, n = src.CpuMin, n+1
 	}
@@ -1794,26 +1735,19 @@ func (m *Partitionability) copyInAt(src *Partitionability, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CarbonFootprint or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CarbonFootprint) CopyInFields(src *CarbonFootprint, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CarbonFootprint_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CarbonFootprint_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CarbonFootprint)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Embodied != src.Embodied {
 		m.Embodied, n = src.Embodied, n+1
 	}
@@ -1823,23 +1757,19 @@ func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of K8SliceProperties or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *K8SliceProperties) CopyInFields(src *K8SliceProperties, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_K8SliceProperties_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_K8SliceProperties_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(K8SliceProperties)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.LatencyMs != src.LatencyMs {
 		m.LatencyMs, n = src.LatencyMs, n+1
 	}
@@ -1869,14 +1799,10 @@ func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldM
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NetworkIntents) copyInAt(src *NetworkIntents, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x4000001|win.Below&0x4000001 == 0 {
-		return 0
-	}
+func (m *NetworkIntents) copyInAt(src *NetworkIntents, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NetworkIntents)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.DeniedCommunications, src.DeniedCommunications)
 	}
@@ -1887,14 +1813,10 @@ func (m *NetworkIntents) copyInAt(src *NetworkIntents, fm *fieldmap.FieldMap, at
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1801003|win.Below&0x1002 == 0 {
-		return 0
-	}
+func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NetworkIntent)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -1920,14 +1842,10 @@ func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at i
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NetworkEndpoint)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.IsHotCluster != src.IsHotCluster {
 		m.IsHotCluster, n = src.IsHotCluster, n+1
 	}
@@ -1941,14 +1859,10 @@ func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, 
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NetworkResourceSelector) copyInAt(src *NetworkResourceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *NetworkResourceSelector) copyInAt(src *NetworkResourceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NetworkResourceSelector)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		if s1, ok := src.Selector.(*NetworkResourceSelector_Cidr); ok && s1 != nil {
 			if d1, ok := m.Selector.(*NetworkResourceSelector_Cidr); !ok || d1 == nil || d1.Cidr != s1.Cidr {
@@ -1995,14 +1909,10 @@ func (m *NetworkResourceSelector) copyInAt(src *NetworkResourceSelector, fm *fie
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *PodNamespaceSelector) copyInAt(src *PodNamespaceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x9|win.Below&0x9 == 0 {
-		return 0
-	}
+func (m *PodNamespaceSelector) copyInAt(src *PodNamespaceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(PodNamespaceSelector)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Pod, src.Pod)
 	}
@@ -2013,14 +1923,10 @@ func (m *PodNamespaceSelector) copyInAt(src *PodNamespaceSelector, fm *fieldmap.
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Label)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Key != src.Key {
 		m.Key, n = src.Key, n+1
 	}
@@ -2030,92 +1936,67 @@ func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NetworkIntents or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NetworkIntents) CopyInFields(src *NetworkIntents, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NetworkIntents_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NetworkIntents_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NetworkIntent or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NetworkIntent) CopyInFields(src *NetworkIntent, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NetworkIntent_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NetworkIntent_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NetworkEndpoint or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NetworkEndpoint) CopyInFields(src *NetworkEndpoint, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NetworkEndpoint_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NetworkEndpoint_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NetworkResourceSelector or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NetworkResourceSelector) CopyInFields(src *NetworkResourceSelector, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NetworkResourceSelector_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NetworkResourceSelector_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of PodNamespaceSelector or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PodNamespaceSelector) CopyInFields(src *PodNamespaceSelector, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_PodNamespaceSelector_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_PodNamespaceSelector_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Label or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Label_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Label_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of K8Slice or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_K8Slice_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_K8Slice_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x20401|win.Below&0x20401 == 0 {
-		return 0
-	}
+func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(K8Slice)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Characteristics, src.Characteristics)
 	} else if win.Below&(1<<0) != 0 && (m.Characteristics != nil || src.Characteristics != nil) {
@@ -2137,26 +2018,19 @@ func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Service or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Service) CopyInFields(src *Service, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Service_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Service_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7803f|win.Below&0x38 == 0 {
-		return 0
-	}
+func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Service)
 	}
-	n := 0
 	for x := win.Cover&0x7803f | win.Below&0x38; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -2189,26 +2063,19 @@ func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of VM or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *VM) CopyInFields(src *VM, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_VM_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_VM_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x23f|win.Below&0x20 == 0 {
-		return 0
-	}
+func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(VM)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Cpu != src.Cpu {
 		m.Cpu, n = src.Cpu, n+1
 	}
@@ -2236,26 +2103,19 @@ func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Sensor or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Sensor) CopyInFields(src *Sensor, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Sensor_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Sensor_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3f|win.Below&0x20 == 0 {
-		return 0
-	}
+func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Sensor)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.SensorType != src.SensorType {
 		m.SensorType, n = src.SensorType, n+1
 	}
@@ -2282,23 +2142,19 @@ func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Flavor or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Flavor_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Flavor_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Flavor)
 	}
-	n := 0
 	for x := win.Cover&0x1e0c603 | win.Below&0x1008402; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -2472,122 +2328,77 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of K8SliceCharacteristics: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *K8SliceCharacteristics) DiffFields(o *K8SliceCharacteristics) *fieldmap.FieldMap {
 	return fieldmap.Diff(_K8SliceCharacteristics_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Partitionability: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Partitionability) DiffFields(o *Partitionability) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Partitionability_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CarbonFootprint: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CarbonFootprint) DiffFields(o *CarbonFootprint) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CarbonFootprint_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of K8SliceProperties: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *K8SliceProperties) DiffFields(o *K8SliceProperties) *fieldmap.FieldMap {
 	return fieldmap.Diff(_K8SliceProperties_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NetworkIntents: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NetworkIntents) DiffFields(o *NetworkIntents) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NetworkIntents_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NetworkIntent: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NetworkIntent) DiffFields(o *NetworkIntent) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NetworkIntent_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NetworkEndpoint: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NetworkEndpoint) DiffFields(o *NetworkEndpoint) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NetworkEndpoint_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NetworkResourceSelector: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NetworkResourceSelector) DiffFields(o *NetworkResourceSelector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NetworkResourceSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of PodNamespaceSelector: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *PodNamespaceSelector) DiffFields(o *PodNamespaceSelector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_PodNamespaceSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Label: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Label) DiffFields(o *Label) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Label_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of K8Slice: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *K8Slice) DiffFields(o *K8Slice) *fieldmap.FieldMap {
 	return fieldmap.Diff(_K8Slice_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Service: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Service) DiffFields(o *Service) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Service_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of VM: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *VM) DiffFields(o *VM) *fieldmap.FieldMap {
 	return fieldmap.Diff(_VM_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Sensor: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Sensor) DiffFields(o *Sensor) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Sensor_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Flavor: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Flavor) DiffFields(o *Flavor) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Flavor_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -2595,8 +2406,7 @@ func (m *Flavor) DiffFields(o *Flavor) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: K8SliceCharacteristics has none.
 func (m *K8SliceCharacteristics) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm K8SliceCharacteristics does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm K8SliceCharacteristics lacks or a list action it refuses.
 func (*K8SliceCharacteristics) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _K8SliceCharacteristics_fieldSchema.Check(fm)
 }
@@ -2604,8 +2414,7 @@ func (*K8SliceCharacteristics) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Partitionability has none.
 func (m *Partitionability) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Partitionability does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Partitionability lacks or a list action it refuses.
 func (*Partitionability) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Partitionability_fieldSchema.Check(fm)
 }
@@ -2613,8 +2422,7 @@ func (*Partitionability) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: CarbonFootprint has none.
 func (m *CarbonFootprint) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CarbonFootprint does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CarbonFootprint lacks or a list action it refuses.
 func (*CarbonFootprint) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CarbonFootprint_fieldSchema.Check(fm)
 }
@@ -2633,8 +2441,7 @@ func (m *K8SliceProperties) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm K8SliceProperties does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm K8SliceProperties lacks or a list action it refuses.
 func (*K8SliceProperties) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _K8SliceProperties_fieldSchema.Check(fm)
 }
@@ -2642,8 +2449,7 @@ func (*K8SliceProperties) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: NetworkIntents has none.
 func (m *NetworkIntents) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NetworkIntents does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NetworkIntents lacks or a list action it refuses.
 func (*NetworkIntents) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NetworkIntents_fieldSchema.Check(fm)
 }
@@ -2651,8 +2457,7 @@ func (*NetworkIntents) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: NetworkIntent has none.
 func (m *NetworkIntent) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NetworkIntent does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NetworkIntent lacks or a list action it refuses.
 func (*NetworkIntent) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NetworkIntent_fieldSchema.Check(fm)
 }
@@ -2660,8 +2465,7 @@ func (*NetworkIntent) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: NetworkEndpoint has none.
 func (m *NetworkEndpoint) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NetworkEndpoint does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NetworkEndpoint lacks or a list action it refuses.
 func (*NetworkEndpoint) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NetworkEndpoint_fieldSchema.Check(fm)
 }
@@ -2669,8 +2473,7 @@ func (*NetworkEndpoint) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: NetworkResourceSelector has none.
 func (m *NetworkResourceSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NetworkResourceSelector does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NetworkResourceSelector lacks or a list action it refuses.
 func (*NetworkResourceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NetworkResourceSelector_fieldSchema.Check(fm)
 }
@@ -2678,8 +2481,7 @@ func (*NetworkResourceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: PodNamespaceSelector has none.
 func (m *PodNamespaceSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm PodNamespaceSelector does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm PodNamespaceSelector lacks or a list action it refuses.
 func (*PodNamespaceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PodNamespaceSelector_fieldSchema.Check(fm)
 }
@@ -2687,8 +2489,7 @@ func (*PodNamespaceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Label has none.
 func (m *Label) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Label does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Label lacks or a list action it refuses.
 func (*Label) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Label_fieldSchema.Check(fm)
 }
@@ -2705,8 +2506,7 @@ func (m *K8Slice) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm K8Slice does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm K8Slice lacks or a list action it refuses.
 func (*K8Slice) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _K8Slice_fieldSchema.Check(fm)
 }
@@ -2728,8 +2528,7 @@ func (m *Service) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Service does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Service lacks or a list action it refuses.
 func (*Service) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Service_fieldSchema.Check(fm)
 }
@@ -2737,8 +2536,7 @@ func (*Service) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: VM has none.
 func (m *VM) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm VM does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm VM lacks or a list action it refuses.
 func (*VM) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _VM_fieldSchema.Check(fm)
 }
@@ -2746,8 +2544,7 @@ func (*VM) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Sensor has none.
 func (m *Sensor) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Sensor does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Sensor lacks or a list action it refuses.
 func (*Sensor) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Sensor_fieldSchema.Check(fm)
 }
@@ -2771,8 +2568,7 @@ func (m *Flavor) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Flavor does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Flavor lacks or a list action it refuses.
 func (*Flavor) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Flavor_fieldSchema.Check(fm)
 }

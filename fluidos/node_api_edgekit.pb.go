@@ -4281,11 +4281,8 @@ func (m *AddPeerResponse) cloneTo(c *AddPeerResponse) *AddPeerResponse {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateSolverRequest) Equal(o *CreateSolverRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Solver.Equal(o.Solver) {
 		return false
@@ -4295,11 +4292,8 @@ func (m *CreateSolverRequest) Equal(o *CreateSolverRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateSolverResponse) Equal(o *CreateSolverResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Solver.Equal(o.Solver) {
 		return false
@@ -4309,11 +4303,8 @@ func (m *CreateSolverResponse) Equal(o *CreateSolverResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetSolverRequest) Equal(o *GetSolverRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id {
 		return false
@@ -4323,11 +4314,8 @@ func (m *GetSolverRequest) Equal(o *GetSolverRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetSolverResponse) Equal(o *GetSolverResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Solver.Equal(o.Solver) {
 		return false
@@ -4337,22 +4325,16 @@ func (m *GetSolverResponse) Equal(o *GetSolverResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListSolversRequest) Equal(o *ListSolversRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListSolversResponse) Equal(o *ListSolversResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Solvers) != len(o.Solvers) {
 		return false
@@ -4367,11 +4349,8 @@ func (m *ListSolversResponse) Equal(o *ListSolversResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteSolverRequest) Equal(o *DeleteSolverRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id {
 		return false
@@ -4381,22 +4360,16 @@ func (m *DeleteSolverRequest) Equal(o *DeleteSolverRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteSolverResponse) Equal(o *DeleteSolverResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchSolverRequest) Equal(o *WatchSolverRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id {
 		return false
@@ -4406,11 +4379,8 @@ func (m *WatchSolverRequest) Equal(o *WatchSolverRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchSolverResponse) Equal(o *WatchSolverResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Solver.Equal(o.Solver) {
 		return false
@@ -4420,11 +4390,8 @@ func (m *WatchSolverResponse) Equal(o *WatchSolverResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetDiscoveryRequest) Equal(o *GetDiscoveryRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id {
 		return false
@@ -4434,11 +4401,8 @@ func (m *GetDiscoveryRequest) Equal(o *GetDiscoveryRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetDiscoveryResponse) Equal(o *GetDiscoveryResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Discovery.Equal(o.Discovery) {
 		return false
@@ -4456,11 +4420,8 @@ func (m *GetDiscoveryResponse) Equal(o *GetDiscoveryResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListFlavorsRequest) Equal(o *ListFlavorsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Selector.Equal(o.Selector) {
 		return false
@@ -4470,11 +4431,8 @@ func (m *ListFlavorsRequest) Equal(o *ListFlavorsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListFlavorsResponse) Equal(o *ListFlavorsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Flavors) != len(o.Flavors) {
 		return false
@@ -4489,11 +4447,8 @@ func (m *ListFlavorsResponse) Equal(o *ListFlavorsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeerFlavorsRequest) Equal(o *ListPeerFlavorsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Selector.Equal(o.Selector) {
 		return false
@@ -4503,11 +4458,8 @@ func (m *ListPeerFlavorsRequest) Equal(o *ListPeerFlavorsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeerFlavor) Equal(o *PeerFlavor) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) ||
 		m.Address != o.Address {
@@ -4518,11 +4470,8 @@ func (m *PeerFlavor) Equal(o *PeerFlavor) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeerFlavorsResponse) Equal(o *ListPeerFlavorsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Flavors) != len(o.Flavors) {
 		return false
@@ -4545,11 +4494,8 @@ func (m *ListPeerFlavorsResponse) Equal(o *ListPeerFlavorsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateServiceBlueprintRequest) Equal(o *CreateServiceBlueprintRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Blueprint.Equal(o.Blueprint) {
 		return false
@@ -4559,11 +4505,8 @@ func (m *CreateServiceBlueprintRequest) Equal(o *CreateServiceBlueprintRequest) 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateServiceBlueprintResponse) Equal(o *CreateServiceBlueprintResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Blueprint.Equal(o.Blueprint) {
 		return false
@@ -4573,11 +4516,8 @@ func (m *CreateServiceBlueprintResponse) Equal(o *CreateServiceBlueprintResponse
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetServiceBlueprintRequest) Equal(o *GetServiceBlueprintRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id {
 		return false
@@ -4587,11 +4527,8 @@ func (m *GetServiceBlueprintRequest) Equal(o *GetServiceBlueprintRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetServiceBlueprintResponse) Equal(o *GetServiceBlueprintResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Blueprint.Equal(o.Blueprint) {
 		return false
@@ -4601,22 +4538,16 @@ func (m *GetServiceBlueprintResponse) Equal(o *GetServiceBlueprintResponse) bool
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListServiceBlueprintsRequest) Equal(o *ListServiceBlueprintsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListServiceBlueprintsResponse) Equal(o *ListServiceBlueprintsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Blueprints) != len(o.Blueprints) {
 		return false
@@ -4631,11 +4562,8 @@ func (m *ListServiceBlueprintsResponse) Equal(o *ListServiceBlueprintsResponse) 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteServiceBlueprintRequest) Equal(o *DeleteServiceBlueprintRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id {
 		return false
@@ -4645,22 +4573,16 @@ func (m *DeleteServiceBlueprintRequest) Equal(o *DeleteServiceBlueprintRequest) 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteServiceBlueprintResponse) Equal(o *DeleteServiceBlueprintResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetContractRequest) Equal(o *GetContractRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id ||
 		m.Role != o.Role {
@@ -4671,11 +4593,8 @@ func (m *GetContractRequest) Equal(o *GetContractRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetContractResponse) Equal(o *GetContractResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Contract.Equal(o.Contract) ||
 		m.Role != o.Role {
@@ -4686,11 +4605,8 @@ func (m *GetContractResponse) Equal(o *GetContractResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListContractsRequest) Equal(o *ListContractsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Role != o.Role {
 		return false
@@ -4700,11 +4616,8 @@ func (m *ListContractsRequest) Equal(o *ListContractsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ContractEntry) Equal(o *ContractEntry) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Contract.Equal(o.Contract) ||
 		m.Role != o.Role {
@@ -4715,11 +4628,8 @@ func (m *ContractEntry) Equal(o *ContractEntry) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListContractsResponse) Equal(o *ListContractsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Contracts) != len(o.Contracts) {
 		return false
@@ -4734,11 +4644,8 @@ func (m *ListContractsResponse) Equal(o *ListContractsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetAllocationRequest) Equal(o *GetAllocationRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id {
 		return false
@@ -4748,11 +4655,8 @@ func (m *GetAllocationRequest) Equal(o *GetAllocationRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetAllocationResponse) Equal(o *GetAllocationResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Allocation.Equal(o.Allocation) {
 		return false
@@ -4762,22 +4666,16 @@ func (m *GetAllocationResponse) Equal(o *GetAllocationResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListAllocationsRequest) Equal(o *ListAllocationsRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListAllocationsResponse) Equal(o *ListAllocationsResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Allocations) != len(o.Allocations) {
 		return false
@@ -4792,22 +4690,16 @@ func (m *ListAllocationsResponse) Equal(o *ListAllocationsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetNodeRequest) Equal(o *GetNodeRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetNodeResponse) Equal(o *GetNodeResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Node.Equal(o.Node) ||
 		m.InsecureRear != o.InsecureRear {
@@ -4818,22 +4710,16 @@ func (m *GetNodeResponse) Equal(o *GetNodeResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeersRequest) Equal(o *ListPeersRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Peer) Equal(o *Peer) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Address != o.Address ||
 		m.Static != o.Static {
@@ -4844,11 +4730,8 @@ func (m *Peer) Equal(o *Peer) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeersResponse) Equal(o *ListPeersResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Peers) != len(o.Peers) {
 		return false
@@ -4863,11 +4746,8 @@ func (m *ListPeersResponse) Equal(o *ListPeersResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AddPeerRequest) Equal(o *AddPeerRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Address != o.Address {
 		return false
@@ -4877,35 +4757,25 @@ func (m *AddPeerRequest) Equal(o *AddPeerRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AddPeerResponse) Equal(o *AddPeerResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateSolverRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateSolverRequest) CopyInFields(src *CreateSolverRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateSolverRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateSolverRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateSolverRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
@@ -4915,26 +4785,19 @@ func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateSolverResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateSolverResponse) CopyInFields(src *CreateSolverResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateSolverResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateSolverResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateSolverResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
@@ -4944,52 +4807,38 @@ func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetSolverRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetSolverRequest) CopyInFields(src *GetSolverRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetSolverRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetSolverRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetSolverRequest) copyInAt(src *GetSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *GetSolverRequest) copyInAt(src *GetSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GetSolverRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetSolverResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetSolverResponse) CopyInFields(src *GetSolverResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetSolverResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetSolverResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GetSolverResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
@@ -4999,136 +4848,102 @@ func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListSolversRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListSolversRequest) CopyInFields(src *ListSolversRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListSolversRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListSolversRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListSolversRequest) copyInAt(src *ListSolversRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListSolversResponse or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *ListSolversRequest) copyInAt(src *ListSolversRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListSolversResponse) CopyInFields(src *ListSolversResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListSolversResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListSolversResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListSolversResponse) copyInAt(src *ListSolversResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ListSolversResponse) copyInAt(src *ListSolversResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ListSolversResponse)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Solvers, src.Solvers)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteSolverRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteSolverRequest) CopyInFields(src *DeleteSolverRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteSolverRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteSolverRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteSolverRequest) copyInAt(src *DeleteSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
-	if src == nil {
-		src = new(DeleteSolverRequest)
-	}
-	n := 0
-	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id, n = src.Id, n+1
-	}
-	return n
-}
-
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteSolverResponse or bound to no schema.
-func (m *DeleteSolverResponse) CopyInFields(src *DeleteSolverResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteSolverResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
-	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteSolverResponse) copyInAt(src *DeleteSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of WatchSolverRequest or bound to no schema.
-func (m *WatchSolverRequest) CopyInFields(src *WatchSolverRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_WatchSolverRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
-	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *WatchSolverRequest) copyInAt(src *WatchSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteSolverRequest) copyInAt(src *DeleteSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
-		src = new(WatchSolverRequest)
+		src = new(DeleteSolverRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of WatchSolverResponse or bound to no schema.
-func (m *WatchSolverResponse) CopyInFields(src *WatchSolverResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_WatchSolverResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *DeleteSolverResponse) CopyInFields(src *DeleteSolverResponse, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_DeleteSolverResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
+func (m *DeleteSolverResponse) copyInAt(src *DeleteSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *WatchSolverRequest) CopyInFields(src *WatchSolverRequest, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_WatchSolverRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *WatchSolverRequest) copyInAt(src *WatchSolverRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(WatchSolverRequest)
+	}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id, n = src.Id, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *WatchSolverResponse) CopyInFields(src *WatchSolverResponse, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_WatchSolverResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(WatchSolverResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
@@ -5138,49 +4953,38 @@ func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetDiscoveryRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetDiscoveryRequest) CopyInFields(src *GetDiscoveryRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetDiscoveryRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetDiscoveryRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetDiscoveryRequest) copyInAt(src *GetDiscoveryRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *GetDiscoveryRequest) copyInAt(src *GetDiscoveryRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GetDiscoveryRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetDiscoveryResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetDiscoveryResponse) CopyInFields(src *GetDiscoveryResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetDiscoveryResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetDiscoveryResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GetDiscoveryResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Discovery, src.Discovery)
 	} else if win.Below&(1<<0) != 0 && (m.Discovery != nil || src.Discovery != nil) {
@@ -5194,26 +4998,19 @@ func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListFlavorsRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListFlavorsRequest) CopyInFields(src *ListFlavorsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListFlavorsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListFlavorsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ListFlavorsRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Selector, src.Selector)
 	} else if win.Below&(1<<0) != 0 && (m.Selector != nil || src.Selector != nil) {
@@ -5223,52 +5020,38 @@ func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.Fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListFlavorsResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListFlavorsResponse) CopyInFields(src *ListFlavorsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListFlavorsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListFlavorsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListFlavorsResponse) copyInAt(src *ListFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ListFlavorsResponse) copyInAt(src *ListFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ListFlavorsResponse)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Flavors, src.Flavors)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListPeerFlavorsRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListPeerFlavorsRequest) CopyInFields(src *ListPeerFlavorsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListPeerFlavorsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListPeerFlavorsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ListPeerFlavorsRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Selector, src.Selector)
 	} else if win.Below&(1<<0) != 0 && (m.Selector != nil || src.Selector != nil) {
@@ -5278,23 +5061,19 @@ func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of PeerFlavor or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PeerFlavor) CopyInFields(src *PeerFlavor, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_PeerFlavor_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_PeerFlavor_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(PeerFlavor)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
@@ -5308,23 +5087,19 @@ func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListPeerFlavorsResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListPeerFlavorsResponse) CopyInFields(src *ListPeerFlavorsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListPeerFlavorsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListPeerFlavorsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListPeerFlavorsResponse) copyInAt(src *ListPeerFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *ListPeerFlavorsResponse) copyInAt(src *ListPeerFlavorsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ListPeerFlavorsResponse)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Flavors, src.Flavors)
 	}
@@ -5335,26 +5110,19 @@ func (m *ListPeerFlavorsResponse) copyInAt(src *ListPeerFlavorsResponse, fm *fie
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateServiceBlueprintRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateServiceBlueprintRequest) CopyInFields(src *CreateServiceBlueprintRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateServiceBlueprintRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateServiceBlueprintRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateServiceBlueprintRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint)
 	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
@@ -5364,26 +5132,19 @@ func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequ
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of CreateServiceBlueprintResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateServiceBlueprintResponse) CopyInFields(src *CreateServiceBlueprintResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_CreateServiceBlueprintResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_CreateServiceBlueprintResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(CreateServiceBlueprintResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint)
 	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
@@ -5393,52 +5154,38 @@ func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintRes
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetServiceBlueprintRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetServiceBlueprintRequest) CopyInFields(src *GetServiceBlueprintRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetServiceBlueprintRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetServiceBlueprintRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetServiceBlueprintRequest) copyInAt(src *GetServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *GetServiceBlueprintRequest) copyInAt(src *GetServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GetServiceBlueprintRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetServiceBlueprintResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetServiceBlueprintResponse) CopyInFields(src *GetServiceBlueprintResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetServiceBlueprintResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetServiceBlueprintResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GetServiceBlueprintResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint)
 	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
@@ -5448,110 +5195,83 @@ func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse,
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListServiceBlueprintsRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListServiceBlueprintsRequest) CopyInFields(src *ListServiceBlueprintsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListServiceBlueprintsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListServiceBlueprintsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListServiceBlueprintsRequest) copyInAt(src *ListServiceBlueprintsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListServiceBlueprintsResponse or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *ListServiceBlueprintsRequest) copyInAt(src *ListServiceBlueprintsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListServiceBlueprintsResponse) CopyInFields(src *ListServiceBlueprintsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListServiceBlueprintsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListServiceBlueprintsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListServiceBlueprintsResponse) copyInAt(src *ListServiceBlueprintsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ListServiceBlueprintsResponse) copyInAt(src *ListServiceBlueprintsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ListServiceBlueprintsResponse)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Blueprints, src.Blueprints)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteServiceBlueprintRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteServiceBlueprintRequest) CopyInFields(src *DeleteServiceBlueprintRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteServiceBlueprintRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteServiceBlueprintRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteServiceBlueprintRequest) copyInAt(src *DeleteServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *DeleteServiceBlueprintRequest) copyInAt(src *DeleteServiceBlueprintRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(DeleteServiceBlueprintRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of DeleteServiceBlueprintResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteServiceBlueprintResponse) CopyInFields(src *DeleteServiceBlueprintResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_DeleteServiceBlueprintResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_DeleteServiceBlueprintResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *DeleteServiceBlueprintResponse) copyInAt(src *DeleteServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetContractRequest or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *DeleteServiceBlueprintResponse) copyInAt(src *DeleteServiceBlueprintResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetContractRequest) CopyInFields(src *GetContractRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetContractRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetContractRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetContractRequest) copyInAt(src *GetContractRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *GetContractRequest) copyInAt(src *GetContractRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GetContractRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
@@ -5561,23 +5281,19 @@ func (m *GetContractRequest) copyInAt(src *GetContractRequest, fm *fieldmap.Fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetContractResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetContractResponse) CopyInFields(src *GetContractResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetContractResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetContractResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GetContractResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Contract, src.Contract)
 	} else if win.Below&(1<<0) != 0 && (m.Contract != nil || src.Contract != nil) {
@@ -5591,49 +5307,38 @@ func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListContractsRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListContractsRequest) CopyInFields(src *ListContractsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListContractsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListContractsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListContractsRequest) copyInAt(src *ListContractsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *ListContractsRequest) copyInAt(src *ListContractsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ListContractsRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Role != src.Role {
 		m.Role, n = src.Role, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ContractEntry or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ContractEntry) CopyInFields(src *ContractEntry, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ContractEntry_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ContractEntry_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ContractEntry)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Contract, src.Contract)
 	} else if win.Below&(1<<0) != 0 && (m.Contract != nil || src.Contract != nil) {
@@ -5647,78 +5352,57 @@ func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListContractsResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListContractsResponse) CopyInFields(src *ListContractsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListContractsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListContractsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListContractsResponse) copyInAt(src *ListContractsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ListContractsResponse) copyInAt(src *ListContractsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ListContractsResponse)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Contracts, src.Contracts)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetAllocationRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetAllocationRequest) CopyInFields(src *GetAllocationRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetAllocationRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetAllocationRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetAllocationRequest) copyInAt(src *GetAllocationRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *GetAllocationRequest) copyInAt(src *GetAllocationRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GetAllocationRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetAllocationResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetAllocationResponse) CopyInFields(src *GetAllocationResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetAllocationResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetAllocationResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GetAllocationResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Allocation, src.Allocation)
 	} else if win.Below&(1<<0) != 0 && (m.Allocation != nil || src.Allocation != nil) {
@@ -5728,84 +5412,64 @@ func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListAllocationsRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListAllocationsRequest) CopyInFields(src *ListAllocationsRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListAllocationsRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListAllocationsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListAllocationsRequest) copyInAt(src *ListAllocationsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListAllocationsResponse or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *ListAllocationsRequest) copyInAt(src *ListAllocationsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListAllocationsResponse) CopyInFields(src *ListAllocationsResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListAllocationsResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListAllocationsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListAllocationsResponse) copyInAt(src *ListAllocationsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ListAllocationsResponse) copyInAt(src *ListAllocationsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ListAllocationsResponse)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Allocations, src.Allocations)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetNodeRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetNodeRequest) CopyInFields(src *GetNodeRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetNodeRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetNodeRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetNodeRequest) copyInAt(src *GetNodeRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GetNodeResponse or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *GetNodeRequest) copyInAt(src *GetNodeRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetNodeResponse) CopyInFields(src *GetNodeResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GetNodeResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GetNodeResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x101|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GetNodeResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Node, src.Node)
 	} else if win.Below&(1<<0) != 0 && (m.Node != nil || src.Node != nil) {
@@ -5818,42 +5482,32 @@ func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListPeersRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListPeersRequest) CopyInFields(src *ListPeersRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListPeersRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListPeersRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListPeersRequest) copyInAt(src *ListPeersRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Peer or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *ListPeersRequest) copyInAt(src *ListPeersRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Peer) CopyInFields(src *Peer, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Peer_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Peer_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Peer) copyInAt(src *Peer, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Peer) copyInAt(src *Peer, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Peer)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Address != src.Address {
 		m.Address, n = src.Address, n+1
 	}
@@ -5863,398 +5517,258 @@ func (m *Peer) copyInAt(src *Peer, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ListPeersResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListPeersResponse) CopyInFields(src *ListPeersResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ListPeersResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ListPeersResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ListPeersResponse) copyInAt(src *ListPeersResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *ListPeersResponse) copyInAt(src *ListPeersResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ListPeersResponse)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Peers, src.Peers)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of AddPeerRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AddPeerRequest) CopyInFields(src *AddPeerRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_AddPeerRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_AddPeerRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *AddPeerRequest) copyInAt(src *AddPeerRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *AddPeerRequest) copyInAt(src *AddPeerRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(AddPeerRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Address != src.Address {
 		m.Address, n = src.Address, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of AddPeerResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AddPeerResponse) CopyInFields(src *AddPeerResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_AddPeerResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_AddPeerResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *AddPeerResponse) copyInAt(src *AddPeerResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateSolverRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *AddPeerResponse) copyInAt(src *AddPeerResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateSolverRequest) DiffFields(o *CreateSolverRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateSolverRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateSolverResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateSolverResponse) DiffFields(o *CreateSolverResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateSolverResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetSolverRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetSolverRequest) DiffFields(o *GetSolverRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetSolverRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetSolverResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetSolverResponse) DiffFields(o *GetSolverResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetSolverResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListSolversRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListSolversRequest) DiffFields(o *ListSolversRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListSolversRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListSolversResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListSolversResponse) DiffFields(o *ListSolversResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListSolversResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteSolverRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteSolverRequest) DiffFields(o *DeleteSolverRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteSolverRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteSolverResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteSolverResponse) DiffFields(o *DeleteSolverResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteSolverResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of WatchSolverRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *WatchSolverRequest) DiffFields(o *WatchSolverRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_WatchSolverRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of WatchSolverResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *WatchSolverResponse) DiffFields(o *WatchSolverResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_WatchSolverResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetDiscoveryRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetDiscoveryRequest) DiffFields(o *GetDiscoveryRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetDiscoveryRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetDiscoveryResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetDiscoveryResponse) DiffFields(o *GetDiscoveryResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetDiscoveryResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListFlavorsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListFlavorsRequest) DiffFields(o *ListFlavorsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListFlavorsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListFlavorsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListFlavorsResponse) DiffFields(o *ListFlavorsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListFlavorsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListPeerFlavorsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListPeerFlavorsRequest) DiffFields(o *ListPeerFlavorsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListPeerFlavorsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of PeerFlavor: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *PeerFlavor) DiffFields(o *PeerFlavor) *fieldmap.FieldMap {
 	return fieldmap.Diff(_PeerFlavor_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListPeerFlavorsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListPeerFlavorsResponse) DiffFields(o *ListPeerFlavorsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListPeerFlavorsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateServiceBlueprintRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateServiceBlueprintRequest) DiffFields(o *CreateServiceBlueprintRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateServiceBlueprintRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of CreateServiceBlueprintResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateServiceBlueprintResponse) DiffFields(o *CreateServiceBlueprintResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateServiceBlueprintResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetServiceBlueprintRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetServiceBlueprintRequest) DiffFields(o *GetServiceBlueprintRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetServiceBlueprintRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetServiceBlueprintResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetServiceBlueprintResponse) DiffFields(o *GetServiceBlueprintResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetServiceBlueprintResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListServiceBlueprintsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListServiceBlueprintsRequest) DiffFields(o *ListServiceBlueprintsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListServiceBlueprintsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListServiceBlueprintsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListServiceBlueprintsResponse) DiffFields(o *ListServiceBlueprintsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListServiceBlueprintsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteServiceBlueprintRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteServiceBlueprintRequest) DiffFields(o *DeleteServiceBlueprintRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteServiceBlueprintRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of DeleteServiceBlueprintResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *DeleteServiceBlueprintResponse) DiffFields(o *DeleteServiceBlueprintResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_DeleteServiceBlueprintResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetContractRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetContractRequest) DiffFields(o *GetContractRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetContractRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetContractResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetContractResponse) DiffFields(o *GetContractResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetContractResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListContractsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListContractsRequest) DiffFields(o *ListContractsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListContractsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ContractEntry: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ContractEntry) DiffFields(o *ContractEntry) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ContractEntry_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListContractsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListContractsResponse) DiffFields(o *ListContractsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListContractsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetAllocationRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetAllocationRequest) DiffFields(o *GetAllocationRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetAllocationRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetAllocationResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetAllocationResponse) DiffFields(o *GetAllocationResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetAllocationResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListAllocationsRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListAllocationsRequest) DiffFields(o *ListAllocationsRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListAllocationsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListAllocationsResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListAllocationsResponse) DiffFields(o *ListAllocationsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListAllocationsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetNodeRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetNodeRequest) DiffFields(o *GetNodeRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetNodeRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GetNodeResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetNodeResponse) DiffFields(o *GetNodeResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetNodeResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListPeersRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListPeersRequest) DiffFields(o *ListPeersRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListPeersRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Peer: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Peer) DiffFields(o *Peer) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Peer_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ListPeersResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListPeersResponse) DiffFields(o *ListPeersResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListPeersResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of AddPeerRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *AddPeerRequest) DiffFields(o *AddPeerRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AddPeerRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of AddPeerResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *AddPeerResponse) DiffFields(o *AddPeerResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AddPeerResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -6271,8 +5785,7 @@ func (m *CreateSolverRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateSolverRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateSolverRequest lacks or a list action it refuses.
 func (*CreateSolverRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateSolverRequest_fieldSchema.Check(fm)
 }
@@ -6289,8 +5802,7 @@ func (m *CreateSolverResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateSolverResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateSolverResponse lacks or a list action it refuses.
 func (*CreateSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateSolverResponse_fieldSchema.Check(fm)
 }
@@ -6298,8 +5810,7 @@ func (*CreateSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: GetSolverRequest has none.
 func (m *GetSolverRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetSolverRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetSolverRequest lacks or a list action it refuses.
 func (*GetSolverRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetSolverRequest_fieldSchema.Check(fm)
 }
@@ -6316,8 +5827,7 @@ func (m *GetSolverResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetSolverResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetSolverResponse lacks or a list action it refuses.
 func (*GetSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetSolverResponse_fieldSchema.Check(fm)
 }
@@ -6325,8 +5835,7 @@ func (*GetSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ListSolversRequest has none.
 func (m *ListSolversRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListSolversRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListSolversRequest lacks or a list action it refuses.
 func (*ListSolversRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListSolversRequest_fieldSchema.Check(fm)
 }
@@ -6345,8 +5854,7 @@ func (m *ListSolversResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListSolversResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListSolversResponse lacks or a list action it refuses.
 func (*ListSolversResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListSolversResponse_fieldSchema.Check(fm)
 }
@@ -6354,8 +5862,7 @@ func (*ListSolversResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: DeleteSolverRequest has none.
 func (m *DeleteSolverRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteSolverRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteSolverRequest lacks or a list action it refuses.
 func (*DeleteSolverRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteSolverRequest_fieldSchema.Check(fm)
 }
@@ -6363,8 +5870,7 @@ func (*DeleteSolverRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: DeleteSolverResponse has none.
 func (m *DeleteSolverResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteSolverResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteSolverResponse lacks or a list action it refuses.
 func (*DeleteSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteSolverResponse_fieldSchema.Check(fm)
 }
@@ -6372,8 +5878,7 @@ func (*DeleteSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: WatchSolverRequest has none.
 func (m *WatchSolverRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm WatchSolverRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm WatchSolverRequest lacks or a list action it refuses.
 func (*WatchSolverRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchSolverRequest_fieldSchema.Check(fm)
 }
@@ -6390,8 +5895,7 @@ func (m *WatchSolverResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm WatchSolverResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm WatchSolverResponse lacks or a list action it refuses.
 func (*WatchSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _WatchSolverResponse_fieldSchema.Check(fm)
 }
@@ -6399,8 +5903,7 @@ func (*WatchSolverResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: GetDiscoveryRequest has none.
 func (m *GetDiscoveryRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetDiscoveryRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetDiscoveryRequest lacks or a list action it refuses.
 func (*GetDiscoveryRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetDiscoveryRequest_fieldSchema.Check(fm)
 }
@@ -6422,8 +5925,7 @@ func (m *GetDiscoveryResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetDiscoveryResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetDiscoveryResponse lacks or a list action it refuses.
 func (*GetDiscoveryResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetDiscoveryResponse_fieldSchema.Check(fm)
 }
@@ -6440,8 +5942,7 @@ func (m *ListFlavorsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListFlavorsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListFlavorsRequest lacks or a list action it refuses.
 func (*ListFlavorsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListFlavorsRequest_fieldSchema.Check(fm)
 }
@@ -6460,8 +5961,7 @@ func (m *ListFlavorsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListFlavorsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListFlavorsResponse lacks or a list action it refuses.
 func (*ListFlavorsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListFlavorsResponse_fieldSchema.Check(fm)
 }
@@ -6478,8 +5978,7 @@ func (m *ListPeerFlavorsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListPeerFlavorsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListPeerFlavorsRequest lacks or a list action it refuses.
 func (*ListPeerFlavorsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListPeerFlavorsRequest_fieldSchema.Check(fm)
 }
@@ -6496,8 +5995,7 @@ func (m *PeerFlavor) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm PeerFlavor does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm PeerFlavor lacks or a list action it refuses.
 func (*PeerFlavor) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PeerFlavor_fieldSchema.Check(fm)
 }
@@ -6516,8 +6014,7 @@ func (m *ListPeerFlavorsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListPeerFlavorsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListPeerFlavorsResponse lacks or a list action it refuses.
 func (*ListPeerFlavorsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListPeerFlavorsResponse_fieldSchema.Check(fm)
 }
@@ -6534,8 +6031,7 @@ func (m *CreateServiceBlueprintRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateServiceBlueprintRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateServiceBlueprintRequest lacks or a list action it refuses.
 func (*CreateServiceBlueprintRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateServiceBlueprintRequest_fieldSchema.Check(fm)
 }
@@ -6552,8 +6048,7 @@ func (m *CreateServiceBlueprintResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm CreateServiceBlueprintResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm CreateServiceBlueprintResponse lacks or a list action it refuses.
 func (*CreateServiceBlueprintResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _CreateServiceBlueprintResponse_fieldSchema.Check(fm)
 }
@@ -6561,8 +6056,7 @@ func (*CreateServiceBlueprintResponse) ValidateFields(fm *fieldmap.FieldMap) err
 // ValidateEnums reports an enum field holding an undefined value: GetServiceBlueprintRequest has none.
 func (m *GetServiceBlueprintRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetServiceBlueprintRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetServiceBlueprintRequest lacks or a list action it refuses.
 func (*GetServiceBlueprintRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetServiceBlueprintRequest_fieldSchema.Check(fm)
 }
@@ -6579,8 +6073,7 @@ func (m *GetServiceBlueprintResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetServiceBlueprintResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetServiceBlueprintResponse lacks or a list action it refuses.
 func (*GetServiceBlueprintResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetServiceBlueprintResponse_fieldSchema.Check(fm)
 }
@@ -6588,8 +6081,7 @@ func (*GetServiceBlueprintResponse) ValidateFields(fm *fieldmap.FieldMap) error 
 // ValidateEnums reports an enum field holding an undefined value: ListServiceBlueprintsRequest has none.
 func (m *ListServiceBlueprintsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListServiceBlueprintsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListServiceBlueprintsRequest lacks or a list action it refuses.
 func (*ListServiceBlueprintsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListServiceBlueprintsRequest_fieldSchema.Check(fm)
 }
@@ -6608,8 +6100,7 @@ func (m *ListServiceBlueprintsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListServiceBlueprintsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListServiceBlueprintsResponse lacks or a list action it refuses.
 func (*ListServiceBlueprintsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListServiceBlueprintsResponse_fieldSchema.Check(fm)
 }
@@ -6617,8 +6108,7 @@ func (*ListServiceBlueprintsResponse) ValidateFields(fm *fieldmap.FieldMap) erro
 // ValidateEnums reports an enum field holding an undefined value: DeleteServiceBlueprintRequest has none.
 func (m *DeleteServiceBlueprintRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteServiceBlueprintRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteServiceBlueprintRequest lacks or a list action it refuses.
 func (*DeleteServiceBlueprintRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteServiceBlueprintRequest_fieldSchema.Check(fm)
 }
@@ -6626,8 +6116,7 @@ func (*DeleteServiceBlueprintRequest) ValidateFields(fm *fieldmap.FieldMap) erro
 // ValidateEnums reports an enum field holding an undefined value: DeleteServiceBlueprintResponse has none.
 func (m *DeleteServiceBlueprintResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm DeleteServiceBlueprintResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm DeleteServiceBlueprintResponse lacks or a list action it refuses.
 func (*DeleteServiceBlueprintResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _DeleteServiceBlueprintResponse_fieldSchema.Check(fm)
 }
@@ -6644,8 +6133,7 @@ func (m *GetContractRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetContractRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetContractRequest lacks or a list action it refuses.
 func (*GetContractRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetContractRequest_fieldSchema.Check(fm)
 }
@@ -6665,8 +6153,7 @@ func (m *GetContractResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetContractResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetContractResponse lacks or a list action it refuses.
 func (*GetContractResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetContractResponse_fieldSchema.Check(fm)
 }
@@ -6683,8 +6170,7 @@ func (m *ListContractsRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListContractsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListContractsRequest lacks or a list action it refuses.
 func (*ListContractsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListContractsRequest_fieldSchema.Check(fm)
 }
@@ -6704,8 +6190,7 @@ func (m *ContractEntry) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ContractEntry does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ContractEntry lacks or a list action it refuses.
 func (*ContractEntry) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ContractEntry_fieldSchema.Check(fm)
 }
@@ -6724,8 +6209,7 @@ func (m *ListContractsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListContractsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListContractsResponse lacks or a list action it refuses.
 func (*ListContractsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListContractsResponse_fieldSchema.Check(fm)
 }
@@ -6733,8 +6217,7 @@ func (*ListContractsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: GetAllocationRequest has none.
 func (m *GetAllocationRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetAllocationRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetAllocationRequest lacks or a list action it refuses.
 func (*GetAllocationRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetAllocationRequest_fieldSchema.Check(fm)
 }
@@ -6751,8 +6234,7 @@ func (m *GetAllocationResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetAllocationResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetAllocationResponse lacks or a list action it refuses.
 func (*GetAllocationResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetAllocationResponse_fieldSchema.Check(fm)
 }
@@ -6760,8 +6242,7 @@ func (*GetAllocationResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ListAllocationsRequest has none.
 func (m *ListAllocationsRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListAllocationsRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListAllocationsRequest lacks or a list action it refuses.
 func (*ListAllocationsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListAllocationsRequest_fieldSchema.Check(fm)
 }
@@ -6780,8 +6261,7 @@ func (m *ListAllocationsResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListAllocationsResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListAllocationsResponse lacks or a list action it refuses.
 func (*ListAllocationsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListAllocationsResponse_fieldSchema.Check(fm)
 }
@@ -6789,8 +6269,7 @@ func (*ListAllocationsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: GetNodeRequest has none.
 func (m *GetNodeRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetNodeRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetNodeRequest lacks or a list action it refuses.
 func (*GetNodeRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetNodeRequest_fieldSchema.Check(fm)
 }
@@ -6798,8 +6277,7 @@ func (*GetNodeRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: GetNodeResponse has none.
 func (m *GetNodeResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GetNodeResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GetNodeResponse lacks or a list action it refuses.
 func (*GetNodeResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetNodeResponse_fieldSchema.Check(fm)
 }
@@ -6807,8 +6285,7 @@ func (*GetNodeResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ListPeersRequest has none.
 func (m *ListPeersRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListPeersRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListPeersRequest lacks or a list action it refuses.
 func (*ListPeersRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListPeersRequest_fieldSchema.Check(fm)
 }
@@ -6816,8 +6293,7 @@ func (*ListPeersRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Peer has none.
 func (m *Peer) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Peer does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Peer lacks or a list action it refuses.
 func (*Peer) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Peer_fieldSchema.Check(fm)
 }
@@ -6825,8 +6301,7 @@ func (*Peer) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ListPeersResponse has none.
 func (m *ListPeersResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ListPeersResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ListPeersResponse lacks or a list action it refuses.
 func (*ListPeersResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListPeersResponse_fieldSchema.Check(fm)
 }
@@ -6834,8 +6309,7 @@ func (*ListPeersResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: AddPeerRequest has none.
 func (m *AddPeerRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm AddPeerRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm AddPeerRequest lacks or a list action it refuses.
 func (*AddPeerRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AddPeerRequest_fieldSchema.Check(fm)
 }
@@ -6843,8 +6317,7 @@ func (*AddPeerRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: AddPeerResponse has none.
 func (m *AddPeerResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm AddPeerResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm AddPeerResponse lacks or a list action it refuses.
 func (*AddPeerResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AddPeerResponse_fieldSchema.Check(fm)
 }

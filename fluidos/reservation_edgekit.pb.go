@@ -486,11 +486,8 @@ func (m *PeeringCredentials) cloneTo(c *PeeringCredentials) *PeeringCredentials 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReservationStatus) Equal(o *ReservationStatus) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Phase != o.Phase ||
 		m.ReservePhase != o.ReservePhase ||
@@ -506,11 +503,8 @@ func (m *ReservationStatus) Equal(o *ReservationStatus) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Reservation) Equal(o *Reservation) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id ||
 		m.SolverId != o.SolverId ||
@@ -528,11 +522,8 @@ func (m *Reservation) Equal(o *Reservation) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Transaction) Equal(o *Transaction) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id ||
 		m.FlavorId != o.FlavorId ||
@@ -550,11 +541,8 @@ func (m *Transaction) Equal(o *Transaction) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReserveRequest) Equal(o *ReserveRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.FlavorId != o.FlavorId ||
 		!m.Buyer.Equal(o.Buyer) ||
@@ -566,11 +554,8 @@ func (m *ReserveRequest) Equal(o *ReserveRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PurchaseRequest) Equal(o *PurchaseRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.BuyerCredentials.Equal(o.BuyerCredentials) ||
 		!m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) {
@@ -581,11 +566,8 @@ func (m *PurchaseRequest) Equal(o *PurchaseRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringCredentials) Equal(o *PeeringCredentials) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.ClusterId != o.ClusterId ||
 		m.Kubeconfig != o.Kubeconfig {
@@ -594,26 +576,19 @@ func (m *PeeringCredentials) Equal(o *PeeringCredentials) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ReservationStatus or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReservationStatus) CopyInFields(src *ReservationStatus, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ReservationStatus_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ReservationStatus_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7f == 0 {
-		return 0
-	}
+func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ReservationStatus)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Phase != src.Phase {
 		m.Phase, n = src.Phase, n+1
 	}
@@ -639,26 +614,19 @@ func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Reservation or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Reservation_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Reservation_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xe00000c0407|win.Below&0x80000080404 == 0 {
-		return 0
-	}
+func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Reservation)
 	}
-	n := 0
 	for x := win.Cover&0xe00000c0407 | win.Below&0x80000080404; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -704,26 +672,19 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Transaction or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Transaction_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Transaction_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f00000407|win.Below&0x404 == 0 {
-		return 0
-	}
+func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Transaction)
 	}
-	n := 0
 	for x := win.Cover&0x1f00000407 | win.Below&0x404; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -765,26 +726,19 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ReserveRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReserveRequest) CopyInFields(src *ReserveRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ReserveRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ReserveRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x203|win.Below&0x202 == 0 {
-		return 0
-	}
+func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ReserveRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.FlavorId != src.FlavorId {
 		m.FlavorId, n = src.FlavorId, n+1
 	}
@@ -803,26 +757,19 @@ func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of PurchaseRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PurchaseRequest) CopyInFields(src *PurchaseRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_PurchaseRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_PurchaseRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x9|win.Below&0x9 == 0 {
-		return 0
-	}
+func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(PurchaseRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.BuyerCredentials, src.BuyerCredentials)
 	} else if win.Below&(1<<0) != 0 && (m.BuyerCredentials != nil || src.BuyerCredentials != nil) {
@@ -839,14 +786,10 @@ func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, 
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *PeeringCredentials) copyInAt(src *PeeringCredentials, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *PeeringCredentials) copyInAt(src *PeeringCredentials, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(PeeringCredentials)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.ClusterId != src.ClusterId {
 		m.ClusterId, n = src.ClusterId, n+1
 	}
@@ -856,61 +799,40 @@ func (m *PeeringCredentials) copyInAt(src *PeeringCredentials, fm *fieldmap.Fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of PeeringCredentials or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PeeringCredentials) CopyInFields(src *PeeringCredentials, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_PeeringCredentials_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_PeeringCredentials_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ReservationStatus: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ReservationStatus) DiffFields(o *ReservationStatus) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ReservationStatus_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Reservation: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Reservation) DiffFields(o *Reservation) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Reservation_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Transaction: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Transaction) DiffFields(o *Transaction) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Transaction_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ReserveRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ReserveRequest) DiffFields(o *ReserveRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ReserveRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of PurchaseRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *PurchaseRequest) DiffFields(o *PurchaseRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_PurchaseRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of PeeringCredentials: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *PeeringCredentials) DiffFields(o *PeeringCredentials) *fieldmap.FieldMap {
 	return fieldmap.Diff(_PeeringCredentials_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -933,8 +855,7 @@ func (m *ReservationStatus) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ReservationStatus does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ReservationStatus lacks or a list action it refuses.
 func (*ReservationStatus) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ReservationStatus_fieldSchema.Check(fm)
 }
@@ -954,8 +875,7 @@ func (m *Reservation) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Reservation does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Reservation lacks or a list action it refuses.
 func (*Reservation) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Reservation_fieldSchema.Check(fm)
 }
@@ -975,8 +895,7 @@ func (m *Transaction) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Transaction does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Transaction lacks or a list action it refuses.
 func (*Transaction) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Transaction_fieldSchema.Check(fm)
 }
@@ -993,8 +912,7 @@ func (m *ReserveRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ReserveRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ReserveRequest lacks or a list action it refuses.
 func (*ReserveRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ReserveRequest_fieldSchema.Check(fm)
 }
@@ -1002,8 +920,7 @@ func (*ReserveRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: PurchaseRequest has none.
 func (m *PurchaseRequest) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm PurchaseRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm PurchaseRequest lacks or a list action it refuses.
 func (*PurchaseRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PurchaseRequest_fieldSchema.Check(fm)
 }
@@ -1011,8 +928,7 @@ func (*PurchaseRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: PeeringCredentials has none.
 func (m *PeeringCredentials) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm PeeringCredentials does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm PeeringCredentials lacks or a list action it refuses.
 func (*PeeringCredentials) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _PeeringCredentials_fieldSchema.Check(fm)
 }

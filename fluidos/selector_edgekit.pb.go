@@ -914,11 +914,8 @@ func (m *Selector) cloneTo(c *Selector) *Selector {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceMatchSelector) Equal(o *ResourceMatchSelector) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Value != o.Value {
 		return false
@@ -928,11 +925,8 @@ func (m *ResourceMatchSelector) Equal(o *ResourceMatchSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceRangeSelector) Equal(o *ResourceRangeSelector) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Min, o.Min) ||
 		!fieldmap.EqualPtr(m.Max, o.Max) {
@@ -943,11 +937,8 @@ func (m *ResourceRangeSelector) Equal(o *ResourceRangeSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceFilter) Equal(o *ResourceFilter) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	switch a := m.Filter.(type) {
 	case *ResourceFilter_Match:
@@ -988,11 +979,8 @@ func _ResourceFilter_Filter_isSet(x isResourceFilter_Filter) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FloatRangeSelector) Equal(o *FloatRangeSelector) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtrFloat64(m.Min, o.Min) ||
 		!fieldmap.EqualPtrFloat64(m.Max, o.Max) {
@@ -1003,11 +991,8 @@ func (m *FloatRangeSelector) Equal(o *FloatRangeSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *StringFilter) Equal(o *StringFilter) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	switch a := m.Filter.(type) {
 	case *StringFilter_Exact:
@@ -1048,11 +1033,8 @@ func _StringFilter_Filter_isSet(x isStringFilter_Filter) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GPUSelector) Equal(o *GPUSelector) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Model.Equal(o.Model) ||
 		!m.Cores.Equal(o.Cores) ||
@@ -1064,11 +1046,8 @@ func (m *GPUSelector) Equal(o *GPUSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceSelector) Equal(o *K8SliceSelector) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Architecture.Equal(o.Architecture) ||
 		!m.Cpu.Equal(o.Cpu) ||
@@ -1083,11 +1062,8 @@ func (m *K8SliceSelector) Equal(o *K8SliceSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceSelector) Equal(o *ServiceSelector) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Category.Equal(o.Category) ||
 		!slices.Equal(m.Tags, o.Tags) ||
@@ -1099,11 +1075,8 @@ func (m *ServiceSelector) Equal(o *ServiceSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VMSelector) Equal(o *VMSelector) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Architecture.Equal(o.Architecture) ||
 		!m.Cpu.Equal(o.Cpu) ||
@@ -1119,11 +1092,8 @@ func (m *VMSelector) Equal(o *VMSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SensorSelector) Equal(o *SensorSelector) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.SensorType.Equal(o.SensorType) ||
 		!m.SamplingRateHz.Equal(o.SamplingRateHz) ||
@@ -1136,11 +1106,8 @@ func (m *SensorSelector) Equal(o *SensorSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Selector) Equal(o *Selector) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.FlavorType != o.FlavorType {
 		return false
@@ -1202,41 +1169,31 @@ func _Selector_Filter_isSet(x isSelector_Filter) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ResourceMatchSelector or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResourceMatchSelector) CopyInFields(src *ResourceMatchSelector, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ResourceMatchSelector_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ResourceMatchSelector_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ResourceMatchSelector) copyInAt(src *ResourceMatchSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *ResourceMatchSelector) copyInAt(src *ResourceMatchSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ResourceMatchSelector)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Value != src.Value {
 		m.Value, n = src.Value, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ResourceRangeSelector or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResourceRangeSelector) CopyInFields(src *ResourceRangeSelector, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ResourceRangeSelector_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ResourceRangeSelector_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _ResourceRangeSelector_ptrs holds the explicit-presence scalars CopyInFields sets in a ResourceRangeSelector.
@@ -1246,14 +1203,10 @@ type _ResourceRangeSelector_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ResourceRangeSelector)
 	}
-	n := 0
 	var pb *_ResourceRangeSelector_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Min, src.Min) {
 		if src.Min == nil {
@@ -1282,26 +1235,19 @@ func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ResourceFilter or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ResourceFilter_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ResourceFilter_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x5|win.Below&0x5 == 0 {
-		return 0
-	}
+func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ResourceFilter)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		if s1, ok := src.Filter.(*ResourceFilter_Match); ok && s1 != nil {
 			if d1, ok := m.Filter.(*ResourceFilter_Match); !ok || d1 == nil || !d1.Match.Equal(s1.Match) {
@@ -1367,15 +1313,12 @@ func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of FloatRangeSelector or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *FloatRangeSelector) CopyInFields(src *FloatRangeSelector, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_FloatRangeSelector_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_FloatRangeSelector_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _FloatRangeSelector_ptrs holds the explicit-presence scalars CopyInFields sets in a FloatRangeSelector.
@@ -1385,14 +1328,10 @@ type _FloatRangeSelector_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(FloatRangeSelector)
 	}
-	n := 0
 	var pb *_FloatRangeSelector_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.Min, src.Min) {
 		if src.Min == nil {
@@ -1421,26 +1360,19 @@ func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.Fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of StringFilter or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *StringFilter) CopyInFields(src *StringFilter, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_StringFilter_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_StringFilter_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(StringFilter)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		if s1, ok := src.Filter.(*StringFilter_Exact); ok && s1 != nil {
 			if d1, ok := m.Filter.(*StringFilter_Exact); !ok || d1 == nil || d1.Exact != s1.Exact {
@@ -1466,26 +1398,19 @@ func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of GPUSelector or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_GPUSelector_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_GPUSelector_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x209|win.Below&0x209 == 0 {
-		return 0
-	}
+func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(GPUSelector)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Model, src.Model)
 	} else if win.Below&(1<<0) != 0 && (m.Model != nil || src.Model != nil) {
@@ -1507,26 +1432,19 @@ func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of K8SliceSelector or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_K8SliceSelector_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_K8SliceSelector_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x8208209|win.Below&0x8208209 == 0 {
-		return 0
-	}
+func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(K8SliceSelector)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Architecture, src.Architecture)
 	} else if win.Below&(1<<0) != 0 && (m.Architecture != nil || src.Architecture != nil) {
@@ -1566,26 +1484,19 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ServiceSelector or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ServiceSelector_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ServiceSelector_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x19|win.Below&0x19 == 0 {
-		return 0
-	}
+func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ServiceSelector)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Category, src.Category)
 	} else if win.Below&(1<<0) != 0 && (m.Category != nil || src.Category != nil) {
@@ -1604,26 +1515,19 @@ func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of VMSelector or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_VMSelector_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_VMSelector_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x9208209|win.Below&0x9208209 == 0 {
-		return 0
-	}
+func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(VMSelector)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Architecture, src.Architecture)
 	} else if win.Below&(1<<0) != 0 && (m.Architecture != nil || src.Architecture != nil) {
@@ -1669,26 +1573,19 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of SensorSelector or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_SensorSelector_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_SensorSelector_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x249|win.Below&0x249 == 0 {
-		return 0
-	}
+func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(SensorSelector)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.SensorType, src.SensorType)
 	} else if win.Below&(1<<0) != 0 && (m.SensorType != nil || src.SensorType != nil) {
@@ -1716,23 +1613,19 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Selector or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Selector_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Selector_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Selector)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.FlavorType != src.FlavorType {
 		m.FlavorType, n = src.FlavorType, n+1
 	}
@@ -1864,90 +1757,57 @@ func (m *Selector) copyInAt(src *Selector, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ResourceMatchSelector: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ResourceMatchSelector) DiffFields(o *ResourceMatchSelector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ResourceMatchSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ResourceRangeSelector: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ResourceRangeSelector) DiffFields(o *ResourceRangeSelector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ResourceRangeSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ResourceFilter: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ResourceFilter) DiffFields(o *ResourceFilter) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ResourceFilter_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of FloatRangeSelector: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *FloatRangeSelector) DiffFields(o *FloatRangeSelector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_FloatRangeSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of StringFilter: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *StringFilter) DiffFields(o *StringFilter) *fieldmap.FieldMap {
 	return fieldmap.Diff(_StringFilter_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of GPUSelector: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GPUSelector) DiffFields(o *GPUSelector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GPUSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of K8SliceSelector: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *K8SliceSelector) DiffFields(o *K8SliceSelector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_K8SliceSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ServiceSelector: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ServiceSelector) DiffFields(o *ServiceSelector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ServiceSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of VMSelector: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *VMSelector) DiffFields(o *VMSelector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_VMSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of SensorSelector: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *SensorSelector) DiffFields(o *SensorSelector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_SensorSelector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Selector: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Selector) DiffFields(o *Selector) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Selector_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -1955,8 +1815,7 @@ func (m *Selector) DiffFields(o *Selector) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: ResourceMatchSelector has none.
 func (m *ResourceMatchSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ResourceMatchSelector does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ResourceMatchSelector lacks or a list action it refuses.
 func (*ResourceMatchSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResourceMatchSelector_fieldSchema.Check(fm)
 }
@@ -1964,8 +1823,7 @@ func (*ResourceMatchSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ResourceRangeSelector has none.
 func (m *ResourceRangeSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ResourceRangeSelector does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ResourceRangeSelector lacks or a list action it refuses.
 func (*ResourceRangeSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResourceRangeSelector_fieldSchema.Check(fm)
 }
@@ -1973,8 +1831,7 @@ func (*ResourceRangeSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ResourceFilter has none.
 func (m *ResourceFilter) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ResourceFilter does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ResourceFilter lacks or a list action it refuses.
 func (*ResourceFilter) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ResourceFilter_fieldSchema.Check(fm)
 }
@@ -1982,8 +1839,7 @@ func (*ResourceFilter) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: FloatRangeSelector has none.
 func (m *FloatRangeSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm FloatRangeSelector does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm FloatRangeSelector lacks or a list action it refuses.
 func (*FloatRangeSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _FloatRangeSelector_fieldSchema.Check(fm)
 }
@@ -1991,8 +1847,7 @@ func (*FloatRangeSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: StringFilter has none.
 func (m *StringFilter) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm StringFilter does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm StringFilter lacks or a list action it refuses.
 func (*StringFilter) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _StringFilter_fieldSchema.Check(fm)
 }
@@ -2000,8 +1855,7 @@ func (*StringFilter) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: GPUSelector has none.
 func (m *GPUSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm GPUSelector does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm GPUSelector lacks or a list action it refuses.
 func (*GPUSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GPUSelector_fieldSchema.Check(fm)
 }
@@ -2009,8 +1863,7 @@ func (*GPUSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: K8SliceSelector has none.
 func (m *K8SliceSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm K8SliceSelector does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm K8SliceSelector lacks or a list action it refuses.
 func (*K8SliceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _K8SliceSelector_fieldSchema.Check(fm)
 }
@@ -2018,8 +1871,7 @@ func (*K8SliceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ServiceSelector has none.
 func (m *ServiceSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ServiceSelector does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ServiceSelector lacks or a list action it refuses.
 func (*ServiceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ServiceSelector_fieldSchema.Check(fm)
 }
@@ -2027,8 +1879,7 @@ func (*ServiceSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: VMSelector has none.
 func (m *VMSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm VMSelector does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm VMSelector lacks or a list action it refuses.
 func (*VMSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _VMSelector_fieldSchema.Check(fm)
 }
@@ -2036,8 +1887,7 @@ func (*VMSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: SensorSelector has none.
 func (m *SensorSelector) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm SensorSelector does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm SensorSelector lacks or a list action it refuses.
 func (*SensorSelector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SensorSelector_fieldSchema.Check(fm)
 }
@@ -2054,8 +1904,7 @@ func (m *Selector) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Selector does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Selector lacks or a list action it refuses.
 func (*Selector) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Selector_fieldSchema.Check(fm)
 }

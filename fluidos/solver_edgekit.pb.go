@@ -445,11 +445,8 @@ type _Solver_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverStatus) Equal(o *SolverStatus) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.SolverPhase != o.SolverPhase ||
 		m.DiscoveryPhase != o.DiscoveryPhase ||
@@ -478,11 +475,8 @@ func (m *SolverStatus) Equal(o *SolverStatus) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverAttempt) Equal(o *SolverAttempt) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.CandidateId != o.CandidateId ||
 		m.FlavorId != o.FlavorId ||
@@ -495,11 +489,8 @@ func (m *SolverAttempt) Equal(o *SolverAttempt) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverTimeouts) Equal(o *SolverTimeouts) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualDuration(m.Discovery, o.Discovery) ||
 		!fieldmap.EqualDuration(m.Reservation, o.Reservation) ||
@@ -511,11 +502,8 @@ func (m *SolverTimeouts) Equal(o *SolverTimeouts) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Solver) Equal(o *Solver) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id ||
 		!m.Selector.Equal(o.Selector) ||
@@ -532,26 +520,19 @@ func (m *Solver) Equal(o *Solver) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of SolverStatus or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SolverStatus) CopyInFields(src *SolverStatus, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_SolverStatus_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_SolverStatus_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x307ff|win.Below&0x20400 == 0 {
-		return 0
-	}
+func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(SolverStatus)
 	}
-	n := 0
 	for x := win.Cover&0x307ff | win.Below&0x20400; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -594,14 +575,10 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *SolverAttempt) copyInAt(src *SolverAttempt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf == 0 {
-		return 0
-	}
+func (m *SolverAttempt) copyInAt(src *SolverAttempt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(SolverAttempt)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.CandidateId != src.CandidateId {
 		m.CandidateId, n = src.CandidateId, n+1
 	}
@@ -617,37 +594,27 @@ func (m *SolverAttempt) copyInAt(src *SolverAttempt, fm *fieldmap.FieldMap, at i
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of SolverAttempt or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SolverAttempt) CopyInFields(src *SolverAttempt, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_SolverAttempt_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_SolverAttempt_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of SolverTimeouts or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SolverTimeouts) CopyInFields(src *SolverTimeouts, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_SolverTimeouts_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_SolverTimeouts_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(SolverTimeouts)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.Equal(m.Discovery, src.Discovery) {
 		m.Discovery = fieldmap.Clone(src.Discovery)
 		n++
@@ -663,23 +630,19 @@ func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Solver or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Solver_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Solver_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Solver)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
@@ -728,34 +691,22 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of SolverStatus: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *SolverStatus) DiffFields(o *SolverStatus) *fieldmap.FieldMap {
 	return fieldmap.Diff(_SolverStatus_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of SolverAttempt: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *SolverAttempt) DiffFields(o *SolverAttempt) *fieldmap.FieldMap {
 	return fieldmap.Diff(_SolverAttempt_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of SolverTimeouts: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *SolverTimeouts) DiffFields(o *SolverTimeouts) *fieldmap.FieldMap {
 	return fieldmap.Diff(_SolverTimeouts_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Solver: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Solver) DiffFields(o *Solver) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Solver_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -784,8 +735,7 @@ func (m *SolverStatus) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm SolverStatus does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm SolverStatus lacks or a list action it refuses.
 func (*SolverStatus) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SolverStatus_fieldSchema.Check(fm)
 }
@@ -793,8 +743,7 @@ func (*SolverStatus) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: SolverAttempt has none.
 func (m *SolverAttempt) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm SolverAttempt does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm SolverAttempt lacks or a list action it refuses.
 func (*SolverAttempt) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SolverAttempt_fieldSchema.Check(fm)
 }
@@ -802,8 +751,7 @@ func (*SolverAttempt) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: SolverTimeouts has none.
 func (m *SolverTimeouts) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm SolverTimeouts does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm SolverTimeouts lacks or a list action it refuses.
 func (*SolverTimeouts) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SolverTimeouts_fieldSchema.Check(fm)
 }
@@ -826,8 +774,7 @@ func (m *Solver) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Solver does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Solver lacks or a list action it refuses.
 func (*Solver) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Solver_fieldSchema.Check(fm)
 }

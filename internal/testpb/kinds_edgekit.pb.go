@@ -1229,11 +1229,8 @@ func (m *NamedKey) cloneTo(c *NamedKey) *NamedKey {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Scalars) Equal(o *Scalars) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.FDouble, o.FDouble) ||
 		!fieldmap.EqualImplicitFloat32(m.FFloat, o.FFloat) ||
@@ -1258,11 +1255,8 @@ func (m *Scalars) Equal(o *Scalars) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Optionals) Equal(o *Optionals) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtrFloat64(m.ODouble, o.ODouble) ||
 		!fieldmap.EqualPtrFloat32(m.OFloat, o.OFloat) ||
@@ -1282,11 +1276,8 @@ func (m *Optionals) Equal(o *Optionals) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Leaf) Equal(o *Leaf) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Value != o.Value ||
@@ -1299,11 +1290,8 @@ func (m *Leaf) Equal(o *Leaf) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Middle) Equal(o *Middle) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		!m.Leaf.Equal(o.Leaf) {
@@ -1322,11 +1310,8 @@ func (m *Middle) Equal(o *Middle) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Top) Equal(o *Top) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		!m.Middle.Equal(o.Middle) ||
@@ -1418,11 +1403,8 @@ func _Top_Choice_isSet(x isTop_Choice) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Key) Equal(o *Key) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Organization != o.Organization ||
 		m.Name != o.Name ||
@@ -1436,11 +1418,8 @@ func (m *Key) Equal(o *Key) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SubKey) Equal(o *SubKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Region != o.Region ||
 		m.Zone != o.Zone ||
@@ -1452,11 +1431,8 @@ func (m *SubKey) Equal(o *SubKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Wkt) Equal(o *Wkt) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualTimestamp(m.Ts, o.Ts) ||
 		!fieldmap.EqualDuration(m.Dur, o.Dur) ||
@@ -1475,11 +1451,8 @@ func (m *Wkt) Equal(o *Wkt) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Tree) Equal(o *Tree) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		!m.Left.Equal(o.Left) ||
@@ -1502,11 +1475,8 @@ func (m *Tree) Equal(o *Tree) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Branch) Equal(o *Branch) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Label != o.Label ||
 		!m.Tree.Equal(o.Tree) {
@@ -1517,22 +1487,16 @@ func (m *Branch) Equal(o *Branch) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Empty) Equal(o *Empty) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Outer) Equal(o *Outer) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Inner.Equal(o.Inner) {
 		return false
@@ -1553,11 +1517,8 @@ func (m *Outer) Equal(o *Outer) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Outer_Inner) Equal(o *Outer_Inner) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Kind != o.Kind ||
 		m.Secret != o.Secret {
@@ -1568,11 +1529,8 @@ func (m *Outer_Inner) Equal(o *Outer_Inner) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Secrets) Equal(o *Secrets) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.ApiKey != o.ApiKey ||
 		!m.Leaf.Equal(o.Leaf) {
@@ -1642,11 +1600,8 @@ func _Secrets_Cred_isSet(x isSecrets_Cred) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NamedKey) Equal(o *NamedKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id ||
 		m.Note != o.Note {
@@ -1655,26 +1610,19 @@ func (m *NamedKey) Equal(o *NamedKey) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Scalars or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Scalars) CopyInFields(src *Scalars, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Scalars_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Scalars_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Scalars) copyInAt(src *Scalars, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xffff == 0 {
-		return 0
-	}
+func (m *Scalars) copyInAt(src *Scalars, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Scalars)
 	}
-	n := 0
 	for x := win.Cover & 0xffff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -1723,15 +1671,12 @@ func (m *Scalars) copyInAt(src *Scalars, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Optionals or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Optionals_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Optionals_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _Optionals_ptrs holds the explicit-presence scalars CopyInFields sets in a Optionals.
@@ -1748,14 +1693,10 @@ type _Optionals_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7ff|win.Below&0x400 == 0 {
-		return 0
-	}
+func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Optionals)
 	}
-	n := 0
 	var pb *_Optionals_ptrs
 	for x := win.Cover&0x7ff | win.Below&0x400; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
@@ -1894,14 +1835,10 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int, win 
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Leaf) copyInAt(src *Leaf, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf == 0 {
-		return 0
-	}
+func (m *Leaf) copyInAt(src *Leaf, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -1917,37 +1854,27 @@ func (m *Leaf) copyInAt(src *Leaf, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Leaf or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Leaf) CopyInFields(src *Leaf, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Leaf_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Leaf_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Middle or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Middle) CopyInFields(src *Middle, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Middle_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Middle_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x43|win.Below&0x42 == 0 {
-		return 0
-	}
+func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Middle)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -1963,23 +1890,19 @@ func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Top or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Top_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Top_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Top)
 	}
-	n := 0
 	for x := win.Cover&0x387fc00600201 | win.Below&0x205fc00600201; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -2125,14 +2048,10 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f|win.Below&0x10 == 0 {
-		return 0
-	}
+func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Key)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization, n = src.Organization, n+1
 	}
@@ -2155,14 +2074,10 @@ func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *SubKey) copyInAt(src *SubKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *SubKey) copyInAt(src *SubKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(SubKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Region != src.Region {
 		m.Region, n = src.Region, n+1
 	}
@@ -2176,14 +2091,10 @@ func (m *SubKey) copyInAt(src *SubKey, fm *fieldmap.FieldMap, at int, win fieldm
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3ff|win.Below&0x300 == 0 {
-		return 0
-	}
+func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Wkt)
 	}
-	n := 0
 	for x := win.Cover&0x3ff | win.Below&0x300; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -2236,14 +2147,10 @@ func (m *Wkt) copyInAt(src *Wkt, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 }
 
 // _File_testpb_v1_kinds_proto_Label182jztu_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0x8 == 0 {
-		return 0
-	}
+func _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(other.Label)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -2259,59 +2166,43 @@ func _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m, src *other.Label, fm *
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Key or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Key) CopyInFields(src *Key, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Key_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Key_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of SubKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SubKey) CopyInFields(src *SubKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_SubKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_SubKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Wkt or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Wkt) CopyInFields(src *Wkt, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Wkt_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Wkt_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Tree or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Tree) CopyInFields(src *Tree, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Tree_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Tree_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f|win.Below&0x18 == 0 {
-		return 0
-	}
+func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Tree)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -2336,14 +2227,10 @@ func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.W
 }
 
 // copyInAt_10ws6na is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Branch)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Label != src.Label {
 		m.Label, n = src.Label, n+1
 	}
@@ -2354,26 +2241,19 @@ func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Branch or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Branch) CopyInFields(src *Branch, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Branch_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Branch_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Branch)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Label != src.Label {
 		m.Label, n = src.Label, n+1
 	}
@@ -2387,14 +2267,10 @@ func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int, win fieldm
 }
 
 // copyInAt_jfhjda is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f|win.Below&0x8 == 0 {
-		return 0
-	}
+func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Tree)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -2416,42 +2292,32 @@ func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int, win fie
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Empty or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Empty) CopyInFields(src *Empty, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Empty_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Empty_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Empty) copyInAt(src *Empty, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Outer or bound to no schema.
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *Empty) copyInAt(src *Empty, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Outer) CopyInFields(src *Outer, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Outer_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Outer_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x49|win.Below&0x49 == 0 {
-		return 0
-	}
+func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Outer)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Inner, src.Inner)
 	} else if win.Below&(1<<0) != 0 && (m.Inner != nil || src.Inner != nil) {
@@ -2468,14 +2334,10 @@ func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int, win fieldmap
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Outer_Inner) copyInAt(src *Outer_Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Outer_Inner) copyInAt(src *Outer_Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Outer_Inner)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
 		m.Kind, n = src.Kind, n+1
 	}
@@ -2485,37 +2347,27 @@ func (m *Outer_Inner) copyInAt(src *Outer_Inner, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Outer_Inner or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Outer_Inner) CopyInFields(src *Outer_Inner, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Outer_Inner_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Outer_Inner_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Secrets or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Secrets_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Secrets_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3080c3843|win.Below&0x208082842 == 0 {
-		return 0
-	}
+func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Secrets)
 	}
-	n := 0
 	for x := win.Cover&0x3080c3843 | win.Below&0x208082842; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -2609,26 +2461,19 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NamedKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NamedKey) CopyInFields(src *NamedKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NamedKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NamedKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NamedKey) copyInAt(src *NamedKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *NamedKey) copyInAt(src *NamedKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NamedKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
@@ -2638,122 +2483,77 @@ func (m *NamedKey) copyInAt(src *NamedKey, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Scalars: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Scalars) DiffFields(o *Scalars) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Scalars_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Optionals: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Optionals) DiffFields(o *Optionals) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Optionals_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Leaf: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Leaf) DiffFields(o *Leaf) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Leaf_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Middle: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Middle) DiffFields(o *Middle) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Middle_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Top: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Top) DiffFields(o *Top) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Top_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Key: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Key) DiffFields(o *Key) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Key_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of SubKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *SubKey) DiffFields(o *SubKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_SubKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Wkt: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Wkt) DiffFields(o *Wkt) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Wkt_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Tree: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Tree) DiffFields(o *Tree) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Tree_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Branch: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Branch) DiffFields(o *Branch) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Branch_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Empty: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Empty) DiffFields(o *Empty) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Empty_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Outer: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Outer) DiffFields(o *Outer) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Outer_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Outer_Inner: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Outer_Inner) DiffFields(o *Outer_Inner) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Outer_Inner_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Secrets: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Secrets) DiffFields(o *Secrets) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Secrets_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NamedKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NamedKey) DiffFields(o *NamedKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NamedKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -2770,8 +2570,7 @@ func (m *Scalars) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Scalars does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Scalars lacks or a list action it refuses.
 func (*Scalars) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Scalars_fieldSchema.Check(fm)
 }
@@ -2791,8 +2590,7 @@ func (m *Optionals) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Optionals does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Optionals lacks or a list action it refuses.
 func (*Optionals) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Optionals_fieldSchema.Check(fm)
 }
@@ -2809,8 +2607,7 @@ func (m *Leaf) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Leaf does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Leaf lacks or a list action it refuses.
 func (*Leaf) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Leaf_fieldSchema.Check(fm)
 }
@@ -2832,8 +2629,7 @@ func (m *Middle) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Middle does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Middle lacks or a list action it refuses.
 func (*Middle) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Middle_fieldSchema.Check(fm)
 }
@@ -2923,8 +2719,7 @@ func (m *Top) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Top does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Top lacks or a list action it refuses.
 func (*Top) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Top_fieldSchema.Check(fm)
 }
@@ -2941,8 +2736,7 @@ func (m *Key) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Key does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Key lacks or a list action it refuses.
 func (*Key) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Key_fieldSchema.Check(fm)
 }
@@ -2950,8 +2744,7 @@ func (*Key) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: SubKey has none.
 func (m *SubKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm SubKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm SubKey lacks or a list action it refuses.
 func (*SubKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SubKey_fieldSchema.Check(fm)
 }
@@ -2971,8 +2764,7 @@ func (m *Wkt) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Wkt does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Wkt lacks or a list action it refuses.
 func (*Wkt) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Wkt_fieldSchema.Check(fm)
 }
@@ -2980,8 +2772,7 @@ func (*Wkt) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Tree has none.
 func (m *Tree) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Tree does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Tree lacks or a list action it refuses.
 func (*Tree) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Tree_fieldSchema.Check(fm)
 }
@@ -2989,8 +2780,7 @@ func (*Tree) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Branch has none.
 func (m *Branch) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Branch does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Branch lacks or a list action it refuses.
 func (*Branch) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Branch_fieldSchema.Check(fm)
 }
@@ -2998,8 +2788,7 @@ func (*Branch) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Empty has none.
 func (m *Empty) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Empty does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Empty lacks or a list action it refuses.
 func (*Empty) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Empty_fieldSchema.Check(fm)
 }
@@ -3033,8 +2822,7 @@ func (m *Outer) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Outer does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Outer lacks or a list action it refuses.
 func (*Outer) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Outer_fieldSchema.Check(fm)
 }
@@ -3051,8 +2839,7 @@ func (m *Outer_Inner) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Outer_Inner does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Outer_Inner lacks or a list action it refuses.
 func (*Outer_Inner) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Outer_Inner_fieldSchema.Check(fm)
 }
@@ -3097,8 +2884,7 @@ func (m *Secrets) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Secrets does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Secrets lacks or a list action it refuses.
 func (*Secrets) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Secrets_fieldSchema.Check(fm)
 }
@@ -3106,8 +2892,7 @@ func (*Secrets) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: NamedKey has none.
 func (m *NamedKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NamedKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NamedKey lacks or a list action it refuses.
 func (*NamedKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NamedKey_fieldSchema.Check(fm)
 }

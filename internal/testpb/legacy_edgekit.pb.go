@@ -202,11 +202,8 @@ func (m *Legacy_Item) cloneTo(c *Legacy_Item) *Legacy_Item {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Legacy) Equal(o *Legacy) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
 		!fieldmap.EqualPtr(m.Count, o.Count) ||
@@ -263,11 +260,8 @@ func _Legacy_Pick_isSet(x isLegacy_Pick) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Legacy_Item) Equal(o *Legacy_Item) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Text, o.Text) ||
 		!fieldmap.EqualPtr(m.Num, o.Num) {
@@ -276,15 +270,12 @@ func (m *Legacy_Item) Equal(o *Legacy_Item) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Legacy or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Legacy_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Legacy_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _Legacy_ptrs holds the explicit-presence scalars CopyInFields sets in a Legacy.
@@ -298,14 +289,10 @@ type _Legacy_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x79ff|win.Below&0x910 == 0 {
-		return 0
-	}
+func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Legacy)
 	}
-	n := 0
 	var pb *_Legacy_ptrs
 	for x := win.Cover&0x79ff | win.Below&0x910; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
@@ -440,14 +427,10 @@ type _Legacy_Item_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Legacy_Item)
 	}
-	n := 0
 	var pb *_Legacy_Item_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
 		if src.Text == nil {
@@ -476,29 +459,20 @@ func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Legacy_Item or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Legacy_Item) CopyInFields(src *Legacy_Item, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Legacy_Item_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Legacy_Item_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Legacy: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Legacy) DiffFields(o *Legacy) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Legacy_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Legacy_Item: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Legacy_Item) DiffFields(o *Legacy_Item) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Legacy_Item_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -535,8 +509,7 @@ func (m *Legacy) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Legacy does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Legacy lacks or a list action it refuses.
 func (*Legacy) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Legacy_fieldSchema.Check(fm)
 }
@@ -544,8 +517,7 @@ func (*Legacy) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Legacy_Item has none.
 func (m *Legacy_Item) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Legacy_Item does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Legacy_Item lacks or a list action it refuses.
 func (*Legacy_Item) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Legacy_Item_fieldSchema.Check(fm)
 }

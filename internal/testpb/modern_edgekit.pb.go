@@ -177,11 +177,8 @@ func (m *Part) cloneTo(c *Part) *Part {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Modern) Equal(o *Modern) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
 		m.Count != o.Count ||
@@ -201,11 +198,8 @@ func (m *Modern) Equal(o *Modern) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Part) Equal(o *Part) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Label, o.Label) ||
 		!fieldmap.EqualPtrFloat32(m.Weight, o.Weight) {
@@ -214,15 +208,12 @@ func (m *Part) Equal(o *Part) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Modern or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Modern_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Modern_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _Modern_ptrs holds the explicit-presence scalars CopyInFields sets in a Modern.
@@ -234,14 +225,10 @@ type _Modern_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1e7f|win.Below&0x870 == 0 {
-		return 0
-	}
+func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Modern)
 	}
-	n := 0
 	var pb *_Modern_ptrs
 	for x := win.Cover&0x1e7f | win.Below&0x870; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
@@ -334,14 +321,10 @@ type _Part_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Part)
 	}
-	n := 0
 	var pb *_Part_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Label, src.Label) {
 		if src.Label == nil {
@@ -370,29 +353,20 @@ func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Part or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Part) CopyInFields(src *Part, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Part_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Part_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Modern: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Modern) DiffFields(o *Modern) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Modern_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Part: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Part) DiffFields(o *Part) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Part_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -412,8 +386,7 @@ func (m *Modern) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Modern does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Modern lacks or a list action it refuses.
 func (*Modern) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Modern_fieldSchema.Check(fm)
 }
@@ -421,8 +394,7 @@ func (*Modern) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Part has none.
 func (m *Part) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Part does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Part lacks or a list action it refuses.
 func (*Part) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Part_fieldSchema.Check(fm)
 }

@@ -137,11 +137,8 @@ func (m *NegZeroHolder) cloneTo(c *NegZeroHolder) *NegZeroHolder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Extendable) Equal(o *Extendable) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.D, o.D) ||
 		!fieldmap.EqualPtr(m.Name, o.Name) {
@@ -155,11 +152,8 @@ func (m *Extendable) Equal(o *Extendable) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Ext.Equal(o.Ext) ||
 		!fieldmap.Equal(m.Plain, o.Plain) {
@@ -179,26 +173,19 @@ func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Extendable or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Extendable) CopyInFields(src *Extendable, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Extendable_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Extendable_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Extendable) copyInAt(src *Extendable, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Extendable) copyInAt(src *Extendable, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Extendable)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.D, src.D) {
 		m.D = src.D
 		n++
@@ -210,26 +197,19 @@ func (m *Extendable) copyInAt(src *Extendable, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of NegZeroHolder or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NegZeroHolder) CopyInFields(src *NegZeroHolder, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_NegZeroHolder_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_NegZeroHolder_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x489|win.Below&0x489 == 0 {
-		return 0
-	}
+func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(NegZeroHolder)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Ext, src.Ext)
 	} else if win.Below&(1<<0) != 0 && (m.Ext != nil || src.Ext != nil) {
@@ -252,14 +232,10 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 }
 
 // _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m, src *plain.Plain, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m, src *plain.Plain, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(plain.Plain)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.D, src.D) {
 		m.D = src.D
 		n++
@@ -274,18 +250,12 @@ func _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m, src *plain.Plain, fm
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Extendable: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Extendable) DiffFields(o *Extendable) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Extendable_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of NegZeroHolder: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *NegZeroHolder) DiffFields(o *NegZeroHolder) *fieldmap.FieldMap {
 	return fieldmap.Diff(_NegZeroHolder_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -293,8 +263,7 @@ func (m *NegZeroHolder) DiffFields(o *NegZeroHolder) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Extendable has none.
 func (m *Extendable) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Extendable does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Extendable lacks or a list action it refuses.
 func (*Extendable) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Extendable_fieldSchema.Check(fm)
 }
@@ -316,8 +285,7 @@ func (m *NegZeroHolder) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm NegZeroHolder does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm NegZeroHolder lacks or a list action it refuses.
 func (*NegZeroHolder) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _NegZeroHolder_fieldSchema.Check(fm)
 }

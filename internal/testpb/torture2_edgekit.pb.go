@@ -998,11 +998,8 @@ func (m *TortureSignHolder) cloneTo(c *TortureSignHolder) *TortureSignHolder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDefaults) Equal(o *TortureDefaults) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtrFloat64(m.DDouble, o.DDouble) ||
 		!fieldmap.EqualPtrFloat32(m.DFloat, o.DFloat) ||
@@ -1038,11 +1035,8 @@ func (m *TortureDefaults) Equal(o *TortureDefaults) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDefaults_Inner) Equal(o *TortureDefaults_Inner) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Value, o.Value) ||
 		!fieldmap.EqualPtr(m.Sign, o.Sign) {
@@ -1053,11 +1047,8 @@ func (m *TortureDefaults_Inner) Equal(o *TortureDefaults_Inner) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups) Equal(o *TortureGroups) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if len(m.Row) != len(o.Row) {
 		return false
@@ -1133,11 +1124,8 @@ func _TortureGroups_Pick_isSet(x isTortureGroups_Pick) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_PickGroup) Equal(o *TortureGroups_PickGroup) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Text, o.Text) ||
 		!fieldmap.EqualPtr(m.Sign, o.Sign) ||
@@ -1149,11 +1137,8 @@ func (m *TortureGroups_PickGroup) Equal(o *TortureGroups_PickGroup) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_PickSecret) Equal(o *TortureGroups_PickSecret) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Token, o.Token) {
 		return false
@@ -1163,11 +1148,8 @@ func (m *TortureGroups_PickSecret) Equal(o *TortureGroups_PickSecret) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Row) Equal(o *TortureGroups_Row) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.N, o.N) ||
 		!slices.Equal(m.Signs, o.Signs) {
@@ -1178,11 +1160,8 @@ func (m *TortureGroups_Row) Equal(o *TortureGroups_Row) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Hidden) Equal(o *TortureGroups_Hidden) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Password, o.Password) {
 		return false
@@ -1192,11 +1171,8 @@ func (m *TortureGroups_Hidden) Equal(o *TortureGroups_Hidden) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Nested) Equal(o *TortureGroups_Nested) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Deeper.Equal(o.Deeper) {
 		return false
@@ -1206,11 +1182,8 @@ func (m *TortureGroups_Nested) Equal(o *TortureGroups_Nested) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Nested_Deeper) Equal(o *TortureGroups_Nested_Deeper) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Sign, o.Sign) ||
 		!fieldmap.EqualPtrFloat32(m.F, o.F) {
@@ -1221,11 +1194,8 @@ func (m *TortureGroups_Nested_Deeper) Equal(o *TortureGroups_Nested_Deeper) bool
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKey) Equal(o *TortureLegacyKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Id, o.Id) ||
 		!fieldmap.EqualPtr(m.Note, o.Note) {
@@ -1236,11 +1206,8 @@ func (m *TortureLegacyKey) Equal(o *TortureLegacyKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKey2) Equal(o *TortureLegacyKey2) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
@@ -1250,11 +1217,8 @@ func (m *TortureLegacyKey2) Equal(o *TortureLegacyKey2) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKeyValue) Equal(o *TortureLegacyKeyValue) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
 		!fieldmap.EqualPtr(m.Sign, o.Sign) ||
@@ -1267,11 +1231,8 @@ func (m *TortureLegacyKeyValue) Equal(o *TortureLegacyKeyValue) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKeyValue_Part) Equal(o *TortureLegacyKeyValue_Part) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.N, o.N) ||
 		!fieldmap.EqualPtr(m.On, o.On) {
@@ -1282,11 +1243,8 @@ func (m *TortureLegacyKeyValue_Part) Equal(o *TortureLegacyKeyValue_Part) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureSignHolder) Equal(o *TortureSignHolder) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
 		return false
@@ -1294,15 +1252,12 @@ func (m *TortureSignHolder) Equal(o *TortureSignHolder) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureDefaults or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDefaults) CopyInFields(src *TortureDefaults, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureDefaults_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureDefaults_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _TortureDefaults_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureDefaults.
@@ -1332,14 +1287,10 @@ type _TortureDefaults_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x33fffff|win.Below&0x200000 == 0 {
-		return 0
-	}
+func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureDefaults)
 	}
-	n := 0
 	var pb *_TortureDefaults_ptrs
 	for x := win.Cover&0x33fffff | win.Below&0x200000; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
@@ -1653,14 +1604,10 @@ type _TortureDefaults_Inner_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureDefaults_Inner)
 	}
-	n := 0
 	var pb *_TortureDefaults_Inner_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Value, src.Value) {
 		if src.Value == nil {
@@ -1689,37 +1636,27 @@ func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldma
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureDefaults_Inner or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDefaults_Inner) CopyInFields(src *TortureDefaults_Inner, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureDefaults_Inner_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureDefaults_Inner_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureGroups or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureGroups_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureGroups_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1e971|win.Below&0x1e941 == 0 {
-		return 0
-	}
+func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureGroups)
 	}
-	n := 0
 	for x := win.Cover&0x1e971 | win.Below&0x1e941; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -1840,14 +1777,10 @@ type _TortureGroups_PickGroup_ptrs struct {
 }
 
 // copyInAt_piss7n is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureGroups_PickGroup)
 	}
-	n := 0
 	var pb *_TortureGroups_PickGroup_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
 		if src.Text == nil {
@@ -1881,14 +1814,10 @@ func (m *TortureGroups_PickGroup) copyInAt_piss7n(src *TortureGroups_PickGroup, 
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureGroups_PickSecret) copyInAt(src *TortureGroups_PickSecret, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *TortureGroups_PickSecret) copyInAt(src *TortureGroups_PickSecret, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureGroups_PickSecret)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Token, src.Token) {
 		m.Token = fieldmap.ClonePtr(src.Token)
 		n++
@@ -1897,14 +1826,10 @@ func (m *TortureGroups_PickSecret) copyInAt(src *TortureGroups_PickSecret, fm *f
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureGroups_Row) copyInAt(src *TortureGroups_Row, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *TortureGroups_Row) copyInAt(src *TortureGroups_Row, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureGroups_Row)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.N, src.N) {
 		m.N = fieldmap.ClonePtr(src.N)
 		n++
@@ -1916,14 +1841,10 @@ func (m *TortureGroups_Row) copyInAt(src *TortureGroups_Row, fm *fieldmap.FieldM
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureGroups_Hidden) copyInAt(src *TortureGroups_Hidden, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *TortureGroups_Hidden) copyInAt(src *TortureGroups_Hidden, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureGroups_Hidden)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Password, src.Password) {
 		m.Password = fieldmap.ClonePtr(src.Password)
 		n++
@@ -1932,14 +1853,10 @@ func (m *TortureGroups_Hidden) copyInAt(src *TortureGroups_Hidden, fm *fieldmap.
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureGroups_Nested) copyInAt(src *TortureGroups_Nested, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *TortureGroups_Nested) copyInAt(src *TortureGroups_Nested, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureGroups_Nested)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Deeper, src.Deeper)
 	} else if win.Below&(1<<0) != 0 && (m.Deeper != nil || src.Deeper != nil) {
@@ -1956,14 +1873,10 @@ type _TortureGroups_Nested_Deeper_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureGroups_Nested_Deeper)
 	}
-	n := 0
 	var pb *_TortureGroups_Nested_Deeper_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
 		if src.Sign == nil {
@@ -1992,26 +1905,19 @@ func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper,
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureGroups_PickGroup or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureGroups_PickGroup_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureGroups_PickGroup_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureGroups_PickGroup)
 	}
-	n := 0
 	var pb *_TortureGroups_PickGroup_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Text, src.Text) {
 		if src.Text == nil {
@@ -2047,14 +1953,10 @@ func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fie
 }
 
 // copyInAt_1sa1n69 is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3d2f|win.Below&0x3d28 == 0 {
-		return 0
-	}
+func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureGroups)
 	}
-	n := 0
 	for x := win.Cover&0x3d2f | win.Below&0x3d28; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -2146,70 +2048,52 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureGroups_PickSecret or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_PickSecret) CopyInFields(src *TortureGroups_PickSecret, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureGroups_PickSecret_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureGroups_PickSecret_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureGroups_Row or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_Row) CopyInFields(src *TortureGroups_Row, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureGroups_Row_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureGroups_Row_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureGroups_Hidden or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_Hidden) CopyInFields(src *TortureGroups_Hidden, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureGroups_Hidden_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureGroups_Hidden_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureGroups_Nested or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_Nested) CopyInFields(src *TortureGroups_Nested, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureGroups_Nested_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureGroups_Nested_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureGroups_Nested_Deeper or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_Nested_Deeper) CopyInFields(src *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureGroups_Nested_Deeper_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureGroups_Nested_Deeper_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureLegacyKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLegacyKey) CopyInFields(src *TortureLegacyKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureLegacyKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureLegacyKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _TortureLegacyKey_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureLegacyKey.
@@ -2219,14 +2103,10 @@ type _TortureLegacyKey_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureLegacyKey)
 	}
-	n := 0
 	var pb *_TortureLegacyKey_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
 		if src.Id == nil {
@@ -2255,26 +2135,19 @@ func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureLegacyKey2 or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureLegacyKey2_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureLegacyKey2_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureLegacyKey2) copyInAt(src *TortureLegacyKey2, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *TortureLegacyKey2) copyInAt(src *TortureLegacyKey2, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureLegacyKey2)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -2292,14 +2165,10 @@ type _TortureLegacyKeyValue_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x27|win.Below&0x4 == 0 {
-		return 0
-	}
+func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureLegacyKeyValue)
 	}
-	n := 0
 	var pb *_TortureLegacyKeyValue_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
 		if src.Name == nil {
@@ -2353,14 +2222,10 @@ type _TortureLegacyKeyValue_Part_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureLegacyKeyValue_Part)
 	}
-	n := 0
 	var pb *_TortureLegacyKeyValue_Part_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.N, src.N) {
 		if src.N == nil {
@@ -2389,48 +2254,35 @@ func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, f
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureLegacyKeyValue or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLegacyKeyValue) CopyInFields(src *TortureLegacyKeyValue, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureLegacyKeyValue_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureLegacyKeyValue_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureLegacyKeyValue_Part or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLegacyKeyValue_Part) CopyInFields(src *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureLegacyKeyValue_Part_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureLegacyKeyValue_Part_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureSignHolder or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureSignHolder) CopyInFields(src *TortureSignHolder, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureSignHolder_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureSignHolder_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureSignHolder) copyInAt(src *TortureSignHolder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *TortureSignHolder) copyInAt(src *TortureSignHolder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureSignHolder)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Sign, src.Sign) {
 		m.Sign = fieldmap.ClonePtr(src.Sign)
 		n++
@@ -2438,114 +2290,72 @@ func (m *TortureSignHolder) copyInAt(src *TortureSignHolder, fm *fieldmap.FieldM
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureDefaults: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureDefaults) DiffFields(o *TortureDefaults) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureDefaults_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureDefaults_Inner: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureDefaults_Inner) DiffFields(o *TortureDefaults_Inner) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureDefaults_Inner_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureGroups: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureGroups) DiffFields(o *TortureGroups) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureGroups_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureGroups_PickGroup: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureGroups_PickGroup) DiffFields(o *TortureGroups_PickGroup) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureGroups_PickGroup_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureGroups_PickSecret: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureGroups_PickSecret) DiffFields(o *TortureGroups_PickSecret) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureGroups_PickSecret_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureGroups_Row: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureGroups_Row) DiffFields(o *TortureGroups_Row) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureGroups_Row_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureGroups_Hidden: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureGroups_Hidden) DiffFields(o *TortureGroups_Hidden) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureGroups_Hidden_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureGroups_Nested: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureGroups_Nested) DiffFields(o *TortureGroups_Nested) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureGroups_Nested_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureGroups_Nested_Deeper: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureGroups_Nested_Deeper) DiffFields(o *TortureGroups_Nested_Deeper) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureGroups_Nested_Deeper_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureLegacyKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureLegacyKey) DiffFields(o *TortureLegacyKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureLegacyKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureLegacyKey2: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureLegacyKey2) DiffFields(o *TortureLegacyKey2) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureLegacyKey2_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureLegacyKeyValue: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureLegacyKeyValue) DiffFields(o *TortureLegacyKeyValue) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureLegacyKeyValue_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureLegacyKeyValue_Part: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureLegacyKeyValue_Part) DiffFields(o *TortureLegacyKeyValue_Part) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureLegacyKeyValue_Part_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureSignHolder: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureSignHolder) DiffFields(o *TortureSignHolder) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureSignHolder_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -2571,8 +2381,7 @@ func (m *TortureDefaults) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureDefaults does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureDefaults lacks or a list action it refuses.
 func (*TortureDefaults) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDefaults_fieldSchema.Check(fm)
 }
@@ -2589,8 +2398,7 @@ func (m *TortureDefaults_Inner) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureDefaults_Inner does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureDefaults_Inner lacks or a list action it refuses.
 func (*TortureDefaults_Inner) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDefaults_Inner_fieldSchema.Check(fm)
 }
@@ -2651,8 +2459,7 @@ func (m *TortureGroups) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureGroups does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureGroups lacks or a list action it refuses.
 func (*TortureGroups) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_fieldSchema.Check(fm)
 }
@@ -2672,8 +2479,7 @@ func (m *TortureGroups_PickGroup) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureGroups_PickGroup does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureGroups_PickGroup lacks or a list action it refuses.
 func (*TortureGroups_PickGroup) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_PickGroup_fieldSchema.Check(fm)
 }
@@ -2681,8 +2487,7 @@ func (*TortureGroups_PickGroup) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureGroups_PickSecret has none.
 func (m *TortureGroups_PickSecret) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureGroups_PickSecret does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureGroups_PickSecret lacks or a list action it refuses.
 func (*TortureGroups_PickSecret) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_PickSecret_fieldSchema.Check(fm)
 }
@@ -2701,8 +2506,7 @@ func (m *TortureGroups_Row) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureGroups_Row does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureGroups_Row lacks or a list action it refuses.
 func (*TortureGroups_Row) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_Row_fieldSchema.Check(fm)
 }
@@ -2710,8 +2514,7 @@ func (*TortureGroups_Row) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureGroups_Hidden has none.
 func (m *TortureGroups_Hidden) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureGroups_Hidden does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureGroups_Hidden lacks or a list action it refuses.
 func (*TortureGroups_Hidden) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_Hidden_fieldSchema.Check(fm)
 }
@@ -2728,8 +2531,7 @@ func (m *TortureGroups_Nested) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureGroups_Nested does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureGroups_Nested lacks or a list action it refuses.
 func (*TortureGroups_Nested) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_Nested_fieldSchema.Check(fm)
 }
@@ -2746,8 +2548,7 @@ func (m *TortureGroups_Nested_Deeper) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureGroups_Nested_Deeper does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureGroups_Nested_Deeper lacks or a list action it refuses.
 func (*TortureGroups_Nested_Deeper) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureGroups_Nested_Deeper_fieldSchema.Check(fm)
 }
@@ -2755,8 +2556,7 @@ func (*TortureGroups_Nested_Deeper) ValidateFields(fm *fieldmap.FieldMap) error 
 // ValidateEnums reports an enum field holding an undefined value: TortureLegacyKey has none.
 func (m *TortureLegacyKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureLegacyKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureLegacyKey lacks or a list action it refuses.
 func (*TortureLegacyKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLegacyKey_fieldSchema.Check(fm)
 }
@@ -2773,8 +2573,7 @@ func (m *TortureLegacyKey2) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureLegacyKey2 does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureLegacyKey2 lacks or a list action it refuses.
 func (*TortureLegacyKey2) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLegacyKey2_fieldSchema.Check(fm)
 }
@@ -2791,8 +2590,7 @@ func (m *TortureLegacyKeyValue) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureLegacyKeyValue does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureLegacyKeyValue lacks or a list action it refuses.
 func (*TortureLegacyKeyValue) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLegacyKeyValue_fieldSchema.Check(fm)
 }
@@ -2800,8 +2598,7 @@ func (*TortureLegacyKeyValue) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureLegacyKeyValue_Part has none.
 func (m *TortureLegacyKeyValue_Part) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureLegacyKeyValue_Part does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureLegacyKeyValue_Part lacks or a list action it refuses.
 func (*TortureLegacyKeyValue_Part) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLegacyKeyValue_Part_fieldSchema.Check(fm)
 }
@@ -2818,8 +2615,7 @@ func (m *TortureSignHolder) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureSignHolder does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureSignHolder lacks or a list action it refuses.
 func (*TortureSignHolder) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureSignHolder_fieldSchema.Check(fm)
 }

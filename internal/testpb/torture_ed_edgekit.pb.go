@@ -440,11 +440,8 @@ func (m *TortureEditionKeyed) cloneTo(c *TortureEditionKeyed) *TortureEditionKey
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEdition) Equal(o *TortureEdition) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.RequiredName, o.RequiredName) ||
 		m.ImplicitInt != o.ImplicitInt ||
@@ -530,11 +527,8 @@ func _TortureEdition_Choice_isSet(x isTortureEdition_Choice) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionPart) Equal(o *TortureEditionPart) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Label != o.Label ||
 		!fieldmap.EqualPtr(m.Closed, o.Closed) ||
@@ -546,11 +540,8 @@ func (m *TortureEditionPart) Equal(o *TortureEditionPart) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKey) Equal(o *TortureEditionKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Key, o.Key) ||
 		!m.Other.Equal(o.Other) {
@@ -561,11 +552,8 @@ func (m *TortureEditionKey) Equal(o *TortureEditionKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKeyValue) Equal(o *TortureEditionKeyValue) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
 		m.N != o.N ||
@@ -577,11 +565,8 @@ func (m *TortureEditionKeyValue) Equal(o *TortureEditionKeyValue) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKeyed) Equal(o *TortureEditionKeyed) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
@@ -589,15 +574,12 @@ func (m *TortureEditionKeyed) Equal(o *TortureEditionKeyed) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureEdition or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureEdition_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureEdition_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _TortureEdition_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureEdition.
@@ -612,14 +594,10 @@ type _TortureEdition_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x71f8f88fff|win.Below&0x2100f88800 == 0 {
-		return 0
-	}
+func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureEdition)
 	}
-	n := 0
 	var pb *_TortureEdition_ptrs
 	for x := win.Cover&0x71f8f88fff | win.Below&0x2100f88800; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
@@ -837,14 +815,10 @@ type _TortureEditionPart_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureEditionPart)
 	}
-	n := 0
 	var pb *_TortureEditionPart_ptrs
 	if win.Cover&(1<<0) != 0 && m.Label != src.Label {
 		m.Label, n = src.Label, n+1
@@ -876,37 +850,27 @@ func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.Fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureEditionPart or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEditionPart) CopyInFields(src *TortureEditionPart, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureEditionPart_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureEditionPart_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureEditionKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEditionKey) CopyInFields(src *TortureEditionKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureEditionKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureEditionKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureEditionKey) copyInAt(src *TortureEditionKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *TortureEditionKey) copyInAt(src *TortureEditionKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureEditionKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Key, src.Key) {
 		m.Key = fieldmap.ClonePtr(src.Key)
 		n++
@@ -927,14 +891,10 @@ type _TortureEditionKeyValue_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureEditionKeyValue)
 	}
-	n := 0
 	var pb *_TortureEditionKeyValue_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
 		if src.Name == nil {
@@ -966,37 +926,27 @@ func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *field
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureEditionKeyValue or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEditionKeyValue) CopyInFields(src *TortureEditionKeyValue, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureEditionKeyValue_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureEditionKeyValue_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureEditionKeyed or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEditionKeyed) CopyInFields(src *TortureEditionKeyed, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureEditionKeyed_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureEditionKeyed_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureEditionKeyed)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -1006,42 +956,27 @@ func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.Fi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureEdition: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureEdition) DiffFields(o *TortureEdition) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureEdition_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureEditionPart: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureEditionPart) DiffFields(o *TortureEditionPart) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureEditionPart_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureEditionKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureEditionKey) DiffFields(o *TortureEditionKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureEditionKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureEditionKeyValue: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureEditionKeyValue) DiffFields(o *TortureEditionKeyValue) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureEditionKeyValue_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureEditionKeyed: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureEditionKeyed) DiffFields(o *TortureEditionKeyed) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureEditionKeyed_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -1137,8 +1072,7 @@ func (m *TortureEdition) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureEdition does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureEdition lacks or a list action it refuses.
 func (*TortureEdition) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEdition_fieldSchema.Check(fm)
 }
@@ -1155,8 +1089,7 @@ func (m *TortureEditionPart) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureEditionPart does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureEditionPart lacks or a list action it refuses.
 func (*TortureEditionPart) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEditionPart_fieldSchema.Check(fm)
 }
@@ -1176,8 +1109,7 @@ func (m *TortureEditionKey) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureEditionKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureEditionKey lacks or a list action it refuses.
 func (*TortureEditionKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEditionKey_fieldSchema.Check(fm)
 }
@@ -1194,8 +1126,7 @@ func (m *TortureEditionKeyValue) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureEditionKeyValue does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureEditionKeyValue lacks or a list action it refuses.
 func (*TortureEditionKeyValue) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEditionKeyValue_fieldSchema.Check(fm)
 }
@@ -1212,8 +1143,7 @@ func (m *TortureEditionKeyed) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureEditionKeyed does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureEditionKeyed lacks or a list action it refuses.
 func (*TortureEditionKeyed) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEditionKeyed_fieldSchema.Check(fm)
 }

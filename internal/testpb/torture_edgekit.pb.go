@@ -2368,11 +2368,8 @@ func (m *TortureOptionalKey) cloneTo(c *TortureOptionalKey) *TortureOptionalKey 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNames) Equal(o *TortureNames) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Reset_ != o.Reset_ ||
 		m.String_ != o.String_ ||
@@ -2446,11 +2443,8 @@ func _TortureNames_Select_isSet(x isTortureNames_Select) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Torture_2X) Equal(o *Torture_2X) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.A_1 != o.A_1 ||
 		m.B2C != o.B2C ||
@@ -2462,11 +2456,8 @@ func (m *Torture_2X) Equal(o *Torture_2X) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLower) Equal(o *TortureLower) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Value_ != o.Value_ ||
 		!m.Again.Equal(o.Again) {
@@ -2477,11 +2468,8 @@ func (m *TortureLower) Equal(o *TortureLower) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep) Equal(o *TortureDeep) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.L1.Equal(o.L1) ||
 		!m.Sibling.Equal(o.Sibling) ||
@@ -2493,11 +2481,8 @@ func (m *TortureDeep) Equal(o *TortureDeep) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1) Equal(o *TortureDeep_L1) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.L2.Equal(o.L2) {
 		return false
@@ -2507,11 +2492,8 @@ func (m *TortureDeep_L1) Equal(o *TortureDeep_L1) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2) Equal(o *TortureDeep_L1_L2) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.L3.Equal(o.L3) ||
 		!fieldmap.EqualMessageMapFunc(m.L4Map, o.L4Map, (*TortureDeep_L1_L2_L3_L4).Equal) {
@@ -2522,11 +2504,8 @@ func (m *TortureDeep_L1_L2) Equal(o *TortureDeep_L1_L2) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2_L3) Equal(o *TortureDeep_L1_L2_L3) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.L4.Equal(o.L4) {
 		return false
@@ -2544,11 +2523,8 @@ func (m *TortureDeep_L1_L2_L3) Equal(o *TortureDeep_L1_L2_L3) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2_L3_L4) Equal(o *TortureDeep_L1_L2_L3_L4) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Mood != o.Mood ||
 		m.Leaf != o.Leaf {
@@ -2559,11 +2535,8 @@ func (m *TortureDeep_L1_L2_L3_L4) Equal(o *TortureDeep_L1_L2_L3_L4) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_Sibling) Equal(o *TortureDeep_Sibling) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Mood != o.Mood ||
 		!slices.Equal(m.Moods, o.Moods) {
@@ -2574,11 +2547,8 @@ func (m *TortureDeep_Sibling) Equal(o *TortureDeep_Sibling) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureMaps) Equal(o *TortureMaps) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !maps.Equal(m.EnumMap, o.EnumMap) ||
 		!fieldmap.EqualMapFunc(m.BytesMap, o.BytesMap, bytes.Equal) ||
@@ -2601,11 +2571,8 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLists) Equal(o *TortureLists) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !slices.Equal(m.Moods, o.Moods) ||
 		!fieldmap.EqualMessageListFunc(m.Strings, o.Strings, fieldmap.EqualStringValue) ||
@@ -2653,11 +2620,8 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOneofs) Equal(o *TortureOneofs) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.OptMessage.Equal(o.OptMessage) ||
 		!fieldmap.EqualPtr(m.OptEnum, o.OptEnum) ||
@@ -2871,11 +2835,8 @@ func _TortureOneofs_Second_isSet(x isTortureOneofs_Second) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOnlyOneof) Equal(o *TortureOnlyOneof) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	switch a := m.Only.(type) {
 	case *TortureOnlyOneof_OnlyName:
@@ -2916,11 +2877,8 @@ func _TortureOnlyOneof_Only_isSet(x isTortureOnlyOneof_Only) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOnlyMap) Equal(o *TortureOnlyMap) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualMessageMapFunc(m.Children, o.Children, (*TortureOnlyMap).Equal) {
 		return false
@@ -2930,11 +2888,8 @@ func (m *TortureOnlyMap) Equal(o *TortureOnlyMap) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNumbers) Equal(o *TortureNumbers) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Low != o.Low ||
 		!m.Max.Equal(o.Max) ||
@@ -2948,11 +2903,8 @@ func (m *TortureNumbers) Equal(o *TortureNumbers) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNumbersChild) Equal(o *TortureNumbersChild) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.Value, o.Value) ||
 		!m.Deeper.Equal(o.Deeper) {
@@ -2963,11 +2915,8 @@ func (m *TortureNumbersChild) Equal(o *TortureNumbersChild) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleA) Equal(o *TortureCycleA) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		!m.B.Equal(o.B) {
@@ -2986,11 +2935,8 @@ func (m *TortureCycleA) Equal(o *TortureCycleA) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleB) Equal(o *TortureCycleB) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Count != o.Count ||
 		!m.C.Equal(o.C) {
@@ -3001,11 +2947,8 @@ func (m *TortureCycleB) Equal(o *TortureCycleB) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleC) Equal(o *TortureCycleC) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.A.Equal(o.A) ||
 		!fieldmap.EqualMessageMapFunc(m.Bs, o.Bs, (*TortureCycleB).Equal) ||
@@ -3017,11 +2960,8 @@ func (m *TortureCycleC) Equal(o *TortureCycleC) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureWide) Equal(o *TortureWide) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.W1 != o.W1 ||
 		m.W2 != o.W2 ||
@@ -3151,11 +3091,8 @@ func (m *TortureWide) Equal(o *TortureWide) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKey) Equal(o *TortureKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		!fieldmap.EqualMessageMapFunc(m.ByName, o.ByName, (*TortureKeyValue).Equal) ||
@@ -3175,11 +3112,8 @@ func (m *TortureKey) Equal(o *TortureKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKeyValue) Equal(o *TortureKeyValue) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Mood != o.Mood ||
 		!m.Part.Equal(o.Part) ||
@@ -3196,11 +3130,8 @@ func (m *TortureKeyValue) Equal(o *TortureKeyValue) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKeyPart) Equal(o *TortureKeyPart) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Id != o.Id ||
@@ -3212,11 +3143,8 @@ func (m *TortureKeyPart) Equal(o *TortureKeyPart) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKeyLeaf) Equal(o *TortureKeyLeaf) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.N != o.N {
 		return false
@@ -3226,11 +3154,8 @@ func (m *TortureKeyLeaf) Equal(o *TortureKeyLeaf) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEnumKey) Equal(o *TortureEnumKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Mood != o.Mood {
 		return false
@@ -3240,11 +3165,8 @@ func (m *TortureEnumKey) Equal(o *TortureEnumKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEmptyKey) Equal(o *TortureEmptyKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.Name != o.Name {
@@ -3255,11 +3177,8 @@ func (m *TortureEmptyKey) Equal(o *TortureEmptyKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOptionalKey) Equal(o *TortureOptionalKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtrFloat64(m.Key, o.Key) {
 		return false
@@ -3267,26 +3186,19 @@ func (m *TortureOptionalKey) Equal(o *TortureOptionalKey) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureNames or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureNames) CopyInFields(src *TortureNames, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureNames_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureNames_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1ffffffff|win.Below&0x180000000 == 0 {
-		return 0
-	}
+func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureNames)
 	}
-	n := 0
 	for x := win.Cover&0x1ffffffff | win.Below&0x180000000; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -3379,26 +3291,19 @@ func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Torture_2X or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Torture_2X) CopyInFields(src *Torture_2X, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Torture_2X_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Torture_2X_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Torture_2X)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.A_1 != src.A_1 {
 		m.A_1, n = src.A_1, n+1
 	}
@@ -3412,26 +3317,19 @@ func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureLower or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLower) CopyInFields(src *TortureLower, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureLower_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureLower_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureLower)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Value_ != src.Value_ {
 		m.Value_, n = src.Value_, n+1
 	}
@@ -3442,26 +3340,19 @@ func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureDeep or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureDeep_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureDeep_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x2401|win.Below&0x2401 == 0 {
-		return 0
-	}
+func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureDeep)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.L1, src.L1)
 	} else if win.Below&(1<<0) != 0 && (m.L1 != nil || src.L1 != nil) {
@@ -3484,14 +3375,10 @@ func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, 
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureDeep_L1)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.L2, src.L2)
 	} else if win.Below&(1<<0) != 0 && (m.L2 != nil || src.L2 != nil) {
@@ -3502,14 +3389,10 @@ func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x81|win.Below&0x81 == 0 {
-		return 0
-	}
+func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureDeep_L1_L2)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.L3, src.L3)
 	} else if win.Below&(1<<0) != 0 && (m.L3 != nil || src.L3 != nil) {
@@ -3523,14 +3406,10 @@ func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldM
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x9|win.Below&0x9 == 0 {
-		return 0
-	}
+func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureDeep_L1_L2_L3)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.L4, src.L4)
 	} else if win.Below&(1<<0) != 0 && (m.L4 != nil || src.L4 != nil) {
@@ -3544,14 +3423,10 @@ func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureDeep_L1_L2_L3_L4) copyInAt(src *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *TortureDeep_L1_L2_L3_L4) copyInAt(src *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureDeep_L1_L2_L3_L4)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
 		m.Mood, n = src.Mood, n+1
 	}
@@ -3562,14 +3437,10 @@ func (m *TortureDeep_L1_L2_L3_L4) copyInAt(src *TortureDeep_L1_L2_L3_L4, fm *fie
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureDeep_Sibling) copyInAt(src *TortureDeep_Sibling, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *TortureDeep_Sibling) copyInAt(src *TortureDeep_Sibling, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureDeep_Sibling)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
 		m.Mood, n = src.Mood, n+1
 	}
@@ -3579,81 +3450,59 @@ func (m *TortureDeep_Sibling) copyInAt(src *TortureDeep_Sibling, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureDeep_L1 or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep_L1) CopyInFields(src *TortureDeep_L1, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureDeep_L1_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureDeep_L1_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureDeep_L1_L2 or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep_L1_L2) CopyInFields(src *TortureDeep_L1_L2, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureDeep_L1_L2_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureDeep_L1_L2_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureDeep_L1_L2_L3 or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep_L1_L2_L3) CopyInFields(src *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureDeep_L1_L2_L3_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureDeep_L1_L2_L3_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureDeep_L1_L2_L3_L4 or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep_L1_L2_L3_L4) CopyInFields(src *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureDeep_L1_L2_L3_L4_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureDeep_L1_L2_L3_L4_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureDeep_Sibling or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep_Sibling) CopyInFields(src *TortureDeep_Sibling, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureDeep_Sibling_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureDeep_Sibling_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureMaps or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureMaps) CopyInFields(src *TortureMaps, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureMaps_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureMaps_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3fff|win.Below&0x3fff == 0 {
-		return 0
-	}
+func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureMaps)
 	}
-	n := 0
 	for x := win.Cover&0x3fff | win.Below&0x3fff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -3689,26 +3538,19 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureLists or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLists) CopyInFields(src *TortureLists, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureLists_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureLists_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x380007ff|win.Below&0x380007ff == 0 {
-		return 0
-	}
+func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureLists)
 	}
-	n := 0
 	for x := win.Cover&0x380007ff | win.Below&0x380007ff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -3744,15 +3586,12 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureOneofs or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureOneofs_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureOneofs_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _TortureOneofs_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureOneofs.
@@ -3765,14 +3604,10 @@ type _TortureOneofs_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7e00fe70f80007|win.Below&0x8040800004 == 0 {
-		return 0
-	}
+func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureOneofs)
 	}
-	n := 0
 	var pb *_TortureOneofs_ptrs
 	for x := win.Cover&0x7e00fe70f80007 | win.Below&0x8040800004; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
@@ -4095,14 +3930,10 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 }
 
 // _File_testpb_v1_torture_proto_Label182jztu_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_testpb_v1_torture_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0x8 == 0 {
-		return 0
-	}
+func _File_testpb_v1_torture_proto_Label182jztu_copyInAt(m, src *other.Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(other.Label)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -4118,26 +3949,19 @@ func _File_testpb_v1_torture_proto_Label182jztu_copyInAt(m, src *other.Label, fm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureOnlyOneof or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureOnlyOneof) CopyInFields(src *TortureOnlyOneof, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureOnlyOneof_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureOnlyOneof_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureOnlyOneof)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		if s1, ok := src.Only.(*TortureOnlyOneof_OnlyName); ok && s1 != nil {
 			if d1, ok := m.Only.(*TortureOnlyOneof_OnlyName); !ok || d1 == nil || d1.OnlyName != s1.OnlyName {
@@ -4163,52 +3987,38 @@ func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureOnlyMap or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureOnlyMap) CopyInFields(src *TortureOnlyMap, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureOnlyMap_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureOnlyMap_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureOnlyMap) copyInAt(src *TortureOnlyMap, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *TortureOnlyMap) copyInAt(src *TortureOnlyMap, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureOnlyMap)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageMap(fm.ListActionAt(at), &m.Children, src.Children)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureNumbers or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureNumbers) CopyInFields(src *TortureNumbers, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureNumbers_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureNumbers_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x73|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureNumbers)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Low != src.Low {
 		m.Low, n = src.Low, n+1
 	}
@@ -4232,14 +4042,10 @@ func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureNumbersChild)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !m.Deeper.Equal(src.Deeper) {
 		m.Deeper = src.Deeper.Clone()
 		n++
@@ -4251,37 +4057,27 @@ func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.Fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureNumbersChild or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureNumbersChild) CopyInFields(src *TortureNumbersChild, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureNumbersChild_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureNumbersChild_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureCycleA or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureCycleA) CopyInFields(src *TortureCycleA, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureCycleA_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureCycleA_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x83|win.Below&0x82 == 0 {
-		return 0
-	}
+func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureCycleA)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -4298,14 +4094,10 @@ func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at i
 }
 
 // copyInAt_vrge32 is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureCycleB)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Count != src.Count {
 		m.Count, n = src.Count, n+1
 	}
@@ -4319,14 +4111,10 @@ func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMa
 }
 
 // copyInAt_1bmyxni is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureCycleC)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !m.A.Equal(src.A) {
 		m.A = src.A.Clone()
 		n++
@@ -4341,14 +4129,10 @@ func (m *TortureCycleC) copyInAt_1bmyxni(src *TortureCycleC, fm *fieldmap.FieldM
 }
 
 // copyInAt_hyz3au is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureCycleC)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !m.A.Equal(src.A) {
 		m.A = src.A.Clone()
 		n++
@@ -4362,26 +4146,19 @@ func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMa
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureCycleB or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureCycleB) CopyInFields(src *TortureCycleB, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureCycleB_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureCycleB_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureCycleB)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Count != src.Count {
 		m.Count, n = src.Count, n+1
 	}
@@ -4395,14 +4172,10 @@ func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at i
 }
 
 // copyInAt_mchw53 is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x31|win.Below&0x11 == 0 {
-		return 0
-	}
+func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureCycleC)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.A, src.A)
 	} else if win.Below&(1<<0) != 0 && (m.A != nil || src.A != nil) {
@@ -4419,14 +4192,10 @@ func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMa
 }
 
 // copyInAt_1738b9o is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureCycleA)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -4440,26 +4209,19 @@ func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldM
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureCycleC or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureCycleC) CopyInFields(src *TortureCycleC, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureCycleC_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureCycleC_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xc1|win.Below&0x41 == 0 {
-		return 0
-	}
+func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureCycleC)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.A, src.A)
 	} else if win.Below&(1<<0) != 0 && (m.A != nil || src.A != nil) {
@@ -4476,14 +4238,10 @@ func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at i
 }
 
 // copyInAt_1dfp5o8 is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x13|win.Below&0x12 == 0 {
-		return 0
-	}
+func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureCycleA)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -4500,14 +4258,10 @@ func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldM
 }
 
 // copyInAt_bdy655 is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureCycleB)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Count != src.Count {
 		m.Count, n = src.Count, n+1
 	}
@@ -4518,15 +4272,12 @@ func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMa
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureWide or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureWide) CopyInFields(src *TortureWide, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureWide_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureWide_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _TortureWide_ptrs holds the explicit-presence scalars CopyInFields sets in a TortureWide.
@@ -4549,11 +4300,10 @@ type _TortureWide_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureWide)
 	}
-	n := 0
 	var pb *_TortureWide_ptrs
 	for x := win.Cover&0xffffffffffffffff | win.Below&0x40080100200400; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
@@ -5070,26 +4820,19 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureKey) CopyInFields(src *TortureKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xe001|win.Below&0xe001 == 0 {
-		return 0
-	}
+func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -5109,14 +4852,10 @@ func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int, wi
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xfc3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureKeyValue)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
 		m.Mood, n = src.Mood, n+1
 	}
@@ -5151,14 +4890,10 @@ func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, 
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureKeyPart)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -5175,99 +4910,72 @@ func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureKeyLeaf) copyInAt(src *TortureKeyLeaf, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *TortureKeyLeaf) copyInAt(src *TortureKeyLeaf, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureKeyLeaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.N != src.N {
 		m.N, n = src.N, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureKeyValue or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureKeyValue) CopyInFields(src *TortureKeyValue, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureKeyValue_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureKeyValue_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureKeyPart or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureKeyPart) CopyInFields(src *TortureKeyPart, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureKeyPart_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureKeyPart_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureKeyLeaf or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureKeyLeaf) CopyInFields(src *TortureKeyLeaf, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureKeyLeaf_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureKeyLeaf_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureEnumKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEnumKey) CopyInFields(src *TortureEnumKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureEnumKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureEnumKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureEnumKey) copyInAt(src *TortureEnumKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *TortureEnumKey) copyInAt(src *TortureEnumKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureEnumKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Mood != src.Mood {
 		m.Mood, n = src.Mood, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureEmptyKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEmptyKey) CopyInFields(src *TortureEmptyKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureEmptyKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureEmptyKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureEmptyKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !m.Key.Equal(src.Key) {
 		m.Key = src.Key.Clone()
 		n++
@@ -5278,26 +4986,19 @@ func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of TortureOptionalKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureOptionalKey) CopyInFields(src *TortureOptionalKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_TortureOptionalKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_TortureOptionalKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *TortureOptionalKey) copyInAt(src *TortureOptionalKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *TortureOptionalKey) copyInAt(src *TortureOptionalKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(TortureOptionalKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.SamePtrFloat64(m.Key, src.Key) {
 		m.Key = fieldmap.ClonePtr(src.Key)
 		n++
@@ -5305,218 +5006,137 @@ func (m *TortureOptionalKey) copyInAt(src *TortureOptionalKey, fm *fieldmap.Fiel
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureNames: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureNames) DiffFields(o *TortureNames) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureNames_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Torture_2X: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Torture_2X) DiffFields(o *Torture_2X) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Torture_2X_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureLower: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureLower) DiffFields(o *TortureLower) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureLower_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureDeep: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureDeep) DiffFields(o *TortureDeep) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureDeep_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureDeep_L1: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureDeep_L1) DiffFields(o *TortureDeep_L1) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureDeep_L1_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureDeep_L1_L2: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureDeep_L1_L2) DiffFields(o *TortureDeep_L1_L2) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureDeep_L1_L2_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureDeep_L1_L2_L3: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureDeep_L1_L2_L3) DiffFields(o *TortureDeep_L1_L2_L3) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureDeep_L1_L2_L3_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureDeep_L1_L2_L3_L4: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureDeep_L1_L2_L3_L4) DiffFields(o *TortureDeep_L1_L2_L3_L4) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureDeep_L1_L2_L3_L4_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureDeep_Sibling: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureDeep_Sibling) DiffFields(o *TortureDeep_Sibling) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureDeep_Sibling_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureMaps: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureMaps) DiffFields(o *TortureMaps) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureMaps_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureLists: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureLists) DiffFields(o *TortureLists) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureLists_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureOneofs: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureOneofs) DiffFields(o *TortureOneofs) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureOneofs_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureOnlyOneof: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureOnlyOneof) DiffFields(o *TortureOnlyOneof) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureOnlyOneof_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureOnlyMap: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureOnlyMap) DiffFields(o *TortureOnlyMap) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureOnlyMap_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureNumbers: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureNumbers) DiffFields(o *TortureNumbers) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureNumbers_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureNumbersChild: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureNumbersChild) DiffFields(o *TortureNumbersChild) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureNumbersChild_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureCycleA: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureCycleA) DiffFields(o *TortureCycleA) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureCycleA_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureCycleB: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureCycleB) DiffFields(o *TortureCycleB) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureCycleB_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureCycleC: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureCycleC) DiffFields(o *TortureCycleC) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureCycleC_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureWide: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureWide) DiffFields(o *TortureWide) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureWide_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureKey) DiffFields(o *TortureKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureKeyValue: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureKeyValue) DiffFields(o *TortureKeyValue) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureKeyValue_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureKeyPart: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureKeyPart) DiffFields(o *TortureKeyPart) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureKeyPart_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureKeyLeaf: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureKeyLeaf) DiffFields(o *TortureKeyLeaf) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureKeyLeaf_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureEnumKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureEnumKey) DiffFields(o *TortureEnumKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureEnumKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureEmptyKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureEmptyKey) DiffFields(o *TortureEmptyKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureEmptyKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of TortureOptionalKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *TortureOptionalKey) DiffFields(o *TortureOptionalKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_TortureOptionalKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -5524,8 +5144,7 @@ func (m *TortureOptionalKey) DiffFields(o *TortureOptionalKey) *fieldmap.FieldMa
 // ValidateEnums reports an enum field holding an undefined value: TortureNames has none.
 func (m *TortureNames) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureNames does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureNames lacks or a list action it refuses.
 func (*TortureNames) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureNames_fieldSchema.Check(fm)
 }
@@ -5533,8 +5152,7 @@ func (*TortureNames) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Torture_2X has none.
 func (m *Torture_2X) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Torture_2X does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Torture_2X lacks or a list action it refuses.
 func (*Torture_2X) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Torture_2X_fieldSchema.Check(fm)
 }
@@ -5542,8 +5160,7 @@ func (*Torture_2X) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureLower has none.
 func (m *TortureLower) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureLower does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureLower lacks or a list action it refuses.
 func (*TortureLower) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLower_fieldSchema.Check(fm)
 }
@@ -5566,8 +5183,7 @@ func (m *TortureDeep) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureDeep does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureDeep lacks or a list action it refuses.
 func (*TortureDeep) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_fieldSchema.Check(fm)
 }
@@ -5584,8 +5200,7 @@ func (m *TortureDeep_L1) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureDeep_L1 does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureDeep_L1 lacks or a list action it refuses.
 func (*TortureDeep_L1) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_L1_fieldSchema.Check(fm)
 }
@@ -5614,8 +5229,7 @@ func (m *TortureDeep_L1_L2) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureDeep_L1_L2 does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureDeep_L1_L2 lacks or a list action it refuses.
 func (*TortureDeep_L1_L2) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_L1_L2_fieldSchema.Check(fm)
 }
@@ -5637,8 +5251,7 @@ func (m *TortureDeep_L1_L2_L3) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureDeep_L1_L2_L3 does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureDeep_L1_L2_L3 lacks or a list action it refuses.
 func (*TortureDeep_L1_L2_L3) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_L1_L2_L3_fieldSchema.Check(fm)
 }
@@ -5655,8 +5268,7 @@ func (m *TortureDeep_L1_L2_L3_L4) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureDeep_L1_L2_L3_L4 does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureDeep_L1_L2_L3_L4 lacks or a list action it refuses.
 func (*TortureDeep_L1_L2_L3_L4) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_L1_L2_L3_L4_fieldSchema.Check(fm)
 }
@@ -5678,8 +5290,7 @@ func (m *TortureDeep_Sibling) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureDeep_Sibling does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureDeep_Sibling lacks or a list action it refuses.
 func (*TortureDeep_Sibling) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureDeep_Sibling_fieldSchema.Check(fm)
 }
@@ -5753,8 +5364,7 @@ func (m *TortureMaps) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureMaps does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureMaps lacks or a list action it refuses.
 func (*TortureMaps) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureMaps_fieldSchema.Check(fm)
 }
@@ -5788,8 +5398,7 @@ func (m *TortureLists) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureLists does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureLists lacks or a list action it refuses.
 func (*TortureLists) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureLists_fieldSchema.Check(fm)
 }
@@ -5847,8 +5456,7 @@ func (m *TortureOneofs) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureOneofs does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureOneofs lacks or a list action it refuses.
 func (*TortureOneofs) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureOneofs_fieldSchema.Check(fm)
 }
@@ -5856,8 +5464,7 @@ func (*TortureOneofs) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureOnlyOneof has none.
 func (m *TortureOnlyOneof) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureOnlyOneof does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureOnlyOneof lacks or a list action it refuses.
 func (*TortureOnlyOneof) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureOnlyOneof_fieldSchema.Check(fm)
 }
@@ -5865,8 +5472,7 @@ func (*TortureOnlyOneof) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureOnlyMap has none.
 func (m *TortureOnlyMap) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureOnlyMap does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureOnlyMap lacks or a list action it refuses.
 func (*TortureOnlyMap) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureOnlyMap_fieldSchema.Check(fm)
 }
@@ -5874,8 +5480,7 @@ func (*TortureOnlyMap) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureNumbers has none.
 func (m *TortureNumbers) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureNumbers does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureNumbers lacks or a list action it refuses.
 func (*TortureNumbers) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureNumbers_fieldSchema.Check(fm)
 }
@@ -5883,8 +5488,7 @@ func (*TortureNumbers) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureNumbersChild has none.
 func (m *TortureNumbersChild) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureNumbersChild does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureNumbersChild lacks or a list action it refuses.
 func (*TortureNumbersChild) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureNumbersChild_fieldSchema.Check(fm)
 }
@@ -5892,8 +5496,7 @@ func (*TortureNumbersChild) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureCycleA has none.
 func (m *TortureCycleA) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureCycleA does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureCycleA lacks or a list action it refuses.
 func (*TortureCycleA) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureCycleA_fieldSchema.Check(fm)
 }
@@ -5901,8 +5504,7 @@ func (*TortureCycleA) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureCycleB has none.
 func (m *TortureCycleB) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureCycleB does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureCycleB lacks or a list action it refuses.
 func (*TortureCycleB) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureCycleB_fieldSchema.Check(fm)
 }
@@ -5910,8 +5512,7 @@ func (*TortureCycleB) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureCycleC has none.
 func (m *TortureCycleC) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureCycleC does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureCycleC lacks or a list action it refuses.
 func (*TortureCycleC) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureCycleC_fieldSchema.Check(fm)
 }
@@ -5919,8 +5520,7 @@ func (*TortureCycleC) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureWide has none.
 func (m *TortureWide) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureWide does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureWide lacks or a list action it refuses.
 func (*TortureWide) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureWide_fieldSchema.Check(fm)
 }
@@ -5966,8 +5566,7 @@ func (m *TortureKey) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureKey lacks or a list action it refuses.
 func (*TortureKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureKey_fieldSchema.Check(fm)
 }
@@ -5987,8 +5586,7 @@ func (m *TortureKeyValue) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureKeyValue does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureKeyValue lacks or a list action it refuses.
 func (*TortureKeyValue) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureKeyValue_fieldSchema.Check(fm)
 }
@@ -5996,8 +5594,7 @@ func (*TortureKeyValue) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureKeyPart has none.
 func (m *TortureKeyPart) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureKeyPart does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureKeyPart lacks or a list action it refuses.
 func (*TortureKeyPart) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureKeyPart_fieldSchema.Check(fm)
 }
@@ -6005,8 +5602,7 @@ func (*TortureKeyPart) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureKeyLeaf has none.
 func (m *TortureKeyLeaf) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureKeyLeaf does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureKeyLeaf lacks or a list action it refuses.
 func (*TortureKeyLeaf) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureKeyLeaf_fieldSchema.Check(fm)
 }
@@ -6023,8 +5619,7 @@ func (m *TortureEnumKey) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureEnumKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureEnumKey lacks or a list action it refuses.
 func (*TortureEnumKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEnumKey_fieldSchema.Check(fm)
 }
@@ -6032,8 +5627,7 @@ func (*TortureEnumKey) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureEmptyKey has none.
 func (m *TortureEmptyKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureEmptyKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureEmptyKey lacks or a list action it refuses.
 func (*TortureEmptyKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureEmptyKey_fieldSchema.Check(fm)
 }
@@ -6041,8 +5635,7 @@ func (*TortureEmptyKey) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: TortureOptionalKey has none.
 func (m *TortureOptionalKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm TortureOptionalKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm TortureOptionalKey lacks or a list action it refuses.
 func (*TortureOptionalKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _TortureOptionalKey_fieldSchema.Check(fm)
 }

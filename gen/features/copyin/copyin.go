@@ -59,15 +59,12 @@ func (f *feature) message(mm *gen.Message) {
 	g, l := f.g, f.l
 	name := mm.GoIdent.GoName
 	schema := g.Schema(mm)
-	g.P("// CopyInFields copies the fields of src flagged in fm into m as the field-flag")
-	g.P("// contract defines, and returns how many changed (0: m is unchanged). A nil")
-	g.P("// src reads as empty. fm must be a map of ", name, " or bound to no schema.")
+	g.P("// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.")
 	g.P("func (", l.m, " *", name, ") CopyInFields(", l.src, " *", name, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ") int {")
-	g.P(l.b, " := ", l.fm, ".Bind(", schema, ")")
-	g.P("if ", l.m, " == nil || ", l.b, " == nil {")
-	g.P("return 0")
-	g.P("}")
+	g.P("if ", l.b, " := ", l.fm, ".Bind(", schema, "); ", l.m, " != nil && ", l.b, " != nil {")
 	g.P("return ", f.call(mm.Shape, l.m, l.src, l.b, "0", l.b+".Window(0)"))
+	g.P("}")
+	g.P("return 0")
 	g.P("}")
 	g.P()
 	f.emit(mm.Shape)
@@ -108,9 +105,9 @@ func (f *feature) shape(s *gen.Shape) {
 	g.P("// ", name, " is CopyInFields from flag number ", l.at, " of ", l.fm, "'s schema, ", l.win, " its window.")
 	win := g.Fieldmap("Window")
 	if g.Owns(s, "copyin") {
-		g.P("func (", l.m, " *", typ, ") ", name, "(", l.src, " *", typ, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ", ", l.at, " int, ", l.win, " ", win, ") int {")
+		g.P("func (", l.m, " *", typ, ") ", name, "(", l.src, " *", typ, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ", ", l.at, " int, ", l.win, " ", win, ") (", l.n, " int) {")
 	} else {
-		g.P("func ", name, "(", l.m, ", ", l.src, " *", typ, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ", ", l.at, " int, ", l.win, " ", win, ") int {")
+		g.P("func ", name, "(", l.m, ", ", l.src, " *", typ, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ", ", l.at, " int, ", l.win, " ", win, ") (", l.n, " int) {")
 	}
 	if len(s.Fields) == 0 {
 		g.P("return 0")
@@ -119,16 +116,9 @@ func (f *feature) shape(s *gen.Shape) {
 		return
 	}
 	chunks := chunksOf(s)
-	if len(chunks) == 1 && chunks[0].start == 0 {
-		// All fields are in the window: none of them set is done.
-		g.P("if ", chunks[0].mask(l.win), " == 0 {")
-		g.P("return 0")
-		g.P("}")
-	}
 	g.P("if ", l.src, " == nil {")
 	g.P(l.src, " = new(", typ, ")")
 	g.P("}")
-	g.P(l.n, " := 0")
 	if block != "" {
 		g.P("var ", l.pb, " *", block)
 	}

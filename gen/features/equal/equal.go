@@ -54,11 +54,8 @@ func (f *feature) message(mm *gen.Message) {
 	name := mm.GoIdent.GoName
 	g.P("// Equal reports whether m and o are equal under proto.Equal's rules.")
 	g.P("func (", m, " *", name, ") Equal(", o, " *", name, ") bool {")
-	g.P("if ", m, " == nil || ", o, " == nil {")
-	g.P("return ", m, " == nil && ", o, " == nil")
-	g.P("}")
-	g.P("if ", m, " == ", o, " {")
-	g.P("return true")
+	g.P("if eq, done := ", g.Fieldmap("EqualPointers"), "(", m, ", ", o, "); done {")
+	g.P("return eq")
 	g.P("}")
 	for _, fd := range mm.Fields {
 		if gen.InOneof(fd) {

@@ -74,8 +74,7 @@ func (f *feature) message(mm *gen.Message) {
 	g.P()
 
 	schema := g.Schema(mm)
-	g.P("// ValidateFields returns an error (", g.Fieldmap("ErrUnknownField"), " or ", g.Fieldmap("ErrListAction"), ") for a")
-	g.P("// flag of fm ", name, " does not have or a list action it cannot take.")
+	g.P("// ValidateFields returns an error for a flag of fm ", name, " lacks or a list action it refuses.")
 	g.P("func (*", name, ") ValidateFields(fm *", g.Fieldmap("FieldMap"), ") error {")
 	g.P("return ", schema, ".Check(fm)")
 	g.P("}")

@@ -348,11 +348,8 @@ type _Site_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SiteKey) Equal(o *SiteKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Organization != o.Organization ||
 		m.Name != o.Name {
@@ -363,11 +360,8 @@ func (m *SiteKey) Equal(o *SiteKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
 		!fieldmap.EqualImplicitFloat64(m.Longitude, o.Longitude) ||
@@ -379,11 +373,8 @@ func (m *Location) Equal(o *Location) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Resources) Equal(o *Resources) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Ram != o.Ram ||
 		m.Vcpus != o.Vcpus ||
@@ -395,11 +386,8 @@ func (m *Resources) Equal(o *Resources) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Status) Equal(o *Status) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.TaskName != o.TaskName ||
 		m.Step != o.Step ||
@@ -411,11 +399,8 @@ func (m *Status) Equal(o *Status) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Site) Equal(o *Site) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		!m.Location.Equal(o.Location) ||
@@ -477,26 +462,19 @@ func _Site_Platform_isSet(x isSite_Platform) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of SiteKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SiteKey) CopyInFields(src *SiteKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_SiteKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_SiteKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *SiteKey) copyInAt(src *SiteKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *SiteKey) copyInAt(src *SiteKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(SiteKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization, n = src.Organization, n+1
 	}
@@ -506,26 +484,19 @@ func (m *SiteKey) copyInAt(src *SiteKey, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Location or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Location_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Location_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Location)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
 		m.Latitude = src.Latitude
 		n++
@@ -541,26 +512,19 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Resources or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Resources) CopyInFields(src *Resources, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Resources_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Resources_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Resources) copyInAt(src *Resources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func (m *Resources) copyInAt(src *Resources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Resources)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Ram != src.Ram {
 		m.Ram, n = src.Ram, n+1
 	}
@@ -573,26 +537,19 @@ func (m *Resources) copyInAt(src *Resources, fm *fieldmap.FieldMap, at int, win 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Status or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Status) CopyInFields(src *Status, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Status_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Status_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Status) copyInAt(src *Status, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func (m *Status) copyInAt(src *Status, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Status)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.TaskName != src.TaskName {
 		m.TaskName, n = src.TaskName, n+1
 	}
@@ -605,26 +562,19 @@ func (m *Status) copyInAt(src *Status, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Site or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Site) CopyInFields(src *Site, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Site_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Site_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x718e2389|win.Below&0x31082309 == 0 {
-		return 0
-	}
+func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Site)
 	}
-	n := 0
 	for x := win.Cover&0x718e2389 | win.Below&0x31082309; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -724,42 +674,27 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of SiteKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *SiteKey) DiffFields(o *SiteKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_SiteKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Location: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Location) DiffFields(o *Location) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Location_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Resources: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Resources) DiffFields(o *Resources) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Resources_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Status: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Status) DiffFields(o *Status) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Status_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Site: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Site) DiffFields(o *Site) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Site_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -767,8 +702,7 @@ func (m *Site) DiffFields(o *Site) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: SiteKey has none.
 func (m *SiteKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm SiteKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm SiteKey lacks or a list action it refuses.
 func (*SiteKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SiteKey_fieldSchema.Check(fm)
 }
@@ -776,8 +710,7 @@ func (*SiteKey) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Location has none.
 func (m *Location) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Location does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Location lacks or a list action it refuses.
 func (*Location) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Location_fieldSchema.Check(fm)
 }
@@ -785,8 +718,7 @@ func (*Location) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Resources has none.
 func (m *Resources) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Resources does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Resources lacks or a list action it refuses.
 func (*Resources) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Resources_fieldSchema.Check(fm)
 }
@@ -794,8 +726,7 @@ func (*Resources) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Status has none.
 func (m *Status) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Status does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Status lacks or a list action it refuses.
 func (*Status) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Status_fieldSchema.Check(fm)
 }
@@ -812,8 +743,7 @@ func (m *Site) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Site does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Site lacks or a list action it refuses.
 func (*Site) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Site_fieldSchema.Check(fm)
 }

@@ -66,11 +66,8 @@ func (m *Label) cloneTo(c *Label) *Label {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Label) Equal(o *Label) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Color != o.Color ||
@@ -81,26 +78,19 @@ func (m *Label) Equal(o *Label) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Label or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Label_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Label_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0x8 == 0 {
-		return 0
-	}
+func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Label)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -116,10 +106,7 @@ func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Label: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Label) DiffFields(o *Label) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Label_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -136,8 +123,7 @@ func (m *Label) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Label does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Label lacks or a list action it refuses.
 func (*Label) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Label_fieldSchema.Check(fm)
 }

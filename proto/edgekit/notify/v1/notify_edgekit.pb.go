@@ -1465,11 +1465,8 @@ func (m *Keepalive) cloneTo(c *Keepalive) *Keepalive {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConnectRequest) Equal(o *ConnectRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	switch a := m.Msg.(type) {
 	case *ConnectRequest_Hello:
@@ -1510,11 +1507,8 @@ func _ConnectRequest_Msg_isSet(x isConnectRequest_Msg) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Hello) Equal(o *Hello) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.Equal(m.CloudletKey, o.CloudletKey) ||
 		m.AccessKey != o.AccessKey ||
@@ -1526,11 +1520,8 @@ func (m *Hello) Equal(o *Hello) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Report) Equal(o *Report) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Seq != o.Seq ||
 		!slices.Equal(m.Fields, o.Fields) {
@@ -1585,11 +1576,8 @@ func _Report_Info_isSet(x isReport_Info) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConnectResponse) Equal(o *ConnectResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	switch a := m.Msg.(type) {
 	case *ConnectResponse_SyncStart:
@@ -1660,11 +1648,8 @@ func _ConnectResponse_Msg_isSet(x isConnectResponse_Msg) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SyncStart) Equal(o *SyncStart) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Revision != o.Revision ||
 		!fieldmap.EqualDuration(m.KeepaliveInterval, o.KeepaliveInterval) {
@@ -1675,11 +1660,8 @@ func (m *SyncStart) Equal(o *SyncStart) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SyncEnd) Equal(o *SyncEnd) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Revision != o.Revision ||
 		m.Objects != o.Objects {
@@ -1690,11 +1672,8 @@ func (m *SyncEnd) Equal(o *SyncEnd) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Update) Equal(o *Update) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Action != o.Action ||
 		m.Revision != o.Revision {
@@ -1789,11 +1768,8 @@ func _Update_Object_isSet(x isUpdate_Object) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportAck) Equal(o *ReportAck) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Seq != o.Seq ||
 		m.Verdict != o.Verdict ||
@@ -1805,35 +1781,25 @@ func (m *ReportAck) Equal(o *ReportAck) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Keepalive) Equal(o *Keepalive) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ConnectRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ConnectRequest) CopyInFields(src *ConnectRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ConnectRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ConnectRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x41|win.Below&0x41 == 0 {
-		return 0
-	}
+func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ConnectRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		if s1, ok := src.Msg.(*ConnectRequest_Hello); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectRequest_Hello); !ok || d1 == nil || !d1.Hello.Equal(s1.Hello) {
@@ -1900,14 +1866,10 @@ func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x19|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Hello)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
 	} else if win.Below&(1<<0) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
@@ -1924,14 +1886,10 @@ func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap
 }
 
 // _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.CloudletKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization, n = src.Organization, n+1
 	}
@@ -1942,11 +1900,10 @@ func _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m, src *edg
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Report)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Seq != src.Seq {
 		m.Seq, n = src.Seq, n+1
 	}
@@ -2051,14 +2008,10 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 }
 
 // _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x78400040e03f9|win.Below&0x840004080211 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.CloudletInfo)
 	}
-	n := 0
 	for x := win.Cover&0x78400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -2119,14 +2072,10 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 }
 
 // _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7f|win.Below&0x20 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.FlavorInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -2152,14 +2101,10 @@ func _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_copyInAt(m, src *edg
 }
 
 // _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3f|win.Below&0x20 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.StatusInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
 		m.TaskNumber, n = src.TaskNumber, n+1
 	}
@@ -2182,14 +2127,10 @@ func _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m, src *edge
 }
 
 // _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x4901|win.Below&0x901 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.InfraResourcesSnapshot)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Info, src.Info)
 	}
@@ -2207,14 +2148,10 @@ func _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt
 }
 
 // _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7f == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.InfraResource)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -2240,14 +2177,10 @@ func _File_edgekit_notify_v1_notify_proto_InfraResource4a99pt_copyInAt(m, src *e
 }
 
 // _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.ClusterKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -2258,14 +2191,10 @@ func _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m, src *edg
 }
 
 // _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.AppInstKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -2276,14 +2205,10 @@ func _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m, src *edg
 }
 
 // _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0xe == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.NodeInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -2300,14 +2225,10 @@ func _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_copyInAt(m, src *edgep
 }
 
 // _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x30002079|win.Below&0x2051 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.ClusterInstInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -2346,14 +2267,10 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 }
 
 // _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.InfraResources)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Vms, src.Vms)
 	}
@@ -2361,14 +2278,10 @@ func _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m, src *
 }
 
 // _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x9f|win.Below&0x90 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.VmInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -2391,14 +2304,10 @@ func _File_edgekit_notify_v1_notify_proto_VmInfozhxj8_copyInAt(m, src *edgeproto
 }
 
 // _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.IpAddr)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
 		m.ExternalIp, n = src.ExternalIp, n+1
 	}
@@ -2409,14 +2318,10 @@ func _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_copyInAt(m, src *edgepro
 }
 
 // _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.ContainerInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -2436,14 +2341,10 @@ func _File_edgekit_notify_v1_notify_proto_ContainerInfoxksfbc_copyInAt(m, src *e
 }
 
 // _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xc6079|win.Below&0x4051 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.AppInstInfo)
 	}
-	n := 0
 	for x := win.Cover&0xc6079 | win.Below&0x4051; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -2488,14 +2389,10 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 }
 
 // _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x7 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.AppInstRuntime)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at), &m.ContainerIds, src.ContainerIds)
 	}
@@ -2508,45 +2405,35 @@ func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m, src 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Hello or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Hello) CopyInFields(src *Hello, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Hello_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Hello_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Report or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Report) CopyInFields(src *Report, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Report_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Report_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ConnectResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ConnectResponse) CopyInFields(src *ConnectResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ConnectResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ConnectResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ConnectResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_SyncStart); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_SyncStart); !ok || d1 == nil || !d1.SyncStart.Equal(s1.SyncStart) {
@@ -2687,14 +2574,10 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(SyncStart)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Revision != src.Revision {
 		m.Revision, n = src.Revision, n+1
 	}
@@ -2706,11 +2589,10 @@ func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int, win 
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Update)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Action != src.Action {
 		m.Action, n = src.Action, n+1
 	}
@@ -2940,14 +2822,10 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 }
 
 // _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(m, src *edgeproto.Settings, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3fff == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(m, src *edgeproto.Settings, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.Settings)
 	}
-	n := 0
 	for x := win.Cover & 0x3fff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -3020,14 +2898,10 @@ func _File_edgekit_notify_v1_notify_proto_Settingsldeunw_copyInAt(m, src *edgepr
 }
 
 // _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgeproto.Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7d|win.Below&0x41 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgeproto.Flavor, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.Flavor)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -3053,14 +2927,10 @@ func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgepro
 }
 
 // _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m, src *edgeproto.FlavorKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m, src *edgeproto.FlavorKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.FlavorKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -3068,14 +2938,10 @@ func _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m, src *edgep
 }
 
 // _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgeproto.Cloudlet, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xffe01c679|win.Below&0x60018651 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgeproto.Cloudlet, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.Cloudlet)
 	}
-	n := 0
 	for x := win.Cover&0xffe01c679 | win.Below&0x60018651; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -3147,14 +3013,10 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 }
 
 // _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m, src *edgeproto.Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m, src *edgeproto.Location, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.Location)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.SameFloat64(m.Latitude, src.Latitude) {
 		m.Latitude = src.Latitude
 		n++
@@ -3167,14 +3029,10 @@ func _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m, src *edgep
 }
 
 // _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt(m, src *edgeproto.ResourceQuota, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt(m, src *edgeproto.ResourceQuota, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.ResourceQuota)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -3188,14 +3046,10 @@ func _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_copyInAt(m, src *
 }
 
 // _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m, src *edgeproto.PlatformConfig, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xff|win.Below&0x2 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m, src *edgeproto.PlatformConfig, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.PlatformConfig)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Region != src.Region {
 		m.Region, n = src.Region, n+1
 	}
@@ -3224,14 +3078,10 @@ func _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m, src *
 }
 
 // _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *edgeproto.TrustPolicy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x9|win.Below&0x9 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *edgeproto.TrustPolicy, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.TrustPolicy)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -3245,14 +3095,10 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *ed
 }
 
 // _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m, src *edgeproto.TrustPolicyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m, src *edgeproto.TrustPolicyKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.TrustPolicyKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization, n = src.Organization, n+1
 	}
@@ -3263,14 +3109,10 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m, src *
 }
 
 // _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt(m, src *edgeproto.SecurityRule, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt(m, src *edgeproto.SecurityRule, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.SecurityRule)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Protocol != src.Protocol {
 		m.Protocol, n = src.Protocol, n+1
 	}
@@ -3287,14 +3129,10 @@ func _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_copyInAt(m, src *e
 }
 
 // _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.App, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x787c2701f1|win.Below&0x1040260101 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.App, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.App)
 	}
-	n := 0
 	for x := win.Cover&0x787c2701f1 | win.Below&0x1040260101; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -3352,14 +3190,10 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 }
 
 // _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m, src *edgeproto.AppKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m, src *edgeproto.AppKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.AppKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization, n = src.Organization, n+1
 	}
@@ -3373,14 +3207,10 @@ func _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m, src *edgeprot
 }
 
 // _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt(m, src *edgeproto.Port, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7f == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt(m, src *edgeproto.Port, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.Port)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Proto != src.Proto {
 		m.Proto, n = src.Proto, n+1
 	}
@@ -3406,14 +3236,10 @@ func _File_edgekit_notify_v1_notify_proto_Portx01ype_copyInAt(m, src *edgeproto.
 }
 
 // _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt(m, src *edgeproto.ConfigFile, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt(m, src *edgeproto.ConfigFile, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.ConfigFile)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
 		m.Kind, n = src.Kind, n+1
 	}
@@ -3424,14 +3250,10 @@ func _File_edgekit_notify_v1_notify_proto_ConfigFile8zrmbx_copyInAt(m, src *edge
 }
 
 // _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt(m, src *edgeproto.EnvVar, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt(m, src *edgeproto.EnvVar, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.EnvVar)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -3448,14 +3270,10 @@ func _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_copyInAt(m, src *edgepro
 }
 
 // _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *edgeproto.ClusterInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xfc000f007c9|win.Below&0x4000800489 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *edgeproto.ClusterInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.ClusterInst)
 	}
-	n := 0
 	for x := win.Cover&0xfc000f007c9 | win.Below&0x4000800489; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -3519,14 +3337,10 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 }
 
 // _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgeproto.NodePool, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x107|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgeproto.NodePool, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.NodePool)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -3546,14 +3360,10 @@ func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgep
 }
 
 // _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m, src *edgeproto.NodeResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f|win.Below&0x8 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m, src *edgeproto.NodeResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.NodeResources)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Vcpus != src.Vcpus {
 		m.Vcpus, n = src.Vcpus, n+1
 	}
@@ -3573,14 +3383,10 @@ func _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m, src *
 }
 
 // _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgeproto.AppInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x38e03e489|win.Below&0x88024489 == 0 {
-		return 0
-	}
+func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgeproto.AppInst, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.AppInst)
 	}
-	n := 0
 	for x := win.Cover&0x38e03e489 | win.Below&0x88024489; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -3650,14 +3456,10 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *SyncEnd) copyInAt(src *SyncEnd, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *SyncEnd) copyInAt(src *SyncEnd, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(SyncEnd)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Revision != src.Revision {
 		m.Revision, n = src.Revision, n+1
 	}
@@ -3668,14 +3470,10 @@ func (m *SyncEnd) copyInAt(src *SyncEnd, fm *fieldmap.FieldMap, at int, win fiel
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ReportAck) copyInAt(src *ReportAck, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *ReportAck) copyInAt(src *ReportAck, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ReportAck)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Seq != src.Seq {
 		m.Seq, n = src.Seq, n+1
 	}
@@ -3688,134 +3486,92 @@ func (m *ReportAck) copyInAt(src *ReportAck, fm *fieldmap.FieldMap, at int, win 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of SyncStart or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SyncStart) CopyInFields(src *SyncStart, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_SyncStart_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_SyncStart_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of SyncEnd or bound to no schema.
-func (m *SyncEnd) CopyInFields(src *SyncEnd, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_SyncEnd_fieldSchema)
-	if m == nil || b == nil {
-		return 0
-	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Update or bound to no schema.
-func (m *Update) CopyInFields(src *Update, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Update_fieldSchema)
-	if m == nil || b == nil {
-		return 0
-	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ReportAck or bound to no schema.
-func (m *ReportAck) CopyInFields(src *ReportAck, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ReportAck_fieldSchema)
-	if m == nil || b == nil {
-		return 0
-	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Keepalive or bound to no schema.
-func (m *Keepalive) CopyInFields(src *Keepalive, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Keepalive_fieldSchema)
-	if m == nil || b == nil {
-		return 0
-	}
-	return m.copyInAt(src, b, 0, b.Window(0))
-}
-
-// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Keepalive) copyInAt(src *Keepalive, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
 	return 0
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ConnectRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *SyncEnd) CopyInFields(src *SyncEnd, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_SyncEnd_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *Update) CopyInFields(src *Update, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_Update_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *ReportAck) CopyInFields(src *ReportAck, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_ReportAck_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *Keepalive) CopyInFields(src *Keepalive, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_Keepalive_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *Keepalive) copyInAt(src *Keepalive, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	return 0
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ConnectRequest) DiffFields(o *ConnectRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ConnectRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Hello: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Hello) DiffFields(o *Hello) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Hello_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Report: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Report) DiffFields(o *Report) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Report_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ConnectResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ConnectResponse) DiffFields(o *ConnectResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ConnectResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of SyncStart: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *SyncStart) DiffFields(o *SyncStart) *fieldmap.FieldMap {
 	return fieldmap.Diff(_SyncStart_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of SyncEnd: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *SyncEnd) DiffFields(o *SyncEnd) *fieldmap.FieldMap {
 	return fieldmap.Diff(_SyncEnd_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Update: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Update) DiffFields(o *Update) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Update_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ReportAck: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ReportAck) DiffFields(o *ReportAck) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ReportAck_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Keepalive: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Keepalive) DiffFields(o *Keepalive) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Keepalive_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -3834,8 +3590,7 @@ func (m *ConnectRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ConnectRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ConnectRequest lacks or a list action it refuses.
 func (*ConnectRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ConnectRequest_fieldSchema.Check(fm)
 }
@@ -3852,8 +3607,7 @@ func (m *Hello) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Hello does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Hello lacks or a list action it refuses.
 func (*Hello) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Hello_fieldSchema.Check(fm)
 }
@@ -3882,8 +3636,7 @@ func (m *Report) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Report does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Report lacks or a list action it refuses.
 func (*Report) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Report_fieldSchema.Check(fm)
 }
@@ -3907,8 +3660,7 @@ func (m *ConnectResponse) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ConnectResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ConnectResponse lacks or a list action it refuses.
 func (*ConnectResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ConnectResponse_fieldSchema.Check(fm)
 }
@@ -3916,8 +3668,7 @@ func (*ConnectResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: SyncStart has none.
 func (m *SyncStart) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm SyncStart does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm SyncStart lacks or a list action it refuses.
 func (*SyncStart) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SyncStart_fieldSchema.Check(fm)
 }
@@ -3925,8 +3676,7 @@ func (*SyncStart) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: SyncEnd has none.
 func (m *SyncEnd) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm SyncEnd does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm SyncEnd lacks or a list action it refuses.
 func (*SyncEnd) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _SyncEnd_fieldSchema.Check(fm)
 }
@@ -3978,8 +3728,7 @@ func (m *Update) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Update does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Update lacks or a list action it refuses.
 func (*Update) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Update_fieldSchema.Check(fm)
 }
@@ -3996,8 +3745,7 @@ func (m *ReportAck) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ReportAck does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ReportAck lacks or a list action it refuses.
 func (*ReportAck) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ReportAck_fieldSchema.Check(fm)
 }
@@ -4005,8 +3753,7 @@ func (*ReportAck) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Keepalive has none.
 func (m *Keepalive) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Keepalive does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Keepalive lacks or a list action it refuses.
 func (*Keepalive) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Keepalive_fieldSchema.Check(fm)
 }

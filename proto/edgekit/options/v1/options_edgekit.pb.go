@@ -141,11 +141,8 @@ func (m *FieldOptions) cloneTo(c *FieldOptions) *FieldOptions {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FileOptions) Equal(o *FileOptions) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
 		return false
@@ -155,11 +152,8 @@ func (m *FileOptions) Equal(o *FileOptions) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *MessageOptions) Equal(o *MessageOptions) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) ||
 		m.ListActions != o.ListActions {
@@ -170,11 +164,8 @@ func (m *MessageOptions) Equal(o *MessageOptions) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FieldOptions) Equal(o *FieldOptions) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.ObjectKey != o.ObjectKey ||
 		m.Atomic != o.Atomic {
@@ -183,52 +174,38 @@ func (m *FieldOptions) Equal(o *FieldOptions) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of FileOptions or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *FileOptions) CopyInFields(src *FileOptions, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_FileOptions_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_FileOptions_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *FileOptions) copyInAt(src *FileOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *FileOptions) copyInAt(src *FileOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(FileOptions)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at), &m.SkipFeatures, src.SkipFeatures)
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of MessageOptions or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *MessageOptions) CopyInFields(src *MessageOptions, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_MessageOptions_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_MessageOptions_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(MessageOptions)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at), &m.SkipFeatures, src.SkipFeatures)
 	}
@@ -238,26 +215,19 @@ func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of FieldOptions or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *FieldOptions) CopyInFields(src *FieldOptions, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_FieldOptions_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_FieldOptions_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *FieldOptions) copyInAt(src *FieldOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *FieldOptions) copyInAt(src *FieldOptions, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(FieldOptions)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.ObjectKey != src.ObjectKey {
 		m.ObjectKey, n = src.ObjectKey, n+1
 	}
@@ -267,26 +237,17 @@ func (m *FieldOptions) copyInAt(src *FieldOptions, fm *fieldmap.FieldMap, at int
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of FileOptions: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *FileOptions) DiffFields(o *FileOptions) *fieldmap.FieldMap {
 	return fieldmap.Diff(_FileOptions_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of MessageOptions: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *MessageOptions) DiffFields(o *MessageOptions) *fieldmap.FieldMap {
 	return fieldmap.Diff(_MessageOptions_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of FieldOptions: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *FieldOptions) DiffFields(o *FieldOptions) *fieldmap.FieldMap {
 	return fieldmap.Diff(_FieldOptions_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -294,8 +255,7 @@ func (m *FieldOptions) DiffFields(o *FieldOptions) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: FileOptions has none.
 func (m *FileOptions) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm FileOptions does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm FileOptions lacks or a list action it refuses.
 func (*FileOptions) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _FileOptions_fieldSchema.Check(fm)
 }
@@ -303,8 +263,7 @@ func (*FileOptions) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: MessageOptions has none.
 func (m *MessageOptions) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm MessageOptions does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm MessageOptions lacks or a list action it refuses.
 func (*MessageOptions) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _MessageOptions_fieldSchema.Check(fm)
 }
@@ -312,8 +271,7 @@ func (*MessageOptions) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: FieldOptions has none.
 func (m *FieldOptions) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm FieldOptions does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm FieldOptions lacks or a list action it refuses.
 func (*FieldOptions) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _FieldOptions_fieldSchema.Check(fm)
 }

@@ -403,11 +403,8 @@ func (m *ReportInfoResponse) cloneTo(c *ReportInfoResponse) *ReportInfoResponse 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Fence) Equal(o *Fence) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Key != o.Key ||
 		m.Revision != o.Revision {
@@ -418,11 +415,8 @@ func (m *Fence) Equal(o *Fence) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !slices.Equal(m.Fields, o.Fields) ||
 		!m.Fence.Equal(o.Fence) {
@@ -477,11 +471,8 @@ func _ReportInfoRequest_Info_isSet(x isReportInfoRequest_Info) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportInfoResponse) Equal(o *ReportInfoResponse) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Applied != o.Applied ||
 		m.Reason != o.Reason {
@@ -490,26 +481,19 @@ func (m *ReportInfoResponse) Equal(o *ReportInfoResponse) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Fence or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Fence) CopyInFields(src *Fence, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Fence_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Fence_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Fence) copyInAt(src *Fence, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Fence) copyInAt(src *Fence, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Fence)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Key != src.Key {
 		m.Key, n = src.Key, n+1
 	}
@@ -519,23 +503,19 @@ func (m *Fence) copyInAt(src *Fence, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ReportInfoRequest or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReportInfoRequest) CopyInFields(src *ReportInfoRequest, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ReportInfoRequest_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ReportInfoRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
+func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ReportInfoRequest)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		if s1, ok := src.Info.(*ReportInfoRequest_CloudletInfo); ok && s1 != nil {
 			if d1, ok := m.Info.(*ReportInfoRequest_CloudletInfo); !ok || d1 == nil || !fieldmap.Equal(d1.CloudletInfo, s1.CloudletInfo) {
@@ -643,14 +623,10 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 }
 
 // _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x78400040e03f9|win.Below&0x840004080211 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgeproto.CloudletInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.CloudletInfo)
 	}
-	n := 0
 	for x := win.Cover&0x78400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -711,14 +687,10 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 }
 
 // _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m, src *edgeproto.CloudletKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.CloudletKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization, n = src.Organization, n+1
 	}
@@ -729,14 +701,10 @@ func _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m, src *edgepro
 }
 
 // _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7f|win.Below&0x20 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt(m, src *edgeproto.FlavorInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.FlavorInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -762,14 +730,10 @@ func _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_copyInAt(m, src *edgepro
 }
 
 // _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3f|win.Below&0x20 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m, src *edgeproto.StatusInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.StatusInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.TaskNumber != src.TaskNumber {
 		m.TaskNumber, n = src.TaskNumber, n+1
 	}
@@ -792,14 +756,10 @@ func _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m, src *edgeprot
 }
 
 // _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x4901|win.Below&0x901 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, src *edgeproto.InfraResourcesSnapshot, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.InfraResourcesSnapshot)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Info, src.Info)
 	}
@@ -817,14 +777,10 @@ func _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m, 
 }
 
 // _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7f == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt(m, src *edgeproto.InfraResource, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.InfraResource)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -850,14 +806,10 @@ func _File_edgekit_rm_v1_report_proto_InfraResource4a99pt_copyInAt(m, src *edgep
 }
 
 // _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m, src *edgeproto.ClusterKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.ClusterKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -868,14 +820,10 @@ func _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m, src *edgepro
 }
 
 // _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m, src *edgeproto.AppInstKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.AppInstKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -886,14 +834,10 @@ func _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m, src *edgepro
 }
 
 // _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0xe == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto.NodeInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.NodeInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -910,14 +854,10 @@ func _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_copyInAt(m, src *edgeproto
 }
 
 // _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x30002079|win.Below&0x2051 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edgeproto.ClusterInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.ClusterInstInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -956,14 +896,10 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 }
 
 // _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m, src *edgeproto.InfraResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.InfraResources)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Vms, src.Vms)
 	}
@@ -971,14 +907,10 @@ func _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m, src *edge
 }
 
 // _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x9f|win.Below&0x90 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.VmInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -1001,14 +933,10 @@ func _File_edgekit_rm_v1_report_proto_VmInfozhxj8_copyInAt(m, src *edgeproto.VmI
 }
 
 // _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.IpAddr, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.IpAddr)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.ExternalIp != src.ExternalIp {
 		m.ExternalIp, n = src.ExternalIp, n+1
 	}
@@ -1019,14 +947,10 @@ func _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_copyInAt(m, src *edgeproto.I
 }
 
 // _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1f == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt(m, src *edgeproto.ContainerInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.ContainerInfo)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -1046,14 +970,10 @@ func _File_edgekit_rm_v1_report_proto_ContainerInfoxksfbc_copyInAt(m, src *edgep
 }
 
 // _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xc6079|win.Below&0x4051 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgeproto.AppInstInfo, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.AppInstInfo)
 	}
-	n := 0
 	for x := win.Cover&0xc6079 | win.Below&0x4051; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -1098,14 +1018,10 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 }
 
 // _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x7 == 0 {
-		return 0
-	}
+func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edgeproto.AppInstRuntime, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(edgeproto.AppInstRuntime)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at), &m.ContainerIds, src.ContainerIds)
 	}
@@ -1118,26 +1034,19 @@ func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edg
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ReportInfoResponse or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReportInfoResponse) CopyInFields(src *ReportInfoResponse, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ReportInfoResponse_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ReportInfoResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ReportInfoResponse) copyInAt(src *ReportInfoResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *ReportInfoResponse) copyInAt(src *ReportInfoResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ReportInfoResponse)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Applied != src.Applied {
 		m.Applied, n = src.Applied, n+1
 	}
@@ -1147,26 +1056,17 @@ func (m *ReportInfoResponse) copyInAt(src *ReportInfoResponse, fm *fieldmap.Fiel
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Fence: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Fence) DiffFields(o *Fence) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Fence_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ReportInfoRequest: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ReportInfoRequest) DiffFields(o *ReportInfoRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ReportInfoRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ReportInfoResponse: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ReportInfoResponse) DiffFields(o *ReportInfoResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ReportInfoResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -1174,8 +1074,7 @@ func (m *ReportInfoResponse) DiffFields(o *ReportInfoResponse) *fieldmap.FieldMa
 // ValidateEnums reports an enum field holding an undefined value: Fence has none.
 func (m *Fence) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Fence does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Fence lacks or a list action it refuses.
 func (*Fence) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Fence_fieldSchema.Check(fm)
 }
@@ -1204,8 +1103,7 @@ func (m *ReportInfoRequest) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ReportInfoRequest does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ReportInfoRequest lacks or a list action it refuses.
 func (*ReportInfoRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ReportInfoRequest_fieldSchema.Check(fm)
 }
@@ -1213,8 +1111,7 @@ func (*ReportInfoRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: ReportInfoResponse has none.
 func (m *ReportInfoResponse) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ReportInfoResponse does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ReportInfoResponse lacks or a list action it refuses.
 func (*ReportInfoResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ReportInfoResponse_fieldSchema.Check(fm)
 }

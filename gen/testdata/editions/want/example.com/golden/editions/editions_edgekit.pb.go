@@ -118,11 +118,8 @@ func (m *Ed_Part) cloneTo(c *Ed_Part) *Ed_Part {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Ed) Equal(o *Ed) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
 		m.Implicit != o.Implicit ||
@@ -135,11 +132,8 @@ func (m *Ed) Equal(o *Ed) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Ed_Part) Equal(o *Ed_Part) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
 		return false
@@ -147,15 +141,12 @@ func (m *Ed_Part) Equal(o *Ed_Part) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Ed or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Ed) CopyInFields(src *Ed, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Ed_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Ed_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _Ed_ptrs holds the explicit-presence scalars CopyInFields sets in a Ed.
@@ -165,14 +156,10 @@ type _Ed_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0x8 == 0 {
-		return 0
-	}
+func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Ed)
 	}
-	n := 0
 	var pb *_Ed_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
 		if src.Name == nil {
@@ -211,14 +198,10 @@ func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Ed_Part) copyInAt(src *Ed_Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *Ed_Part) copyInAt(src *Ed_Part, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Ed_Part)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualBytesPresence(m.Data, src.Data) {
 		m.Data = fieldmap.CloneBytes(src.Data)
 		n++
@@ -226,29 +209,20 @@ func (m *Ed_Part) copyInAt(src *Ed_Part, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Ed_Part or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Ed_Part) CopyInFields(src *Ed_Part, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Ed_Part_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Ed_Part_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Ed: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Ed) DiffFields(o *Ed) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Ed_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Ed_Part: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Ed_Part) DiffFields(o *Ed_Part) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Ed_Part_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -265,8 +239,7 @@ func (m *Ed) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Ed does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Ed lacks or a list action it refuses.
 func (*Ed) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Ed_fieldSchema.Check(fm)
 }
@@ -274,8 +247,7 @@ func (*Ed) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Ed_Part has none.
 func (m *Ed_Part) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Ed_Part does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Ed_Part lacks or a list action it refuses.
 func (*Ed_Part) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Ed_Part_fieldSchema.Check(fm)
 }

@@ -590,11 +590,8 @@ func (m_ *Holder) cloneTo(c_ *Holder) *Holder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m_ *Holder) Equal(o_ *Holder) bool {
-	if m_ == nil || o_ == nil {
-		return m_ == nil && o_ == nil
-	}
-	if m_ == o_ {
-		return true
+	if eq, done := fieldmap.EqualPointers(m_, o_); done {
+		return eq
 	}
 	if !fieldmap.Equal(m_.WOne, o_.WOne) ||
 		!fieldmap.EqualMessageListFunc(m_.WList, o_.WList, fieldmap.Equal[*w.Leaf]) ||
@@ -846,23 +843,19 @@ func _Holder_Pick_isSet(x_ isHolder_Pick) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Holder or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m_ *Holder) CopyInFields(src_ *Holder, fm_ *fieldmap.FieldMap) int {
-	b_ := fm_.Bind(_Holder_fieldSchema)
-	if m_ == nil || b_ == nil {
-		return 0
+	if b_ := fm_.Bind(_Holder_fieldSchema); m_ != nil && b_ != nil {
+		return m_.copyInAt(src_, b_, 0, b_.Window(0))
 	}
-	return m_.copyInAt(src_, b_, 0, b_.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
+func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(Holder)
 	}
-	n := 0
 	for x_ := win.Cover&0x3111888c44622311 | win.Below&0x3111888c44622311; x_ != 0; x_ &= x_ - 1 {
 		switch bits.TrailingZeros64(x_) {
 		case 0:
@@ -1627,14 +1620,10 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 }
 
 // _File_holder_proto_Leafc55951_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leafc55951_copyInAt(m_, src_ *w.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leafc55951_copyInAt(m_, src_ *w.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(w.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1649,14 +1638,10 @@ func _File_holder_proto_Leafc55951_copyInAt(m_, src_ *w.Leaf, fm_ *fieldmap.Fiel
 }
 
 // _File_holder_proto_Leaf1mbcrcb_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaf1mbcrcb_copyInAt(m_, src_ *a.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaf1mbcrcb_copyInAt(m_, src_ *a.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(a.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1671,14 +1656,10 @@ func _File_holder_proto_Leaf1mbcrcb_copyInAt(m_, src_ *a.Leaf, fm_ *fieldmap.Fie
 }
 
 // _File_holder_proto_Leaf1umuabm_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaf1umuabm_copyInAt(m_, src_ *b.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaf1umuabm_copyInAt(m_, src_ *b.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(b.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1693,14 +1674,10 @@ func _File_holder_proto_Leaf1umuabm_copyInAt(m_, src_ *b.Leaf, fm_ *fieldmap.Fie
 }
 
 // _File_holder_proto_Leaf4vl2ue_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaf4vl2ue_copyInAt(m_, src_ *ok.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaf4vl2ue_copyInAt(m_, src_ *ok.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(ok.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1715,14 +1692,10 @@ func _File_holder_proto_Leaf4vl2ue_copyInAt(m_, src_ *ok.Leaf, fm_ *fieldmap.Fie
 }
 
 // _File_holder_proto_Leaf12afjs7_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaf12afjs7_copyInAt(m_, src_ *d1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaf12afjs7_copyInAt(m_, src_ *d1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(d1.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1737,14 +1710,10 @@ func _File_holder_proto_Leaf12afjs7_copyInAt(m_, src_ *d1.Leaf, fm_ *fieldmap.Fi
 }
 
 // _File_holder_proto_Leaf1svtzh8_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaf1svtzh8_copyInAt(m_, src_ *s1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaf1svtzh8_copyInAt(m_, src_ *s1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(s1.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1759,14 +1728,10 @@ func _File_holder_proto_Leaf1svtzh8_copyInAt(m_, src_ *s1.Leaf, fm_ *fieldmap.Fi
 }
 
 // _File_holder_proto_Leafemhuyf_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leafemhuyf_copyInAt(m_, src_ *sv0.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leafemhuyf_copyInAt(m_, src_ *sv0.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(sv0.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1781,14 +1746,10 @@ func _File_holder_proto_Leafemhuyf_copyInAt(m_, src_ *sv0.Leaf, fm_ *fieldmap.Fi
 }
 
 // _File_holder_proto_Leaflsxmzb_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaflsxmzb_copyInAt(m_, src_ *m.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaflsxmzb_copyInAt(m_, src_ *m.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(m.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1803,14 +1764,10 @@ func _File_holder_proto_Leaflsxmzb_copyInAt(m_, src_ *m.Leaf, fm_ *fieldmap.Fiel
 }
 
 // _File_holder_proto_Leaf1xg7dsy_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaf1xg7dsy_copyInAt(m_, src_ *src.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaf1xg7dsy_copyInAt(m_, src_ *src.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(src.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1825,14 +1782,10 @@ func _File_holder_proto_Leaf1xg7dsy_copyInAt(m_, src_ *src.Leaf, fm_ *fieldmap.F
 }
 
 // _File_holder_proto_Leaf1mwrknh_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaf1mwrknh_copyInAt(m_, src_ *fm.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaf1mwrknh_copyInAt(m_, src_ *fm.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(fm.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1847,14 +1800,10 @@ func _File_holder_proto_Leaf1mwrknh_copyInAt(m_, src_ *fm.Leaf, fm_ *fieldmap.Fi
 }
 
 // _File_holder_proto_Leaf1w6ze11_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaf1w6ze11_copyInAt(m_, src_ *at.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaf1w6ze11_copyInAt(m_, src_ *at.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(at.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1869,14 +1818,10 @@ func _File_holder_proto_Leaf1w6ze11_copyInAt(m_, src_ *at.Leaf, fm_ *fieldmap.Fi
 }
 
 // _File_holder_proto_Leaf16ral0h_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaf16ral0h_copyInAt(m_, src_ *c.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaf16ral0h_copyInAt(m_, src_ *c.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(c.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1891,14 +1836,10 @@ func _File_holder_proto_Leaf16ral0h_copyInAt(m_, src_ *c.Leaf, fm_ *fieldmap.Fie
 }
 
 // _File_holder_proto_Leaft84x65_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaft84x65_copyInAt(m_, src_ *o.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaft84x65_copyInAt(m_, src_ *o.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(o.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1913,14 +1854,10 @@ func _File_holder_proto_Leaft84x65_copyInAt(m_, src_ *o.Leaf, fm_ *fieldmap.Fiel
 }
 
 // _File_holder_proto_Leaflkypto_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaflkypto_copyInAt(m_, src_ *x.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaflkypto_copyInAt(m_, src_ *x.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(x.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1935,14 +1872,10 @@ func _File_holder_proto_Leaflkypto_copyInAt(m_, src_ *x.Leaf, fm_ *fieldmap.Fiel
 }
 
 // _File_holder_proto_Leaf1r375sm_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaf1r375sm_copyInAt(m_, src_ *v.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaf1r375sm_copyInAt(m_, src_ *v.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(v.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1957,14 +1890,10 @@ func _File_holder_proto_Leaf1r375sm_copyInAt(m_, src_ *v.Leaf, fm_ *fieldmap.Fie
 }
 
 // _File_holder_proto_Leaf197gohb_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leaf197gohb_copyInAt(m_, src_ *blk.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leaf197gohb_copyInAt(m_, src_ *blk.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(blk.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -1979,14 +1908,10 @@ func _File_holder_proto_Leaf197gohb_copyInAt(m_, src_ *blk.Leaf, fm_ *fieldmap.F
 }
 
 // _File_holder_proto_Leafke71a0_copyInAt is CopyInFields from flag number at_ of fm_'s schema, win its window.
-func _File_holder_proto_Leafke71a0_copyInAt(m_, src_ *w1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func _File_holder_proto_Leafke71a0_copyInAt(m_, src_ *w1.Leaf, fm_ *fieldmap.FieldMap, at_ int, win fieldmap.Window) (n int) {
 	if src_ == nil {
 		src_ = new(w1.Leaf)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m_.Name != src_.Name {
 		m_.Name, n = src_.Name, n+1
 	}
@@ -2000,10 +1925,7 @@ func _File_holder_proto_Leafke71a0_copyInAt(m_, src_ *w1.Leaf, fm_ *fieldmap.Fie
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Holder: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m_ *Holder) DiffFields(o_ *Holder) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Holder_fieldSchema, unsafe.Pointer(m_), unsafe.Pointer(o_))
 }
@@ -2442,8 +2364,7 @@ func (m *Holder) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Holder does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Holder lacks or a list action it refuses.
 func (*Holder) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Holder_fieldSchema.Check(fm)
 }

@@ -148,11 +148,8 @@ func (m *Named) cloneTo(c *Named) *Named {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ThingKey) Equal(o *ThingKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Organization != o.Organization ||
 		m.Name != o.Name ||
@@ -164,11 +161,8 @@ func (m *ThingKey) Equal(o *ThingKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Thing) Equal(o *Thing) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
 		m.Password != o.Password {
@@ -179,11 +173,8 @@ func (m *Thing) Equal(o *Thing) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Named) Equal(o *Named) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id {
 		return false
@@ -191,26 +182,19 @@ func (m *Named) Equal(o *Named) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of ThingKey or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ThingKey) CopyInFields(src *ThingKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_ThingKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_ThingKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *ThingKey) copyInAt(src *ThingKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *ThingKey) copyInAt(src *ThingKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(ThingKey)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Organization != src.Organization {
 		m.Organization, n = src.Organization, n+1
 	}
@@ -223,26 +207,19 @@ func (m *ThingKey) copyInAt(src *ThingKey, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Thing or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Thing) CopyInFields(src *Thing, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Thing_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Thing_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x11|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Thing)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -255,52 +232,36 @@ func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Named or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Named) CopyInFields(src *Named, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Named_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Named_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Named) copyInAt(src *Named, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *Named) copyInAt(src *Named, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Named)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of ThingKey: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ThingKey) DiffFields(o *ThingKey) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ThingKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Thing: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Thing) DiffFields(o *Thing) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Thing_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Named: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Named) DiffFields(o *Named) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Named_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -317,8 +278,7 @@ func (m *ThingKey) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm ThingKey does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm ThingKey lacks or a list action it refuses.
 func (*ThingKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ThingKey_fieldSchema.Check(fm)
 }
@@ -335,8 +295,7 @@ func (m *Thing) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Thing does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Thing lacks or a list action it refuses.
 func (*Thing) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Thing_fieldSchema.Check(fm)
 }
@@ -344,8 +303,7 @@ func (*Thing) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Named has none.
 func (m *Named) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Named does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Named lacks or a list action it refuses.
 func (*Named) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Named_fieldSchema.Check(fm)
 }

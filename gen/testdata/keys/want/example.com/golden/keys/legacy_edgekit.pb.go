@@ -57,11 +57,8 @@ func (m *LegacyNamed) cloneTo(c *LegacyNamed) *LegacyNamed {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *LegacyNamed) Equal(o *LegacyNamed) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Id, o.Id) {
 		return false
@@ -69,26 +66,19 @@ func (m *LegacyNamed) Equal(o *LegacyNamed) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of LegacyNamed or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *LegacyNamed) CopyInFields(src *LegacyNamed, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_LegacyNamed_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_LegacyNamed_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *LegacyNamed) copyInAt(src *LegacyNamed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *LegacyNamed) copyInAt(src *LegacyNamed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(LegacyNamed)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
 		m.Id = fieldmap.ClonePtr(src.Id)
 		n++
@@ -96,10 +86,7 @@ func (m *LegacyNamed) copyInAt(src *LegacyNamed, fm *fieldmap.FieldMap, at int, 
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of LegacyNamed: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *LegacyNamed) DiffFields(o *LegacyNamed) *fieldmap.FieldMap {
 	return fieldmap.Diff(_LegacyNamed_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -107,8 +94,7 @@ func (m *LegacyNamed) DiffFields(o *LegacyNamed) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: LegacyNamed has none.
 func (m *LegacyNamed) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm LegacyNamed does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm LegacyNamed lacks or a list action it refuses.
 func (*LegacyNamed) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _LegacyNamed_fieldSchema.Check(fm)
 }

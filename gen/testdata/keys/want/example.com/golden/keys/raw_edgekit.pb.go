@@ -57,11 +57,8 @@ func (m *RawScope) cloneTo(c *RawScope) *RawScope {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RawScope) Equal(o *RawScope) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Zone, o.Zone) {
 		return false
@@ -69,26 +66,19 @@ func (m *RawScope) Equal(o *RawScope) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of RawScope or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RawScope) CopyInFields(src *RawScope, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_RawScope_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_RawScope_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *RawScope) copyInAt(src *RawScope, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *RawScope) copyInAt(src *RawScope, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(RawScope)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Zone, src.Zone) {
 		m.Zone = fieldmap.ClonePtr(src.Zone)
 		n++
@@ -96,10 +86,7 @@ func (m *RawScope) copyInAt(src *RawScope, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of RawScope: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *RawScope) DiffFields(o *RawScope) *fieldmap.FieldMap {
 	return fieldmap.Diff(_RawScope_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -107,8 +94,7 @@ func (m *RawScope) DiffFields(o *RawScope) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: RawScope has none.
 func (m *RawScope) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm RawScope does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm RawScope lacks or a list action it refuses.
 func (*RawScope) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _RawScope_fieldSchema.Check(fm)
 }

@@ -158,11 +158,8 @@ func (m *RawNamed) cloneTo(c *RawNamed) *RawNamed {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Utf8Key) Equal(o *Utf8Key) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Checked, o.Checked) ||
 		!fieldmap.EqualPtr(m.Raw, o.Raw) ||
@@ -174,11 +171,8 @@ func (m *Utf8Key) Equal(o *Utf8Key) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Utf8Thing) Equal(o *Utf8Thing) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
@@ -188,11 +182,8 @@ func (m *Utf8Thing) Equal(o *Utf8Thing) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RawNamed) Equal(o *RawNamed) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Id, o.Id) {
 		return false
@@ -200,15 +191,12 @@ func (m *RawNamed) Equal(o *RawNamed) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Utf8Key or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Utf8Key) CopyInFields(src *Utf8Key, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Utf8Key_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Utf8Key_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _Utf8Key_ptrs holds the explicit-presence scalars CopyInFields sets in a Utf8Key.
@@ -218,14 +206,10 @@ type _Utf8Key_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7|win.Below&0x4 == 0 {
-		return 0
-	}
+func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Utf8Key)
 	}
-	n := 0
 	var pb *_Utf8Key_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Checked, src.Checked) {
 		if src.Checked == nil {
@@ -260,26 +244,19 @@ func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int, win fiel
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Utf8Thing or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Utf8Thing) CopyInFields(src *Utf8Thing, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Utf8Thing_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Utf8Thing_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Utf8Thing)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Key, src.Key)
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
@@ -289,26 +266,19 @@ func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int, win 
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of RawNamed or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RawNamed) CopyInFields(src *RawNamed, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_RawNamed_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_RawNamed_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *RawNamed) copyInAt(src *RawNamed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *RawNamed) copyInAt(src *RawNamed, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(RawNamed)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Id, src.Id) {
 		m.Id = fieldmap.ClonePtr(src.Id)
 		n++
@@ -316,26 +286,17 @@ func (m *RawNamed) copyInAt(src *RawNamed, fm *fieldmap.FieldMap, at int, win fi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Utf8Key: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Utf8Key) DiffFields(o *Utf8Key) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Utf8Key_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Utf8Thing: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Utf8Thing) DiffFields(o *Utf8Thing) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Utf8Thing_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of RawNamed: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *RawNamed) DiffFields(o *RawNamed) *fieldmap.FieldMap {
 	return fieldmap.Diff(_RawNamed_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -343,8 +304,7 @@ func (m *RawNamed) DiffFields(o *RawNamed) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Utf8Key has none.
 func (m *Utf8Key) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Utf8Key does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Utf8Key lacks or a list action it refuses.
 func (*Utf8Key) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Utf8Key_fieldSchema.Check(fm)
 }
@@ -352,8 +312,7 @@ func (*Utf8Key) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Utf8Thing has none.
 func (m *Utf8Thing) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Utf8Thing does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Utf8Thing lacks or a list action it refuses.
 func (*Utf8Thing) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Utf8Thing_fieldSchema.Check(fm)
 }
@@ -361,8 +320,7 @@ func (*Utf8Thing) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: RawNamed has none.
 func (m *RawNamed) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm RawNamed does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm RawNamed lacks or a list action it refuses.
 func (*RawNamed) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _RawNamed_fieldSchema.Check(fm)
 }

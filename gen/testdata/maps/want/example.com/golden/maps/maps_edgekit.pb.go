@@ -120,11 +120,8 @@ func (m *Maps) cloneTo(c *Maps) *Maps {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Value) Equal(o *Value) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Text != o.Text {
 		return false
@@ -134,11 +131,8 @@ func (m *Value) Equal(o *Value) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Maps) Equal(o *Maps) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !maps.Equal(m.Labels, o.Labels) ||
 		!fieldmap.EqualMapFunc(m.Weights, o.Weights, fieldmap.EqualFloat64) ||
@@ -149,52 +143,38 @@ func (m *Maps) Equal(o *Maps) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Value or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Value) CopyInFields(src *Value, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Value_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Value_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Value) copyInAt(src *Value, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *Value) copyInAt(src *Value, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Value)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Text != src.Text {
 		m.Text, n = src.Text, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Maps or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Maps) CopyInFields(src *Maps, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Maps_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Maps_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0xf == 0 {
-		return 0
-	}
+func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Maps)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMap(fm.ListActionAt(at), &m.Labels, src.Labels)
 	}
@@ -210,18 +190,12 @@ func (m *Maps) copyInAt(src *Maps, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Value: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Value) DiffFields(o *Value) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Value_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Maps: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Maps) DiffFields(o *Maps) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Maps_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -229,8 +203,7 @@ func (m *Maps) DiffFields(o *Maps) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Value has none.
 func (m *Value) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Value does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Value lacks or a list action it refuses.
 func (*Value) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Value_fieldSchema.Check(fm)
 }
@@ -238,8 +211,7 @@ func (*Value) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Maps has none.
 func (m *Maps) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Maps does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Maps lacks or a list action it refuses.
 func (*Maps) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Maps_fieldSchema.Check(fm)
 }

@@ -150,11 +150,8 @@ func (m *Bottom) cloneTo(c *Bottom) *Bottom {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Top) Equal(o *Top) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		!m.Mid.Equal(o.Mid) {
@@ -165,11 +162,8 @@ func (m *Top) Equal(o *Top) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Mid) Equal(o *Mid) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Level != o.Level ||
 		!m.Bottom.Equal(o.Bottom) {
@@ -180,11 +174,8 @@ func (m *Mid) Equal(o *Mid) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Bottom) Equal(o *Bottom) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Leaf != o.Leaf ||
 		m.Deep != o.Deep {
@@ -193,26 +184,19 @@ func (m *Bottom) Equal(o *Bottom) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Top or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Top_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Top_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Top)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -226,14 +210,10 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Mid)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Level != src.Level {
 		m.Level, n = src.Level, n+1
 	}
@@ -247,14 +227,10 @@ func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Bottom) copyInAt(src *Bottom, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Bottom) copyInAt(src *Bottom, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Bottom)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Leaf != src.Leaf {
 		m.Leaf, n = src.Leaf, n+1
 	}
@@ -264,48 +240,33 @@ func (m *Bottom) copyInAt(src *Bottom, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Mid or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Mid) CopyInFields(src *Mid, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Mid_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Mid_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Bottom or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Bottom) CopyInFields(src *Bottom, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Bottom_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Bottom_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Top: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Top) DiffFields(o *Top) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Top_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Mid: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Mid) DiffFields(o *Mid) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Mid_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Bottom: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Bottom) DiffFields(o *Bottom) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Bottom_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -313,8 +274,7 @@ func (m *Bottom) DiffFields(o *Bottom) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Top has none.
 func (m *Top) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Top does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Top lacks or a list action it refuses.
 func (*Top) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Top_fieldSchema.Check(fm)
 }
@@ -322,8 +282,7 @@ func (*Top) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Mid has none.
 func (m *Mid) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Mid does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Mid lacks or a list action it refuses.
 func (*Mid) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Mid_fieldSchema.Check(fm)
 }
@@ -331,8 +290,7 @@ func (*Mid) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Bottom has none.
 func (m *Bottom) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Bottom does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Bottom lacks or a list action it refuses.
 func (*Bottom) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Bottom_fieldSchema.Check(fm)
 }

@@ -137,11 +137,8 @@ func (m *Choice) cloneTo(c *Choice) *Choice {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Detail) Equal(o *Detail) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Note != o.Note {
 		return false
@@ -151,11 +148,8 @@ func (m *Detail) Equal(o *Detail) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Choice) Equal(o *Choice) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Id != o.Id {
 		return false
@@ -227,52 +221,38 @@ func _Choice_Pick_isSet(x isChoice_Pick) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Detail or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Detail) CopyInFields(src *Detail, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Detail_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Detail_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Detail) copyInAt(src *Detail, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *Detail) copyInAt(src *Detail, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Detail)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Note != src.Note {
 		m.Note, n = src.Note, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Choice or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Choice) CopyInFields(src *Choice, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Choice_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Choice_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x6f|win.Below&0x8 == 0 {
-		return 0
-	}
+func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Choice)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
 	}
@@ -354,18 +334,12 @@ func (m *Choice) copyInAt(src *Choice, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Detail: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Detail) DiffFields(o *Detail) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Detail_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Choice: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Choice) DiffFields(o *Choice) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Choice_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -373,8 +347,7 @@ func (m *Choice) DiffFields(o *Choice) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Detail has none.
 func (m *Detail) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Detail does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Detail lacks or a list action it refuses.
 func (*Detail) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Detail_fieldSchema.Check(fm)
 }
@@ -382,8 +355,7 @@ func (*Detail) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Choice has none.
 func (m *Choice) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Choice does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Choice lacks or a list action it refuses.
 func (*Choice) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Choice_fieldSchema.Check(fm)
 }

@@ -132,11 +132,8 @@ func (m *Opt) cloneTo(c *Opt) *Opt {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Sub) Equal(o *Sub) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.S != o.S {
 		return false
@@ -146,11 +143,8 @@ func (m *Sub) Equal(o *Sub) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Opt) Equal(o *Opt) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
 		!fieldmap.EqualPtr(m.Count, o.Count) ||
@@ -163,41 +157,31 @@ func (m *Opt) Equal(o *Opt) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Sub or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Sub) CopyInFields(src *Sub, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Sub_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Sub_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Sub) copyInAt(src *Sub, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *Sub) copyInAt(src *Sub, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Sub)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.S != src.S {
 		m.S, n = src.S, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Opt or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Opt_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Opt_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // _Opt_ptrs holds the explicit-presence scalars CopyInFields sets in a Opt.
@@ -209,14 +193,10 @@ type _Opt_ptrs struct {
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x5f|win.Below&0x10 == 0 {
-		return 0
-	}
+func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Opt)
 	}
-	n := 0
 	var pb *_Opt_ptrs
 	if win.Cover&(1<<0) != 0 && !fieldmap.EqualPtr(m.Name, src.Name) {
 		if src.Name == nil {
@@ -279,18 +259,12 @@ func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Sub: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Sub) DiffFields(o *Sub) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Sub_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Opt: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Opt) DiffFields(o *Opt) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Opt_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -298,8 +272,7 @@ func (m *Opt) DiffFields(o *Opt) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Sub has none.
 func (m *Sub) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Sub does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Sub lacks or a list action it refuses.
 func (*Sub) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Sub_fieldSchema.Check(fm)
 }
@@ -307,8 +280,7 @@ func (*Sub) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Opt has none.
 func (m *Opt) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Opt does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Opt lacks or a list action it refuses.
 func (*Opt) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Opt_fieldSchema.Check(fm)
 }

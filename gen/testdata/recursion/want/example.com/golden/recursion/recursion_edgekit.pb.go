@@ -147,11 +147,8 @@ func (m *Edge) cloneTo(c *Edge) *Edge {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Node) Equal(o *Node) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		!m.Next.Equal(o.Next) {
@@ -173,11 +170,8 @@ func (m *Node) Equal(o *Node) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Edge) Equal(o *Edge) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Weight != o.Weight ||
 		!m.To.Equal(o.To) {
@@ -186,26 +180,19 @@ func (m *Edge) Equal(o *Edge) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Node or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Node) CopyInFields(src *Node, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Node_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Node_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0xc == 0 {
-		return 0
-	}
+func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Node)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -226,14 +213,10 @@ func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.W
 }
 
 // copyInAt_uxi6jg is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Edge)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Weight != src.Weight {
 		m.Weight, n = src.Weight, n+1
 	}
@@ -244,26 +227,19 @@ func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int, win fie
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Edge or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Edge) CopyInFields(src *Edge, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Edge_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Edge_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Edge)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Weight != src.Weight {
 		m.Weight, n = src.Weight, n+1
 	}
@@ -277,14 +253,10 @@ func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.W
 }
 
 // copyInAt_ozibc5 is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0x4 == 0 {
-		return 0
-	}
+func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Node)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -302,18 +274,12 @@ func (m *Node) copyInAt_ozibc5(src *Node, fm *fieldmap.FieldMap, at int, win fie
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Node: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Node) DiffFields(o *Node) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Node_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Edge: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Edge) DiffFields(o *Edge) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Edge_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -321,8 +287,7 @@ func (m *Edge) DiffFields(o *Edge) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Node has none.
 func (m *Node) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Node does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Node lacks or a list action it refuses.
 func (*Node) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Node_fieldSchema.Check(fm)
 }
@@ -330,8 +295,7 @@ func (*Node) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Edge has none.
 func (m *Edge) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Edge does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Edge lacks or a list action it refuses.
 func (*Edge) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Edge_fieldSchema.Check(fm)
 }

@@ -120,11 +120,8 @@ func (m *Lists) cloneTo(c *Lists) *Lists {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Item) Equal(o *Item) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		!fieldmap.EqualImplicitFloat64(m.Weight, o.Weight) {
@@ -135,11 +132,8 @@ func (m *Item) Equal(o *Item) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Lists) Equal(o *Lists) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !slices.Equal(m.Tags, o.Tags) ||
 		!fieldmap.EqualListFunc(m.Samples, o.Samples, fieldmap.EqualFloat64) ||
@@ -157,26 +151,19 @@ func (m *Lists) Equal(o *Lists) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Item or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Item) CopyInFields(src *Item, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Item_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Item_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3 == 0 {
-		return 0
-	}
+func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Item)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -187,26 +174,19 @@ func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int, win fieldmap.W
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Lists or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Lists) CopyInFields(src *Lists, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Lists_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Lists_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xf|win.Below&0xf == 0 {
-		return 0
-	}
+func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Lists)
 	}
-	n := 0
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at), &m.Tags, src.Tags)
 	}
@@ -222,18 +202,12 @@ func (m *Lists) copyInAt(src *Lists, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Item: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Item) DiffFields(o *Item) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Item_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Lists: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Lists) DiffFields(o *Lists) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Lists_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -241,8 +215,7 @@ func (m *Lists) DiffFields(o *Lists) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Item has none.
 func (m *Item) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Item does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Item lacks or a list action it refuses.
 func (*Item) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Item_fieldSchema.Check(fm)
 }
@@ -250,8 +223,7 @@ func (*Item) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Lists has none.
 func (m *Lists) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Lists does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Lists lacks or a list action it refuses.
 func (*Lists) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Lists_fieldSchema.Check(fm)
 }

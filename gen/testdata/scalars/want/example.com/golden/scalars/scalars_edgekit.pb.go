@@ -104,11 +104,8 @@ func (m *AllScalars) cloneTo(c *AllScalars) *AllScalars {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AllScalars) Equal(o *AllScalars) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.D, o.D) ||
 		!fieldmap.EqualImplicitFloat32(m.F, o.F) ||
@@ -131,26 +128,19 @@ func (m *AllScalars) Equal(o *AllScalars) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of AllScalars or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AllScalars) CopyInFields(src *AllScalars, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_AllScalars_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_AllScalars_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *AllScalars) copyInAt(src *AllScalars, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0xffff == 0 {
-		return 0
-	}
+func (m *AllScalars) copyInAt(src *AllScalars, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(AllScalars)
 	}
-	n := 0
 	for x := win.Cover & 0xffff; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
@@ -199,10 +189,7 @@ func (m *AllScalars) copyInAt(src *AllScalars, fm *fieldmap.FieldMap, at int, wi
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of AllScalars: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *AllScalars) DiffFields(o *AllScalars) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AllScalars_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -219,8 +206,7 @@ func (m *AllScalars) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm AllScalars does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm AllScalars lacks or a list action it refuses.
 func (*AllScalars) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AllScalars_fieldSchema.Check(fm)
 }

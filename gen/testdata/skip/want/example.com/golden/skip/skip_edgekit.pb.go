@@ -80,11 +80,8 @@ func (m *Kept) cloneTo(c *Kept) *Kept {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Kept) Equal(o *Kept) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.Equal(m.Skipped, o.Skipped) {
 		return false
@@ -92,26 +89,19 @@ func (m *Kept) Equal(o *Kept) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Kept or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Kept) CopyInFields(src *Kept, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Kept_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Kept_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1|win.Below&0x1 == 0 {
-		return 0
-	}
+func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Kept)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Skipped, src.Skipped)
 	} else if win.Below&(1<<0) != 0 && (m.Skipped != nil || src.Skipped != nil) {
@@ -122,43 +112,30 @@ func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int, win fieldmap.W
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Skipped) copyInAt(src *Skipped, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *Skipped) copyInAt(src *Skipped, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Skipped)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.CloneMeNot != src.CloneMeNot {
 		m.CloneMeNot, n = src.CloneMeNot, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Skipped or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Skipped) CopyInFields(src *Skipped, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Skipped_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Skipped_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Kept: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Kept) DiffFields(o *Kept) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Kept_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Skipped: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Skipped) DiffFields(o *Skipped) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Skipped_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -166,8 +143,7 @@ func (m *Skipped) DiffFields(o *Skipped) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Kept has none.
 func (m *Kept) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Kept does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Kept lacks or a list action it refuses.
 func (*Kept) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Kept_fieldSchema.Check(fm)
 }
@@ -175,8 +151,7 @@ func (*Kept) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Skipped has none.
 func (m *Skipped) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Skipped does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Skipped lacks or a list action it refuses.
 func (*Skipped) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Skipped_fieldSchema.Check(fm)
 }

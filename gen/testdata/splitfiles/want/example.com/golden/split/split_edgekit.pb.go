@@ -165,11 +165,8 @@ type _Holder_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Holder) Equal(o *Holder) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !m.Ext.Equal(o.Ext) {
 		return false
@@ -234,26 +231,19 @@ func _Holder_Pick_isSet(x isHolder_Pick) bool {
 	return false
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Holder or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Holder_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Holder_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x5935|win.Below&0x5935 == 0 {
-		return 0
-	}
+func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Holder)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Ext, src.Ext)
 	} else if win.Below&(1<<0) != 0 && (m.Ext != nil || src.Ext != nil) {
@@ -343,10 +333,7 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Holder: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Holder) DiffFields(o *Holder) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Holder_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -354,8 +341,7 @@ func (m *Holder) DiffFields(o *Holder) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Holder has none.
 func (m *Holder) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Holder does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Holder lacks or a list action it refuses.
 func (*Holder) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Holder_fieldSchema.Check(fm)
 }

@@ -100,11 +100,8 @@ func (m *Inner) cloneTo(c *Inner) *Inner {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Annotated) Equal(o *Annotated) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		!m.Inner.Equal(o.Inner) {
@@ -115,11 +112,8 @@ func (m *Annotated) Equal(o *Annotated) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Inner) Equal(o *Inner) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.V != o.V {
 		return false
@@ -127,26 +121,19 @@ func (m *Inner) Equal(o *Inner) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Annotated or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Annotated) CopyInFields(src *Annotated, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Annotated_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Annotated_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3|win.Below&0x2 == 0 {
-		return 0
-	}
+func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Annotated)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -160,43 +147,30 @@ func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int, win 
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Inner) copyInAt(src *Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x1 == 0 {
-		return 0
-	}
+func (m *Inner) copyInAt(src *Inner, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Inner)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.V != src.V {
 		m.V, n = src.V, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Inner or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Inner) CopyInFields(src *Inner, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Inner_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Inner_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Annotated: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Annotated) DiffFields(o *Annotated) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Annotated_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Inner: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Inner) DiffFields(o *Inner) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Inner_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -204,8 +178,7 @@ func (m *Inner) DiffFields(o *Inner) *fieldmap.FieldMap {
 // ValidateEnums reports an enum field holding an undefined value: Annotated has none.
 func (m *Annotated) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Annotated does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Annotated lacks or a list action it refuses.
 func (*Annotated) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Annotated_fieldSchema.Check(fm)
 }
@@ -213,8 +186,7 @@ func (*Annotated) ValidateFields(fm *fieldmap.FieldMap) error {
 // ValidateEnums reports an enum field holding an undefined value: Inner has none.
 func (m *Inner) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Inner does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Inner lacks or a list action it refuses.
 func (*Inner) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Inner_fieldSchema.Check(fm)
 }

@@ -77,11 +77,8 @@ func (m *Times) cloneTo(c *Times) *Times {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Times) Equal(o *Times) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.EqualTimestamp(m.Created, o.Created) ||
 		!fieldmap.EqualDuration(m.Timeout, o.Timeout) ||
@@ -94,26 +91,19 @@ func (m *Times) Equal(o *Times) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Times or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Times) CopyInFields(src *Times, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Times_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Times_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0, b.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x3f|win.Below&0x20 == 0 {
-		return 0
-	}
+func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Times)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && !fieldmap.Equal(m.Created, src.Created) {
 		m.Created = fieldmap.Clone(src.Created)
 		n++
@@ -140,10 +130,7 @@ func (m *Times) copyInAt(src *Times, fm *fieldmap.FieldMap, at int, win fieldmap
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Times: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Times) DiffFields(o *Times) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Times_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -160,8 +147,7 @@ func (m *Times) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Times does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Times lacks or a list action it refuses.
 func (*Times) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Times_fieldSchema.Check(fm)
 }

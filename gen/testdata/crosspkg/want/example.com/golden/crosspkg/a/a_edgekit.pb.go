@@ -76,11 +76,8 @@ func (m *Holder) cloneTo(c *Holder) *Holder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Holder) Equal(o *Holder) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if !fieldmap.Equal(m.Shared, o.Shared) ||
 		!fieldmap.EqualMessageListFunc(m.Many, o.Many, fieldmap.Equal[*b.Shared]) ||
@@ -90,26 +87,19 @@ func (m *Holder) Equal(o *Holder) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Holder or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
-	b_ := fm.Bind(_Holder_fieldSchema)
-	if m == nil || b_ == nil {
-		return 0
+	if b_ := fm.Bind(_Holder_fieldSchema); m != nil && b_ != nil {
+		return m.copyInAt(src, b_, 0, b_.Window(0))
 	}
-	return m.copyInAt(src, b_, 0, b_.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x111|win.Below&0x11 == 0 {
-		return 0
-	}
+func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Holder)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 {
 		n += fieldmap.CopyMessage(&m.Shared, src.Shared)
 	} else if win.Below&(1<<0) != 0 && (m.Shared != nil || src.Shared != nil) {
@@ -126,14 +116,10 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 }
 
 // _File_a_proto_Shared1lwqyh7_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func _File_a_proto_Shared1lwqyh7_copyInAt(m, src *b.Shared, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func _File_a_proto_Shared1lwqyh7_copyInAt(m, src *b.Shared, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(b.Shared)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -146,10 +132,7 @@ func _File_a_proto_Shared1lwqyh7_copyInAt(m, src *b.Shared, fm *fieldmap.FieldMa
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Holder: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Holder) DiffFields(o *Holder) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Holder_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -174,8 +157,7 @@ func (m *Holder) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Holder does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Holder lacks or a list action it refuses.
 func (*Holder) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Holder_fieldSchema.Check(fm)
 }

@@ -63,11 +63,8 @@ func (m *Shared) cloneTo(c *Shared) *Shared {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Shared) Equal(o *Shared) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(m, o); done {
+		return eq
 	}
 	if m.Name != o.Name ||
 		m.Kind != o.Kind ||
@@ -77,26 +74,19 @@ func (m *Shared) Equal(o *Shared) bool {
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m as the field-flag
-// contract defines, and returns how many changed (0: m is unchanged). A nil
-// src reads as empty. fm must be a map of Shared or bound to no schema.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Shared) CopyInFields(src *Shared, fm *fieldmap.FieldMap) int {
-	b_ := fm.Bind(_Shared_fieldSchema)
-	if m == nil || b_ == nil {
-		return 0
+	if b_ := fm.Bind(_Shared_fieldSchema); m != nil && b_ != nil {
+		return m.copyInAt(src, b_, 0, b_.Window(0))
 	}
-	return m.copyInAt(src, b_, 0, b_.Window(0))
+	return 0
 }
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
-func (m *Shared) copyInAt(src *Shared, fm *fieldmap.FieldMap, at int, win fieldmap.Window) int {
-	if win.Cover&0x7 == 0 {
-		return 0
-	}
+func (m *Shared) copyInAt(src *Shared, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Shared)
 	}
-	n := 0
 	if win.Cover&(1<<0) != 0 && m.Name != src.Name {
 		m.Name, n = src.Name, n+1
 	}
@@ -109,10 +99,7 @@ func (m *Shared) copyInAt(src *Shared, fm *fieldmap.FieldMap, at int, win fieldm
 	return n
 }
 
-// DiffFields returns the flags where m and o differ under proto.Equal's
-// rules, with their ancestors, in a map of Shared: m.CopyInFields(o,
-// m.DiffFields(o)) makes m equal to o. Nil reads as empty; unknown fields
-// are not compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Shared) DiffFields(o *Shared) *fieldmap.FieldMap {
 	return fieldmap.Diff(_Shared_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -129,8 +116,7 @@ func (m *Shared) ValidateEnums() error {
 	return nil
 }
 
-// ValidateFields returns an error (fieldmap.ErrUnknownField or fieldmap.ErrListAction) for a
-// flag of fm Shared does not have or a list action it cannot take.
+// ValidateFields returns an error for a flag of fm Shared lacks or a list action it refuses.
 func (*Shared) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Shared_fieldSchema.Check(fm)
 }
