@@ -35,7 +35,7 @@ var _Progress_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Progress{}), Fields: [
 	{Number: 1, Name: "state", Off: unsafe.Offsetof(Progress{}.State), Op: fieldmap.OpInt32},
 	{Number: 2, Name: "message", Off: unsafe.Offsetof(Progress{}.Message), Op: fieldmap.OpString},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Progress{}.Errors), Op: fieldmap.OpListString},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(Progress{}.Status)}},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Progress{}.Status)}},
 	{Number: 5, Name: "final", Off: unsafe.Offsetof(Progress{}.Final), Op: fieldmap.OpBool},
 }}
 
@@ -75,7 +75,7 @@ func (m *Progress) cloneTo(c *Progress) *Progress {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Progress) Equal(o *Progress) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.State != o.State ||
@@ -111,9 +111,13 @@ func (m *Progress) copyInAt(src *Progress, fm *fieldmap.FieldMap, at int, win fi
 		n += fieldmap.CopyList(fm.ListActionAt(at+2), &m.Errors, src.Errors)
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.Status, src.Status)
+		if !m.Status.Equal(src.Status) {
+			m.Status, n = src.Status.Clone(), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.Status != nil || src.Status != nil) {
-		n += fieldmap.Ensure(&m.Status)
+		if m.Status == nil {
+			m.Status, n = new(StatusInfo), n+1
+		}
 		n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<10) != 0 && m.Final != src.Final {

@@ -149,7 +149,7 @@ const (
 )
 
 var _App_shape = &fieldmap.Shape{Size: unsafe.Sizeof(App{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(App{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(App{}.Key)}},
 	{Number: 2, Name: "image_type", Off: unsafe.Offsetof(App{}.ImageType), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "image_path", Off: unsafe.Offsetof(App{}.ImagePath), Op: fieldmap.OpString},
 	{Number: 4, Name: "deployment", Off: unsafe.Offsetof(App{}.Deployment), Op: fieldmap.OpString},
@@ -317,7 +317,7 @@ func (m *App) cloneTo(c *App) *App {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Port) Equal(o *Port) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Proto != o.Proto ||
@@ -334,7 +334,7 @@ func (m *Port) Equal(o *Port) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigFile) Equal(o *ConfigFile) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Kind != o.Kind ||
@@ -346,7 +346,7 @@ func (m *ConfigFile) Equal(o *ConfigFile) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *EnvVar) Equal(o *EnvVar) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -360,7 +360,7 @@ func (m *EnvVar) Equal(o *EnvVar) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *App) Equal(o *App) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -525,9 +525,13 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !m.Key.Equal(src.Key) {
+					m.Key, n = src.Key.Clone(), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(AppKey), n+1
+				}
 				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 4:

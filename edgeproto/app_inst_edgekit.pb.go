@@ -84,10 +84,10 @@ const (
 )
 
 var _AppInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInst{}.Key)}},
-	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(AppInst{}.AppKey)}},
-	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(AppInst{}.ClusterKey)}},
-	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(AppInst{}.CloudletKey)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AppInst{}.Key)}},
+	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AppInst{}.AppKey)}},
+	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AppInst{}.ClusterKey)}},
+	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AppInst{}.CloudletKey)}},
 	{Number: 5, Name: "state", Off: unsafe.Offsetof(AppInst{}.State), Op: fieldmap.OpInt32},
 	{Number: 6, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInst{}.Errors), Op: fieldmap.OpListString},
 	{Number: 7, Name: "crm_override", Off: unsafe.Offsetof(AppInst{}.CrmOverride), Op: fieldmap.OpInt32},
@@ -95,7 +95,7 @@ var _AppInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []f
 	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _Port_shape, Value: &fieldmap.MessageList[*Port]{Off: unsafe.Offsetof(AppInst{}.MappedPorts)}},
 	{Number: 10, Name: "flavor", Off: unsafe.Offsetof(AppInst{}.Flavor), Op: fieldmap.OpString},
 	{Number: 11, Name: "power_state", Off: unsafe.Offsetof(AppInst{}.PowerState), Op: fieldmap.OpInt32},
-	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape, Value: &fieldmap.MessageField[*AppInstRuntime]{Off: unsafe.Offsetof(AppInst{}.RuntimeInfo)}},
+	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AppInst{}.RuntimeInfo)}},
 	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(AppInst{}.Annotations)}},
 	{Number: 14, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.CreatedAt)}},
 	{Number: 15, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.UpdatedAt)}},
@@ -139,13 +139,13 @@ const (
 )
 
 var _AppInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(AppInstInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AppInstInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(AppInstInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(AppInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(AppInstInfo{}.Status)}},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AppInstInfo{}.Status)}},
 	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
-	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape, Value: &fieldmap.MessageField[*AppInstRuntime]{Off: unsafe.Offsetof(AppInstInfo{}.RuntimeInfo)}},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AppInstInfo{}.RuntimeInfo)}},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInstInfo{}.Uri), Op: fieldmap.OpString},
 	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInstInfo{}.UpdatedAt)}},
 }}
@@ -281,7 +281,7 @@ type _AppInstInfo_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInstRuntime) Equal(o *AppInstRuntime) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !slices.Equal(m.ContainerIds, o.ContainerIds) ||
@@ -294,7 +294,7 @@ func (m *AppInstRuntime) Equal(o *AppInstRuntime) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInst) Equal(o *AppInst) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -328,7 +328,7 @@ func (m *AppInst) Equal(o *AppInst) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInstInfo) Equal(o *AppInstInfo) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -387,30 +387,46 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !m.Key.Equal(src.Key) {
+					m.Key, n = src.Key.Clone(), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(AppInstKey), n+1
+				}
 				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				n += fieldmap.CopyMessage(&m.AppKey, src.AppKey)
+				if !m.AppKey.Equal(src.AppKey) {
+					m.AppKey, n = src.AppKey.Clone(), n+1
+				}
 			} else if m.AppKey != nil || src.AppKey != nil {
-				n += fieldmap.Ensure(&m.AppKey)
+				if m.AppKey == nil {
+					m.AppKey, n = new(AppKey), n+1
+				}
 				n += m.AppKey.copyInAt(src.AppKey, fm, at+4, win.Shift(4))
 			}
 		case 7:
 			if win.Cover&(1<<7) != 0 {
-				n += fieldmap.CopyMessage(&m.ClusterKey, src.ClusterKey)
+				if !m.ClusterKey.Equal(src.ClusterKey) {
+					m.ClusterKey, n = src.ClusterKey.Clone(), n+1
+				}
 			} else if m.ClusterKey != nil || src.ClusterKey != nil {
-				n += fieldmap.Ensure(&m.ClusterKey)
+				if m.ClusterKey == nil {
+					m.ClusterKey, n = new(ClusterKey), n+1
+				}
 				n += m.ClusterKey.copyInAt(src.ClusterKey, fm, at+8, win.Shift(8))
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+				if !m.CloudletKey.Equal(src.CloudletKey) {
+					m.CloudletKey, n = src.CloudletKey.Clone(), n+1
+				}
 			} else if m.CloudletKey != nil || src.CloudletKey != nil {
-				n += fieldmap.Ensure(&m.CloudletKey)
+				if m.CloudletKey == nil {
+					m.CloudletKey, n = new(CloudletKey), n+1
+				}
 				n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+11, win.Shift(11))
 			}
 		case 13:
@@ -429,9 +445,13 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 27:
 			if win.Cover&(1<<27) != 0 {
-				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo)
+				if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
+					m.RuntimeInfo, n = src.RuntimeInfo.Clone(), n+1
+				}
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-				n += fieldmap.Ensure(&m.RuntimeInfo)
+				if m.RuntimeInfo == nil {
+					m.RuntimeInfo, n = new(AppInstRuntime), n+1
+				}
 				n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+28, win.Shift(28))
 			}
 		case 31:
@@ -468,9 +488,13 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !m.Key.Equal(src.Key) {
+					m.Key, n = src.Key.Clone(), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(AppInstKey), n+1
+				}
 				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
@@ -481,18 +505,26 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				n += fieldmap.CopyMessage(&m.Status, src.Status)
+				if !m.Status.Equal(src.Status) {
+					m.Status, n = src.Status.Clone(), n+1
+				}
 			} else if m.Status != nil || src.Status != nil {
-				n += fieldmap.Ensure(&m.Status)
+				if m.Status == nil {
+					m.Status, n = new(StatusInfo), n+1
+				}
 				n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
 			}
 		case 13:
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
-				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo)
+				if !m.RuntimeInfo.Equal(src.RuntimeInfo) {
+					m.RuntimeInfo, n = src.RuntimeInfo.Clone(), n+1
+				}
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-				n += fieldmap.Ensure(&m.RuntimeInfo)
+				if m.RuntimeInfo == nil {
+					m.RuntimeInfo, n = new(AppInstRuntime), n+1
+				}
 				n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+15, win.Shift(15))
 			}
 		case 18:

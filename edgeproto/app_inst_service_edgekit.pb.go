@@ -57,7 +57,7 @@ const (
 )
 
 var _CreateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(CreateAppInstRequest{}.AppInst)}},
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateAppInstRequest{}.AppInst)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(CreateAppInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
@@ -91,7 +91,7 @@ const (
 )
 
 var _CreateAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateAppInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateAppInstResponse{}.Progress)}},
 }}
 
 var _CreateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstResponse", _CreateAppInstResponse_shape, false)
@@ -151,7 +151,7 @@ const (
 )
 
 var _UpdateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(UpdateAppInstRequest{}.AppInst)}},
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateAppInstRequest{}.AppInst)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateAppInstRequest{}.Fields), Op: fieldmap.OpListString},
 	{Number: 3, Name: "no_wait", Off: unsafe.Offsetof(UpdateAppInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
@@ -186,7 +186,7 @@ const (
 )
 
 var _UpdateAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateAppInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateAppInstResponse{}.Progress)}},
 }}
 
 var _UpdateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstResponse", _UpdateAppInstResponse_shape, false)
@@ -214,7 +214,7 @@ const (
 )
 
 var _DeleteAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(DeleteAppInstRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeleteAppInstRequest{}.Key)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(DeleteAppInstRequest{}.NoWait), Op: fieldmap.OpBool},
 	{Number: 3, Name: "crm_override", Off: unsafe.Offsetof(DeleteAppInstRequest{}.CrmOverride), Op: fieldmap.OpInt32},
 }}
@@ -249,7 +249,7 @@ const (
 )
 
 var _DeleteAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteAppInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeleteAppInstResponse{}.Progress)}},
 }}
 
 var _DeleteAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstResponse", _DeleteAppInstResponse_shape, false)
@@ -307,7 +307,7 @@ const (
 )
 
 var _ShowAppInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(ShowAppInstsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowAppInstsRequest{}.Filter)}},
 }}
 
 var _ShowAppInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsRequest", _ShowAppInstsRequest_shape, false)
@@ -363,7 +363,7 @@ const (
 )
 
 var _ShowAppInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageField[*AppInst]{Off: unsafe.Offsetof(ShowAppInstsResponse{}.AppInst)}},
+	{Number: 1, Name: "app_inst", Kind: fieldmap.KindMessage, Sub: _AppInst_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowAppInstsResponse{}.AppInst)}},
 }}
 
 var _ShowAppInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsResponse", _ShowAppInstsResponse_shape, false)
@@ -405,7 +405,7 @@ const (
 )
 
 var _ShowAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(ShowAppInstInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowAppInstInfosRequest{}.Filter)}},
 }}
 
 var _ShowAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosRequest", _ShowAppInstInfosRequest_shape, false)
@@ -449,7 +449,7 @@ const (
 )
 
 var _ShowAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstInfosResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(ShowAppInstInfosResponse{}.AppInstInfo)}},
+	{Number: 1, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowAppInstInfosResponse{}.AppInstInfo)}},
 }}
 
 var _ShowAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosResponse", _ShowAppInstInfosResponse_shape, false)
@@ -493,7 +493,7 @@ const (
 )
 
 var _WatchAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAppInstInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(WatchAppInstInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(WatchAppInstInfosRequest{}.Filter)}},
 }}
 
 var _WatchAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosRequest", _WatchAppInstInfosRequest_shape, false)
@@ -539,7 +539,7 @@ const (
 
 var _WatchAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAppInstInfosResponse{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "type", Off: unsafe.Offsetof(WatchAppInstInfosResponse{}.Type), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageField[*AppInstInfo]{Off: unsafe.Offsetof(WatchAppInstInfosResponse{}.AppInstInfo)}},
+	{Number: 2, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _AppInstInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(WatchAppInstInfosResponse{}.AppInstInfo)}},
 }}
 
 var _WatchAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosResponse", _WatchAppInstInfosResponse_shape, false)
@@ -769,7 +769,7 @@ func (m *WatchAppInstInfosResponse) cloneTo(c *WatchAppInstInfosResponse) *Watch
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppInstRequest) Equal(o *CreateAppInstRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.AppInst.Equal(o.AppInst) ||
@@ -781,7 +781,7 @@ func (m *CreateAppInstRequest) Equal(o *CreateAppInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppInstResponse) Equal(o *CreateAppInstResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
@@ -792,7 +792,7 @@ func (m *CreateAppInstResponse) Equal(o *CreateAppInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppInstRequest) Equal(o *UpdateAppInstRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.AppInst.Equal(o.AppInst) ||
@@ -805,7 +805,7 @@ func (m *UpdateAppInstRequest) Equal(o *UpdateAppInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppInstResponse) Equal(o *UpdateAppInstResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
@@ -816,7 +816,7 @@ func (m *UpdateAppInstResponse) Equal(o *UpdateAppInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppInstRequest) Equal(o *DeleteAppInstRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -829,7 +829,7 @@ func (m *DeleteAppInstRequest) Equal(o *DeleteAppInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppInstResponse) Equal(o *DeleteAppInstResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
@@ -840,7 +840,7 @@ func (m *DeleteAppInstResponse) Equal(o *DeleteAppInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstsRequest) Equal(o *ShowAppInstsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -851,7 +851,7 @@ func (m *ShowAppInstsRequest) Equal(o *ShowAppInstsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstsResponse) Equal(o *ShowAppInstsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.AppInst.Equal(o.AppInst) {
@@ -862,7 +862,7 @@ func (m *ShowAppInstsResponse) Equal(o *ShowAppInstsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstInfosRequest) Equal(o *ShowAppInstInfosRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -873,7 +873,7 @@ func (m *ShowAppInstInfosRequest) Equal(o *ShowAppInstInfosRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppInstInfosResponse) Equal(o *ShowAppInstInfosResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.AppInstInfo.Equal(o.AppInstInfo) {
@@ -884,7 +884,7 @@ func (m *ShowAppInstInfosResponse) Equal(o *ShowAppInstInfosResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchAppInstInfosRequest) Equal(o *WatchAppInstInfosRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -895,7 +895,7 @@ func (m *WatchAppInstInfosRequest) Equal(o *WatchAppInstInfosRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchAppInstInfosResponse) Equal(o *WatchAppInstInfosResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Type != o.Type ||
@@ -919,9 +919,13 @@ func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.
 		src = new(CreateAppInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst)
+		if !m.AppInst.Equal(src.AppInst) {
+			m.AppInst, n = src.AppInst.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
-		n += fieldmap.Ensure(&m.AppInst)
+		if m.AppInst == nil {
+			m.AppInst, n = new(AppInst), n+1
+		}
 		n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<35) != 0 && m.NoWait != src.NoWait {
@@ -944,9 +948,13 @@ func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldma
 		src = new(CreateAppInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress, n = src.Progress.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
-		n += fieldmap.Ensure(&m.Progress)
+		if m.Progress == nil {
+			m.Progress, n = new(Progress), n+1
+		}
 		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -966,9 +974,13 @@ func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.
 		src = new(UpdateAppInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst)
+		if !m.AppInst.Equal(src.AppInst) {
+			m.AppInst, n = src.AppInst.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
-		n += fieldmap.Ensure(&m.AppInst)
+		if m.AppInst == nil {
+			m.AppInst, n = new(AppInst), n+1
+		}
 		n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<35) != 0 {
@@ -994,9 +1006,13 @@ func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldma
 		src = new(UpdateAppInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress, n = src.Progress.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
-		n += fieldmap.Ensure(&m.Progress)
+		if m.Progress == nil {
+			m.Progress, n = new(Progress), n+1
+		}
 		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1016,9 +1032,13 @@ func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.
 		src = new(DeleteAppInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(AppInstKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
@@ -1044,9 +1064,13 @@ func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldma
 		src = new(DeleteAppInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress, n = src.Progress.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
-		n += fieldmap.Ensure(&m.Progress)
+		if m.Progress == nil {
+			m.Progress, n = new(Progress), n+1
+		}
 		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1066,9 +1090,13 @@ func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.Fi
 		src = new(ShowAppInstsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(AppInst), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1088,9 +1116,13 @@ func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.
 		src = new(ShowAppInstsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.AppInst, src.AppInst)
+		if !m.AppInst.Equal(src.AppInst) {
+			m.AppInst, n = src.AppInst.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.AppInst != nil || src.AppInst != nil) {
-		n += fieldmap.Ensure(&m.AppInst)
+		if m.AppInst == nil {
+			m.AppInst, n = new(AppInst), n+1
+		}
 		n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1110,9 +1142,13 @@ func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fie
 		src = new(ShowAppInstInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(AppInstInfo), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1132,9 +1168,13 @@ func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *f
 		src = new(ShowAppInstInfosResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.AppInstInfo, src.AppInstInfo)
+		if !m.AppInstInfo.Equal(src.AppInstInfo) {
+			m.AppInstInfo, n = src.AppInstInfo.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.AppInstInfo != nil || src.AppInstInfo != nil) {
-		n += fieldmap.Ensure(&m.AppInstInfo)
+		if m.AppInstInfo == nil {
+			m.AppInstInfo, n = new(AppInstInfo), n+1
+		}
 		n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1154,9 +1194,13 @@ func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *f
 		src = new(WatchAppInstInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(AppInstInfo), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1179,9 +1223,13 @@ func (m *WatchAppInstInfosResponse) copyInAt(src *WatchAppInstInfosResponse, fm 
 		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.AppInstInfo, src.AppInstInfo)
+		if !m.AppInstInfo.Equal(src.AppInstInfo) {
+			m.AppInstInfo, n = src.AppInstInfo.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.AppInstInfo != nil || src.AppInstInfo != nil) {
-		n += fieldmap.Ensure(&m.AppInstInfo)
+		if m.AppInstInfo == nil {
+			m.AppInstInfo, n = new(AppInstInfo), n+1
+		}
 		n += m.AppInstInfo.copyInAt(src.AppInstInfo, fm, at+2, win.Shift(2))
 	}
 	return n

@@ -61,7 +61,7 @@ const (
 )
 
 var _CreateAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(CreateAppRequest{}.App)}},
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateAppRequest{}.App)}},
 }}
 
 var _CreateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppRequest", _CreateAppRequest_shape, false)
@@ -122,7 +122,7 @@ const (
 )
 
 var _CreateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(CreateAppResponse{}.App)}},
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateAppResponse{}.App)}},
 }}
 
 var _CreateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppResponse", _CreateAppResponse_shape, false)
@@ -184,7 +184,7 @@ const (
 )
 
 var _UpdateAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(UpdateAppRequest{}.App)}},
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateAppRequest{}.App)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateAppRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
@@ -246,7 +246,7 @@ const (
 )
 
 var _UpdateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(UpdateAppResponse{}.App)}},
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateAppResponse{}.App)}},
 }}
 
 var _UpdateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppResponse", _UpdateAppResponse_shape, false)
@@ -271,7 +271,7 @@ const (
 )
 
 var _DeleteAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(DeleteAppRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeleteAppRequest{}.Key)}},
 }}
 
 var _DeleteAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppRequest", _DeleteAppRequest_shape, false)
@@ -347,7 +347,7 @@ const (
 )
 
 var _ShowAppsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(ShowAppsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowAppsRequest{}.Filter)}},
 }}
 
 var _ShowAppsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsRequest", _ShowAppsRequest_shape, false)
@@ -408,7 +408,7 @@ const (
 )
 
 var _ShowAppsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageField[*App]{Off: unsafe.Offsetof(ShowAppsResponse{}.App)}},
+	{Number: 1, Name: "app", Kind: fieldmap.KindMessage, Sub: _App_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowAppsResponse{}.App)}},
 }}
 
 var _ShowAppsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsResponse", _ShowAppsResponse_shape, false)
@@ -562,7 +562,7 @@ func (m *ShowAppsResponse) cloneTo(c *ShowAppsResponse) *ShowAppsResponse {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppRequest) Equal(o *CreateAppRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.App.Equal(o.App) {
@@ -573,7 +573,7 @@ func (m *CreateAppRequest) Equal(o *CreateAppRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppResponse) Equal(o *CreateAppResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.App.Equal(o.App) {
@@ -584,7 +584,7 @@ func (m *CreateAppResponse) Equal(o *CreateAppResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppRequest) Equal(o *UpdateAppRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.App.Equal(o.App) ||
@@ -596,7 +596,7 @@ func (m *UpdateAppRequest) Equal(o *UpdateAppRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateAppResponse) Equal(o *UpdateAppResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.App.Equal(o.App) {
@@ -607,7 +607,7 @@ func (m *UpdateAppResponse) Equal(o *UpdateAppResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppRequest) Equal(o *DeleteAppRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) {
@@ -618,7 +618,7 @@ func (m *DeleteAppRequest) Equal(o *DeleteAppRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteAppResponse) Equal(o *DeleteAppResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -626,7 +626,7 @@ func (m *DeleteAppResponse) Equal(o *DeleteAppResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppsRequest) Equal(o *ShowAppsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -637,7 +637,7 @@ func (m *ShowAppsRequest) Equal(o *ShowAppsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowAppsResponse) Equal(o *ShowAppsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.App.Equal(o.App) {
@@ -660,9 +660,13 @@ func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap
 		src = new(CreateAppRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.App, src.App)
+		if !m.App.Equal(src.App) {
+			m.App, n = src.App.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
-		n += fieldmap.Ensure(&m.App)
+		if m.App == nil {
+			m.App, n = new(App), n+1
+		}
 		n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -682,9 +686,13 @@ func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldM
 		src = new(CreateAppResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.App, src.App)
+		if !m.App.Equal(src.App) {
+			m.App, n = src.App.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
-		n += fieldmap.Ensure(&m.App)
+		if m.App == nil {
+			m.App, n = new(App), n+1
+		}
 		n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -704,9 +712,13 @@ func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap
 		src = new(UpdateAppRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.App, src.App)
+		if !m.App.Equal(src.App) {
+			m.App, n = src.App.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
-		n += fieldmap.Ensure(&m.App)
+		if m.App == nil {
+			m.App, n = new(App), n+1
+		}
 		n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<40) != 0 {
@@ -729,9 +741,13 @@ func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldM
 		src = new(UpdateAppResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.App, src.App)
+		if !m.App.Equal(src.App) {
+			m.App, n = src.App.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
-		n += fieldmap.Ensure(&m.App)
+		if m.App == nil {
+			m.App, n = new(App), n+1
+		}
 		n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -751,9 +767,13 @@ func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap
 		src = new(DeleteAppRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(AppKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -786,9 +806,13 @@ func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, 
 		src = new(ShowAppsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(App), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -808,9 +832,13 @@ func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap
 		src = new(ShowAppsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.App, src.App)
+		if !m.App.Equal(src.App) {
+			m.App, n = src.App.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.App != nil || src.App != nil) {
-		n += fieldmap.Ensure(&m.App)
+		if m.App == nil {
+			m.App, n = new(App), n+1
+		}
 		n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 	}
 	return n

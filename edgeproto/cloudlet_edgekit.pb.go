@@ -120,16 +120,16 @@ const (
 )
 
 var _Cloudlet_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Cloudlet{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(Cloudlet{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Cloudlet{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(Cloudlet{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Cloudlet{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "platform_type", Off: unsafe.Offsetof(Cloudlet{}.PlatformType), Op: fieldmap.OpString},
-	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Cloudlet{}.Location)}},
+	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Cloudlet{}.Location)}},
 	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Cloudlet{}.FlavorNames), Op: fieldmap.OpListString},
 	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _ResourceQuota_shape, Value: &fieldmap.MessageList[*ResourceQuota]{Off: unsafe.Offsetof(Cloudlet{}.ResourceQuotas)}},
 	{Number: 8, Name: "default_resource_alert_threshold", Off: unsafe.Offsetof(Cloudlet{}.DefaultResourceAlertThreshold), Op: fieldmap.OpInt32},
 	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Cloudlet{}.EnvVars)}},
-	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _PlatformConfig_shape, Value: &fieldmap.MessageField[*PlatformConfig]{Off: unsafe.Offsetof(Cloudlet{}.Config)}},
+	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _PlatformConfig_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Cloudlet{}.Config)}},
 	{Number: 11, Name: "crm_on_edge", Off: unsafe.Offsetof(Cloudlet{}.CrmOnEdge), Op: fieldmap.OpBool},
 	{Number: 12, Name: "maintenance_state", Off: unsafe.Offsetof(Cloudlet{}.MaintenanceState), Op: fieldmap.OpInt32},
 	{Number: 13, Name: "trust_policy", Off: unsafe.Offsetof(Cloudlet{}.TrustPolicy), Op: fieldmap.OpString},
@@ -212,7 +212,7 @@ const (
 )
 
 var _CloudletInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(CloudletInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CloudletInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(CloudletInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(CloudletInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(CloudletInfo{}.NotifyId), Op: fieldmap.OpInt64},
@@ -222,8 +222,8 @@ var _CloudletInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletInfo{}), F
 	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _FlavorInfo_shape, Value: &fieldmap.MessageList[*FlavorInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Flavors)}},
 	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
 	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
-	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(CloudletInfo{}.Status)}},
-	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _InfraResourcesSnapshot_shape, Value: &fieldmap.MessageField[*InfraResourcesSnapshot]{Off: unsafe.Offsetof(CloudletInfo{}.ResourcesSnapshot)}},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CloudletInfo{}.Status)}},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _InfraResourcesSnapshot_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CloudletInfo{}.ResourcesSnapshot)}},
 	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _NodeInfo_shape, Value: &fieldmap.MessageList[*NodeInfo]{Off: unsafe.Offsetof(CloudletInfo{}.NodeInfos)}},
 	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(CloudletInfo{}.Properties)}},
 	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
@@ -413,7 +413,7 @@ type _CloudletInfo_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
@@ -425,7 +425,7 @@ func (m *Location) Equal(o *Location) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PlatformConfig) Equal(o *PlatformConfig) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Region != o.Region ||
@@ -443,7 +443,7 @@ func (m *PlatformConfig) Equal(o *PlatformConfig) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Cloudlet) Equal(o *Cloudlet) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -483,7 +483,7 @@ func (m *Cloudlet) Equal(o *Cloudlet) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -607,9 +607,13 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !m.Key.Equal(src.Key) {
+					m.Key, n = src.Key.Clone(), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(CloudletKey), n+1
+				}
 				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
@@ -620,9 +624,13 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 			n += fieldmap.Set(&m.PlatformType, src.PlatformType)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				n += fieldmap.CopyMessage(&m.Location, src.Location)
+				if !m.Location.Equal(src.Location) {
+					m.Location, n = src.Location.Clone(), n+1
+				}
 			} else if m.Location != nil || src.Location != nil {
-				n += fieldmap.Ensure(&m.Location)
+				if m.Location == nil {
+					m.Location, n = new(Location), n+1
+				}
 				n += m.Location.copyInAt(src.Location, fm, at+7, win.Shift(7))
 			}
 		case 9:
@@ -635,9 +643,13 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 			n += fieldmap.CopyMap(fm.ListActionAt(at+15), &m.EnvVars, src.EnvVars)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
-				n += fieldmap.CopyMessage(&m.Config, src.Config)
+				if !m.Config.Equal(src.Config) {
+					m.Config, n = src.Config.Clone(), n+1
+				}
 			} else if m.Config != nil || src.Config != nil {
-				n += fieldmap.Ensure(&m.Config)
+				if m.Config == nil {
+					m.Config, n = new(PlatformConfig), n+1
+				}
 				n += m.Config.copyInAt(src.Config, fm, at+17, win.Shift(17))
 			}
 		case 25:
@@ -690,9 +702,13 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !m.Key.Equal(src.Key) {
+					m.Key, n = src.Key.Clone(), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(CloudletKey), n+1
+				}
 				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
@@ -715,16 +731,24 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				n += fieldmap.CopyMessage(&m.Status, src.Status)
+				if !m.Status.Equal(src.Status) {
+					m.Status, n = src.Status.Clone(), n+1
+				}
 			} else if m.Status != nil || src.Status != nil {
-				n += fieldmap.Ensure(&m.Status)
+				if m.Status == nil {
+					m.Status, n = new(StatusInfo), n+1
+				}
 				n += m.Status.copyInAt(src.Status, fm, at+20, win.Shift(20))
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				n += fieldmap.CopyMessage(&m.ResourcesSnapshot, src.ResourcesSnapshot)
+				if !m.ResourcesSnapshot.Equal(src.ResourcesSnapshot) {
+					m.ResourcesSnapshot, n = src.ResourcesSnapshot.Clone(), n+1
+				}
 			} else if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
-				n += fieldmap.Ensure(&m.ResourcesSnapshot)
+				if m.ResourcesSnapshot == nil {
+					m.ResourcesSnapshot, n = new(InfraResourcesSnapshot), n+1
+				}
 				n += m.ResourcesSnapshot.copyInAt(src.ResourcesSnapshot, fm, at+27, win.Shift(27))
 			}
 		case 42:

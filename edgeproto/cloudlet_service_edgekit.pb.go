@@ -59,7 +59,7 @@ const (
 )
 
 var _CreateCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateCloudletRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(CreateCloudletRequest{}.Cloudlet)}},
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateCloudletRequest{}.Cloudlet)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(CreateCloudletRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
@@ -96,7 +96,7 @@ const (
 )
 
 var _CreateCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateCloudletResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateCloudletResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateCloudletResponse{}.Progress)}},
 	{Number: 2, Name: "crm_access_key", Off: unsafe.Offsetof(CreateCloudletResponse{}.CrmAccessKey), Op: fieldmap.OpString},
 }}
 
@@ -159,7 +159,7 @@ const (
 )
 
 var _UpdateCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateCloudletRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(UpdateCloudletRequest{}.Cloudlet)}},
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateCloudletRequest{}.Cloudlet)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateCloudletRequest{}.Fields), Op: fieldmap.OpListString},
 	{Number: 3, Name: "no_wait", Off: unsafe.Offsetof(UpdateCloudletRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
@@ -196,7 +196,7 @@ const (
 )
 
 var _UpdateCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateCloudletResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateCloudletResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateCloudletResponse{}.Progress)}},
 }}
 
 var _UpdateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletResponse", _UpdateCloudletResponse_shape, false)
@@ -224,7 +224,7 @@ const (
 )
 
 var _DeleteCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteCloudletRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(DeleteCloudletRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeleteCloudletRequest{}.Key)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(DeleteCloudletRequest{}.NoWait), Op: fieldmap.OpBool},
 	{Number: 3, Name: "crm_override", Off: unsafe.Offsetof(DeleteCloudletRequest{}.CrmOverride), Op: fieldmap.OpInt32},
 }}
@@ -261,7 +261,7 @@ const (
 )
 
 var _DeleteCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteCloudletResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteCloudletResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeleteCloudletResponse{}.Progress)}},
 }}
 
 var _DeleteCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletResponse", _DeleteCloudletResponse_shape, false)
@@ -321,7 +321,7 @@ const (
 )
 
 var _ShowCloudletsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(ShowCloudletsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowCloudletsRequest{}.Filter)}},
 }}
 
 var _ShowCloudletsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsRequest", _ShowCloudletsRequest_shape, false)
@@ -379,7 +379,7 @@ const (
 )
 
 var _ShowCloudletsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageField[*Cloudlet]{Off: unsafe.Offsetof(ShowCloudletsResponse{}.Cloudlet)}},
+	{Number: 1, Name: "cloudlet", Kind: fieldmap.KindMessage, Sub: _Cloudlet_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowCloudletsResponse{}.Cloudlet)}},
 }}
 
 var _ShowCloudletsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsResponse", _ShowCloudletsResponse_shape, false)
@@ -454,7 +454,7 @@ const (
 )
 
 var _ShowCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(ShowCloudletInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowCloudletInfosRequest{}.Filter)}},
 }}
 
 var _ShowCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosRequest", _ShowCloudletInfosRequest_shape, false)
@@ -529,7 +529,7 @@ const (
 )
 
 var _ShowCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletInfosResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(ShowCloudletInfosResponse{}.CloudletInfo)}},
+	{Number: 1, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowCloudletInfosResponse{}.CloudletInfo)}},
 }}
 
 var _ShowCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosResponse", _ShowCloudletInfosResponse_shape, false)
@@ -604,7 +604,7 @@ const (
 )
 
 var _WatchCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchCloudletInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(WatchCloudletInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(WatchCloudletInfosRequest{}.Filter)}},
 }}
 
 var _WatchCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosRequest", _WatchCloudletInfosRequest_shape, false)
@@ -681,7 +681,7 @@ const (
 
 var _WatchCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchCloudletInfosResponse{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "type", Off: unsafe.Offsetof(WatchCloudletInfosResponse{}.Type), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageField[*CloudletInfo]{Off: unsafe.Offsetof(WatchCloudletInfosResponse{}.CloudletInfo)}},
+	{Number: 2, Name: "cloudlet_info", Kind: fieldmap.KindMessage, Sub: _CloudletInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(WatchCloudletInfosResponse{}.CloudletInfo)}},
 }}
 
 var _WatchCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosResponse", _WatchCloudletInfosResponse_shape, false)
@@ -707,7 +707,7 @@ const (
 )
 
 var _RotateCloudletAccessKeyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RotateCloudletAccessKeyRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(RotateCloudletAccessKeyRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(RotateCloudletAccessKeyRequest{}.Key)}},
 }}
 
 var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", _RotateCloudletAccessKeyRequest_shape, false)
@@ -996,7 +996,7 @@ func (m *RotateCloudletAccessKeyResponse) cloneTo(c *RotateCloudletAccessKeyResp
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateCloudletRequest) Equal(o *CreateCloudletRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Cloudlet.Equal(o.Cloudlet) ||
@@ -1008,7 +1008,7 @@ func (m *CreateCloudletRequest) Equal(o *CreateCloudletRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateCloudletResponse) Equal(o *CreateCloudletResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Progress.Equal(o.Progress) ||
@@ -1020,7 +1020,7 @@ func (m *CreateCloudletResponse) Equal(o *CreateCloudletResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateCloudletRequest) Equal(o *UpdateCloudletRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Cloudlet.Equal(o.Cloudlet) ||
@@ -1033,7 +1033,7 @@ func (m *UpdateCloudletRequest) Equal(o *UpdateCloudletRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateCloudletResponse) Equal(o *UpdateCloudletResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
@@ -1044,7 +1044,7 @@ func (m *UpdateCloudletResponse) Equal(o *UpdateCloudletResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteCloudletRequest) Equal(o *DeleteCloudletRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -1057,7 +1057,7 @@ func (m *DeleteCloudletRequest) Equal(o *DeleteCloudletRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteCloudletResponse) Equal(o *DeleteCloudletResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
@@ -1068,7 +1068,7 @@ func (m *DeleteCloudletResponse) Equal(o *DeleteCloudletResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletsRequest) Equal(o *ShowCloudletsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -1079,7 +1079,7 @@ func (m *ShowCloudletsRequest) Equal(o *ShowCloudletsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletsResponse) Equal(o *ShowCloudletsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Cloudlet.Equal(o.Cloudlet) {
@@ -1090,7 +1090,7 @@ func (m *ShowCloudletsResponse) Equal(o *ShowCloudletsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletInfosRequest) Equal(o *ShowCloudletInfosRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -1101,7 +1101,7 @@ func (m *ShowCloudletInfosRequest) Equal(o *ShowCloudletInfosRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowCloudletInfosResponse) Equal(o *ShowCloudletInfosResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.CloudletInfo.Equal(o.CloudletInfo) {
@@ -1112,7 +1112,7 @@ func (m *ShowCloudletInfosResponse) Equal(o *ShowCloudletInfosResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchCloudletInfosRequest) Equal(o *WatchCloudletInfosRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -1123,7 +1123,7 @@ func (m *WatchCloudletInfosRequest) Equal(o *WatchCloudletInfosRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchCloudletInfosResponse) Equal(o *WatchCloudletInfosResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Type != o.Type ||
@@ -1135,7 +1135,7 @@ func (m *WatchCloudletInfosResponse) Equal(o *WatchCloudletInfosResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RotateCloudletAccessKeyRequest) Equal(o *RotateCloudletAccessKeyRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) {
@@ -1146,7 +1146,7 @@ func (m *RotateCloudletAccessKeyRequest) Equal(o *RotateCloudletAccessKeyRequest
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RotateCloudletAccessKeyResponse) Equal(o *RotateCloudletAccessKeyResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.CrmAccessKey != o.CrmAccessKey {
@@ -1169,9 +1169,13 @@ func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldma
 		src = new(CreateCloudletRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet)
+		if !m.Cloudlet.Equal(src.Cloudlet) {
+			m.Cloudlet, n = src.Cloudlet.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
-		n += fieldmap.Ensure(&m.Cloudlet)
+		if m.Cloudlet == nil {
+			m.Cloudlet, n = new(Cloudlet), n+1
+		}
 		n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<37) != 0 && m.NoWait != src.NoWait {
@@ -1194,9 +1198,13 @@ func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *field
 		src = new(CreateCloudletResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress, n = src.Progress.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
-		n += fieldmap.Ensure(&m.Progress)
+		if m.Progress == nil {
+			m.Progress, n = new(Progress), n+1
+		}
 		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<12) != 0 && m.CrmAccessKey != src.CrmAccessKey {
@@ -1219,9 +1227,13 @@ func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldma
 		src = new(UpdateCloudletRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet)
+		if !m.Cloudlet.Equal(src.Cloudlet) {
+			m.Cloudlet, n = src.Cloudlet.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
-		n += fieldmap.Ensure(&m.Cloudlet)
+		if m.Cloudlet == nil {
+			m.Cloudlet, n = new(Cloudlet), n+1
+		}
 		n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<37) != 0 {
@@ -1247,9 +1259,13 @@ func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *field
 		src = new(UpdateCloudletResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress, n = src.Progress.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
-		n += fieldmap.Ensure(&m.Progress)
+		if m.Progress == nil {
+			m.Progress, n = new(Progress), n+1
+		}
 		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1269,9 +1285,13 @@ func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldma
 		src = new(DeleteCloudletRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(CloudletKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
@@ -1297,9 +1317,13 @@ func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *field
 		src = new(DeleteCloudletResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress, n = src.Progress.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
-		n += fieldmap.Ensure(&m.Progress)
+		if m.Progress == nil {
+			m.Progress, n = new(Progress), n+1
+		}
 		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1319,9 +1343,13 @@ func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.
 		src = new(ShowCloudletsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(Cloudlet), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1341,9 +1369,13 @@ func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldma
 		src = new(ShowCloudletsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Cloudlet, src.Cloudlet)
+		if !m.Cloudlet.Equal(src.Cloudlet) {
+			m.Cloudlet, n = src.Cloudlet.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Cloudlet != nil || src.Cloudlet != nil) {
-		n += fieldmap.Ensure(&m.Cloudlet)
+		if m.Cloudlet == nil {
+			m.Cloudlet, n = new(Cloudlet), n+1
+		}
 		n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1363,9 +1395,13 @@ func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *f
 		src = new(ShowCloudletInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(CloudletInfo), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1385,9 +1421,13 @@ func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm 
 		src = new(ShowCloudletInfosResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.CloudletInfo, src.CloudletInfo)
+		if !m.CloudletInfo.Equal(src.CloudletInfo) {
+			m.CloudletInfo, n = src.CloudletInfo.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.CloudletInfo != nil || src.CloudletInfo != nil) {
-		n += fieldmap.Ensure(&m.CloudletInfo)
+		if m.CloudletInfo == nil {
+			m.CloudletInfo, n = new(CloudletInfo), n+1
+		}
 		n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1407,9 +1447,13 @@ func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm 
 		src = new(WatchCloudletInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(CloudletInfo), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1432,9 +1476,13 @@ func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, f
 		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.CloudletInfo, src.CloudletInfo)
+		if !m.CloudletInfo.Equal(src.CloudletInfo) {
+			m.CloudletInfo, n = src.CloudletInfo.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.CloudletInfo != nil || src.CloudletInfo != nil) {
-		n += fieldmap.Ensure(&m.CloudletInfo)
+		if m.CloudletInfo == nil {
+			m.CloudletInfo, n = new(CloudletInfo), n+1
+		}
 		n += m.CloudletInfo.copyInAt(src.CloudletInfo, fm, at+2, win.Shift(2))
 	}
 	return n
@@ -1454,9 +1502,13 @@ func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRe
 		src = new(RotateCloudletAccessKeyRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(CloudletKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n

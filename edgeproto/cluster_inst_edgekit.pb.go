@@ -35,7 +35,7 @@ const (
 var _NodePool_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodePool{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(NodePool{}.Name), Op: fieldmap.OpString},
 	{Number: 2, Name: "num_nodes", Off: unsafe.Offsetof(NodePool{}.NumNodes), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _NodeResources_shape, Value: &fieldmap.MessageField[*NodeResources]{Off: unsafe.Offsetof(NodePool{}.NodeResources)}},
+	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _NodeResources_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(NodePool{}.NodeResources)}},
 	{Number: 4, Name: "scalable", Off: unsafe.Offsetof(NodePool{}.Scalable), Op: fieldmap.OpBool},
 }}
 
@@ -101,8 +101,8 @@ const (
 )
 
 var _ClusterInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInst{}.Key)}},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(ClusterInst{}.CloudletKey)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ClusterInst{}.Key)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ClusterInst{}.CloudletKey)}},
 	{Number: 3, Name: "state", Off: unsafe.Offsetof(ClusterInst{}.State), Op: fieldmap.OpInt32},
 	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ClusterInst{}.Errors), Op: fieldmap.OpListString},
 	{Number: 5, Name: "crm_override", Off: unsafe.Offsetof(ClusterInst{}.CrmOverride), Op: fieldmap.OpInt32},
@@ -111,7 +111,7 @@ var _ClusterInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fie
 	{Number: 8, Name: "ip_access", Off: unsafe.Offsetof(ClusterInst{}.IpAccess), Op: fieldmap.OpInt32},
 	{Number: 9, Name: "deployment", Off: unsafe.Offsetof(ClusterInst{}.Deployment), Op: fieldmap.OpString},
 	{Number: 10, Name: "kubernetes_version", Off: unsafe.Offsetof(ClusterInst{}.KubernetesVersion), Op: fieldmap.OpString},
-	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _InfraResources_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInst{}.Resources)}},
+	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _InfraResources_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ClusterInst{}.Resources)}},
 	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(ClusterInst{}.InfraAnnotations)}},
 	{Number: 13, Name: "reservable", Off: unsafe.Offsetof(ClusterInst{}.Reservable), Op: fieldmap.OpBool},
 	{Number: 14, Name: "reserved_by", Off: unsafe.Offsetof(ClusterInst{}.ReservedBy), Op: fieldmap.OpString},
@@ -168,12 +168,12 @@ const (
 )
 
 var _ClusterInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(ClusterInstInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ClusterInstInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(ClusterInstInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ClusterInstInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(ClusterInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageField[*StatusInfo]{Off: unsafe.Offsetof(ClusterInstInfo{}.Status)}},
-	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _InfraResources_shape, Value: &fieldmap.MessageField[*InfraResources]{Off: unsafe.Offsetof(ClusterInstInfo{}.Resources)}},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _StatusInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ClusterInstInfo{}.Status)}},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _InfraResources_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ClusterInstInfo{}.Resources)}},
 	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
 	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInstInfo{}.UpdatedAt)}},
 }}
@@ -307,7 +307,7 @@ type _ClusterInstInfo_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodePool) Equal(o *NodePool) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -321,7 +321,7 @@ func (m *NodePool) Equal(o *NodePool) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ClusterInst) Equal(o *ClusterInst) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -357,7 +357,7 @@ func (m *ClusterInst) Equal(o *ClusterInst) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ClusterInstInfo) Equal(o *ClusterInstInfo) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -393,9 +393,13 @@ func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fi
 		m.NumNodes, n = src.NumNodes, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		n += fieldmap.CopyMessage(&m.NodeResources, src.NodeResources)
+		if !m.NodeResources.Equal(src.NodeResources) {
+			m.NodeResources, n = src.NodeResources.Clone(), n+1
+		}
 	} else if win.Below&(1<<2) != 0 && (m.NodeResources != nil || src.NodeResources != nil) {
-		n += fieldmap.Ensure(&m.NodeResources)
+		if m.NodeResources == nil {
+			m.NodeResources, n = new(NodeResources), n+1
+		}
 		n += m.NodeResources.copyInAt(src.NodeResources, fm, at+3, win.Shift(3))
 	}
 	if win.Cover&(1<<8) != 0 && m.Scalable != src.Scalable {
@@ -421,16 +425,24 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !m.Key.Equal(src.Key) {
+					m.Key, n = src.Key.Clone(), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(ClusterKey), n+1
+				}
 				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+				if !m.CloudletKey.Equal(src.CloudletKey) {
+					m.CloudletKey, n = src.CloudletKey.Clone(), n+1
+				}
 			} else if m.CloudletKey != nil || src.CloudletKey != nil {
-				n += fieldmap.Ensure(&m.CloudletKey)
+				if m.CloudletKey == nil {
+					m.CloudletKey, n = new(CloudletKey), n+1
+				}
 				n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4, win.Shift(4))
 			}
 		case 6:
@@ -451,9 +463,13 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.KubernetesVersion, src.KubernetesVersion)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
-				n += fieldmap.CopyMessage(&m.Resources, src.Resources)
+				if !m.Resources.Equal(src.Resources) {
+					m.Resources, n = src.Resources.Clone(), n+1
+				}
 			} else if m.Resources != nil || src.Resources != nil {
-				n += fieldmap.Ensure(&m.Resources)
+				if m.Resources == nil {
+					m.Resources, n = new(InfraResources), n+1
+				}
 				n += m.Resources.copyInAt(src.Resources, fm, at+24, win.Shift(24))
 			}
 		case 38:
@@ -493,9 +509,13 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 		src = new(ClusterInstInfo)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(ClusterKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.State != src.State {
@@ -508,15 +528,23 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 		m.NotifyId, n = src.NotifyId, n+1
 	}
 	if win.Cover&(1<<6) != 0 {
-		n += fieldmap.CopyMessage(&m.Status, src.Status)
+		if !m.Status.Equal(src.Status) {
+			m.Status, n = src.Status.Clone(), n+1
+		}
 	} else if win.Below&(1<<6) != 0 && (m.Status != nil || src.Status != nil) {
-		n += fieldmap.Ensure(&m.Status)
+		if m.Status == nil {
+			m.Status, n = new(StatusInfo), n+1
+		}
 		n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
 	}
 	if win.Cover&(1<<13) != 0 {
-		n += fieldmap.CopyMessage(&m.Resources, src.Resources)
+		if !m.Resources.Equal(src.Resources) {
+			m.Resources, n = src.Resources.Clone(), n+1
+		}
 	} else if win.Below&(1<<13) != 0 && (m.Resources != nil || src.Resources != nil) {
-		n += fieldmap.Ensure(&m.Resources)
+		if m.Resources == nil {
+			m.Resources, n = new(InfraResources), n+1
+		}
 		n += m.Resources.copyInAt(src.Resources, fm, at+14, win.Shift(14))
 	}
 	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {

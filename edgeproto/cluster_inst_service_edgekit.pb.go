@@ -67,7 +67,7 @@ const (
 )
 
 var _CreateClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateClusterInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(CreateClusterInstRequest{}.ClusterInst)}},
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateClusterInstRequest{}.ClusterInst)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(CreateClusterInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
 
@@ -103,7 +103,7 @@ const (
 )
 
 var _CreateClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateClusterInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(CreateClusterInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateClusterInstResponse{}.Progress)}},
 }}
 
 var _CreateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstResponse", _CreateClusterInstResponse_shape, false)
@@ -173,7 +173,7 @@ const (
 )
 
 var _UpdateClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateClusterInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(UpdateClusterInstRequest{}.ClusterInst)}},
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateClusterInstRequest{}.ClusterInst)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateClusterInstRequest{}.Fields), Op: fieldmap.OpListString},
 	{Number: 3, Name: "no_wait", Off: unsafe.Offsetof(UpdateClusterInstRequest{}.NoWait), Op: fieldmap.OpBool},
 }}
@@ -210,7 +210,7 @@ const (
 )
 
 var _UpdateClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateClusterInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(UpdateClusterInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateClusterInstResponse{}.Progress)}},
 }}
 
 var _UpdateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstResponse", _UpdateClusterInstResponse_shape, false)
@@ -238,7 +238,7 @@ const (
 )
 
 var _DeleteClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteClusterInstRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageField[*ClusterKey]{Off: unsafe.Offsetof(DeleteClusterInstRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ClusterKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeleteClusterInstRequest{}.Key)}},
 	{Number: 2, Name: "no_wait", Off: unsafe.Offsetof(DeleteClusterInstRequest{}.NoWait), Op: fieldmap.OpBool},
 	{Number: 3, Name: "crm_override", Off: unsafe.Offsetof(DeleteClusterInstRequest{}.CrmOverride), Op: fieldmap.OpInt32},
 }}
@@ -275,7 +275,7 @@ const (
 )
 
 var _DeleteClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteClusterInstResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageField[*Progress]{Off: unsafe.Offsetof(DeleteClusterInstResponse{}.Progress)}},
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeleteClusterInstResponse{}.Progress)}},
 }}
 
 var _DeleteClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstResponse", _DeleteClusterInstResponse_shape, false)
@@ -343,7 +343,7 @@ const (
 )
 
 var _ShowClusterInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(ShowClusterInstsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowClusterInstsRequest{}.Filter)}},
 }}
 
 var _ShowClusterInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsRequest", _ShowClusterInstsRequest_shape, false)
@@ -411,7 +411,7 @@ const (
 )
 
 var _ShowClusterInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageField[*ClusterInst]{Off: unsafe.Offsetof(ShowClusterInstsResponse{}.ClusterInst)}},
+	{Number: 1, Name: "cluster_inst", Kind: fieldmap.KindMessage, Sub: _ClusterInst_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowClusterInstsResponse{}.ClusterInst)}},
 }}
 
 var _ShowClusterInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsResponse", _ShowClusterInstsResponse_shape, false)
@@ -465,7 +465,7 @@ const (
 )
 
 var _ShowClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(ShowClusterInstInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowClusterInstInfosRequest{}.Filter)}},
 }}
 
 var _ShowClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosRequest", _ShowClusterInstInfosRequest_shape, false)
@@ -519,7 +519,7 @@ const (
 )
 
 var _ShowClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstInfosResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(ShowClusterInstInfosResponse{}.ClusterInstInfo)}},
+	{Number: 1, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowClusterInstInfosResponse{}.ClusterInstInfo)}},
 }}
 
 var _ShowClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosResponse", _ShowClusterInstInfosResponse_shape, false)
@@ -573,7 +573,7 @@ const (
 )
 
 var _WatchClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchClusterInstInfosRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(WatchClusterInstInfosRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(WatchClusterInstInfosRequest{}.Filter)}},
 }}
 
 var _WatchClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosRequest", _WatchClusterInstInfosRequest_shape, false)
@@ -629,7 +629,7 @@ const (
 
 var _WatchClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchClusterInstInfosResponse{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "type", Off: unsafe.Offsetof(WatchClusterInstInfosResponse{}.Type), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageField[*ClusterInstInfo]{Off: unsafe.Offsetof(WatchClusterInstInfosResponse{}.ClusterInstInfo)}},
+	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _ClusterInstInfo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(WatchClusterInstInfosResponse{}.ClusterInstInfo)}},
 }}
 
 var _WatchClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosResponse", _WatchClusterInstInfosResponse_shape, false)
@@ -859,7 +859,7 @@ func (m *WatchClusterInstInfosResponse) cloneTo(c *WatchClusterInstInfosResponse
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateClusterInstRequest) Equal(o *CreateClusterInstRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.ClusterInst.Equal(o.ClusterInst) ||
@@ -871,7 +871,7 @@ func (m *CreateClusterInstRequest) Equal(o *CreateClusterInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateClusterInstResponse) Equal(o *CreateClusterInstResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
@@ -882,7 +882,7 @@ func (m *CreateClusterInstResponse) Equal(o *CreateClusterInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateClusterInstRequest) Equal(o *UpdateClusterInstRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.ClusterInst.Equal(o.ClusterInst) ||
@@ -895,7 +895,7 @@ func (m *UpdateClusterInstRequest) Equal(o *UpdateClusterInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateClusterInstResponse) Equal(o *UpdateClusterInstResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
@@ -906,7 +906,7 @@ func (m *UpdateClusterInstResponse) Equal(o *UpdateClusterInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteClusterInstRequest) Equal(o *DeleteClusterInstRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -919,7 +919,7 @@ func (m *DeleteClusterInstRequest) Equal(o *DeleteClusterInstRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteClusterInstResponse) Equal(o *DeleteClusterInstResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Progress.Equal(o.Progress) {
@@ -930,7 +930,7 @@ func (m *DeleteClusterInstResponse) Equal(o *DeleteClusterInstResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstsRequest) Equal(o *ShowClusterInstsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -941,7 +941,7 @@ func (m *ShowClusterInstsRequest) Equal(o *ShowClusterInstsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstsResponse) Equal(o *ShowClusterInstsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.ClusterInst.Equal(o.ClusterInst) {
@@ -952,7 +952,7 @@ func (m *ShowClusterInstsResponse) Equal(o *ShowClusterInstsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstInfosRequest) Equal(o *ShowClusterInstInfosRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -963,7 +963,7 @@ func (m *ShowClusterInstInfosRequest) Equal(o *ShowClusterInstInfosRequest) bool
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowClusterInstInfosResponse) Equal(o *ShowClusterInstInfosResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.ClusterInstInfo.Equal(o.ClusterInstInfo) {
@@ -974,7 +974,7 @@ func (m *ShowClusterInstInfosResponse) Equal(o *ShowClusterInstInfosResponse) bo
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchClusterInstInfosRequest) Equal(o *WatchClusterInstInfosRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -985,7 +985,7 @@ func (m *WatchClusterInstInfosRequest) Equal(o *WatchClusterInstInfosRequest) bo
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchClusterInstInfosResponse) Equal(o *WatchClusterInstInfosResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Type != o.Type ||
@@ -1009,9 +1009,13 @@ func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *f
 		src = new(CreateClusterInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst)
+		if !m.ClusterInst.Equal(src.ClusterInst) {
+			m.ClusterInst, n = src.ClusterInst.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
-		n += fieldmap.Ensure(&m.ClusterInst)
+		if m.ClusterInst == nil {
+			m.ClusterInst, n = new(ClusterInst), n+1
+		}
 		n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<45) != 0 && m.NoWait != src.NoWait {
@@ -1034,9 +1038,13 @@ func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm 
 		src = new(CreateClusterInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress, n = src.Progress.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
-		n += fieldmap.Ensure(&m.Progress)
+		if m.Progress == nil {
+			m.Progress, n = new(Progress), n+1
+		}
 		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1056,9 +1064,13 @@ func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *f
 		src = new(UpdateClusterInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst)
+		if !m.ClusterInst.Equal(src.ClusterInst) {
+			m.ClusterInst, n = src.ClusterInst.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
-		n += fieldmap.Ensure(&m.ClusterInst)
+		if m.ClusterInst == nil {
+			m.ClusterInst, n = new(ClusterInst), n+1
+		}
 		n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<45) != 0 {
@@ -1084,9 +1096,13 @@ func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm 
 		src = new(UpdateClusterInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress, n = src.Progress.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
-		n += fieldmap.Ensure(&m.Progress)
+		if m.Progress == nil {
+			m.Progress, n = new(Progress), n+1
+		}
 		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1106,9 +1122,13 @@ func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *f
 		src = new(DeleteClusterInstRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(ClusterKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.NoWait != src.NoWait {
@@ -1134,9 +1154,13 @@ func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm 
 		src = new(DeleteClusterInstResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Progress, src.Progress)
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress, n = src.Progress.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
-		n += fieldmap.Ensure(&m.Progress)
+		if m.Progress == nil {
+			m.Progress, n = new(Progress), n+1
+		}
 		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1156,9 +1180,13 @@ func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fie
 		src = new(ShowClusterInstsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(ClusterInst), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1178,9 +1206,13 @@ func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *f
 		src = new(ShowClusterInstsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.ClusterInst, src.ClusterInst)
+		if !m.ClusterInst.Equal(src.ClusterInst) {
+			m.ClusterInst, n = src.ClusterInst.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInst != nil || src.ClusterInst != nil) {
-		n += fieldmap.Ensure(&m.ClusterInst)
+		if m.ClusterInst == nil {
+			m.ClusterInst, n = new(ClusterInst), n+1
+		}
 		n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1200,9 +1232,13 @@ func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest,
 		src = new(ShowClusterInstInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(ClusterInstInfo), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1222,9 +1258,13 @@ func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosRespons
 		src = new(ShowClusterInstInfosResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.ClusterInstInfo, src.ClusterInstInfo)
+		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
+			m.ClusterInstInfo, n = src.ClusterInstInfo.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.ClusterInstInfo != nil || src.ClusterInstInfo != nil) {
-		n += fieldmap.Ensure(&m.ClusterInstInfo)
+		if m.ClusterInstInfo == nil {
+			m.ClusterInstInfo, n = new(ClusterInstInfo), n+1
+		}
 		n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1244,9 +1284,13 @@ func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosReques
 		src = new(WatchClusterInstInfosRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(ClusterInstInfo), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1269,9 +1313,13 @@ func (m *WatchClusterInstInfosResponse) copyInAt(src *WatchClusterInstInfosRespo
 		m.Type, n = src.Type, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.ClusterInstInfo, src.ClusterInstInfo)
+		if !m.ClusterInstInfo.Equal(src.ClusterInstInfo) {
+			m.ClusterInstInfo, n = src.ClusterInstInfo.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.ClusterInstInfo != nil || src.ClusterInstInfo != nil) {
-		n += fieldmap.Ensure(&m.ClusterInstInfo)
+		if m.ClusterInstInfo == nil {
+			m.ClusterInstInfo, n = new(ClusterInstInfo), n+1
+		}
 		n += m.ClusterInstInfo.copyInAt(src.ClusterInstInfo, fm, at+2, win.Shift(2))
 	}
 	return n

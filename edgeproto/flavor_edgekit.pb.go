@@ -29,7 +29,7 @@ const (
 )
 
 var _Flavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _FlavorKey_shape, Value: &fieldmap.MessageField[*FlavorKey]{Off: unsafe.Offsetof(Flavor{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _FlavorKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Flavor{}.Key)}},
 	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(Flavor{}.RamMb), Op: fieldmap.OpUint64},
 	{Number: 3, Name: "vcpus", Off: unsafe.Offsetof(Flavor{}.Vcpus), Op: fieldmap.OpUint64},
 	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(Flavor{}.DiskGb), Op: fieldmap.OpUint64},
@@ -131,7 +131,7 @@ func (m *FlavorInfo) cloneTo(c *FlavorInfo) *FlavorInfo {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Flavor) Equal(o *Flavor) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -147,7 +147,7 @@ func (m *Flavor) Equal(o *Flavor) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FlavorInfo) Equal(o *FlavorInfo) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -176,9 +176,13 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Flavor)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(FlavorKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {

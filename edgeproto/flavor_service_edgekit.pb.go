@@ -29,7 +29,7 @@ const (
 )
 
 var _CreateFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateFlavorRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(CreateFlavorRequest{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateFlavorRequest{}.Flavor)}},
 }}
 
 var _CreateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorRequest", _CreateFlavorRequest_shape, false)
@@ -58,7 +58,7 @@ const (
 )
 
 var _CreateFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateFlavorResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(CreateFlavorResponse{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateFlavorResponse{}.Flavor)}},
 }}
 
 var _CreateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorResponse", _CreateFlavorResponse_shape, false)
@@ -88,7 +88,7 @@ const (
 )
 
 var _UpdateFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateFlavorRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(UpdateFlavorRequest{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateFlavorRequest{}.Flavor)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateFlavorRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
@@ -118,7 +118,7 @@ const (
 )
 
 var _UpdateFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateFlavorResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(UpdateFlavorResponse{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateFlavorResponse{}.Flavor)}},
 }}
 
 var _UpdateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorResponse", _UpdateFlavorResponse_shape, false)
@@ -141,7 +141,7 @@ const (
 )
 
 var _DeleteFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteFlavorRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _FlavorKey_shape, Value: &fieldmap.MessageField[*FlavorKey]{Off: unsafe.Offsetof(DeleteFlavorRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _FlavorKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeleteFlavorRequest{}.Key)}},
 }}
 
 var _DeleteFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorRequest", _DeleteFlavorRequest_shape, false)
@@ -185,7 +185,7 @@ const (
 )
 
 var _ShowFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowFlavorsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(ShowFlavorsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowFlavorsRequest{}.Filter)}},
 }}
 
 var _ShowFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsRequest", _ShowFlavorsRequest_shape, false)
@@ -214,7 +214,7 @@ const (
 )
 
 var _ShowFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowFlavorsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(ShowFlavorsResponse{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowFlavorsResponse{}.Flavor)}},
 }}
 
 var _ShowFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsResponse", _ShowFlavorsResponse_shape, false)
@@ -368,7 +368,7 @@ func (m *ShowFlavorsResponse) cloneTo(c *ShowFlavorsResponse) *ShowFlavorsRespon
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateFlavorRequest) Equal(o *CreateFlavorRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) {
@@ -379,7 +379,7 @@ func (m *CreateFlavorRequest) Equal(o *CreateFlavorRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateFlavorResponse) Equal(o *CreateFlavorResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) {
@@ -390,7 +390,7 @@ func (m *CreateFlavorResponse) Equal(o *CreateFlavorResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateFlavorRequest) Equal(o *UpdateFlavorRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) ||
@@ -402,7 +402,7 @@ func (m *UpdateFlavorRequest) Equal(o *UpdateFlavorRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateFlavorResponse) Equal(o *UpdateFlavorResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) {
@@ -413,7 +413,7 @@ func (m *UpdateFlavorResponse) Equal(o *UpdateFlavorResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteFlavorRequest) Equal(o *DeleteFlavorRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) {
@@ -424,7 +424,7 @@ func (m *DeleteFlavorRequest) Equal(o *DeleteFlavorRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteFlavorResponse) Equal(o *DeleteFlavorResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -432,7 +432,7 @@ func (m *DeleteFlavorResponse) Equal(o *DeleteFlavorResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowFlavorsRequest) Equal(o *ShowFlavorsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -443,7 +443,7 @@ func (m *ShowFlavorsRequest) Equal(o *ShowFlavorsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowFlavorsResponse) Equal(o *ShowFlavorsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) {
@@ -466,9 +466,13 @@ func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.Fi
 		src = new(CreateFlavorRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor, n = src.Flavor.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
-		n += fieldmap.Ensure(&m.Flavor)
+		if m.Flavor == nil {
+			m.Flavor, n = new(Flavor), n+1
+		}
 		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -488,9 +492,13 @@ func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.
 		src = new(CreateFlavorResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor, n = src.Flavor.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
-		n += fieldmap.Ensure(&m.Flavor)
+		if m.Flavor == nil {
+			m.Flavor, n = new(Flavor), n+1
+		}
 		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -510,9 +518,13 @@ func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.Fi
 		src = new(UpdateFlavorRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor, n = src.Flavor.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
-		n += fieldmap.Ensure(&m.Flavor)
+		if m.Flavor == nil {
+			m.Flavor, n = new(Flavor), n+1
+		}
 		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<8) != 0 {
@@ -535,9 +547,13 @@ func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.
 		src = new(UpdateFlavorResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor, n = src.Flavor.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
-		n += fieldmap.Ensure(&m.Flavor)
+		if m.Flavor == nil {
+			m.Flavor, n = new(Flavor), n+1
+		}
 		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -557,9 +573,13 @@ func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.Fi
 		src = new(DeleteFlavorRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(FlavorKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -592,9 +612,13 @@ func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.Fiel
 		src = new(ShowFlavorsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(Flavor), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -614,9 +638,13 @@ func (m *ShowFlavorsResponse) copyInAt(src *ShowFlavorsResponse, fm *fieldmap.Fi
 		src = new(ShowFlavorsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor, n = src.Flavor.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
-		n += fieldmap.Ensure(&m.Flavor)
+		if m.Flavor == nil {
+			m.Flavor, n = new(Flavor), n+1
+		}
 		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, win.Shift(1))
 	}
 	return n

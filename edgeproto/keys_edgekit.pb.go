@@ -197,8 +197,8 @@ const (
 )
 
 var _TrustPolicyExceptionKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageField[*AppKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.AppKey)}},
-	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _CloudletPoolKey_shape, Value: &fieldmap.MessageField[*CloudletPoolKey]{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.CloudletPoolKey)}},
+	{Number: 1, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.AppKey)}},
+	{Number: 2, Name: "cloudlet_pool_key", Kind: fieldmap.KindMessage, Sub: _CloudletPoolKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.CloudletPoolKey)}},
 	{Number: 3, Name: "name", Off: unsafe.Offsetof(TrustPolicyExceptionKey{}.Name), Op: fieldmap.OpString},
 }}
 
@@ -376,7 +376,7 @@ type _TrustPolicyExceptionKey_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletKey) Equal(o *CloudletKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Organization != o.Organization ||
@@ -388,7 +388,7 @@ func (m *CloudletKey) Equal(o *CloudletKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ClusterKey) Equal(o *ClusterKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -400,7 +400,7 @@ func (m *ClusterKey) Equal(o *ClusterKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppKey) Equal(o *AppKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Organization != o.Organization ||
@@ -413,7 +413,7 @@ func (m *AppKey) Equal(o *AppKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AppInstKey) Equal(o *AppInstKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -425,7 +425,7 @@ func (m *AppInstKey) Equal(o *AppInstKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FlavorKey) Equal(o *FlavorKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name {
@@ -436,7 +436,7 @@ func (m *FlavorKey) Equal(o *FlavorKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyKey) Equal(o *TrustPolicyKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Organization != o.Organization ||
@@ -448,7 +448,7 @@ func (m *TrustPolicyKey) Equal(o *TrustPolicyKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CloudletPoolKey) Equal(o *CloudletPoolKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Organization != o.Organization ||
@@ -460,7 +460,7 @@ func (m *CloudletPoolKey) Equal(o *CloudletPoolKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyExceptionKey) Equal(o *TrustPolicyExceptionKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.AppKey.Equal(o.AppKey) ||
@@ -639,15 +639,23 @@ func (m *TrustPolicyExceptionKey) copyInAt(src *TrustPolicyExceptionKey, fm *fie
 		src = new(TrustPolicyExceptionKey)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.AppKey, src.AppKey)
+		if !m.AppKey.Equal(src.AppKey) {
+			m.AppKey, n = src.AppKey.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.AppKey != nil || src.AppKey != nil) {
-		n += fieldmap.Ensure(&m.AppKey)
+		if m.AppKey == nil {
+			m.AppKey, n = new(AppKey), n+1
+		}
 		n += m.AppKey.copyInAt(src.AppKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<4) != 0 {
-		n += fieldmap.CopyMessage(&m.CloudletPoolKey, src.CloudletPoolKey)
+		if !m.CloudletPoolKey.Equal(src.CloudletPoolKey) {
+			m.CloudletPoolKey, n = src.CloudletPoolKey.Clone(), n+1
+		}
 	} else if win.Below&(1<<4) != 0 && (m.CloudletPoolKey != nil || src.CloudletPoolKey != nil) {
-		n += fieldmap.Ensure(&m.CloudletPoolKey)
+		if m.CloudletPoolKey == nil {
+			m.CloudletPoolKey, n = new(CloudletPoolKey), n+1
+		}
 		n += m.CloudletPoolKey.copyInAt(src.CloudletPoolKey, fm, at+5, win.Shift(5))
 	}
 	if win.Cover&(1<<7) != 0 && m.Name != src.Name {

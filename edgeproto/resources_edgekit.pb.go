@@ -542,7 +542,7 @@ func (m *NodeResources) cloneTo(c *NodeResources) *NodeResources {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceQuota) Equal(o *ResourceQuota) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -555,7 +555,7 @@ func (m *ResourceQuota) Equal(o *ResourceQuota) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResource) Equal(o *InfraResource) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -572,7 +572,7 @@ func (m *InfraResource) Equal(o *InfraResource) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Info) != len(o.Info) {
@@ -607,7 +607,7 @@ func (m *InfraResourcesSnapshot) Equal(o *InfraResourcesSnapshot) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeInfo) Equal(o *NodeInfo) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -621,7 +621,7 @@ func (m *NodeInfo) Equal(o *NodeInfo) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *IpAddr) Equal(o *IpAddr) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.ExternalIp != o.ExternalIp ||
@@ -633,7 +633,7 @@ func (m *IpAddr) Equal(o *IpAddr) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ContainerInfo) Equal(o *ContainerInfo) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -648,7 +648,7 @@ func (m *ContainerInfo) Equal(o *ContainerInfo) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VmInfo) Equal(o *VmInfo) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -678,7 +678,7 @@ func (m *VmInfo) Equal(o *VmInfo) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *InfraResources) Equal(o *InfraResources) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Vms) != len(o.Vms) {
@@ -694,7 +694,7 @@ func (m *InfraResources) Equal(o *InfraResources) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeResources) Equal(o *NodeResources) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Vcpus != o.Vcpus ||

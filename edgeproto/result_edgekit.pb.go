@@ -60,7 +60,7 @@ func (m *Result) cloneTo(c *Result) *Result {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Result) Equal(o *Result) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Message != o.Message ||

@@ -98,7 +98,7 @@ func (m *Settings) cloneTo(c *Settings) *Settings {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Settings) Equal(o *Settings) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualDuration(m.CreateClusterInstTimeout, o.CreateClusterInstTimeout) ||

@@ -37,7 +37,7 @@ const (
 )
 
 var _UpdateSettingsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateSettingsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(UpdateSettingsRequest{}.Settings)}},
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateSettingsRequest{}.Settings)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateSettingsRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
@@ -76,7 +76,7 @@ const (
 )
 
 var _UpdateSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateSettingsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(UpdateSettingsResponse{}.Settings)}},
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateSettingsResponse{}.Settings)}},
 }}
 
 var _UpdateSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsResponse", _UpdateSettingsResponse_shape, false)
@@ -129,7 +129,7 @@ const (
 )
 
 var _ResetSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResetSettingsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(ResetSettingsResponse{}.Settings)}},
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ResetSettingsResponse{}.Settings)}},
 }}
 
 var _ResetSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsResponse", _ResetSettingsResponse_shape, false)
@@ -182,7 +182,7 @@ const (
 )
 
 var _ShowSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowSettingsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageField[*Settings]{Off: unsafe.Offsetof(ShowSettingsResponse{}.Settings)}},
+	{Number: 1, Name: "settings", Kind: fieldmap.KindMessage, Sub: _Settings_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowSettingsResponse{}.Settings)}},
 }}
 
 var _ShowSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsResponse", _ShowSettingsResponse_shape, false)
@@ -301,7 +301,7 @@ func (m *ShowSettingsResponse) cloneTo(c *ShowSettingsResponse) *ShowSettingsRes
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateSettingsRequest) Equal(o *UpdateSettingsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Settings.Equal(o.Settings) ||
@@ -313,7 +313,7 @@ func (m *UpdateSettingsRequest) Equal(o *UpdateSettingsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateSettingsResponse) Equal(o *UpdateSettingsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Settings.Equal(o.Settings) {
@@ -324,7 +324,7 @@ func (m *UpdateSettingsResponse) Equal(o *UpdateSettingsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResetSettingsRequest) Equal(o *ResetSettingsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -332,7 +332,7 @@ func (m *ResetSettingsRequest) Equal(o *ResetSettingsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResetSettingsResponse) Equal(o *ResetSettingsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Settings.Equal(o.Settings) {
@@ -343,7 +343,7 @@ func (m *ResetSettingsResponse) Equal(o *ResetSettingsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowSettingsRequest) Equal(o *ShowSettingsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -351,7 +351,7 @@ func (m *ShowSettingsRequest) Equal(o *ShowSettingsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowSettingsResponse) Equal(o *ShowSettingsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Settings.Equal(o.Settings) {
@@ -374,9 +374,13 @@ func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldma
 		src = new(UpdateSettingsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings, n = src.Settings.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
-		n += fieldmap.Ensure(&m.Settings)
+		if m.Settings == nil {
+			m.Settings, n = new(Settings), n+1
+		}
 		n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<15) != 0 {
@@ -399,9 +403,13 @@ func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *field
 		src = new(UpdateSettingsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings, n = src.Settings.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
-		n += fieldmap.Ensure(&m.Settings)
+		if m.Settings == nil {
+			m.Settings, n = new(Settings), n+1
+		}
 		n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -434,9 +442,13 @@ func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldma
 		src = new(ResetSettingsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings, n = src.Settings.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
-		n += fieldmap.Ensure(&m.Settings)
+		if m.Settings == nil {
+			m.Settings, n = new(Settings), n+1
+		}
 		n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -469,9 +481,13 @@ func (m *ShowSettingsResponse) copyInAt(src *ShowSettingsResponse, fm *fieldmap.
 		src = new(ShowSettingsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Settings, src.Settings)
+		if !m.Settings.Equal(src.Settings) {
+			m.Settings, n = src.Settings.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Settings != nil || src.Settings != nil) {
-		n += fieldmap.Ensure(&m.Settings)
+		if m.Settings == nil {
+			m.Settings, n = new(Settings), n+1
+		}
 		n += m.Settings.copyInAt(src.Settings, fm, at+1, win.Shift(1))
 	}
 	return n

@@ -72,7 +72,7 @@ func (m *StatusInfo) cloneTo(c *StatusInfo) *StatusInfo {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *StatusInfo) Equal(o *StatusInfo) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.TaskNumber != o.TaskNumber ||

@@ -57,7 +57,7 @@ const (
 )
 
 var _TrustPolicy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicy{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyKey_shape, Value: &fieldmap.MessageField[*TrustPolicyKey]{Off: unsafe.Offsetof(TrustPolicy{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TrustPolicy{}.Key)}},
 	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicy{}.OutboundSecurityRules)}},
 }}
 
@@ -87,8 +87,8 @@ const (
 )
 
 var _TrustPolicyExceptionInstance_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyExceptionInstance{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageField[*AppInstKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.AppInstKey)}},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageField[*CloudletKey]{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.CloudletKey)}},
+	{Number: 1, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.AppInstKey)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _CloudletKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.CloudletKey)}},
 	{Number: 3, Name: "state", Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.State), Op: fieldmap.OpInt32},
 	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TrustPolicyExceptionInstance{}.Errors), Op: fieldmap.OpListString},
 }}
@@ -137,7 +137,7 @@ const (
 )
 
 var _TrustPolicyException_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyException{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyExceptionKey_shape, Value: &fieldmap.MessageField[*TrustPolicyExceptionKey]{Off: unsafe.Offsetof(TrustPolicyException{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyExceptionKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TrustPolicyException{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(TrustPolicyException{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicyException{}.OutboundSecurityRules)}},
 	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _TrustPolicyExceptionInstance_shape, Value: &fieldmap.MessageList[*TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(TrustPolicyException{}.Instances)}},
@@ -275,7 +275,7 @@ func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) *TrustPolicyExce
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SecurityRule) Equal(o *SecurityRule) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Protocol != o.Protocol ||
@@ -289,7 +289,7 @@ func (m *SecurityRule) Equal(o *SecurityRule) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicy) Equal(o *TrustPolicy) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) {
@@ -308,7 +308,7 @@ func (m *TrustPolicy) Equal(o *TrustPolicy) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyExceptionInstance) Equal(o *TrustPolicyExceptionInstance) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.AppInstKey.Equal(o.AppInstKey) ||
@@ -322,7 +322,7 @@ func (m *TrustPolicyExceptionInstance) Equal(o *TrustPolicyExceptionInstance) bo
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -390,9 +390,13 @@ func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int, 
 		src = new(TrustPolicy)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(TrustPolicyKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
@@ -415,15 +419,23 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 		src = new(TrustPolicyExceptionInstance)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.AppInstKey, src.AppInstKey)
+		if !m.AppInstKey.Equal(src.AppInstKey) {
+			m.AppInstKey, n = src.AppInstKey.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
-		n += fieldmap.Ensure(&m.AppInstKey)
+		if m.AppInstKey == nil {
+			m.AppInstKey, n = new(AppInstKey), n+1
+		}
 		n += m.AppInstKey.copyInAt(src.AppInstKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+		if !m.CloudletKey.Equal(src.CloudletKey) {
+			m.CloudletKey, n = src.CloudletKey.Clone(), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
-		n += fieldmap.Ensure(&m.CloudletKey)
+		if m.CloudletKey == nil {
+			m.CloudletKey, n = new(CloudletKey), n+1
+		}
 		n += m.CloudletKey.copyInAt(src.CloudletKey, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<6) != 0 && m.State != src.State {
@@ -449,9 +461,13 @@ func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.
 		src = new(TrustPolicyException)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(TrustPolicyExceptionKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<9) != 0 && m.State != src.State {

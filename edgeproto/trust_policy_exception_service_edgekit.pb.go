@@ -46,7 +46,7 @@ const (
 )
 
 var _CreateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyExceptionRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(CreateTrustPolicyExceptionRequest{}.TrustPolicyException)}},
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateTrustPolicyExceptionRequest{}.TrustPolicyException)}},
 }}
 
 var _CreateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionRequest", _CreateTrustPolicyExceptionRequest_shape, false)
@@ -94,7 +94,7 @@ const (
 )
 
 var _CreateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyExceptionResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(CreateTrustPolicyExceptionResponse{}.TrustPolicyException)}},
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateTrustPolicyExceptionResponse{}.TrustPolicyException)}},
 }}
 
 var _CreateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionResponse", _CreateTrustPolicyExceptionResponse_shape, false)
@@ -143,7 +143,7 @@ const (
 )
 
 var _UpdateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyExceptionRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(UpdateTrustPolicyExceptionRequest{}.TrustPolicyException)}},
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateTrustPolicyExceptionRequest{}.TrustPolicyException)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateTrustPolicyExceptionRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
@@ -192,7 +192,7 @@ const (
 )
 
 var _UpdateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyExceptionResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(UpdateTrustPolicyExceptionResponse{}.TrustPolicyException)}},
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateTrustPolicyExceptionResponse{}.TrustPolicyException)}},
 }}
 
 var _UpdateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionResponse", _UpdateTrustPolicyExceptionResponse_shape, false)
@@ -224,7 +224,7 @@ const (
 )
 
 var _DeleteTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteTrustPolicyExceptionRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyExceptionKey_shape, Value: &fieldmap.MessageField[*TrustPolicyExceptionKey]{Off: unsafe.Offsetof(DeleteTrustPolicyExceptionRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyExceptionKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeleteTrustPolicyExceptionRequest{}.Key)}},
 }}
 
 var _DeleteTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionRequest", _DeleteTrustPolicyExceptionRequest_shape, false)
@@ -289,7 +289,7 @@ const (
 )
 
 var _ShowTrustPolicyExceptionsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPolicyExceptionsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(ShowTrustPolicyExceptionsRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowTrustPolicyExceptionsRequest{}.Filter)}},
 }}
 
 var _ShowTrustPolicyExceptionsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsRequest", _ShowTrustPolicyExceptionsRequest_shape, false)
@@ -337,7 +337,7 @@ const (
 )
 
 var _ShowTrustPolicyExceptionsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPolicyExceptionsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageField[*TrustPolicyException]{Off: unsafe.Offsetof(ShowTrustPolicyExceptionsResponse{}.TrustPolicyException)}},
+	{Number: 1, Name: "trust_policy_exception", Kind: fieldmap.KindMessage, Sub: _TrustPolicyException_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowTrustPolicyExceptionsResponse{}.TrustPolicyException)}},
 }}
 
 var _ShowTrustPolicyExceptionsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsResponse", _ShowTrustPolicyExceptionsResponse_shape, false)
@@ -493,7 +493,7 @@ func (m *ShowTrustPolicyExceptionsResponse) cloneTo(c *ShowTrustPolicyExceptions
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyExceptionRequest) Equal(o *CreateTrustPolicyExceptionRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
@@ -504,7 +504,7 @@ func (m *CreateTrustPolicyExceptionRequest) Equal(o *CreateTrustPolicyExceptionR
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyExceptionResponse) Equal(o *CreateTrustPolicyExceptionResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
@@ -515,7 +515,7 @@ func (m *CreateTrustPolicyExceptionResponse) Equal(o *CreateTrustPolicyException
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyExceptionRequest) Equal(o *UpdateTrustPolicyExceptionRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) ||
@@ -527,7 +527,7 @@ func (m *UpdateTrustPolicyExceptionRequest) Equal(o *UpdateTrustPolicyExceptionR
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyExceptionResponse) Equal(o *UpdateTrustPolicyExceptionResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
@@ -538,7 +538,7 @@ func (m *UpdateTrustPolicyExceptionResponse) Equal(o *UpdateTrustPolicyException
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyExceptionRequest) Equal(o *DeleteTrustPolicyExceptionRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) {
@@ -549,7 +549,7 @@ func (m *DeleteTrustPolicyExceptionRequest) Equal(o *DeleteTrustPolicyExceptionR
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyExceptionResponse) Equal(o *DeleteTrustPolicyExceptionResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -557,7 +557,7 @@ func (m *DeleteTrustPolicyExceptionResponse) Equal(o *DeleteTrustPolicyException
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPolicyExceptionsRequest) Equal(o *ShowTrustPolicyExceptionsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -568,7 +568,7 @@ func (m *ShowTrustPolicyExceptionsRequest) Equal(o *ShowTrustPolicyExceptionsReq
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPolicyExceptionsResponse) Equal(o *ShowTrustPolicyExceptionsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.TrustPolicyException.Equal(o.TrustPolicyException) {
@@ -591,9 +591,13 @@ func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExcep
 		src = new(CreateTrustPolicyExceptionRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException, n = src.TrustPolicyException.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
-		n += fieldmap.Ensure(&m.TrustPolicyException)
+		if m.TrustPolicyException == nil {
+			m.TrustPolicyException, n = new(TrustPolicyException), n+1
+		}
 		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -613,9 +617,13 @@ func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExce
 		src = new(CreateTrustPolicyExceptionResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException, n = src.TrustPolicyException.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
-		n += fieldmap.Ensure(&m.TrustPolicyException)
+		if m.TrustPolicyException == nil {
+			m.TrustPolicyException, n = new(TrustPolicyException), n+1
+		}
 		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -635,9 +643,13 @@ func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExcep
 		src = new(UpdateTrustPolicyExceptionRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException, n = src.TrustPolicyException.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
-		n += fieldmap.Ensure(&m.TrustPolicyException)
+		if m.TrustPolicyException == nil {
+			m.TrustPolicyException, n = new(TrustPolicyException), n+1
+		}
 		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<25) != 0 {
@@ -660,9 +672,13 @@ func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExce
 		src = new(UpdateTrustPolicyExceptionResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException, n = src.TrustPolicyException.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
-		n += fieldmap.Ensure(&m.TrustPolicyException)
+		if m.TrustPolicyException == nil {
+			m.TrustPolicyException, n = new(TrustPolicyException), n+1
+		}
 		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -682,9 +698,13 @@ func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExcep
 		src = new(DeleteTrustPolicyExceptionRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(TrustPolicyExceptionKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -717,9 +737,13 @@ func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptio
 		src = new(ShowTrustPolicyExceptionsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(TrustPolicyException), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -739,9 +763,13 @@ func (m *ShowTrustPolicyExceptionsResponse) copyInAt(src *ShowTrustPolicyExcepti
 		src = new(ShowTrustPolicyExceptionsResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.TrustPolicyException, src.TrustPolicyException)
+		if !m.TrustPolicyException.Equal(src.TrustPolicyException) {
+			m.TrustPolicyException, n = src.TrustPolicyException.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicyException != nil || src.TrustPolicyException != nil) {
-		n += fieldmap.Ensure(&m.TrustPolicyException)
+		if m.TrustPolicyException == nil {
+			m.TrustPolicyException, n = new(TrustPolicyException), n+1
+		}
 		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
 	return n

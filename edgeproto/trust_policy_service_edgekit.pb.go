@@ -30,7 +30,7 @@ const (
 )
 
 var _CreateTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(CreateTrustPolicyRequest{}.TrustPolicy)}},
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateTrustPolicyRequest{}.TrustPolicy)}},
 }}
 
 var _CreateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyRequest", _CreateTrustPolicyRequest_shape, false)
@@ -62,7 +62,7 @@ const (
 )
 
 var _CreateTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(CreateTrustPolicyResponse{}.TrustPolicy)}},
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateTrustPolicyResponse{}.TrustPolicy)}},
 }}
 
 var _CreateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyResponse", _CreateTrustPolicyResponse_shape, false)
@@ -95,7 +95,7 @@ const (
 )
 
 var _UpdateTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(UpdateTrustPolicyRequest{}.TrustPolicy)}},
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateTrustPolicyRequest{}.TrustPolicy)}},
 	{Number: 2, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(UpdateTrustPolicyRequest{}.Fields), Op: fieldmap.OpListString},
 }}
 
@@ -128,7 +128,7 @@ const (
 )
 
 var _UpdateTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(UpdateTrustPolicyResponse{}.TrustPolicy)}},
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(UpdateTrustPolicyResponse{}.TrustPolicy)}},
 }}
 
 var _UpdateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyResponse", _UpdateTrustPolicyResponse_shape, false)
@@ -154,7 +154,7 @@ const (
 )
 
 var _DeleteTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteTrustPolicyRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyKey_shape, Value: &fieldmap.MessageField[*TrustPolicyKey]{Off: unsafe.Offsetof(DeleteTrustPolicyRequest{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TrustPolicyKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeleteTrustPolicyRequest{}.Key)}},
 }}
 
 var _DeleteTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyRequest", _DeleteTrustPolicyRequest_shape, false)
@@ -203,7 +203,7 @@ const (
 )
 
 var _ShowTrustPoliciesRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPoliciesRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(ShowTrustPoliciesRequest{}.Filter)}},
+	{Number: 1, Name: "filter", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowTrustPoliciesRequest{}.Filter)}},
 }}
 
 var _ShowTrustPoliciesRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesRequest", _ShowTrustPoliciesRequest_shape, false)
@@ -235,7 +235,7 @@ const (
 )
 
 var _ShowTrustPoliciesResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPoliciesResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageField[*TrustPolicy]{Off: unsafe.Offsetof(ShowTrustPoliciesResponse{}.TrustPolicy)}},
+	{Number: 1, Name: "trust_policy", Kind: fieldmap.KindMessage, Sub: _TrustPolicy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ShowTrustPoliciesResponse{}.TrustPolicy)}},
 }}
 
 var _ShowTrustPoliciesResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesResponse", _ShowTrustPoliciesResponse_shape, false)
@@ -391,7 +391,7 @@ func (m *ShowTrustPoliciesResponse) cloneTo(c *ShowTrustPoliciesResponse) *ShowT
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyRequest) Equal(o *CreateTrustPolicyRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
@@ -402,7 +402,7 @@ func (m *CreateTrustPolicyRequest) Equal(o *CreateTrustPolicyRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateTrustPolicyResponse) Equal(o *CreateTrustPolicyResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
@@ -413,7 +413,7 @@ func (m *CreateTrustPolicyResponse) Equal(o *CreateTrustPolicyResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyRequest) Equal(o *UpdateTrustPolicyRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.TrustPolicy.Equal(o.TrustPolicy) ||
@@ -425,7 +425,7 @@ func (m *UpdateTrustPolicyRequest) Equal(o *UpdateTrustPolicyRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *UpdateTrustPolicyResponse) Equal(o *UpdateTrustPolicyResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
@@ -436,7 +436,7 @@ func (m *UpdateTrustPolicyResponse) Equal(o *UpdateTrustPolicyResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyRequest) Equal(o *DeleteTrustPolicyRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) {
@@ -447,7 +447,7 @@ func (m *DeleteTrustPolicyRequest) Equal(o *DeleteTrustPolicyRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteTrustPolicyResponse) Equal(o *DeleteTrustPolicyResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -455,7 +455,7 @@ func (m *DeleteTrustPolicyResponse) Equal(o *DeleteTrustPolicyResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPoliciesRequest) Equal(o *ShowTrustPoliciesRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Filter.Equal(o.Filter) {
@@ -466,7 +466,7 @@ func (m *ShowTrustPoliciesRequest) Equal(o *ShowTrustPoliciesRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ShowTrustPoliciesResponse) Equal(o *ShowTrustPoliciesResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.TrustPolicy.Equal(o.TrustPolicy) {
@@ -489,9 +489,13 @@ func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *f
 		src = new(CreateTrustPolicyRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy, n = src.TrustPolicy.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
-		n += fieldmap.Ensure(&m.TrustPolicy)
+		if m.TrustPolicy == nil {
+			m.TrustPolicy, n = new(TrustPolicy), n+1
+		}
 		n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -511,9 +515,13 @@ func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm 
 		src = new(CreateTrustPolicyResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy, n = src.TrustPolicy.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
-		n += fieldmap.Ensure(&m.TrustPolicy)
+		if m.TrustPolicy == nil {
+			m.TrustPolicy, n = new(TrustPolicy), n+1
+		}
 		n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -533,9 +541,13 @@ func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *f
 		src = new(UpdateTrustPolicyRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy, n = src.TrustPolicy.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
-		n += fieldmap.Ensure(&m.TrustPolicy)
+		if m.TrustPolicy == nil {
+			m.TrustPolicy, n = new(TrustPolicy), n+1
+		}
 		n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<9) != 0 {
@@ -558,9 +570,13 @@ func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm 
 		src = new(UpdateTrustPolicyResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy, n = src.TrustPolicy.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
-		n += fieldmap.Ensure(&m.TrustPolicy)
+		if m.TrustPolicy == nil {
+			m.TrustPolicy, n = new(TrustPolicy), n+1
+		}
 		n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -580,9 +596,13 @@ func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *f
 		src = new(DeleteTrustPolicyRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(TrustPolicyKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -615,9 +635,13 @@ func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *f
 		src = new(ShowTrustPoliciesRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Filter, src.Filter)
+		if !m.Filter.Equal(src.Filter) {
+			m.Filter, n = src.Filter.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Filter != nil || src.Filter != nil) {
-		n += fieldmap.Ensure(&m.Filter)
+		if m.Filter == nil {
+			m.Filter, n = new(TrustPolicy), n+1
+		}
 		n += m.Filter.copyInAt(src.Filter, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -637,9 +661,13 @@ func (m *ShowTrustPoliciesResponse) copyInAt(src *ShowTrustPoliciesResponse, fm 
 		src = new(ShowTrustPoliciesResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.TrustPolicy, src.TrustPolicy)
+		if !m.TrustPolicy.Equal(src.TrustPolicy) {
+			m.TrustPolicy, n = src.TrustPolicy.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.TrustPolicy != nil || src.TrustPolicy != nil) {
-		n += fieldmap.Ensure(&m.TrustPolicy)
+		if m.TrustPolicy == nil {
+			m.TrustPolicy, n = new(TrustPolicy), n+1
+		}
 		n += m.TrustPolicy.copyInAt(src.TrustPolicy, fm, at+1, win.Shift(1))
 	}
 	return n

@@ -304,23 +304,3 @@ func replaceMap[K comparable, V any](d *map[K]V, s map[K]V, same bool, clone fun
 	}
 	return 1
 }
-
-// CopyMessage makes *d a deep copy of s unless it equals s already
-// (Equal, Clone), and returns 1 when it changed *d.
-func CopyMessage[P proto.Message](d *P, s P) int {
-	if Equal(*d, s) {
-		return 0
-	}
-	*d = Clone(s)
-	return 1
-}
-
-// Ensure points *p at a new empty message when it is nil, and returns 1
-// when it did.
-func Ensure[E any, P interface{ *E }](p *P) int {
-	if *p != nil {
-		return 0
-	}
-	*p = new(E)
-	return 1
-}

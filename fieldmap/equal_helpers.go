@@ -3,6 +3,7 @@ package fieldmap
 import (
 	"bytes"
 	"slices"
+	"unsafe"
 
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
@@ -302,13 +303,14 @@ func EqualBytesValue(a, b *wrapperspb.BytesValue) bool {
 
 // EqualPointers decides Equal for messages a and b when their pointers
 // do: both nil or the same message (equal), one nil (not equal). Generated
-// Equal methods start with it; done is false when the fields decide.
-func EqualPointers[P comparable](a, b P) (eq, done bool) {
-	var none P
+// Equal methods start with it; done is false when the fields decide. It
+// takes unsafe.Pointer, not a type parameter, so that it costs a package
+// of generated code no instantiation per message type.
+func EqualPointers(a, b unsafe.Pointer) (eq, done bool) {
 	switch {
 	case a == b:
 		return true, true
-	case a == none || b == none:
+	case a == nil || b == nil:
 		return false, true
 	}
 	return false, false

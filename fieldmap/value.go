@@ -53,6 +53,21 @@ func (v *MessageField[P]) get(m unsafe.Pointer) unsafe.Pointer {
 	return *field[unsafe.Pointer](m, v.Off)
 }
 
+// MessageBelow is the Value of a singular message field with flags below
+// it, which Diff compares through its shape: it only reads the pointer, so
+// it is not generic, and costs a package no type per message.
+type MessageBelow struct{ Off uintptr }
+
+func (v *MessageBelow) equal(a, b unsafe.Pointer) bool {
+	panic("fieldmap: a message field with flags below it is compared through its shape")
+}
+
+func (v *MessageBelow) present(m unsafe.Pointer) bool {
+	return *field[unsafe.Pointer](m, v.Off) != nil
+}
+
+func (v *MessageBelow) get(m unsafe.Pointer) unsafe.Pointer { return *field[unsafe.Pointer](m, v.Off) }
+
 // MessageList is the Value of a list of messages of Go type P: a nil
 // element equals an empty message.
 type MessageList[P proto.Message] struct {

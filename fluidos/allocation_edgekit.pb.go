@@ -58,7 +58,7 @@ var _Allocation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Allocation{}), Field
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Allocation{}.Id), Op: fieldmap.OpString},
 	{Number: 2, Name: "contract_id", Off: unsafe.Offsetof(Allocation{}.ContractId), Op: fieldmap.OpString},
 	{Number: 3, Name: "forwarding", Off: unsafe.Offsetof(Allocation{}.Forwarding), Op: fieldmap.OpBool},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _AllocationStatus_shape, Value: &fieldmap.MessageField[*AllocationStatus]{Off: unsafe.Offsetof(Allocation{}.Status)}},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _AllocationStatus_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Allocation{}.Status)}},
 }}
 
 var _Allocation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Allocation", _Allocation_shape, false)
@@ -115,7 +115,7 @@ func (m *Allocation) cloneTo(c *Allocation) *Allocation {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AllocationStatus) Equal(o *AllocationStatus) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.State != o.State ||
@@ -128,7 +128,7 @@ func (m *AllocationStatus) Equal(o *AllocationStatus) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Allocation) Equal(o *Allocation) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id ||
@@ -189,9 +189,13 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 		m.Forwarding, n = src.Forwarding, n+1
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.Status, src.Status)
+		if !m.Status.Equal(src.Status) {
+			m.Status, n = src.Status.Clone(), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.Status != nil || src.Status != nil) {
-		n += fieldmap.Ensure(&m.Status)
+		if m.Status == nil {
+			m.Status, n = new(AllocationStatus), n+1
+		}
 		n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
 	}
 	return n

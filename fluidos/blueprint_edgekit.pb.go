@@ -153,11 +153,11 @@ var _ServiceBlueprint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceBluepri
 	{Number: 5, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceBlueprint{}.Tags), Op: fieldmap.OpListString},
 	{Number: 6, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceBlueprint{}.HostingPolicies), Op: fieldmap.OpListInt32},
 	{Number: 7, Name: "templates", Kind: fieldmap.KindList, Sub: _ServiceTemplate_shape, Value: &fieldmap.MessageList[*ServiceTemplate]{Off: unsafe.Offsetof(ServiceBlueprint{}.Templates)}},
-	{Number: 8, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _ConfigurationSchema_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(ServiceBlueprint{}.ConfigurationSchema)}},
-	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(ServiceBlueprint{}.Owner)}},
+	{Number: 8, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _ConfigurationSchema_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ServiceBlueprint{}.ConfigurationSchema)}},
+	{Number: 9, Name: "owner", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ServiceBlueprint{}.Owner)}},
 	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ServiceBlueprint{}.CreatedAt)}},
 	{Number: 11, Name: "max_instances", Off: unsafe.Offsetof(ServiceBlueprint{}.MaxInstances), Op: fieldmap.OpUint32},
-	{Number: 12, Name: "price", Kind: fieldmap.KindMessage, Sub: _Price_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(ServiceBlueprint{}.Price)}},
+	{Number: 12, Name: "price", Kind: fieldmap.KindMessage, Sub: _Price_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ServiceBlueprint{}.Price)}},
 }}
 
 var _ServiceBlueprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceBlueprint", _ServiceBlueprint_shape, false)
@@ -306,7 +306,7 @@ type _ServiceBlueprint_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigParameter) Equal(o *ConfigParameter) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -324,7 +324,7 @@ func (m *ConfigParameter) Equal(o *ConfigParameter) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConfigurationSchema) Equal(o *ConfigurationSchema) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Parameters) != len(o.Parameters) {
@@ -340,7 +340,7 @@ func (m *ConfigurationSchema) Equal(o *ConfigurationSchema) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceTemplate) Equal(o *ServiceTemplate) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -352,7 +352,7 @@ func (m *ServiceTemplate) Equal(o *ServiceTemplate) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id ||
@@ -518,16 +518,24 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+6), &m.Templates, src.Templates)
 		case 9:
 			if win.Cover&(1<<9) != 0 {
-				n += fieldmap.CopyMessage(&m.ConfigurationSchema, src.ConfigurationSchema)
+				if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
+					m.ConfigurationSchema, n = src.ConfigurationSchema.Clone(), n+1
+				}
 			} else if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
-				n += fieldmap.Ensure(&m.ConfigurationSchema)
+				if m.ConfigurationSchema == nil {
+					m.ConfigurationSchema, n = new(ConfigurationSchema), n+1
+				}
 				n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+10, win.Shift(10))
 			}
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				n += fieldmap.CopyMessage(&m.Owner, src.Owner)
+				if !m.Owner.Equal(src.Owner) {
+					m.Owner, n = src.Owner.Clone(), n+1
+				}
 			} else if m.Owner != nil || src.Owner != nil {
-				n += fieldmap.Ensure(&m.Owner)
+				if m.Owner == nil {
+					m.Owner, n = new(NodeIdentity), n+1
+				}
 				n += m.Owner.copyInAt(src.Owner, fm, at+20, win.Shift(20))
 			}
 		case 27:
@@ -539,9 +547,13 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			n += fieldmap.Set(&m.MaxInstances, src.MaxInstances)
 		case 29:
 			if win.Cover&(1<<29) != 0 {
-				n += fieldmap.CopyMessage(&m.Price, src.Price)
+				if !m.Price.Equal(src.Price) {
+					m.Price, n = src.Price.Clone(), n+1
+				}
 			} else if m.Price != nil || src.Price != nil {
-				n += fieldmap.Ensure(&m.Price)
+				if m.Price == nil {
+					m.Price, n = new(Price), n+1
+				}
 				n += m.Price.copyInAt(src.Price, fm, at+30, win.Shift(30))
 			}
 		}

@@ -37,7 +37,7 @@ var _NodeIdentity_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), F
 	{Number: 2, Name: "node_id", Off: unsafe.Offsetof(NodeIdentity{}.NodeId), Op: fieldmap.OpString},
 	{Number: 3, Name: "ip", Off: unsafe.Offsetof(NodeIdentity{}.Ip), Op: fieldmap.OpString},
 	{Number: 4, Name: "local_namespace", Off: unsafe.Offsetof(NodeIdentity{}.LocalNamespace), Op: fieldmap.OpString},
-	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _NodeAdditionalInformation_shape, Value: &fieldmap.MessageField[*NodeAdditionalInformation]{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _NodeAdditionalInformation_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(NodeIdentity{}.AdditionalInformation)}},
 }}
 
 var _NodeIdentity_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NodeIdentity", _NodeIdentity_shape, false)
@@ -400,7 +400,7 @@ func (m *NetworkAuthorization) cloneTo(c *NetworkAuthorization) *NetworkAuthoriz
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeIdentity) Equal(o *NodeIdentity) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Domain != o.Domain ||
@@ -415,7 +415,7 @@ func (m *NodeIdentity) Equal(o *NodeIdentity) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NodeAdditionalInformation) Equal(o *NodeAdditionalInformation) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.LiqoId != o.LiqoId ||
@@ -427,7 +427,7 @@ func (m *NodeAdditionalInformation) Equal(o *NodeAdditionalInformation) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TelemetryEndpoint) Equal(o *TelemetryEndpoint) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Endpoint != o.Endpoint ||
@@ -439,7 +439,7 @@ func (m *TelemetryEndpoint) Equal(o *TelemetryEndpoint) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Price) Equal(o *Price) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Amount != o.Amount ||
@@ -452,7 +452,7 @@ func (m *Price) Equal(o *Price) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
@@ -467,7 +467,7 @@ func (m *Location) Equal(o *Location) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GPU) Equal(o *GPU) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Model != o.Model ||
@@ -480,7 +480,7 @@ func (m *GPU) Equal(o *GPU) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PortRange) Equal(o *PortRange) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Protocol != o.Protocol ||
@@ -493,7 +493,7 @@ func (m *PortRange) Equal(o *PortRange) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Action != o.Action ||
@@ -537,9 +537,13 @@ func (m *NodeIdentity) copyInAt(src *NodeIdentity, fm *fieldmap.FieldMap, at int
 		m.LocalNamespace, n = src.LocalNamespace, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
-		n += fieldmap.CopyMessage(&m.AdditionalInformation, src.AdditionalInformation)
+		if !m.AdditionalInformation.Equal(src.AdditionalInformation) {
+			m.AdditionalInformation, n = src.AdditionalInformation.Clone(), n+1
+		}
 	} else if win.Below&(1<<4) != 0 && (m.AdditionalInformation != nil || src.AdditionalInformation != nil) {
-		n += fieldmap.Ensure(&m.AdditionalInformation)
+		if m.AdditionalInformation == nil {
+			m.AdditionalInformation, n = new(NodeAdditionalInformation), n+1
+		}
 		n += m.AdditionalInformation.copyInAt(src.AdditionalInformation, fm, at+5, win.Shift(5))
 	}
 	return n

@@ -33,7 +33,7 @@ var _K8SliceConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceCon
 	{Number: 1, Name: "cpu", Off: unsafe.Offsetof(K8SliceConfiguration{}.Cpu), Op: fieldmap.OpInt64},
 	{Number: 2, Name: "memory", Off: unsafe.Offsetof(K8SliceConfiguration{}.Memory), Op: fieldmap.OpInt64},
 	{Number: 3, Name: "pods", Off: unsafe.Offsetof(K8SliceConfiguration{}.Pods), Op: fieldmap.OpInt64},
-	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPU_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
+	{Number: 4, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPU_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceConfiguration{}.Gpu)}},
 	{Number: 5, Name: "storage", Off: unsafe.Offsetof(K8SliceConfiguration{}.Storage), Op: fieldmap.OpInt64},
 }}
 
@@ -315,7 +315,7 @@ func (m *Configuration) cloneTo(c *Configuration) *Configuration {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceConfiguration) Equal(o *K8SliceConfiguration) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Cpu != o.Cpu ||
@@ -330,7 +330,7 @@ func (m *K8SliceConfiguration) Equal(o *K8SliceConfiguration) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceConfiguration) Equal(o *ServiceConfiguration) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.BlueprintId != o.BlueprintId ||
@@ -344,7 +344,7 @@ func (m *ServiceConfiguration) Equal(o *ServiceConfiguration) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VMConfiguration) Equal(o *VMConfiguration) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Cpu != o.Cpu ||
@@ -358,7 +358,7 @@ func (m *VMConfiguration) Equal(o *VMConfiguration) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SensorConfiguration) Equal(o *SensorConfiguration) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.SamplingRateHz, o.SamplingRateHz) {
@@ -369,7 +369,7 @@ func (m *SensorConfiguration) Equal(o *SensorConfiguration) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Configuration) Equal(o *Configuration) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	switch a := m.Spec.(type) {
@@ -452,9 +452,13 @@ func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.
 		m.Pods, n = src.Pods, n+1
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu)
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu, n = src.Gpu.Clone(), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.Gpu != nil || src.Gpu != nil) {
-		n += fieldmap.Ensure(&m.Gpu)
+		if m.Gpu == nil {
+			m.Gpu, n = new(GPU), n+1
+		}
 		n += m.Gpu.copyInAt(src.Gpu, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<7) != 0 && m.Storage != src.Storage {

@@ -271,18 +271,18 @@ const (
 
 var _Contract_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Contract{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Contract{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(Contract{}.Flavor)}},
-	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Contract{}.Buyer)}},
-	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Contract{}.Seller)}},
-	{Number: 5, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Contract{}.Configuration)}},
-	{Number: 6, Name: "peering_target_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape, Value: &fieldmap.MessageField[*PeeringTargetCredentials]{Off: unsafe.Offsetof(Contract{}.PeeringTargetCredentials)}},
+	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Contract{}.Flavor)}},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Contract{}.Buyer)}},
+	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Contract{}.Seller)}},
+	{Number: 5, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Contract{}.Configuration)}},
+	{Number: 6, Name: "peering_target_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Contract{}.PeeringTargetCredentials)}},
 	{Number: 7, Name: "transaction_id", Off: unsafe.Offsetof(Contract{}.TransactionId), Op: fieldmap.OpString},
 	{Number: 8, Name: "expiration_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.ExpirationTime)}},
 	{Number: 9, Name: "network_requests", Kind: fieldmap.KindList, Sub: _NetworkAuthorization_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(Contract{}.NetworkRequests)}},
 	{Number: 10, Name: "buyer_cluster_id", Off: unsafe.Offsetof(Contract{}.BuyerClusterId), Op: fieldmap.OpString},
 	{Number: 11, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.CreatedAt)}},
 	{Number: 12, Name: "extra_information", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Contract{}.ExtraInformation)}},
-	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _TelemetryEndpoint_shape, Value: &fieldmap.MessageField[*TelemetryEndpoint]{Off: unsafe.Offsetof(Contract{}.IngressTelemetryEndpoint)}},
+	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _TelemetryEndpoint_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Contract{}.IngressTelemetryEndpoint)}},
 	{Number: 14, Name: "network_requests_text", Off: unsafe.Offsetof(Contract{}.NetworkRequestsText), Op: fieldmap.OpString},
 }}
 
@@ -381,7 +381,7 @@ type _Contract_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringTargetCredentials) Equal(o *PeeringTargetCredentials) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.ClusterId != o.ClusterId ||
@@ -396,7 +396,7 @@ func (m *PeeringTargetCredentials) Equal(o *PeeringTargetCredentials) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Contract) Equal(o *Contract) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id ||
@@ -475,28 +475,44 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor, n = src.Flavor.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Flavor != nil || src.Flavor != nil) {
-		n += fieldmap.Ensure(&m.Flavor)
+		if m.Flavor == nil {
+			m.Flavor, n = new(Flavor), n+1
+		}
 		n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
 	}
 	cw2 := fm.Window(at + 128)
 	if cw2.Cover&(1<<26) != 0 {
-		n += fieldmap.CopyMessage(&m.Buyer, src.Buyer)
+		if !m.Buyer.Equal(src.Buyer) {
+			m.Buyer, n = src.Buyer.Clone(), n+1
+		}
 	} else if cw2.Below&(1<<26) != 0 && (m.Buyer != nil || src.Buyer != nil) {
-		n += fieldmap.Ensure(&m.Buyer)
+		if m.Buyer == nil {
+			m.Buyer, n = new(NodeIdentity), n+1
+		}
 		n += m.Buyer.copyInAt(src.Buyer, fm, at+155, cw2.Shift(27))
 	}
 	if cw2.Cover&(1<<34) != 0 {
-		n += fieldmap.CopyMessage(&m.Seller, src.Seller)
+		if !m.Seller.Equal(src.Seller) {
+			m.Seller, n = src.Seller.Clone(), n+1
+		}
 	} else if cw2.Below&(1<<34) != 0 && (m.Seller != nil || src.Seller != nil) {
-		n += fieldmap.Ensure(&m.Seller)
+		if m.Seller == nil {
+			m.Seller, n = new(NodeIdentity), n+1
+		}
 		n += m.Seller.copyInAt(src.Seller, fm, at+163, cw2.Shift(35))
 	}
 	if cw2.Cover&(1<<42) != 0 {
-		n += fieldmap.CopyMessage(&m.Configuration, src.Configuration)
+		if !m.Configuration.Equal(src.Configuration) {
+			m.Configuration, n = src.Configuration.Clone(), n+1
+		}
 	} else if cw2.Below&(1<<42) != 0 && (m.Configuration != nil || src.Configuration != nil) {
-		n += fieldmap.Ensure(&m.Configuration)
+		if m.Configuration == nil {
+			m.Configuration, n = new(Configuration), n+1
+		}
 		n += m.Configuration.copyInAt(src.Configuration, fm, at+171, cw2.Shift(43))
 	}
 	cw3 := fm.Window(at + 192)
@@ -504,9 +520,13 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if cw3.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.PeeringTargetCredentials, src.PeeringTargetCredentials)
+				if !m.PeeringTargetCredentials.Equal(src.PeeringTargetCredentials) {
+					m.PeeringTargetCredentials, n = src.PeeringTargetCredentials.Clone(), n+1
+				}
 			} else if m.PeeringTargetCredentials != nil || src.PeeringTargetCredentials != nil {
-				n += fieldmap.Ensure(&m.PeeringTargetCredentials)
+				if m.PeeringTargetCredentials == nil {
+					m.PeeringTargetCredentials, n = new(PeeringTargetCredentials), n+1
+				}
 				n += m.PeeringTargetCredentials.copyInAt(src.PeeringTargetCredentials, fm, at+193, cw3.Shift(1))
 			}
 		case 6:
@@ -529,9 +549,13 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 			n += fieldmap.CopyMap(fm.ListActionAt(at+209), &m.ExtraInformation, src.ExtraInformation)
 		case 18:
 			if cw3.Cover&(1<<18) != 0 {
-				n += fieldmap.CopyMessage(&m.IngressTelemetryEndpoint, src.IngressTelemetryEndpoint)
+				if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
+					m.IngressTelemetryEndpoint, n = src.IngressTelemetryEndpoint.Clone(), n+1
+				}
 			} else if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
-				n += fieldmap.Ensure(&m.IngressTelemetryEndpoint)
+				if m.IngressTelemetryEndpoint == nil {
+					m.IngressTelemetryEndpoint, n = new(TelemetryEndpoint), n+1
+				}
 				n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+211, cw3.Shift(19))
 			}
 		case 21:

@@ -158,7 +158,7 @@ var _PeerResult_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeerResult{}), Field
 var _Discovery_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Discovery{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Discovery{}.Id), Op: fieldmap.OpString},
 	{Number: 2, Name: "solver_id", Off: unsafe.Offsetof(Discovery{}.SolverId), Op: fieldmap.OpString},
-	{Number: 3, Name: "selector", Kind: fieldmap.KindMessage, Sub: _Selector_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(Discovery{}.Selector)}},
+	{Number: 3, Name: "selector", Kind: fieldmap.KindMessage, Sub: _Selector_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Discovery{}.Selector)}},
 	{Number: 4, Name: "subscribe", Off: unsafe.Offsetof(Discovery{}.Subscribe), Op: fieldmap.OpBool},
 	{Number: 5, Name: "phase", Off: unsafe.Offsetof(Discovery{}.Phase), Op: fieldmap.OpInt32},
 	{Number: 6, Name: "message", Off: unsafe.Offsetof(Discovery{}.Message), Op: fieldmap.OpString},
@@ -367,7 +367,7 @@ const (
 
 var _PeeringCandidate_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringCandidate{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(PeeringCandidate{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(PeeringCandidate{}.Flavor)}},
+	{Number: 2, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(PeeringCandidate{}.Flavor)}},
 	{Number: 3, Name: "solver_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(PeeringCandidate{}.SolverIds), Op: fieldmap.OpListString},
 	{Number: 4, Name: "available", Off: unsafe.Offsetof(PeeringCandidate{}.Available), Op: fieldmap.OpBool},
 	{Number: 5, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(PeeringCandidate{}.CreatedAt)}},
@@ -467,7 +467,7 @@ func (m *PeeringCandidate) cloneTo(c *PeeringCandidate) *PeeringCandidate {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Discovery) Equal(o *Discovery) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id ||
@@ -494,7 +494,7 @@ func (m *Discovery) Equal(o *Discovery) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeerResult) Equal(o *PeerResult) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Address != o.Address ||
@@ -509,7 +509,7 @@ func (m *PeerResult) Equal(o *PeerResult) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringCandidate) Equal(o *PeeringCandidate) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id ||
@@ -543,9 +543,13 @@ func (m *Discovery) copyInAt(src *Discovery, fm *fieldmap.FieldMap, at int, win 
 		m.SolverId, n = src.SolverId, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		n += fieldmap.CopyMessage(&m.Selector, src.Selector)
+		if !m.Selector.Equal(src.Selector) {
+			m.Selector, n = src.Selector.Clone(), n+1
+		}
 	} else if win.Below&(1<<2) != 0 && (m.Selector != nil || src.Selector != nil) {
-		n += fieldmap.Ensure(&m.Selector)
+		if m.Selector == nil {
+			m.Selector, n = new(Selector), n+1
+		}
 		n += m.Selector.copyInAt(src.Selector, fm, at+3, fm.Window(at+3))
 	}
 	cw1 := fm.Window(at + 64)
@@ -624,9 +628,13 @@ func (m *PeeringCandidate) copyInAt(src *PeeringCandidate, fm *fieldmap.FieldMap
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor, n = src.Flavor.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Flavor != nil || src.Flavor != nil) {
-		n += fieldmap.Ensure(&m.Flavor)
+		if m.Flavor == nil {
+			m.Flavor, n = new(Flavor), n+1
+		}
 		n += m.Flavor.copyInAt(src.Flavor, fm, at+2, fm.Window(at+2))
 	}
 	cw2 := fm.Window(at + 128)

@@ -37,7 +37,7 @@ var _K8SliceCharacteristics_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceC
 	{Number: 2, Name: "cpu", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Cpu), Op: fieldmap.OpInt64},
 	{Number: 3, Name: "memory", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Memory), Op: fieldmap.OpInt64},
 	{Number: 4, Name: "pods", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Pods), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPU_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(K8SliceCharacteristics{}.Gpu)}},
+	{Number: 5, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPU_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceCharacteristics{}.Gpu)}},
 	{Number: 6, Name: "storage", Off: unsafe.Offsetof(K8SliceCharacteristics{}.Storage), Op: fieldmap.OpInt64},
 }}
 
@@ -199,13 +199,13 @@ var _NetworkResourceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Network
 
 var _NetworkEndpoint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkEndpoint{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "is_hot_cluster", Off: unsafe.Offsetof(NetworkEndpoint{}.IsHotCluster), Op: fieldmap.OpBool},
-	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _NetworkResourceSelector_shape, Value: &fieldmap.MessageField[*NetworkResourceSelector]{Off: unsafe.Offsetof(NetworkEndpoint{}.ResourceSelector)}},
+	{Number: 2, Name: "resource_selector", Kind: fieldmap.KindMessage, Sub: _NetworkResourceSelector_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(NetworkEndpoint{}.ResourceSelector)}},
 }}
 
 var _NetworkIntent_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntent{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(NetworkIntent{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _NetworkEndpoint_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Source)}},
-	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _NetworkEndpoint_shape, Value: &fieldmap.MessageField[*NetworkEndpoint]{Off: unsafe.Offsetof(NetworkIntent{}.Destination)}},
+	{Number: 2, Name: "source", Kind: fieldmap.KindMessage, Sub: _NetworkEndpoint_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(NetworkIntent{}.Source)}},
+	{Number: 3, Name: "destination", Kind: fieldmap.KindMessage, Sub: _NetworkEndpoint_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(NetworkIntent{}.Destination)}},
 	{Number: 4, Name: "destination_port", Off: unsafe.Offsetof(NetworkIntent{}.DestinationPort), Op: fieldmap.OpString},
 	{Number: 5, Name: "protocol_type", Off: unsafe.Offsetof(NetworkIntent{}.ProtocolType), Op: fieldmap.OpString},
 }}
@@ -218,9 +218,9 @@ var _NetworkIntents_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkIntents{}
 var _K8SliceProperties_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceProperties{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "latency_ms", Off: unsafe.Offsetof(K8SliceProperties{}.LatencyMs), Op: fieldmap.OpUint32},
 	{Number: 2, Name: "security_standards", Kind: fieldmap.KindList, Off: unsafe.Offsetof(K8SliceProperties{}.SecurityStandards), Op: fieldmap.OpListString},
-	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _CarbonFootprint_shape, Value: &fieldmap.MessageField[*CarbonFootprint]{Off: unsafe.Offsetof(K8SliceProperties{}.CarbonFootprint)}},
+	{Number: 3, Name: "carbon_footprint", Kind: fieldmap.KindMessage, Sub: _CarbonFootprint_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceProperties{}.CarbonFootprint)}},
 	{Number: 4, Name: "network_authorizations", Kind: fieldmap.KindList, Sub: _NetworkAuthorization_shape, Value: &fieldmap.MessageList[*NetworkAuthorization]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkAuthorizations)}},
-	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _NetworkIntents_shape, Value: &fieldmap.MessageField[*NetworkIntents]{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkIntents)}},
+	{Number: 5, Name: "network_intents", Kind: fieldmap.KindMessage, Sub: _NetworkIntents_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceProperties{}.NetworkIntents)}},
 	{Number: 6, Name: "additional_properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(K8SliceProperties{}.AdditionalProperties)}},
 }}
 
@@ -533,9 +533,9 @@ const (
 )
 
 var _K8Slice_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8Slice{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _K8SliceCharacteristics_shape, Value: &fieldmap.MessageField[*K8SliceCharacteristics]{Off: unsafe.Offsetof(K8Slice{}.Characteristics)}},
-	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _Partitionability_shape, Value: &fieldmap.MessageField[*Partitionability]{Off: unsafe.Offsetof(K8Slice{}.Partitionability)}},
-	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _K8SliceProperties_shape, Value: &fieldmap.MessageField[*K8SliceProperties]{Off: unsafe.Offsetof(K8Slice{}.Properties)}},
+	{Number: 1, Name: "characteristics", Kind: fieldmap.KindMessage, Sub: _K8SliceCharacteristics_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8Slice{}.Characteristics)}},
+	{Number: 2, Name: "partitionability", Kind: fieldmap.KindMessage, Sub: _Partitionability_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8Slice{}.Partitionability)}},
+	{Number: 3, Name: "properties", Kind: fieldmap.KindMessage, Sub: _K8SliceProperties_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8Slice{}.Properties)}},
 }}
 
 var _K8Slice_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8Slice", _K8Slice_shape, false)
@@ -580,7 +580,7 @@ var _Service_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Service{}), Fields: []f
 	{Number: 3, Name: "category", Off: unsafe.Offsetof(Service{}.Category), Op: fieldmap.OpString},
 	{Number: 4, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.Tags), Op: fieldmap.OpListString},
 	{Number: 5, Name: "hosting_policies", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Service{}.HostingPolicies), Op: fieldmap.OpListInt32},
-	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _ConfigurationSchema_shape, Value: &fieldmap.MessageField[*ConfigurationSchema]{Off: unsafe.Offsetof(Service{}.ConfigurationSchema)}},
+	{Number: 6, Name: "configuration_schema", Kind: fieldmap.KindMessage, Sub: _ConfigurationSchema_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Service{}.ConfigurationSchema)}},
 	{Number: 7, Name: "blueprint_id", Off: unsafe.Offsetof(Service{}.BlueprintId), Op: fieldmap.OpString},
 	{Number: 8, Name: "configuration_template", Off: unsafe.Offsetof(Service{}.ConfigurationTemplate), Op: fieldmap.OpString},
 	{Number: 9, Name: "max_instances", Off: unsafe.Offsetof(Service{}.MaxInstances), Op: fieldmap.OpUint32},
@@ -620,7 +620,7 @@ var _VM_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VM{}), Fields: []fieldmap.Sh
 	{Number: 3, Name: "storage", Off: unsafe.Offsetof(VM{}.Storage), Op: fieldmap.OpInt64},
 	{Number: 4, Name: "architecture", Off: unsafe.Offsetof(VM{}.Architecture), Op: fieldmap.OpString},
 	{Number: 5, Name: "os_image", Off: unsafe.Offsetof(VM{}.OsImage), Op: fieldmap.OpString},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPU_shape, Value: &fieldmap.MessageField[*GPU]{Off: unsafe.Offsetof(VM{}.Gpu)}},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPU_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(VM{}.Gpu)}},
 	{Number: 7, Name: "hypervisor", Off: unsafe.Offsetof(VM{}.Hypervisor), Op: fieldmap.OpString},
 }}
 
@@ -658,7 +658,7 @@ var _Sensor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sensor{}), Fields: []fie
 	{Number: 3, Name: "accuracy", Off: unsafe.Offsetof(Sensor{}.Accuracy), Op: fieldmap.OpFloat64},
 	{Number: 4, Name: "unit", Off: unsafe.Offsetof(Sensor{}.Unit), Op: fieldmap.OpString},
 	{Number: 5, Name: "source_endpoint", Off: unsafe.Offsetof(Sensor{}.SourceEndpoint), Op: fieldmap.OpString},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Sensor{}.Location)}},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Sensor{}.Location)}},
 }}
 
 var _Sensor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Sensor", _Sensor_shape, false)
@@ -832,11 +832,11 @@ const (
 
 var _Flavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Flavor{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Flavor{}.Owner)}},
+	{Number: 2, Name: "owner", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Flavor{}.Owner)}},
 	{Number: 3, Name: "provider_id", Off: unsafe.Offsetof(Flavor{}.ProviderId), Op: fieldmap.OpString},
-	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _Price_shape, Value: &fieldmap.MessageField[*Price]{Off: unsafe.Offsetof(Flavor{}.Price)}},
+	{Number: 4, Name: "price", Kind: fieldmap.KindMessage, Sub: _Price_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Flavor{}.Price)}},
 	{Number: 5, Name: "availability", Off: unsafe.Offsetof(Flavor{}.Availability), Op: fieldmap.OpBool},
-	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Flavor{}.Location)}},
+	{Number: 6, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Flavor{}.Location)}},
 	{Number: 7, Name: "network_property_type", Off: unsafe.Offsetof(Flavor{}.NetworkPropertyType), Op: fieldmap.OpString},
 	{Number: 8, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.CreatedAt)}},
 	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Flavor{}.UpdatedAt)}},
@@ -1329,7 +1329,7 @@ type _Flavor_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceCharacteristics) Equal(o *K8SliceCharacteristics) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Architecture != o.Architecture ||
@@ -1345,7 +1345,7 @@ func (m *K8SliceCharacteristics) Equal(o *K8SliceCharacteristics) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Partitionability) Equal(o *Partitionability) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.CpuMin != o.CpuMin ||
@@ -1361,7 +1361,7 @@ func (m *Partitionability) Equal(o *Partitionability) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CarbonFootprint) Equal(o *CarbonFootprint) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Embodied != o.Embodied ||
@@ -1373,7 +1373,7 @@ func (m *CarbonFootprint) Equal(o *CarbonFootprint) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.LatencyMs != o.LatencyMs ||
@@ -1398,7 +1398,7 @@ func (m *K8SliceProperties) Equal(o *K8SliceProperties) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkIntents) Equal(o *NetworkIntents) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.DeniedCommunications) != len(o.DeniedCommunications) {
@@ -1422,7 +1422,7 @@ func (m *NetworkIntents) Equal(o *NetworkIntents) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkIntent) Equal(o *NetworkIntent) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -1437,7 +1437,7 @@ func (m *NetworkIntent) Equal(o *NetworkIntent) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkEndpoint) Equal(o *NetworkEndpoint) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.IsHotCluster != o.IsHotCluster ||
@@ -1449,7 +1449,7 @@ func (m *NetworkEndpoint) Equal(o *NetworkEndpoint) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NetworkResourceSelector) Equal(o *NetworkResourceSelector) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	switch a := m.Selector.(type) {
@@ -1491,7 +1491,7 @@ func _NetworkResourceSelector_Selector_isSet(x isNetworkResourceSelector_Selecto
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PodNamespaceSelector) Equal(o *PodNamespaceSelector) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Pod) != len(o.Pod) {
@@ -1515,7 +1515,7 @@ func (m *PodNamespaceSelector) Equal(o *PodNamespaceSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Label) Equal(o *Label) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Key != o.Key ||
@@ -1527,7 +1527,7 @@ func (m *Label) Equal(o *Label) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8Slice) Equal(o *K8Slice) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Characteristics.Equal(o.Characteristics) ||
@@ -1540,7 +1540,7 @@ func (m *K8Slice) Equal(o *K8Slice) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Service) Equal(o *Service) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -1560,7 +1560,7 @@ func (m *Service) Equal(o *Service) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VM) Equal(o *VM) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Cpu != o.Cpu ||
@@ -1577,7 +1577,7 @@ func (m *VM) Equal(o *VM) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Sensor) Equal(o *Sensor) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.SensorType != o.SensorType ||
@@ -1593,7 +1593,7 @@ func (m *Sensor) Equal(o *Sensor) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Flavor) Equal(o *Flavor) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id ||
@@ -1690,9 +1690,13 @@ func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *field
 		m.Pods, n = src.Pods, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
-		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu)
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu, n = src.Gpu.Clone(), n+1
+		}
 	} else if win.Below&(1<<4) != 0 && (m.Gpu != nil || src.Gpu != nil) {
-		n += fieldmap.Ensure(&m.Gpu)
+		if m.Gpu == nil {
+			m.Gpu, n = new(GPU), n+1
+		}
 		n += m.Gpu.copyInAt(src.Gpu, fm, at+5, win.Shift(5))
 	}
 	if win.Cover&(1<<8) != 0 && m.Storage != src.Storage {
@@ -1777,18 +1781,26 @@ func (m *K8SliceProperties) copyInAt(src *K8SliceProperties, fm *fieldmap.FieldM
 		n += fieldmap.CopyList(fm.ListActionAt(at+1), &m.SecurityStandards, src.SecurityStandards)
 	}
 	if win.Cover&(1<<2) != 0 {
-		n += fieldmap.CopyMessage(&m.CarbonFootprint, src.CarbonFootprint)
+		if !m.CarbonFootprint.Equal(src.CarbonFootprint) {
+			m.CarbonFootprint, n = src.CarbonFootprint.Clone(), n+1
+		}
 	} else if win.Below&(1<<2) != 0 && (m.CarbonFootprint != nil || src.CarbonFootprint != nil) {
-		n += fieldmap.Ensure(&m.CarbonFootprint)
+		if m.CarbonFootprint == nil {
+			m.CarbonFootprint, n = new(CarbonFootprint), n+1
+		}
 		n += m.CarbonFootprint.copyInAt(src.CarbonFootprint, fm, at+3, win.Shift(3))
 	}
 	if (win.Cover|win.Below)&(1<<5) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+5), &m.NetworkAuthorizations, src.NetworkAuthorizations)
 	}
 	if win.Cover&(1<<12) != 0 {
-		n += fieldmap.CopyMessage(&m.NetworkIntents, src.NetworkIntents)
+		if !m.NetworkIntents.Equal(src.NetworkIntents) {
+			m.NetworkIntents, n = src.NetworkIntents.Clone(), n+1
+		}
 	} else if win.Below&(1<<12) != 0 && (m.NetworkIntents != nil || src.NetworkIntents != nil) {
-		n += fieldmap.Ensure(&m.NetworkIntents)
+		if m.NetworkIntents == nil {
+			m.NetworkIntents, n = new(NetworkIntents), n+1
+		}
 		n += m.NetworkIntents.copyInAt(src.NetworkIntents, fm, at+13, fm.Window(at+13))
 	}
 	cw1 := fm.Window(at + 64)
@@ -1821,15 +1833,23 @@ func (m *NetworkIntent) copyInAt(src *NetworkIntent, fm *fieldmap.FieldMap, at i
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Source, src.Source)
+		if !m.Source.Equal(src.Source) {
+			m.Source, n = src.Source.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Source != nil || src.Source != nil) {
-		n += fieldmap.Ensure(&m.Source)
+		if m.Source == nil {
+			m.Source, n = new(NetworkEndpoint), n+1
+		}
 		n += m.Source.copyInAt(src.Source, fm, at+2, win.Shift(2))
 	}
 	if win.Cover&(1<<12) != 0 {
-		n += fieldmap.CopyMessage(&m.Destination, src.Destination)
+		if !m.Destination.Equal(src.Destination) {
+			m.Destination, n = src.Destination.Clone(), n+1
+		}
 	} else if win.Below&(1<<12) != 0 && (m.Destination != nil || src.Destination != nil) {
-		n += fieldmap.Ensure(&m.Destination)
+		if m.Destination == nil {
+			m.Destination, n = new(NetworkEndpoint), n+1
+		}
 		n += m.Destination.copyInAt(src.Destination, fm, at+13, win.Shift(13))
 	}
 	if win.Cover&(1<<23) != 0 && m.DestinationPort != src.DestinationPort {
@@ -1850,9 +1870,13 @@ func (m *NetworkEndpoint) copyInAt(src *NetworkEndpoint, fm *fieldmap.FieldMap, 
 		m.IsHotCluster, n = src.IsHotCluster, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.ResourceSelector, src.ResourceSelector)
+		if !m.ResourceSelector.Equal(src.ResourceSelector) {
+			m.ResourceSelector, n = src.ResourceSelector.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.ResourceSelector != nil || src.ResourceSelector != nil) {
-		n += fieldmap.Ensure(&m.ResourceSelector)
+		if m.ResourceSelector == nil {
+			m.ResourceSelector, n = new(NetworkResourceSelector), n+1
+		}
 		n += m.ResourceSelector.copyInAt(src.ResourceSelector, fm, at+2, win.Shift(2))
 	}
 	return n
@@ -1998,21 +2022,33 @@ func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fiel
 		src = new(K8Slice)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Characteristics, src.Characteristics)
+		if !m.Characteristics.Equal(src.Characteristics) {
+			m.Characteristics, n = src.Characteristics.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Characteristics != nil || src.Characteristics != nil) {
-		n += fieldmap.Ensure(&m.Characteristics)
+		if m.Characteristics == nil {
+			m.Characteristics, n = new(K8SliceCharacteristics), n+1
+		}
 		n += m.Characteristics.copyInAt(src.Characteristics, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<10) != 0 {
-		n += fieldmap.CopyMessage(&m.Partitionability, src.Partitionability)
+		if !m.Partitionability.Equal(src.Partitionability) {
+			m.Partitionability, n = src.Partitionability.Clone(), n+1
+		}
 	} else if win.Below&(1<<10) != 0 && (m.Partitionability != nil || src.Partitionability != nil) {
-		n += fieldmap.Ensure(&m.Partitionability)
+		if m.Partitionability == nil {
+			m.Partitionability, n = new(Partitionability), n+1
+		}
 		n += m.Partitionability.copyInAt(src.Partitionability, fm, at+11, win.Shift(11))
 	}
 	if win.Cover&(1<<17) != 0 {
-		n += fieldmap.CopyMessage(&m.Properties, src.Properties)
+		if !m.Properties.Equal(src.Properties) {
+			m.Properties, n = src.Properties.Clone(), n+1
+		}
 	} else if win.Below&(1<<17) != 0 && (m.Properties != nil || src.Properties != nil) {
-		n += fieldmap.Ensure(&m.Properties)
+		if m.Properties == nil {
+			m.Properties, n = new(K8SliceProperties), n+1
+		}
 		n += m.Properties.copyInAt(src.Properties, fm, at+18, fm.Window(at+18))
 	}
 	return n
@@ -2045,9 +2081,13 @@ func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int, win fiel
 			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.HostingPolicies, src.HostingPolicies)
 		case 5:
 			if win.Cover&(1<<5) != 0 {
-				n += fieldmap.CopyMessage(&m.ConfigurationSchema, src.ConfigurationSchema)
+				if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
+					m.ConfigurationSchema, n = src.ConfigurationSchema.Clone(), n+1
+				}
 			} else if m.ConfigurationSchema != nil || src.ConfigurationSchema != nil {
-				n += fieldmap.Ensure(&m.ConfigurationSchema)
+				if m.ConfigurationSchema == nil {
+					m.ConfigurationSchema, n = new(ConfigurationSchema), n+1
+				}
 				n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+6, win.Shift(6))
 			}
 		case 15:
@@ -2092,9 +2132,13 @@ func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 		m.OsImage, n = src.OsImage, n+1
 	}
 	if win.Cover&(1<<5) != 0 {
-		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu)
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu, n = src.Gpu.Clone(), n+1
+		}
 	} else if win.Below&(1<<5) != 0 && (m.Gpu != nil || src.Gpu != nil) {
-		n += fieldmap.Ensure(&m.Gpu)
+		if m.Gpu == nil {
+			m.Gpu, n = new(GPU), n+1
+		}
 		n += m.Gpu.copyInAt(src.Gpu, fm, at+6, win.Shift(6))
 	}
 	if win.Cover&(1<<9) != 0 && m.Hypervisor != src.Hypervisor {
@@ -2134,9 +2178,13 @@ func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldm
 		m.SourceEndpoint, n = src.SourceEndpoint, n+1
 	}
 	if win.Cover&(1<<5) != 0 {
-		n += fieldmap.CopyMessage(&m.Location, src.Location)
+		if !m.Location.Equal(src.Location) {
+			m.Location, n = src.Location.Clone(), n+1
+		}
 	} else if win.Below&(1<<5) != 0 && (m.Location != nil || src.Location != nil) {
-		n += fieldmap.Ensure(&m.Location)
+		if m.Location == nil {
+			m.Location, n = new(Location), n+1
+		}
 		n += m.Location.copyInAt(src.Location, fm, at+6, win.Shift(6))
 	}
 	return n
@@ -2161,27 +2209,39 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 			n += fieldmap.Set(&m.Id, src.Id)
 		case 1:
 			if win.Cover&(1<<1) != 0 {
-				n += fieldmap.CopyMessage(&m.Owner, src.Owner)
+				if !m.Owner.Equal(src.Owner) {
+					m.Owner, n = src.Owner.Clone(), n+1
+				}
 			} else if m.Owner != nil || src.Owner != nil {
-				n += fieldmap.Ensure(&m.Owner)
+				if m.Owner == nil {
+					m.Owner, n = new(NodeIdentity), n+1
+				}
 				n += m.Owner.copyInAt(src.Owner, fm, at+2, win.Shift(2))
 			}
 		case 9:
 			n += fieldmap.Set(&m.ProviderId, src.ProviderId)
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				n += fieldmap.CopyMessage(&m.Price, src.Price)
+				if !m.Price.Equal(src.Price) {
+					m.Price, n = src.Price.Clone(), n+1
+				}
 			} else if m.Price != nil || src.Price != nil {
-				n += fieldmap.Ensure(&m.Price)
+				if m.Price == nil {
+					m.Price, n = new(Price), n+1
+				}
 				n += m.Price.copyInAt(src.Price, fm, at+11, win.Shift(11))
 			}
 		case 14:
 			n += fieldmap.Set(&m.Availability, src.Availability)
 		case 15:
 			if win.Cover&(1<<15) != 0 {
-				n += fieldmap.CopyMessage(&m.Location, src.Location)
+				if !m.Location.Equal(src.Location) {
+					m.Location, n = src.Location.Clone(), n+1
+				}
 			} else if m.Location != nil || src.Location != nil {
-				n += fieldmap.Ensure(&m.Location)
+				if m.Location == nil {
+					m.Location, n = new(Location), n+1
+				}
 				n += m.Location.copyInAt(src.Location, fm, at+16, win.Shift(16))
 			}
 		case 21:

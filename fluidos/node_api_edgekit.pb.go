@@ -188,7 +188,7 @@ const (
 )
 
 var _CreateSolverRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateSolverRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(CreateSolverRequest{}.Solver)}},
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateSolverRequest{}.Solver)}},
 }}
 
 var _CreateSolverRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateSolverRequest", _CreateSolverRequest_shape, false)
@@ -376,7 +376,7 @@ const (
 )
 
 var _CreateSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateSolverResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(CreateSolverResponse{}.Solver)}},
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateSolverResponse{}.Solver)}},
 }}
 
 var _CreateSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateSolverResponse", _CreateSolverResponse_shape, false)
@@ -586,7 +586,7 @@ const (
 )
 
 var _GetSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetSolverResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(GetSolverResponse{}.Solver)}},
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GetSolverResponse{}.Solver)}},
 }}
 
 var _GetSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetSolverResponse", _GetSolverResponse_shape, false)
@@ -1036,7 +1036,7 @@ const (
 )
 
 var _WatchSolverResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchSolverResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageField[*Solver]{Off: unsafe.Offsetof(WatchSolverResponse{}.Solver)}},
+	{Number: 1, Name: "solver", Kind: fieldmap.KindMessage, Sub: _Solver_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(WatchSolverResponse{}.Solver)}},
 }}
 
 var _WatchSolverResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.WatchSolverResponse", _WatchSolverResponse_shape, false)
@@ -1364,7 +1364,7 @@ const (
 )
 
 var _GetDiscoveryResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetDiscoveryResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "discovery", Kind: fieldmap.KindMessage, Sub: _Discovery_shape, Value: &fieldmap.MessageField[*Discovery]{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Discovery)}},
+	{Number: 1, Name: "discovery", Kind: fieldmap.KindMessage, Sub: _Discovery_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Discovery)}},
 	{Number: 2, Name: "candidates", Kind: fieldmap.KindList, Sub: _PeeringCandidate_shape, Value: &fieldmap.MessageList[*PeeringCandidate]{Off: unsafe.Offsetof(GetDiscoveryResponse{}.Candidates)}},
 }}
 
@@ -1497,7 +1497,7 @@ const (
 )
 
 var _ListFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListFlavorsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _Selector_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(ListFlavorsRequest{}.Selector)}},
+	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _Selector_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ListFlavorsRequest{}.Selector)}},
 }}
 
 var _ListFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListFlavorsRequest", _ListFlavorsRequest_shape, false)
@@ -1803,7 +1803,7 @@ const (
 )
 
 var _ListPeerFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListPeerFlavorsRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _Selector_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(ListPeerFlavorsRequest{}.Selector)}},
+	{Number: 1, Name: "selector", Kind: fieldmap.KindMessage, Sub: _Selector_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ListPeerFlavorsRequest{}.Selector)}},
 }}
 
 var _ListPeerFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListPeerFlavorsRequest", _ListPeerFlavorsRequest_shape, false)
@@ -1980,7 +1980,7 @@ const (
 )
 
 var _PeerFlavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeerFlavor{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageField[*Flavor]{Off: unsafe.Offsetof(PeerFlavor{}.Flavor)}},
+	{Number: 1, Name: "flavor", Kind: fieldmap.KindMessage, Sub: _Flavor_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(PeerFlavor{}.Flavor)}},
 	{Number: 2, Name: "address", Off: unsafe.Offsetof(PeerFlavor{}.Address), Op: fieldmap.OpString},
 }}
 
@@ -2221,7 +2221,7 @@ const (
 )
 
 var _CreateServiceBlueprintRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateServiceBlueprintRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _ServiceBlueprint_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(CreateServiceBlueprintRequest{}.Blueprint)}},
+	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _ServiceBlueprint_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateServiceBlueprintRequest{}.Blueprint)}},
 }}
 
 var _CreateServiceBlueprintRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateServiceBlueprintRequest", _CreateServiceBlueprintRequest_shape, false)
@@ -2278,7 +2278,7 @@ const (
 )
 
 var _CreateServiceBlueprintResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateServiceBlueprintResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _ServiceBlueprint_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(CreateServiceBlueprintResponse{}.Blueprint)}},
+	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _ServiceBlueprint_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(CreateServiceBlueprintResponse{}.Blueprint)}},
 }}
 
 var _CreateServiceBlueprintResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CreateServiceBlueprintResponse", _CreateServiceBlueprintResponse_shape, false)
@@ -2359,7 +2359,7 @@ const (
 )
 
 var _GetServiceBlueprintResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetServiceBlueprintResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _ServiceBlueprint_shape, Value: &fieldmap.MessageField[*ServiceBlueprint]{Off: unsafe.Offsetof(GetServiceBlueprintResponse{}.Blueprint)}},
+	{Number: 1, Name: "blueprint", Kind: fieldmap.KindMessage, Sub: _ServiceBlueprint_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GetServiceBlueprintResponse{}.Blueprint)}},
 }}
 
 var _GetServiceBlueprintResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetServiceBlueprintResponse", _GetServiceBlueprintResponse_shape, false)
@@ -2737,7 +2737,7 @@ const (
 )
 
 var _GetContractResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetContractResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _Contract_shape, Value: &fieldmap.MessageField[*Contract]{Off: unsafe.Offsetof(GetContractResponse{}.Contract)}},
+	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _Contract_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GetContractResponse{}.Contract)}},
 	{Number: 2, Name: "role", Off: unsafe.Offsetof(GetContractResponse{}.Role), Op: fieldmap.OpInt32},
 }}
 
@@ -2997,7 +2997,7 @@ const (
 )
 
 var _ContractEntry_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ContractEntry{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _Contract_shape, Value: &fieldmap.MessageField[*Contract]{Off: unsafe.Offsetof(ContractEntry{}.Contract)}},
+	{Number: 1, Name: "contract", Kind: fieldmap.KindMessage, Sub: _Contract_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ContractEntry{}.Contract)}},
 	{Number: 2, Name: "role", Off: unsafe.Offsetof(ContractEntry{}.Role), Op: fieldmap.OpInt32},
 }}
 
@@ -3289,7 +3289,7 @@ const (
 )
 
 var _GetAllocationResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetAllocationResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _Allocation_shape, Value: &fieldmap.MessageField[*Allocation]{Off: unsafe.Offsetof(GetAllocationResponse{}.Allocation)}},
+	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _Allocation_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GetAllocationResponse{}.Allocation)}},
 }}
 
 var _GetAllocationResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetAllocationResponse", _GetAllocationResponse_shape, false)
@@ -3384,7 +3384,7 @@ const (
 )
 
 var _GetNodeResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetNodeResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "node", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(GetNodeResponse{}.Node)}},
+	{Number: 1, Name: "node", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GetNodeResponse{}.Node)}},
 	{Number: 2, Name: "insecure_rear", Off: unsafe.Offsetof(GetNodeResponse{}.InsecureRear), Op: fieldmap.OpBool},
 }}
 
@@ -4281,7 +4281,7 @@ func (m *AddPeerResponse) cloneTo(c *AddPeerResponse) *AddPeerResponse {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateSolverRequest) Equal(o *CreateSolverRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Solver.Equal(o.Solver) {
@@ -4292,7 +4292,7 @@ func (m *CreateSolverRequest) Equal(o *CreateSolverRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateSolverResponse) Equal(o *CreateSolverResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Solver.Equal(o.Solver) {
@@ -4303,7 +4303,7 @@ func (m *CreateSolverResponse) Equal(o *CreateSolverResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetSolverRequest) Equal(o *GetSolverRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id {
@@ -4314,7 +4314,7 @@ func (m *GetSolverRequest) Equal(o *GetSolverRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetSolverResponse) Equal(o *GetSolverResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Solver.Equal(o.Solver) {
@@ -4325,7 +4325,7 @@ func (m *GetSolverResponse) Equal(o *GetSolverResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListSolversRequest) Equal(o *ListSolversRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -4333,7 +4333,7 @@ func (m *ListSolversRequest) Equal(o *ListSolversRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListSolversResponse) Equal(o *ListSolversResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Solvers) != len(o.Solvers) {
@@ -4349,7 +4349,7 @@ func (m *ListSolversResponse) Equal(o *ListSolversResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteSolverRequest) Equal(o *DeleteSolverRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id {
@@ -4360,7 +4360,7 @@ func (m *DeleteSolverRequest) Equal(o *DeleteSolverRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteSolverResponse) Equal(o *DeleteSolverResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -4368,7 +4368,7 @@ func (m *DeleteSolverResponse) Equal(o *DeleteSolverResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchSolverRequest) Equal(o *WatchSolverRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id {
@@ -4379,7 +4379,7 @@ func (m *WatchSolverRequest) Equal(o *WatchSolverRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *WatchSolverResponse) Equal(o *WatchSolverResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Solver.Equal(o.Solver) {
@@ -4390,7 +4390,7 @@ func (m *WatchSolverResponse) Equal(o *WatchSolverResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetDiscoveryRequest) Equal(o *GetDiscoveryRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id {
@@ -4401,7 +4401,7 @@ func (m *GetDiscoveryRequest) Equal(o *GetDiscoveryRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetDiscoveryResponse) Equal(o *GetDiscoveryResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Discovery.Equal(o.Discovery) {
@@ -4420,7 +4420,7 @@ func (m *GetDiscoveryResponse) Equal(o *GetDiscoveryResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListFlavorsRequest) Equal(o *ListFlavorsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Selector.Equal(o.Selector) {
@@ -4431,7 +4431,7 @@ func (m *ListFlavorsRequest) Equal(o *ListFlavorsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListFlavorsResponse) Equal(o *ListFlavorsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Flavors) != len(o.Flavors) {
@@ -4447,7 +4447,7 @@ func (m *ListFlavorsResponse) Equal(o *ListFlavorsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeerFlavorsRequest) Equal(o *ListPeerFlavorsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Selector.Equal(o.Selector) {
@@ -4458,7 +4458,7 @@ func (m *ListPeerFlavorsRequest) Equal(o *ListPeerFlavorsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeerFlavor) Equal(o *PeerFlavor) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Flavor.Equal(o.Flavor) ||
@@ -4470,7 +4470,7 @@ func (m *PeerFlavor) Equal(o *PeerFlavor) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeerFlavorsResponse) Equal(o *ListPeerFlavorsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Flavors) != len(o.Flavors) {
@@ -4494,7 +4494,7 @@ func (m *ListPeerFlavorsResponse) Equal(o *ListPeerFlavorsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateServiceBlueprintRequest) Equal(o *CreateServiceBlueprintRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Blueprint.Equal(o.Blueprint) {
@@ -4505,7 +4505,7 @@ func (m *CreateServiceBlueprintRequest) Equal(o *CreateServiceBlueprintRequest) 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateServiceBlueprintResponse) Equal(o *CreateServiceBlueprintResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Blueprint.Equal(o.Blueprint) {
@@ -4516,7 +4516,7 @@ func (m *CreateServiceBlueprintResponse) Equal(o *CreateServiceBlueprintResponse
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetServiceBlueprintRequest) Equal(o *GetServiceBlueprintRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id {
@@ -4527,7 +4527,7 @@ func (m *GetServiceBlueprintRequest) Equal(o *GetServiceBlueprintRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetServiceBlueprintResponse) Equal(o *GetServiceBlueprintResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Blueprint.Equal(o.Blueprint) {
@@ -4538,7 +4538,7 @@ func (m *GetServiceBlueprintResponse) Equal(o *GetServiceBlueprintResponse) bool
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListServiceBlueprintsRequest) Equal(o *ListServiceBlueprintsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -4546,7 +4546,7 @@ func (m *ListServiceBlueprintsRequest) Equal(o *ListServiceBlueprintsRequest) bo
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListServiceBlueprintsResponse) Equal(o *ListServiceBlueprintsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Blueprints) != len(o.Blueprints) {
@@ -4562,7 +4562,7 @@ func (m *ListServiceBlueprintsResponse) Equal(o *ListServiceBlueprintsResponse) 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteServiceBlueprintRequest) Equal(o *DeleteServiceBlueprintRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id {
@@ -4573,7 +4573,7 @@ func (m *DeleteServiceBlueprintRequest) Equal(o *DeleteServiceBlueprintRequest) 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *DeleteServiceBlueprintResponse) Equal(o *DeleteServiceBlueprintResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -4581,7 +4581,7 @@ func (m *DeleteServiceBlueprintResponse) Equal(o *DeleteServiceBlueprintResponse
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetContractRequest) Equal(o *GetContractRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id ||
@@ -4593,7 +4593,7 @@ func (m *GetContractRequest) Equal(o *GetContractRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetContractResponse) Equal(o *GetContractResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Contract.Equal(o.Contract) ||
@@ -4605,7 +4605,7 @@ func (m *GetContractResponse) Equal(o *GetContractResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListContractsRequest) Equal(o *ListContractsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Role != o.Role {
@@ -4616,7 +4616,7 @@ func (m *ListContractsRequest) Equal(o *ListContractsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ContractEntry) Equal(o *ContractEntry) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Contract.Equal(o.Contract) ||
@@ -4628,7 +4628,7 @@ func (m *ContractEntry) Equal(o *ContractEntry) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListContractsResponse) Equal(o *ListContractsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Contracts) != len(o.Contracts) {
@@ -4644,7 +4644,7 @@ func (m *ListContractsResponse) Equal(o *ListContractsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetAllocationRequest) Equal(o *GetAllocationRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id {
@@ -4655,7 +4655,7 @@ func (m *GetAllocationRequest) Equal(o *GetAllocationRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetAllocationResponse) Equal(o *GetAllocationResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Allocation.Equal(o.Allocation) {
@@ -4666,7 +4666,7 @@ func (m *GetAllocationResponse) Equal(o *GetAllocationResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListAllocationsRequest) Equal(o *ListAllocationsRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -4674,7 +4674,7 @@ func (m *ListAllocationsRequest) Equal(o *ListAllocationsRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListAllocationsResponse) Equal(o *ListAllocationsResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Allocations) != len(o.Allocations) {
@@ -4690,7 +4690,7 @@ func (m *ListAllocationsResponse) Equal(o *ListAllocationsResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetNodeRequest) Equal(o *GetNodeRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -4698,7 +4698,7 @@ func (m *GetNodeRequest) Equal(o *GetNodeRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetNodeResponse) Equal(o *GetNodeResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Node.Equal(o.Node) ||
@@ -4710,7 +4710,7 @@ func (m *GetNodeResponse) Equal(o *GetNodeResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeersRequest) Equal(o *ListPeersRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -4718,7 +4718,7 @@ func (m *ListPeersRequest) Equal(o *ListPeersRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Peer) Equal(o *Peer) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Address != o.Address ||
@@ -4730,7 +4730,7 @@ func (m *Peer) Equal(o *Peer) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ListPeersResponse) Equal(o *ListPeersResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Peers) != len(o.Peers) {
@@ -4746,7 +4746,7 @@ func (m *ListPeersResponse) Equal(o *ListPeersResponse) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AddPeerRequest) Equal(o *AddPeerRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Address != o.Address {
@@ -4757,7 +4757,7 @@ func (m *AddPeerRequest) Equal(o *AddPeerRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AddPeerResponse) Equal(o *AddPeerResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -4777,9 +4777,13 @@ func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.Fi
 		src = new(CreateSolverRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
+		if !m.Solver.Equal(src.Solver) {
+			m.Solver, n = src.Solver.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
-		n += fieldmap.Ensure(&m.Solver)
+		if m.Solver == nil {
+			m.Solver, n = new(Solver), n+1
+		}
 		n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 	}
 	return n
@@ -4799,9 +4803,13 @@ func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.
 		src = new(CreateSolverResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
+		if !m.Solver.Equal(src.Solver) {
+			m.Solver, n = src.Solver.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
-		n += fieldmap.Ensure(&m.Solver)
+		if m.Solver == nil {
+			m.Solver, n = new(Solver), n+1
+		}
 		n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 	}
 	return n
@@ -4840,9 +4848,13 @@ func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldM
 		src = new(GetSolverResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
+		if !m.Solver.Equal(src.Solver) {
+			m.Solver, n = src.Solver.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
-		n += fieldmap.Ensure(&m.Solver)
+		if m.Solver == nil {
+			m.Solver, n = new(Solver), n+1
+		}
 		n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 	}
 	return n
@@ -4945,9 +4957,13 @@ func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.Fi
 		src = new(WatchSolverResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Solver, src.Solver)
+		if !m.Solver.Equal(src.Solver) {
+			m.Solver, n = src.Solver.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Solver != nil || src.Solver != nil) {
-		n += fieldmap.Ensure(&m.Solver)
+		if m.Solver == nil {
+			m.Solver, n = new(Solver), n+1
+		}
 		n += m.Solver.copyInAt(src.Solver, fm, at+1, fm.Window(at+1))
 	}
 	return n
@@ -4986,9 +5002,13 @@ func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.
 		src = new(GetDiscoveryResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Discovery, src.Discovery)
+		if !m.Discovery.Equal(src.Discovery) {
+			m.Discovery, n = src.Discovery.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Discovery != nil || src.Discovery != nil) {
-		n += fieldmap.Ensure(&m.Discovery)
+		if m.Discovery == nil {
+			m.Discovery, n = new(Discovery), n+1
+		}
 		n += m.Discovery.copyInAt(src.Discovery, fm, at+1, fm.Window(at+1))
 	}
 	cw1 := fm.Window(at + 64)
@@ -5012,9 +5032,13 @@ func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.Fiel
 		src = new(ListFlavorsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Selector, src.Selector)
+		if !m.Selector.Equal(src.Selector) {
+			m.Selector, n = src.Selector.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Selector != nil || src.Selector != nil) {
-		n += fieldmap.Ensure(&m.Selector)
+		if m.Selector == nil {
+			m.Selector, n = new(Selector), n+1
+		}
 		n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
 	}
 	return n
@@ -5053,9 +5077,13 @@ func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *field
 		src = new(ListPeerFlavorsRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Selector, src.Selector)
+		if !m.Selector.Equal(src.Selector) {
+			m.Selector, n = src.Selector.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Selector != nil || src.Selector != nil) {
-		n += fieldmap.Ensure(&m.Selector)
+		if m.Selector == nil {
+			m.Selector, n = new(Selector), n+1
+		}
 		n += m.Selector.copyInAt(src.Selector, fm, at+1, fm.Window(at+1))
 	}
 	return n
@@ -5075,9 +5103,13 @@ func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int, wi
 		src = new(PeerFlavor)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Flavor, src.Flavor)
+		if !m.Flavor.Equal(src.Flavor) {
+			m.Flavor, n = src.Flavor.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Flavor != nil || src.Flavor != nil) {
-		n += fieldmap.Ensure(&m.Flavor)
+		if m.Flavor == nil {
+			m.Flavor, n = new(Flavor), n+1
+		}
 		n += m.Flavor.copyInAt(src.Flavor, fm, at+1, fm.Window(at+1))
 	}
 	cw2 := fm.Window(at + 128)
@@ -5124,9 +5156,13 @@ func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequ
 		src = new(CreateServiceBlueprintRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint)
+		if !m.Blueprint.Equal(src.Blueprint) {
+			m.Blueprint, n = src.Blueprint.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
-		n += fieldmap.Ensure(&m.Blueprint)
+		if m.Blueprint == nil {
+			m.Blueprint, n = new(ServiceBlueprint), n+1
+		}
 		n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -5146,9 +5182,13 @@ func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintRes
 		src = new(CreateServiceBlueprintResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint)
+		if !m.Blueprint.Equal(src.Blueprint) {
+			m.Blueprint, n = src.Blueprint.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
-		n += fieldmap.Ensure(&m.Blueprint)
+		if m.Blueprint == nil {
+			m.Blueprint, n = new(ServiceBlueprint), n+1
+		}
 		n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -5187,9 +5227,13 @@ func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse,
 		src = new(GetServiceBlueprintResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Blueprint, src.Blueprint)
+		if !m.Blueprint.Equal(src.Blueprint) {
+			m.Blueprint, n = src.Blueprint.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Blueprint != nil || src.Blueprint != nil) {
-		n += fieldmap.Ensure(&m.Blueprint)
+		if m.Blueprint == nil {
+			m.Blueprint, n = new(ServiceBlueprint), n+1
+		}
 		n += m.Blueprint.copyInAt(src.Blueprint, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -5295,9 +5339,13 @@ func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.Fi
 		src = new(GetContractResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Contract, src.Contract)
+		if !m.Contract.Equal(src.Contract) {
+			m.Contract, n = src.Contract.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Contract != nil || src.Contract != nil) {
-		n += fieldmap.Ensure(&m.Contract)
+		if m.Contract == nil {
+			m.Contract, n = new(Contract), n+1
+		}
 		n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
 	}
 	cw3 := fm.Window(at + 192)
@@ -5340,9 +5388,13 @@ func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at i
 		src = new(ContractEntry)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Contract, src.Contract)
+		if !m.Contract.Equal(src.Contract) {
+			m.Contract, n = src.Contract.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Contract != nil || src.Contract != nil) {
-		n += fieldmap.Ensure(&m.Contract)
+		if m.Contract == nil {
+			m.Contract, n = new(Contract), n+1
+		}
 		n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
 	}
 	cw3 := fm.Window(at + 192)
@@ -5404,9 +5456,13 @@ func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldma
 		src = new(GetAllocationResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Allocation, src.Allocation)
+		if !m.Allocation.Equal(src.Allocation) {
+			m.Allocation, n = src.Allocation.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Allocation != nil || src.Allocation != nil) {
-		n += fieldmap.Ensure(&m.Allocation)
+		if m.Allocation == nil {
+			m.Allocation, n = new(Allocation), n+1
+		}
 		n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -5471,9 +5527,13 @@ func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, 
 		src = new(GetNodeResponse)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Node, src.Node)
+		if !m.Node.Equal(src.Node) {
+			m.Node, n = src.Node.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Node != nil || src.Node != nil) {
-		n += fieldmap.Ensure(&m.Node)
+		if m.Node == nil {
+			m.Node, n = new(NodeIdentity), n+1
+		}
 		n += m.Node.copyInAt(src.Node, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<8) != 0 && m.InsecureRear != src.InsecureRear {

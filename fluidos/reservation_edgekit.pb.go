@@ -110,13 +110,13 @@ const (
 var _Reservation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Reservation{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Reservation{}.Id), Op: fieldmap.OpString},
 	{Number: 2, Name: "solver_id", Off: unsafe.Offsetof(Reservation{}.SolverId), Op: fieldmap.OpString},
-	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Reservation{}.Buyer)}},
-	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Reservation{}.Seller)}},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Reservation{}.Buyer)}},
+	{Number: 4, Name: "seller", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Reservation{}.Seller)}},
 	{Number: 5, Name: "peering_candidate_id", Off: unsafe.Offsetof(Reservation{}.PeeringCandidateId), Op: fieldmap.OpString},
-	{Number: 6, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Reservation{}.Configuration)}},
+	{Number: 6, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Reservation{}.Configuration)}},
 	{Number: 7, Name: "reserve", Off: unsafe.Offsetof(Reservation{}.Reserve), Op: fieldmap.OpBool},
 	{Number: 8, Name: "purchase", Off: unsafe.Offsetof(Reservation{}.Purchase), Op: fieldmap.OpBool},
-	{Number: 9, Name: "status", Kind: fieldmap.KindMessage, Sub: _ReservationStatus_shape, Value: &fieldmap.MessageField[*ReservationStatus]{Off: unsafe.Offsetof(Reservation{}.Status)}},
+	{Number: 9, Name: "status", Kind: fieldmap.KindMessage, Sub: _ReservationStatus_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Reservation{}.Status)}},
 }}
 
 var _Reservation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Reservation", _Reservation_shape, false)
@@ -176,8 +176,8 @@ const (
 var _Transaction_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Transaction{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Transaction{}.Id), Op: fieldmap.OpString},
 	{Number: 2, Name: "flavor_id", Off: unsafe.Offsetof(Transaction{}.FlavorId), Op: fieldmap.OpString},
-	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(Transaction{}.Buyer)}},
-	{Number: 4, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Transaction{}.Configuration)}},
+	{Number: 3, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Transaction{}.Buyer)}},
+	{Number: 4, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Transaction{}.Configuration)}},
 	{Number: 5, Name: "start_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Transaction{}.StartTime)}},
 	{Number: 6, Name: "expiration_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Transaction{}.ExpirationTime)}},
 	{Number: 7, Name: "buyer_cluster_id", Off: unsafe.Offsetof(Transaction{}.BuyerClusterId), Op: fieldmap.OpString},
@@ -235,8 +235,8 @@ const (
 
 var _ReserveRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReserveRequest{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "flavor_id", Off: unsafe.Offsetof(ReserveRequest{}.FlavorId), Op: fieldmap.OpString},
-	{Number: 2, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageField[*NodeIdentity]{Off: unsafe.Offsetof(ReserveRequest{}.Buyer)}},
-	{Number: 3, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(ReserveRequest{}.Configuration)}},
+	{Number: 2, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ReserveRequest{}.Buyer)}},
+	{Number: 3, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ReserveRequest{}.Configuration)}},
 }}
 
 var _ReserveRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReserveRequest", _ReserveRequest_shape, false)
@@ -268,8 +268,8 @@ var _PeeringCredentials_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringCrede
 }}
 
 var _PurchaseRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PurchaseRequest{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "buyer_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringCredentials_shape, Value: &fieldmap.MessageField[*PeeringCredentials]{Off: unsafe.Offsetof(PurchaseRequest{}.BuyerCredentials)}},
-	{Number: 2, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _TelemetryEndpoint_shape, Value: &fieldmap.MessageField[*TelemetryEndpoint]{Off: unsafe.Offsetof(PurchaseRequest{}.IngressTelemetryEndpoint)}},
+	{Number: 1, Name: "buyer_credentials", Kind: fieldmap.KindMessage, Sub: _PeeringCredentials_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(PurchaseRequest{}.BuyerCredentials)}},
+	{Number: 2, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _TelemetryEndpoint_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(PurchaseRequest{}.IngressTelemetryEndpoint)}},
 }}
 
 var _PurchaseRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PurchaseRequest", _PurchaseRequest_shape, false)
@@ -486,7 +486,7 @@ func (m *PeeringCredentials) cloneTo(c *PeeringCredentials) *PeeringCredentials 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReservationStatus) Equal(o *ReservationStatus) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Phase != o.Phase ||
@@ -503,7 +503,7 @@ func (m *ReservationStatus) Equal(o *ReservationStatus) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Reservation) Equal(o *Reservation) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id ||
@@ -522,7 +522,7 @@ func (m *Reservation) Equal(o *Reservation) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Transaction) Equal(o *Transaction) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id ||
@@ -541,7 +541,7 @@ func (m *Transaction) Equal(o *Transaction) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReserveRequest) Equal(o *ReserveRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.FlavorId != o.FlavorId ||
@@ -554,7 +554,7 @@ func (m *ReserveRequest) Equal(o *ReserveRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PurchaseRequest) Equal(o *PurchaseRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.BuyerCredentials.Equal(o.BuyerCredentials) ||
@@ -566,7 +566,7 @@ func (m *PurchaseRequest) Equal(o *PurchaseRequest) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *PeeringCredentials) Equal(o *PeeringCredentials) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.ClusterId != o.ClusterId ||
@@ -635,25 +635,37 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.SolverId, src.SolverId)
 		case 2:
 			if win.Cover&(1<<2) != 0 {
-				n += fieldmap.CopyMessage(&m.Buyer, src.Buyer)
+				if !m.Buyer.Equal(src.Buyer) {
+					m.Buyer, n = src.Buyer.Clone(), n+1
+				}
 			} else if m.Buyer != nil || src.Buyer != nil {
-				n += fieldmap.Ensure(&m.Buyer)
+				if m.Buyer == nil {
+					m.Buyer, n = new(NodeIdentity), n+1
+				}
 				n += m.Buyer.copyInAt(src.Buyer, fm, at+3, win.Shift(3))
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				n += fieldmap.CopyMessage(&m.Seller, src.Seller)
+				if !m.Seller.Equal(src.Seller) {
+					m.Seller, n = src.Seller.Clone(), n+1
+				}
 			} else if m.Seller != nil || src.Seller != nil {
-				n += fieldmap.Ensure(&m.Seller)
+				if m.Seller == nil {
+					m.Seller, n = new(NodeIdentity), n+1
+				}
 				n += m.Seller.copyInAt(src.Seller, fm, at+11, win.Shift(11))
 			}
 		case 18:
 			n += fieldmap.Set(&m.PeeringCandidateId, src.PeeringCandidateId)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				n += fieldmap.CopyMessage(&m.Configuration, src.Configuration)
+				if !m.Configuration.Equal(src.Configuration) {
+					m.Configuration, n = src.Configuration.Clone(), n+1
+				}
 			} else if m.Configuration != nil || src.Configuration != nil {
-				n += fieldmap.Ensure(&m.Configuration)
+				if m.Configuration == nil {
+					m.Configuration, n = new(Configuration), n+1
+				}
 				n += m.Configuration.copyInAt(src.Configuration, fm, at+20, win.Shift(20))
 			}
 		case 41:
@@ -662,9 +674,13 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.Purchase, src.Purchase)
 		case 43:
 			if win.Cover&(1<<43) != 0 {
-				n += fieldmap.CopyMessage(&m.Status, src.Status)
+				if !m.Status.Equal(src.Status) {
+					m.Status, n = src.Status.Clone(), n+1
+				}
 			} else if m.Status != nil || src.Status != nil {
-				n += fieldmap.Ensure(&m.Status)
+				if m.Status == nil {
+					m.Status, n = new(ReservationStatus), n+1
+				}
 				n += m.Status.copyInAt(src.Status, fm, at+44, win.Shift(44))
 			}
 		}
@@ -693,16 +709,24 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, 
 			n += fieldmap.Set(&m.FlavorId, src.FlavorId)
 		case 2:
 			if win.Cover&(1<<2) != 0 {
-				n += fieldmap.CopyMessage(&m.Buyer, src.Buyer)
+				if !m.Buyer.Equal(src.Buyer) {
+					m.Buyer, n = src.Buyer.Clone(), n+1
+				}
 			} else if m.Buyer != nil || src.Buyer != nil {
-				n += fieldmap.Ensure(&m.Buyer)
+				if m.Buyer == nil {
+					m.Buyer, n = new(NodeIdentity), n+1
+				}
 				n += m.Buyer.copyInAt(src.Buyer, fm, at+3, win.Shift(3))
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				n += fieldmap.CopyMessage(&m.Configuration, src.Configuration)
+				if !m.Configuration.Equal(src.Configuration) {
+					m.Configuration, n = src.Configuration.Clone(), n+1
+				}
 			} else if m.Configuration != nil || src.Configuration != nil {
-				n += fieldmap.Ensure(&m.Configuration)
+				if m.Configuration == nil {
+					m.Configuration, n = new(Configuration), n+1
+				}
 				n += m.Configuration.copyInAt(src.Configuration, fm, at+11, win.Shift(11))
 			}
 		case 32:
@@ -743,15 +767,23 @@ func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at
 		m.FlavorId, n = src.FlavorId, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Buyer, src.Buyer)
+		if !m.Buyer.Equal(src.Buyer) {
+			m.Buyer, n = src.Buyer.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Buyer != nil || src.Buyer != nil) {
-		n += fieldmap.Ensure(&m.Buyer)
+		if m.Buyer == nil {
+			m.Buyer, n = new(NodeIdentity), n+1
+		}
 		n += m.Buyer.copyInAt(src.Buyer, fm, at+2, win.Shift(2))
 	}
 	if win.Cover&(1<<9) != 0 {
-		n += fieldmap.CopyMessage(&m.Configuration, src.Configuration)
+		if !m.Configuration.Equal(src.Configuration) {
+			m.Configuration, n = src.Configuration.Clone(), n+1
+		}
 	} else if win.Below&(1<<9) != 0 && (m.Configuration != nil || src.Configuration != nil) {
-		n += fieldmap.Ensure(&m.Configuration)
+		if m.Configuration == nil {
+			m.Configuration, n = new(Configuration), n+1
+		}
 		n += m.Configuration.copyInAt(src.Configuration, fm, at+10, win.Shift(10))
 	}
 	return n
@@ -771,15 +803,23 @@ func (m *PurchaseRequest) copyInAt(src *PurchaseRequest, fm *fieldmap.FieldMap, 
 		src = new(PurchaseRequest)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.BuyerCredentials, src.BuyerCredentials)
+		if !m.BuyerCredentials.Equal(src.BuyerCredentials) {
+			m.BuyerCredentials, n = src.BuyerCredentials.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.BuyerCredentials != nil || src.BuyerCredentials != nil) {
-		n += fieldmap.Ensure(&m.BuyerCredentials)
+		if m.BuyerCredentials == nil {
+			m.BuyerCredentials, n = new(PeeringCredentials), n+1
+		}
 		n += m.BuyerCredentials.copyInAt(src.BuyerCredentials, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.IngressTelemetryEndpoint, src.IngressTelemetryEndpoint)
+		if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
+			m.IngressTelemetryEndpoint, n = src.IngressTelemetryEndpoint.Clone(), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil) {
-		n += fieldmap.Ensure(&m.IngressTelemetryEndpoint)
+		if m.IngressTelemetryEndpoint == nil {
+			m.IngressTelemetryEndpoint, n = new(TelemetryEndpoint), n+1
+		}
 		n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+4, win.Shift(4))
 	}
 	return n

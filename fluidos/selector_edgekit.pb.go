@@ -161,9 +161,9 @@ const (
 )
 
 var _GPUSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPUSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(GPUSelector{}.Model)}},
-	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Cores)}},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(GPUSelector{}.Memory)}},
+	{Number: 1, Name: "model", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GPUSelector{}.Model)}},
+	{Number: 2, Name: "cores", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GPUSelector{}.Cores)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GPUSelector{}.Memory)}},
 }}
 
 var _GPUSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GPUSelector", _GPUSelector_shape, false)
@@ -227,12 +227,12 @@ const (
 )
 
 var _K8SliceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Architecture)}},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Cpu)}},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Memory)}},
-	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Pods)}},
-	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(K8SliceSelector{}.Storage)}},
-	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPUSelector_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(K8SliceSelector{}.Gpu)}},
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceSelector{}.Architecture)}},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceSelector{}.Cpu)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceSelector{}.Memory)}},
+	{Number: 4, Name: "pods", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceSelector{}.Pods)}},
+	{Number: 5, Name: "storage", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceSelector{}.Storage)}},
+	{Number: 6, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPUSelector_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(K8SliceSelector{}.Gpu)}},
 }}
 
 var _K8SliceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceSelector", _K8SliceSelector_shape, false)
@@ -260,9 +260,9 @@ const (
 )
 
 var _ServiceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Category)}},
+	{Number: 1, Name: "category", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ServiceSelector{}.Category)}},
 	{Number: 2, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ServiceSelector{}.Tags), Op: fieldmap.OpListString},
-	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(ServiceSelector{}.Name)}},
+	{Number: 3, Name: "name", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ServiceSelector{}.Name)}},
 }}
 
 var _ServiceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceSelector", _ServiceSelector_shape, false)
@@ -326,13 +326,13 @@ const (
 )
 
 var _VMSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Architecture)}},
-	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Cpu)}},
-	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Memory)}},
-	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageField[*ResourceFilter]{Off: unsafe.Offsetof(VMSelector{}.Storage)}},
-	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.OsImage)}},
-	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(VMSelector{}.Hypervisor)}},
-	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPUSelector_shape, Value: &fieldmap.MessageField[*GPUSelector]{Off: unsafe.Offsetof(VMSelector{}.Gpu)}},
+	{Number: 1, Name: "architecture", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(VMSelector{}.Architecture)}},
+	{Number: 2, Name: "cpu", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(VMSelector{}.Cpu)}},
+	{Number: 3, Name: "memory", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(VMSelector{}.Memory)}},
+	{Number: 4, Name: "storage", Kind: fieldmap.KindMessage, Sub: _ResourceFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(VMSelector{}.Storage)}},
+	{Number: 5, Name: "os_image", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(VMSelector{}.OsImage)}},
+	{Number: 6, Name: "hypervisor", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(VMSelector{}.Hypervisor)}},
+	{Number: 7, Name: "gpu", Kind: fieldmap.KindMessage, Sub: _GPUSelector_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(VMSelector{}.Gpu)}},
 }}
 
 var _VMSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VMSelector", _VMSelector_shape, false)
@@ -365,10 +365,10 @@ const (
 )
 
 var _SensorSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorSelector{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.SensorType)}},
-	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _FloatRangeSelector_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.SamplingRateHz)}},
-	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _FloatRangeSelector_shape, Value: &fieldmap.MessageField[*FloatRangeSelector]{Off: unsafe.Offsetof(SensorSelector{}.Accuracy)}},
-	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageField[*StringFilter]{Off: unsafe.Offsetof(SensorSelector{}.Unit)}},
+	{Number: 1, Name: "sensor_type", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(SensorSelector{}.SensorType)}},
+	{Number: 2, Name: "sampling_rate_hz", Kind: fieldmap.KindMessage, Sub: _FloatRangeSelector_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(SensorSelector{}.SamplingRateHz)}},
+	{Number: 3, Name: "accuracy", Kind: fieldmap.KindMessage, Sub: _FloatRangeSelector_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(SensorSelector{}.Accuracy)}},
+	{Number: 4, Name: "unit", Kind: fieldmap.KindMessage, Sub: _StringFilter_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(SensorSelector{}.Unit)}},
 }}
 
 var _SensorSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SensorSelector", _SensorSelector_shape, false)
@@ -914,7 +914,7 @@ func (m *Selector) cloneTo(c *Selector) *Selector {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceMatchSelector) Equal(o *ResourceMatchSelector) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Value != o.Value {
@@ -925,7 +925,7 @@ func (m *ResourceMatchSelector) Equal(o *ResourceMatchSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceRangeSelector) Equal(o *ResourceRangeSelector) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Min, o.Min) ||
@@ -937,7 +937,7 @@ func (m *ResourceRangeSelector) Equal(o *ResourceRangeSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ResourceFilter) Equal(o *ResourceFilter) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	switch a := m.Filter.(type) {
@@ -979,7 +979,7 @@ func _ResourceFilter_Filter_isSet(x isResourceFilter_Filter) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FloatRangeSelector) Equal(o *FloatRangeSelector) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtrFloat64(m.Min, o.Min) ||
@@ -991,7 +991,7 @@ func (m *FloatRangeSelector) Equal(o *FloatRangeSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *StringFilter) Equal(o *StringFilter) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	switch a := m.Filter.(type) {
@@ -1033,7 +1033,7 @@ func _StringFilter_Filter_isSet(x isStringFilter_Filter) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GPUSelector) Equal(o *GPUSelector) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Model.Equal(o.Model) ||
@@ -1046,7 +1046,7 @@ func (m *GPUSelector) Equal(o *GPUSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *K8SliceSelector) Equal(o *K8SliceSelector) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Architecture.Equal(o.Architecture) ||
@@ -1062,7 +1062,7 @@ func (m *K8SliceSelector) Equal(o *K8SliceSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ServiceSelector) Equal(o *ServiceSelector) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Category.Equal(o.Category) ||
@@ -1075,7 +1075,7 @@ func (m *ServiceSelector) Equal(o *ServiceSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *VMSelector) Equal(o *VMSelector) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Architecture.Equal(o.Architecture) ||
@@ -1092,7 +1092,7 @@ func (m *VMSelector) Equal(o *VMSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SensorSelector) Equal(o *SensorSelector) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.SensorType.Equal(o.SensorType) ||
@@ -1106,7 +1106,7 @@ func (m *SensorSelector) Equal(o *SensorSelector) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Selector) Equal(o *Selector) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.FlavorType != o.FlavorType {
@@ -1412,21 +1412,33 @@ func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, 
 		src = new(GPUSelector)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Model, src.Model)
+		if !m.Model.Equal(src.Model) {
+			m.Model, n = src.Model.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Model != nil || src.Model != nil) {
-		n += fieldmap.Ensure(&m.Model)
+		if m.Model == nil {
+			m.Model, n = new(StringFilter), n+1
+		}
 		n += m.Model.copyInAt(src.Model, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.Cores, src.Cores)
+		if !m.Cores.Equal(src.Cores) {
+			m.Cores, n = src.Cores.Clone(), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.Cores != nil || src.Cores != nil) {
-		n += fieldmap.Ensure(&m.Cores)
+		if m.Cores == nil {
+			m.Cores, n = new(ResourceFilter), n+1
+		}
 		n += m.Cores.copyInAt(src.Cores, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<9) != 0 {
-		n += fieldmap.CopyMessage(&m.Memory, src.Memory)
+		if !m.Memory.Equal(src.Memory) {
+			m.Memory, n = src.Memory.Clone(), n+1
+		}
 	} else if win.Below&(1<<9) != 0 && (m.Memory != nil || src.Memory != nil) {
-		n += fieldmap.Ensure(&m.Memory)
+		if m.Memory == nil {
+			m.Memory, n = new(ResourceFilter), n+1
+		}
 		n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
 	}
 	return n
@@ -1446,39 +1458,63 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 		src = new(K8SliceSelector)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Architecture, src.Architecture)
+		if !m.Architecture.Equal(src.Architecture) {
+			m.Architecture, n = src.Architecture.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Architecture != nil || src.Architecture != nil) {
-		n += fieldmap.Ensure(&m.Architecture)
+		if m.Architecture == nil {
+			m.Architecture, n = new(StringFilter), n+1
+		}
 		n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.Cpu, src.Cpu)
+		if !m.Cpu.Equal(src.Cpu) {
+			m.Cpu, n = src.Cpu.Clone(), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.Cpu != nil || src.Cpu != nil) {
-		n += fieldmap.Ensure(&m.Cpu)
+		if m.Cpu == nil {
+			m.Cpu, n = new(ResourceFilter), n+1
+		}
 		n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<9) != 0 {
-		n += fieldmap.CopyMessage(&m.Memory, src.Memory)
+		if !m.Memory.Equal(src.Memory) {
+			m.Memory, n = src.Memory.Clone(), n+1
+		}
 	} else if win.Below&(1<<9) != 0 && (m.Memory != nil || src.Memory != nil) {
-		n += fieldmap.Ensure(&m.Memory)
+		if m.Memory == nil {
+			m.Memory, n = new(ResourceFilter), n+1
+		}
 		n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
 	}
 	if win.Cover&(1<<15) != 0 {
-		n += fieldmap.CopyMessage(&m.Pods, src.Pods)
+		if !m.Pods.Equal(src.Pods) {
+			m.Pods, n = src.Pods.Clone(), n+1
+		}
 	} else if win.Below&(1<<15) != 0 && (m.Pods != nil || src.Pods != nil) {
-		n += fieldmap.Ensure(&m.Pods)
+		if m.Pods == nil {
+			m.Pods, n = new(ResourceFilter), n+1
+		}
 		n += m.Pods.copyInAt(src.Pods, fm, at+16, win.Shift(16))
 	}
 	if win.Cover&(1<<21) != 0 {
-		n += fieldmap.CopyMessage(&m.Storage, src.Storage)
+		if !m.Storage.Equal(src.Storage) {
+			m.Storage, n = src.Storage.Clone(), n+1
+		}
 	} else if win.Below&(1<<21) != 0 && (m.Storage != nil || src.Storage != nil) {
-		n += fieldmap.Ensure(&m.Storage)
+		if m.Storage == nil {
+			m.Storage, n = new(ResourceFilter), n+1
+		}
 		n += m.Storage.copyInAt(src.Storage, fm, at+22, win.Shift(22))
 	}
 	if win.Cover&(1<<27) != 0 {
-		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu)
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu, n = src.Gpu.Clone(), n+1
+		}
 	} else if win.Below&(1<<27) != 0 && (m.Gpu != nil || src.Gpu != nil) {
-		n += fieldmap.Ensure(&m.Gpu)
+		if m.Gpu == nil {
+			m.Gpu, n = new(GPUSelector), n+1
+		}
 		n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
 	}
 	return n
@@ -1498,18 +1534,26 @@ func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, 
 		src = new(ServiceSelector)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Category, src.Category)
+		if !m.Category.Equal(src.Category) {
+			m.Category, n = src.Category.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Category != nil || src.Category != nil) {
-		n += fieldmap.Ensure(&m.Category)
+		if m.Category == nil {
+			m.Category, n = new(StringFilter), n+1
+		}
 		n += m.Category.copyInAt(src.Category, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+3), &m.Tags, src.Tags)
 	}
 	if win.Cover&(1<<4) != 0 {
-		n += fieldmap.CopyMessage(&m.Name, src.Name)
+		if !m.Name.Equal(src.Name) {
+			m.Name, n = src.Name.Clone(), n+1
+		}
 	} else if win.Below&(1<<4) != 0 && (m.Name != nil || src.Name != nil) {
-		n += fieldmap.Ensure(&m.Name)
+		if m.Name == nil {
+			m.Name, n = new(StringFilter), n+1
+		}
 		n += m.Name.copyInAt(src.Name, fm, at+5, win.Shift(5))
 	}
 	return n
@@ -1529,45 +1573,73 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 		src = new(VMSelector)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Architecture, src.Architecture)
+		if !m.Architecture.Equal(src.Architecture) {
+			m.Architecture, n = src.Architecture.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Architecture != nil || src.Architecture != nil) {
-		n += fieldmap.Ensure(&m.Architecture)
+		if m.Architecture == nil {
+			m.Architecture, n = new(StringFilter), n+1
+		}
 		n += m.Architecture.copyInAt(src.Architecture, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.Cpu, src.Cpu)
+		if !m.Cpu.Equal(src.Cpu) {
+			m.Cpu, n = src.Cpu.Clone(), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.Cpu != nil || src.Cpu != nil) {
-		n += fieldmap.Ensure(&m.Cpu)
+		if m.Cpu == nil {
+			m.Cpu, n = new(ResourceFilter), n+1
+		}
 		n += m.Cpu.copyInAt(src.Cpu, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<9) != 0 {
-		n += fieldmap.CopyMessage(&m.Memory, src.Memory)
+		if !m.Memory.Equal(src.Memory) {
+			m.Memory, n = src.Memory.Clone(), n+1
+		}
 	} else if win.Below&(1<<9) != 0 && (m.Memory != nil || src.Memory != nil) {
-		n += fieldmap.Ensure(&m.Memory)
+		if m.Memory == nil {
+			m.Memory, n = new(ResourceFilter), n+1
+		}
 		n += m.Memory.copyInAt(src.Memory, fm, at+10, win.Shift(10))
 	}
 	if win.Cover&(1<<15) != 0 {
-		n += fieldmap.CopyMessage(&m.Storage, src.Storage)
+		if !m.Storage.Equal(src.Storage) {
+			m.Storage, n = src.Storage.Clone(), n+1
+		}
 	} else if win.Below&(1<<15) != 0 && (m.Storage != nil || src.Storage != nil) {
-		n += fieldmap.Ensure(&m.Storage)
+		if m.Storage == nil {
+			m.Storage, n = new(ResourceFilter), n+1
+		}
 		n += m.Storage.copyInAt(src.Storage, fm, at+16, win.Shift(16))
 	}
 	if win.Cover&(1<<21) != 0 {
-		n += fieldmap.CopyMessage(&m.OsImage, src.OsImage)
+		if !m.OsImage.Equal(src.OsImage) {
+			m.OsImage, n = src.OsImage.Clone(), n+1
+		}
 	} else if win.Below&(1<<21) != 0 && (m.OsImage != nil || src.OsImage != nil) {
-		n += fieldmap.Ensure(&m.OsImage)
+		if m.OsImage == nil {
+			m.OsImage, n = new(StringFilter), n+1
+		}
 		n += m.OsImage.copyInAt(src.OsImage, fm, at+22, win.Shift(22))
 	}
 	if win.Cover&(1<<24) != 0 {
-		n += fieldmap.CopyMessage(&m.Hypervisor, src.Hypervisor)
+		if !m.Hypervisor.Equal(src.Hypervisor) {
+			m.Hypervisor, n = src.Hypervisor.Clone(), n+1
+		}
 	} else if win.Below&(1<<24) != 0 && (m.Hypervisor != nil || src.Hypervisor != nil) {
-		n += fieldmap.Ensure(&m.Hypervisor)
+		if m.Hypervisor == nil {
+			m.Hypervisor, n = new(StringFilter), n+1
+		}
 		n += m.Hypervisor.copyInAt(src.Hypervisor, fm, at+25, win.Shift(25))
 	}
 	if win.Cover&(1<<27) != 0 {
-		n += fieldmap.CopyMessage(&m.Gpu, src.Gpu)
+		if !m.Gpu.Equal(src.Gpu) {
+			m.Gpu, n = src.Gpu.Clone(), n+1
+		}
 	} else if win.Below&(1<<27) != 0 && (m.Gpu != nil || src.Gpu != nil) {
-		n += fieldmap.Ensure(&m.Gpu)
+		if m.Gpu == nil {
+			m.Gpu, n = new(GPUSelector), n+1
+		}
 		n += m.Gpu.copyInAt(src.Gpu, fm, at+28, win.Shift(28))
 	}
 	return n
@@ -1587,27 +1659,43 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 		src = new(SensorSelector)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.SensorType, src.SensorType)
+		if !m.SensorType.Equal(src.SensorType) {
+			m.SensorType, n = src.SensorType.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.SensorType != nil || src.SensorType != nil) {
-		n += fieldmap.Ensure(&m.SensorType)
+		if m.SensorType == nil {
+			m.SensorType, n = new(StringFilter), n+1
+		}
 		n += m.SensorType.copyInAt(src.SensorType, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.SamplingRateHz, src.SamplingRateHz)
+		if !m.SamplingRateHz.Equal(src.SamplingRateHz) {
+			m.SamplingRateHz, n = src.SamplingRateHz.Clone(), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.SamplingRateHz != nil || src.SamplingRateHz != nil) {
-		n += fieldmap.Ensure(&m.SamplingRateHz)
+		if m.SamplingRateHz == nil {
+			m.SamplingRateHz, n = new(FloatRangeSelector), n+1
+		}
 		n += m.SamplingRateHz.copyInAt(src.SamplingRateHz, fm, at+4, win.Shift(4))
 	}
 	if win.Cover&(1<<6) != 0 {
-		n += fieldmap.CopyMessage(&m.Accuracy, src.Accuracy)
+		if !m.Accuracy.Equal(src.Accuracy) {
+			m.Accuracy, n = src.Accuracy.Clone(), n+1
+		}
 	} else if win.Below&(1<<6) != 0 && (m.Accuracy != nil || src.Accuracy != nil) {
-		n += fieldmap.Ensure(&m.Accuracy)
+		if m.Accuracy == nil {
+			m.Accuracy, n = new(FloatRangeSelector), n+1
+		}
 		n += m.Accuracy.copyInAt(src.Accuracy, fm, at+7, win.Shift(7))
 	}
 	if win.Cover&(1<<9) != 0 {
-		n += fieldmap.CopyMessage(&m.Unit, src.Unit)
+		if !m.Unit.Equal(src.Unit) {
+			m.Unit, n = src.Unit.Clone(), n+1
+		}
 	} else if win.Below&(1<<9) != 0 && (m.Unit != nil || src.Unit != nil) {
-		n += fieldmap.Ensure(&m.Unit)
+		if m.Unit == nil {
+			m.Unit, n = new(StringFilter), n+1
+		}
 		n += m.Unit.copyInAt(src.Unit, fm, at+10, win.Shift(10))
 	}
 	return n

@@ -63,7 +63,7 @@ var _SolverStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverStatus{}), F
 	{Number: 8, Name: "reservation_id", Off: unsafe.Offsetof(SolverStatus{}.ReservationId), Op: fieldmap.OpString},
 	{Number: 9, Name: "contract_id", Off: unsafe.Offsetof(SolverStatus{}.ContractId), Op: fieldmap.OpString},
 	{Number: 10, Name: "allocation_id", Off: unsafe.Offsetof(SolverStatus{}.AllocationId), Op: fieldmap.OpString},
-	{Number: 11, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape, Value: &fieldmap.MessageField[*PeeringTargetCredentials]{Off: unsafe.Offsetof(SolverStatus{}.Credentials)}},
+	{Number: 11, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(SolverStatus{}.Credentials)}},
 	{Number: 12, Name: "last_change_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(SolverStatus{}.LastChangeTime)}},
 	{Number: 13, Name: "attempts", Kind: fieldmap.KindList, Sub: _SolverAttempt_shape, Value: &fieldmap.MessageList[*SolverAttempt]{Off: unsafe.Offsetof(SolverStatus{}.Attempts)}},
 }}
@@ -300,14 +300,14 @@ const (
 
 var _Solver_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Solver{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(Solver{}.Id), Op: fieldmap.OpString},
-	{Number: 2, Name: "selector", Kind: fieldmap.KindMessage, Sub: _Selector_shape, Value: &fieldmap.MessageField[*Selector]{Off: unsafe.Offsetof(Solver{}.Selector)}},
+	{Number: 2, Name: "selector", Kind: fieldmap.KindMessage, Sub: _Selector_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Solver{}.Selector)}},
 	{Number: 3, Name: "intent_id", Off: unsafe.Offsetof(Solver{}.IntentId), Op: fieldmap.OpString},
 	{Number: 4, Name: "find_candidate", Off: unsafe.Offsetof(Solver{}.FindCandidate), Op: fieldmap.OpBool},
 	{Number: 5, Name: "reserve_and_buy", Off: unsafe.Offsetof(Solver{}.ReserveAndBuy), Op: fieldmap.OpBool},
 	{Number: 6, Name: "establish_peering", Off: unsafe.Offsetof(Solver{}.EstablishPeering), Op: fieldmap.OpBool},
-	{Number: 7, Name: "status", Kind: fieldmap.KindMessage, Sub: _SolverStatus_shape, Value: &fieldmap.MessageField[*SolverStatus]{Off: unsafe.Offsetof(Solver{}.Status)}},
-	{Number: 8, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageField[*Configuration]{Off: unsafe.Offsetof(Solver{}.Configuration)}},
-	{Number: 9, Name: "timeouts", Kind: fieldmap.KindMessage, Sub: _SolverTimeouts_shape, Value: &fieldmap.MessageField[*SolverTimeouts]{Off: unsafe.Offsetof(Solver{}.Timeouts)}},
+	{Number: 7, Name: "status", Kind: fieldmap.KindMessage, Sub: _SolverStatus_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Solver{}.Status)}},
+	{Number: 8, Name: "configuration", Kind: fieldmap.KindMessage, Sub: _Configuration_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Solver{}.Configuration)}},
+	{Number: 9, Name: "timeouts", Kind: fieldmap.KindMessage, Sub: _SolverTimeouts_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Solver{}.Timeouts)}},
 	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Solver{}.CreatedAt)}},
 }}
 
@@ -445,7 +445,7 @@ type _Solver_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverStatus) Equal(o *SolverStatus) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.SolverPhase != o.SolverPhase ||
@@ -475,7 +475,7 @@ func (m *SolverStatus) Equal(o *SolverStatus) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverAttempt) Equal(o *SolverAttempt) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.CandidateId != o.CandidateId ||
@@ -489,7 +489,7 @@ func (m *SolverAttempt) Equal(o *SolverAttempt) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SolverTimeouts) Equal(o *SolverTimeouts) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualDuration(m.Discovery, o.Discovery) ||
@@ -502,7 +502,7 @@ func (m *SolverTimeouts) Equal(o *SolverTimeouts) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Solver) Equal(o *Solver) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id ||
@@ -557,9 +557,13 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 			n += fieldmap.Set(&m.AllocationId, src.AllocationId)
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				n += fieldmap.CopyMessage(&m.Credentials, src.Credentials)
+				if !m.Credentials.Equal(src.Credentials) {
+					m.Credentials, n = src.Credentials.Clone(), n+1
+				}
 			} else if m.Credentials != nil || src.Credentials != nil {
-				n += fieldmap.Ensure(&m.Credentials)
+				if m.Credentials == nil {
+					m.Credentials, n = new(PeeringTargetCredentials), n+1
+				}
 				n += m.Credentials.copyInAt(src.Credentials, fm, at+11, win.Shift(11))
 			}
 		case 16:
@@ -647,9 +651,13 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Selector, src.Selector)
+		if !m.Selector.Equal(src.Selector) {
+			m.Selector, n = src.Selector.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Selector != nil || src.Selector != nil) {
-		n += fieldmap.Ensure(&m.Selector)
+		if m.Selector == nil {
+			m.Selector, n = new(Selector), n+1
+		}
 		n += m.Selector.copyInAt(src.Selector, fm, at+2, fm.Window(at+2))
 	}
 	cw1 := fm.Window(at + 64)
@@ -666,22 +674,34 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 		m.EstablishPeering, n = src.EstablishPeering, n+1
 	}
 	if cw1.Cover&(1<<52) != 0 {
-		n += fieldmap.CopyMessage(&m.Status, src.Status)
+		if !m.Status.Equal(src.Status) {
+			m.Status, n = src.Status.Clone(), n+1
+		}
 	} else if cw1.Below&(1<<52) != 0 && (m.Status != nil || src.Status != nil) {
-		n += fieldmap.Ensure(&m.Status)
+		if m.Status == nil {
+			m.Status, n = new(SolverStatus), n+1
+		}
 		n += m.Status.copyInAt(src.Status, fm, at+117, fm.Window(at+117))
 	}
 	cw2 := fm.Window(at + 128)
 	if cw2.Cover&(1<<11) != 0 {
-		n += fieldmap.CopyMessage(&m.Configuration, src.Configuration)
+		if !m.Configuration.Equal(src.Configuration) {
+			m.Configuration, n = src.Configuration.Clone(), n+1
+		}
 	} else if cw2.Below&(1<<11) != 0 && (m.Configuration != nil || src.Configuration != nil) {
-		n += fieldmap.Ensure(&m.Configuration)
+		if m.Configuration == nil {
+			m.Configuration, n = new(Configuration), n+1
+		}
 		n += m.Configuration.copyInAt(src.Configuration, fm, at+140, cw2.Shift(12))
 	}
 	if cw2.Cover&(1<<33) != 0 {
-		n += fieldmap.CopyMessage(&m.Timeouts, src.Timeouts)
+		if !m.Timeouts.Equal(src.Timeouts) {
+			m.Timeouts, n = src.Timeouts.Clone(), n+1
+		}
 	} else if cw2.Below&(1<<33) != 0 && (m.Timeouts != nil || src.Timeouts != nil) {
-		n += fieldmap.Ensure(&m.Timeouts)
+		if m.Timeouts == nil {
+			m.Timeouts, n = new(SolverTimeouts), n+1
+		}
 		n += m.Timeouts.copyInAt(src.Timeouts, fm, at+162, cw2.Shift(34))
 	}
 	if cw2.Cover&(1<<37) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {

@@ -92,7 +92,7 @@ func (g *GeneratedFile) ShapeVar(s *Shape) string {
 			line = append(line, ", Sub: ", subs[i])
 		}
 		if layout {
-			line = append(line, g.layout(s.Message, f.Field))
+			line = append(line, g.layout(s.Message, f.Field, f.Sub != nil))
 		}
 		g.P(append(line, "},")...)
 	}

@@ -21,7 +21,8 @@ func (g *GeneratedFile) layoutSize(msg *protogen.Message) string {
 
 // layout returns the entries of the shape literal of field f of msg that
 // give its Go layout: ", Off: ..., Op: ..." or ", Value: ...".
-func (g *GeneratedFile) layout(msg *protogen.Message, f *protogen.Field) string {
+// sub tells a message field with flags below it.
+func (g *GeneratedFile) layout(msg *protogen.Message, f *protogen.Field, sub bool) string {
 	typ := g.QualifiedGoIdent(msg.GoIdent)
 	name := f.GoName
 	if InOneof(f) {
@@ -40,6 +41,8 @@ func (g *GeneratedFile) layout(msg *protogen.Message, f *protogen.Field) string 
 		return ", Value: &" + g.Fieldmap("MessageList") + "[" + g.MessageType(f.Message) + "]{Off: " + off + "}"
 	case d.IsList():
 		return ", Off: " + off + ", Op: " + g.Fieldmap("OpList"+opKind(d.Kind()))
+	case IsMessage(f) && sub:
+		return ", Value: &" + g.Fieldmap("MessageBelow") + "{Off: " + off + "}"
 	case IsMessage(f):
 		return ", Value: &" + g.Fieldmap("MessageField") + "[" + g.MessageType(f.Message) + "]{Off: " + off + "}"
 	case IsPointerScalar(f):

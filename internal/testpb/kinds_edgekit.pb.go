@@ -115,7 +115,7 @@ var _Optionals_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Optionals{}), Fields:
 	{Number: 8, Name: "o_string", Off: unsafe.Offsetof(Optionals{}.OString), Op: fieldmap.OpPtrString},
 	{Number: 9, Name: "o_bytes", Off: unsafe.Offsetof(Optionals{}.OBytes), Op: fieldmap.OpBytesPresence},
 	{Number: 10, Name: "o_enum", Off: unsafe.Offsetof(Optionals{}.OEnum), Op: fieldmap.OpPtrInt32},
-	{Number: 11, Name: "o_message", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageField[*Leaf]{Off: unsafe.Offsetof(Optionals{}.OMessage)}},
+	{Number: 11, Name: "o_message", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Optionals{}.OMessage)}},
 }}
 
 var _Optionals_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Optionals", _Optionals_shape, false)
@@ -169,7 +169,7 @@ const (
 
 var _Middle_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Middle{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(Middle{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageField[*Leaf]{Off: unsafe.Offsetof(Middle{}.Leaf)}},
+	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Middle{}.Leaf)}},
 	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape, Value: &fieldmap.MessageList[*Leaf]{Off: unsafe.Offsetof(Middle{}.Leaves)}},
 }}
 
@@ -308,7 +308,7 @@ var _Key_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Key{}), Fields: []fieldmap.
 	{Number: 2, Name: "name", Off: unsafe.Offsetof(Key{}.Name), Op: fieldmap.OpString},
 	{Number: 3, Name: "version", Off: unsafe.Offsetof(Key{}.Version), Op: fieldmap.OpUint32},
 	{Number: 4, Name: "state", Off: unsafe.Offsetof(Key{}.State), Op: fieldmap.OpInt32},
-	{Number: 5, Name: "sub", Kind: fieldmap.KindMessage, Sub: _SubKey_shape, Value: &fieldmap.MessageField[*SubKey]{Off: unsafe.Offsetof(Key{}.Sub)}},
+	{Number: 5, Name: "sub", Kind: fieldmap.KindMessage, Sub: _SubKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Key{}.Sub)}},
 }}
 
 var _Wkt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Wkt{}), Fields: []fieldmap.ShapeField{
@@ -332,8 +332,8 @@ var _File_testpb_v1_kinds_proto_Label182jztu_shape = &fieldmap.Shape{Size: unsaf
 }}
 
 var _Top_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Top{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _Key_shape, Value: &fieldmap.MessageField[*Key]{Off: unsafe.Offsetof(Top{}.Key)}},
-	{Number: 2, Name: "middle", Kind: fieldmap.KindMessage, Sub: _Middle_shape, Value: &fieldmap.MessageField[*Middle]{Off: unsafe.Offsetof(Top{}.Middle)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _Key_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Key)}},
+	{Number: 2, Name: "middle", Kind: fieldmap.KindMessage, Sub: _Middle_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Middle)}},
 	{Number: 3, Name: "tags", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Top{}.Tags), Op: fieldmap.OpListString},
 	{Number: 4, Name: "middles", Kind: fieldmap.KindList, Sub: _Middle_shape, Value: &fieldmap.MessageList[*Middle]{Off: unsafe.Offsetof(Top{}.Middles)}},
 	{Number: 5, Name: "labels", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Top{}.Labels)}},
@@ -347,10 +347,10 @@ var _Top_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Top{}), Fields: []fieldmap.
 	{Number: 13, Name: "choice_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageMember[*Top_ChoiceLeaf, *Leaf]{Load: func(m unsafe.Pointer) any { return (*Top)(m).Choice }}},
 	{Number: 14, Name: "choice_number", Value: &fieldmap.ScalarMember[*Top_ChoiceNumber, int32]{Load: func(m unsafe.Pointer) any { return (*Top)(m).Choice }}},
 	{Number: 15, Name: "choice_bytes", Value: &fieldmap.BytesMember[*Top_ChoiceBytes]{Load: func(m unsafe.Pointer) any { return (*Top)(m).Choice }}},
-	{Number: 16, Name: "scalars", Kind: fieldmap.KindMessage, Sub: _Scalars_shape, Value: &fieldmap.MessageField[*Scalars]{Off: unsafe.Offsetof(Top{}.Scalars)}},
-	{Number: 17, Name: "optionals", Kind: fieldmap.KindMessage, Sub: _Optionals_shape, Value: &fieldmap.MessageField[*Optionals]{Off: unsafe.Offsetof(Top{}.Optionals)}},
-	{Number: 18, Name: "wkt", Kind: fieldmap.KindMessage, Sub: _Wkt_shape, Value: &fieldmap.MessageField[*Wkt]{Off: unsafe.Offsetof(Top{}.Wkt)}},
-	{Number: 19, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.MessageField[*other.Label]{Off: unsafe.Offsetof(Top{}.Label)}},
+	{Number: 16, Name: "scalars", Kind: fieldmap.KindMessage, Sub: _Scalars_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Scalars)}},
+	{Number: 17, Name: "optionals", Kind: fieldmap.KindMessage, Sub: _Optionals_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Optionals)}},
+	{Number: 18, Name: "wkt", Kind: fieldmap.KindMessage, Sub: _Wkt_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Wkt)}},
+	{Number: 19, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Label)}},
 	{Number: 20, Name: "labels_other", Kind: fieldmap.KindList, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.MessageList[*other.Label]{Off: unsafe.Offsetof(Top{}.LabelsOther)}},
 	{Number: 21, Name: "password", Off: unsafe.Offsetof(Top{}.Password), Op: fieldmap.OpString},
 	{Number: 22, Name: "atomic_leaf", Value: &fieldmap.MessageField[*Leaf]{Off: unsafe.Offsetof(Top{}.AtomicLeaf)}},
@@ -464,7 +464,7 @@ var _Tree_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Tree{}), Fields: []fieldma
 	{Number: 2, Name: "left", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Tree{}.Left)}},
 	{Number: 3, Name: "right", Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Tree{}.Right)}},
 	{Number: 4, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Tree]{Off: unsafe.Offsetof(Tree{}.Children)}},
-	{Number: 5, Name: "branch", Kind: fieldmap.KindMessage, Sub: _Branch_shape_10ws6na, Value: &fieldmap.MessageField[*Branch]{Off: unsafe.Offsetof(Tree{}.Branch)}},
+	{Number: 5, Name: "branch", Kind: fieldmap.KindMessage, Sub: _Branch_shape_10ws6na, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Tree{}.Branch)}},
 }}
 
 var _Tree_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Tree", _Tree_shape, false)
@@ -501,7 +501,7 @@ var _Tree_shape_jfhjda = &fieldmap.Shape{Size: unsafe.Sizeof(Tree{}), Fields: []
 
 var _Branch_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Branch{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "label", Off: unsafe.Offsetof(Branch{}.Label), Op: fieldmap.OpString},
-	{Number: 2, Name: "tree", Kind: fieldmap.KindMessage, Sub: _Tree_shape_jfhjda, Value: &fieldmap.MessageField[*Tree]{Off: unsafe.Offsetof(Branch{}.Tree)}},
+	{Number: 2, Name: "tree", Kind: fieldmap.KindMessage, Sub: _Tree_shape_jfhjda, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Branch{}.Tree)}},
 }}
 
 var _Branch_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Branch", _Branch_shape, false)
@@ -549,7 +549,7 @@ var _Outer_Inner_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Outer_Inner{}), Fie
 }}
 
 var _Outer_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Outer{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "inner", Kind: fieldmap.KindMessage, Sub: _Outer_Inner_shape, Value: &fieldmap.MessageField[*Outer_Inner]{Off: unsafe.Offsetof(Outer{}.Inner)}},
+	{Number: 1, Name: "inner", Kind: fieldmap.KindMessage, Sub: _Outer_Inner_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Outer{}.Inner)}},
 	{Number: 2, Name: "inners", Kind: fieldmap.KindList, Sub: _Outer_Inner_shape, Value: &fieldmap.MessageList[*Outer_Inner]{Off: unsafe.Offsetof(Outer{}.Inners)}},
 	{Number: 3, Name: "inner_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Outer_Inner]{Off: unsafe.Offsetof(Outer{}.InnerMap)}},
 }}
@@ -626,14 +626,14 @@ const (
 
 var _Secrets_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Secrets{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "api_key", Off: unsafe.Offsetof(Secrets{}.ApiKey), Op: fieldmap.OpString},
-	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageField[*Leaf]{Off: unsafe.Offsetof(Secrets{}.Leaf)}},
+	{Number: 2, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Secrets{}.Leaf)}},
 	{Number: 3, Name: "leaves", Kind: fieldmap.KindList, Sub: _Leaf_shape, Value: &fieldmap.MessageList[*Leaf]{Off: unsafe.Offsetof(Secrets{}.Leaves)}},
 	{Number: 4, Name: "leaf_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Leaf]{Off: unsafe.Offsetof(Secrets{}.LeafMap)}},
 	{Number: 5, Name: "cred_token", Value: &fieldmap.ScalarMember[*Secrets_CredToken, string]{Load: func(m unsafe.Pointer) any { return (*Secrets)(m).Cred }}},
 	{Number: 6, Name: "cred_leaf", Kind: fieldmap.KindMessage, Sub: _Leaf_shape, Value: &fieldmap.MessageMember[*Secrets_CredLeaf, *Leaf]{Load: func(m unsafe.Pointer) any { return (*Secrets)(m).Cred }}},
 	{Number: 7, Name: "cred_user", Value: &fieldmap.ScalarMember[*Secrets_CredUser, string]{Load: func(m unsafe.Pointer) any { return (*Secrets)(m).Cred }}},
-	{Number: 8, Name: "outer", Kind: fieldmap.KindMessage, Sub: _Outer_shape, Value: &fieldmap.MessageField[*Outer]{Off: unsafe.Offsetof(Secrets{}.Outer)}},
-	{Number: 9, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.MessageField[*other.Label]{Off: unsafe.Offsetof(Secrets{}.Label)}},
+	{Number: 8, Name: "outer", Kind: fieldmap.KindMessage, Sub: _Outer_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Secrets{}.Outer)}},
+	{Number: 9, Name: "label", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_kinds_proto_Label182jztu_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Secrets{}.Label)}},
 	{Number: 10, Name: "cert", Off: unsafe.Offsetof(Secrets{}.Cert), Op: fieldmap.OpBytes},
 	{Number: 11, Name: "env", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Secrets{}.Env)}},
 }}
@@ -1229,7 +1229,7 @@ func (m *NamedKey) cloneTo(c *NamedKey) *NamedKey {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Scalars) Equal(o *Scalars) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.FDouble, o.FDouble) ||
@@ -1255,7 +1255,7 @@ func (m *Scalars) Equal(o *Scalars) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Optionals) Equal(o *Optionals) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtrFloat64(m.ODouble, o.ODouble) ||
@@ -1276,7 +1276,7 @@ func (m *Optionals) Equal(o *Optionals) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Leaf) Equal(o *Leaf) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -1290,7 +1290,7 @@ func (m *Leaf) Equal(o *Leaf) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Middle) Equal(o *Middle) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -1310,7 +1310,7 @@ func (m *Middle) Equal(o *Middle) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Top) Equal(o *Top) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -1403,7 +1403,7 @@ func _Top_Choice_isSet(x isTop_Choice) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Key) Equal(o *Key) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Organization != o.Organization ||
@@ -1418,7 +1418,7 @@ func (m *Key) Equal(o *Key) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SubKey) Equal(o *SubKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Region != o.Region ||
@@ -1431,7 +1431,7 @@ func (m *SubKey) Equal(o *SubKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Wkt) Equal(o *Wkt) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualTimestamp(m.Ts, o.Ts) ||
@@ -1451,7 +1451,7 @@ func (m *Wkt) Equal(o *Wkt) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Tree) Equal(o *Tree) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -1475,7 +1475,7 @@ func (m *Tree) Equal(o *Tree) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Branch) Equal(o *Branch) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Label != o.Label ||
@@ -1487,7 +1487,7 @@ func (m *Branch) Equal(o *Branch) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Empty) Equal(o *Empty) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -1495,7 +1495,7 @@ func (m *Empty) Equal(o *Empty) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Outer) Equal(o *Outer) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Inner.Equal(o.Inner) {
@@ -1517,7 +1517,7 @@ func (m *Outer) Equal(o *Outer) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Outer_Inner) Equal(o *Outer_Inner) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Kind != o.Kind ||
@@ -1529,7 +1529,7 @@ func (m *Outer_Inner) Equal(o *Outer_Inner) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Secrets) Equal(o *Secrets) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.ApiKey != o.ApiKey ||
@@ -1600,7 +1600,7 @@ func _Secrets_Cred_isSet(x isSecrets_Cred) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NamedKey) Equal(o *NamedKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id ||
@@ -1824,9 +1824,13 @@ func (m *Optionals) copyInAt(src *Optionals, fm *fieldmap.FieldMap, at int, win 
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				n += fieldmap.CopyMessage(&m.OMessage, src.OMessage)
+				if !m.OMessage.Equal(src.OMessage) {
+					m.OMessage, n = src.OMessage.Clone(), n+1
+				}
 			} else if m.OMessage != nil || src.OMessage != nil {
-				n += fieldmap.Ensure(&m.OMessage)
+				if m.OMessage == nil {
+					m.OMessage, n = new(Leaf), n+1
+				}
 				n += m.OMessage.copyInAt(src.OMessage, fm, at+11, win.Shift(11))
 			}
 		}
@@ -1879,9 +1883,13 @@ func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldm
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Leaf, src.Leaf)
+		if !m.Leaf.Equal(src.Leaf) {
+			m.Leaf, n = src.Leaf.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Leaf != nil || src.Leaf != nil) {
-		n += fieldmap.Ensure(&m.Leaf)
+		if m.Leaf == nil {
+			m.Leaf, n = new(Leaf), n+1
+		}
 		n += m.Leaf.copyInAt(src.Leaf, fm, at+2, win.Shift(2))
 	}
 	if (win.Cover|win.Below)&(1<<6) != 0 {
@@ -1907,16 +1915,24 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !m.Key.Equal(src.Key) {
+					m.Key, n = src.Key.Clone(), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(Key), n+1
+				}
 				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 9:
 			if win.Cover&(1<<9) != 0 {
-				n += fieldmap.CopyMessage(&m.Middle, src.Middle)
+				if !m.Middle.Equal(src.Middle) {
+					m.Middle, n = src.Middle.Clone(), n+1
+				}
 			} else if m.Middle != nil || src.Middle != nil {
-				n += fieldmap.Ensure(&m.Middle)
+				if m.Middle == nil {
+					m.Middle, n = new(Middle), n+1
+				}
 				n += m.Middle.copyInAt(src.Middle, fm, at+10, win.Shift(10))
 			}
 		case 21:
@@ -2001,30 +2017,46 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 			}
 		case 49:
 			if win.Cover&(1<<49) != 0 {
-				n += fieldmap.CopyMessage(&m.Scalars, src.Scalars)
+				if !m.Scalars.Equal(src.Scalars) {
+					m.Scalars, n = src.Scalars.Clone(), n+1
+				}
 			} else if m.Scalars != nil || src.Scalars != nil {
-				n += fieldmap.Ensure(&m.Scalars)
+				if m.Scalars == nil {
+					m.Scalars, n = new(Scalars), n+1
+				}
 				n += m.Scalars.copyInAt(src.Scalars, fm, at+50, fm.Window(at+50))
 			}
 		}
 	}
 	cw1 := fm.Window(at + 64)
 	if cw1.Cover&(1<<2) != 0 {
-		n += fieldmap.CopyMessage(&m.Optionals, src.Optionals)
+		if !m.Optionals.Equal(src.Optionals) {
+			m.Optionals, n = src.Optionals.Clone(), n+1
+		}
 	} else if cw1.Below&(1<<2) != 0 && (m.Optionals != nil || src.Optionals != nil) {
-		n += fieldmap.Ensure(&m.Optionals)
+		if m.Optionals == nil {
+			m.Optionals, n = new(Optionals), n+1
+		}
 		n += m.Optionals.copyInAt(src.Optionals, fm, at+67, cw1.Shift(3))
 	}
 	if cw1.Cover&(1<<18) != 0 {
-		n += fieldmap.CopyMessage(&m.Wkt, src.Wkt)
+		if !m.Wkt.Equal(src.Wkt) {
+			m.Wkt, n = src.Wkt.Clone(), n+1
+		}
 	} else if cw1.Below&(1<<18) != 0 && (m.Wkt != nil || src.Wkt != nil) {
-		n += fieldmap.Ensure(&m.Wkt)
+		if m.Wkt == nil {
+			m.Wkt, n = new(Wkt), n+1
+		}
 		n += m.Wkt.copyInAt(src.Wkt, fm, at+83, cw1.Shift(19))
 	}
 	if cw1.Cover&(1<<29) != 0 {
-		n += fieldmap.CopyMessage(&m.Label, src.Label)
+		if !fieldmap.Equal(m.Label, src.Label) {
+			m.Label, n = fieldmap.Clone(src.Label), n+1
+		}
 	} else if cw1.Below&(1<<29) != 0 && (m.Label != nil || src.Label != nil) {
-		n += fieldmap.Ensure(&m.Label)
+		if m.Label == nil {
+			m.Label, n = new(other.Label), n+1
+		}
 		n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+94, cw1.Shift(30))
 	}
 	if (cw1.Cover|cw1.Below)&(1<<34) != 0 {
@@ -2065,9 +2097,13 @@ func (m *Key) copyInAt(src *Key, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		m.State, n = src.State, n+1
 	}
 	if win.Cover&(1<<4) != 0 {
-		n += fieldmap.CopyMessage(&m.Sub, src.Sub)
+		if !m.Sub.Equal(src.Sub) {
+			m.Sub, n = src.Sub.Clone(), n+1
+		}
 	} else if win.Below&(1<<4) != 0 && (m.Sub != nil || src.Sub != nil) {
-		n += fieldmap.Ensure(&m.Sub)
+		if m.Sub == nil {
+			m.Sub, n = new(SubKey), n+1
+		}
 		n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
 	}
 	return n
@@ -2218,9 +2254,13 @@ func (m *Tree) copyInAt(src *Tree, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Children, src.Children)
 	}
 	if win.Cover&(1<<4) != 0 {
-		n += fieldmap.CopyMessage(&m.Branch, src.Branch)
+		if !m.Branch.Equal(src.Branch) {
+			m.Branch, n = src.Branch.Clone(), n+1
+		}
 	} else if win.Below&(1<<4) != 0 && (m.Branch != nil || src.Branch != nil) {
-		n += fieldmap.Ensure(&m.Branch)
+		if m.Branch == nil {
+			m.Branch, n = new(Branch), n+1
+		}
 		n += m.Branch.copyInAt_10ws6na(src.Branch, fm, at+5, win.Shift(5))
 	}
 	return n
@@ -2258,9 +2298,13 @@ func (m *Branch) copyInAt(src *Branch, fm *fieldmap.FieldMap, at int, win fieldm
 		m.Label, n = src.Label, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Tree, src.Tree)
+		if !m.Tree.Equal(src.Tree) {
+			m.Tree, n = src.Tree.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Tree != nil || src.Tree != nil) {
-		n += fieldmap.Ensure(&m.Tree)
+		if m.Tree == nil {
+			m.Tree, n = new(Tree), n+1
+		}
 		n += m.Tree.copyInAt_jfhjda(src.Tree, fm, at+2, win.Shift(2))
 	}
 	return n
@@ -2319,9 +2363,13 @@ func (m *Outer) copyInAt(src *Outer, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Outer)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Inner, src.Inner)
+		if !m.Inner.Equal(src.Inner) {
+			m.Inner, n = src.Inner.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Inner != nil || src.Inner != nil) {
-		n += fieldmap.Ensure(&m.Inner)
+		if m.Inner == nil {
+			m.Inner, n = new(Outer_Inner), n+1
+		}
 		n += m.Inner.copyInAt(src.Inner, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
@@ -2374,9 +2422,13 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 			n += fieldmap.Set(&m.ApiKey, src.ApiKey)
 		case 1:
 			if win.Cover&(1<<1) != 0 {
-				n += fieldmap.CopyMessage(&m.Leaf, src.Leaf)
+				if !m.Leaf.Equal(src.Leaf) {
+					m.Leaf, n = src.Leaf.Clone(), n+1
+				}
 			} else if m.Leaf != nil || src.Leaf != nil {
-				n += fieldmap.Ensure(&m.Leaf)
+				if m.Leaf == nil {
+					m.Leaf, n = new(Leaf), n+1
+				}
 				n += m.Leaf.copyInAt(src.Leaf, fm, at+2, win.Shift(2))
 			}
 		case 6:
@@ -2437,16 +2489,24 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 			}
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				n += fieldmap.CopyMessage(&m.Outer, src.Outer)
+				if !m.Outer.Equal(src.Outer) {
+					m.Outer, n = src.Outer.Clone(), n+1
+				}
 			} else if m.Outer != nil || src.Outer != nil {
-				n += fieldmap.Ensure(&m.Outer)
+				if m.Outer == nil {
+					m.Outer, n = new(Outer), n+1
+				}
 				n += m.Outer.copyInAt(src.Outer, fm, at+20, win.Shift(20))
 			}
 		case 27:
 			if win.Cover&(1<<27) != 0 {
-				n += fieldmap.CopyMessage(&m.Label, src.Label)
+				if !fieldmap.Equal(m.Label, src.Label) {
+					m.Label, n = fieldmap.Clone(src.Label), n+1
+				}
 			} else if m.Label != nil || src.Label != nil {
-				n += fieldmap.Ensure(&m.Label)
+				if m.Label == nil {
+					m.Label, n = new(other.Label), n+1
+				}
 				n += _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m.Label, src.Label, fm, at+28, win.Shift(28))
 			}
 		case 32:

@@ -51,7 +51,7 @@ var _Legacy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Legacy{}), Fields: []fie
 	{Number: 6, Name: "ratio", Off: unsafe.Offsetof(Legacy{}.Ratio), Op: fieldmap.OpPtrFloat64},
 	{Number: 7, Name: "next", Value: &fieldmap.MessageField[*Legacy]{Off: unsafe.Offsetof(Legacy{}.Next)}},
 	{Number: 8, Name: "id", Off: unsafe.Offsetof(Legacy{}.Id), Op: fieldmap.OpPtrString},
-	{Number: 9, Name: "item", Kind: fieldmap.KindMessage, Sub: _Legacy_Item_shape, Value: &fieldmap.MessageField[*Legacy_Item]{Off: unsafe.Offsetof(Legacy{}.Item)}},
+	{Number: 9, Name: "item", Kind: fieldmap.KindMessage, Sub: _Legacy_Item_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Legacy{}.Item)}},
 	{Number: 12, Name: "modes", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, Legacy_Mode]{Off: unsafe.Offsetof(Legacy{}.Modes)}},
 	{Number: 13, Name: "pick_name", Value: &fieldmap.ScalarMember[*Legacy_PickName, string]{Load: func(m unsafe.Pointer) any { return (*Legacy)(m).Pick }}},
 	{Number: 14, Name: "pick_mode", Value: &fieldmap.ScalarMember[*Legacy_PickMode, Legacy_Mode]{Load: func(m unsafe.Pointer) any { return (*Legacy)(m).Pick }}},
@@ -202,7 +202,7 @@ func (m *Legacy_Item) cloneTo(c *Legacy_Item) *Legacy_Item {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Legacy) Equal(o *Legacy) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
@@ -260,7 +260,7 @@ func _Legacy_Pick_isSet(x isLegacy_Pick) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Legacy_Item) Equal(o *Legacy_Item) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Text, o.Text) ||
@@ -375,9 +375,13 @@ func (m *Legacy) copyInAt(src *Legacy, fm *fieldmap.FieldMap, at int, win fieldm
 			}
 		case 8:
 			if win.Cover&(1<<8) != 0 {
-				n += fieldmap.CopyMessage(&m.Item, src.Item)
+				if !m.Item.Equal(src.Item) {
+					m.Item, n = src.Item.Clone(), n+1
+				}
 			} else if m.Item != nil || src.Item != nil {
-				n += fieldmap.Ensure(&m.Item)
+				if m.Item == nil {
+					m.Item, n = new(Legacy_Item), n+1
+				}
 				n += m.Item.copyInAt(src.Item, fm, at+9, win.Shift(9))
 			}
 		case 11:

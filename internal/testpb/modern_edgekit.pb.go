@@ -46,7 +46,7 @@ var _Modern_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Modern{}), Fields: []fie
 	{Number: 4, Name: "closed", Off: unsafe.Offsetof(Modern{}.Closed), Op: fieldmap.OpPtrInt32},
 	{Number: 5, Name: "packed", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Modern{}.Packed), Op: fieldmap.OpListInt32},
 	{Number: 6, Name: "expanded", Kind: fieldmap.KindList, Off: unsafe.Offsetof(Modern{}.Expanded), Op: fieldmap.OpListInt32},
-	{Number: 7, Name: "part", Kind: fieldmap.KindMessage, Sub: _Part_shape, Value: &fieldmap.MessageField[*Part]{Off: unsafe.Offsetof(Modern{}.Part)}},
+	{Number: 7, Name: "part", Kind: fieldmap.KindMessage, Sub: _Part_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Modern{}.Part)}},
 	{Number: 8, Name: "data", Off: unsafe.Offsetof(Modern{}.Data), Op: fieldmap.OpBytesPresence},
 	{Number: 9, Name: "ratio", Off: unsafe.Offsetof(Modern{}.Ratio), Op: fieldmap.OpFloat64},
 	{Number: 10, Name: "parts", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Part]{Off: unsafe.Offsetof(Modern{}.Parts)}},
@@ -177,7 +177,7 @@ func (m *Part) cloneTo(c *Part) *Part {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Modern) Equal(o *Modern) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
@@ -198,7 +198,7 @@ func (m *Modern) Equal(o *Modern) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Part) Equal(o *Part) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Label, o.Label) ||
@@ -279,9 +279,13 @@ func (m *Modern) copyInAt(src *Modern, fm *fieldmap.FieldMap, at int, win fieldm
 			n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.Expanded, src.Expanded)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				n += fieldmap.CopyMessage(&m.Part, src.Part)
+				if !m.Part.Equal(src.Part) {
+					m.Part, n = src.Part.Clone(), n+1
+				}
 			} else if m.Part != nil || src.Part != nil {
-				n += fieldmap.Ensure(&m.Part)
+				if m.Part == nil {
+					m.Part, n = new(Part), n+1
+				}
 				n += m.Part.copyInAt(src.Part, fm, at+7, win.Shift(7))
 			}
 		case 9:

@@ -66,8 +66,8 @@ var _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape = &fieldmap.Shape{Size: uns
 }}
 
 var _NegZeroHolder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NegZeroHolder{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _Extendable_shape, Value: &fieldmap.MessageField[*Extendable]{Off: unsafe.Offsetof(NegZeroHolder{}.Ext)}},
-	{Number: 2, Name: "plain", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape, Value: &fieldmap.MessageField[*plain.Plain]{Off: unsafe.Offsetof(NegZeroHolder{}.Plain)}},
+	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _Extendable_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(NegZeroHolder{}.Ext)}},
+	{Number: 2, Name: "plain", Kind: fieldmap.KindMessage, Sub: _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(NegZeroHolder{}.Plain)}},
 	{Number: 3, Name: "exts", Kind: fieldmap.KindList, Sub: _Extendable_shape, Value: &fieldmap.MessageList[*Extendable]{Off: unsafe.Offsetof(NegZeroHolder{}.Exts)}},
 	{Number: 4, Name: "plains", Kind: fieldmap.KindList, Sub: _File_testpb_v1_negzero_proto_Plain1ufp1ps_shape, Value: &fieldmap.MessageList[*plain.Plain]{Off: unsafe.Offsetof(NegZeroHolder{}.Plains)}},
 }}
@@ -137,7 +137,7 @@ func (m *NegZeroHolder) cloneTo(c *NegZeroHolder) *NegZeroHolder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Extendable) Equal(o *Extendable) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.D, o.D) ||
@@ -152,7 +152,7 @@ func (m *Extendable) Equal(o *Extendable) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Ext.Equal(o.Ext) ||
@@ -211,15 +211,23 @@ func (m *NegZeroHolder) copyInAt(src *NegZeroHolder, fm *fieldmap.FieldMap, at i
 		src = new(NegZeroHolder)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Ext, src.Ext)
+		if !m.Ext.Equal(src.Ext) {
+			m.Ext, n = src.Ext.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Ext != nil || src.Ext != nil) {
-		n += fieldmap.Ensure(&m.Ext)
+		if m.Ext == nil {
+			m.Ext, n = new(Extendable), n+1
+		}
 		n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.Plain, src.Plain)
+		if !fieldmap.Equal(m.Plain, src.Plain) {
+			m.Plain, n = fieldmap.Clone(src.Plain), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.Plain != nil || src.Plain != nil) {
-		n += fieldmap.Ensure(&m.Plain)
+		if m.Plain == nil {
+			m.Plain, n = new(plain.Plain), n+1
+		}
 		n += _File_testpb_v1_negzero_proto_Plain1ufp1ps_copyInAt(m.Plain, src.Plain, fm, at+4, win.Shift(4))
 	}
 	if (win.Cover|win.Below)&(1<<7) != 0 {

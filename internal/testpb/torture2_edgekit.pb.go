@@ -78,7 +78,7 @@ var _TortureDefaults_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDefaults
 	{Number: 19, Name: "d_neg_zero", Off: unsafe.Offsetof(TortureDefaults{}.DNegZero), Op: fieldmap.OpPtrFloat64},
 	{Number: 20, Name: "r_string", Off: unsafe.Offsetof(TortureDefaults{}.RString), Op: fieldmap.OpPtrString},
 	{Number: 21, Name: "r_enum", Off: unsafe.Offsetof(TortureDefaults{}.REnum), Op: fieldmap.OpPtrInt32},
-	{Number: 22, Name: "r_message", Kind: fieldmap.KindMessage, Sub: _TortureDefaults_Inner_shape, Value: &fieldmap.MessageField[*TortureDefaults_Inner]{Off: unsafe.Offsetof(TortureDefaults{}.RMessage)}},
+	{Number: 22, Name: "r_message", Kind: fieldmap.KindMessage, Sub: _TortureDefaults_Inner_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureDefaults{}.RMessage)}},
 	{Number: 23, Name: "secret", Off: unsafe.Offsetof(TortureDefaults{}.Secret), Op: fieldmap.OpPtrString},
 	{Number: 24, Name: "color", Off: unsafe.Offsetof(TortureDefaults{}.Color), Op: fieldmap.OpPtrInt32},
 }}
@@ -166,7 +166,7 @@ var _TortureGroups_Nested_Deeper_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Tor
 }}
 
 var _TortureGroups_Nested_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups_Nested{}), Fields: []fieldmap.ShapeField{
-	{Number: 19, Name: "deeper", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_Deeper_shape, Value: &fieldmap.MessageField[*TortureGroups_Nested_Deeper]{Off: unsafe.Offsetof(TortureGroups_Nested{}.Deeper)}},
+	{Number: 19, Name: "deeper", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_Deeper_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureGroups_Nested{}.Deeper)}},
 }}
 
 var _TortureGroups_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups{}), Fields: []fieldmap.ShapeField{
@@ -175,11 +175,11 @@ var _TortureGroups_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups{}),
 	{Number: 6, Name: "pick_bytes", Value: &fieldmap.BytesMember[*TortureGroups_PickBytes]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
 	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape, Value: &fieldmap.MessageMember[*TortureGroups_Picksecret, *TortureGroups_PickSecret]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
 	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape, Value: &fieldmap.MessageList[*TortureGroups_Row]{Off: unsafe.Offsetof(TortureGroups{}.Row)}},
-	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape, Value: &fieldmap.MessageField[*TortureGroups_Hidden]{Off: unsafe.Offsetof(TortureGroups{}.Hidden)}},
+	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureGroups{}.Hidden)}},
 	{Number: 15, Name: "sign_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, TortureSign]{Off: unsafe.Offsetof(TortureGroups{}.SignMap)}},
 	{Number: 16, Name: "inner_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *TortureDefaults_Inner]{Off: unsafe.Offsetof(TortureGroups{}.InnerMap)}},
 	{Number: 17, Name: "signs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureGroups{}.Signs), Op: fieldmap.OpListInt32},
-	{Number: 18, Name: "nested", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_shape, Value: &fieldmap.MessageField[*TortureGroups_Nested]{Off: unsafe.Offsetof(TortureGroups{}.Nested)}},
+	{Number: 18, Name: "nested", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureGroups{}.Nested)}},
 }}
 
 var _TortureGroups_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups", _TortureGroups_shape, true)
@@ -225,17 +225,17 @@ var _TortureGroups_shape_1sa1n69 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGr
 	{Number: 6, Name: "pick_bytes", Value: &fieldmap.BytesMember[*TortureGroups_PickBytes]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
 	{Number: 7, Name: "picksecret", Kind: fieldmap.KindMessage, Sub: _TortureGroups_PickSecret_shape, Value: &fieldmap.MessageMember[*TortureGroups_Picksecret, *TortureGroups_PickSecret]{Load: func(m unsafe.Pointer) any { return (*TortureGroups)(m).Pick }}},
 	{Number: 10, Name: "row", Kind: fieldmap.KindList, Sub: _TortureGroups_Row_shape, Value: &fieldmap.MessageList[*TortureGroups_Row]{Off: unsafe.Offsetof(TortureGroups{}.Row)}},
-	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape, Value: &fieldmap.MessageField[*TortureGroups_Hidden]{Off: unsafe.Offsetof(TortureGroups{}.Hidden)}},
+	{Number: 13, Name: "hidden", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Hidden_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureGroups{}.Hidden)}},
 	{Number: 15, Name: "sign_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, TortureSign]{Off: unsafe.Offsetof(TortureGroups{}.SignMap)}},
 	{Number: 16, Name: "inner_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *TortureDefaults_Inner]{Off: unsafe.Offsetof(TortureGroups{}.InnerMap)}},
 	{Number: 17, Name: "signs", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureGroups{}.Signs), Op: fieldmap.OpListInt32},
-	{Number: 18, Name: "nested", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_shape, Value: &fieldmap.MessageField[*TortureGroups_Nested]{Off: unsafe.Offsetof(TortureGroups{}.Nested)}},
+	{Number: 18, Name: "nested", Kind: fieldmap.KindMessage, Sub: _TortureGroups_Nested_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureGroups{}.Nested)}},
 }}
 
 var _TortureGroups_PickGroup_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups_PickGroup{}), Fields: []fieldmap.ShapeField{
 	{Number: 2, Name: "text", Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Text), Op: fieldmap.OpPtrString},
 	{Number: 3, Name: "sign", Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Sign), Op: fieldmap.OpPtrInt32},
-	{Number: 4, Name: "back", Kind: fieldmap.KindMessage, Sub: _TortureGroups_shape_1sa1n69, Value: &fieldmap.MessageField[*TortureGroups]{Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Back)}},
+	{Number: 4, Name: "back", Kind: fieldmap.KindMessage, Sub: _TortureGroups_shape_1sa1n69, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureGroups_PickGroup{}.Back)}},
 }}
 
 var _TortureGroups_PickGroup_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.PickGroup", _TortureGroups_PickGroup_shape, false)
@@ -394,12 +394,12 @@ var _TortureLegacyKeyValue_Part_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Tort
 var _TortureLegacyKeyValue_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLegacyKeyValue{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureLegacyKeyValue{}.Name), Op: fieldmap.OpPtrString},
 	{Number: 2, Name: "sign", Off: unsafe.Offsetof(TortureLegacyKeyValue{}.Sign), Op: fieldmap.OpPtrInt32},
-	{Number: 3, Name: "part", Kind: fieldmap.KindMessage, Sub: _TortureLegacyKeyValue_Part_shape, Value: &fieldmap.MessageField[*TortureLegacyKeyValue_Part]{Off: unsafe.Offsetof(TortureLegacyKeyValue{}.Part)}},
+	{Number: 3, Name: "part", Kind: fieldmap.KindMessage, Sub: _TortureLegacyKeyValue_Part_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureLegacyKeyValue{}.Part)}},
 	{Number: 6, Name: "ratio", Off: unsafe.Offsetof(TortureLegacyKeyValue{}.Ratio), Op: fieldmap.OpPtrFloat32},
 }}
 
 var _TortureLegacyKey2_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLegacyKey2{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureLegacyKeyValue_shape, Value: &fieldmap.MessageField[*TortureLegacyKeyValue]{Off: unsafe.Offsetof(TortureLegacyKey2{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureLegacyKeyValue_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureLegacyKey2{}.Key)}},
 }}
 
 var _TortureLegacyKey2_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKey2", _TortureLegacyKey2_shape, false)
@@ -998,7 +998,7 @@ func (m *TortureSignHolder) cloneTo(c *TortureSignHolder) *TortureSignHolder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDefaults) Equal(o *TortureDefaults) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtrFloat64(m.DDouble, o.DDouble) ||
@@ -1035,7 +1035,7 @@ func (m *TortureDefaults) Equal(o *TortureDefaults) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDefaults_Inner) Equal(o *TortureDefaults_Inner) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Value, o.Value) ||
@@ -1047,7 +1047,7 @@ func (m *TortureDefaults_Inner) Equal(o *TortureDefaults_Inner) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups) Equal(o *TortureGroups) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if len(m.Row) != len(o.Row) {
@@ -1124,7 +1124,7 @@ func _TortureGroups_Pick_isSet(x isTortureGroups_Pick) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_PickGroup) Equal(o *TortureGroups_PickGroup) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Text, o.Text) ||
@@ -1137,7 +1137,7 @@ func (m *TortureGroups_PickGroup) Equal(o *TortureGroups_PickGroup) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_PickSecret) Equal(o *TortureGroups_PickSecret) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Token, o.Token) {
@@ -1148,7 +1148,7 @@ func (m *TortureGroups_PickSecret) Equal(o *TortureGroups_PickSecret) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Row) Equal(o *TortureGroups_Row) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.N, o.N) ||
@@ -1160,7 +1160,7 @@ func (m *TortureGroups_Row) Equal(o *TortureGroups_Row) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Hidden) Equal(o *TortureGroups_Hidden) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Password, o.Password) {
@@ -1171,7 +1171,7 @@ func (m *TortureGroups_Hidden) Equal(o *TortureGroups_Hidden) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Nested) Equal(o *TortureGroups_Nested) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Deeper.Equal(o.Deeper) {
@@ -1182,7 +1182,7 @@ func (m *TortureGroups_Nested) Equal(o *TortureGroups_Nested) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureGroups_Nested_Deeper) Equal(o *TortureGroups_Nested_Deeper) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Sign, o.Sign) ||
@@ -1194,7 +1194,7 @@ func (m *TortureGroups_Nested_Deeper) Equal(o *TortureGroups_Nested_Deeper) bool
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKey) Equal(o *TortureLegacyKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Id, o.Id) ||
@@ -1206,7 +1206,7 @@ func (m *TortureLegacyKey) Equal(o *TortureLegacyKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKey2) Equal(o *TortureLegacyKey2) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) {
@@ -1217,7 +1217,7 @@ func (m *TortureLegacyKey2) Equal(o *TortureLegacyKey2) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKeyValue) Equal(o *TortureLegacyKeyValue) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
@@ -1231,7 +1231,7 @@ func (m *TortureLegacyKeyValue) Equal(o *TortureLegacyKeyValue) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLegacyKeyValue_Part) Equal(o *TortureLegacyKeyValue_Part) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.N, o.N) ||
@@ -1243,7 +1243,7 @@ func (m *TortureLegacyKeyValue_Part) Equal(o *TortureLegacyKeyValue_Part) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureSignHolder) Equal(o *TortureSignHolder) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Sign, o.Sign) {
@@ -1561,9 +1561,13 @@ func (m *TortureDefaults) copyInAt(src *TortureDefaults, fm *fieldmap.FieldMap, 
 			}
 		case 21:
 			if win.Cover&(1<<21) != 0 {
-				n += fieldmap.CopyMessage(&m.RMessage, src.RMessage)
+				if !m.RMessage.Equal(src.RMessage) {
+					m.RMessage, n = src.RMessage.Clone(), n+1
+				}
 			} else if m.RMessage != nil || src.RMessage != nil {
-				n += fieldmap.Ensure(&m.RMessage)
+				if m.RMessage == nil {
+					m.RMessage, n = new(TortureDefaults_Inner), n+1
+				}
 				n += m.RMessage.copyInAt(src.RMessage, fm, at+22, win.Shift(22))
 			}
 		case 24:
@@ -1747,9 +1751,13 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+8), &m.Row, src.Row)
 		case 11:
 			if win.Cover&(1<<11) != 0 {
-				n += fieldmap.CopyMessage(&m.Hidden, src.Hidden)
+				if !m.Hidden.Equal(src.Hidden) {
+					m.Hidden, n = src.Hidden.Clone(), n+1
+				}
 			} else if m.Hidden != nil || src.Hidden != nil {
-				n += fieldmap.Ensure(&m.Hidden)
+				if m.Hidden == nil {
+					m.Hidden, n = new(TortureGroups_Hidden), n+1
+				}
 				n += m.Hidden.copyInAt(src.Hidden, fm, at+12, win.Shift(12))
 			}
 		case 13:
@@ -1760,9 +1768,13 @@ func (m *TortureGroups) copyInAt(src *TortureGroups, fm *fieldmap.FieldMap, at i
 			n += fieldmap.CopyList(fm.ListActionAt(at+15), &m.Signs, src.Signs)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
-				n += fieldmap.CopyMessage(&m.Nested, src.Nested)
+				if !m.Nested.Equal(src.Nested) {
+					m.Nested, n = src.Nested.Clone(), n+1
+				}
 			} else if m.Nested != nil || src.Nested != nil {
-				n += fieldmap.Ensure(&m.Nested)
+				if m.Nested == nil {
+					m.Nested, n = new(TortureGroups_Nested), n+1
+				}
 				n += m.Nested.copyInAt(src.Nested, fm, at+17, win.Shift(17))
 			}
 		}
@@ -1858,9 +1870,13 @@ func (m *TortureGroups_Nested) copyInAt(src *TortureGroups_Nested, fm *fieldmap.
 		src = new(TortureGroups_Nested)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Deeper, src.Deeper)
+		if !m.Deeper.Equal(src.Deeper) {
+			m.Deeper, n = src.Deeper.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Deeper != nil || src.Deeper != nil) {
-		n += fieldmap.Ensure(&m.Deeper)
+		if m.Deeper == nil {
+			m.Deeper, n = new(TortureGroups_Nested_Deeper), n+1
+		}
 		n += m.Deeper.copyInAt(src.Deeper, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -1944,9 +1960,13 @@ func (m *TortureGroups_PickGroup) copyInAt(src *TortureGroups_PickGroup, fm *fie
 		n++
 	}
 	if win.Cover&(1<<2) != 0 {
-		n += fieldmap.CopyMessage(&m.Back, src.Back)
+		if !m.Back.Equal(src.Back) {
+			m.Back, n = src.Back.Clone(), n+1
+		}
 	} else if win.Below&(1<<2) != 0 && (m.Back != nil || src.Back != nil) {
-		n += fieldmap.Ensure(&m.Back)
+		if m.Back == nil {
+			m.Back, n = new(TortureGroups), n+1
+		}
 		n += m.Back.copyInAt_1sa1n69(src.Back, fm, at+3, win.Shift(3))
 	}
 	return n
@@ -2025,9 +2045,13 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+5), &m.Row, src.Row)
 		case 8:
 			if win.Cover&(1<<8) != 0 {
-				n += fieldmap.CopyMessage(&m.Hidden, src.Hidden)
+				if !m.Hidden.Equal(src.Hidden) {
+					m.Hidden, n = src.Hidden.Clone(), n+1
+				}
 			} else if m.Hidden != nil || src.Hidden != nil {
-				n += fieldmap.Ensure(&m.Hidden)
+				if m.Hidden == nil {
+					m.Hidden, n = new(TortureGroups_Hidden), n+1
+				}
 				n += m.Hidden.copyInAt(src.Hidden, fm, at+9, win.Shift(9))
 			}
 		case 10:
@@ -2038,9 +2062,13 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 			n += fieldmap.CopyList(fm.ListActionAt(at+12), &m.Signs, src.Signs)
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				n += fieldmap.CopyMessage(&m.Nested, src.Nested)
+				if !m.Nested.Equal(src.Nested) {
+					m.Nested, n = src.Nested.Clone(), n+1
+				}
 			} else if m.Nested != nil || src.Nested != nil {
-				n += fieldmap.Ensure(&m.Nested)
+				if m.Nested == nil {
+					m.Nested, n = new(TortureGroups_Nested), n+1
+				}
 				n += m.Nested.copyInAt(src.Nested, fm, at+14, win.Shift(14))
 			}
 		}
@@ -2149,9 +2177,13 @@ func (m *TortureLegacyKey2) copyInAt(src *TortureLegacyKey2, fm *fieldmap.FieldM
 		src = new(TortureLegacyKey2)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(TortureLegacyKeyValue), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -2195,9 +2227,13 @@ func (m *TortureLegacyKeyValue) copyInAt(src *TortureLegacyKeyValue, fm *fieldma
 		n++
 	}
 	if win.Cover&(1<<2) != 0 {
-		n += fieldmap.CopyMessage(&m.Part, src.Part)
+		if !m.Part.Equal(src.Part) {
+			m.Part, n = src.Part.Clone(), n+1
+		}
 	} else if win.Below&(1<<2) != 0 && (m.Part != nil || src.Part != nil) {
-		n += fieldmap.Ensure(&m.Part)
+		if m.Part == nil {
+			m.Part, n = new(TortureLegacyKeyValue_Part), n+1
+		}
 		n += m.Part.copyInAt(src.Part, fm, at+3, win.Shift(3))
 	}
 	if win.Cover&(1<<5) != 0 && !fieldmap.SamePtrFloat32(m.Ratio, src.Ratio) {

@@ -81,13 +81,13 @@ var _TortureEdition_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEdition{}
 	{Number: 9, Name: "closed", Off: unsafe.Offsetof(TortureEdition{}.Closed), Op: fieldmap.OpPtrInt32},
 	{Number: 10, Name: "implicit_open", Off: unsafe.Offsetof(TortureEdition{}.ImplicitOpen), Op: fieldmap.OpInt32},
 	{Number: 11, Name: "closed_default", Off: unsafe.Offsetof(TortureEdition{}.ClosedDefault), Op: fieldmap.OpPtrInt32},
-	{Number: 12, Name: "delimited", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageField[*TortureEditionPart]{Off: unsafe.Offsetof(TortureEdition{}.Delimited)}},
+	{Number: 12, Name: "delimited", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureEdition{}.Delimited)}},
 	{Number: 13, Name: "delimited_list", Kind: fieldmap.KindList, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageList[*TortureEditionPart]{Off: unsafe.Offsetof(TortureEdition{}.DelimitedList)}},
 	{Number: 14, Name: "closed_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, TortureClosedZero]{Off: unsafe.Offsetof(TortureEdition{}.ClosedMap)}},
 	{Number: 15, Name: "open_map", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[int32, TortureOpen]{Off: unsafe.Offsetof(TortureEdition{}.OpenMap)}},
 	{Number: 16, Name: "closed_list", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureEdition{}.ClosedList), Op: fieldmap.OpListInt32},
 	{Number: 17, Name: "open_list", Kind: fieldmap.KindList, Off: unsafe.Offsetof(TortureEdition{}.OpenList), Op: fieldmap.OpListInt32},
-	{Number: 18, Name: "required_part", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageField[*TortureEditionPart]{Off: unsafe.Offsetof(TortureEdition{}.RequiredPart)}},
+	{Number: 18, Name: "required_part", Kind: fieldmap.KindMessage, Sub: _TortureEditionPart_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureEdition{}.RequiredPart)}},
 	{Number: 19, Name: "implicit_secret", Off: unsafe.Offsetof(TortureEdition{}.ImplicitSecret), Op: fieldmap.OpString},
 	{Number: 20, Name: "implicit_float", Off: unsafe.Offsetof(TortureEdition{}.ImplicitFloat), Op: fieldmap.OpFloat32},
 	{Number: 21, Name: "implicit_bool", Off: unsafe.Offsetof(TortureEdition{}.ImplicitBool), Op: fieldmap.OpBool},
@@ -149,7 +149,7 @@ var _TortureEditionKeyValue_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureE
 
 var _TortureEditionKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEditionKey{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "key", Off: unsafe.Offsetof(TortureEditionKey{}.Key), Op: fieldmap.OpPtrInt32},
-	{Number: 2, Name: "other", Kind: fieldmap.KindMessage, Sub: _TortureEditionKeyValue_shape, Value: &fieldmap.MessageField[*TortureEditionKeyValue]{Off: unsafe.Offsetof(TortureEditionKey{}.Other)}},
+	{Number: 2, Name: "other", Kind: fieldmap.KindMessage, Sub: _TortureEditionKeyValue_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureEditionKey{}.Other)}},
 }}
 
 var _TortureEditionKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKey", _TortureEditionKey_shape, false)
@@ -196,7 +196,7 @@ const (
 )
 
 var _TortureEditionKeyed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEditionKeyed{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureEditionKeyValue_shape, Value: &fieldmap.MessageField[*TortureEditionKeyValue]{Off: unsafe.Offsetof(TortureEditionKeyed{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureEditionKeyValue_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureEditionKeyed{}.Key)}},
 }}
 
 var _TortureEditionKeyed_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKeyed", _TortureEditionKeyed_shape, false)
@@ -440,7 +440,7 @@ func (m *TortureEditionKeyed) cloneTo(c *TortureEditionKeyed) *TortureEditionKey
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEdition) Equal(o *TortureEdition) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.RequiredName, o.RequiredName) ||
@@ -527,7 +527,7 @@ func _TortureEdition_Choice_isSet(x isTortureEdition_Choice) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionPart) Equal(o *TortureEditionPart) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Label != o.Label ||
@@ -540,7 +540,7 @@ func (m *TortureEditionPart) Equal(o *TortureEditionPart) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKey) Equal(o *TortureEditionKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Key, o.Key) ||
@@ -552,7 +552,7 @@ func (m *TortureEditionKey) Equal(o *TortureEditionKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKeyValue) Equal(o *TortureEditionKeyValue) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
@@ -565,7 +565,7 @@ func (m *TortureEditionKeyValue) Equal(o *TortureEditionKeyValue) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEditionKeyed) Equal(o *TortureEditionKeyed) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) {
@@ -700,9 +700,13 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			}
 		case 11:
 			if win.Cover&(1<<11) != 0 {
-				n += fieldmap.CopyMessage(&m.Delimited, src.Delimited)
+				if !m.Delimited.Equal(src.Delimited) {
+					m.Delimited, n = src.Delimited.Clone(), n+1
+				}
 			} else if m.Delimited != nil || src.Delimited != nil {
-				n += fieldmap.Ensure(&m.Delimited)
+				if m.Delimited == nil {
+					m.Delimited, n = new(TortureEditionPart), n+1
+				}
 				n += m.Delimited.copyInAt(src.Delimited, fm, at+12, win.Shift(12))
 			}
 		case 15:
@@ -717,9 +721,13 @@ func (m *TortureEdition) copyInAt(src *TortureEdition, fm *fieldmap.FieldMap, at
 			n += fieldmap.CopyList(fm.ListActionAt(at+22), &m.OpenList, src.OpenList)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
-				n += fieldmap.CopyMessage(&m.RequiredPart, src.RequiredPart)
+				if !m.RequiredPart.Equal(src.RequiredPart) {
+					m.RequiredPart, n = src.RequiredPart.Clone(), n+1
+				}
 			} else if m.RequiredPart != nil || src.RequiredPart != nil {
-				n += fieldmap.Ensure(&m.RequiredPart)
+				if m.RequiredPart == nil {
+					m.RequiredPart, n = new(TortureEditionPart), n+1
+				}
 				n += m.RequiredPart.copyInAt(src.RequiredPart, fm, at+24, win.Shift(24))
 			}
 		case 27:
@@ -876,9 +884,13 @@ func (m *TortureEditionKey) copyInAt(src *TortureEditionKey, fm *fieldmap.FieldM
 		n++
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Other, src.Other)
+		if !m.Other.Equal(src.Other) {
+			m.Other, n = src.Other.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Other != nil || src.Other != nil) {
-		n += fieldmap.Ensure(&m.Other)
+		if m.Other == nil {
+			m.Other, n = new(TortureEditionKeyValue), n+1
+		}
 		n += m.Other.copyInAt(src.Other, fm, at+2, win.Shift(2))
 	}
 	return n
@@ -948,9 +960,13 @@ func (m *TortureEditionKeyed) copyInAt(src *TortureEditionKeyed, fm *fieldmap.Fi
 		src = new(TortureEditionKeyed)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(TortureEditionKeyValue), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n

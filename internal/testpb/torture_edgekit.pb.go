@@ -185,17 +185,17 @@ var _TortureDeep_L1_L2_L3_L4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Torture
 }}
 
 var _TortureDeep_L1_L2_L3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep_L1_L2_L3{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "l4", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageField[*TortureDeep_L1_L2_L3_L4]{Off: unsafe.Offsetof(TortureDeep_L1_L2_L3{}.L4)}},
+	{Number: 1, Name: "l4", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureDeep_L1_L2_L3{}.L4)}},
 	{Number: 2, Name: "l4s", Kind: fieldmap.KindList, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageList[*TortureDeep_L1_L2_L3_L4]{Off: unsafe.Offsetof(TortureDeep_L1_L2_L3{}.L4S)}},
 }}
 
 var _TortureDeep_L1_L2_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep_L1_L2{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "l3", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_shape, Value: &fieldmap.MessageField[*TortureDeep_L1_L2_L3]{Off: unsafe.Offsetof(TortureDeep_L1_L2{}.L3)}},
+	{Number: 1, Name: "l3", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureDeep_L1_L2{}.L3)}},
 	{Number: 2, Name: "l4_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureDeep_L1_L2_L3_L4]{Off: unsafe.Offsetof(TortureDeep_L1_L2{}.L4Map)}},
 }}
 
 var _TortureDeep_L1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep_L1{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "l2", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_shape, Value: &fieldmap.MessageField[*TortureDeep_L1_L2]{Off: unsafe.Offsetof(TortureDeep_L1{}.L2)}},
+	{Number: 1, Name: "l2", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureDeep_L1{}.L2)}},
 }}
 
 var _TortureDeep_Sibling_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep_Sibling{}), Fields: []fieldmap.ShapeField{
@@ -204,9 +204,9 @@ var _TortureDeep_Sibling_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep
 }}
 
 var _TortureDeep_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "l1", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_shape, Value: &fieldmap.MessageField[*TortureDeep_L1]{Off: unsafe.Offsetof(TortureDeep{}.L1)}},
-	{Number: 2, Name: "sibling", Kind: fieldmap.KindMessage, Sub: _TortureDeep_Sibling_shape, Value: &fieldmap.MessageField[*TortureDeep_Sibling]{Off: unsafe.Offsetof(TortureDeep{}.Sibling)}},
-	{Number: 3, Name: "shortcut", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageField[*TortureDeep_L1_L2_L3_L4]{Off: unsafe.Offsetof(TortureDeep{}.Shortcut)}},
+	{Number: 1, Name: "l1", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureDeep{}.L1)}},
+	{Number: 2, Name: "sibling", Kind: fieldmap.KindMessage, Sub: _TortureDeep_Sibling_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureDeep{}.Sibling)}},
+	{Number: 3, Name: "shortcut", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_L2_L3_L4_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureDeep{}.Shortcut)}},
 }}
 
 var _TortureDeep_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep", _TortureDeep_shape, false)
@@ -532,7 +532,7 @@ var _TortureOneofs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOneofs{}),
 	{Number: 21, Name: "second_self", Value: &fieldmap.MessageMember[*TortureOneofs_SecondSelf, *TortureOneofs]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).Second }}},
 	{Number: 22, Name: "second_num", Value: &fieldmap.ScalarMember[*TortureOneofs_SecondNum, uint64]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).Second }}},
 	{Number: 23, Name: "second_secret", Value: &fieldmap.BytesMember[*TortureOneofs_SecondSecret]{Load: func(m unsafe.Pointer) any { return (*TortureOneofs)(m).Second }}},
-	{Number: 30, Name: "opt_message", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_shape, Value: &fieldmap.MessageField[*TortureDeep_L1]{Off: unsafe.Offsetof(TortureOneofs{}.OptMessage)}},
+	{Number: 30, Name: "opt_message", Kind: fieldmap.KindMessage, Sub: _TortureDeep_L1_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureOneofs{}.OptMessage)}},
 	{Number: 31, Name: "opt_enum", Off: unsafe.Offsetof(TortureOneofs{}.OptEnum), Op: fieldmap.OpPtrInt32},
 	{Number: 32, Name: "opt_bytes", Off: unsafe.Offsetof(TortureOneofs{}.OptBytes), Op: fieldmap.OpBytesPresence},
 	{Number: 33, Name: "opt_float", Off: unsafe.Offsetof(TortureOneofs{}.OptFloat), Op: fieldmap.OpPtrFloat32},
@@ -618,7 +618,7 @@ var _TortureNumbersChild_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNumb
 
 var _TortureNumbers_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNumbers{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "low", Off: unsafe.Offsetof(TortureNumbers{}.Low), Op: fieldmap.OpString},
-	{Number: 18999, Name: "child", Kind: fieldmap.KindMessage, Sub: _TortureNumbersChild_shape, Value: &fieldmap.MessageField[*TortureNumbersChild]{Off: unsafe.Offsetof(TortureNumbers{}.Child)}},
+	{Number: 18999, Name: "child", Kind: fieldmap.KindMessage, Sub: _TortureNumbersChild_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureNumbers{}.Child)}},
 	{Number: 20000, Name: "after_reserved", Off: unsafe.Offsetof(TortureNumbers{}.AfterReserved), Op: fieldmap.OpInt32},
 	{Number: 123456789, Name: "big", Off: unsafe.Offsetof(TortureNumbers{}.Big), Op: fieldmap.OpString},
 	{Number: 536870911, Name: "max", Value: &fieldmap.MessageField[*TortureNumbers]{Off: unsafe.Offsetof(TortureNumbers{}.Max)}},
@@ -679,7 +679,7 @@ var _TortureCycleC_shape_1bmyxni = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCy
 
 var _TortureCycleB_shape_vrge32 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleB{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "count", Off: unsafe.Offsetof(TortureCycleB{}.Count), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "c", Kind: fieldmap.KindMessage, Sub: _TortureCycleC_shape_1bmyxni, Value: &fieldmap.MessageField[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleB{}.C)}},
+	{Number: 2, Name: "c", Kind: fieldmap.KindMessage, Sub: _TortureCycleC_shape_1bmyxni, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureCycleB{}.C)}},
 }}
 
 var _TortureCycleC_shape_hyz3au = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}), Fields: []fieldmap.ShapeField{
@@ -690,7 +690,7 @@ var _TortureCycleC_shape_hyz3au = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCyc
 
 var _TortureCycleA_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleA{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureCycleA{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_vrge32, Value: &fieldmap.MessageField[*TortureCycleB]{Off: unsafe.Offsetof(TortureCycleA{}.B)}},
+	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_vrge32, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureCycleA{}.B)}},
 	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Sub: _TortureCycleC_shape_hyz3au, Value: &fieldmap.MessageList[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleA{}.Cs)}},
 }}
 
@@ -726,14 +726,14 @@ var _TortureCycleA_shape_1738b9o = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCy
 }}
 
 var _TortureCycleC_shape_mchw53 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "a", Kind: fieldmap.KindMessage, Sub: _TortureCycleA_shape_1738b9o, Value: &fieldmap.MessageField[*TortureCycleA]{Off: unsafe.Offsetof(TortureCycleC{}.A)}},
+	{Number: 1, Name: "a", Kind: fieldmap.KindMessage, Sub: _TortureCycleA_shape_1738b9o, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureCycleC{}.A)}},
 	{Number: 2, Name: "bs", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureCycleB]{Off: unsafe.Offsetof(TortureCycleC{}.Bs)}},
 	{Number: 3, Name: "secret", Off: unsafe.Offsetof(TortureCycleC{}.Secret), Op: fieldmap.OpString},
 }}
 
 var _TortureCycleB_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleB{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "count", Off: unsafe.Offsetof(TortureCycleB{}.Count), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "c", Kind: fieldmap.KindMessage, Sub: _TortureCycleC_shape_mchw53, Value: &fieldmap.MessageField[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleB{}.C)}},
+	{Number: 2, Name: "c", Kind: fieldmap.KindMessage, Sub: _TortureCycleC_shape_mchw53, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureCycleB{}.C)}},
 }}
 
 var _TortureCycleB_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleB", _TortureCycleB_shape, false)
@@ -768,12 +768,12 @@ var _TortureCycleB_shape_bdy655 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCyc
 
 var _TortureCycleA_shape_1dfp5o8 = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleA{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureCycleA{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_bdy655, Value: &fieldmap.MessageField[*TortureCycleB]{Off: unsafe.Offsetof(TortureCycleA{}.B)}},
+	{Number: 2, Name: "b", Kind: fieldmap.KindMessage, Sub: _TortureCycleB_shape_bdy655, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureCycleA{}.B)}},
 	{Number: 3, Name: "cs", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*TortureCycleC]{Off: unsafe.Offsetof(TortureCycleA{}.Cs)}},
 }}
 
 var _TortureCycleC_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "a", Kind: fieldmap.KindMessage, Sub: _TortureCycleA_shape_1dfp5o8, Value: &fieldmap.MessageField[*TortureCycleA]{Off: unsafe.Offsetof(TortureCycleC{}.A)}},
+	{Number: 1, Name: "a", Kind: fieldmap.KindMessage, Sub: _TortureCycleA_shape_1dfp5o8, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureCycleC{}.A)}},
 	{Number: 2, Name: "bs", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureCycleB]{Off: unsafe.Offsetof(TortureCycleC{}.Bs)}},
 	{Number: 3, Name: "secret", Off: unsafe.Offsetof(TortureCycleC{}.Secret), Op: fieldmap.OpString},
 }}
@@ -1092,12 +1092,12 @@ var _TortureKeyLeaf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKeyLeaf{}
 var _TortureKeyPart_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKeyPart{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(TortureKeyPart{}.Name), Op: fieldmap.OpString},
 	{Number: 2, Name: "id", Off: unsafe.Offsetof(TortureKeyPart{}.Id), Op: fieldmap.OpUint64},
-	{Number: 3, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _TortureKeyLeaf_shape, Value: &fieldmap.MessageField[*TortureKeyLeaf]{Off: unsafe.Offsetof(TortureKeyPart{}.Leaf)}},
+	{Number: 3, Name: "leaf", Kind: fieldmap.KindMessage, Sub: _TortureKeyLeaf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureKeyPart{}.Leaf)}},
 }}
 
 var _TortureKeyValue_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKeyValue{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "mood", Off: unsafe.Offsetof(TortureKeyValue{}.Mood), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "part", Kind: fieldmap.KindMessage, Sub: _TortureKeyPart_shape, Value: &fieldmap.MessageField[*TortureKeyPart]{Off: unsafe.Offsetof(TortureKeyValue{}.Part)}},
+	{Number: 2, Name: "part", Kind: fieldmap.KindMessage, Sub: _TortureKeyPart_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureKeyValue{}.Part)}},
 	{Number: 3, Name: "weight", Off: unsafe.Offsetof(TortureKeyValue{}.Weight), Op: fieldmap.OpFloat64},
 	{Number: 4, Name: "ratio", Off: unsafe.Offsetof(TortureKeyValue{}.Ratio), Op: fieldmap.OpFloat32},
 	{Number: 5, Name: "flag", Off: unsafe.Offsetof(TortureKeyValue{}.Flag), Op: fieldmap.OpBool},
@@ -1107,7 +1107,7 @@ var _TortureKeyValue_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKeyValue
 }}
 
 var _TortureKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKey{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureKeyValue_shape, Value: &fieldmap.MessageField[*TortureKeyValue]{Off: unsafe.Offsetof(TortureKey{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _TortureKeyValue_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(TortureKey{}.Key)}},
 	{Number: 2, Name: "by_name", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *TortureKeyValue]{Off: unsafe.Offsetof(TortureKey{}.ByName)}},
 	{Number: 3, Name: "deeps", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *TortureDeep]{Off: unsafe.Offsetof(TortureKey{}.Deeps)}},
 	{Number: 4, Name: "keys", Kind: fieldmap.KindList, Sub: _TortureKeyValue_shape, Value: &fieldmap.MessageList[*TortureKeyValue]{Off: unsafe.Offsetof(TortureKey{}.Keys)}},
@@ -2368,7 +2368,7 @@ func (m *TortureOptionalKey) cloneTo(c *TortureOptionalKey) *TortureOptionalKey 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNames) Equal(o *TortureNames) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Reset_ != o.Reset_ ||
@@ -2443,7 +2443,7 @@ func _TortureNames_Select_isSet(x isTortureNames_Select) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Torture_2X) Equal(o *Torture_2X) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.A_1 != o.A_1 ||
@@ -2456,7 +2456,7 @@ func (m *Torture_2X) Equal(o *Torture_2X) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLower) Equal(o *TortureLower) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Value_ != o.Value_ ||
@@ -2468,7 +2468,7 @@ func (m *TortureLower) Equal(o *TortureLower) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep) Equal(o *TortureDeep) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.L1.Equal(o.L1) ||
@@ -2481,7 +2481,7 @@ func (m *TortureDeep) Equal(o *TortureDeep) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1) Equal(o *TortureDeep_L1) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.L2.Equal(o.L2) {
@@ -2492,7 +2492,7 @@ func (m *TortureDeep_L1) Equal(o *TortureDeep_L1) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2) Equal(o *TortureDeep_L1_L2) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.L3.Equal(o.L3) ||
@@ -2504,7 +2504,7 @@ func (m *TortureDeep_L1_L2) Equal(o *TortureDeep_L1_L2) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2_L3) Equal(o *TortureDeep_L1_L2_L3) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.L4.Equal(o.L4) {
@@ -2523,7 +2523,7 @@ func (m *TortureDeep_L1_L2_L3) Equal(o *TortureDeep_L1_L2_L3) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_L1_L2_L3_L4) Equal(o *TortureDeep_L1_L2_L3_L4) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Mood != o.Mood ||
@@ -2535,7 +2535,7 @@ func (m *TortureDeep_L1_L2_L3_L4) Equal(o *TortureDeep_L1_L2_L3_L4) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureDeep_Sibling) Equal(o *TortureDeep_Sibling) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Mood != o.Mood ||
@@ -2547,7 +2547,7 @@ func (m *TortureDeep_Sibling) Equal(o *TortureDeep_Sibling) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureMaps) Equal(o *TortureMaps) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !maps.Equal(m.EnumMap, o.EnumMap) ||
@@ -2571,7 +2571,7 @@ func (m *TortureMaps) Equal(o *TortureMaps) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureLists) Equal(o *TortureLists) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !slices.Equal(m.Moods, o.Moods) ||
@@ -2620,7 +2620,7 @@ func (m *TortureLists) Equal(o *TortureLists) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOneofs) Equal(o *TortureOneofs) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.OptMessage.Equal(o.OptMessage) ||
@@ -2835,7 +2835,7 @@ func _TortureOneofs_Second_isSet(x isTortureOneofs_Second) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOnlyOneof) Equal(o *TortureOnlyOneof) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	switch a := m.Only.(type) {
@@ -2877,7 +2877,7 @@ func _TortureOnlyOneof_Only_isSet(x isTortureOnlyOneof_Only) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOnlyMap) Equal(o *TortureOnlyMap) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualMessageMapFunc(m.Children, o.Children, (*TortureOnlyMap).Equal) {
@@ -2888,7 +2888,7 @@ func (m *TortureOnlyMap) Equal(o *TortureOnlyMap) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNumbers) Equal(o *TortureNumbers) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Low != o.Low ||
@@ -2903,7 +2903,7 @@ func (m *TortureNumbers) Equal(o *TortureNumbers) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureNumbersChild) Equal(o *TortureNumbersChild) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.Value, o.Value) ||
@@ -2915,7 +2915,7 @@ func (m *TortureNumbersChild) Equal(o *TortureNumbersChild) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleA) Equal(o *TortureCycleA) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -2935,7 +2935,7 @@ func (m *TortureCycleA) Equal(o *TortureCycleA) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleB) Equal(o *TortureCycleB) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Count != o.Count ||
@@ -2947,7 +2947,7 @@ func (m *TortureCycleB) Equal(o *TortureCycleB) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureCycleC) Equal(o *TortureCycleC) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.A.Equal(o.A) ||
@@ -2960,7 +2960,7 @@ func (m *TortureCycleC) Equal(o *TortureCycleC) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureWide) Equal(o *TortureWide) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.W1 != o.W1 ||
@@ -3091,7 +3091,7 @@ func (m *TortureWide) Equal(o *TortureWide) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKey) Equal(o *TortureKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -3112,7 +3112,7 @@ func (m *TortureKey) Equal(o *TortureKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKeyValue) Equal(o *TortureKeyValue) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Mood != o.Mood ||
@@ -3130,7 +3130,7 @@ func (m *TortureKeyValue) Equal(o *TortureKeyValue) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKeyPart) Equal(o *TortureKeyPart) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -3143,7 +3143,7 @@ func (m *TortureKeyPart) Equal(o *TortureKeyPart) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureKeyLeaf) Equal(o *TortureKeyLeaf) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.N != o.N {
@@ -3154,7 +3154,7 @@ func (m *TortureKeyLeaf) Equal(o *TortureKeyLeaf) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEnumKey) Equal(o *TortureEnumKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Mood != o.Mood {
@@ -3165,7 +3165,7 @@ func (m *TortureEnumKey) Equal(o *TortureEnumKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureEmptyKey) Equal(o *TortureEmptyKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -3177,7 +3177,7 @@ func (m *TortureEmptyKey) Equal(o *TortureEmptyKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *TortureOptionalKey) Equal(o *TortureOptionalKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtrFloat64(m.Key, o.Key) {
@@ -3354,21 +3354,33 @@ func (m *TortureDeep) copyInAt(src *TortureDeep, fm *fieldmap.FieldMap, at int, 
 		src = new(TortureDeep)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.L1, src.L1)
+		if !m.L1.Equal(src.L1) {
+			m.L1, n = src.L1.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.L1 != nil || src.L1 != nil) {
-		n += fieldmap.Ensure(&m.L1)
+		if m.L1 == nil {
+			m.L1, n = new(TortureDeep_L1), n+1
+		}
 		n += m.L1.copyInAt(src.L1, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<10) != 0 {
-		n += fieldmap.CopyMessage(&m.Sibling, src.Sibling)
+		if !m.Sibling.Equal(src.Sibling) {
+			m.Sibling, n = src.Sibling.Clone(), n+1
+		}
 	} else if win.Below&(1<<10) != 0 && (m.Sibling != nil || src.Sibling != nil) {
-		n += fieldmap.Ensure(&m.Sibling)
+		if m.Sibling == nil {
+			m.Sibling, n = new(TortureDeep_Sibling), n+1
+		}
 		n += m.Sibling.copyInAt(src.Sibling, fm, at+11, win.Shift(11))
 	}
 	if win.Cover&(1<<13) != 0 {
-		n += fieldmap.CopyMessage(&m.Shortcut, src.Shortcut)
+		if !m.Shortcut.Equal(src.Shortcut) {
+			m.Shortcut, n = src.Shortcut.Clone(), n+1
+		}
 	} else if win.Below&(1<<13) != 0 && (m.Shortcut != nil || src.Shortcut != nil) {
-		n += fieldmap.Ensure(&m.Shortcut)
+		if m.Shortcut == nil {
+			m.Shortcut, n = new(TortureDeep_L1_L2_L3_L4), n+1
+		}
 		n += m.Shortcut.copyInAt(src.Shortcut, fm, at+14, win.Shift(14))
 	}
 	return n
@@ -3380,9 +3392,13 @@ func (m *TortureDeep_L1) copyInAt(src *TortureDeep_L1, fm *fieldmap.FieldMap, at
 		src = new(TortureDeep_L1)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.L2, src.L2)
+		if !m.L2.Equal(src.L2) {
+			m.L2, n = src.L2.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.L2 != nil || src.L2 != nil) {
-		n += fieldmap.Ensure(&m.L2)
+		if m.L2 == nil {
+			m.L2, n = new(TortureDeep_L1_L2), n+1
+		}
 		n += m.L2.copyInAt(src.L2, fm, at+1, win.Shift(1))
 	}
 	return n
@@ -3394,9 +3410,13 @@ func (m *TortureDeep_L1_L2) copyInAt(src *TortureDeep_L1_L2, fm *fieldmap.FieldM
 		src = new(TortureDeep_L1_L2)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.L3, src.L3)
+		if !m.L3.Equal(src.L3) {
+			m.L3, n = src.L3.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.L3 != nil || src.L3 != nil) {
-		n += fieldmap.Ensure(&m.L3)
+		if m.L3 == nil {
+			m.L3, n = new(TortureDeep_L1_L2_L3), n+1
+		}
 		n += m.L3.copyInAt(src.L3, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<7) != 0 {
@@ -3411,9 +3431,13 @@ func (m *TortureDeep_L1_L2_L3) copyInAt(src *TortureDeep_L1_L2_L3, fm *fieldmap.
 		src = new(TortureDeep_L1_L2_L3)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.L4, src.L4)
+		if !m.L4.Equal(src.L4) {
+			m.L4, n = src.L4.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.L4 != nil || src.L4 != nil) {
-		n += fieldmap.Ensure(&m.L4)
+		if m.L4 == nil {
+			m.L4, n = new(TortureDeep_L1_L2_L3_L4), n+1
+		}
 		n += m.L4.copyInAt(src.L4, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
@@ -3849,9 +3873,13 @@ func (m *TortureOneofs) copyInAt(src *TortureOneofs, fm *fieldmap.FieldMap, at i
 			}
 		case 39:
 			if win.Cover&(1<<39) != 0 {
-				n += fieldmap.CopyMessage(&m.OptMessage, src.OptMessage)
+				if !m.OptMessage.Equal(src.OptMessage) {
+					m.OptMessage, n = src.OptMessage.Clone(), n+1
+				}
 			} else if m.OptMessage != nil || src.OptMessage != nil {
-				n += fieldmap.Ensure(&m.OptMessage)
+				if m.OptMessage == nil {
+					m.OptMessage, n = new(TortureDeep_L1), n+1
+				}
 				n += m.OptMessage.copyInAt(src.OptMessage, fm, at+40, win.Shift(40))
 			}
 		case 49:
@@ -4023,9 +4051,13 @@ func (m *TortureNumbers) copyInAt(src *TortureNumbers, fm *fieldmap.FieldMap, at
 		m.Low, n = src.Low, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Child, src.Child)
+		if !m.Child.Equal(src.Child) {
+			m.Child, n = src.Child.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Child != nil || src.Child != nil) {
-		n += fieldmap.Ensure(&m.Child)
+		if m.Child == nil {
+			m.Child, n = new(TortureNumbersChild), n+1
+		}
 		n += m.Child.copyInAt(src.Child, fm, at+2, win.Shift(2))
 	}
 	if win.Cover&(1<<4) != 0 && m.AfterReserved != src.AfterReserved {
@@ -4082,9 +4114,13 @@ func (m *TortureCycleA) copyInAt(src *TortureCycleA, fm *fieldmap.FieldMap, at i
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.B, src.B)
+		if !m.B.Equal(src.B) {
+			m.B, n = src.B.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.B != nil || src.B != nil) {
-		n += fieldmap.Ensure(&m.B)
+		if m.B == nil {
+			m.B, n = new(TortureCycleB), n+1
+		}
 		n += m.B.copyInAt_vrge32(src.B, fm, at+2, win.Shift(2))
 	}
 	if (win.Cover|win.Below)&(1<<7) != 0 {
@@ -4102,9 +4138,13 @@ func (m *TortureCycleB) copyInAt_vrge32(src *TortureCycleB, fm *fieldmap.FieldMa
 		m.Count, n = src.Count, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.C, src.C)
+		if !m.C.Equal(src.C) {
+			m.C, n = src.C.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.C != nil || src.C != nil) {
-		n += fieldmap.Ensure(&m.C)
+		if m.C == nil {
+			m.C, n = new(TortureCycleC), n+1
+		}
 		n += m.C.copyInAt_1bmyxni(src.C, fm, at+2, win.Shift(2))
 	}
 	return n
@@ -4163,9 +4203,13 @@ func (m *TortureCycleB) copyInAt(src *TortureCycleB, fm *fieldmap.FieldMap, at i
 		m.Count, n = src.Count, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.C, src.C)
+		if !m.C.Equal(src.C) {
+			m.C, n = src.C.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.C != nil || src.C != nil) {
-		n += fieldmap.Ensure(&m.C)
+		if m.C == nil {
+			m.C, n = new(TortureCycleC), n+1
+		}
 		n += m.C.copyInAt_mchw53(src.C, fm, at+2, win.Shift(2))
 	}
 	return n
@@ -4177,9 +4221,13 @@ func (m *TortureCycleC) copyInAt_mchw53(src *TortureCycleC, fm *fieldmap.FieldMa
 		src = new(TortureCycleC)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.A, src.A)
+		if !m.A.Equal(src.A) {
+			m.A, n = src.A.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.A != nil || src.A != nil) {
-		n += fieldmap.Ensure(&m.A)
+		if m.A == nil {
+			m.A, n = new(TortureCycleA), n+1
+		}
 		n += m.A.copyInAt_1738b9o(src.A, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
@@ -4223,9 +4271,13 @@ func (m *TortureCycleC) copyInAt(src *TortureCycleC, fm *fieldmap.FieldMap, at i
 		src = new(TortureCycleC)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.A, src.A)
+		if !m.A.Equal(src.A) {
+			m.A, n = src.A.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.A != nil || src.A != nil) {
-		n += fieldmap.Ensure(&m.A)
+		if m.A == nil {
+			m.A, n = new(TortureCycleA), n+1
+		}
 		n += m.A.copyInAt_1dfp5o8(src.A, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<6) != 0 {
@@ -4246,9 +4298,13 @@ func (m *TortureCycleA) copyInAt_1dfp5o8(src *TortureCycleA, fm *fieldmap.FieldM
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.B, src.B)
+		if !m.B.Equal(src.B) {
+			m.B, n = src.B.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.B != nil || src.B != nil) {
-		n += fieldmap.Ensure(&m.B)
+		if m.B == nil {
+			m.B, n = new(TortureCycleB), n+1
+		}
 		n += m.B.copyInAt_bdy655(src.B, fm, at+2, win.Shift(2))
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {
@@ -4834,9 +4890,13 @@ func (m *TortureKey) copyInAt(src *TortureKey, fm *fieldmap.FieldMap, at int, wi
 		src = new(TortureKey)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(TortureKeyValue), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<13) != 0 {
@@ -4860,9 +4920,13 @@ func (m *TortureKeyValue) copyInAt(src *TortureKeyValue, fm *fieldmap.FieldMap, 
 		m.Mood, n = src.Mood, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Part, src.Part)
+		if !m.Part.Equal(src.Part) {
+			m.Part, n = src.Part.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Part != nil || src.Part != nil) {
-		n += fieldmap.Ensure(&m.Part)
+		if m.Part == nil {
+			m.Part, n = new(TortureKeyPart), n+1
+		}
 		n += m.Part.copyInAt(src.Part, fm, at+2, win.Shift(2))
 	}
 	if win.Cover&(1<<6) != 0 && !fieldmap.SameFloat64(m.Weight, src.Weight) {
@@ -4901,9 +4965,13 @@ func (m *TortureKeyPart) copyInAt(src *TortureKeyPart, fm *fieldmap.FieldMap, at
 		m.Id, n = src.Id, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		n += fieldmap.CopyMessage(&m.Leaf, src.Leaf)
+		if !m.Leaf.Equal(src.Leaf) {
+			m.Leaf, n = src.Leaf.Clone(), n+1
+		}
 	} else if win.Below&(1<<2) != 0 && (m.Leaf != nil || src.Leaf != nil) {
-		n += fieldmap.Ensure(&m.Leaf)
+		if m.Leaf == nil {
+			m.Leaf, n = new(TortureKeyLeaf), n+1
+		}
 		n += m.Leaf.copyInAt(src.Leaf, fm, at+3, win.Shift(3))
 	}
 	return n

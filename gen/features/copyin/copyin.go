@@ -325,7 +325,9 @@ func (f *feature) field(sf *gen.ShapeField, block, w string, start int, tested b
 			return
 		}
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
-		g.P(l.n, " += ", g.Fieldmap("CopyMessage"), "(&", dv, ", ", sv, ")")
+		g.P("if ", notExpr(g.SameExpr(fd, dv, sv), dv, sv), " {")
+		g.P(dv, ", ", l.n, " = ", g.CloneExpr(fd, sv), ", ", l.n, "+1")
+		g.P("}")
 		below := "} else if " + dv + " != nil || " + sv + " != nil {"
 		if tested {
 			below = "} else if " + w + ".Below&" + bit + " != 0 && (" + dv + " != nil || " + sv + " != nil) {"
@@ -364,7 +366,9 @@ func (f *feature) recurse(sf *gen.ShapeField, w string, start int) {
 	if !gen.InOneof(fd) {
 		// The caller tested that m or src holds the message.
 		dv, sv := l.m+"."+fd.GoName, l.src+"."+fd.GoName
-		g.P(l.n, " += ", g.Fieldmap("Ensure"), "(&", dv, ")")
+		g.P("if ", dv, " == nil {")
+		g.P(dv, ", ", l.n, " = new(", typ, "), ", l.n, "+1")
+		g.P("}")
 		g.P(l.n, " += ", f.call(sf.Sub, dv, sv, l.fm, next, win))
 		return
 	}

@@ -54,7 +54,8 @@ func (f *feature) message(mm *gen.Message) {
 	name := mm.GoIdent.GoName
 	g.P("// Equal reports whether m and o are equal under proto.Equal's rules.")
 	g.P("func (", m, " *", name, ") Equal(", o, " *", name, ") bool {")
-	g.P("if eq, done := ", g.Fieldmap("EqualPointers"), "(", m, ", ", o, "); done {")
+	ptr := g.Ident(gen.UnsafePackage, "Pointer")
+	g.P("if eq, done := ", g.Fieldmap("EqualPointers"), "(", ptr, "(", m, "), ", ptr, "(", o, ")); done {")
 	g.P("return eq")
 	g.P("}")
 	for _, fd := range mm.Fields {

@@ -159,17 +159,17 @@ const (
 )
 
 var _Site_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Site{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _SiteKey_shape, Value: &fieldmap.MessageField[*SiteKey]{Off: unsafe.Offsetof(Site{}.Key)}},
-	{Number: 2, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageField[*Location]{Off: unsafe.Offsetof(Site{}.Location)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _SiteKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Site{}.Key)}},
+	{Number: 2, Name: "location", Kind: fieldmap.KindMessage, Sub: _Location_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Site{}.Location)}},
 	{Number: 3, Name: "power", Off: unsafe.Offsetof(Site{}.Power), Op: fieldmap.OpInt32},
 	{Number: 4, Name: "labels", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Site{}.Labels)}},
 	{Number: 5, Name: "flavors", Kind: fieldmap.KindList, Sub: _Resources_shape, Value: &fieldmap.MessageList[*Resources]{Off: unsafe.Offsetof(Site{}.Flavors)}},
-	{Number: 6, Name: "quota", Kind: fieldmap.KindMessage, Sub: _Resources_shape, Value: &fieldmap.MessageField[*Resources]{Off: unsafe.Offsetof(Site{}.Quota)}},
+	{Number: 6, Name: "quota", Kind: fieldmap.KindMessage, Sub: _Resources_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Site{}.Quota)}},
 	{Number: 7, Name: "timeout", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(Site{}.Timeout)}},
 	{Number: 8, Name: "kubeconfig", Value: &fieldmap.ScalarMember[*Site_Kubeconfig, string]{Load: func(m unsafe.Pointer) any { return (*Site)(m).Platform }}},
 	{Number: 9, Name: "vm", Kind: fieldmap.KindMessage, Sub: _Resources_shape, Value: &fieldmap.MessageMember[*Site_Vm, *Resources]{Load: func(m unsafe.Pointer) any { return (*Site)(m).Platform }}},
 	{Number: 10, Name: "cert", Off: unsafe.Offsetof(Site{}.Cert), Op: fieldmap.OpBytes},
-	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _Status_shape, Value: &fieldmap.MessageField[*Status]{Off: unsafe.Offsetof(Site{}.Status)}},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _Status_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Site{}.Status)}},
 	{Number: 12, Name: "pools", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Resources]{Off: unsafe.Offsetof(Site{}.Pools)}},
 	{Number: 13, Name: "history", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Site{}.History)}},
 	{Number: 14, Name: "revision", Off: unsafe.Offsetof(Site{}.Revision), Op: fieldmap.OpInt64},
@@ -348,7 +348,7 @@ type _Site_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SiteKey) Equal(o *SiteKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Organization != o.Organization ||
@@ -360,7 +360,7 @@ func (m *SiteKey) Equal(o *SiteKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Location) Equal(o *Location) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.Latitude, o.Latitude) ||
@@ -373,7 +373,7 @@ func (m *Location) Equal(o *Location) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Resources) Equal(o *Resources) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Ram != o.Ram ||
@@ -386,7 +386,7 @@ func (m *Resources) Equal(o *Resources) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Status) Equal(o *Status) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.TaskName != o.TaskName ||
@@ -399,7 +399,7 @@ func (m *Status) Equal(o *Status) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Site) Equal(o *Site) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -579,16 +579,24 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !m.Key.Equal(src.Key) {
+					m.Key, n = src.Key.Clone(), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(SiteKey), n+1
+				}
 				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				n += fieldmap.CopyMessage(&m.Location, src.Location)
+				if !m.Location.Equal(src.Location) {
+					m.Location, n = src.Location.Clone(), n+1
+				}
 			} else if m.Location != nil || src.Location != nil {
-				n += fieldmap.Ensure(&m.Location)
+				if m.Location == nil {
+					m.Location, n = new(Location), n+1
+				}
 				n += m.Location.copyInAt(src.Location, fm, at+4, win.Shift(4))
 			}
 		case 7:
@@ -599,9 +607,13 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+9), &m.Flavors, src.Flavors)
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				n += fieldmap.CopyMessage(&m.Quota, src.Quota)
+				if !m.Quota.Equal(src.Quota) {
+					m.Quota, n = src.Quota.Clone(), n+1
+				}
 			} else if m.Quota != nil || src.Quota != nil {
-				n += fieldmap.Ensure(&m.Quota)
+				if m.Quota == nil {
+					m.Quota, n = new(Resources), n+1
+				}
 				n += m.Quota.copyInAt(src.Quota, fm, at+14, win.Shift(14))
 			}
 		case 17:
@@ -658,9 +670,13 @@ func (m *Site) copyInAt(src *Site, fm *fieldmap.FieldMap, at int, win fieldmap.W
 			}
 		case 24:
 			if win.Cover&(1<<24) != 0 {
-				n += fieldmap.CopyMessage(&m.Status, src.Status)
+				if !m.Status.Equal(src.Status) {
+					m.Status, n = src.Status.Clone(), n+1
+				}
 			} else if m.Status != nil || src.Status != nil {
-				n += fieldmap.Ensure(&m.Status)
+				if m.Status == nil {
+					m.Status, n = new(Status), n+1
+				}
 				n += m.Status.copyInAt(src.Status, fm, at+25, win.Shift(25))
 			}
 		case 28:

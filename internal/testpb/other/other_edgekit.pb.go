@@ -66,7 +66,7 @@ func (m *Label) cloneTo(c *Label) *Label {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Label) Equal(o *Label) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||

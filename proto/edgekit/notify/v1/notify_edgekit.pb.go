@@ -143,7 +143,7 @@ var _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape = &fieldmap.Sha
 }}
 
 var _Hello_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Hello{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(Hello{}.CloudletKey)}},
+	{Number: 1, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Hello{}.CloudletKey)}},
 	{Number: 2, Name: "access_key", Off: unsafe.Offsetof(Hello{}.AccessKey), Op: fieldmap.OpString},
 	{Number: 3, Name: "instance", Off: unsafe.Offsetof(Hello{}.Instance), Op: fieldmap.OpString},
 }}
@@ -202,7 +202,7 @@ var _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape
 }}
 
 var _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.CloudletInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NotifyId), Op: fieldmap.OpInt64},
@@ -212,8 +212,8 @@ var _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape = &fieldmap.Sh
 	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.MessageList[*edgeproto.FlavorInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Flavors)}},
 	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
 	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
-	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Status)}},
-	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageField[*edgeproto.InfraResourcesSnapshot]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ResourcesSnapshot)}},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Status)}},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ResourcesSnapshot)}},
 	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.MessageList[*edgeproto.NodeInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NodeInfos)}},
 	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Properties)}},
 	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
@@ -248,12 +248,12 @@ var _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape = &fieldmap.
 }}
 
 var _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Status)}},
-	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*edgeproto.InfraResources]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Resources)}},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Status)}},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Resources)}},
 	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
 	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.UpdatedAt)}},
 }}
@@ -265,13 +265,13 @@ var _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape = &fieldmap
 }}
 
 var _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstKey]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Status)}},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Status)}},
 	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
-	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstRuntime]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RuntimeInfo)}},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RuntimeInfo)}},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Uri), Op: fieldmap.OpString},
 	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.UpdatedAt)}},
 }}
@@ -681,7 +681,7 @@ var _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_shape = &fieldmap.Shape
 }}
 
 var _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.Flavor{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_shape, Value: &fieldmap.MessageField[*edgeproto.FlavorKey]{Off: unsafe.Offsetof(edgeproto.Flavor{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.Flavor{}.Key)}},
 	{Number: 2, Name: "ram_mb", Off: unsafe.Offsetof(edgeproto.Flavor{}.RamMb), Op: fieldmap.OpUint64},
 	{Number: 3, Name: "vcpus", Off: unsafe.Offsetof(edgeproto.Flavor{}.Vcpus), Op: fieldmap.OpUint64},
 	{Number: 4, Name: "disk_gb", Off: unsafe.Offsetof(edgeproto.Flavor{}.DiskGb), Op: fieldmap.OpUint64},
@@ -712,16 +712,16 @@ var _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_shape = &fieldmap.
 }}
 
 var _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.Cloudlet{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "platform_type", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.PlatformType), Op: fieldmap.OpString},
-	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Location1s2694a_shape, Value: &fieldmap.MessageField[*edgeproto.Location]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Location)}},
+	{Number: 5, Name: "location", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_Location1s2694a_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Location)}},
 	{Number: 6, Name: "flavor_names", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.Cloudlet{}.FlavorNames), Op: fieldmap.OpListString},
 	{Number: 7, Name: "resource_quotas", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ResourceQuota1835vxj_shape, Value: &fieldmap.MessageList[*edgeproto.ResourceQuota]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.ResourceQuotas)}},
 	{Number: 8, Name: "default_resource_alert_threshold", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.DefaultResourceAlertThreshold), Op: fieldmap.OpInt32},
 	{Number: 9, Name: "env_vars", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.EnvVars)}},
-	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_shape, Value: &fieldmap.MessageField[*edgeproto.PlatformConfig]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Config)}},
+	{Number: 10, Name: "config", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.Config)}},
 	{Number: 11, Name: "crm_on_edge", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.CrmOnEdge), Op: fieldmap.OpBool},
 	{Number: 12, Name: "maintenance_state", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.MaintenanceState), Op: fieldmap.OpInt32},
 	{Number: 13, Name: "trust_policy", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.TrustPolicy), Op: fieldmap.OpString},
@@ -748,7 +748,7 @@ var _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape = &fieldmap.S
 }}
 
 var _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicy{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape, Value: &fieldmap.MessageField[*edgeproto.TrustPolicyKey]{Off: unsafe.Offsetof(edgeproto.TrustPolicy{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicy{}.Key)}},
 	{Number: 2, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_SecurityRule1h6m1oh_shape, Value: &fieldmap.MessageList[*edgeproto.SecurityRule]{Off: unsafe.Offsetof(edgeproto.TrustPolicy{}.OutboundSecurityRules)}},
 }}
 
@@ -781,7 +781,7 @@ var _File_edgekit_notify_v1_notify_proto_EnvVar14mej5d_shape = &fieldmap.Shape{S
 }}
 
 var _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.App{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*edgeproto.AppKey]{Off: unsafe.Offsetof(edgeproto.App{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.App{}.Key)}},
 	{Number: 2, Name: "image_type", Off: unsafe.Offsetof(edgeproto.App{}.ImageType), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "image_path", Off: unsafe.Offsetof(edgeproto.App{}.ImagePath), Op: fieldmap.OpString},
 	{Number: 4, Name: "deployment", Off: unsafe.Offsetof(edgeproto.App{}.Deployment), Op: fieldmap.OpString},
@@ -813,13 +813,13 @@ var _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_shape = &fieldmap.
 var _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.NodePool{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(edgeproto.NodePool{}.Name), Op: fieldmap.OpString},
 	{Number: 2, Name: "num_nodes", Off: unsafe.Offsetof(edgeproto.NodePool{}.NumNodes), Op: fieldmap.OpUint32},
-	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_shape, Value: &fieldmap.MessageField[*edgeproto.NodeResources]{Off: unsafe.Offsetof(edgeproto.NodePool{}.NodeResources)}},
+	{Number: 3, Name: "node_resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.NodePool{}.NodeResources)}},
 	{Number: 4, Name: "scalable", Off: unsafe.Offsetof(edgeproto.NodePool{}.Scalable), Op: fieldmap.OpBool},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ClusterInst{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Key)}},
-	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.CloudletKey)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Key)}},
+	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.CloudletKey)}},
 	{Number: 3, Name: "state", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.State), Op: fieldmap.OpInt32},
 	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Errors), Op: fieldmap.OpListString},
 	{Number: 5, Name: "crm_override", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.CrmOverride), Op: fieldmap.OpInt32},
@@ -828,7 +828,7 @@ var _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape = &fieldmap.Sh
 	{Number: 8, Name: "ip_access", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.IpAccess), Op: fieldmap.OpInt32},
 	{Number: 9, Name: "deployment", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Deployment), Op: fieldmap.OpString},
 	{Number: 10, Name: "kubernetes_version", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.KubernetesVersion), Op: fieldmap.OpString},
-	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*edgeproto.InfraResources]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Resources)}},
+	{Number: 11, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Resources)}},
 	{Number: 12, Name: "infra_annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.InfraAnnotations)}},
 	{Number: 13, Name: "reservable", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.Reservable), Op: fieldmap.OpBool},
 	{Number: 14, Name: "reserved_by", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.ReservedBy), Op: fieldmap.OpString},
@@ -838,10 +838,10 @@ var _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape = &fieldmap.Sh
 }}
 
 var _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInst{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstKey]{Off: unsafe.Offsetof(edgeproto.AppInst{}.Key)}},
-	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageField[*edgeproto.AppKey]{Off: unsafe.Offsetof(edgeproto.AppInst{}.AppKey)}},
-	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.AppInst{}.ClusterKey)}},
-	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(edgeproto.AppInst{}.CloudletKey)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInst{}.Key)}},
+	{Number: 2, Name: "app_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInst{}.AppKey)}},
+	{Number: 3, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInst{}.ClusterKey)}},
+	{Number: 4, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInst{}.CloudletKey)}},
 	{Number: 5, Name: "state", Off: unsafe.Offsetof(edgeproto.AppInst{}.State), Op: fieldmap.OpInt32},
 	{Number: 6, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInst{}.Errors), Op: fieldmap.OpListString},
 	{Number: 7, Name: "crm_override", Off: unsafe.Offsetof(edgeproto.AppInst{}.CrmOverride), Op: fieldmap.OpInt32},
@@ -849,7 +849,7 @@ var _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape = &fieldmap.Shape{S
 	{Number: 9, Name: "mapped_ports", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_Portx01ype_shape, Value: &fieldmap.MessageList[*edgeproto.Port]{Off: unsafe.Offsetof(edgeproto.AppInst{}.MappedPorts)}},
 	{Number: 10, Name: "flavor", Off: unsafe.Offsetof(edgeproto.AppInst{}.Flavor), Op: fieldmap.OpString},
 	{Number: 11, Name: "power_state", Off: unsafe.Offsetof(edgeproto.AppInst{}.PowerState), Op: fieldmap.OpInt32},
-	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstRuntime]{Off: unsafe.Offsetof(edgeproto.AppInst{}.RuntimeInfo)}},
+	{Number: 12, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInst{}.RuntimeInfo)}},
 	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.AppInst{}.Annotations)}},
 	{Number: 14, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInst{}.CreatedAt)}},
 	{Number: 15, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInst{}.UpdatedAt)}},
@@ -1465,7 +1465,7 @@ func (m *Keepalive) cloneTo(c *Keepalive) *Keepalive {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConnectRequest) Equal(o *ConnectRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	switch a := m.Msg.(type) {
@@ -1507,7 +1507,7 @@ func _ConnectRequest_Msg_isSet(x isConnectRequest_Msg) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Hello) Equal(o *Hello) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.Equal(m.CloudletKey, o.CloudletKey) ||
@@ -1520,7 +1520,7 @@ func (m *Hello) Equal(o *Hello) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Report) Equal(o *Report) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Seq != o.Seq ||
@@ -1576,7 +1576,7 @@ func _Report_Info_isSet(x isReport_Info) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ConnectResponse) Equal(o *ConnectResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	switch a := m.Msg.(type) {
@@ -1648,7 +1648,7 @@ func _ConnectResponse_Msg_isSet(x isConnectResponse_Msg) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SyncStart) Equal(o *SyncStart) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Revision != o.Revision ||
@@ -1660,7 +1660,7 @@ func (m *SyncStart) Equal(o *SyncStart) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *SyncEnd) Equal(o *SyncEnd) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Revision != o.Revision ||
@@ -1672,7 +1672,7 @@ func (m *SyncEnd) Equal(o *SyncEnd) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Update) Equal(o *Update) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Action != o.Action ||
@@ -1768,7 +1768,7 @@ func _Update_Object_isSet(x isUpdate_Object) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportAck) Equal(o *ReportAck) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Seq != o.Seq ||
@@ -1781,7 +1781,7 @@ func (m *ReportAck) Equal(o *ReportAck) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Keepalive) Equal(o *Keepalive) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -1871,9 +1871,13 @@ func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Hello)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+		if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+			m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.CloudletKey != nil || src.CloudletKey != nil) {
-		n += fieldmap.Ensure(&m.CloudletKey)
+		if m.CloudletKey == nil {
+			m.CloudletKey, n = new(edgeproto.CloudletKey), n+1
+		}
 		n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.AccessKey != src.AccessKey {
@@ -2016,9 +2020,13 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key, n = fieldmap.Clone(src.Key), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(edgeproto.CloudletKey), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
@@ -2041,16 +2049,24 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				n += fieldmap.CopyMessage(&m.Status, src.Status)
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status, n = fieldmap.Clone(src.Status), n+1
+				}
 			} else if m.Status != nil || src.Status != nil {
-				n += fieldmap.Ensure(&m.Status)
+				if m.Status == nil {
+					m.Status, n = new(edgeproto.StatusInfo), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20, win.Shift(20))
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				n += fieldmap.CopyMessage(&m.ResourcesSnapshot, src.ResourcesSnapshot)
+				if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
+					m.ResourcesSnapshot, n = fieldmap.Clone(src.ResourcesSnapshot), n+1
+				}
 			} else if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
-				n += fieldmap.Ensure(&m.ResourcesSnapshot)
+				if m.ResourcesSnapshot == nil {
+					m.ResourcesSnapshot, n = new(edgeproto.InfraResourcesSnapshot), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27, win.Shift(27))
 			}
 		case 42:
@@ -2230,9 +2246,13 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 		src = new(edgeproto.ClusterInstInfo)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key, n = fieldmap.Clone(src.Key), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(edgeproto.ClusterKey), n+1
+		}
 		n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.State != src.State {
@@ -2245,15 +2265,23 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 		m.NotifyId, n = src.NotifyId, n+1
 	}
 	if win.Cover&(1<<6) != 0 {
-		n += fieldmap.CopyMessage(&m.Status, src.Status)
+		if !fieldmap.Equal(m.Status, src.Status) {
+			m.Status, n = fieldmap.Clone(src.Status), n+1
+		}
 	} else if win.Below&(1<<6) != 0 && (m.Status != nil || src.Status != nil) {
-		n += fieldmap.Ensure(&m.Status)
+		if m.Status == nil {
+			m.Status, n = new(edgeproto.StatusInfo), n+1
+		}
 		n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
 	}
 	if win.Cover&(1<<13) != 0 {
-		n += fieldmap.CopyMessage(&m.Resources, src.Resources)
+		if !fieldmap.Equal(m.Resources, src.Resources) {
+			m.Resources, n = fieldmap.Clone(src.Resources), n+1
+		}
 	} else if win.Below&(1<<13) != 0 && (m.Resources != nil || src.Resources != nil) {
-		n += fieldmap.Ensure(&m.Resources)
+		if m.Resources == nil {
+			m.Resources, n = new(edgeproto.InfraResources), n+1
+		}
 		n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
 	}
 	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
@@ -2349,9 +2377,13 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key, n = fieldmap.Clone(src.Key), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(edgeproto.AppInstKey), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
@@ -2362,18 +2394,26 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				n += fieldmap.CopyMessage(&m.Status, src.Status)
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status, n = fieldmap.Clone(src.Status), n+1
+				}
 			} else if m.Status != nil || src.Status != nil {
-				n += fieldmap.Ensure(&m.Status)
+				if m.Status == nil {
+					m.Status, n = new(edgeproto.StatusInfo), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
 			}
 		case 13:
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
-				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo)
+				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+					m.RuntimeInfo, n = fieldmap.Clone(src.RuntimeInfo), n+1
+				}
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-				n += fieldmap.Ensure(&m.RuntimeInfo)
+				if m.RuntimeInfo == nil {
+					m.RuntimeInfo, n = new(edgeproto.AppInstRuntime), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15, win.Shift(15))
 			}
 		case 18:
@@ -2903,9 +2943,13 @@ func _File_edgekit_notify_v1_notify_proto_Flavor1oej28l_copyInAt(m, src *edgepro
 		src = new(edgeproto.Flavor)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key, n = fieldmap.Clone(src.Key), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(edgeproto.FlavorKey), n+1
+		}
 		n += _File_edgekit_notify_v1_notify_proto_FlavorKeyc419lo_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<2) != 0 && m.RamMb != src.RamMb {
@@ -2946,9 +2990,13 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key, n = fieldmap.Clone(src.Key), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(edgeproto.CloudletKey), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
@@ -2959,9 +3007,13 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 			n += fieldmap.Set(&m.PlatformType, src.PlatformType)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				n += fieldmap.CopyMessage(&m.Location, src.Location)
+				if !fieldmap.Equal(m.Location, src.Location) {
+					m.Location, n = fieldmap.Clone(src.Location), n+1
+				}
 			} else if m.Location != nil || src.Location != nil {
-				n += fieldmap.Ensure(&m.Location)
+				if m.Location == nil {
+					m.Location, n = new(edgeproto.Location), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_Location1s2694a_copyInAt(m.Location, src.Location, fm, at+7, win.Shift(7))
 			}
 		case 9:
@@ -2974,9 +3026,13 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 			n += fieldmap.CopyMap(fm.ListActionAt(at+15), &m.EnvVars, src.EnvVars)
 		case 16:
 			if win.Cover&(1<<16) != 0 {
-				n += fieldmap.CopyMessage(&m.Config, src.Config)
+				if !fieldmap.Equal(m.Config, src.Config) {
+					m.Config, n = fieldmap.Clone(src.Config), n+1
+				}
 			} else if m.Config != nil || src.Config != nil {
-				n += fieldmap.Ensure(&m.Config)
+				if m.Config == nil {
+					m.Config, n = new(edgeproto.PlatformConfig), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_PlatformConfig4vgnw0_copyInAt(m.Config, src.Config, fm, at+17, win.Shift(17))
 			}
 		case 25:
@@ -3083,9 +3139,13 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(m, src *ed
 		src = new(edgeproto.TrustPolicy)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key, n = fieldmap.Clone(src.Key), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(edgeproto.TrustPolicyKey), n+1
+		}
 		n += _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<3) != 0 {
@@ -3137,9 +3197,13 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key, n = fieldmap.Clone(src.Key), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(edgeproto.AppKey), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 4:
@@ -3278,16 +3342,24 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key, n = fieldmap.Clone(src.Key), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(edgeproto.ClusterKey), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+				if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+					m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
+				}
 			} else if m.CloudletKey != nil || src.CloudletKey != nil {
-				n += fieldmap.Ensure(&m.CloudletKey)
+				if m.CloudletKey == nil {
+					m.CloudletKey, n = new(edgeproto.CloudletKey), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+4, win.Shift(4))
 			}
 		case 6:
@@ -3308,9 +3380,13 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 			n += fieldmap.Set(&m.KubernetesVersion, src.KubernetesVersion)
 		case 23:
 			if win.Cover&(1<<23) != 0 {
-				n += fieldmap.CopyMessage(&m.Resources, src.Resources)
+				if !fieldmap.Equal(m.Resources, src.Resources) {
+					m.Resources, n = fieldmap.Clone(src.Resources), n+1
+				}
 			} else if m.Resources != nil || src.Resources != nil {
-				n += fieldmap.Ensure(&m.Resources)
+				if m.Resources == nil {
+					m.Resources, n = new(edgeproto.InfraResources), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+24, win.Shift(24))
 			}
 		case 38:
@@ -3348,9 +3424,13 @@ func _File_edgekit_notify_v1_notify_proto_NodePool1fsmhnz_copyInAt(m, src *edgep
 		m.NumNodes, n = src.NumNodes, n+1
 	}
 	if win.Cover&(1<<2) != 0 {
-		n += fieldmap.CopyMessage(&m.NodeResources, src.NodeResources)
+		if !fieldmap.Equal(m.NodeResources, src.NodeResources) {
+			m.NodeResources, n = fieldmap.Clone(src.NodeResources), n+1
+		}
 	} else if win.Below&(1<<2) != 0 && (m.NodeResources != nil || src.NodeResources != nil) {
-		n += fieldmap.Ensure(&m.NodeResources)
+		if m.NodeResources == nil {
+			m.NodeResources, n = new(edgeproto.NodeResources), n+1
+		}
 		n += _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_copyInAt(m.NodeResources, src.NodeResources, fm, at+3, win.Shift(3))
 	}
 	if win.Cover&(1<<8) != 0 && m.Scalable != src.Scalable {
@@ -3391,30 +3471,46 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key, n = fieldmap.Clone(src.Key), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(edgeproto.AppInstKey), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
 			if win.Cover&(1<<3) != 0 {
-				n += fieldmap.CopyMessage(&m.AppKey, src.AppKey)
+				if !fieldmap.Equal(m.AppKey, src.AppKey) {
+					m.AppKey, n = fieldmap.Clone(src.AppKey), n+1
+				}
 			} else if m.AppKey != nil || src.AppKey != nil {
-				n += fieldmap.Ensure(&m.AppKey)
+				if m.AppKey == nil {
+					m.AppKey, n = new(edgeproto.AppKey), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_AppKey2ii4cv_copyInAt(m.AppKey, src.AppKey, fm, at+4, win.Shift(4))
 			}
 		case 7:
 			if win.Cover&(1<<7) != 0 {
-				n += fieldmap.CopyMessage(&m.ClusterKey, src.ClusterKey)
+				if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
+					m.ClusterKey, n = fieldmap.Clone(src.ClusterKey), n+1
+				}
 			} else if m.ClusterKey != nil || src.ClusterKey != nil {
-				n += fieldmap.Ensure(&m.ClusterKey)
+				if m.ClusterKey == nil {
+					m.ClusterKey, n = new(edgeproto.ClusterKey), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.ClusterKey, src.ClusterKey, fm, at+8, win.Shift(8))
 			}
 		case 10:
 			if win.Cover&(1<<10) != 0 {
-				n += fieldmap.CopyMessage(&m.CloudletKey, src.CloudletKey)
+				if !fieldmap.Equal(m.CloudletKey, src.CloudletKey) {
+					m.CloudletKey, n = fieldmap.Clone(src.CloudletKey), n+1
+				}
 			} else if m.CloudletKey != nil || src.CloudletKey != nil {
-				n += fieldmap.Ensure(&m.CloudletKey)
+				if m.CloudletKey == nil {
+					m.CloudletKey, n = new(edgeproto.CloudletKey), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_copyInAt(m.CloudletKey, src.CloudletKey, fm, at+11, win.Shift(11))
 			}
 		case 13:
@@ -3433,9 +3529,13 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 27:
 			if win.Cover&(1<<27) != 0 {
-				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo)
+				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+					m.RuntimeInfo, n = fieldmap.Clone(src.RuntimeInfo), n+1
+				}
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-				n += fieldmap.Ensure(&m.RuntimeInfo)
+				if m.RuntimeInfo == nil {
+					m.RuntimeInfo, n = new(edgeproto.AppInstRuntime), n+1
+				}
 				n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+28, win.Shift(28))
 			}
 		case 31:

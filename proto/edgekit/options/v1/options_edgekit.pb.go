@@ -141,7 +141,7 @@ func (m *FieldOptions) cloneTo(c *FieldOptions) *FieldOptions {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FileOptions) Equal(o *FileOptions) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) {
@@ -152,7 +152,7 @@ func (m *FileOptions) Equal(o *FileOptions) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *MessageOptions) Equal(o *MessageOptions) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !slices.Equal(m.SkipFeatures, o.SkipFeatures) ||
@@ -164,7 +164,7 @@ func (m *MessageOptions) Equal(o *MessageOptions) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *FieldOptions) Equal(o *FieldOptions) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.ObjectKey != o.ObjectKey ||

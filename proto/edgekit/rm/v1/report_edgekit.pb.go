@@ -214,7 +214,7 @@ var _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape = &fieldmap.Shape{Siz
 }}
 
 var _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.CloudletInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageField[*edgeproto.CloudletKey]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NotifyId), Op: fieldmap.OpInt64},
@@ -224,8 +224,8 @@ var _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{
 	{Number: 8, Name: "flavors", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_FlavorInfo17lujp1_shape, Value: &fieldmap.MessageList[*edgeproto.FlavorInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Flavors)}},
 	{Number: 9, Name: "controller_cache_received", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ControllerCacheReceived), Op: fieldmap.OpBool},
 	{Number: 10, Name: "maintenance_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.MaintenanceState), Op: fieldmap.OpInt32},
-	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Status)}},
-	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageField[*edgeproto.InfraResourcesSnapshot]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ResourcesSnapshot)}},
+	{Number: 11, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Status)}},
+	{Number: 12, Name: "resources_snapshot", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ResourcesSnapshot)}},
 	{Number: 13, Name: "node_infos", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_NodeInfo1haf5lt_shape, Value: &fieldmap.MessageList[*edgeproto.NodeInfo]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.NodeInfos)}},
 	{Number: 14, Name: "properties", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.Properties)}},
 	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
@@ -260,12 +260,12 @@ var _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape = &fieldmap.Shap
 }}
 
 var _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageField[*edgeproto.ClusterKey]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Status)}},
-	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageField[*edgeproto.InfraResources]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Resources)}},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Status)}},
+	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Resources)}},
 	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
 	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.UpdatedAt)}},
 }}
@@ -277,13 +277,13 @@ var _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Sha
 }}
 
 var _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstInfo{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstKey]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Key)}},
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Errors), Op: fieldmap.OpListString},
 	{Number: 4, Name: "notify_id", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.NotifyId), Op: fieldmap.OpInt64},
-	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageField[*edgeproto.StatusInfo]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Status)}},
+	{Number: 5, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Status)}},
 	{Number: 6, Name: "power_state", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.PowerState), Op: fieldmap.OpInt32},
-	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageField[*edgeproto.AppInstRuntime]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RuntimeInfo)}},
+	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RuntimeInfo)}},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Uri), Op: fieldmap.OpString},
 	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.UpdatedAt)}},
 }}
@@ -293,7 +293,7 @@ var _ReportInfoRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoReq
 	{Number: 2, Name: "cluster_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_ClusterInstInfo, *edgeproto.ClusterInstInfo]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
 	{Number: 3, Name: "app_inst_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape, Value: &fieldmap.MessageMember[*ReportInfoRequest_AppInstInfo, *edgeproto.AppInstInfo]{Load: func(m unsafe.Pointer) any { return (*ReportInfoRequest)(m).Info }}},
 	{Number: 4, Name: "fields", Kind: fieldmap.KindList, Off: unsafe.Offsetof(ReportInfoRequest{}.Fields), Op: fieldmap.OpListString},
-	{Number: 5, Name: "fence", Kind: fieldmap.KindMessage, Sub: _Fence_shape, Value: &fieldmap.MessageField[*Fence]{Off: unsafe.Offsetof(ReportInfoRequest{}.Fence)}},
+	{Number: 5, Name: "fence", Kind: fieldmap.KindMessage, Sub: _Fence_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ReportInfoRequest{}.Fence)}},
 }}
 
 var _ReportInfoRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoRequest", _ReportInfoRequest_shape, false)
@@ -403,7 +403,7 @@ func (m *ReportInfoResponse) cloneTo(c *ReportInfoResponse) *ReportInfoResponse 
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Fence) Equal(o *Fence) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Key != o.Key ||
@@ -415,7 +415,7 @@ func (m *Fence) Equal(o *Fence) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportInfoRequest) Equal(o *ReportInfoRequest) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !slices.Equal(m.Fields, o.Fields) ||
@@ -471,7 +471,7 @@ func _ReportInfoRequest_Info_isSet(x isReportInfoRequest_Info) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ReportInfoResponse) Equal(o *ReportInfoResponse) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Applied != o.Applied ||
@@ -614,9 +614,13 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 		n += fieldmap.CopyList(fm.ListActionAt(at+104), &m.Fields, src.Fields)
 	}
 	if cw1.Cover&(1<<41) != 0 {
-		n += fieldmap.CopyMessage(&m.Fence, src.Fence)
+		if !m.Fence.Equal(src.Fence) {
+			m.Fence, n = src.Fence.Clone(), n+1
+		}
 	} else if cw1.Below&(1<<41) != 0 && (m.Fence != nil || src.Fence != nil) {
-		n += fieldmap.Ensure(&m.Fence)
+		if m.Fence == nil {
+			m.Fence, n = new(Fence), n+1
+		}
 		n += m.Fence.copyInAt(src.Fence, fm, at+106, cw1.Shift(42))
 	}
 	return n
@@ -631,9 +635,13 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key, n = fieldmap.Clone(src.Key), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(edgeproto.CloudletKey), n+1
+				}
 				n += _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
@@ -656,16 +664,24 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 			n += fieldmap.Set(&m.MaintenanceState, src.MaintenanceState)
 		case 19:
 			if win.Cover&(1<<19) != 0 {
-				n += fieldmap.CopyMessage(&m.Status, src.Status)
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status, n = fieldmap.Clone(src.Status), n+1
+				}
 			} else if m.Status != nil || src.Status != nil {
-				n += fieldmap.Ensure(&m.Status)
+				if m.Status == nil {
+					m.Status, n = new(edgeproto.StatusInfo), n+1
+				}
 				n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+20, win.Shift(20))
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				n += fieldmap.CopyMessage(&m.ResourcesSnapshot, src.ResourcesSnapshot)
+				if !fieldmap.Equal(m.ResourcesSnapshot, src.ResourcesSnapshot) {
+					m.ResourcesSnapshot, n = fieldmap.Clone(src.ResourcesSnapshot), n+1
+				}
 			} else if m.ResourcesSnapshot != nil || src.ResourcesSnapshot != nil {
-				n += fieldmap.Ensure(&m.ResourcesSnapshot)
+				if m.ResourcesSnapshot == nil {
+					m.ResourcesSnapshot, n = new(edgeproto.InfraResourcesSnapshot), n+1
+				}
 				n += _File_edgekit_rm_v1_report_proto_InfraResourcesSnapshot1b70od6_copyInAt(m.ResourcesSnapshot, src.ResourcesSnapshot, fm, at+27, win.Shift(27))
 			}
 		case 42:
@@ -859,9 +875,13 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 		src = new(edgeproto.ClusterInstInfo)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !fieldmap.Equal(m.Key, src.Key) {
+			m.Key, n = fieldmap.Clone(src.Key), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(edgeproto.ClusterKey), n+1
+		}
 		n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<3) != 0 && m.State != src.State {
@@ -874,15 +894,23 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 		m.NotifyId, n = src.NotifyId, n+1
 	}
 	if win.Cover&(1<<6) != 0 {
-		n += fieldmap.CopyMessage(&m.Status, src.Status)
+		if !fieldmap.Equal(m.Status, src.Status) {
+			m.Status, n = fieldmap.Clone(src.Status), n+1
+		}
 	} else if win.Below&(1<<6) != 0 && (m.Status != nil || src.Status != nil) {
-		n += fieldmap.Ensure(&m.Status)
+		if m.Status == nil {
+			m.Status, n = new(edgeproto.StatusInfo), n+1
+		}
 		n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
 	}
 	if win.Cover&(1<<13) != 0 {
-		n += fieldmap.CopyMessage(&m.Resources, src.Resources)
+		if !fieldmap.Equal(m.Resources, src.Resources) {
+			m.Resources, n = fieldmap.Clone(src.Resources), n+1
+		}
 	} else if win.Below&(1<<13) != 0 && (m.Resources != nil || src.Resources != nil) {
-		n += fieldmap.Ensure(&m.Resources)
+		if m.Resources == nil {
+			m.Resources, n = new(edgeproto.InfraResources), n+1
+		}
 		n += _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
 	}
 	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
@@ -978,9 +1006,13 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m.Key, src.Key)
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key, n = fieldmap.Clone(src.Key), n+1
+				}
 			} else if m.Key != nil || src.Key != nil {
-				n += fieldmap.Ensure(&m.Key)
+				if m.Key == nil {
+					m.Key, n = new(edgeproto.AppInstKey), n+1
+				}
 				n += _File_edgekit_rm_v1_report_proto_AppInstKey1lpplun_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
 			}
 		case 3:
@@ -991,18 +1023,26 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
 		case 6:
 			if win.Cover&(1<<6) != 0 {
-				n += fieldmap.CopyMessage(&m.Status, src.Status)
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status, n = fieldmap.Clone(src.Status), n+1
+				}
 			} else if m.Status != nil || src.Status != nil {
-				n += fieldmap.Ensure(&m.Status)
+				if m.Status == nil {
+					m.Status, n = new(edgeproto.StatusInfo), n+1
+				}
 				n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
 			}
 		case 13:
 			n += fieldmap.Set(&m.PowerState, src.PowerState)
 		case 14:
 			if win.Cover&(1<<14) != 0 {
-				n += fieldmap.CopyMessage(&m.RuntimeInfo, src.RuntimeInfo)
+				if !fieldmap.Equal(m.RuntimeInfo, src.RuntimeInfo) {
+					m.RuntimeInfo, n = fieldmap.Clone(src.RuntimeInfo), n+1
+				}
 			} else if m.RuntimeInfo != nil || src.RuntimeInfo != nil {
-				n += fieldmap.Ensure(&m.RuntimeInfo)
+				if m.RuntimeInfo == nil {
+					m.RuntimeInfo, n = new(edgeproto.AppInstRuntime), n+1
+				}
 				n += _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15, win.Shift(15))
 			}
 		case 18:

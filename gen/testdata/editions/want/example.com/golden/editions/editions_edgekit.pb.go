@@ -33,7 +33,7 @@ var _Ed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Ed{}), Fields: []fieldmap.Sh
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(Ed{}.Name), Op: fieldmap.OpPtrString},
 	{Number: 2, Name: "implicit", Off: unsafe.Offsetof(Ed{}.Implicit), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "shade", Off: unsafe.Offsetof(Ed{}.Shade), Op: fieldmap.OpPtrInt32},
-	{Number: 4, Name: "part", Kind: fieldmap.KindMessage, Sub: _Ed_Part_shape, Value: &fieldmap.MessageField[*Ed_Part]{Off: unsafe.Offsetof(Ed{}.Part)}},
+	{Number: 4, Name: "part", Kind: fieldmap.KindMessage, Sub: _Ed_Part_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Ed{}.Part)}},
 }}
 
 var _Ed_fieldSchema = fieldmap.NewShapeSchema("golden.editions.Ed", _Ed_shape, false)
@@ -118,7 +118,7 @@ func (m *Ed_Part) cloneTo(c *Ed_Part) *Ed_Part {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Ed) Equal(o *Ed) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
@@ -132,7 +132,7 @@ func (m *Ed) Equal(o *Ed) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Ed_Part) Equal(o *Ed_Part) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualBytesPresence(m.Data, o.Data) {
@@ -189,9 +189,13 @@ func (m *Ed) copyInAt(src *Ed, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 		n++
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.Part, src.Part)
+		if !m.Part.Equal(src.Part) {
+			m.Part, n = src.Part.Clone(), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.Part != nil || src.Part != nil) {
-		n += fieldmap.Ensure(&m.Part)
+		if m.Part == nil {
+			m.Part, n = new(Ed_Part), n+1
+		}
 		n += m.Part.copyInAt(src.Part, fm, at+4, win.Shift(4))
 	}
 	return n

@@ -363,71 +363,71 @@ var _File_holder_proto_Leafke71a0_shape = &fieldmap.Shape{Size: unsafe.Sizeof(w1
 }}
 
 var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "w_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafc55951_shape, Value: &fieldmap.MessageField[*w.Leaf]{Off: unsafe.Offsetof(Holder{}.WOne)}},
+	{Number: 1, Name: "w_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafc55951_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.WOne)}},
 	{Number: 2, Name: "w_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leafc55951_shape, Value: &fieldmap.MessageList[*w.Leaf]{Off: unsafe.Offsetof(Holder{}.WList)}},
 	{Number: 3, Name: "w_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *w.Leaf]{Off: unsafe.Offsetof(Holder{}.WMap)}},
 	{Number: 4, Name: "w_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafc55951_shape, Value: &fieldmap.MessageMember[*Holder_WPick, *w.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 5, Name: "a_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mbcrcb_shape, Value: &fieldmap.MessageField[*a.Leaf]{Off: unsafe.Offsetof(Holder{}.AOne)}},
+	{Number: 5, Name: "a_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mbcrcb_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.AOne)}},
 	{Number: 6, Name: "a_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1mbcrcb_shape, Value: &fieldmap.MessageList[*a.Leaf]{Off: unsafe.Offsetof(Holder{}.AList)}},
 	{Number: 7, Name: "a_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *a.Leaf]{Off: unsafe.Offsetof(Holder{}.AMap)}},
 	{Number: 8, Name: "a_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mbcrcb_shape, Value: &fieldmap.MessageMember[*Holder_APick, *a.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 9, Name: "b_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1umuabm_shape, Value: &fieldmap.MessageField[*b.Leaf]{Off: unsafe.Offsetof(Holder{}.BOne)}},
+	{Number: 9, Name: "b_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1umuabm_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.BOne)}},
 	{Number: 10, Name: "b_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1umuabm_shape, Value: &fieldmap.MessageList[*b.Leaf]{Off: unsafe.Offsetof(Holder{}.BList)}},
 	{Number: 11, Name: "b_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *b.Leaf]{Off: unsafe.Offsetof(Holder{}.BMap)}},
 	{Number: 12, Name: "b_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1umuabm_shape, Value: &fieldmap.MessageMember[*Holder_BPick, *b.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 13, Name: "ok_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf4vl2ue_shape, Value: &fieldmap.MessageField[*ok.Leaf]{Off: unsafe.Offsetof(Holder{}.OkOne)}},
+	{Number: 13, Name: "ok_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf4vl2ue_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.OkOne)}},
 	{Number: 14, Name: "ok_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf4vl2ue_shape, Value: &fieldmap.MessageList[*ok.Leaf]{Off: unsafe.Offsetof(Holder{}.OkList)}},
 	{Number: 15, Name: "ok_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *ok.Leaf]{Off: unsafe.Offsetof(Holder{}.OkMap)}},
 	{Number: 16, Name: "ok_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf4vl2ue_shape, Value: &fieldmap.MessageMember[*Holder_OkPick, *ok.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 17, Name: "d1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf12afjs7_shape, Value: &fieldmap.MessageField[*d1.Leaf]{Off: unsafe.Offsetof(Holder{}.D1One)}},
+	{Number: 17, Name: "d1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf12afjs7_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.D1One)}},
 	{Number: 18, Name: "d1_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf12afjs7_shape, Value: &fieldmap.MessageList[*d1.Leaf]{Off: unsafe.Offsetof(Holder{}.D1List)}},
 	{Number: 19, Name: "d1_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *d1.Leaf]{Off: unsafe.Offsetof(Holder{}.D1Map)}},
 	{Number: 20, Name: "d1_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf12afjs7_shape, Value: &fieldmap.MessageMember[*Holder_D1Pick, *d1.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 21, Name: "s1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1svtzh8_shape, Value: &fieldmap.MessageField[*s1.Leaf]{Off: unsafe.Offsetof(Holder{}.S1One)}},
+	{Number: 21, Name: "s1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1svtzh8_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.S1One)}},
 	{Number: 22, Name: "s1_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1svtzh8_shape, Value: &fieldmap.MessageList[*s1.Leaf]{Off: unsafe.Offsetof(Holder{}.S1List)}},
 	{Number: 23, Name: "s1_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *s1.Leaf]{Off: unsafe.Offsetof(Holder{}.S1Map)}},
 	{Number: 24, Name: "s1_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1svtzh8_shape, Value: &fieldmap.MessageMember[*Holder_S1Pick, *s1.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 25, Name: "sv0_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafemhuyf_shape, Value: &fieldmap.MessageField[*sv0.Leaf]{Off: unsafe.Offsetof(Holder{}.Sv0One)}},
+	{Number: 25, Name: "sv0_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafemhuyf_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.Sv0One)}},
 	{Number: 26, Name: "sv0_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leafemhuyf_shape, Value: &fieldmap.MessageList[*sv0.Leaf]{Off: unsafe.Offsetof(Holder{}.Sv0List)}},
 	{Number: 27, Name: "sv0_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *sv0.Leaf]{Off: unsafe.Offsetof(Holder{}.Sv0Map)}},
 	{Number: 28, Name: "sv0_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafemhuyf_shape, Value: &fieldmap.MessageMember[*Holder_Sv0Pick, *sv0.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 29, Name: "m_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflsxmzb_shape, Value: &fieldmap.MessageField[*m.Leaf]{Off: unsafe.Offsetof(Holder{}.MOne)}},
+	{Number: 29, Name: "m_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflsxmzb_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.MOne)}},
 	{Number: 30, Name: "m_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaflsxmzb_shape, Value: &fieldmap.MessageList[*m.Leaf]{Off: unsafe.Offsetof(Holder{}.MList)}},
 	{Number: 31, Name: "m_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *m.Leaf]{Off: unsafe.Offsetof(Holder{}.MMap)}},
 	{Number: 32, Name: "m_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflsxmzb_shape, Value: &fieldmap.MessageMember[*Holder_MPick, *m.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 33, Name: "src_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1xg7dsy_shape, Value: &fieldmap.MessageField[*src.Leaf]{Off: unsafe.Offsetof(Holder{}.SrcOne)}},
+	{Number: 33, Name: "src_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1xg7dsy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.SrcOne)}},
 	{Number: 34, Name: "src_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1xg7dsy_shape, Value: &fieldmap.MessageList[*src.Leaf]{Off: unsafe.Offsetof(Holder{}.SrcList)}},
 	{Number: 35, Name: "src_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *src.Leaf]{Off: unsafe.Offsetof(Holder{}.SrcMap)}},
 	{Number: 36, Name: "src_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1xg7dsy_shape, Value: &fieldmap.MessageMember[*Holder_SrcPick, *src.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 37, Name: "fm_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mwrknh_shape, Value: &fieldmap.MessageField[*fm.Leaf]{Off: unsafe.Offsetof(Holder{}.FmOne)}},
+	{Number: 37, Name: "fm_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mwrknh_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.FmOne)}},
 	{Number: 38, Name: "fm_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1mwrknh_shape, Value: &fieldmap.MessageList[*fm.Leaf]{Off: unsafe.Offsetof(Holder{}.FmList)}},
 	{Number: 39, Name: "fm_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *fm.Leaf]{Off: unsafe.Offsetof(Holder{}.FmMap)}},
 	{Number: 40, Name: "fm_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1mwrknh_shape, Value: &fieldmap.MessageMember[*Holder_FmPick, *fm.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 41, Name: "at_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1w6ze11_shape, Value: &fieldmap.MessageField[*at.Leaf]{Off: unsafe.Offsetof(Holder{}.AtOne)}},
+	{Number: 41, Name: "at_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1w6ze11_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.AtOne)}},
 	{Number: 42, Name: "at_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1w6ze11_shape, Value: &fieldmap.MessageList[*at.Leaf]{Off: unsafe.Offsetof(Holder{}.AtList)}},
 	{Number: 43, Name: "at_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *at.Leaf]{Off: unsafe.Offsetof(Holder{}.AtMap)}},
 	{Number: 44, Name: "at_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1w6ze11_shape, Value: &fieldmap.MessageMember[*Holder_AtPick, *at.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 45, Name: "c_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf16ral0h_shape, Value: &fieldmap.MessageField[*c.Leaf]{Off: unsafe.Offsetof(Holder{}.COne)}},
+	{Number: 45, Name: "c_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf16ral0h_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.COne)}},
 	{Number: 46, Name: "c_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf16ral0h_shape, Value: &fieldmap.MessageList[*c.Leaf]{Off: unsafe.Offsetof(Holder{}.CList)}},
 	{Number: 47, Name: "c_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *c.Leaf]{Off: unsafe.Offsetof(Holder{}.CMap)}},
 	{Number: 48, Name: "c_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf16ral0h_shape, Value: &fieldmap.MessageMember[*Holder_CPick, *c.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 49, Name: "o_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaft84x65_shape, Value: &fieldmap.MessageField[*o.Leaf]{Off: unsafe.Offsetof(Holder{}.OOne)}},
+	{Number: 49, Name: "o_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaft84x65_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.OOne)}},
 	{Number: 50, Name: "o_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaft84x65_shape, Value: &fieldmap.MessageList[*o.Leaf]{Off: unsafe.Offsetof(Holder{}.OList)}},
 	{Number: 51, Name: "o_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *o.Leaf]{Off: unsafe.Offsetof(Holder{}.OMap)}},
 	{Number: 52, Name: "o_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaft84x65_shape, Value: &fieldmap.MessageMember[*Holder_OPick, *o.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 53, Name: "x_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflkypto_shape, Value: &fieldmap.MessageField[*x.Leaf]{Off: unsafe.Offsetof(Holder{}.XOne)}},
+	{Number: 53, Name: "x_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflkypto_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.XOne)}},
 	{Number: 54, Name: "x_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaflkypto_shape, Value: &fieldmap.MessageList[*x.Leaf]{Off: unsafe.Offsetof(Holder{}.XList)}},
 	{Number: 55, Name: "x_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *x.Leaf]{Off: unsafe.Offsetof(Holder{}.XMap)}},
 	{Number: 56, Name: "x_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaflkypto_shape, Value: &fieldmap.MessageMember[*Holder_XPick, *x.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 57, Name: "v_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1r375sm_shape, Value: &fieldmap.MessageField[*v.Leaf]{Off: unsafe.Offsetof(Holder{}.VOne)}},
+	{Number: 57, Name: "v_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1r375sm_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.VOne)}},
 	{Number: 58, Name: "v_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf1r375sm_shape, Value: &fieldmap.MessageList[*v.Leaf]{Off: unsafe.Offsetof(Holder{}.VList)}},
 	{Number: 59, Name: "v_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *v.Leaf]{Off: unsafe.Offsetof(Holder{}.VMap)}},
 	{Number: 60, Name: "v_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf1r375sm_shape, Value: &fieldmap.MessageMember[*Holder_VPick, *v.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 61, Name: "blk_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf197gohb_shape, Value: &fieldmap.MessageField[*blk.Leaf]{Off: unsafe.Offsetof(Holder{}.BlkOne)}},
+	{Number: 61, Name: "blk_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf197gohb_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.BlkOne)}},
 	{Number: 62, Name: "blk_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leaf197gohb_shape, Value: &fieldmap.MessageList[*blk.Leaf]{Off: unsafe.Offsetof(Holder{}.BlkList)}},
 	{Number: 63, Name: "blk_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *blk.Leaf]{Off: unsafe.Offsetof(Holder{}.BlkMap)}},
 	{Number: 64, Name: "blk_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leaf197gohb_shape, Value: &fieldmap.MessageMember[*Holder_BlkPick, *blk.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
-	{Number: 65, Name: "w1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafke71a0_shape, Value: &fieldmap.MessageField[*w1.Leaf]{Off: unsafe.Offsetof(Holder{}.W1One)}},
+	{Number: 65, Name: "w1_one", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafke71a0_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.W1One)}},
 	{Number: 66, Name: "w1_list", Kind: fieldmap.KindList, Sub: _File_holder_proto_Leafke71a0_shape, Value: &fieldmap.MessageList[*w1.Leaf]{Off: unsafe.Offsetof(Holder{}.W1List)}},
 	{Number: 67, Name: "w1_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *w1.Leaf]{Off: unsafe.Offsetof(Holder{}.W1Map)}},
 	{Number: 68, Name: "w1_pick", Kind: fieldmap.KindMessage, Sub: _File_holder_proto_Leafke71a0_shape, Value: &fieldmap.MessageMember[*Holder_W1Pick, *w1.Leaf]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
@@ -590,7 +590,7 @@ func (m_ *Holder) cloneTo(c_ *Holder) *Holder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m_ *Holder) Equal(o_ *Holder) bool {
-	if eq, done := fieldmap.EqualPointers(m_, o_); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m_), unsafe.Pointer(o_)); done {
 		return eq
 	}
 	if !fieldmap.Equal(m_.WOne, o_.WOne) ||
@@ -860,9 +860,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
-				n += fieldmap.CopyMessage(&m_.WOne, src_.WOne)
+				if !fieldmap.Equal(m_.WOne, src_.WOne) {
+					m_.WOne, n = fieldmap.Clone(src_.WOne), n+1
+				}
 			} else if m_.WOne != nil || src_.WOne != nil {
-				n += fieldmap.Ensure(&m_.WOne)
+				if m_.WOne == nil {
+					m_.WOne, n = new(w.Leaf), n+1
+				}
 				n += _File_holder_proto_Leafc55951_copyInAt(m_.WOne, src_.WOne, fm_, at_+1, win.Shift(1))
 			}
 		case 4:
@@ -903,9 +907,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 13:
 			if win.Cover&(1<<13) != 0 {
-				n += fieldmap.CopyMessage(&m_.AOne, src_.AOne)
+				if !fieldmap.Equal(m_.AOne, src_.AOne) {
+					m_.AOne, n = fieldmap.Clone(src_.AOne), n+1
+				}
 			} else if m_.AOne != nil || src_.AOne != nil {
-				n += fieldmap.Ensure(&m_.AOne)
+				if m_.AOne == nil {
+					m_.AOne, n = new(a.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaf1mbcrcb_copyInAt(m_.AOne, src_.AOne, fm_, at_+14, win.Shift(14))
 			}
 		case 17:
@@ -946,9 +954,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 26:
 			if win.Cover&(1<<26) != 0 {
-				n += fieldmap.CopyMessage(&m_.BOne, src_.BOne)
+				if !fieldmap.Equal(m_.BOne, src_.BOne) {
+					m_.BOne, n = fieldmap.Clone(src_.BOne), n+1
+				}
 			} else if m_.BOne != nil || src_.BOne != nil {
-				n += fieldmap.Ensure(&m_.BOne)
+				if m_.BOne == nil {
+					m_.BOne, n = new(b.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaf1umuabm_copyInAt(m_.BOne, src_.BOne, fm_, at_+27, win.Shift(27))
 			}
 		case 30:
@@ -989,9 +1001,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 39:
 			if win.Cover&(1<<39) != 0 {
-				n += fieldmap.CopyMessage(&m_.OkOne, src_.OkOne)
+				if !fieldmap.Equal(m_.OkOne, src_.OkOne) {
+					m_.OkOne, n = fieldmap.Clone(src_.OkOne), n+1
+				}
 			} else if m_.OkOne != nil || src_.OkOne != nil {
-				n += fieldmap.Ensure(&m_.OkOne)
+				if m_.OkOne == nil {
+					m_.OkOne, n = new(ok.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaf4vl2ue_copyInAt(m_.OkOne, src_.OkOne, fm_, at_+40, win.Shift(40))
 			}
 		case 43:
@@ -1032,9 +1048,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 52:
 			if win.Cover&(1<<52) != 0 {
-				n += fieldmap.CopyMessage(&m_.D1One, src_.D1One)
+				if !fieldmap.Equal(m_.D1One, src_.D1One) {
+					m_.D1One, n = fieldmap.Clone(src_.D1One), n+1
+				}
 			} else if m_.D1One != nil || src_.D1One != nil {
-				n += fieldmap.Ensure(&m_.D1One)
+				if m_.D1One == nil {
+					m_.D1One, n = new(d1.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaf12afjs7_copyInAt(m_.D1One, src_.D1One, fm_, at_+53, win.Shift(53))
 			}
 		case 56:
@@ -1080,9 +1100,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 1:
 			if cw1.Cover&(1<<1) != 0 {
-				n += fieldmap.CopyMessage(&m_.S1One, src_.S1One)
+				if !fieldmap.Equal(m_.S1One, src_.S1One) {
+					m_.S1One, n = fieldmap.Clone(src_.S1One), n+1
+				}
 			} else if m_.S1One != nil || src_.S1One != nil {
-				n += fieldmap.Ensure(&m_.S1One)
+				if m_.S1One == nil {
+					m_.S1One, n = new(s1.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaf1svtzh8_copyInAt(m_.S1One, src_.S1One, fm_, at_+66, cw1.Shift(2))
 			}
 		case 5:
@@ -1123,9 +1147,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 14:
 			if cw1.Cover&(1<<14) != 0 {
-				n += fieldmap.CopyMessage(&m_.Sv0One, src_.Sv0One)
+				if !fieldmap.Equal(m_.Sv0One, src_.Sv0One) {
+					m_.Sv0One, n = fieldmap.Clone(src_.Sv0One), n+1
+				}
 			} else if m_.Sv0One != nil || src_.Sv0One != nil {
-				n += fieldmap.Ensure(&m_.Sv0One)
+				if m_.Sv0One == nil {
+					m_.Sv0One, n = new(sv0.Leaf), n+1
+				}
 				n += _File_holder_proto_Leafemhuyf_copyInAt(m_.Sv0One, src_.Sv0One, fm_, at_+79, cw1.Shift(15))
 			}
 		case 18:
@@ -1166,9 +1194,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 27:
 			if cw1.Cover&(1<<27) != 0 {
-				n += fieldmap.CopyMessage(&m_.MOne, src_.MOne)
+				if !fieldmap.Equal(m_.MOne, src_.MOne) {
+					m_.MOne, n = fieldmap.Clone(src_.MOne), n+1
+				}
 			} else if m_.MOne != nil || src_.MOne != nil {
-				n += fieldmap.Ensure(&m_.MOne)
+				if m_.MOne == nil {
+					m_.MOne, n = new(m.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaflsxmzb_copyInAt(m_.MOne, src_.MOne, fm_, at_+92, cw1.Shift(28))
 			}
 		case 31:
@@ -1209,9 +1241,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 40:
 			if cw1.Cover&(1<<40) != 0 {
-				n += fieldmap.CopyMessage(&m_.SrcOne, src_.SrcOne)
+				if !fieldmap.Equal(m_.SrcOne, src_.SrcOne) {
+					m_.SrcOne, n = fieldmap.Clone(src_.SrcOne), n+1
+				}
 			} else if m_.SrcOne != nil || src_.SrcOne != nil {
-				n += fieldmap.Ensure(&m_.SrcOne)
+				if m_.SrcOne == nil {
+					m_.SrcOne, n = new(src.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaf1xg7dsy_copyInAt(m_.SrcOne, src_.SrcOne, fm_, at_+105, cw1.Shift(41))
 			}
 		case 44:
@@ -1252,9 +1288,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 53:
 			if cw1.Cover&(1<<53) != 0 {
-				n += fieldmap.CopyMessage(&m_.FmOne, src_.FmOne)
+				if !fieldmap.Equal(m_.FmOne, src_.FmOne) {
+					m_.FmOne, n = fieldmap.Clone(src_.FmOne), n+1
+				}
 			} else if m_.FmOne != nil || src_.FmOne != nil {
-				n += fieldmap.Ensure(&m_.FmOne)
+				if m_.FmOne == nil {
+					m_.FmOne, n = new(fm.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaf1mwrknh_copyInAt(m_.FmOne, src_.FmOne, fm_, at_+118, cw1.Shift(54))
 			}
 		case 57:
@@ -1300,9 +1340,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 2:
 			if cw2.Cover&(1<<2) != 0 {
-				n += fieldmap.CopyMessage(&m_.AtOne, src_.AtOne)
+				if !fieldmap.Equal(m_.AtOne, src_.AtOne) {
+					m_.AtOne, n = fieldmap.Clone(src_.AtOne), n+1
+				}
 			} else if m_.AtOne != nil || src_.AtOne != nil {
-				n += fieldmap.Ensure(&m_.AtOne)
+				if m_.AtOne == nil {
+					m_.AtOne, n = new(at.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaf1w6ze11_copyInAt(m_.AtOne, src_.AtOne, fm_, at_+131, cw2.Shift(3))
 			}
 		case 6:
@@ -1343,9 +1387,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 15:
 			if cw2.Cover&(1<<15) != 0 {
-				n += fieldmap.CopyMessage(&m_.COne, src_.COne)
+				if !fieldmap.Equal(m_.COne, src_.COne) {
+					m_.COne, n = fieldmap.Clone(src_.COne), n+1
+				}
 			} else if m_.COne != nil || src_.COne != nil {
-				n += fieldmap.Ensure(&m_.COne)
+				if m_.COne == nil {
+					m_.COne, n = new(c.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaf16ral0h_copyInAt(m_.COne, src_.COne, fm_, at_+144, cw2.Shift(16))
 			}
 		case 19:
@@ -1386,9 +1434,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 28:
 			if cw2.Cover&(1<<28) != 0 {
-				n += fieldmap.CopyMessage(&m_.OOne, src_.OOne)
+				if !fieldmap.Equal(m_.OOne, src_.OOne) {
+					m_.OOne, n = fieldmap.Clone(src_.OOne), n+1
+				}
 			} else if m_.OOne != nil || src_.OOne != nil {
-				n += fieldmap.Ensure(&m_.OOne)
+				if m_.OOne == nil {
+					m_.OOne, n = new(o.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaft84x65_copyInAt(m_.OOne, src_.OOne, fm_, at_+157, cw2.Shift(29))
 			}
 		case 32:
@@ -1429,9 +1481,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 41:
 			if cw2.Cover&(1<<41) != 0 {
-				n += fieldmap.CopyMessage(&m_.XOne, src_.XOne)
+				if !fieldmap.Equal(m_.XOne, src_.XOne) {
+					m_.XOne, n = fieldmap.Clone(src_.XOne), n+1
+				}
 			} else if m_.XOne != nil || src_.XOne != nil {
-				n += fieldmap.Ensure(&m_.XOne)
+				if m_.XOne == nil {
+					m_.XOne, n = new(x.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaflkypto_copyInAt(m_.XOne, src_.XOne, fm_, at_+170, cw2.Shift(42))
 			}
 		case 45:
@@ -1472,9 +1528,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 54:
 			if cw2.Cover&(1<<54) != 0 {
-				n += fieldmap.CopyMessage(&m_.VOne, src_.VOne)
+				if !fieldmap.Equal(m_.VOne, src_.VOne) {
+					m_.VOne, n = fieldmap.Clone(src_.VOne), n+1
+				}
 			} else if m_.VOne != nil || src_.VOne != nil {
-				n += fieldmap.Ensure(&m_.VOne)
+				if m_.VOne == nil {
+					m_.VOne, n = new(v.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaf1r375sm_copyInAt(m_.VOne, src_.VOne, fm_, at_+183, cw2.Shift(55))
 			}
 		case 58:
@@ -1520,9 +1580,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 		switch bits.TrailingZeros64(x_) {
 		case 3:
 			if cw3.Cover&(1<<3) != 0 {
-				n += fieldmap.CopyMessage(&m_.BlkOne, src_.BlkOne)
+				if !fieldmap.Equal(m_.BlkOne, src_.BlkOne) {
+					m_.BlkOne, n = fieldmap.Clone(src_.BlkOne), n+1
+				}
 			} else if m_.BlkOne != nil || src_.BlkOne != nil {
-				n += fieldmap.Ensure(&m_.BlkOne)
+				if m_.BlkOne == nil {
+					m_.BlkOne, n = new(blk.Leaf), n+1
+				}
 				n += _File_holder_proto_Leaf197gohb_copyInAt(m_.BlkOne, src_.BlkOne, fm_, at_+196, cw3.Shift(4))
 			}
 		case 7:
@@ -1563,9 +1627,13 @@ func (m_ *Holder) copyInAt(src_ *Holder, fm_ *fieldmap.FieldMap, at_ int, win fi
 			}
 		case 16:
 			if cw3.Cover&(1<<16) != 0 {
-				n += fieldmap.CopyMessage(&m_.W1One, src_.W1One)
+				if !fieldmap.Equal(m_.W1One, src_.W1One) {
+					m_.W1One, n = fieldmap.Clone(src_.W1One), n+1
+				}
 			} else if m_.W1One != nil || src_.W1One != nil {
-				n += fieldmap.Ensure(&m_.W1One)
+				if m_.W1One == nil {
+					m_.W1One, n = new(w1.Leaf), n+1
+				}
 				n += _File_holder_proto_Leafke71a0_copyInAt(m_.W1One, src_.W1One, fm_, at_+209, cw3.Shift(17))
 			}
 		case 20:

@@ -53,7 +53,7 @@ const (
 )
 
 var _Thing_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Thing{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ThingKey_shape, Value: &fieldmap.MessageField[*ThingKey]{Off: unsafe.Offsetof(Thing{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _ThingKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Thing{}.Key)}},
 	{Number: 2, Name: "password", Off: unsafe.Offsetof(Thing{}.Password), Op: fieldmap.OpString},
 }}
 
@@ -148,7 +148,7 @@ func (m *Named) cloneTo(c *Named) *Named {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *ThingKey) Equal(o *ThingKey) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Organization != o.Organization ||
@@ -161,7 +161,7 @@ func (m *ThingKey) Equal(o *ThingKey) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Thing) Equal(o *Thing) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) ||
@@ -173,7 +173,7 @@ func (m *Thing) Equal(o *Thing) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Named) Equal(o *Named) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id {
@@ -221,9 +221,13 @@ func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int, win fieldmap
 		src = new(Thing)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(ThingKey), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	if win.Cover&(1<<4) != 0 && m.Password != src.Password {

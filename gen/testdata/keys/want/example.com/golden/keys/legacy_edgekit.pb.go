@@ -57,7 +57,7 @@ func (m *LegacyNamed) cloneTo(c *LegacyNamed) *LegacyNamed {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *LegacyNamed) Equal(o *LegacyNamed) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Id, o.Id) {

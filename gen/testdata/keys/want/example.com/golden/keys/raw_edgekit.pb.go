@@ -57,7 +57,7 @@ func (m *RawScope) cloneTo(c *RawScope) *RawScope {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RawScope) Equal(o *RawScope) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Zone, o.Zone) {

@@ -27,7 +27,7 @@ const (
 var _Utf8Key_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Utf8Key{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "checked", Off: unsafe.Offsetof(Utf8Key{}.Checked), Op: fieldmap.OpPtrString},
 	{Number: 2, Name: "raw", Off: unsafe.Offsetof(Utf8Key{}.Raw), Op: fieldmap.OpPtrString},
-	{Number: 3, Name: "scope", Kind: fieldmap.KindMessage, Sub: _RawScope_shape, Value: &fieldmap.MessageField[*RawScope]{Off: unsafe.Offsetof(Utf8Key{}.Scope)}},
+	{Number: 3, Name: "scope", Kind: fieldmap.KindMessage, Sub: _RawScope_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Utf8Key{}.Scope)}},
 }}
 
 var _Utf8Key_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Utf8Key", _Utf8Key_shape, false)
@@ -53,7 +53,7 @@ const (
 )
 
 var _Utf8Thing_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Utf8Thing{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _Utf8Key_shape, Value: &fieldmap.MessageField[*Utf8Key]{Off: unsafe.Offsetof(Utf8Thing{}.Key)}},
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _Utf8Key_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Utf8Thing{}.Key)}},
 }}
 
 var _Utf8Thing_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Utf8Thing", _Utf8Thing_shape, false)
@@ -158,7 +158,7 @@ func (m *RawNamed) cloneTo(c *RawNamed) *RawNamed {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Utf8Key) Equal(o *Utf8Key) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Checked, o.Checked) ||
@@ -171,7 +171,7 @@ func (m *Utf8Key) Equal(o *Utf8Key) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Utf8Thing) Equal(o *Utf8Thing) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Key.Equal(o.Key) {
@@ -182,7 +182,7 @@ func (m *Utf8Thing) Equal(o *Utf8Thing) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *RawNamed) Equal(o *RawNamed) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Id, o.Id) {
@@ -236,9 +236,13 @@ func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int, win fiel
 		n++
 	}
 	if win.Cover&(1<<2) != 0 {
-		n += fieldmap.CopyMessage(&m.Scope, src.Scope)
+		if !m.Scope.Equal(src.Scope) {
+			m.Scope, n = src.Scope.Clone(), n+1
+		}
 	} else if win.Below&(1<<2) != 0 && (m.Scope != nil || src.Scope != nil) {
-		n += fieldmap.Ensure(&m.Scope)
+		if m.Scope == nil {
+			m.Scope, n = new(RawScope), n+1
+		}
 		n += m.Scope.copyInAt(src.Scope, fm, at+3, win.Shift(3))
 	}
 	return n
@@ -258,9 +262,13 @@ func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int, win 
 		src = new(Utf8Thing)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Key, src.Key)
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		n += fieldmap.Ensure(&m.Key)
+		if m.Key == nil {
+			m.Key, n = new(Utf8Key), n+1
+		}
 		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
 	return n

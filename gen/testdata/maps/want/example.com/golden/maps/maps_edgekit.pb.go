@@ -120,7 +120,7 @@ func (m *Maps) cloneTo(c *Maps) *Maps {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Value) Equal(o *Value) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Text != o.Text {
@@ -131,7 +131,7 @@ func (m *Value) Equal(o *Value) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Maps) Equal(o *Maps) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !maps.Equal(m.Labels, o.Labels) ||

@@ -33,12 +33,12 @@ var _Bottom_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Bottom{}), Fields: []fie
 
 var _Mid_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Mid{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "level", Off: unsafe.Offsetof(Mid{}.Level), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "bottom", Kind: fieldmap.KindMessage, Sub: _Bottom_shape, Value: &fieldmap.MessageField[*Bottom]{Off: unsafe.Offsetof(Mid{}.Bottom)}},
+	{Number: 2, Name: "bottom", Kind: fieldmap.KindMessage, Sub: _Bottom_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Mid{}.Bottom)}},
 }}
 
 var _Top_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Top{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(Top{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "mid", Kind: fieldmap.KindMessage, Sub: _Mid_shape, Value: &fieldmap.MessageField[*Mid]{Off: unsafe.Offsetof(Top{}.Mid)}},
+	{Number: 2, Name: "mid", Kind: fieldmap.KindMessage, Sub: _Mid_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Top{}.Mid)}},
 }}
 
 var _Top_fieldSchema = fieldmap.NewShapeSchema("golden.nested.Top", _Top_shape, false)
@@ -150,7 +150,7 @@ func (m *Bottom) cloneTo(c *Bottom) *Bottom {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Top) Equal(o *Top) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -162,7 +162,7 @@ func (m *Top) Equal(o *Top) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Mid) Equal(o *Mid) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Level != o.Level ||
@@ -174,7 +174,7 @@ func (m *Mid) Equal(o *Mid) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Bottom) Equal(o *Bottom) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Leaf != o.Leaf ||
@@ -201,9 +201,13 @@ func (m *Top) copyInAt(src *Top, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Mid, src.Mid)
+		if !m.Mid.Equal(src.Mid) {
+			m.Mid, n = src.Mid.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Mid != nil || src.Mid != nil) {
-		n += fieldmap.Ensure(&m.Mid)
+		if m.Mid == nil {
+			m.Mid, n = new(Mid), n+1
+		}
 		n += m.Mid.copyInAt(src.Mid, fm, at+2, win.Shift(2))
 	}
 	return n
@@ -218,9 +222,13 @@ func (m *Mid) copyInAt(src *Mid, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		m.Level, n = src.Level, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Bottom, src.Bottom)
+		if !m.Bottom.Equal(src.Bottom) {
+			m.Bottom, n = src.Bottom.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Bottom != nil || src.Bottom != nil) {
-		n += fieldmap.Ensure(&m.Bottom)
+		if m.Bottom == nil {
+			m.Bottom, n = new(Bottom), n+1
+		}
 		n += m.Bottom.copyInAt(src.Bottom, fm, at+2, win.Shift(2))
 	}
 	return n

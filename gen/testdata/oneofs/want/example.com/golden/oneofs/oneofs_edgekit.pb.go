@@ -137,7 +137,7 @@ func (m *Choice) cloneTo(c *Choice) *Choice {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Detail) Equal(o *Detail) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Note != o.Note {
@@ -148,7 +148,7 @@ func (m *Detail) Equal(o *Detail) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Choice) Equal(o *Choice) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Id != o.Id {

@@ -54,7 +54,7 @@ var _Opt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Opt{}), Fields: []fieldmap.
 	{Number: 2, Name: "count", Off: unsafe.Offsetof(Opt{}.Count), Op: fieldmap.OpPtrInt32},
 	{Number: 3, Name: "ratio", Off: unsafe.Offsetof(Opt{}.Ratio), Op: fieldmap.OpPtrFloat64},
 	{Number: 4, Name: "data", Off: unsafe.Offsetof(Opt{}.Data), Op: fieldmap.OpBytesPresence},
-	{Number: 5, Name: "sub", Kind: fieldmap.KindMessage, Sub: _Sub_shape, Value: &fieldmap.MessageField[*Sub]{Off: unsafe.Offsetof(Opt{}.Sub)}},
+	{Number: 5, Name: "sub", Kind: fieldmap.KindMessage, Sub: _Sub_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Opt{}.Sub)}},
 	{Number: 6, Name: "on", Off: unsafe.Offsetof(Opt{}.On), Op: fieldmap.OpPtrBool},
 }}
 
@@ -132,7 +132,7 @@ func (m *Opt) cloneTo(c *Opt) *Opt {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Sub) Equal(o *Sub) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.S != o.S {
@@ -143,7 +143,7 @@ func (m *Sub) Equal(o *Sub) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Opt) Equal(o *Opt) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualPtr(m.Name, o.Name) ||
@@ -239,9 +239,13 @@ func (m *Opt) copyInAt(src *Opt, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 		n++
 	}
 	if win.Cover&(1<<4) != 0 {
-		n += fieldmap.CopyMessage(&m.Sub, src.Sub)
+		if !m.Sub.Equal(src.Sub) {
+			m.Sub, n = src.Sub.Clone(), n+1
+		}
 	} else if win.Below&(1<<4) != 0 && (m.Sub != nil || src.Sub != nil) {
-		n += fieldmap.Ensure(&m.Sub)
+		if m.Sub == nil {
+			m.Sub, n = new(Sub), n+1
+		}
 		n += m.Sub.copyInAt(src.Sub, fm, at+5, win.Shift(5))
 	}
 	if win.Cover&(1<<6) != 0 && !fieldmap.EqualPtr(m.On, src.On) {

@@ -35,7 +35,7 @@ var _Node_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Node{}), Fields: []fieldma
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(Node{}.Name), Op: fieldmap.OpString},
 	{Number: 2, Name: "next", Value: &fieldmap.MessageField[*Node]{Off: unsafe.Offsetof(Node{}.Next)}},
 	{Number: 3, Name: "children", Kind: fieldmap.KindList, Value: &fieldmap.MessageList[*Node]{Off: unsafe.Offsetof(Node{}.Children)}},
-	{Number: 4, Name: "edge", Kind: fieldmap.KindMessage, Sub: _Edge_shape_uxi6jg, Value: &fieldmap.MessageField[*Edge]{Off: unsafe.Offsetof(Node{}.Edge)}},
+	{Number: 4, Name: "edge", Kind: fieldmap.KindMessage, Sub: _Edge_shape_uxi6jg, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Node{}.Edge)}},
 }}
 
 var _Node_fieldSchema = fieldmap.NewShapeSchema("golden.recursion.Node", _Node_shape, false)
@@ -70,7 +70,7 @@ var _Node_shape_ozibc5 = &fieldmap.Shape{Size: unsafe.Sizeof(Node{}), Fields: []
 
 var _Edge_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Edge{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "weight", Off: unsafe.Offsetof(Edge{}.Weight), Op: fieldmap.OpInt32},
-	{Number: 2, Name: "to", Kind: fieldmap.KindMessage, Sub: _Node_shape_ozibc5, Value: &fieldmap.MessageField[*Node]{Off: unsafe.Offsetof(Edge{}.To)}},
+	{Number: 2, Name: "to", Kind: fieldmap.KindMessage, Sub: _Node_shape_ozibc5, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Edge{}.To)}},
 }}
 
 var _Edge_fieldSchema = fieldmap.NewShapeSchema("golden.recursion.Edge", _Edge_shape, false)
@@ -147,7 +147,7 @@ func (m *Edge) cloneTo(c *Edge) *Edge {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Node) Equal(o *Node) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -170,7 +170,7 @@ func (m *Node) Equal(o *Node) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Edge) Equal(o *Edge) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Weight != o.Weight ||
@@ -204,9 +204,13 @@ func (m *Node) copyInAt(src *Node, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+2), &m.Children, src.Children)
 	}
 	if win.Cover&(1<<3) != 0 {
-		n += fieldmap.CopyMessage(&m.Edge, src.Edge)
+		if !m.Edge.Equal(src.Edge) {
+			m.Edge, n = src.Edge.Clone(), n+1
+		}
 	} else if win.Below&(1<<3) != 0 && (m.Edge != nil || src.Edge != nil) {
-		n += fieldmap.Ensure(&m.Edge)
+		if m.Edge == nil {
+			m.Edge, n = new(Edge), n+1
+		}
 		n += m.Edge.copyInAt_uxi6jg(src.Edge, fm, at+4, win.Shift(4))
 	}
 	return n
@@ -244,9 +248,13 @@ func (m *Edge) copyInAt(src *Edge, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		m.Weight, n = src.Weight, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.To, src.To)
+		if !m.To.Equal(src.To) {
+			m.To, n = src.To.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.To != nil || src.To != nil) {
-		n += fieldmap.Ensure(&m.To)
+		if m.To == nil {
+			m.To, n = new(Node), n+1
+		}
 		n += m.To.copyInAt_ozibc5(src.To, fm, at+2, win.Shift(2))
 	}
 	return n

@@ -120,7 +120,7 @@ func (m *Lists) cloneTo(c *Lists) *Lists {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Item) Equal(o *Item) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -132,7 +132,7 @@ func (m *Item) Equal(o *Item) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Lists) Equal(o *Lists) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !slices.Equal(m.Tags, o.Tags) ||

@@ -104,7 +104,7 @@ func (m *AllScalars) cloneTo(c *AllScalars) *AllScalars {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *AllScalars) Equal(o *AllScalars) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualImplicitFloat64(m.D, o.D) ||

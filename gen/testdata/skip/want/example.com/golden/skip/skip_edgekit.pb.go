@@ -27,7 +27,7 @@ var _Skipped_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Skipped{}), Fields: []f
 }}
 
 var _Kept_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Kept{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "skipped", Kind: fieldmap.KindMessage, Sub: _Skipped_shape, Value: &fieldmap.MessageField[*Skipped]{Off: unsafe.Offsetof(Kept{}.Skipped)}},
+	{Number: 1, Name: "skipped", Kind: fieldmap.KindMessage, Sub: _Skipped_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Kept{}.Skipped)}},
 }}
 
 var _Kept_fieldSchema = fieldmap.NewShapeSchema("golden.skip.Kept", _Kept_shape, false)
@@ -80,7 +80,7 @@ func (m *Kept) cloneTo(c *Kept) *Kept {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Kept) Equal(o *Kept) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.Equal(m.Skipped, o.Skipped) {
@@ -103,9 +103,13 @@ func (m *Kept) copyInAt(src *Kept, fm *fieldmap.FieldMap, at int, win fieldmap.W
 		src = new(Kept)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Skipped, src.Skipped)
+		if !fieldmap.Equal(m.Skipped, src.Skipped) {
+			m.Skipped, n = fieldmap.Clone(src.Skipped), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Skipped != nil || src.Skipped != nil) {
-		n += fieldmap.Ensure(&m.Skipped)
+		if m.Skipped == nil {
+			m.Skipped, n = new(Skipped), n+1
+		}
 		n += m.Skipped.copyInAt(src.Skipped, fm, at+1, win.Shift(1))
 	}
 	return n

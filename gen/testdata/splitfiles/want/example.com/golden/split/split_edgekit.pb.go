@@ -38,10 +38,10 @@ const (
 )
 
 var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _Extensible_shape, Value: &fieldmap.MessageField[*Extensible]{Off: unsafe.Offsetof(Holder{}.Ext)}},
+	{Number: 1, Name: "ext", Kind: fieldmap.KindMessage, Sub: _Extensible_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.Ext)}},
 	{Number: 2, Name: "exts", Kind: fieldmap.KindList, Sub: _Extensible_shape, Value: &fieldmap.MessageList[*Extensible]{Off: unsafe.Offsetof(Holder{}.Exts)}},
 	{Number: 3, Name: "ext_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[string, *Extensible]{Off: unsafe.Offsetof(Holder{}.ExtMap)}},
-	{Number: 4, Name: "plain", Kind: fieldmap.KindMessage, Sub: _Plain_shape, Value: &fieldmap.MessageField[*Plain]{Off: unsafe.Offsetof(Holder{}.Plain)}},
+	{Number: 4, Name: "plain", Kind: fieldmap.KindMessage, Sub: _Plain_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.Plain)}},
 	{Number: 5, Name: "plains", Kind: fieldmap.KindList, Sub: _Plain_shape, Value: &fieldmap.MessageList[*Plain]{Off: unsafe.Offsetof(Holder{}.Plains)}},
 	{Number: 6, Name: "plain_map", Kind: fieldmap.KindMap, Value: &fieldmap.MessageMap[int32, *Plain]{Off: unsafe.Offsetof(Holder{}.PlainMap)}},
 	{Number: 7, Name: "pick_ext", Kind: fieldmap.KindMessage, Sub: _Extensible_shape, Value: &fieldmap.MessageMember[*Holder_PickExt, *Extensible]{Load: func(m unsafe.Pointer) any { return (*Holder)(m).Pick }}},
@@ -165,7 +165,7 @@ type _Holder_kids struct {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Holder) Equal(o *Holder) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !m.Ext.Equal(o.Ext) {
@@ -245,9 +245,13 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Holder)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Ext, src.Ext)
+		if !m.Ext.Equal(src.Ext) {
+			m.Ext, n = src.Ext.Clone(), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Ext != nil || src.Ext != nil) {
-		n += fieldmap.Ensure(&m.Ext)
+		if m.Ext == nil {
+			m.Ext, n = new(Extensible), n+1
+		}
 		n += m.Ext.copyInAt(src.Ext, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
@@ -257,9 +261,13 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 		n += fieldmap.CopyMessageMap(fm.ListActionAt(at+4), &m.ExtMap, src.ExtMap)
 	}
 	if win.Cover&(1<<5) != 0 {
-		n += fieldmap.CopyMessage(&m.Plain, src.Plain)
+		if !m.Plain.Equal(src.Plain) {
+			m.Plain, n = src.Plain.Clone(), n+1
+		}
 	} else if win.Below&(1<<5) != 0 && (m.Plain != nil || src.Plain != nil) {
-		n += fieldmap.Ensure(&m.Plain)
+		if m.Plain == nil {
+			m.Plain, n = new(Plain), n+1
+		}
 		n += m.Plain.copyInAt(src.Plain, fm, at+6, win.Shift(6))
 	}
 	if (win.Cover|win.Below)&(1<<8) != 0 {

@@ -29,7 +29,7 @@ var _Inner_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Inner{}), Fields: []field
 
 var _Annotated_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Annotated{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(Annotated{}.Name), Op: fieldmap.OpString},
-	{Number: 2, Name: "inner", Kind: fieldmap.KindMessage, Sub: _Inner_shape, Value: &fieldmap.MessageField[*Inner]{Off: unsafe.Offsetof(Annotated{}.Inner)}},
+	{Number: 2, Name: "inner", Kind: fieldmap.KindMessage, Sub: _Inner_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Annotated{}.Inner)}},
 }}
 
 var _Annotated_fieldSchema = fieldmap.NewShapeSchema("golden.unknownopts.Annotated", _Annotated_shape, false)
@@ -100,7 +100,7 @@ func (m *Inner) cloneTo(c *Inner) *Inner {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Annotated) Equal(o *Annotated) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
@@ -112,7 +112,7 @@ func (m *Annotated) Equal(o *Annotated) bool {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Inner) Equal(o *Inner) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.V != o.V {
@@ -138,9 +138,13 @@ func (m *Annotated) copyInAt(src *Annotated, fm *fieldmap.FieldMap, at int, win 
 		m.Name, n = src.Name, n+1
 	}
 	if win.Cover&(1<<1) != 0 {
-		n += fieldmap.CopyMessage(&m.Inner, src.Inner)
+		if !m.Inner.Equal(src.Inner) {
+			m.Inner, n = src.Inner.Clone(), n+1
+		}
 	} else if win.Below&(1<<1) != 0 && (m.Inner != nil || src.Inner != nil) {
-		n += fieldmap.Ensure(&m.Inner)
+		if m.Inner == nil {
+			m.Inner, n = new(Inner), n+1
+		}
 		n += m.Inner.copyInAt(src.Inner, fm, at+2, win.Shift(2))
 	}
 	return n

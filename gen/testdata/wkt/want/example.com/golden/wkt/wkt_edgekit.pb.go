@@ -77,7 +77,7 @@ func (m *Times) cloneTo(c *Times) *Times {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Times) Equal(o *Times) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.EqualTimestamp(m.Created, o.Created) ||

@@ -37,7 +37,7 @@ var _File_a_proto_Shared1lwqyh7_shape = &fieldmap.Shape{Size: unsafe.Sizeof(b.Sh
 }}
 
 var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "shared", Kind: fieldmap.KindMessage, Sub: _File_a_proto_Shared1lwqyh7_shape, Value: &fieldmap.MessageField[*b.Shared]{Off: unsafe.Offsetof(Holder{}.Shared)}},
+	{Number: 1, Name: "shared", Kind: fieldmap.KindMessage, Sub: _File_a_proto_Shared1lwqyh7_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Holder{}.Shared)}},
 	{Number: 2, Name: "many", Kind: fieldmap.KindList, Sub: _File_a_proto_Shared1lwqyh7_shape, Value: &fieldmap.MessageList[*b.Shared]{Off: unsafe.Offsetof(Holder{}.Many)}},
 	{Number: 3, Name: "kind", Off: unsafe.Offsetof(Holder{}.Kind), Op: fieldmap.OpInt32},
 }}
@@ -76,7 +76,7 @@ func (m *Holder) cloneTo(c *Holder) *Holder {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Holder) Equal(o *Holder) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if !fieldmap.Equal(m.Shared, o.Shared) ||
@@ -101,9 +101,13 @@ func (m *Holder) copyInAt(src *Holder, fm *fieldmap.FieldMap, at int, win fieldm
 		src = new(Holder)
 	}
 	if win.Cover&(1<<0) != 0 {
-		n += fieldmap.CopyMessage(&m.Shared, src.Shared)
+		if !fieldmap.Equal(m.Shared, src.Shared) {
+			m.Shared, n = fieldmap.Clone(src.Shared), n+1
+		}
 	} else if win.Below&(1<<0) != 0 && (m.Shared != nil || src.Shared != nil) {
-		n += fieldmap.Ensure(&m.Shared)
+		if m.Shared == nil {
+			m.Shared, n = new(b.Shared), n+1
+		}
 		n += _File_a_proto_Shared1lwqyh7_copyInAt(m.Shared, src.Shared, fm, at+1, win.Shift(1))
 	}
 	if (win.Cover|win.Below)&(1<<4) != 0 {

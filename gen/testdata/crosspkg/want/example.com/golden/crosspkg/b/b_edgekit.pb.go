@@ -63,7 +63,7 @@ func (m *Shared) cloneTo(c *Shared) *Shared {
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Shared) Equal(o *Shared) bool {
-	if eq, done := fieldmap.EqualPointers(m, o); done {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
 	if m.Name != o.Name ||
