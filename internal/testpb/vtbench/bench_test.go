@@ -54,8 +54,9 @@ func cloudletInfo() *edgeproto.CloudletInfo {
 }
 
 // filled returns a random message of m's type (seed picked so that it
-// holds no NaN, which EqualVT reports unequal to itself) with a K8Slice
-// when m is a Flavor.
+// holds no NaN, which EqualVT reports unequal to itself, and no -0 in an
+// implicit-presence float, which proto.Clone drops) with a K8Slice when m
+// is a Flavor.
 func filled[T proto.Message](m T, vt proto.Message) T {
 	for seed := range uint64(1000) {
 		x := m.ProtoReflect().New().Interface().(T)
@@ -66,7 +67,7 @@ func filled[T proto.Message](m T, vt proto.Message) T {
 			f.Spec = &fluidos.Flavor_K8Slice{K8Slice: k}
 		}
 		a, b := toVT(x, vt), toVT(x, vt)
-		if a.(interface{ EqualMessageVT(proto.Message) bool }).EqualMessageVT(b) {
+		if a.(interface{ EqualMessageVT(proto.Message) bool }).EqualMessageVT(b) && proto.Equal(x, proto.Clone(x)) {
 			return x
 		}
 	}
