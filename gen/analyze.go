@@ -249,4 +249,3 @@ func checkNames(ds *diagnostics, m *Model, mm *Message, idents map[string]ident)
 		}
 	}
 }
-

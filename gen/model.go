@@ -44,13 +44,13 @@ type Message struct {
 
 // Flag is one field path of a top-level message.
 type Flag struct {
-	Field     *protogen.Field
-	Flag      string // "11.3"
-	Const     string // Go constant name, "CloudletInfoFieldStatusTaskName"
-	Path      string // "status.task_name"
-	Kind      fieldmap.Kind
-	Leaf      bool
-	Parent    *Flag
+	Field  *protogen.Field
+	Flag   string // "11.3"
+	Const  string // Go constant name, "CloudletInfoFieldStatusTaskName"
+	Path   string // "status.task_name"
+	Kind   fieldmap.Kind
+	Leaf   bool
+	Parent *Flag
 }
 
 // Root returns the flag of the top-level message's own field that fl lies
