@@ -301,7 +301,11 @@ func (s *services) ListAllocations(ctx context.Context, _ *fluidos.ListAllocatio
 	if err != nil {
 		return nil, err
 	}
-	return &fluidos.ListAllocationsResponse{Allocations: as}, nil
+	resp := &fluidos.ListAllocationsResponse{}
+	for _, a := range as {
+		resp.Allocations = append(resp.Allocations, &fluidos.AllocationEntry{Allocation: a.Redacted(), Role: fluidos.ContractRole_CONTRACT_ROLE_SOLD})
+	}
+	return resp, nil
 }
 
 // GetNode implements fluidos.NodeServiceServer.

@@ -287,11 +287,11 @@ func (c *cli) showAllocationsCommand() *cobra.Command {
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return showOneOrAll(c, cmd, args, allocationView,
-				func(api apiClients, id string) (*fluidos.Allocation, error) {
+				func(api apiClients, id string) (*fluidos.AllocationEntry, error) {
 					resp, err := api.allocations.GetAllocation(api.ctx, &fluidos.GetAllocationRequest{Id: id})
-					return resp.GetAllocation(), err
+					return &fluidos.AllocationEntry{Allocation: resp.GetAllocation(), Role: resp.GetRole()}, err
 				},
-				func(api apiClients) ([]*fluidos.Allocation, error) {
+				func(api apiClients) ([]*fluidos.AllocationEntry, error) {
 					resp, err := api.allocations.ListAllocations(api.ctx, &fluidos.ListAllocationsRequest{})
 					return resp.GetAllocations(), err
 				})

@@ -133,9 +133,10 @@ var nodeView = view[*fluidos.GetNodeResponse]{
 	},
 }
 
-var allocationView = view[*fluidos.Allocation]{
-	header: []string{"ID", "CONTRACT", "STATE", "MESSAGE"},
-	row: func(a *fluidos.Allocation) []string {
-		return []string{a.GetId(), a.GetContractId(), strings.TrimPrefix(a.GetStatus().GetState().String(), "ALLOCATION_STATE_"), a.GetStatus().GetMessage()}
+var allocationView = view[*fluidos.AllocationEntry]{
+	header: []string{"ID", "ROLE", "CONTRACT", "STATE", "MESSAGE"},
+	row: func(e *fluidos.AllocationEntry) []string {
+		a := e.GetAllocation()
+		return []string{a.GetId(), role(e.GetRole()), a.GetContractId(), strings.TrimPrefix(a.GetStatus().GetState().String(), "ALLOCATION_STATE_"), a.GetStatus().GetMessage()}
 	},
 }
