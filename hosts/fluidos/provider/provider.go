@@ -75,11 +75,11 @@ type Config struct {
 
 // Provider sells the node's flavors. It is safe for concurrent use.
 type Provider struct {
-	cfg        Config
-	log        *slog.Logger
-	flavors    *store.Kind[*fluidos.Flavor]
-	open       *store.Kind[*fluidos.Transaction] // reserved, not yet bought or expired
-	txns       *store.Kind[*fluidos.Transaction] // closed: purchased, expired, released
+	cfg         Config
+	log         *slog.Logger
+	flavors     *store.Kind[*fluidos.Flavor]
+	open        *store.Kind[*fluidos.Transaction] // reserved, not yet bought or expired
+	txns        *store.Kind[*fluidos.Transaction] // closed: purchased, expired, released
 	contracts   *store.Kind[*fluidos.Contract]
 	allocations *store.Kind[*fluidos.Allocation]
 	blueprints  *store.Kind[*fluidos.ServiceBlueprint]
@@ -109,16 +109,16 @@ func New(cfg Config) (*Provider, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Provider{
-		cfg:        cfg,
-		log:        cfg.Logger,
-		flavors:    store.NewKind[*fluidos.Flavor](cfg.Store),
-		open:       store.NewKind[*fluidos.Transaction](cfg.Store, store.KindName(OpenTransactionKind)),
-		txns:       store.NewKind[*fluidos.Transaction](cfg.Store),
+		cfg:         cfg,
+		log:         cfg.Logger,
+		flavors:     store.NewKind[*fluidos.Flavor](cfg.Store),
+		open:        store.NewKind[*fluidos.Transaction](cfg.Store, store.KindName(OpenTransactionKind)),
+		txns:        store.NewKind[*fluidos.Transaction](cfg.Store),
 		contracts:   store.NewKind[*fluidos.Contract](cfg.Store),
 		allocations: store.NewKind[*fluidos.Allocation](cfg.Store),
 		blueprints:  store.NewKind[*fluidos.ServiceBlueprint](cfg.Store),
-		wake:       make(chan struct{}, 1),
-		templates:  map[string]*rear.Template{},
+		wake:        make(chan struct{}, 1),
+		templates:   map[string]*rear.Template{},
 	}, nil
 }
 
