@@ -64,10 +64,10 @@ func TestServiceRenderedFromItsBlueprint(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := ctxT(t)
-	c := e.buy(provider.ServiceFlavorID(seller, "kv"), service(map[string]string{"username": "bob", "password": "PLANTED-secret-1"}))
+	c := e.buy(provider.ServiceFlavorID(seller, "kv"), service(map[string]string{"username": "bob", "password": "planted-secret-1"}))
 	a := e.waitAllocation(c, "ACTIVE", state(fluidos.AllocationState_ALLOCATION_STATE_ACTIVE))
 	cr := a.GetCredentials()
-	if cr.GetUsername() != "bob" || cr.GetPassword() != "PLANTED-secret-1" || !strings.HasPrefix(cr.GetEndpoint(), "http://") {
+	if cr.GetUsername() != "bob" || cr.GetPassword() != "planted-secret-1" || !strings.HasPrefix(cr.GetEndpoint(), "http://") {
 		t.Errorf("service credentials %v", cr)
 	}
 	app, _, err := store.NewKind[*edgeproto.App](e.store).Get(ctx, a.GetResources().GetApp())
@@ -83,7 +83,7 @@ func TestServiceRenderedFromItsBlueprint(t *testing.T) {
 			secret = ev
 		}
 	}
-	if secret == nil || !secret.GetSecret() || secret.GetSecretValue() != "PLANTED-secret-1" || secret.GetValue() != "" {
+	if secret == nil || !secret.GetSecret() || secret.GetSecretValue() != "planted-secret-1" || secret.GetValue() != "" {
 		t.Errorf("the password is not a secret variable: %v", secret)
 	}
 	if st, ok := e.plat.AppInst(a.GetResources().GetAppInst()); !ok || st.Power != edgeproto.PowerState_POWER_STATE_POWER_ON {
@@ -171,11 +171,11 @@ func TestTemplateErrorsNeverQuoteTheConfiguration(t *testing.T) {
 	if err := e.prov.Sync(ctx); err != nil {
 		t.Fatal(err)
 	}
-	err := e.alloc.Admit(ctx, e.flavor(provider.ServiceFlavorID(seller, "leaky")), service(map[string]string{"password": "PLANTED-secret-9"}))
+	err := e.alloc.Admit(ctx, e.flavor(provider.ServiceFlavorID(seller, "leaky")), service(map[string]string{"password": "planted-secret-9"}))
 	if err == nil {
 		t.Fatal("a template that renders what is not an App was admitted")
 	}
-	if strings.Contains(err.Error(), "PLANTED-secret-9") || !strings.Contains(err.Error(), "[redacted]") {
+	if strings.Contains(err.Error(), "planted-secret-9") || !strings.Contains(err.Error(), "[redacted]") {
 		t.Errorf("the error quotes the configuration: %v", err)
 	}
 	bp.Id, bp.Templates[0].Body = "noimage", "command: /bin/sh\n"

@@ -12,6 +12,7 @@ import (
 	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/allocator"
+	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/internal/testenv/etcdtest"
@@ -20,38 +21,12 @@ import (
 
 const seller = "seller"
 
-// kvApp is the app template of the test blueprint: the kv image with the
-// buyer's user name and password in its environment.
-const kvApp = `command: {{ image "kv" | json }}
-args: ["--flag", {{ .Allocation | json }}]
-env_vars:
-- name: KV_USERNAME
-  value: {{ .Config.username | json }}
-- name: KV_PASSWORD
-  secret_value: {{ .Config.password | json }}
-ports:
-- proto: PORT_PROTOCOL_HTTP
-  internal_port: 8080
-health_check: HEALTH_CHECK_HTTP
-health_check_path: /healthz
-`
-
-const kvCredentials = `endpoint: {{ printf "http://%s" .Endpoint | json }}
-username: {{ .Config.username | json }}
-password: {{ .Config.password | json }}
-`
-
-// kvBlueprint sells a kv service whose buyer chooses its password.
+// kvBlueprint sells a kv service whose buyer chooses its password; its
+// app's arguments name the allocation (what templates see).
 func kvBlueprint() *fluidos.ServiceBlueprint {
-	return &fluidos.ServiceBlueprint{
-		Id: "kv", Name: "kv", Category: "database", Tags: []string{"kv"},
-		HostingPolicies: []fluidos.HostingPolicy{fluidos.HostingPolicy_HOSTING_POLICY_PROVIDER, fluidos.HostingPolicy_HOSTING_POLICY_SHARED},
-		ConfigurationSchema: &fluidos.ConfigurationSchema{Parameters: []*fluidos.ConfigParameter{
-			{Name: "username", Type: fluidos.ParameterType_PARAMETER_TYPE_STRING, DefaultValue: "admin"},
-			{Name: "password", Type: fluidos.ParameterType_PARAMETER_TYPE_STRING, Required: true, Pattern: "[A-Za-z0-9-]{8,64}"},
-		}},
-		Templates: []*fluidos.ServiceTemplate{{Name: allocator.TemplateApp, Body: kvApp}, {Name: allocator.TemplateCredentials, Body: kvCredentials}},
-	}
+	bp := nodetest.KVBlueprint("kv", 0)
+	bp.Templates[0].Body = strings.Replace(nodetest.KVApp, "env_vars:", "args: [\"--flag\", {{ .Allocation | json }}]\nenv_vars:", 1)
+	return bp
 }
 
 // env is a provider selling on a fake platform, provisioning through an

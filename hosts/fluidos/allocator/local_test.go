@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/fluidos/rear"
 	"github.com/edgekit/edgekit/hosts/fluidos/allocator"
+	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/platforms/local"
@@ -33,11 +32,8 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	kvPath = filepath.Join(dir, "edgekit-kv")
-	build := exec.Command("go", "build", "-o", kvPath, "../../../cmd/edgekit-kv")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building edgekit-kv:", err)
+	if kvPath, err = nodetest.BuildKV(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()
