@@ -26,20 +26,7 @@ import (
 // kvPath is the edgekit-kv binary, built once by TestMain.
 var kvPath string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "allocator-kv-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if kvPath, err = nodetest.BuildKV(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	_ = os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(nodetest.RunWithKV(m, &kvPath)) }
 
 // onLocal runs the allocator on the local platform (real processes), with
 // the kv image, in a fresh state directory.

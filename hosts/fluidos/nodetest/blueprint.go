@@ -2,8 +2,10 @@ package nodetest
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 
 	"github.com/edgekit/edgekit/fluidos"
 )
@@ -57,4 +59,21 @@ func BuildKV(dir string) (string, error) {
 		return "", fmt.Errorf("building edgekit-kv: %w\n%s", err, out)
 	}
 	return path, nil
+}
+
+// RunWithKV is the body of a TestMain whose tests run the image "kv": it
+// builds it into a temporary directory, sets *path, runs the tests and
+// removes the directory, and returns the exit code.
+func RunWithKV(m *testing.M, path *string) int {
+	dir, err := os.MkdirTemp("", "edgekit-kv-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	if *path, err = BuildKV(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return m.Run()
 }
