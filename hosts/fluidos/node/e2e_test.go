@@ -77,28 +77,6 @@ func httpDo(method, url, user, pass, body string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-// processesUnder lists the processes whose working directory is under
-// dir.
-func processesUnder(t *testing.T, dir string) []int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err == nil && strings.HasPrefix(cwd, dir+string(filepath.Separator)) {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // TestEndToEndOnRealProcesses: over mutual TLS on loopback, alice buys a
 // Service from bob and uses it with the credentials bob hands over, and
 // buys a K8Slice from bob and runs an instance on it through her own API
@@ -189,7 +167,7 @@ func TestEndToEndOnRealProcesses(t *testing.T) {
 			t.Errorf("the service is not back on sale: %v", s)
 		}
 	}
-	if pids := processesUnder(t, bobOpts.DataDir); len(pids) != 0 {
+	if pids := nodetest.ProcessesUnder(bobOpts.DataDir); len(pids) != 0 {
 		t.Errorf("processes bob started still run: %v", pids)
 	}
 	for _, url := range []string{cr.GetEndpoint(), webURL} {
