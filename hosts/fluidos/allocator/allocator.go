@@ -164,7 +164,7 @@ func New(cfg Config) (*Allocator, error) {
 			CreateAppInstTimeout: timeout, UpdateAppInstTimeout: timeout, DeleteAppInstTimeout: timeout,
 			CreateCloudletTimeout: timeout, UpdateCloudletTimeout: timeout,
 		},
-		Logger: cfg.Logger.With("part", "engine"),
+		Logger: slog.New(quietReconcile{cfg.Logger.Handler()}).With("part", "engine"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("allocator: %w", err)
@@ -210,7 +210,10 @@ func (a *Allocator) Start(ctx context.Context) error {
 	if err := a.initCloudlet(ctx); err != nil {
 		return nil // ctx ended
 	}
-	a.reconcile(ctx)
+	if res := a.reconcile(ctx); res != nil {
+		a.log.InfoContext(ctx, "platform reconciled with the store", "actions", len(res.Items), "created", res.Count(executor.ReconcileCreate),
+			"deleted", res.Count(executor.ReconcileDelete), "undone", res.Count(executor.ReconcileUndo))
+	}
 	a.mu.Lock()
 	a.ctx = ctx
 	pending := a.pending
@@ -261,7 +264,7 @@ func (a *Allocator) initCloudlet(ctx context.Context) error {
 // reconcile converges the platform with the store (after a start or as a
 // health check): interrupted operations run again, and every object the
 // platform has is reported with its runtime.
-func (a *Allocator) reconcile(ctx context.Context) {
+func (a *Allocator) reconcile(ctx context.Context) *executor.ReconcileResult {
 	res, err := a.eng.Reconcile(ctx, a.cloudlet)
 	switch {
 	case err != nil && ctx.Err() == nil:
@@ -269,6 +272,7 @@ func (a *Allocator) reconcile(ctx context.Context) {
 	case res != nil && res.Err() != nil:
 		a.log.WarnContext(ctx, "reconciled with errors", "err", res.Err())
 	}
+	return res
 }
 
 // resume wakes every allocation that has not ended.

@@ -32,7 +32,7 @@ func kvBlueprint() *fluidos.ServiceBlueprint {
 // env is a provider selling on a fake platform, provisioning through an
 // allocator, on one etcd.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	etcd  *etcdtest.Server
 	store *store.Store
 	plat  *fake.Platform
@@ -41,13 +41,14 @@ type env struct {
 	prov  *provider.Provider
 	alloc *allocator.Allocator
 	stop  func()
+	poll  time.Duration // between two looks at an allocation
 }
 
 type envOption func(*allocator.Config, *provider.Config)
 
-func newEnv(t *testing.T, opts ...envOption) *env {
+func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
-	e := &env{t: t, etcd: etcdtest.New(t), plat: fake.New(fake.Options{})}
+	e := &env{t: t, etcd: etcdtest.New(t), plat: fake.New(fake.Options{}), poll: 10 * time.Millisecond}
 	var err error
 	if e.store, err = store.New(e.etcd.Client(), seller); err != nil {
 		t.Fatal(err)
@@ -113,7 +114,7 @@ func (e *env) restart(opts ...envOption) {
 	e.start(opts...)
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
@@ -151,7 +152,7 @@ func (e *env) waitAllocation(c *fluidos.Contract, what string, cond func(a *flui
 		if time.Now().After(deadline) {
 			e.t.Fatalf("allocation of %s not %s in time: %v", c.GetId(), what, a.GetStatus())
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(e.poll)
 	}
 }
 

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) { os.Exit(nodetest.RunWithKV(m, &kvPath)) }
 
 // onLocal runs the allocator on the local platform (real processes), with
 // the kv image, in a fresh state directory.
-func onLocal(t *testing.T) envOption {
+func onLocal(t testing.TB) envOption {
 	root := t.TempDir()
 	first := 12000 + rand.IntN(18000)
 	p, err := local.New(local.Config{Root: root, PortMin: first, PortMax: first + 499, PortRangeSize: 50,

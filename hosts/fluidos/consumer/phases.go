@@ -310,7 +310,7 @@ wait:
 	if _, serr := c.status(ctx, s.GetId(), func(st *fluidos.SolverStatus) {
 		st.AllocationPhase = phase
 		if err == nil {
-			st.Credentials = a.GetCredentials()
+			st.Credentials, st.Message = a.GetCredentials(), allocationProgress(a)
 		}
 	}); serr != nil {
 		return nil, c.stopOr(ctx, serr)

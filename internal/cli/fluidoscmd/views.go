@@ -98,11 +98,15 @@ func role(r fluidos.ContractRole) string {
 }
 
 var contractView = view[*fluidos.ContractEntry]{
-	header: []string{"ID", "ROLE", "SELLER", "BUYER", "FLAVOR", "OFFERS", "CREATED"},
+	header: []string{"ID", "ROLE", "STATE", "SELLER", "BUYER", "FLAVOR", "OFFERS", "CREATED"},
 	row: func(e *fluidos.ContractEntry) []string {
 		c := e.GetContract()
 		_, what := offers(c.GetFlavor())
-		return []string{c.GetId(), role(e.GetRole()), c.GetSeller().GetNodeId(), c.GetBuyer().GetNodeId(), c.GetFlavor().GetId(), what, when(c.GetCreatedAt())}
+		st := strings.TrimPrefix(c.GetState().String(), "CONTRACT_STATE_")
+		if c.GetState() == fluidos.ContractState_CONTRACT_STATE_UNSPECIFIED {
+			st = "ACTIVE"
+		}
+		return []string{c.GetId(), role(e.GetRole()), st, c.GetSeller().GetNodeId(), c.GetBuyer().GetNodeId(), c.GetFlavor().GetId(), what, when(c.GetCreatedAt())}
 	},
 }
 
