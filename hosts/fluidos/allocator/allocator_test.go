@@ -1,11 +1,14 @@
 package allocator_test
 
 import (
-	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"sigs.k8s.io/yaml"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/fluidos"
@@ -239,4 +242,37 @@ func TestContractExpiryTearsDown(t *testing.T) {
 	}
 }
 
-var _ = context.Background
+// TestTheDocumentedBlueprintRenders: the kv blueprint of the docs (the
+// README's) is admitted with a valid configuration and refused with one
+// its schema refuses.
+func TestTheDocumentedBlueprintRenders(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := ctxT(t)
+	b, err := os.ReadFile("../../../docs/fluidos/kv-blueprint.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := &fluidos.ServiceBlueprint{}
+	if err := protojson.Unmarshal(js, bp); err != nil {
+		t.Fatal(err)
+	}
+	bp.Id = "documented"
+	if _, err := store.NewKind[*fluidos.ServiceBlueprint](e.store).Create(ctx, bp); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.prov.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	f := e.flavor(provider.ServiceFlavorID(seller, "documented"))
+	if err := e.alloc.Admit(ctx, f, service(map[string]string{"password": "open-sesame-42"})); err != nil {
+		t.Errorf("the documented blueprint: %v", err)
+	}
+	if err := e.alloc.Admit(ctx, f, service(map[string]string{"password": "short"})); err == nil {
+		t.Error("a password the schema refuses was admitted")
+	}
+}

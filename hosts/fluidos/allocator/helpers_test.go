@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/allocator"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
@@ -185,9 +184,7 @@ func (e *env) flavor(id string) *fluidos.Flavor {
 	return f
 }
 
-func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
-var _ = executor.KeyString
 
 func testLogger() *slog.Logger {
 	if os.Getenv("ALLOCATOR_TEST_LOG") != "" {

@@ -23,6 +23,22 @@ func parseRole(name string) (fluidos.ContractRole, error) {
 	return r, nil
 }
 
+// contractID is the contract id names: a contract's id, or the contract a
+// solver of that name bought.
+func contractID(api apiClients, id string) (string, error) {
+	if strings.HasPrefix(id, "c-") {
+		return id, nil
+	}
+	s, err := api.solvers.GetSolver(api.ctx, &fluidos.GetSolverRequest{Id: id})
+	if err != nil {
+		return "", err
+	}
+	if cid := s.GetSolver().GetStatus().GetContractId(); cid != "" {
+		return cid, nil
+	}
+	return "", fmt.Errorf("solver %s bought nothing (%s)", id, s.GetSolver().GetStatus().GetMessage())
+}
+
 // allocationID accepts an allocation's id or its contract's.
 func allocationID(id string) string {
 	if strings.HasPrefix(id, "c-") {
@@ -64,11 +80,21 @@ func (c *cli) showAllocationsCommand() *cobra.Command {
 func (c *cli) showCredentialsCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "credentials ID",
-		Short: "Show the credentials a seller handed over for what the node bought (ID: the allocation's or the contract's)",
+		Short: "Show the credentials a seller handed over for what the node bought (ID: the allocation's, the contract's or the solver's)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(api apiClients) error {
-				resp, err := api.allocations.GetAllocation(api.ctx, &fluidos.GetAllocationRequest{Id: allocationID(args[0]), Role: fluidos.ContractRole_CONTRACT_ROLE_BOUGHT})
+				id := allocationID(args[0])
+				if !strings.HasPrefix(id, "a-") { // a solver's name
+					s, err := api.solvers.GetSolver(api.ctx, &fluidos.GetSolverRequest{Id: id})
+					if err != nil {
+						return err
+					}
+					if id = s.GetSolver().GetStatus().GetAllocationId(); id == "" {
+						return fmt.Errorf("solver %s has no allocation (%s)", args[0], s.GetSolver().GetStatus().GetMessage())
+					}
+				}
+				resp, err := api.allocations.GetAllocation(api.ctx, &fluidos.GetAllocationRequest{Id: id, Role: fluidos.ContractRole_CONTRACT_ROLE_BOUGHT})
 				if err != nil {
 					return err
 				}
@@ -184,7 +210,11 @@ exceeds it.
 				return err
 			}
 			return c.call(cmd, func(api apiClients) error {
-				resp, err := api.slices.DeploySliceInstance(api.ctx, &fluidos.DeploySliceInstanceRequest{ContractId: f.contract, Instance: in})
+				cid, err := contractID(api, f.contract)
+				if err != nil {
+					return err
+				}
+				resp, err := api.slices.DeploySliceInstance(api.ctx, &fluidos.DeploySliceInstanceRequest{ContractId: cid, Instance: in})
 				if err != nil {
 					return err
 				}
@@ -199,7 +229,7 @@ exceeds it.
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.contract, "contract", "", "the contract that bought the slice (required)")
+	fl.StringVar(&f.contract, "contract", "", "the contract that bought the slice, or the solver that bought it (required)")
 	fl.StringVar(&f.image, "image", "", "image of the seller's catalog (required)")
 	fl.StringVar(&f.cpu, "cpu", "", "CPU the instance asks of the slice, such as 250m (required)")
 	fl.StringVar(&f.memory, "memory", "", "memory the instance asks of the slice, such as 64Mi (required)")
@@ -254,16 +284,24 @@ func (c *cli) showInstancesCommand() *cobra.Command {
 			}
 			return showOneOrAll(c, cmd, args, instanceView,
 				func(api apiClients, name string) (*fluidos.SliceInstance, error) {
-					resp, err := api.slices.GetSliceInstance(api.ctx, &fluidos.GetSliceInstanceRequest{ContractId: contract, Name: name})
+					cid, err := contractID(api, contract)
+					if err != nil {
+						return nil, err
+					}
+					resp, err := api.slices.GetSliceInstance(api.ctx, &fluidos.GetSliceInstanceRequest{ContractId: cid, Name: name})
 					return resp.GetInstance(), err
 				},
 				func(api apiClients) ([]*fluidos.SliceInstance, error) {
-					resp, err := api.slices.ListSliceInstances(api.ctx, &fluidos.ListSliceInstancesRequest{ContractId: contract})
+					cid, err := contractID(api, contract)
+					if err != nil {
+						return nil, err
+					}
+					resp, err := api.slices.ListSliceInstances(api.ctx, &fluidos.ListSliceInstancesRequest{ContractId: cid})
 					return resp.GetInstances(), err
 				})
 		},
 	}
-	cmd.Flags().StringVar(&contract, "contract", "", "the contract that bought the slice (required)")
+	cmd.Flags().StringVar(&contract, "contract", "", "the contract that bought the slice, or the solver that bought it (required)")
 	return cmd
 }
 
@@ -278,7 +316,11 @@ func (c *cli) deleteInstanceCommand() *cobra.Command {
 				return errors.New("--contract is required")
 			}
 			return c.call(cmd, func(api apiClients) error {
-				resp, err := api.slices.DeleteSliceInstance(api.ctx, &fluidos.DeleteSliceInstanceRequest{ContractId: contract, Name: args[0]})
+				cid, err := contractID(api, contract)
+				if err != nil {
+					return err
+				}
+				resp, err := api.slices.DeleteSliceInstance(api.ctx, &fluidos.DeleteSliceInstanceRequest{ContractId: cid, Name: args[0]})
 				if err != nil {
 					return err
 				}
@@ -287,6 +329,6 @@ func (c *cli) deleteInstanceCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&contract, "contract", "", "the contract that bought the slice (required)")
+	cmd.Flags().StringVar(&contract, "contract", "", "the contract that bought the slice, or the solver that bought it (required)")
 	return cmd
 }
