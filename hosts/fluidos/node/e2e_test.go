@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -115,6 +116,21 @@ func TestEndToEndOnRealProcesses(t *testing.T) {
 	}
 	if code, _ := httpDo(http.MethodGet, cr.GetEndpoint()+"/kv/greeting", cr.GetUsername(), "not-the-password", ""); code != http.StatusUnauthorized {
 		t.Errorf("the service answers a wrong password with %d", code)
+	}
+	// The service dies: bob restarts it, and alice sees it.
+	pids := nodetest.ProcessesUnder(bobOpts.DataDir)
+	if len(pids) != 1 {
+		t.Fatalf("bob runs %v for the service", pids)
+	}
+	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	a := alice.WaitAllocation(svc.GetStatus().GetAllocationId(), bought, 30*time.Second, "ACTIVE after a restart", func(a *fluidos.Allocation) bool {
+		return a.GetStatus().GetRestarts() == 1 && a.GetStatus().GetState() == fluidos.AllocationState_ALLOCATION_STATE_ACTIVE
+	})
+	cr = a.GetCredentials()
+	if code, _ := httpDo(http.MethodPut, cr.GetEndpoint()+"/kv/greeting", cr.GetUsername(), cr.GetPassword(), "again"); code != http.StatusNoContent {
+		t.Errorf("PUT to the restarted service: %d", code)
 	}
 
 	// A K8Slice, and an instance on it deployed from alice's side.
