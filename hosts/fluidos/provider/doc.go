@@ -69,8 +69,9 @@
 // Before a reservation holds anything, the Allocator admits what the
 // buyer asks (Admit): a refusal is an ErrNotProvisionable error (400) that
 // says why, so that nothing is sold that cannot be provisioned. Flavors
-// of Config.Flavors (VM, Sensor) are published as they are; this provider
-// does not sell them (ErrNotSold).
+// of Config.Flavors (VM, Sensor) are published as they are and refused at
+// reservation: by the Allocator, which says why, or without one as
+// ErrNotSold.
 //
 // A ContractHandler is told of each new contract once it is stored.
 package provider
