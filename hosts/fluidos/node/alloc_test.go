@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
+	"github.com/edgekit/edgekit/platforms/fake"
 )
 
 var (
@@ -197,5 +199,29 @@ func TestWhatCannotBeProvisionedIsRefusedAtReservation(t *testing.T) {
 	cs, err := bob.Contracts().ListContracts(ctxT(t), &fluidos.ListContractsRequest{})
 	if err != nil || len(cs.GetContracts()) != 0 {
 		t.Errorf("bob sold %v, %v", cs.GetContracts(), err)
+	}
+}
+
+func TestAllocationThatDoesNotCompleteInTimeIsReleased(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	plat := fake.New(fake.Options{})
+	gate := plat.Pause(fake.OpCreateCluster, "")
+	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity("amd64"), Platform: plat})
+	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), Peers: []string{bob.RearAddr()}})
+	s := allocate(cpuAtLeast(1000), partition(1000, 1<<30, 4))
+	s.Timeouts = &fluidos.SolverTimeouts{Allocation: durationpb.New(500 * time.Millisecond)}
+	st := solve(t, alice, s).GetStatus()
+	if st.GetSolverPhase() != fluidos.Phase_PHASE_FAILED || st.GetAllocationPhase() != fluidos.Phase_PHASE_TIMED_OUT ||
+		!strings.Contains(st.GetMessage(), "allocation timed out") || st.GetCredentials().GetToken() != "" {
+		t.Fatalf("solver ended %v", st)
+	}
+	gate.Release()
+	a := bob.WaitAllocation(st.GetAllocationId(), sold, 20*time.Second, "RELEASED", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
+	if !strings.Contains(a.GetReleaseReason(), "did not complete within 500ms") {
+		t.Errorf("release reason %q", a.GetReleaseReason())
+	}
+	if clusters, _ := plat.Counts(); clusters != 0 {
+		t.Errorf("%d clusters left at bob's", clusters)
 	}
 }
