@@ -9,6 +9,7 @@ package fluidos
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
+	bits "math/bits"
 	slices "slices"
 	unsafe "unsafe"
 )
@@ -19,15 +20,25 @@ const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of AllocationStatus: dot-joined field numbers from AllocationStatus.
 const (
-	AllocationStatusFieldState          = "1" // state
-	AllocationStatusFieldMessage        = "2" // message
-	AllocationStatusFieldLastUpdateTime = "3" // last_update_time
+	AllocationStatusFieldState           = "1" // state
+	AllocationStatusFieldMessage         = "2" // message
+	AllocationStatusFieldLastUpdateTime  = "3" // last_update_time
+	AllocationStatusFieldTask            = "4" // task
+	AllocationStatusFieldStep            = "5" // step
+	AllocationStatusFieldErrors          = "6" // errors
+	AllocationStatusFieldLastHealthyTime = "7" // last_healthy_time
+	AllocationStatusFieldRestarts        = "8" // restarts
 )
 
 var _AllocationStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllocationStatus{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "state", Off: unsafe.Offsetof(AllocationStatus{}.State), Op: fieldmap.OpInt32},
 	{Number: 2, Name: "message", Off: unsafe.Offsetof(AllocationStatus{}.Message), Op: fieldmap.OpString},
 	{Number: 3, Name: "last_update_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AllocationStatus{}.LastUpdateTime)}},
+	{Number: 4, Name: "task", Off: unsafe.Offsetof(AllocationStatus{}.Task), Op: fieldmap.OpString},
+	{Number: 5, Name: "step", Off: unsafe.Offsetof(AllocationStatus{}.Step), Op: fieldmap.OpString},
+	{Number: 6, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AllocationStatus{}.Errors), Op: fieldmap.OpListString},
+	{Number: 7, Name: "last_healthy_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AllocationStatus{}.LastHealthyTime)}},
+	{Number: 8, Name: "restarts", Off: unsafe.Offsetof(AllocationStatus{}.Restarts), Op: fieldmap.OpUint32},
 }}
 
 var _AllocationStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AllocationStatus", _AllocationStatus_shape, false)
@@ -43,15 +54,79 @@ func NewAllocationStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AllocationStatus_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
+// Field flags of AllocationResources: dot-joined field numbers from AllocationResources.
+const (
+	AllocationResourcesFieldCluster = "1" // cluster
+	AllocationResourcesFieldApp     = "2" // app
+	AllocationResourcesFieldAppInst = "3" // app_inst
+)
+
+var _AllocationResources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllocationResources{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster", Off: unsafe.Offsetof(AllocationResources{}.Cluster), Op: fieldmap.OpString},
+	{Number: 2, Name: "app", Off: unsafe.Offsetof(AllocationResources{}.App), Op: fieldmap.OpString},
+	{Number: 3, Name: "app_inst", Off: unsafe.Offsetof(AllocationResources{}.AppInst), Op: fieldmap.OpString},
+}}
+
+var _AllocationResources_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AllocationResources", _AllocationResources_shape, false)
+
+// AllocationResourcesAllFields lists the leaf flags of AllocationResources, which select every field.
+var AllocationResourcesAllFields = slices.Clone(_AllocationResources_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of AllocationResources.
+func (*AllocationResources) FieldSchema() *fieldmap.Schema { return _AllocationResources_fieldSchema }
+
+// NewAllocationResourcesFieldMap returns a FieldMap of AllocationResources holding flags, or an error naming the first it lacks.
+func NewAllocationResourcesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _AllocationResources_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
 // Field flags of Allocation: dot-joined field numbers from Allocation.
 const (
-	AllocationFieldId                   = "1"   // id
-	AllocationFieldContractId           = "2"   // contract_id
-	AllocationFieldForwarding           = "3"   // forwarding
-	AllocationFieldStatus               = "4"   // status
-	AllocationFieldStatusState          = "4.1" // status.state
-	AllocationFieldStatusMessage        = "4.2" // status.message
-	AllocationFieldStatusLastUpdateTime = "4.3" // status.last_update_time
+	AllocationFieldId                                    = "1"     // id
+	AllocationFieldContractId                            = "2"     // contract_id
+	AllocationFieldForwarding                            = "3"     // forwarding
+	AllocationFieldStatus                                = "4"     // status
+	AllocationFieldStatusState                           = "4.1"   // status.state
+	AllocationFieldStatusMessage                         = "4.2"   // status.message
+	AllocationFieldStatusLastUpdateTime                  = "4.3"   // status.last_update_time
+	AllocationFieldStatusTask                            = "4.4"   // status.task
+	AllocationFieldStatusStep                            = "4.5"   // status.step
+	AllocationFieldStatusErrors                          = "4.6"   // status.errors
+	AllocationFieldStatusLastHealthyTime                 = "4.7"   // status.last_healthy_time
+	AllocationFieldStatusRestarts                        = "4.8"   // status.restarts
+	AllocationFieldFlavorType                            = "5"     // flavor_type
+	AllocationFieldBuyer                                 = "6"     // buyer
+	AllocationFieldBuyerDomain                           = "6.1"   // buyer.domain
+	AllocationFieldBuyerNodeId                           = "6.2"   // buyer.node_id
+	AllocationFieldBuyerIp                               = "6.3"   // buyer.ip
+	AllocationFieldBuyerLocalNamespace                   = "6.4"   // buyer.local_namespace
+	AllocationFieldBuyerAdditionalInformation            = "6.5"   // buyer.additional_information
+	AllocationFieldBuyerAdditionalInformationLiqoId      = "6.5.1" // buyer.additional_information.liqo_id
+	AllocationFieldBuyerAdditionalInformationKubeconfig  = "6.5.2" // buyer.additional_information.kubeconfig
+	AllocationFieldSeller                                = "7"     // seller
+	AllocationFieldSellerDomain                          = "7.1"   // seller.domain
+	AllocationFieldSellerNodeId                          = "7.2"   // seller.node_id
+	AllocationFieldSellerIp                              = "7.3"   // seller.ip
+	AllocationFieldSellerLocalNamespace                  = "7.4"   // seller.local_namespace
+	AllocationFieldSellerAdditionalInformation           = "7.5"   // seller.additional_information
+	AllocationFieldSellerAdditionalInformationLiqoId     = "7.5.1" // seller.additional_information.liqo_id
+	AllocationFieldSellerAdditionalInformationKubeconfig = "7.5.2" // seller.additional_information.kubeconfig
+	AllocationFieldCredentials                           = "8"     // credentials
+	AllocationFieldCredentialsClusterId                  = "8.1"   // credentials.cluster_id
+	AllocationFieldCredentialsClusterName                = "8.2"   // credentials.cluster_name
+	AllocationFieldCredentialsEndpoint                   = "8.3"   // credentials.endpoint
+	AllocationFieldCredentialsKubeconfig                 = "8.4"   // credentials.kubeconfig
+	AllocationFieldCredentialsToken                      = "8.5"   // credentials.token
+	AllocationFieldCredentialsUsername                   = "8.6"   // credentials.username
+	AllocationFieldCredentialsPassword                   = "8.7"   // credentials.password
+	AllocationFieldResources                             = "9"     // resources
+	AllocationFieldResourcesCluster                      = "9.1"   // resources.cluster
+	AllocationFieldResourcesApp                          = "9.2"   // resources.app
+	AllocationFieldResourcesAppInst                      = "9.3"   // resources.app_inst
+	AllocationFieldCreatedAt                             = "10"    // created_at
+	AllocationFieldExpirationTime                        = "11"    // expiration_time
+	AllocationFieldReleaseRequested                      = "12"    // release_requested
+	AllocationFieldReleaseReason                         = "13"    // release_reason
 )
 
 var _Allocation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Allocation{}), Fields: []fieldmap.ShapeField{
@@ -59,6 +134,15 @@ var _Allocation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Allocation{}), Field
 	{Number: 2, Name: "contract_id", Off: unsafe.Offsetof(Allocation{}.ContractId), Op: fieldmap.OpString},
 	{Number: 3, Name: "forwarding", Off: unsafe.Offsetof(Allocation{}.Forwarding), Op: fieldmap.OpBool},
 	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _AllocationStatus_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Allocation{}.Status)}},
+	{Number: 5, Name: "flavor_type", Off: unsafe.Offsetof(Allocation{}.FlavorType), Op: fieldmap.OpInt32},
+	{Number: 6, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Allocation{}.Buyer)}},
+	{Number: 7, Name: "seller", Kind: fieldmap.KindMessage, Sub: _NodeIdentity_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Allocation{}.Seller)}},
+	{Number: 8, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Allocation{}.Credentials)}},
+	{Number: 9, Name: "resources", Kind: fieldmap.KindMessage, Sub: _AllocationResources_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Allocation{}.Resources)}},
+	{Number: 10, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Allocation{}.CreatedAt)}},
+	{Number: 11, Name: "expiration_time", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Allocation{}.ExpirationTime)}},
+	{Number: 12, Name: "release_requested", Off: unsafe.Offsetof(Allocation{}.ReleaseRequested), Op: fieldmap.OpBool},
+	{Number: 13, Name: "release_reason", Off: unsafe.Offsetof(Allocation{}.ReleaseReason), Op: fieldmap.OpString},
 }}
 
 var _Allocation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Allocation", _Allocation_shape, false)
@@ -87,6 +171,30 @@ func (m *AllocationStatus) cloneTo(c *AllocationStatus) *AllocationStatus {
 	c.State = m.State
 	c.Message = m.Message
 	c.LastUpdateTime = fieldmap.CloneTimestamp(m.LastUpdateTime)
+	c.Task = m.Task
+	c.Step = m.Step
+	c.Errors = slices.Clone(m.Errors)
+	c.LastHealthyTime = fieldmap.CloneTimestamp(m.LastHealthyTime)
+	c.Restarts = m.Restarts
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AllocationResources) Clone() *AllocationResources {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(AllocationResources))
+}
+
+// cloneTo makes c, a zero AllocationResources, a deep copy of m, which is not nil, and returns c.
+func (m *AllocationResources) cloneTo(c *AllocationResources) *AllocationResources {
+	c.Cluster = m.Cluster
+	c.App = m.App
+	c.AppInst = m.AppInst
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -106,11 +214,38 @@ func (m *Allocation) cloneTo(c *Allocation) *Allocation {
 	c.Id = m.Id
 	c.ContractId = m.ContractId
 	c.Forwarding = m.Forwarding
-	c.Status = m.Status.Clone()
+	c.FlavorType = m.FlavorType
+	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	c.ExpirationTime = fieldmap.CloneTimestamp(m.ExpirationTime)
+	c.ReleaseRequested = m.ReleaseRequested
+	c.ReleaseReason = m.ReleaseReason
+	if m.Status != nil && m.Buyer != nil && m.Seller != nil && m.Credentials != nil && m.Resources != nil {
+		kb := new(_Allocation_kids)
+		c.Status = m.Status.cloneTo(&kb.Status)
+		c.Buyer = m.Buyer.cloneTo(&kb.Buyer)
+		c.Seller = m.Seller.cloneTo(&kb.Seller)
+		c.Credentials = m.Credentials.cloneTo(&kb.Credentials)
+		c.Resources = m.Resources.cloneTo(&kb.Resources)
+	} else {
+		c.Status = m.Status.Clone()
+		c.Buyer = m.Buyer.Clone()
+		c.Seller = m.Seller.Clone()
+		c.Credentials = m.Credentials.Clone()
+		c.Resources = m.Resources.Clone()
+	}
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
 	return c
+}
+
+// _Allocation_kids holds the sub-messages of a copy of a Allocation in one block.
+type _Allocation_kids struct {
+	Status      AllocationStatus
+	Buyer       NodeIdentity
+	Seller      NodeIdentity
+	Credentials PeeringTargetCredentials
+	Resources   AllocationResources
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
@@ -120,7 +255,25 @@ func (m *AllocationStatus) Equal(o *AllocationStatus) bool {
 	}
 	if m.State != o.State ||
 		m.Message != o.Message ||
-		!fieldmap.EqualTimestamp(m.LastUpdateTime, o.LastUpdateTime) {
+		!fieldmap.EqualTimestamp(m.LastUpdateTime, o.LastUpdateTime) ||
+		m.Task != o.Task ||
+		m.Step != o.Step ||
+		!slices.Equal(m.Errors, o.Errors) ||
+		!fieldmap.EqualTimestamp(m.LastHealthyTime, o.LastHealthyTime) ||
+		m.Restarts != o.Restarts {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *AllocationResources) Equal(o *AllocationResources) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if m.Cluster != o.Cluster ||
+		m.App != o.App ||
+		m.AppInst != o.AppInst {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -134,7 +287,16 @@ func (m *Allocation) Equal(o *Allocation) bool {
 	if m.Id != o.Id ||
 		m.ContractId != o.ContractId ||
 		m.Forwarding != o.Forwarding ||
-		!m.Status.Equal(o.Status) {
+		!m.Status.Equal(o.Status) ||
+		m.FlavorType != o.FlavorType ||
+		!m.Buyer.Equal(o.Buyer) ||
+		!m.Seller.Equal(o.Seller) ||
+		!m.Credentials.Equal(o.Credentials) ||
+		!m.Resources.Equal(o.Resources) ||
+		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
+		!fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) ||
+		m.ReleaseRequested != o.ReleaseRequested ||
+		m.ReleaseReason != o.ReleaseReason {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -163,6 +325,47 @@ func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap
 		m.LastUpdateTime = fieldmap.Clone(src.LastUpdateTime)
 		n++
 	}
+	if win.Cover&(1<<3) != 0 && m.Task != src.Task {
+		m.Task, n = src.Task, n+1
+	}
+	if win.Cover&(1<<4) != 0 && m.Step != src.Step {
+		m.Step, n = src.Step, n+1
+	}
+	if (win.Cover|win.Below)&(1<<5) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.Errors, src.Errors)
+	}
+	if win.Cover&(1<<6) != 0 && !fieldmap.Equal(m.LastHealthyTime, src.LastHealthyTime) {
+		m.LastHealthyTime = fieldmap.Clone(src.LastHealthyTime)
+		n++
+	}
+	if win.Cover&(1<<7) != 0 && m.Restarts != src.Restarts {
+		m.Restarts, n = src.Restarts, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *AllocationResources) CopyInFields(src *AllocationResources, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_AllocationResources_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *AllocationResources) copyInAt(src *AllocationResources, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(AllocationResources)
+	}
+	if win.Cover&(1<<0) != 0 && m.Cluster != src.Cluster {
+		m.Cluster, n = src.Cluster, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.App != src.App {
+		m.App, n = src.App, n+1
+	}
+	if win.Cover&(1<<2) != 0 && m.AppInst != src.AppInst {
+		m.AppInst, n = src.AppInst, n+1
+	}
 	return n
 }
 
@@ -179,24 +382,86 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 	if src == nil {
 		src = new(Allocation)
 	}
-	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
-		m.Id, n = src.Id, n+1
-	}
-	if win.Cover&(1<<1) != 0 && m.ContractId != src.ContractId {
-		m.ContractId, n = src.ContractId, n+1
-	}
-	if win.Cover&(1<<2) != 0 && m.Forwarding != src.Forwarding {
-		m.Forwarding, n = src.Forwarding, n+1
-	}
-	if win.Cover&(1<<3) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status, n = src.Status.Clone(), n+1
+	for x := win.Cover&0x1e202020300f | win.Below&0x2020202008; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			n += fieldmap.Set(&m.Id, src.Id)
+		case 1:
+			n += fieldmap.Set(&m.ContractId, src.ContractId)
+		case 2:
+			n += fieldmap.Set(&m.Forwarding, src.Forwarding)
+		case 3:
+			if win.Cover&(1<<3) != 0 {
+				if !m.Status.Equal(src.Status) {
+					m.Status, n = src.Status.Clone(), n+1
+				}
+			} else if m.Status != nil || src.Status != nil {
+				if m.Status == nil {
+					m.Status, n = new(AllocationStatus), n+1
+				}
+				n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
+			}
+		case 12:
+			n += fieldmap.Set(&m.FlavorType, src.FlavorType)
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if !m.Buyer.Equal(src.Buyer) {
+					m.Buyer, n = src.Buyer.Clone(), n+1
+				}
+			} else if m.Buyer != nil || src.Buyer != nil {
+				if m.Buyer == nil {
+					m.Buyer, n = new(NodeIdentity), n+1
+				}
+				n += m.Buyer.copyInAt(src.Buyer, fm, at+14, win.Shift(14))
+			}
+		case 21:
+			if win.Cover&(1<<21) != 0 {
+				if !m.Seller.Equal(src.Seller) {
+					m.Seller, n = src.Seller.Clone(), n+1
+				}
+			} else if m.Seller != nil || src.Seller != nil {
+				if m.Seller == nil {
+					m.Seller, n = new(NodeIdentity), n+1
+				}
+				n += m.Seller.copyInAt(src.Seller, fm, at+22, win.Shift(22))
+			}
+		case 29:
+			if win.Cover&(1<<29) != 0 {
+				if !m.Credentials.Equal(src.Credentials) {
+					m.Credentials, n = src.Credentials.Clone(), n+1
+				}
+			} else if m.Credentials != nil || src.Credentials != nil {
+				if m.Credentials == nil {
+					m.Credentials, n = new(PeeringTargetCredentials), n+1
+				}
+				n += m.Credentials.copyInAt(src.Credentials, fm, at+30, win.Shift(30))
+			}
+		case 37:
+			if win.Cover&(1<<37) != 0 {
+				if !m.Resources.Equal(src.Resources) {
+					m.Resources, n = src.Resources.Clone(), n+1
+				}
+			} else if m.Resources != nil || src.Resources != nil {
+				if m.Resources == nil {
+					m.Resources, n = new(AllocationResources), n+1
+				}
+				n += m.Resources.copyInAt(src.Resources, fm, at+38, win.Shift(38))
+			}
+		case 41:
+			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+				n++
+			}
+		case 42:
+			if !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
+				n++
+			}
+		case 43:
+			n += fieldmap.Set(&m.ReleaseRequested, src.ReleaseRequested)
+		case 44:
+			n += fieldmap.Set(&m.ReleaseReason, src.ReleaseReason)
 		}
-	} else if win.Below&(1<<3) != 0 && (m.Status != nil || src.Status != nil) {
-		if m.Status == nil {
-			m.Status, n = new(AllocationStatus), n+1
-		}
-		n += m.Status.copyInAt(src.Status, fm, at+4, win.Shift(4))
 	}
 	return n
 }
@@ -204,6 +469,11 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 // DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *AllocationStatus) DiffFields(o *AllocationStatus) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AllocationStatus_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *AllocationResources) DiffFields(o *AllocationResources) *fieldmap.FieldMap {
+	return fieldmap.Diff(_AllocationResources_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // DiffFields returns the flags of the fields where m and o differ, with their ancestors.
@@ -217,7 +487,7 @@ func (m *AllocationStatus) ValidateEnums() error {
 	if m == nil {
 		return nil
 	}
-	if v := m.State; !(v >= 0 && v <= 7) {
+	if v := m.State; !(v >= 0 && v <= 9) {
 		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.AllocationStatus", Field: "state", Enum: "fluidos.v1.AllocationState", Value: int32(v)}
 	}
 	return nil
@@ -228,6 +498,14 @@ func (*AllocationStatus) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AllocationStatus_fieldSchema.Check(fm)
 }
 
+// ValidateEnums reports an enum field holding an undefined value: AllocationResources has none.
+func (m *AllocationResources) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm AllocationResources lacks or a list action it refuses.
+func (*AllocationResources) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _AllocationResources_fieldSchema.Check(fm)
+}
+
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
 // (fields by number, depth first) that its enum does not define, or nil.
 func (m *Allocation) ValidateEnums() error {
@@ -236,6 +514,9 @@ func (m *Allocation) ValidateEnums() error {
 	}
 	if err := m.Status.ValidateEnums(); err != nil {
 		return fieldmap.EnumErrorAt(err, "fluidos.v1.Allocation", "status")
+	}
+	if v := m.FlavorType; !(v >= 0 && v <= 4) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.Allocation", Field: "flavor_type", Enum: "fluidos.v1.FlavorType", Value: int32(v)}
 	}
 	return nil
 }
@@ -251,11 +532,31 @@ func (m *AllocationStatus) Redact() {}
 // Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *AllocationStatus) Redacted() *AllocationStatus { return m.Clone() }
 
-// Redact clears the fields of m marked debug_redact: Allocation has none.
-func (m *Allocation) Redact() {}
+// Redact clears the fields of m marked debug_redact: AllocationResources has none.
+func (m *AllocationResources) Redact() {}
 
 // Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
-func (m *Allocation) Redacted() *Allocation { return m.Clone() }
+func (m *AllocationResources) Redacted() *AllocationResources { return m.Clone() }
+
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *Allocation) Redact() {
+	if m == nil {
+		return
+	}
+	m.Buyer.Redact()
+	m.Seller.Redact()
+	m.Credentials = nil
+}
+
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *Allocation) Redacted() *Allocation {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
 
 // GetKey returns the object key of m, its field id.
 func (m *Allocation) GetKey() string {

@@ -26,6 +26,8 @@ const (
 	PeeringTargetCredentialsFieldEndpoint    = "3" // endpoint
 	PeeringTargetCredentialsFieldKubeconfig  = "4" // kubeconfig
 	PeeringTargetCredentialsFieldToken       = "5" // token
+	PeeringTargetCredentialsFieldUsername    = "6" // username
+	PeeringTargetCredentialsFieldPassword    = "7" // password
 )
 
 var _PeeringTargetCredentials_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringTargetCredentials{}), Fields: []fieldmap.ShapeField{
@@ -34,6 +36,8 @@ var _PeeringTargetCredentials_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Peerin
 	{Number: 3, Name: "endpoint", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Endpoint), Op: fieldmap.OpString},
 	{Number: 4, Name: "kubeconfig", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Kubeconfig), Op: fieldmap.OpString},
 	{Number: 5, Name: "token", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Token), Op: fieldmap.OpString},
+	{Number: 6, Name: "username", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Username), Op: fieldmap.OpString},
+	{Number: 7, Name: "password", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Password), Op: fieldmap.OpString},
 }}
 
 var _PeeringTargetCredentials_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringTargetCredentials", _PeeringTargetCredentials_shape, false)
@@ -251,6 +255,8 @@ const (
 	ContractFieldPeeringTargetCredentialsEndpoint                                                                                  = "6.3"                  // peering_target_credentials.endpoint
 	ContractFieldPeeringTargetCredentialsKubeconfig                                                                                = "6.4"                  // peering_target_credentials.kubeconfig
 	ContractFieldPeeringTargetCredentialsToken                                                                                     = "6.5"                  // peering_target_credentials.token
+	ContractFieldPeeringTargetCredentialsUsername                                                                                  = "6.6"                  // peering_target_credentials.username
+	ContractFieldPeeringTargetCredentialsPassword                                                                                  = "6.7"                  // peering_target_credentials.password
 	ContractFieldTransactionId                                                                                                     = "7"                    // transaction_id
 	ContractFieldExpirationTime                                                                                                    = "8"                    // expiration_time
 	ContractFieldNetworkRequests                                                                                                   = "9"                    // network_requests
@@ -267,6 +273,9 @@ const (
 	ContractFieldIngressTelemetryEndpointEndpoint                                                                                  = "13.1"                 // ingress_telemetry_endpoint.endpoint
 	ContractFieldIngressTelemetryEndpointIntents                                                                                   = "13.2"                 // ingress_telemetry_endpoint.intents
 	ContractFieldNetworkRequestsText                                                                                               = "14"                   // network_requests_text
+	ContractFieldState                                                                                                             = "15"                   // state
+	ContractFieldReleasedAt                                                                                                        = "16"                   // released_at
+	ContractFieldReleaseReason                                                                                                     = "17"                   // release_reason
 )
 
 var _Contract_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Contract{}), Fields: []fieldmap.ShapeField{
@@ -284,6 +293,9 @@ var _Contract_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Contract{}), Fields: [
 	{Number: 12, Name: "extra_information", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(Contract{}.ExtraInformation)}},
 	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _TelemetryEndpoint_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Contract{}.IngressTelemetryEndpoint)}},
 	{Number: 14, Name: "network_requests_text", Off: unsafe.Offsetof(Contract{}.NetworkRequestsText), Op: fieldmap.OpString},
+	{Number: 15, Name: "state", Off: unsafe.Offsetof(Contract{}.State), Op: fieldmap.OpInt32},
+	{Number: 16, Name: "released_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Contract{}.ReleasedAt)}},
+	{Number: 17, Name: "release_reason", Off: unsafe.Offsetof(Contract{}.ReleaseReason), Op: fieldmap.OpString},
 }}
 
 var _Contract_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Contract", _Contract_shape, false)
@@ -314,6 +326,8 @@ func (m *PeeringTargetCredentials) cloneTo(c *PeeringTargetCredentials) *Peering
 	c.Endpoint = m.Endpoint
 	c.Kubeconfig = m.Kubeconfig
 	c.Token = m.Token
+	c.Username = m.Username
+	c.Password = m.Password
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -347,6 +361,9 @@ func (m *Contract) cloneTo(c *Contract) *Contract {
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.ExtraInformation = maps.Clone(m.ExtraInformation)
 	c.NetworkRequestsText = m.NetworkRequestsText
+	c.State = m.State
+	c.ReleasedAt = fieldmap.CloneTimestamp(m.ReleasedAt)
+	c.ReleaseReason = m.ReleaseReason
 	if m.Flavor != nil && m.Buyer != nil && m.Seller != nil && m.Configuration != nil && m.PeeringTargetCredentials != nil && m.IngressTelemetryEndpoint != nil {
 		kb := new(_Contract_kids)
 		c.Flavor = m.Flavor.cloneTo(&kb.Flavor)
@@ -388,7 +405,9 @@ func (m *PeeringTargetCredentials) Equal(o *PeeringTargetCredentials) bool {
 		m.ClusterName != o.ClusterName ||
 		m.Endpoint != o.Endpoint ||
 		m.Kubeconfig != o.Kubeconfig ||
-		m.Token != o.Token {
+		m.Token != o.Token ||
+		m.Username != o.Username ||
+		m.Password != o.Password {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -421,7 +440,10 @@ func (m *Contract) Equal(o *Contract) bool {
 		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
 		!maps.Equal(m.ExtraInformation, o.ExtraInformation) ||
 		!m.IngressTelemetryEndpoint.Equal(o.IngressTelemetryEndpoint) ||
-		m.NetworkRequestsText != o.NetworkRequestsText {
+		m.NetworkRequestsText != o.NetworkRequestsText ||
+		m.State != o.State ||
+		!fieldmap.EqualTimestamp(m.ReleasedAt, o.ReleasedAt) ||
+		m.ReleaseReason != o.ReleaseReason {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -454,6 +476,12 @@ func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *f
 	}
 	if win.Cover&(1<<4) != 0 && m.Token != src.Token {
 		m.Token, n = src.Token, n+1
+	}
+	if win.Cover&(1<<5) != 0 && m.Username != src.Username {
+		m.Username, n = src.Username, n+1
+	}
+	if win.Cover&(1<<6) != 0 && m.Password != src.Password {
+		m.Password, n = src.Password, n+1
 	}
 	return n
 }
@@ -516,7 +544,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		n += m.Configuration.copyInAt(src.Configuration, fm, at+171, cw2.Shift(43))
 	}
 	cw3 := fm.Window(at + 192)
-	for x := cw3.Cover&0x2781c1 | cw3.Below&0x60101; x != 0; x &= x - 1 {
+	for x := cw3.Cover&0x79e0701 | cw3.Below&0x180401; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if cw3.Cover&(1<<0) != 0 {
@@ -529,26 +557,26 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 				}
 				n += m.PeeringTargetCredentials.copyInAt(src.PeeringTargetCredentials, fm, at+193, cw3.Shift(1))
 			}
-		case 6:
+		case 8:
 			n += fieldmap.Set(&m.TransactionId, src.TransactionId)
-		case 7:
+		case 9:
 			if !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
 				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
 				n++
 			}
-		case 8:
-			n += fieldmap.CopyMessageList(fm.ListActionAt(at+200), &m.NetworkRequests, src.NetworkRequests)
-		case 15:
+		case 10:
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+202), &m.NetworkRequests, src.NetworkRequests)
+		case 17:
 			n += fieldmap.Set(&m.BuyerClusterId, src.BuyerClusterId)
-		case 16:
+		case 18:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
-		case 17:
-			n += fieldmap.CopyMap(fm.ListActionAt(at+209), &m.ExtraInformation, src.ExtraInformation)
-		case 18:
-			if cw3.Cover&(1<<18) != 0 {
+		case 19:
+			n += fieldmap.CopyMap(fm.ListActionAt(at+211), &m.ExtraInformation, src.ExtraInformation)
+		case 20:
+			if cw3.Cover&(1<<20) != 0 {
 				if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
 					m.IngressTelemetryEndpoint, n = src.IngressTelemetryEndpoint.Clone(), n+1
 				}
@@ -556,10 +584,19 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 				if m.IngressTelemetryEndpoint == nil {
 					m.IngressTelemetryEndpoint, n = new(TelemetryEndpoint), n+1
 				}
-				n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+211, cw3.Shift(19))
+				n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+213, cw3.Shift(21))
 			}
-		case 21:
+		case 23:
 			n += fieldmap.Set(&m.NetworkRequestsText, src.NetworkRequestsText)
+		case 24:
+			n += fieldmap.Set(&m.State, src.State)
+		case 25:
+			if !fieldmap.Equal(m.ReleasedAt, src.ReleasedAt) {
+				m.ReleasedAt = fieldmap.Clone(src.ReleasedAt)
+				n++
+			}
+		case 26:
+			n += fieldmap.Set(&m.ReleaseReason, src.ReleaseReason)
 		}
 	}
 	return n
@@ -600,6 +637,9 @@ func (m *Contract) ValidateEnums() error {
 			return fieldmap.EnumErrorAt(err, "fluidos.v1.Contract", "network_requests")
 		}
 	}
+	if v := m.State; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.Contract", Field: "state", Enum: "fluidos.v1.ContractState", Value: int32(v)}
+	}
 	return nil
 }
 
@@ -615,6 +655,7 @@ func (m *PeeringTargetCredentials) Redact() {
 	}
 	m.Kubeconfig = ""
 	m.Token = ""
+	m.Password = ""
 }
 
 // Redacted returns a deep copy of m with its debug_redact fields cleared.

@@ -152,6 +152,8 @@ const (
 	CreateSolverRequestFieldSolverStatusCredentialsEndpoint             = "1.7.11.3"      // solver.status.credentials.endpoint
 	CreateSolverRequestFieldSolverStatusCredentialsKubeconfig           = "1.7.11.4"      // solver.status.credentials.kubeconfig
 	CreateSolverRequestFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
+	CreateSolverRequestFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
+	CreateSolverRequestFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
 	CreateSolverRequestFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	CreateSolverRequestFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	CreateSolverRequestFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -184,6 +186,7 @@ const (
 	CreateSolverRequestFieldSolverTimeoutsDiscovery                     = "1.9.1"         // solver.timeouts.discovery
 	CreateSolverRequestFieldSolverTimeoutsReservation                   = "1.9.2"         // solver.timeouts.reservation
 	CreateSolverRequestFieldSolverTimeoutsPurchase                      = "1.9.3"         // solver.timeouts.purchase
+	CreateSolverRequestFieldSolverTimeoutsAllocation                    = "1.9.4"         // solver.timeouts.allocation
 	CreateSolverRequestFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
@@ -340,6 +343,8 @@ const (
 	CreateSolverResponseFieldSolverStatusCredentialsEndpoint             = "1.7.11.3"      // solver.status.credentials.endpoint
 	CreateSolverResponseFieldSolverStatusCredentialsKubeconfig           = "1.7.11.4"      // solver.status.credentials.kubeconfig
 	CreateSolverResponseFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
+	CreateSolverResponseFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
+	CreateSolverResponseFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
 	CreateSolverResponseFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	CreateSolverResponseFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	CreateSolverResponseFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -372,6 +377,7 @@ const (
 	CreateSolverResponseFieldSolverTimeoutsDiscovery                     = "1.9.1"         // solver.timeouts.discovery
 	CreateSolverResponseFieldSolverTimeoutsReservation                   = "1.9.2"         // solver.timeouts.reservation
 	CreateSolverResponseFieldSolverTimeoutsPurchase                      = "1.9.3"         // solver.timeouts.purchase
+	CreateSolverResponseFieldSolverTimeoutsAllocation                    = "1.9.4"         // solver.timeouts.allocation
 	CreateSolverResponseFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
@@ -550,6 +556,8 @@ const (
 	GetSolverResponseFieldSolverStatusCredentialsEndpoint             = "1.7.11.3"      // solver.status.credentials.endpoint
 	GetSolverResponseFieldSolverStatusCredentialsKubeconfig           = "1.7.11.4"      // solver.status.credentials.kubeconfig
 	GetSolverResponseFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
+	GetSolverResponseFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
+	GetSolverResponseFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
 	GetSolverResponseFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	GetSolverResponseFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	GetSolverResponseFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -582,6 +590,7 @@ const (
 	GetSolverResponseFieldSolverTimeoutsDiscovery                     = "1.9.1"         // solver.timeouts.discovery
 	GetSolverResponseFieldSolverTimeoutsReservation                   = "1.9.2"         // solver.timeouts.reservation
 	GetSolverResponseFieldSolverTimeoutsPurchase                      = "1.9.3"         // solver.timeouts.purchase
+	GetSolverResponseFieldSolverTimeoutsAllocation                    = "1.9.4"         // solver.timeouts.allocation
 	GetSolverResponseFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
@@ -753,6 +762,8 @@ const (
 	ListSolversResponseFieldSolversStatusCredentialsEndpoint             = "1.7.11.3"      // solvers.status.credentials.endpoint
 	ListSolversResponseFieldSolversStatusCredentialsKubeconfig           = "1.7.11.4"      // solvers.status.credentials.kubeconfig
 	ListSolversResponseFieldSolversStatusCredentialsToken                = "1.7.11.5"      // solvers.status.credentials.token
+	ListSolversResponseFieldSolversStatusCredentialsUsername             = "1.7.11.6"      // solvers.status.credentials.username
+	ListSolversResponseFieldSolversStatusCredentialsPassword             = "1.7.11.7"      // solvers.status.credentials.password
 	ListSolversResponseFieldSolversStatusLastChangeTime                  = "1.7.12"        // solvers.status.last_change_time
 	ListSolversResponseFieldSolversStatusAttempts                        = "1.7.13"        // solvers.status.attempts
 	ListSolversResponseFieldSolversStatusAttemptsCandidateId             = "1.7.13.1"      // solvers.status.attempts.candidate_id
@@ -785,6 +796,7 @@ const (
 	ListSolversResponseFieldSolversTimeoutsDiscovery                     = "1.9.1"         // solvers.timeouts.discovery
 	ListSolversResponseFieldSolversTimeoutsReservation                   = "1.9.2"         // solvers.timeouts.reservation
 	ListSolversResponseFieldSolversTimeoutsPurchase                      = "1.9.3"         // solvers.timeouts.purchase
+	ListSolversResponseFieldSolversTimeoutsAllocation                    = "1.9.4"         // solvers.timeouts.allocation
 	ListSolversResponseFieldSolversCreatedAt                             = "1.10"          // solvers.created_at
 )
 
@@ -1000,6 +1012,8 @@ const (
 	WatchSolverResponseFieldSolverStatusCredentialsEndpoint             = "1.7.11.3"      // solver.status.credentials.endpoint
 	WatchSolverResponseFieldSolverStatusCredentialsKubeconfig           = "1.7.11.4"      // solver.status.credentials.kubeconfig
 	WatchSolverResponseFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
+	WatchSolverResponseFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
+	WatchSolverResponseFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
 	WatchSolverResponseFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	WatchSolverResponseFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	WatchSolverResponseFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -1032,6 +1046,7 @@ const (
 	WatchSolverResponseFieldSolverTimeoutsDiscovery                     = "1.9.1"         // solver.timeouts.discovery
 	WatchSolverResponseFieldSolverTimeoutsReservation                   = "1.9.2"         // solver.timeouts.reservation
 	WatchSolverResponseFieldSolverTimeoutsPurchase                      = "1.9.3"         // solver.timeouts.purchase
+	WatchSolverResponseFieldSolverTimeoutsAllocation                    = "1.9.4"         // solver.timeouts.allocation
 	WatchSolverResponseFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
@@ -2717,6 +2732,8 @@ const (
 	GetContractResponseFieldContractPeeringTargetCredentialsEndpoint                                                                                  = "1.6.3"                  // contract.peering_target_credentials.endpoint
 	GetContractResponseFieldContractPeeringTargetCredentialsKubeconfig                                                                                = "1.6.4"                  // contract.peering_target_credentials.kubeconfig
 	GetContractResponseFieldContractPeeringTargetCredentialsToken                                                                                     = "1.6.5"                  // contract.peering_target_credentials.token
+	GetContractResponseFieldContractPeeringTargetCredentialsUsername                                                                                  = "1.6.6"                  // contract.peering_target_credentials.username
+	GetContractResponseFieldContractPeeringTargetCredentialsPassword                                                                                  = "1.6.7"                  // contract.peering_target_credentials.password
 	GetContractResponseFieldContractTransactionId                                                                                                     = "1.7"                    // contract.transaction_id
 	GetContractResponseFieldContractExpirationTime                                                                                                    = "1.8"                    // contract.expiration_time
 	GetContractResponseFieldContractNetworkRequests                                                                                                   = "1.9"                    // contract.network_requests
@@ -2733,6 +2750,9 @@ const (
 	GetContractResponseFieldContractIngressTelemetryEndpointEndpoint                                                                                  = "1.13.1"                 // contract.ingress_telemetry_endpoint.endpoint
 	GetContractResponseFieldContractIngressTelemetryEndpointIntents                                                                                   = "1.13.2"                 // contract.ingress_telemetry_endpoint.intents
 	GetContractResponseFieldContractNetworkRequestsText                                                                                               = "1.14"                   // contract.network_requests_text
+	GetContractResponseFieldContractState                                                                                                             = "1.15"                   // contract.state
+	GetContractResponseFieldContractReleasedAt                                                                                                        = "1.16"                   // contract.released_at
+	GetContractResponseFieldContractReleaseReason                                                                                                     = "1.17"                   // contract.release_reason
 	GetContractResponseFieldRole                                                                                                                      = "2"                      // role
 )
 
@@ -2977,6 +2997,8 @@ const (
 	ContractEntryFieldContractPeeringTargetCredentialsEndpoint                                                                                  = "1.6.3"                  // contract.peering_target_credentials.endpoint
 	ContractEntryFieldContractPeeringTargetCredentialsKubeconfig                                                                                = "1.6.4"                  // contract.peering_target_credentials.kubeconfig
 	ContractEntryFieldContractPeeringTargetCredentialsToken                                                                                     = "1.6.5"                  // contract.peering_target_credentials.token
+	ContractEntryFieldContractPeeringTargetCredentialsUsername                                                                                  = "1.6.6"                  // contract.peering_target_credentials.username
+	ContractEntryFieldContractPeeringTargetCredentialsPassword                                                                                  = "1.6.7"                  // contract.peering_target_credentials.password
 	ContractEntryFieldContractTransactionId                                                                                                     = "1.7"                    // contract.transaction_id
 	ContractEntryFieldContractExpirationTime                                                                                                    = "1.8"                    // contract.expiration_time
 	ContractEntryFieldContractNetworkRequests                                                                                                   = "1.9"                    // contract.network_requests
@@ -2993,6 +3015,9 @@ const (
 	ContractEntryFieldContractIngressTelemetryEndpointEndpoint                                                                                  = "1.13.1"                 // contract.ingress_telemetry_endpoint.endpoint
 	ContractEntryFieldContractIngressTelemetryEndpointIntents                                                                                   = "1.13.2"                 // contract.ingress_telemetry_endpoint.intents
 	ContractEntryFieldContractNetworkRequestsText                                                                                               = "1.14"                   // contract.network_requests_text
+	ContractEntryFieldContractState                                                                                                             = "1.15"                   // contract.state
+	ContractEntryFieldContractReleasedAt                                                                                                        = "1.16"                   // contract.released_at
+	ContractEntryFieldContractReleaseReason                                                                                                     = "1.17"                   // contract.release_reason
 	ContractEntryFieldRole                                                                                                                      = "2"                      // role
 )
 
@@ -3216,6 +3241,8 @@ const (
 	ListContractsResponseFieldContractsContractPeeringTargetCredentialsEndpoint                                                                                  = "1.1.6.3"                  // contracts.contract.peering_target_credentials.endpoint
 	ListContractsResponseFieldContractsContractPeeringTargetCredentialsKubeconfig                                                                                = "1.1.6.4"                  // contracts.contract.peering_target_credentials.kubeconfig
 	ListContractsResponseFieldContractsContractPeeringTargetCredentialsToken                                                                                     = "1.1.6.5"                  // contracts.contract.peering_target_credentials.token
+	ListContractsResponseFieldContractsContractPeeringTargetCredentialsUsername                                                                                  = "1.1.6.6"                  // contracts.contract.peering_target_credentials.username
+	ListContractsResponseFieldContractsContractPeeringTargetCredentialsPassword                                                                                  = "1.1.6.7"                  // contracts.contract.peering_target_credentials.password
 	ListContractsResponseFieldContractsContractTransactionId                                                                                                     = "1.1.7"                    // contracts.contract.transaction_id
 	ListContractsResponseFieldContractsContractExpirationTime                                                                                                    = "1.1.8"                    // contracts.contract.expiration_time
 	ListContractsResponseFieldContractsContractNetworkRequests                                                                                                   = "1.1.9"                    // contracts.contract.network_requests
@@ -3232,6 +3259,9 @@ const (
 	ListContractsResponseFieldContractsContractIngressTelemetryEndpointEndpoint                                                                                  = "1.1.13.1"                 // contracts.contract.ingress_telemetry_endpoint.endpoint
 	ListContractsResponseFieldContractsContractIngressTelemetryEndpointIntents                                                                                   = "1.1.13.2"                 // contracts.contract.ingress_telemetry_endpoint.intents
 	ListContractsResponseFieldContractsContractNetworkRequestsText                                                                                               = "1.1.14"                   // contracts.contract.network_requests_text
+	ListContractsResponseFieldContractsContractState                                                                                                             = "1.1.15"                   // contracts.contract.state
+	ListContractsResponseFieldContractsContractReleasedAt                                                                                                        = "1.1.16"                   // contracts.contract.released_at
+	ListContractsResponseFieldContractsContractReleaseReason                                                                                                     = "1.1.17"                   // contracts.contract.release_reason
 	ListContractsResponseFieldContractsRole                                                                                                                      = "1.2"                      // contracts.role
 )
 
@@ -3254,13 +3284,114 @@ func NewListContractsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, erro
 	return _ListContractsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
+// Field flags of ReleaseContractRequest: dot-joined field numbers from ReleaseContractRequest.
+const (
+	ReleaseContractRequestFieldId     = "1" // id
+	ReleaseContractRequestFieldRole   = "2" // role
+	ReleaseContractRequestFieldReason = "3" // reason
+)
+
+var _ReleaseContractRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReleaseContractRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(ReleaseContractRequest{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "role", Off: unsafe.Offsetof(ReleaseContractRequest{}.Role), Op: fieldmap.OpInt32},
+	{Number: 3, Name: "reason", Off: unsafe.Offsetof(ReleaseContractRequest{}.Reason), Op: fieldmap.OpString},
+}}
+
+var _ReleaseContractRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReleaseContractRequest", _ReleaseContractRequest_shape, false)
+
+// ReleaseContractRequestAllFields lists the leaf flags of ReleaseContractRequest, which select every field.
+var ReleaseContractRequestAllFields = slices.Clone(_ReleaseContractRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of ReleaseContractRequest.
+func (*ReleaseContractRequest) FieldSchema() *fieldmap.Schema {
+	return _ReleaseContractRequest_fieldSchema
+}
+
+// NewReleaseContractRequestFieldMap returns a FieldMap of ReleaseContractRequest holding flags, or an error naming the first it lacks.
+func NewReleaseContractRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ReleaseContractRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of ReleaseContractResponse: dot-joined field numbers from ReleaseContractResponse.
+const (
+	ReleaseContractResponseFieldAllocation                                      = "1"       // allocation
+	ReleaseContractResponseFieldAllocationId                                    = "1.1"     // allocation.id
+	ReleaseContractResponseFieldAllocationContractId                            = "1.2"     // allocation.contract_id
+	ReleaseContractResponseFieldAllocationForwarding                            = "1.3"     // allocation.forwarding
+	ReleaseContractResponseFieldAllocationStatus                                = "1.4"     // allocation.status
+	ReleaseContractResponseFieldAllocationStatusState                           = "1.4.1"   // allocation.status.state
+	ReleaseContractResponseFieldAllocationStatusMessage                         = "1.4.2"   // allocation.status.message
+	ReleaseContractResponseFieldAllocationStatusLastUpdateTime                  = "1.4.3"   // allocation.status.last_update_time
+	ReleaseContractResponseFieldAllocationStatusTask                            = "1.4.4"   // allocation.status.task
+	ReleaseContractResponseFieldAllocationStatusStep                            = "1.4.5"   // allocation.status.step
+	ReleaseContractResponseFieldAllocationStatusErrors                          = "1.4.6"   // allocation.status.errors
+	ReleaseContractResponseFieldAllocationStatusLastHealthyTime                 = "1.4.7"   // allocation.status.last_healthy_time
+	ReleaseContractResponseFieldAllocationStatusRestarts                        = "1.4.8"   // allocation.status.restarts
+	ReleaseContractResponseFieldAllocationFlavorType                            = "1.5"     // allocation.flavor_type
+	ReleaseContractResponseFieldAllocationBuyer                                 = "1.6"     // allocation.buyer
+	ReleaseContractResponseFieldAllocationBuyerDomain                           = "1.6.1"   // allocation.buyer.domain
+	ReleaseContractResponseFieldAllocationBuyerNodeId                           = "1.6.2"   // allocation.buyer.node_id
+	ReleaseContractResponseFieldAllocationBuyerIp                               = "1.6.3"   // allocation.buyer.ip
+	ReleaseContractResponseFieldAllocationBuyerLocalNamespace                   = "1.6.4"   // allocation.buyer.local_namespace
+	ReleaseContractResponseFieldAllocationBuyerAdditionalInformation            = "1.6.5"   // allocation.buyer.additional_information
+	ReleaseContractResponseFieldAllocationBuyerAdditionalInformationLiqoId      = "1.6.5.1" // allocation.buyer.additional_information.liqo_id
+	ReleaseContractResponseFieldAllocationBuyerAdditionalInformationKubeconfig  = "1.6.5.2" // allocation.buyer.additional_information.kubeconfig
+	ReleaseContractResponseFieldAllocationSeller                                = "1.7"     // allocation.seller
+	ReleaseContractResponseFieldAllocationSellerDomain                          = "1.7.1"   // allocation.seller.domain
+	ReleaseContractResponseFieldAllocationSellerNodeId                          = "1.7.2"   // allocation.seller.node_id
+	ReleaseContractResponseFieldAllocationSellerIp                              = "1.7.3"   // allocation.seller.ip
+	ReleaseContractResponseFieldAllocationSellerLocalNamespace                  = "1.7.4"   // allocation.seller.local_namespace
+	ReleaseContractResponseFieldAllocationSellerAdditionalInformation           = "1.7.5"   // allocation.seller.additional_information
+	ReleaseContractResponseFieldAllocationSellerAdditionalInformationLiqoId     = "1.7.5.1" // allocation.seller.additional_information.liqo_id
+	ReleaseContractResponseFieldAllocationSellerAdditionalInformationKubeconfig = "1.7.5.2" // allocation.seller.additional_information.kubeconfig
+	ReleaseContractResponseFieldAllocationCredentials                           = "1.8"     // allocation.credentials
+	ReleaseContractResponseFieldAllocationCredentialsClusterId                  = "1.8.1"   // allocation.credentials.cluster_id
+	ReleaseContractResponseFieldAllocationCredentialsClusterName                = "1.8.2"   // allocation.credentials.cluster_name
+	ReleaseContractResponseFieldAllocationCredentialsEndpoint                   = "1.8.3"   // allocation.credentials.endpoint
+	ReleaseContractResponseFieldAllocationCredentialsKubeconfig                 = "1.8.4"   // allocation.credentials.kubeconfig
+	ReleaseContractResponseFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
+	ReleaseContractResponseFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
+	ReleaseContractResponseFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	ReleaseContractResponseFieldAllocationResources                             = "1.9"     // allocation.resources
+	ReleaseContractResponseFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
+	ReleaseContractResponseFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
+	ReleaseContractResponseFieldAllocationResourcesAppInst                      = "1.9.3"   // allocation.resources.app_inst
+	ReleaseContractResponseFieldAllocationCreatedAt                             = "1.10"    // allocation.created_at
+	ReleaseContractResponseFieldAllocationExpirationTime                        = "1.11"    // allocation.expiration_time
+	ReleaseContractResponseFieldAllocationReleaseRequested                      = "1.12"    // allocation.release_requested
+	ReleaseContractResponseFieldAllocationReleaseReason                         = "1.13"    // allocation.release_reason
+	ReleaseContractResponseFieldRole                                            = "2"       // role
+)
+
+var _ReleaseContractResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReleaseContractResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _Allocation_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ReleaseContractResponse{}.Allocation)}},
+	{Number: 2, Name: "role", Off: unsafe.Offsetof(ReleaseContractResponse{}.Role), Op: fieldmap.OpInt32},
+}}
+
+var _ReleaseContractResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReleaseContractResponse", _ReleaseContractResponse_shape, false)
+
+// ReleaseContractResponseAllFields lists the leaf flags of ReleaseContractResponse, which select every field.
+var ReleaseContractResponseAllFields = slices.Clone(_ReleaseContractResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of ReleaseContractResponse.
+func (*ReleaseContractResponse) FieldSchema() *fieldmap.Schema {
+	return _ReleaseContractResponse_fieldSchema
+}
+
+// NewReleaseContractResponseFieldMap returns a FieldMap of ReleaseContractResponse holding flags, or an error naming the first it lacks.
+func NewReleaseContractResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ReleaseContractResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
 // Field flags of GetAllocationRequest: dot-joined field numbers from GetAllocationRequest.
 const (
-	GetAllocationRequestFieldId = "1" // id
+	GetAllocationRequestFieldId   = "1" // id
+	GetAllocationRequestFieldRole = "2" // role
 )
 
 var _GetAllocationRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetAllocationRequest{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id", Off: unsafe.Offsetof(GetAllocationRequest{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "role", Off: unsafe.Offsetof(GetAllocationRequest{}.Role), Op: fieldmap.OpInt32},
 }}
 
 var _GetAllocationRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetAllocationRequest", _GetAllocationRequest_shape, false)
@@ -3278,18 +3409,58 @@ func NewGetAllocationRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error
 
 // Field flags of GetAllocationResponse: dot-joined field numbers from GetAllocationResponse.
 const (
-	GetAllocationResponseFieldAllocation                     = "1"     // allocation
-	GetAllocationResponseFieldAllocationId                   = "1.1"   // allocation.id
-	GetAllocationResponseFieldAllocationContractId           = "1.2"   // allocation.contract_id
-	GetAllocationResponseFieldAllocationForwarding           = "1.3"   // allocation.forwarding
-	GetAllocationResponseFieldAllocationStatus               = "1.4"   // allocation.status
-	GetAllocationResponseFieldAllocationStatusState          = "1.4.1" // allocation.status.state
-	GetAllocationResponseFieldAllocationStatusMessage        = "1.4.2" // allocation.status.message
-	GetAllocationResponseFieldAllocationStatusLastUpdateTime = "1.4.3" // allocation.status.last_update_time
+	GetAllocationResponseFieldAllocation                                      = "1"       // allocation
+	GetAllocationResponseFieldAllocationId                                    = "1.1"     // allocation.id
+	GetAllocationResponseFieldAllocationContractId                            = "1.2"     // allocation.contract_id
+	GetAllocationResponseFieldAllocationForwarding                            = "1.3"     // allocation.forwarding
+	GetAllocationResponseFieldAllocationStatus                                = "1.4"     // allocation.status
+	GetAllocationResponseFieldAllocationStatusState                           = "1.4.1"   // allocation.status.state
+	GetAllocationResponseFieldAllocationStatusMessage                         = "1.4.2"   // allocation.status.message
+	GetAllocationResponseFieldAllocationStatusLastUpdateTime                  = "1.4.3"   // allocation.status.last_update_time
+	GetAllocationResponseFieldAllocationStatusTask                            = "1.4.4"   // allocation.status.task
+	GetAllocationResponseFieldAllocationStatusStep                            = "1.4.5"   // allocation.status.step
+	GetAllocationResponseFieldAllocationStatusErrors                          = "1.4.6"   // allocation.status.errors
+	GetAllocationResponseFieldAllocationStatusLastHealthyTime                 = "1.4.7"   // allocation.status.last_healthy_time
+	GetAllocationResponseFieldAllocationStatusRestarts                        = "1.4.8"   // allocation.status.restarts
+	GetAllocationResponseFieldAllocationFlavorType                            = "1.5"     // allocation.flavor_type
+	GetAllocationResponseFieldAllocationBuyer                                 = "1.6"     // allocation.buyer
+	GetAllocationResponseFieldAllocationBuyerDomain                           = "1.6.1"   // allocation.buyer.domain
+	GetAllocationResponseFieldAllocationBuyerNodeId                           = "1.6.2"   // allocation.buyer.node_id
+	GetAllocationResponseFieldAllocationBuyerIp                               = "1.6.3"   // allocation.buyer.ip
+	GetAllocationResponseFieldAllocationBuyerLocalNamespace                   = "1.6.4"   // allocation.buyer.local_namespace
+	GetAllocationResponseFieldAllocationBuyerAdditionalInformation            = "1.6.5"   // allocation.buyer.additional_information
+	GetAllocationResponseFieldAllocationBuyerAdditionalInformationLiqoId      = "1.6.5.1" // allocation.buyer.additional_information.liqo_id
+	GetAllocationResponseFieldAllocationBuyerAdditionalInformationKubeconfig  = "1.6.5.2" // allocation.buyer.additional_information.kubeconfig
+	GetAllocationResponseFieldAllocationSeller                                = "1.7"     // allocation.seller
+	GetAllocationResponseFieldAllocationSellerDomain                          = "1.7.1"   // allocation.seller.domain
+	GetAllocationResponseFieldAllocationSellerNodeId                          = "1.7.2"   // allocation.seller.node_id
+	GetAllocationResponseFieldAllocationSellerIp                              = "1.7.3"   // allocation.seller.ip
+	GetAllocationResponseFieldAllocationSellerLocalNamespace                  = "1.7.4"   // allocation.seller.local_namespace
+	GetAllocationResponseFieldAllocationSellerAdditionalInformation           = "1.7.5"   // allocation.seller.additional_information
+	GetAllocationResponseFieldAllocationSellerAdditionalInformationLiqoId     = "1.7.5.1" // allocation.seller.additional_information.liqo_id
+	GetAllocationResponseFieldAllocationSellerAdditionalInformationKubeconfig = "1.7.5.2" // allocation.seller.additional_information.kubeconfig
+	GetAllocationResponseFieldAllocationCredentials                           = "1.8"     // allocation.credentials
+	GetAllocationResponseFieldAllocationCredentialsClusterId                  = "1.8.1"   // allocation.credentials.cluster_id
+	GetAllocationResponseFieldAllocationCredentialsClusterName                = "1.8.2"   // allocation.credentials.cluster_name
+	GetAllocationResponseFieldAllocationCredentialsEndpoint                   = "1.8.3"   // allocation.credentials.endpoint
+	GetAllocationResponseFieldAllocationCredentialsKubeconfig                 = "1.8.4"   // allocation.credentials.kubeconfig
+	GetAllocationResponseFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
+	GetAllocationResponseFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
+	GetAllocationResponseFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	GetAllocationResponseFieldAllocationResources                             = "1.9"     // allocation.resources
+	GetAllocationResponseFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
+	GetAllocationResponseFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
+	GetAllocationResponseFieldAllocationResourcesAppInst                      = "1.9.3"   // allocation.resources.app_inst
+	GetAllocationResponseFieldAllocationCreatedAt                             = "1.10"    // allocation.created_at
+	GetAllocationResponseFieldAllocationExpirationTime                        = "1.11"    // allocation.expiration_time
+	GetAllocationResponseFieldAllocationReleaseRequested                      = "1.12"    // allocation.release_requested
+	GetAllocationResponseFieldAllocationReleaseReason                         = "1.13"    // allocation.release_reason
+	GetAllocationResponseFieldRole                                            = "2"       // role
 )
 
 var _GetAllocationResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetAllocationResponse{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _Allocation_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GetAllocationResponse{}.Allocation)}},
+	{Number: 2, Name: "role", Off: unsafe.Offsetof(GetAllocationResponse{}.Role), Op: fieldmap.OpInt32},
 }}
 
 var _GetAllocationResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetAllocationResponse", _GetAllocationResponse_shape, false)
@@ -3307,7 +3478,14 @@ func NewGetAllocationResponseFieldMap(flags ...string) (*fieldmap.FieldMap, erro
 	return _GetAllocationResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-var _ListAllocationsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListAllocationsRequest{}), Fields: []fieldmap.ShapeField{}}
+// Field flags of ListAllocationsRequest: dot-joined field numbers from ListAllocationsRequest.
+const (
+	ListAllocationsRequestFieldRole = "1" // role
+)
+
+var _ListAllocationsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListAllocationsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "role", Off: unsafe.Offsetof(ListAllocationsRequest{}.Role), Op: fieldmap.OpInt32},
+}}
 
 var _ListAllocationsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListAllocationsRequest", _ListAllocationsRequest_shape, false)
 
@@ -3324,20 +3502,129 @@ func NewListAllocationsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, err
 	return _ListAllocationsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
+// Field flags of AllocationEntry: dot-joined field numbers from AllocationEntry.
+const (
+	AllocationEntryFieldAllocation                                      = "1"       // allocation
+	AllocationEntryFieldAllocationId                                    = "1.1"     // allocation.id
+	AllocationEntryFieldAllocationContractId                            = "1.2"     // allocation.contract_id
+	AllocationEntryFieldAllocationForwarding                            = "1.3"     // allocation.forwarding
+	AllocationEntryFieldAllocationStatus                                = "1.4"     // allocation.status
+	AllocationEntryFieldAllocationStatusState                           = "1.4.1"   // allocation.status.state
+	AllocationEntryFieldAllocationStatusMessage                         = "1.4.2"   // allocation.status.message
+	AllocationEntryFieldAllocationStatusLastUpdateTime                  = "1.4.3"   // allocation.status.last_update_time
+	AllocationEntryFieldAllocationStatusTask                            = "1.4.4"   // allocation.status.task
+	AllocationEntryFieldAllocationStatusStep                            = "1.4.5"   // allocation.status.step
+	AllocationEntryFieldAllocationStatusErrors                          = "1.4.6"   // allocation.status.errors
+	AllocationEntryFieldAllocationStatusLastHealthyTime                 = "1.4.7"   // allocation.status.last_healthy_time
+	AllocationEntryFieldAllocationStatusRestarts                        = "1.4.8"   // allocation.status.restarts
+	AllocationEntryFieldAllocationFlavorType                            = "1.5"     // allocation.flavor_type
+	AllocationEntryFieldAllocationBuyer                                 = "1.6"     // allocation.buyer
+	AllocationEntryFieldAllocationBuyerDomain                           = "1.6.1"   // allocation.buyer.domain
+	AllocationEntryFieldAllocationBuyerNodeId                           = "1.6.2"   // allocation.buyer.node_id
+	AllocationEntryFieldAllocationBuyerIp                               = "1.6.3"   // allocation.buyer.ip
+	AllocationEntryFieldAllocationBuyerLocalNamespace                   = "1.6.4"   // allocation.buyer.local_namespace
+	AllocationEntryFieldAllocationBuyerAdditionalInformation            = "1.6.5"   // allocation.buyer.additional_information
+	AllocationEntryFieldAllocationBuyerAdditionalInformationLiqoId      = "1.6.5.1" // allocation.buyer.additional_information.liqo_id
+	AllocationEntryFieldAllocationBuyerAdditionalInformationKubeconfig  = "1.6.5.2" // allocation.buyer.additional_information.kubeconfig
+	AllocationEntryFieldAllocationSeller                                = "1.7"     // allocation.seller
+	AllocationEntryFieldAllocationSellerDomain                          = "1.7.1"   // allocation.seller.domain
+	AllocationEntryFieldAllocationSellerNodeId                          = "1.7.2"   // allocation.seller.node_id
+	AllocationEntryFieldAllocationSellerIp                              = "1.7.3"   // allocation.seller.ip
+	AllocationEntryFieldAllocationSellerLocalNamespace                  = "1.7.4"   // allocation.seller.local_namespace
+	AllocationEntryFieldAllocationSellerAdditionalInformation           = "1.7.5"   // allocation.seller.additional_information
+	AllocationEntryFieldAllocationSellerAdditionalInformationLiqoId     = "1.7.5.1" // allocation.seller.additional_information.liqo_id
+	AllocationEntryFieldAllocationSellerAdditionalInformationKubeconfig = "1.7.5.2" // allocation.seller.additional_information.kubeconfig
+	AllocationEntryFieldAllocationCredentials                           = "1.8"     // allocation.credentials
+	AllocationEntryFieldAllocationCredentialsClusterId                  = "1.8.1"   // allocation.credentials.cluster_id
+	AllocationEntryFieldAllocationCredentialsClusterName                = "1.8.2"   // allocation.credentials.cluster_name
+	AllocationEntryFieldAllocationCredentialsEndpoint                   = "1.8.3"   // allocation.credentials.endpoint
+	AllocationEntryFieldAllocationCredentialsKubeconfig                 = "1.8.4"   // allocation.credentials.kubeconfig
+	AllocationEntryFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
+	AllocationEntryFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
+	AllocationEntryFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	AllocationEntryFieldAllocationResources                             = "1.9"     // allocation.resources
+	AllocationEntryFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
+	AllocationEntryFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
+	AllocationEntryFieldAllocationResourcesAppInst                      = "1.9.3"   // allocation.resources.app_inst
+	AllocationEntryFieldAllocationCreatedAt                             = "1.10"    // allocation.created_at
+	AllocationEntryFieldAllocationExpirationTime                        = "1.11"    // allocation.expiration_time
+	AllocationEntryFieldAllocationReleaseRequested                      = "1.12"    // allocation.release_requested
+	AllocationEntryFieldAllocationReleaseReason                         = "1.13"    // allocation.release_reason
+	AllocationEntryFieldRole                                            = "2"       // role
+)
+
+var _AllocationEntry_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllocationEntry{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _Allocation_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AllocationEntry{}.Allocation)}},
+	{Number: 2, Name: "role", Off: unsafe.Offsetof(AllocationEntry{}.Role), Op: fieldmap.OpInt32},
+}}
+
+var _AllocationEntry_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AllocationEntry", _AllocationEntry_shape, false)
+
+// AllocationEntryAllFields lists the leaf flags of AllocationEntry, which select every field.
+var AllocationEntryAllFields = slices.Clone(_AllocationEntry_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of AllocationEntry.
+func (*AllocationEntry) FieldSchema() *fieldmap.Schema { return _AllocationEntry_fieldSchema }
+
+// NewAllocationEntryFieldMap returns a FieldMap of AllocationEntry holding flags, or an error naming the first it lacks.
+func NewAllocationEntryFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _AllocationEntry_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
 // Field flags of ListAllocationsResponse: dot-joined field numbers from ListAllocationsResponse.
 const (
-	ListAllocationsResponseFieldAllocations                     = "1"     // allocations
-	ListAllocationsResponseFieldAllocationsId                   = "1.1"   // allocations.id
-	ListAllocationsResponseFieldAllocationsContractId           = "1.2"   // allocations.contract_id
-	ListAllocationsResponseFieldAllocationsForwarding           = "1.3"   // allocations.forwarding
-	ListAllocationsResponseFieldAllocationsStatus               = "1.4"   // allocations.status
-	ListAllocationsResponseFieldAllocationsStatusState          = "1.4.1" // allocations.status.state
-	ListAllocationsResponseFieldAllocationsStatusMessage        = "1.4.2" // allocations.status.message
-	ListAllocationsResponseFieldAllocationsStatusLastUpdateTime = "1.4.3" // allocations.status.last_update_time
+	ListAllocationsResponseFieldAllocations                                                = "2"         // allocations
+	ListAllocationsResponseFieldAllocationsAllocation                                      = "2.1"       // allocations.allocation
+	ListAllocationsResponseFieldAllocationsAllocationId                                    = "2.1.1"     // allocations.allocation.id
+	ListAllocationsResponseFieldAllocationsAllocationContractId                            = "2.1.2"     // allocations.allocation.contract_id
+	ListAllocationsResponseFieldAllocationsAllocationForwarding                            = "2.1.3"     // allocations.allocation.forwarding
+	ListAllocationsResponseFieldAllocationsAllocationStatus                                = "2.1.4"     // allocations.allocation.status
+	ListAllocationsResponseFieldAllocationsAllocationStatusState                           = "2.1.4.1"   // allocations.allocation.status.state
+	ListAllocationsResponseFieldAllocationsAllocationStatusMessage                         = "2.1.4.2"   // allocations.allocation.status.message
+	ListAllocationsResponseFieldAllocationsAllocationStatusLastUpdateTime                  = "2.1.4.3"   // allocations.allocation.status.last_update_time
+	ListAllocationsResponseFieldAllocationsAllocationStatusTask                            = "2.1.4.4"   // allocations.allocation.status.task
+	ListAllocationsResponseFieldAllocationsAllocationStatusStep                            = "2.1.4.5"   // allocations.allocation.status.step
+	ListAllocationsResponseFieldAllocationsAllocationStatusErrors                          = "2.1.4.6"   // allocations.allocation.status.errors
+	ListAllocationsResponseFieldAllocationsAllocationStatusLastHealthyTime                 = "2.1.4.7"   // allocations.allocation.status.last_healthy_time
+	ListAllocationsResponseFieldAllocationsAllocationStatusRestarts                        = "2.1.4.8"   // allocations.allocation.status.restarts
+	ListAllocationsResponseFieldAllocationsAllocationFlavorType                            = "2.1.5"     // allocations.allocation.flavor_type
+	ListAllocationsResponseFieldAllocationsAllocationBuyer                                 = "2.1.6"     // allocations.allocation.buyer
+	ListAllocationsResponseFieldAllocationsAllocationBuyerDomain                           = "2.1.6.1"   // allocations.allocation.buyer.domain
+	ListAllocationsResponseFieldAllocationsAllocationBuyerNodeId                           = "2.1.6.2"   // allocations.allocation.buyer.node_id
+	ListAllocationsResponseFieldAllocationsAllocationBuyerIp                               = "2.1.6.3"   // allocations.allocation.buyer.ip
+	ListAllocationsResponseFieldAllocationsAllocationBuyerLocalNamespace                   = "2.1.6.4"   // allocations.allocation.buyer.local_namespace
+	ListAllocationsResponseFieldAllocationsAllocationBuyerAdditionalInformation            = "2.1.6.5"   // allocations.allocation.buyer.additional_information
+	ListAllocationsResponseFieldAllocationsAllocationBuyerAdditionalInformationLiqoId      = "2.1.6.5.1" // allocations.allocation.buyer.additional_information.liqo_id
+	ListAllocationsResponseFieldAllocationsAllocationBuyerAdditionalInformationKubeconfig  = "2.1.6.5.2" // allocations.allocation.buyer.additional_information.kubeconfig
+	ListAllocationsResponseFieldAllocationsAllocationSeller                                = "2.1.7"     // allocations.allocation.seller
+	ListAllocationsResponseFieldAllocationsAllocationSellerDomain                          = "2.1.7.1"   // allocations.allocation.seller.domain
+	ListAllocationsResponseFieldAllocationsAllocationSellerNodeId                          = "2.1.7.2"   // allocations.allocation.seller.node_id
+	ListAllocationsResponseFieldAllocationsAllocationSellerIp                              = "2.1.7.3"   // allocations.allocation.seller.ip
+	ListAllocationsResponseFieldAllocationsAllocationSellerLocalNamespace                  = "2.1.7.4"   // allocations.allocation.seller.local_namespace
+	ListAllocationsResponseFieldAllocationsAllocationSellerAdditionalInformation           = "2.1.7.5"   // allocations.allocation.seller.additional_information
+	ListAllocationsResponseFieldAllocationsAllocationSellerAdditionalInformationLiqoId     = "2.1.7.5.1" // allocations.allocation.seller.additional_information.liqo_id
+	ListAllocationsResponseFieldAllocationsAllocationSellerAdditionalInformationKubeconfig = "2.1.7.5.2" // allocations.allocation.seller.additional_information.kubeconfig
+	ListAllocationsResponseFieldAllocationsAllocationCredentials                           = "2.1.8"     // allocations.allocation.credentials
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsClusterId                  = "2.1.8.1"   // allocations.allocation.credentials.cluster_id
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsClusterName                = "2.1.8.2"   // allocations.allocation.credentials.cluster_name
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsEndpoint                   = "2.1.8.3"   // allocations.allocation.credentials.endpoint
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsKubeconfig                 = "2.1.8.4"   // allocations.allocation.credentials.kubeconfig
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsToken                      = "2.1.8.5"   // allocations.allocation.credentials.token
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsUsername                   = "2.1.8.6"   // allocations.allocation.credentials.username
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsPassword                   = "2.1.8.7"   // allocations.allocation.credentials.password
+	ListAllocationsResponseFieldAllocationsAllocationResources                             = "2.1.9"     // allocations.allocation.resources
+	ListAllocationsResponseFieldAllocationsAllocationResourcesCluster                      = "2.1.9.1"   // allocations.allocation.resources.cluster
+	ListAllocationsResponseFieldAllocationsAllocationResourcesApp                          = "2.1.9.2"   // allocations.allocation.resources.app
+	ListAllocationsResponseFieldAllocationsAllocationResourcesAppInst                      = "2.1.9.3"   // allocations.allocation.resources.app_inst
+	ListAllocationsResponseFieldAllocationsAllocationCreatedAt                             = "2.1.10"    // allocations.allocation.created_at
+	ListAllocationsResponseFieldAllocationsAllocationExpirationTime                        = "2.1.11"    // allocations.allocation.expiration_time
+	ListAllocationsResponseFieldAllocationsAllocationReleaseRequested                      = "2.1.12"    // allocations.allocation.release_requested
+	ListAllocationsResponseFieldAllocationsAllocationReleaseReason                         = "2.1.13"    // allocations.allocation.release_reason
+	ListAllocationsResponseFieldAllocationsRole                                            = "2.2"       // allocations.role
 )
 
 var _ListAllocationsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListAllocationsResponse{}), Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "allocations", Kind: fieldmap.KindList, Sub: _Allocation_shape, Value: &fieldmap.MessageList[*Allocation]{Off: unsafe.Offsetof(ListAllocationsResponse{}.Allocations)}},
+	{Number: 2, Name: "allocations", Kind: fieldmap.KindList, Sub: _AllocationEntry_shape, Value: &fieldmap.MessageList[*AllocationEntry]{Off: unsafe.Offsetof(ListAllocationsResponse{}.Allocations)}},
 }}
 
 var _ListAllocationsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListAllocationsResponse", _ListAllocationsResponse_shape, false)
@@ -3353,6 +3640,386 @@ func (*ListAllocationsResponse) FieldSchema() *fieldmap.Schema {
 // NewListAllocationsResponseFieldMap returns a FieldMap of ListAllocationsResponse holding flags, or an error naming the first it lacks.
 func NewListAllocationsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListAllocationsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of WatchAllocationRequest: dot-joined field numbers from WatchAllocationRequest.
+const (
+	WatchAllocationRequestFieldId   = "1" // id
+	WatchAllocationRequestFieldRole = "2" // role
+)
+
+var _WatchAllocationRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAllocationRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(WatchAllocationRequest{}.Id), Op: fieldmap.OpString},
+	{Number: 2, Name: "role", Off: unsafe.Offsetof(WatchAllocationRequest{}.Role), Op: fieldmap.OpInt32},
+}}
+
+var _WatchAllocationRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.WatchAllocationRequest", _WatchAllocationRequest_shape, false)
+
+// WatchAllocationRequestAllFields lists the leaf flags of WatchAllocationRequest, which select every field.
+var WatchAllocationRequestAllFields = slices.Clone(_WatchAllocationRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of WatchAllocationRequest.
+func (*WatchAllocationRequest) FieldSchema() *fieldmap.Schema {
+	return _WatchAllocationRequest_fieldSchema
+}
+
+// NewWatchAllocationRequestFieldMap returns a FieldMap of WatchAllocationRequest holding flags, or an error naming the first it lacks.
+func NewWatchAllocationRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _WatchAllocationRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of WatchAllocationResponse: dot-joined field numbers from WatchAllocationResponse.
+const (
+	WatchAllocationResponseFieldAllocation                                      = "1"       // allocation
+	WatchAllocationResponseFieldAllocationId                                    = "1.1"     // allocation.id
+	WatchAllocationResponseFieldAllocationContractId                            = "1.2"     // allocation.contract_id
+	WatchAllocationResponseFieldAllocationForwarding                            = "1.3"     // allocation.forwarding
+	WatchAllocationResponseFieldAllocationStatus                                = "1.4"     // allocation.status
+	WatchAllocationResponseFieldAllocationStatusState                           = "1.4.1"   // allocation.status.state
+	WatchAllocationResponseFieldAllocationStatusMessage                         = "1.4.2"   // allocation.status.message
+	WatchAllocationResponseFieldAllocationStatusLastUpdateTime                  = "1.4.3"   // allocation.status.last_update_time
+	WatchAllocationResponseFieldAllocationStatusTask                            = "1.4.4"   // allocation.status.task
+	WatchAllocationResponseFieldAllocationStatusStep                            = "1.4.5"   // allocation.status.step
+	WatchAllocationResponseFieldAllocationStatusErrors                          = "1.4.6"   // allocation.status.errors
+	WatchAllocationResponseFieldAllocationStatusLastHealthyTime                 = "1.4.7"   // allocation.status.last_healthy_time
+	WatchAllocationResponseFieldAllocationStatusRestarts                        = "1.4.8"   // allocation.status.restarts
+	WatchAllocationResponseFieldAllocationFlavorType                            = "1.5"     // allocation.flavor_type
+	WatchAllocationResponseFieldAllocationBuyer                                 = "1.6"     // allocation.buyer
+	WatchAllocationResponseFieldAllocationBuyerDomain                           = "1.6.1"   // allocation.buyer.domain
+	WatchAllocationResponseFieldAllocationBuyerNodeId                           = "1.6.2"   // allocation.buyer.node_id
+	WatchAllocationResponseFieldAllocationBuyerIp                               = "1.6.3"   // allocation.buyer.ip
+	WatchAllocationResponseFieldAllocationBuyerLocalNamespace                   = "1.6.4"   // allocation.buyer.local_namespace
+	WatchAllocationResponseFieldAllocationBuyerAdditionalInformation            = "1.6.5"   // allocation.buyer.additional_information
+	WatchAllocationResponseFieldAllocationBuyerAdditionalInformationLiqoId      = "1.6.5.1" // allocation.buyer.additional_information.liqo_id
+	WatchAllocationResponseFieldAllocationBuyerAdditionalInformationKubeconfig  = "1.6.5.2" // allocation.buyer.additional_information.kubeconfig
+	WatchAllocationResponseFieldAllocationSeller                                = "1.7"     // allocation.seller
+	WatchAllocationResponseFieldAllocationSellerDomain                          = "1.7.1"   // allocation.seller.domain
+	WatchAllocationResponseFieldAllocationSellerNodeId                          = "1.7.2"   // allocation.seller.node_id
+	WatchAllocationResponseFieldAllocationSellerIp                              = "1.7.3"   // allocation.seller.ip
+	WatchAllocationResponseFieldAllocationSellerLocalNamespace                  = "1.7.4"   // allocation.seller.local_namespace
+	WatchAllocationResponseFieldAllocationSellerAdditionalInformation           = "1.7.5"   // allocation.seller.additional_information
+	WatchAllocationResponseFieldAllocationSellerAdditionalInformationLiqoId     = "1.7.5.1" // allocation.seller.additional_information.liqo_id
+	WatchAllocationResponseFieldAllocationSellerAdditionalInformationKubeconfig = "1.7.5.2" // allocation.seller.additional_information.kubeconfig
+	WatchAllocationResponseFieldAllocationCredentials                           = "1.8"     // allocation.credentials
+	WatchAllocationResponseFieldAllocationCredentialsClusterId                  = "1.8.1"   // allocation.credentials.cluster_id
+	WatchAllocationResponseFieldAllocationCredentialsClusterName                = "1.8.2"   // allocation.credentials.cluster_name
+	WatchAllocationResponseFieldAllocationCredentialsEndpoint                   = "1.8.3"   // allocation.credentials.endpoint
+	WatchAllocationResponseFieldAllocationCredentialsKubeconfig                 = "1.8.4"   // allocation.credentials.kubeconfig
+	WatchAllocationResponseFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
+	WatchAllocationResponseFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
+	WatchAllocationResponseFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	WatchAllocationResponseFieldAllocationResources                             = "1.9"     // allocation.resources
+	WatchAllocationResponseFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
+	WatchAllocationResponseFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
+	WatchAllocationResponseFieldAllocationResourcesAppInst                      = "1.9.3"   // allocation.resources.app_inst
+	WatchAllocationResponseFieldAllocationCreatedAt                             = "1.10"    // allocation.created_at
+	WatchAllocationResponseFieldAllocationExpirationTime                        = "1.11"    // allocation.expiration_time
+	WatchAllocationResponseFieldAllocationReleaseRequested                      = "1.12"    // allocation.release_requested
+	WatchAllocationResponseFieldAllocationReleaseReason                         = "1.13"    // allocation.release_reason
+	WatchAllocationResponseFieldRole                                            = "2"       // role
+)
+
+var _WatchAllocationResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAllocationResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _Allocation_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(WatchAllocationResponse{}.Allocation)}},
+	{Number: 2, Name: "role", Off: unsafe.Offsetof(WatchAllocationResponse{}.Role), Op: fieldmap.OpInt32},
+}}
+
+var _WatchAllocationResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.WatchAllocationResponse", _WatchAllocationResponse_shape, false)
+
+// WatchAllocationResponseAllFields lists the leaf flags of WatchAllocationResponse, which select every field.
+var WatchAllocationResponseAllFields = slices.Clone(_WatchAllocationResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of WatchAllocationResponse.
+func (*WatchAllocationResponse) FieldSchema() *fieldmap.Schema {
+	return _WatchAllocationResponse_fieldSchema
+}
+
+// NewWatchAllocationResponseFieldMap returns a FieldMap of WatchAllocationResponse holding flags, or an error naming the first it lacks.
+func NewWatchAllocationResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _WatchAllocationResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of DeploySliceInstanceRequest: dot-joined field numbers from DeploySliceInstanceRequest.
+const (
+	DeploySliceInstanceRequestFieldContractId              = "1"     // contract_id
+	DeploySliceInstanceRequestFieldInstance                = "2"     // instance
+	DeploySliceInstanceRequestFieldInstanceName            = "2.1"   // instance.name
+	DeploySliceInstanceRequestFieldInstanceImage           = "2.2"   // instance.image
+	DeploySliceInstanceRequestFieldInstanceArgs            = "2.3"   // instance.args
+	DeploySliceInstanceRequestFieldInstanceEnv             = "2.4"   // instance.env
+	DeploySliceInstanceRequestFieldInstancePorts           = "2.5"   // instance.ports
+	DeploySliceInstanceRequestFieldInstancePortsPort       = "2.5.1" // instance.ports.port
+	DeploySliceInstanceRequestFieldInstancePortsProtocol   = "2.5.2" // instance.ports.protocol
+	DeploySliceInstanceRequestFieldInstancePortsPublicPort = "2.5.3" // instance.ports.public_port
+	DeploySliceInstanceRequestFieldInstanceCpu             = "2.6"   // instance.cpu
+	DeploySliceInstanceRequestFieldInstanceMemory          = "2.7"   // instance.memory
+	DeploySliceInstanceRequestFieldInstanceHealthCheckPath = "2.8"   // instance.health_check_path
+	DeploySliceInstanceRequestFieldInstanceStatus          = "2.9"   // instance.status
+	DeploySliceInstanceRequestFieldInstanceStatusState     = "2.9.1" // instance.status.state
+	DeploySliceInstanceRequestFieldInstanceStatusErrors    = "2.9.2" // instance.status.errors
+	DeploySliceInstanceRequestFieldInstanceStatusHost      = "2.9.3" // instance.status.host
+	DeploySliceInstanceRequestFieldInstanceStatusMessage   = "2.9.4" // instance.status.message
+	DeploySliceInstanceRequestFieldInstanceStatusRunning   = "2.9.5" // instance.status.running
+)
+
+var _DeploySliceInstanceRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeploySliceInstanceRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contract_id", Off: unsafe.Offsetof(DeploySliceInstanceRequest{}.ContractId), Op: fieldmap.OpString},
+	{Number: 2, Name: "instance", Kind: fieldmap.KindMessage, Sub: _SliceInstance_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeploySliceInstanceRequest{}.Instance)}},
+}}
+
+var _DeploySliceInstanceRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeploySliceInstanceRequest", _DeploySliceInstanceRequest_shape, false)
+
+// DeploySliceInstanceRequestAllFields lists the leaf flags of DeploySliceInstanceRequest, which select every field.
+var DeploySliceInstanceRequestAllFields = slices.Clone(_DeploySliceInstanceRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of DeploySliceInstanceRequest.
+func (*DeploySliceInstanceRequest) FieldSchema() *fieldmap.Schema {
+	return _DeploySliceInstanceRequest_fieldSchema
+}
+
+// NewDeploySliceInstanceRequestFieldMap returns a FieldMap of DeploySliceInstanceRequest holding flags, or an error naming the first it lacks.
+func NewDeploySliceInstanceRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeploySliceInstanceRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of DeploySliceInstanceResponse: dot-joined field numbers from DeploySliceInstanceResponse.
+const (
+	DeploySliceInstanceResponseFieldInstance                = "1"     // instance
+	DeploySliceInstanceResponseFieldInstanceName            = "1.1"   // instance.name
+	DeploySliceInstanceResponseFieldInstanceImage           = "1.2"   // instance.image
+	DeploySliceInstanceResponseFieldInstanceArgs            = "1.3"   // instance.args
+	DeploySliceInstanceResponseFieldInstanceEnv             = "1.4"   // instance.env
+	DeploySliceInstanceResponseFieldInstancePorts           = "1.5"   // instance.ports
+	DeploySliceInstanceResponseFieldInstancePortsPort       = "1.5.1" // instance.ports.port
+	DeploySliceInstanceResponseFieldInstancePortsProtocol   = "1.5.2" // instance.ports.protocol
+	DeploySliceInstanceResponseFieldInstancePortsPublicPort = "1.5.3" // instance.ports.public_port
+	DeploySliceInstanceResponseFieldInstanceCpu             = "1.6"   // instance.cpu
+	DeploySliceInstanceResponseFieldInstanceMemory          = "1.7"   // instance.memory
+	DeploySliceInstanceResponseFieldInstanceHealthCheckPath = "1.8"   // instance.health_check_path
+	DeploySliceInstanceResponseFieldInstanceStatus          = "1.9"   // instance.status
+	DeploySliceInstanceResponseFieldInstanceStatusState     = "1.9.1" // instance.status.state
+	DeploySliceInstanceResponseFieldInstanceStatusErrors    = "1.9.2" // instance.status.errors
+	DeploySliceInstanceResponseFieldInstanceStatusHost      = "1.9.3" // instance.status.host
+	DeploySliceInstanceResponseFieldInstanceStatusMessage   = "1.9.4" // instance.status.message
+	DeploySliceInstanceResponseFieldInstanceStatusRunning   = "1.9.5" // instance.status.running
+)
+
+var _DeploySliceInstanceResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeploySliceInstanceResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "instance", Kind: fieldmap.KindMessage, Sub: _SliceInstance_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeploySliceInstanceResponse{}.Instance)}},
+}}
+
+var _DeploySliceInstanceResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeploySliceInstanceResponse", _DeploySliceInstanceResponse_shape, false)
+
+// DeploySliceInstanceResponseAllFields lists the leaf flags of DeploySliceInstanceResponse, which select every field.
+var DeploySliceInstanceResponseAllFields = slices.Clone(_DeploySliceInstanceResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of DeploySliceInstanceResponse.
+func (*DeploySliceInstanceResponse) FieldSchema() *fieldmap.Schema {
+	return _DeploySliceInstanceResponse_fieldSchema
+}
+
+// NewDeploySliceInstanceResponseFieldMap returns a FieldMap of DeploySliceInstanceResponse holding flags, or an error naming the first it lacks.
+func NewDeploySliceInstanceResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeploySliceInstanceResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of GetSliceInstanceRequest: dot-joined field numbers from GetSliceInstanceRequest.
+const (
+	GetSliceInstanceRequestFieldContractId = "1" // contract_id
+	GetSliceInstanceRequestFieldName       = "2" // name
+)
+
+var _GetSliceInstanceRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetSliceInstanceRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contract_id", Off: unsafe.Offsetof(GetSliceInstanceRequest{}.ContractId), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(GetSliceInstanceRequest{}.Name), Op: fieldmap.OpString},
+}}
+
+var _GetSliceInstanceRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetSliceInstanceRequest", _GetSliceInstanceRequest_shape, false)
+
+// GetSliceInstanceRequestAllFields lists the leaf flags of GetSliceInstanceRequest, which select every field.
+var GetSliceInstanceRequestAllFields = slices.Clone(_GetSliceInstanceRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of GetSliceInstanceRequest.
+func (*GetSliceInstanceRequest) FieldSchema() *fieldmap.Schema {
+	return _GetSliceInstanceRequest_fieldSchema
+}
+
+// NewGetSliceInstanceRequestFieldMap returns a FieldMap of GetSliceInstanceRequest holding flags, or an error naming the first it lacks.
+func NewGetSliceInstanceRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _GetSliceInstanceRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of GetSliceInstanceResponse: dot-joined field numbers from GetSliceInstanceResponse.
+const (
+	GetSliceInstanceResponseFieldInstance                = "1"     // instance
+	GetSliceInstanceResponseFieldInstanceName            = "1.1"   // instance.name
+	GetSliceInstanceResponseFieldInstanceImage           = "1.2"   // instance.image
+	GetSliceInstanceResponseFieldInstanceArgs            = "1.3"   // instance.args
+	GetSliceInstanceResponseFieldInstanceEnv             = "1.4"   // instance.env
+	GetSliceInstanceResponseFieldInstancePorts           = "1.5"   // instance.ports
+	GetSliceInstanceResponseFieldInstancePortsPort       = "1.5.1" // instance.ports.port
+	GetSliceInstanceResponseFieldInstancePortsProtocol   = "1.5.2" // instance.ports.protocol
+	GetSliceInstanceResponseFieldInstancePortsPublicPort = "1.5.3" // instance.ports.public_port
+	GetSliceInstanceResponseFieldInstanceCpu             = "1.6"   // instance.cpu
+	GetSliceInstanceResponseFieldInstanceMemory          = "1.7"   // instance.memory
+	GetSliceInstanceResponseFieldInstanceHealthCheckPath = "1.8"   // instance.health_check_path
+	GetSliceInstanceResponseFieldInstanceStatus          = "1.9"   // instance.status
+	GetSliceInstanceResponseFieldInstanceStatusState     = "1.9.1" // instance.status.state
+	GetSliceInstanceResponseFieldInstanceStatusErrors    = "1.9.2" // instance.status.errors
+	GetSliceInstanceResponseFieldInstanceStatusHost      = "1.9.3" // instance.status.host
+	GetSliceInstanceResponseFieldInstanceStatusMessage   = "1.9.4" // instance.status.message
+	GetSliceInstanceResponseFieldInstanceStatusRunning   = "1.9.5" // instance.status.running
+)
+
+var _GetSliceInstanceResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetSliceInstanceResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "instance", Kind: fieldmap.KindMessage, Sub: _SliceInstance_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GetSliceInstanceResponse{}.Instance)}},
+}}
+
+var _GetSliceInstanceResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetSliceInstanceResponse", _GetSliceInstanceResponse_shape, false)
+
+// GetSliceInstanceResponseAllFields lists the leaf flags of GetSliceInstanceResponse, which select every field.
+var GetSliceInstanceResponseAllFields = slices.Clone(_GetSliceInstanceResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of GetSliceInstanceResponse.
+func (*GetSliceInstanceResponse) FieldSchema() *fieldmap.Schema {
+	return _GetSliceInstanceResponse_fieldSchema
+}
+
+// NewGetSliceInstanceResponseFieldMap returns a FieldMap of GetSliceInstanceResponse holding flags, or an error naming the first it lacks.
+func NewGetSliceInstanceResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _GetSliceInstanceResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of ListSliceInstancesRequest: dot-joined field numbers from ListSliceInstancesRequest.
+const (
+	ListSliceInstancesRequestFieldContractId = "1" // contract_id
+)
+
+var _ListSliceInstancesRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListSliceInstancesRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contract_id", Off: unsafe.Offsetof(ListSliceInstancesRequest{}.ContractId), Op: fieldmap.OpString},
+}}
+
+var _ListSliceInstancesRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListSliceInstancesRequest", _ListSliceInstancesRequest_shape, false)
+
+// ListSliceInstancesRequestAllFields lists the leaf flags of ListSliceInstancesRequest, which select every field.
+var ListSliceInstancesRequestAllFields = slices.Clone(_ListSliceInstancesRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of ListSliceInstancesRequest.
+func (*ListSliceInstancesRequest) FieldSchema() *fieldmap.Schema {
+	return _ListSliceInstancesRequest_fieldSchema
+}
+
+// NewListSliceInstancesRequestFieldMap returns a FieldMap of ListSliceInstancesRequest holding flags, or an error naming the first it lacks.
+func NewListSliceInstancesRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ListSliceInstancesRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of ListSliceInstancesResponse: dot-joined field numbers from ListSliceInstancesResponse.
+const (
+	ListSliceInstancesResponseFieldInstances                = "1"     // instances
+	ListSliceInstancesResponseFieldInstancesName            = "1.1"   // instances.name
+	ListSliceInstancesResponseFieldInstancesImage           = "1.2"   // instances.image
+	ListSliceInstancesResponseFieldInstancesArgs            = "1.3"   // instances.args
+	ListSliceInstancesResponseFieldInstancesEnv             = "1.4"   // instances.env
+	ListSliceInstancesResponseFieldInstancesPorts           = "1.5"   // instances.ports
+	ListSliceInstancesResponseFieldInstancesPortsPort       = "1.5.1" // instances.ports.port
+	ListSliceInstancesResponseFieldInstancesPortsProtocol   = "1.5.2" // instances.ports.protocol
+	ListSliceInstancesResponseFieldInstancesPortsPublicPort = "1.5.3" // instances.ports.public_port
+	ListSliceInstancesResponseFieldInstancesCpu             = "1.6"   // instances.cpu
+	ListSliceInstancesResponseFieldInstancesMemory          = "1.7"   // instances.memory
+	ListSliceInstancesResponseFieldInstancesHealthCheckPath = "1.8"   // instances.health_check_path
+	ListSliceInstancesResponseFieldInstancesStatus          = "1.9"   // instances.status
+	ListSliceInstancesResponseFieldInstancesStatusState     = "1.9.1" // instances.status.state
+	ListSliceInstancesResponseFieldInstancesStatusErrors    = "1.9.2" // instances.status.errors
+	ListSliceInstancesResponseFieldInstancesStatusHost      = "1.9.3" // instances.status.host
+	ListSliceInstancesResponseFieldInstancesStatusMessage   = "1.9.4" // instances.status.message
+	ListSliceInstancesResponseFieldInstancesStatusRunning   = "1.9.5" // instances.status.running
+)
+
+var _ListSliceInstancesResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ListSliceInstancesResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "instances", Kind: fieldmap.KindList, Sub: _SliceInstance_shape, Value: &fieldmap.MessageList[*SliceInstance]{Off: unsafe.Offsetof(ListSliceInstancesResponse{}.Instances)}},
+}}
+
+var _ListSliceInstancesResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListSliceInstancesResponse", _ListSliceInstancesResponse_shape, false)
+
+// ListSliceInstancesResponseAllFields lists the leaf flags of ListSliceInstancesResponse, which select every field.
+var ListSliceInstancesResponseAllFields = slices.Clone(_ListSliceInstancesResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of ListSliceInstancesResponse.
+func (*ListSliceInstancesResponse) FieldSchema() *fieldmap.Schema {
+	return _ListSliceInstancesResponse_fieldSchema
+}
+
+// NewListSliceInstancesResponseFieldMap returns a FieldMap of ListSliceInstancesResponse holding flags, or an error naming the first it lacks.
+func NewListSliceInstancesResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ListSliceInstancesResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of DeleteSliceInstanceRequest: dot-joined field numbers from DeleteSliceInstanceRequest.
+const (
+	DeleteSliceInstanceRequestFieldContractId = "1" // contract_id
+	DeleteSliceInstanceRequestFieldName       = "2" // name
+)
+
+var _DeleteSliceInstanceRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteSliceInstanceRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contract_id", Off: unsafe.Offsetof(DeleteSliceInstanceRequest{}.ContractId), Op: fieldmap.OpString},
+	{Number: 2, Name: "name", Off: unsafe.Offsetof(DeleteSliceInstanceRequest{}.Name), Op: fieldmap.OpString},
+}}
+
+var _DeleteSliceInstanceRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteSliceInstanceRequest", _DeleteSliceInstanceRequest_shape, false)
+
+// DeleteSliceInstanceRequestAllFields lists the leaf flags of DeleteSliceInstanceRequest, which select every field.
+var DeleteSliceInstanceRequestAllFields = slices.Clone(_DeleteSliceInstanceRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of DeleteSliceInstanceRequest.
+func (*DeleteSliceInstanceRequest) FieldSchema() *fieldmap.Schema {
+	return _DeleteSliceInstanceRequest_fieldSchema
+}
+
+// NewDeleteSliceInstanceRequestFieldMap returns a FieldMap of DeleteSliceInstanceRequest holding flags, or an error naming the first it lacks.
+func NewDeleteSliceInstanceRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteSliceInstanceRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of DeleteSliceInstanceResponse: dot-joined field numbers from DeleteSliceInstanceResponse.
+const (
+	DeleteSliceInstanceResponseFieldInstance                = "1"     // instance
+	DeleteSliceInstanceResponseFieldInstanceName            = "1.1"   // instance.name
+	DeleteSliceInstanceResponseFieldInstanceImage           = "1.2"   // instance.image
+	DeleteSliceInstanceResponseFieldInstanceArgs            = "1.3"   // instance.args
+	DeleteSliceInstanceResponseFieldInstanceEnv             = "1.4"   // instance.env
+	DeleteSliceInstanceResponseFieldInstancePorts           = "1.5"   // instance.ports
+	DeleteSliceInstanceResponseFieldInstancePortsPort       = "1.5.1" // instance.ports.port
+	DeleteSliceInstanceResponseFieldInstancePortsProtocol   = "1.5.2" // instance.ports.protocol
+	DeleteSliceInstanceResponseFieldInstancePortsPublicPort = "1.5.3" // instance.ports.public_port
+	DeleteSliceInstanceResponseFieldInstanceCpu             = "1.6"   // instance.cpu
+	DeleteSliceInstanceResponseFieldInstanceMemory          = "1.7"   // instance.memory
+	DeleteSliceInstanceResponseFieldInstanceHealthCheckPath = "1.8"   // instance.health_check_path
+	DeleteSliceInstanceResponseFieldInstanceStatus          = "1.9"   // instance.status
+	DeleteSliceInstanceResponseFieldInstanceStatusState     = "1.9.1" // instance.status.state
+	DeleteSliceInstanceResponseFieldInstanceStatusErrors    = "1.9.2" // instance.status.errors
+	DeleteSliceInstanceResponseFieldInstanceStatusHost      = "1.9.3" // instance.status.host
+	DeleteSliceInstanceResponseFieldInstanceStatusMessage   = "1.9.4" // instance.status.message
+	DeleteSliceInstanceResponseFieldInstanceStatusRunning   = "1.9.5" // instance.status.running
+)
+
+var _DeleteSliceInstanceResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteSliceInstanceResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "instance", Kind: fieldmap.KindMessage, Sub: _SliceInstance_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(DeleteSliceInstanceResponse{}.Instance)}},
+}}
+
+var _DeleteSliceInstanceResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteSliceInstanceResponse", _DeleteSliceInstanceResponse_shape, false)
+
+// DeleteSliceInstanceResponseAllFields lists the leaf flags of DeleteSliceInstanceResponse, which select every field.
+var DeleteSliceInstanceResponseAllFields = slices.Clone(_DeleteSliceInstanceResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of DeleteSliceInstanceResponse.
+func (*DeleteSliceInstanceResponse) FieldSchema() *fieldmap.Schema {
+	return _DeleteSliceInstanceResponse_fieldSchema
+}
+
+// NewDeleteSliceInstanceResponseFieldMap returns a FieldMap of DeleteSliceInstanceResponse holding flags, or an error naming the first it lacks.
+func NewDeleteSliceInstanceResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteSliceInstanceResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 var _GetNodeRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetNodeRequest{}), Fields: []fieldmap.ShapeField{}}
@@ -4077,6 +4744,43 @@ func (m *ListContractsResponse) cloneTo(c *ListContractsResponse) *ListContracts
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ReleaseContractRequest) Clone() *ReleaseContractRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ReleaseContractRequest))
+}
+
+// cloneTo makes c, a zero ReleaseContractRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ReleaseContractRequest) cloneTo(c *ReleaseContractRequest) *ReleaseContractRequest {
+	c.Id = m.Id
+	c.Role = m.Role
+	c.Reason = m.Reason
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ReleaseContractResponse) Clone() *ReleaseContractResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ReleaseContractResponse))
+}
+
+// cloneTo makes c, a zero ReleaseContractResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ReleaseContractResponse) cloneTo(c *ReleaseContractResponse) *ReleaseContractResponse {
+	c.Allocation = m.Allocation.Clone()
+	c.Role = m.Role
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *GetAllocationRequest) Clone() *GetAllocationRequest {
 	if m == nil {
 		return nil
@@ -4087,6 +4791,7 @@ func (m *GetAllocationRequest) Clone() *GetAllocationRequest {
 // cloneTo makes c, a zero GetAllocationRequest, a deep copy of m, which is not nil, and returns c.
 func (m *GetAllocationRequest) cloneTo(c *GetAllocationRequest) *GetAllocationRequest {
 	c.Id = m.Id
+	c.Role = m.Role
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -4104,6 +4809,7 @@ func (m *GetAllocationResponse) Clone() *GetAllocationResponse {
 // cloneTo makes c, a zero GetAllocationResponse, a deep copy of m, which is not nil, and returns c.
 func (m *GetAllocationResponse) cloneTo(c *GetAllocationResponse) *GetAllocationResponse {
 	c.Allocation = m.Allocation.Clone()
+	c.Role = m.Role
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -4120,6 +4826,25 @@ func (m *ListAllocationsRequest) Clone() *ListAllocationsRequest {
 
 // cloneTo makes c, a zero ListAllocationsRequest, a deep copy of m, which is not nil, and returns c.
 func (m *ListAllocationsRequest) cloneTo(c *ListAllocationsRequest) *ListAllocationsRequest {
+	c.Role = m.Role
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *AllocationEntry) Clone() *AllocationEntry {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(AllocationEntry))
+}
+
+// cloneTo makes c, a zero AllocationEntry, a deep copy of m, which is not nil, and returns c.
+func (m *AllocationEntry) cloneTo(c *AllocationEntry) *AllocationEntry {
+	c.Allocation = m.Allocation.Clone()
+	c.Role = m.Role
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -4137,8 +4862,8 @@ func (m *ListAllocationsResponse) Clone() *ListAllocationsResponse {
 // cloneTo makes c, a zero ListAllocationsResponse, a deep copy of m, which is not nil, and returns c.
 func (m *ListAllocationsResponse) cloneTo(c *ListAllocationsResponse) *ListAllocationsResponse {
 	if s := m.Allocations; s != nil {
-		out := make([]*Allocation, len(s))
-		blk := make([]Allocation, len(s))
+		out := make([]*AllocationEntry, len(s))
+		blk := make([]AllocationEntry, len(s))
 		for i, v := range s {
 			if v != nil {
 				out[i] = v.cloneTo(&blk[i])
@@ -4146,6 +4871,190 @@ func (m *ListAllocationsResponse) cloneTo(c *ListAllocationsResponse) *ListAlloc
 		}
 		c.Allocations = out
 	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchAllocationRequest) Clone() *WatchAllocationRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(WatchAllocationRequest))
+}
+
+// cloneTo makes c, a zero WatchAllocationRequest, a deep copy of m, which is not nil, and returns c.
+func (m *WatchAllocationRequest) cloneTo(c *WatchAllocationRequest) *WatchAllocationRequest {
+	c.Id = m.Id
+	c.Role = m.Role
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *WatchAllocationResponse) Clone() *WatchAllocationResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(WatchAllocationResponse))
+}
+
+// cloneTo makes c, a zero WatchAllocationResponse, a deep copy of m, which is not nil, and returns c.
+func (m *WatchAllocationResponse) cloneTo(c *WatchAllocationResponse) *WatchAllocationResponse {
+	c.Allocation = m.Allocation.Clone()
+	c.Role = m.Role
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeploySliceInstanceRequest) Clone() *DeploySliceInstanceRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeploySliceInstanceRequest))
+}
+
+// cloneTo makes c, a zero DeploySliceInstanceRequest, a deep copy of m, which is not nil, and returns c.
+func (m *DeploySliceInstanceRequest) cloneTo(c *DeploySliceInstanceRequest) *DeploySliceInstanceRequest {
+	c.ContractId = m.ContractId
+	c.Instance = m.Instance.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeploySliceInstanceResponse) Clone() *DeploySliceInstanceResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeploySliceInstanceResponse))
+}
+
+// cloneTo makes c, a zero DeploySliceInstanceResponse, a deep copy of m, which is not nil, and returns c.
+func (m *DeploySliceInstanceResponse) cloneTo(c *DeploySliceInstanceResponse) *DeploySliceInstanceResponse {
+	c.Instance = m.Instance.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetSliceInstanceRequest) Clone() *GetSliceInstanceRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetSliceInstanceRequest))
+}
+
+// cloneTo makes c, a zero GetSliceInstanceRequest, a deep copy of m, which is not nil, and returns c.
+func (m *GetSliceInstanceRequest) cloneTo(c *GetSliceInstanceRequest) *GetSliceInstanceRequest {
+	c.ContractId = m.ContractId
+	c.Name = m.Name
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetSliceInstanceResponse) Clone() *GetSliceInstanceResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetSliceInstanceResponse))
+}
+
+// cloneTo makes c, a zero GetSliceInstanceResponse, a deep copy of m, which is not nil, and returns c.
+func (m *GetSliceInstanceResponse) cloneTo(c *GetSliceInstanceResponse) *GetSliceInstanceResponse {
+	c.Instance = m.Instance.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListSliceInstancesRequest) Clone() *ListSliceInstancesRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListSliceInstancesRequest))
+}
+
+// cloneTo makes c, a zero ListSliceInstancesRequest, a deep copy of m, which is not nil, and returns c.
+func (m *ListSliceInstancesRequest) cloneTo(c *ListSliceInstancesRequest) *ListSliceInstancesRequest {
+	c.ContractId = m.ContractId
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ListSliceInstancesResponse) Clone() *ListSliceInstancesResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ListSliceInstancesResponse))
+}
+
+// cloneTo makes c, a zero ListSliceInstancesResponse, a deep copy of m, which is not nil, and returns c.
+func (m *ListSliceInstancesResponse) cloneTo(c *ListSliceInstancesResponse) *ListSliceInstancesResponse {
+	if s := m.Instances; s != nil {
+		out := make([]*SliceInstance, len(s))
+		blk := make([]SliceInstance, len(s))
+		for i, v := range s {
+			if v != nil {
+				out[i] = v.cloneTo(&blk[i])
+			}
+		}
+		c.Instances = out
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteSliceInstanceRequest) Clone() *DeleteSliceInstanceRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteSliceInstanceRequest))
+}
+
+// cloneTo makes c, a zero DeleteSliceInstanceRequest, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteSliceInstanceRequest) cloneTo(c *DeleteSliceInstanceRequest) *DeleteSliceInstanceRequest {
+	c.ContractId = m.ContractId
+	c.Name = m.Name
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *DeleteSliceInstanceResponse) Clone() *DeleteSliceInstanceResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(DeleteSliceInstanceResponse))
+}
+
+// cloneTo makes c, a zero DeleteSliceInstanceResponse, a deep copy of m, which is not nil, and returns c.
+func (m *DeleteSliceInstanceResponse) cloneTo(c *DeleteSliceInstanceResponse) *DeleteSliceInstanceResponse {
+	c.Instance = m.Instance.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -4643,11 +5552,37 @@ func (m *ListContractsResponse) Equal(o *ListContractsResponse) bool {
 }
 
 // Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ReleaseContractRequest) Equal(o *ReleaseContractRequest) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if m.Id != o.Id ||
+		m.Role != o.Role ||
+		m.Reason != o.Reason {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ReleaseContractResponse) Equal(o *ReleaseContractResponse) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if !m.Allocation.Equal(o.Allocation) ||
+		m.Role != o.Role {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *GetAllocationRequest) Equal(o *GetAllocationRequest) bool {
 	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
-	if m.Id != o.Id {
+	if m.Id != o.Id ||
+		m.Role != o.Role {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -4658,7 +5593,8 @@ func (m *GetAllocationResponse) Equal(o *GetAllocationResponse) bool {
 	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
 	}
-	if !m.Allocation.Equal(o.Allocation) {
+	if !m.Allocation.Equal(o.Allocation) ||
+		m.Role != o.Role {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -4668,6 +5604,21 @@ func (m *GetAllocationResponse) Equal(o *GetAllocationResponse) bool {
 func (m *ListAllocationsRequest) Equal(o *ListAllocationsRequest) bool {
 	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
 		return eq
+	}
+	if m.Role != o.Role {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *AllocationEntry) Equal(o *AllocationEntry) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if !m.Allocation.Equal(o.Allocation) ||
+		m.Role != o.Role {
+		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
@@ -4681,9 +5632,129 @@ func (m *ListAllocationsResponse) Equal(o *ListAllocationsResponse) bool {
 		return false
 	}
 	for i, x := range m.Allocations {
-		if y := o.Allocations[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Allocation).Equal) {
+		if y := o.Allocations[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*AllocationEntry).Equal) {
 			return false
 		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *WatchAllocationRequest) Equal(o *WatchAllocationRequest) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if m.Id != o.Id ||
+		m.Role != o.Role {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *WatchAllocationResponse) Equal(o *WatchAllocationResponse) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if !m.Allocation.Equal(o.Allocation) ||
+		m.Role != o.Role {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *DeploySliceInstanceRequest) Equal(o *DeploySliceInstanceRequest) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if m.ContractId != o.ContractId ||
+		!m.Instance.Equal(o.Instance) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *DeploySliceInstanceResponse) Equal(o *DeploySliceInstanceResponse) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if !m.Instance.Equal(o.Instance) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *GetSliceInstanceRequest) Equal(o *GetSliceInstanceRequest) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if m.ContractId != o.ContractId ||
+		m.Name != o.Name {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *GetSliceInstanceResponse) Equal(o *GetSliceInstanceResponse) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if !m.Instance.Equal(o.Instance) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ListSliceInstancesRequest) Equal(o *ListSliceInstancesRequest) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if m.ContractId != o.ContractId {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ListSliceInstancesResponse) Equal(o *ListSliceInstancesResponse) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if len(m.Instances) != len(o.Instances) {
+		return false
+	}
+	for i, x := range m.Instances {
+		if y := o.Instances[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SliceInstance).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *DeleteSliceInstanceRequest) Equal(o *DeleteSliceInstanceRequest) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if m.ContractId != o.ContractId ||
+		m.Name != o.Name {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *DeleteSliceInstanceResponse) Equal(o *DeleteSliceInstanceResponse) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if !m.Instance.Equal(o.Instance) {
+		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
@@ -5349,7 +6420,7 @@ func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.Fi
 		n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
 	}
 	cw3 := fm.Window(at + 192)
-	if cw3.Cover&(1<<23) != 0 && m.Role != src.Role {
+	if cw3.Cover&(1<<28) != 0 && m.Role != src.Role {
 		m.Role, n = src.Role, n+1
 	}
 	return n
@@ -5398,7 +6469,7 @@ func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at i
 		n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
 	}
 	cw3 := fm.Window(at + 192)
-	if cw3.Cover&(1<<23) != 0 && m.Role != src.Role {
+	if cw3.Cover&(1<<28) != 0 && m.Role != src.Role {
 		m.Role, n = src.Role, n+1
 	}
 	return n
@@ -5424,6 +6495,60 @@ func (m *ListContractsResponse) copyInAt(src *ListContractsResponse, fm *fieldma
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *ReleaseContractRequest) CopyInFields(src *ReleaseContractRequest, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_ReleaseContractRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *ReleaseContractRequest) copyInAt(src *ReleaseContractRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(ReleaseContractRequest)
+	}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id, n = src.Id, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Role != src.Role {
+		m.Role, n = src.Role, n+1
+	}
+	if win.Cover&(1<<2) != 0 && m.Reason != src.Reason {
+		m.Reason, n = src.Reason, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *ReleaseContractResponse) CopyInFields(src *ReleaseContractResponse, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_ReleaseContractResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *ReleaseContractResponse) copyInAt(src *ReleaseContractResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(ReleaseContractResponse)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Allocation.Equal(src.Allocation) {
+			m.Allocation, n = src.Allocation.Clone(), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.Allocation != nil || src.Allocation != nil) {
+		if m.Allocation == nil {
+			m.Allocation, n = new(Allocation), n+1
+		}
+		n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
+	}
+	if win.Cover&(1<<46) != 0 && m.Role != src.Role {
+		m.Role, n = src.Role, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetAllocationRequest) CopyInFields(src *GetAllocationRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetAllocationRequest_fieldSchema); m != nil && b != nil {
 		return m.copyInAt(src, b, 0, b.Window(0))
@@ -5438,6 +6563,9 @@ func (m *GetAllocationRequest) copyInAt(src *GetAllocationRequest, fm *fieldmap.
 	}
 	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
 		m.Id, n = src.Id, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Role != src.Role {
+		m.Role, n = src.Role, n+1
 	}
 	return n
 }
@@ -5465,6 +6593,9 @@ func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldma
 		}
 		n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
 	}
+	if win.Cover&(1<<46) != 0 && m.Role != src.Role {
+		m.Role, n = src.Role, n+1
+	}
 	return n
 }
 
@@ -5478,7 +6609,42 @@ func (m *ListAllocationsRequest) CopyInFields(src *ListAllocationsRequest, fm *f
 
 // copyInAt is CopyInFields from flag number at of fm's schema, win its window.
 func (m *ListAllocationsRequest) copyInAt(src *ListAllocationsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(ListAllocationsRequest)
+	}
+	if win.Cover&(1<<0) != 0 && m.Role != src.Role {
+		m.Role, n = src.Role, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *AllocationEntry) CopyInFields(src *AllocationEntry, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_AllocationEntry_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
 	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *AllocationEntry) copyInAt(src *AllocationEntry, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(AllocationEntry)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Allocation.Equal(src.Allocation) {
+			m.Allocation, n = src.Allocation.Clone(), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.Allocation != nil || src.Allocation != nil) {
+		if m.Allocation == nil {
+			m.Allocation, n = new(Allocation), n+1
+		}
+		n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
+	}
+	if win.Cover&(1<<46) != 0 && m.Role != src.Role {
+		m.Role, n = src.Role, n+1
+	}
+	return n
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
@@ -5496,6 +6662,246 @@ func (m *ListAllocationsResponse) copyInAt(src *ListAllocationsResponse, fm *fie
 	}
 	if (win.Cover|win.Below)&(1<<0) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Allocations, src.Allocations)
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *WatchAllocationRequest) CopyInFields(src *WatchAllocationRequest, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_WatchAllocationRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *WatchAllocationRequest) copyInAt(src *WatchAllocationRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(WatchAllocationRequest)
+	}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id, n = src.Id, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Role != src.Role {
+		m.Role, n = src.Role, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *WatchAllocationResponse) CopyInFields(src *WatchAllocationResponse, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_WatchAllocationResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *WatchAllocationResponse) copyInAt(src *WatchAllocationResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(WatchAllocationResponse)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Allocation.Equal(src.Allocation) {
+			m.Allocation, n = src.Allocation.Clone(), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.Allocation != nil || src.Allocation != nil) {
+		if m.Allocation == nil {
+			m.Allocation, n = new(Allocation), n+1
+		}
+		n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
+	}
+	if win.Cover&(1<<46) != 0 && m.Role != src.Role {
+		m.Role, n = src.Role, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *DeploySliceInstanceRequest) CopyInFields(src *DeploySliceInstanceRequest, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_DeploySliceInstanceRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *DeploySliceInstanceRequest) copyInAt(src *DeploySliceInstanceRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(DeploySliceInstanceRequest)
+	}
+	if win.Cover&(1<<0) != 0 && m.ContractId != src.ContractId {
+		m.ContractId, n = src.ContractId, n+1
+	}
+	if win.Cover&(1<<1) != 0 {
+		if !m.Instance.Equal(src.Instance) {
+			m.Instance, n = src.Instance.Clone(), n+1
+		}
+	} else if win.Below&(1<<1) != 0 && (m.Instance != nil || src.Instance != nil) {
+		if m.Instance == nil {
+			m.Instance, n = new(SliceInstance), n+1
+		}
+		n += m.Instance.copyInAt(src.Instance, fm, at+2, win.Shift(2))
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *DeploySliceInstanceResponse) CopyInFields(src *DeploySliceInstanceResponse, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_DeploySliceInstanceResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *DeploySliceInstanceResponse) copyInAt(src *DeploySliceInstanceResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(DeploySliceInstanceResponse)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Instance.Equal(src.Instance) {
+			m.Instance, n = src.Instance.Clone(), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.Instance != nil || src.Instance != nil) {
+		if m.Instance == nil {
+			m.Instance, n = new(SliceInstance), n+1
+		}
+		n += m.Instance.copyInAt(src.Instance, fm, at+1, win.Shift(1))
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *GetSliceInstanceRequest) CopyInFields(src *GetSliceInstanceRequest, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_GetSliceInstanceRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *GetSliceInstanceRequest) copyInAt(src *GetSliceInstanceRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(GetSliceInstanceRequest)
+	}
+	if win.Cover&(1<<0) != 0 && m.ContractId != src.ContractId {
+		m.ContractId, n = src.ContractId, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name, n = src.Name, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *GetSliceInstanceResponse) CopyInFields(src *GetSliceInstanceResponse, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_GetSliceInstanceResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *GetSliceInstanceResponse) copyInAt(src *GetSliceInstanceResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(GetSliceInstanceResponse)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Instance.Equal(src.Instance) {
+			m.Instance, n = src.Instance.Clone(), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.Instance != nil || src.Instance != nil) {
+		if m.Instance == nil {
+			m.Instance, n = new(SliceInstance), n+1
+		}
+		n += m.Instance.copyInAt(src.Instance, fm, at+1, win.Shift(1))
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *ListSliceInstancesRequest) CopyInFields(src *ListSliceInstancesRequest, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_ListSliceInstancesRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *ListSliceInstancesRequest) copyInAt(src *ListSliceInstancesRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(ListSliceInstancesRequest)
+	}
+	if win.Cover&(1<<0) != 0 && m.ContractId != src.ContractId {
+		m.ContractId, n = src.ContractId, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *ListSliceInstancesResponse) CopyInFields(src *ListSliceInstancesResponse, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_ListSliceInstancesResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *ListSliceInstancesResponse) copyInAt(src *ListSliceInstancesResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(ListSliceInstancesResponse)
+	}
+	if (win.Cover|win.Below)&(1<<0) != 0 {
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at), &m.Instances, src.Instances)
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *DeleteSliceInstanceRequest) CopyInFields(src *DeleteSliceInstanceRequest, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_DeleteSliceInstanceRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *DeleteSliceInstanceRequest) copyInAt(src *DeleteSliceInstanceRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(DeleteSliceInstanceRequest)
+	}
+	if win.Cover&(1<<0) != 0 && m.ContractId != src.ContractId {
+		m.ContractId, n = src.ContractId, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Name != src.Name {
+		m.Name, n = src.Name, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *DeleteSliceInstanceResponse) CopyInFields(src *DeleteSliceInstanceResponse, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_DeleteSliceInstanceResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *DeleteSliceInstanceResponse) copyInAt(src *DeleteSliceInstanceResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(DeleteSliceInstanceResponse)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Instance.Equal(src.Instance) {
+			m.Instance, n = src.Instance.Clone(), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.Instance != nil || src.Instance != nil) {
+		if m.Instance == nil {
+			m.Instance, n = new(SliceInstance), n+1
+		}
+		n += m.Instance.copyInAt(src.Instance, fm, at+1, win.Shift(1))
 	}
 	return n
 }
@@ -5779,6 +7185,16 @@ func (m *ListContractsResponse) DiffFields(o *ListContractsResponse) *fieldmap.F
 }
 
 // DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *ReleaseContractRequest) DiffFields(o *ReleaseContractRequest) *fieldmap.FieldMap {
+	return fieldmap.Diff(_ReleaseContractRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *ReleaseContractResponse) DiffFields(o *ReleaseContractResponse) *fieldmap.FieldMap {
+	return fieldmap.Diff(_ReleaseContractResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetAllocationRequest) DiffFields(o *GetAllocationRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetAllocationRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -5794,8 +7210,63 @@ func (m *ListAllocationsRequest) DiffFields(o *ListAllocationsRequest) *fieldmap
 }
 
 // DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *AllocationEntry) DiffFields(o *AllocationEntry) *fieldmap.FieldMap {
+	return fieldmap.Diff(_AllocationEntry_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ListAllocationsResponse) DiffFields(o *ListAllocationsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ListAllocationsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *WatchAllocationRequest) DiffFields(o *WatchAllocationRequest) *fieldmap.FieldMap {
+	return fieldmap.Diff(_WatchAllocationRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *WatchAllocationResponse) DiffFields(o *WatchAllocationResponse) *fieldmap.FieldMap {
+	return fieldmap.Diff(_WatchAllocationResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *DeploySliceInstanceRequest) DiffFields(o *DeploySliceInstanceRequest) *fieldmap.FieldMap {
+	return fieldmap.Diff(_DeploySliceInstanceRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *DeploySliceInstanceResponse) DiffFields(o *DeploySliceInstanceResponse) *fieldmap.FieldMap {
+	return fieldmap.Diff(_DeploySliceInstanceResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *GetSliceInstanceRequest) DiffFields(o *GetSliceInstanceRequest) *fieldmap.FieldMap {
+	return fieldmap.Diff(_GetSliceInstanceRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *GetSliceInstanceResponse) DiffFields(o *GetSliceInstanceResponse) *fieldmap.FieldMap {
+	return fieldmap.Diff(_GetSliceInstanceResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *ListSliceInstancesRequest) DiffFields(o *ListSliceInstancesRequest) *fieldmap.FieldMap {
+	return fieldmap.Diff(_ListSliceInstancesRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *ListSliceInstancesResponse) DiffFields(o *ListSliceInstancesResponse) *fieldmap.FieldMap {
+	return fieldmap.Diff(_ListSliceInstancesResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *DeleteSliceInstanceRequest) DiffFields(o *DeleteSliceInstanceRequest) *fieldmap.FieldMap {
+	return fieldmap.Diff(_DeleteSliceInstanceRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *DeleteSliceInstanceResponse) DiffFields(o *DeleteSliceInstanceResponse) *fieldmap.FieldMap {
+	return fieldmap.Diff(_DeleteSliceInstanceResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // DiffFields returns the flags of the fields where m and o differ, with their ancestors.
@@ -6274,8 +7745,54 @@ func (*ListContractsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListContractsResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums reports an enum field holding an undefined value: GetAllocationRequest has none.
-func (m *GetAllocationRequest) ValidateEnums() error { return nil }
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
+func (m *ReleaseContractRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.ReleaseContractRequest", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error for a flag of fm ReleaseContractRequest lacks or a list action it refuses.
+func (*ReleaseContractRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ReleaseContractRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
+func (m *ReleaseContractResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Allocation.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "fluidos.v1.ReleaseContractResponse", "allocation")
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.ReleaseContractResponse", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error for a flag of fm ReleaseContractResponse lacks or a list action it refuses.
+func (*ReleaseContractResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ReleaseContractResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
+func (m *GetAllocationRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.GetAllocationRequest", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
 
 // ValidateFields returns an error for a flag of fm GetAllocationRequest lacks or a list action it refuses.
 func (*GetAllocationRequest) ValidateFields(fm *fieldmap.FieldMap) error {
@@ -6291,6 +7808,9 @@ func (m *GetAllocationResponse) ValidateEnums() error {
 	if err := m.Allocation.ValidateEnums(); err != nil {
 		return fieldmap.EnumErrorAt(err, "fluidos.v1.GetAllocationResponse", "allocation")
 	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.GetAllocationResponse", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
 	return nil
 }
 
@@ -6299,12 +7819,41 @@ func (*GetAllocationResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _GetAllocationResponse_fieldSchema.Check(fm)
 }
 
-// ValidateEnums reports an enum field holding an undefined value: ListAllocationsRequest has none.
-func (m *ListAllocationsRequest) ValidateEnums() error { return nil }
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
+func (m *ListAllocationsRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.ListAllocationsRequest", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
 
 // ValidateFields returns an error for a flag of fm ListAllocationsRequest lacks or a list action it refuses.
 func (*ListAllocationsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListAllocationsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
+func (m *AllocationEntry) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Allocation.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "fluidos.v1.AllocationEntry", "allocation")
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.AllocationEntry", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error for a flag of fm AllocationEntry lacks or a list action it refuses.
+func (*AllocationEntry) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _AllocationEntry_fieldSchema.Check(fm)
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
@@ -6324,6 +7873,107 @@ func (m *ListAllocationsResponse) ValidateEnums() error {
 // ValidateFields returns an error for a flag of fm ListAllocationsResponse lacks or a list action it refuses.
 func (*ListAllocationsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListAllocationsResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
+func (m *WatchAllocationRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.WatchAllocationRequest", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error for a flag of fm WatchAllocationRequest lacks or a list action it refuses.
+func (*WatchAllocationRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _WatchAllocationRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
+func (m *WatchAllocationResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Allocation.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "fluidos.v1.WatchAllocationResponse", "allocation")
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.WatchAllocationResponse", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error for a flag of fm WatchAllocationResponse lacks or a list action it refuses.
+func (*WatchAllocationResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _WatchAllocationResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: DeploySliceInstanceRequest has none.
+func (m *DeploySliceInstanceRequest) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm DeploySliceInstanceRequest lacks or a list action it refuses.
+func (*DeploySliceInstanceRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeploySliceInstanceRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: DeploySliceInstanceResponse has none.
+func (m *DeploySliceInstanceResponse) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm DeploySliceInstanceResponse lacks or a list action it refuses.
+func (*DeploySliceInstanceResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeploySliceInstanceResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: GetSliceInstanceRequest has none.
+func (m *GetSliceInstanceRequest) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm GetSliceInstanceRequest lacks or a list action it refuses.
+func (*GetSliceInstanceRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _GetSliceInstanceRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: GetSliceInstanceResponse has none.
+func (m *GetSliceInstanceResponse) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm GetSliceInstanceResponse lacks or a list action it refuses.
+func (*GetSliceInstanceResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _GetSliceInstanceResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: ListSliceInstancesRequest has none.
+func (m *ListSliceInstancesRequest) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm ListSliceInstancesRequest lacks or a list action it refuses.
+func (*ListSliceInstancesRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ListSliceInstancesRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: ListSliceInstancesResponse has none.
+func (m *ListSliceInstancesResponse) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm ListSliceInstancesResponse lacks or a list action it refuses.
+func (*ListSliceInstancesResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ListSliceInstancesResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: DeleteSliceInstanceRequest has none.
+func (m *DeleteSliceInstanceRequest) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm DeleteSliceInstanceRequest lacks or a list action it refuses.
+func (*DeleteSliceInstanceRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteSliceInstanceRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: DeleteSliceInstanceResponse has none.
+func (m *DeleteSliceInstanceResponse) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm DeleteSliceInstanceResponse lacks or a list action it refuses.
+func (*DeleteSliceInstanceResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteSliceInstanceResponse_fieldSchema.Check(fm)
 }
 
 // ValidateEnums reports an enum field holding an undefined value: GetNodeRequest has none.
@@ -6766,17 +8416,53 @@ func (m *ListContractsResponse) Redacted() *ListContractsResponse {
 	return c
 }
 
+// Redact clears the fields of m marked debug_redact: ReleaseContractRequest has none.
+func (m *ReleaseContractRequest) Redact() {}
+
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ReleaseContractRequest) Redacted() *ReleaseContractRequest { return m.Clone() }
+
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *ReleaseContractResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Allocation.Redact()
+}
+
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *ReleaseContractResponse) Redacted() *ReleaseContractResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
 // Redact clears the fields of m marked debug_redact: GetAllocationRequest has none.
 func (m *GetAllocationRequest) Redact() {}
 
 // Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *GetAllocationRequest) Redacted() *GetAllocationRequest { return m.Clone() }
 
-// Redact clears the fields of m marked debug_redact: GetAllocationResponse has none.
-func (m *GetAllocationResponse) Redact() {}
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *GetAllocationResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Allocation.Redact()
+}
 
-// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
-func (m *GetAllocationResponse) Redacted() *GetAllocationResponse { return m.Clone() }
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *GetAllocationResponse) Redacted() *GetAllocationResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
 
 // Redact clears the fields of m marked debug_redact: ListAllocationsRequest has none.
 func (m *ListAllocationsRequest) Redact() {}
@@ -6784,11 +8470,177 @@ func (m *ListAllocationsRequest) Redact() {}
 // Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *ListAllocationsRequest) Redacted() *ListAllocationsRequest { return m.Clone() }
 
-// Redact clears the fields of m marked debug_redact: ListAllocationsResponse has none.
-func (m *ListAllocationsResponse) Redact() {}
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *AllocationEntry) Redact() {
+	if m == nil {
+		return
+	}
+	m.Allocation.Redact()
+}
+
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *AllocationEntry) Redacted() *AllocationEntry {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *ListAllocationsResponse) Redact() {
+	if m == nil {
+		return
+	}
+	for _, v := range m.Allocations {
+		v.Redact()
+	}
+}
+
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *ListAllocationsResponse) Redacted() *ListAllocationsResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears the fields of m marked debug_redact: WatchAllocationRequest has none.
+func (m *WatchAllocationRequest) Redact() {}
 
 // Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
-func (m *ListAllocationsResponse) Redacted() *ListAllocationsResponse { return m.Clone() }
+func (m *WatchAllocationRequest) Redacted() *WatchAllocationRequest { return m.Clone() }
+
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *WatchAllocationResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Allocation.Redact()
+}
+
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *WatchAllocationResponse) Redacted() *WatchAllocationResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *DeploySliceInstanceRequest) Redact() {
+	if m == nil {
+		return
+	}
+	m.Instance.Redact()
+}
+
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *DeploySliceInstanceRequest) Redacted() *DeploySliceInstanceRequest {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *DeploySliceInstanceResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Instance.Redact()
+}
+
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *DeploySliceInstanceResponse) Redacted() *DeploySliceInstanceResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears the fields of m marked debug_redact: GetSliceInstanceRequest has none.
+func (m *GetSliceInstanceRequest) Redact() {}
+
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *GetSliceInstanceRequest) Redacted() *GetSliceInstanceRequest { return m.Clone() }
+
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *GetSliceInstanceResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Instance.Redact()
+}
+
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *GetSliceInstanceResponse) Redacted() *GetSliceInstanceResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears the fields of m marked debug_redact: ListSliceInstancesRequest has none.
+func (m *ListSliceInstancesRequest) Redact() {}
+
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ListSliceInstancesRequest) Redacted() *ListSliceInstancesRequest { return m.Clone() }
+
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *ListSliceInstancesResponse) Redact() {
+	if m == nil {
+		return
+	}
+	for _, v := range m.Instances {
+		v.Redact()
+	}
+}
+
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *ListSliceInstancesResponse) Redacted() *ListSliceInstancesResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears the fields of m marked debug_redact: DeleteSliceInstanceRequest has none.
+func (m *DeleteSliceInstanceRequest) Redact() {}
+
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *DeleteSliceInstanceRequest) Redacted() *DeleteSliceInstanceRequest { return m.Clone() }
+
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *DeleteSliceInstanceResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Instance.Redact()
+}
+
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *DeleteSliceInstanceResponse) Redacted() *DeleteSliceInstanceResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
 
 // Redact clears the fields of m marked debug_redact: GetNodeRequest has none.
 func (m *GetNodeRequest) Redact() {}

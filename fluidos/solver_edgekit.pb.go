@@ -37,6 +37,8 @@ const (
 	SolverStatusFieldCredentialsEndpoint    = "11.3" // credentials.endpoint
 	SolverStatusFieldCredentialsKubeconfig  = "11.4" // credentials.kubeconfig
 	SolverStatusFieldCredentialsToken       = "11.5" // credentials.token
+	SolverStatusFieldCredentialsUsername    = "11.6" // credentials.username
+	SolverStatusFieldCredentialsPassword    = "11.7" // credentials.password
 	SolverStatusFieldLastChangeTime         = "12"   // last_change_time
 	SolverStatusFieldAttempts               = "13"   // attempts
 	SolverStatusFieldAttemptsCandidateId    = "13.1" // attempts.candidate_id
@@ -107,12 +109,14 @@ const (
 	SolverTimeoutsFieldDiscovery   = "1" // discovery
 	SolverTimeoutsFieldReservation = "2" // reservation
 	SolverTimeoutsFieldPurchase    = "3" // purchase
+	SolverTimeoutsFieldAllocation  = "4" // allocation
 )
 
 var _SolverTimeouts_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverTimeouts{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "discovery", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Discovery)}},
 	{Number: 2, Name: "reservation", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Reservation)}},
 	{Number: 3, Name: "purchase", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Purchase)}},
+	{Number: 4, Name: "allocation", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SolverTimeouts{}.Allocation)}},
 }}
 
 var _SolverTimeouts_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverTimeouts", _SolverTimeouts_shape, false)
@@ -263,6 +267,8 @@ const (
 	SolverFieldStatusCredentialsEndpoint             = "7.11.3"      // status.credentials.endpoint
 	SolverFieldStatusCredentialsKubeconfig           = "7.11.4"      // status.credentials.kubeconfig
 	SolverFieldStatusCredentialsToken                = "7.11.5"      // status.credentials.token
+	SolverFieldStatusCredentialsUsername             = "7.11.6"      // status.credentials.username
+	SolverFieldStatusCredentialsPassword             = "7.11.7"      // status.credentials.password
 	SolverFieldStatusLastChangeTime                  = "7.12"        // status.last_change_time
 	SolverFieldStatusAttempts                        = "7.13"        // status.attempts
 	SolverFieldStatusAttemptsCandidateId             = "7.13.1"      // status.attempts.candidate_id
@@ -295,6 +301,7 @@ const (
 	SolverFieldTimeoutsDiscovery                     = "9.1"         // timeouts.discovery
 	SolverFieldTimeoutsReservation                   = "9.2"         // timeouts.reservation
 	SolverFieldTimeoutsPurchase                      = "9.3"         // timeouts.purchase
+	SolverFieldTimeoutsAllocation                    = "9.4"         // timeouts.allocation
 	SolverFieldCreatedAt                             = "10"          // created_at
 )
 
@@ -395,6 +402,7 @@ func (m *SolverTimeouts) cloneTo(c *SolverTimeouts) *SolverTimeouts {
 	c.Discovery = fieldmap.CloneDuration(m.Discovery)
 	c.Reservation = fieldmap.CloneDuration(m.Reservation)
 	c.Purchase = fieldmap.CloneDuration(m.Purchase)
+	c.Allocation = fieldmap.CloneDuration(m.Allocation)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -494,7 +502,8 @@ func (m *SolverTimeouts) Equal(o *SolverTimeouts) bool {
 	}
 	if !fieldmap.EqualDuration(m.Discovery, o.Discovery) ||
 		!fieldmap.EqualDuration(m.Reservation, o.Reservation) ||
-		!fieldmap.EqualDuration(m.Purchase, o.Purchase) {
+		!fieldmap.EqualDuration(m.Purchase, o.Purchase) ||
+		!fieldmap.EqualDuration(m.Allocation, o.Allocation) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -533,7 +542,7 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 	if src == nil {
 		src = new(SolverStatus)
 	}
-	for x := win.Cover&0x307ff | win.Below&0x20400; x != 0; x &= x - 1 {
+	for x := win.Cover&0xc07ff | win.Below&0x80400; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			n += fieldmap.Set(&m.SolverPhase, src.SolverPhase)
@@ -566,13 +575,13 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 				}
 				n += m.Credentials.copyInAt(src.Credentials, fm, at+11, win.Shift(11))
 			}
-		case 16:
+		case 18:
 			if !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
 				m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
 				n++
 			}
-		case 17:
-			n += fieldmap.CopyMessageList(fm.ListActionAt(at+17), &m.Attempts, src.Attempts)
+		case 19:
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+19), &m.Attempts, src.Attempts)
 		}
 	}
 	return n
@@ -631,6 +640,10 @@ func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at
 		m.Purchase = fieldmap.Clone(src.Purchase)
 		n++
 	}
+	if win.Cover&(1<<3) != 0 && !fieldmap.Equal(m.Allocation, src.Allocation) {
+		m.Allocation = fieldmap.Clone(src.Allocation)
+		n++
+	}
 	return n
 }
 
@@ -684,27 +697,27 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 		n += m.Status.copyInAt(src.Status, fm, at+117, fm.Window(at+117))
 	}
 	cw2 := fm.Window(at + 128)
-	if cw2.Cover&(1<<11) != 0 {
+	if cw2.Cover&(1<<13) != 0 {
 		if !m.Configuration.Equal(src.Configuration) {
 			m.Configuration, n = src.Configuration.Clone(), n+1
 		}
-	} else if cw2.Below&(1<<11) != 0 && (m.Configuration != nil || src.Configuration != nil) {
+	} else if cw2.Below&(1<<13) != 0 && (m.Configuration != nil || src.Configuration != nil) {
 		if m.Configuration == nil {
 			m.Configuration, n = new(Configuration), n+1
 		}
-		n += m.Configuration.copyInAt(src.Configuration, fm, at+140, cw2.Shift(12))
+		n += m.Configuration.copyInAt(src.Configuration, fm, at+142, cw2.Shift(14))
 	}
-	if cw2.Cover&(1<<33) != 0 {
+	if cw2.Cover&(1<<35) != 0 {
 		if !m.Timeouts.Equal(src.Timeouts) {
 			m.Timeouts, n = src.Timeouts.Clone(), n+1
 		}
-	} else if cw2.Below&(1<<33) != 0 && (m.Timeouts != nil || src.Timeouts != nil) {
+	} else if cw2.Below&(1<<35) != 0 && (m.Timeouts != nil || src.Timeouts != nil) {
 		if m.Timeouts == nil {
 			m.Timeouts, n = new(SolverTimeouts), n+1
 		}
-		n += m.Timeouts.copyInAt(src.Timeouts, fm, at+162, cw2.Shift(34))
+		n += m.Timeouts.copyInAt(src.Timeouts, fm, at+164, cw2.Shift(36))
 	}
-	if cw2.Cover&(1<<37) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw2.Cover&(1<<40) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}

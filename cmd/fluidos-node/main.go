@@ -11,7 +11,16 @@
 //	fluidos-node --id bob --data-dir ./bob --dev-tls ./fluidos-tls \
 //	    --rear-listen 127.0.0.1:7543 --api-listen 127.0.0.1:7101 --metrics-listen 127.0.0.1:7102 --peers 127.0.0.1:7443
 //
-// SIGINT or SIGTERM stops it gracefully.
+// What a node sells is provisioned on its platform (--platform, local by
+// default: real processes under --platform-dir): a K8Slice as a cluster
+// with a quota, on which its buyer runs images of the node's catalog
+// (--image NAME=PATH); a Service as its blueprint's App (--blueprints, a
+// JSON or YAML file), whose credentials go to its buyer once it runs.
+// Contracts last --contract-lease unless their buyer renews them (an
+// edgekit buyer does, every --renew-interval).
+//
+// SIGINT or SIGTERM stops it gracefully; the processes it started keep
+// running and are adopted at its next start.
 package main
 
 import (
@@ -24,15 +33,20 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"sigs.k8s.io/yaml"
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/internal/devtls"
+	"github.com/edgekit/edgekit/platforms/local"
 )
 
 func main() {
@@ -46,7 +60,8 @@ func run(args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fluidos-node", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o node.Options
-	var etcdEndpoints, peers, apiClients, price, blueprints, tlsCert, tlsKey, tlsCA, logFormat, logLevel string
+	var etcdEndpoints, peers, apiClients, price, blueprints, flavors, portRange, tlsCert, tlsKey, tlsCA, logFormat, logLevel string
+	images := imageFlag{}
 	fs.StringVar(&o.NodeID, "id", "", "node identifier, also its certificate's Common Name (required)")
 	fs.StringVar(&o.Domain, "domain", "fluidos.local", "domain of the node")
 	fs.StringVar(&o.DataDir, "data-dir", "", "directory of the embedded etcd; its disk is what the K8Slice flavor sells (required)")
@@ -71,9 +86,19 @@ func run(args []string, stderr io.Writer) error {
 	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", 0, "default bound of a solver's discovery (default 30s)")
 	fs.DurationVar(&o.ReservationTimeout, "reservation-timeout", 0, "default bound of a solver's reservation (default 30s)")
 	fs.DurationVar(&o.PurchaseTimeout, "purchase-timeout", 0, "default bound of a solver's purchase (default 30s)")
+	fs.DurationVar(&o.AllocationTimeout, "allocation-timeout", 0, "default bound of a solver's allocation: until what it bought is provisioned (default 2m)")
+	fs.DurationVar(&o.ContractLease, "contract-lease", 0, "how long a contract this node sold lasts unless its buyer renews it (default 10m)")
+	fs.DurationVar(&o.RenewInterval, "renew-interval", 0, "how often this node renews the contracts it bought, and learns their health (default 10s)")
+	fs.DurationVar(&o.HealthInterval, "health-interval", 0, "how often what this node sold is checked, and restarted when it stopped (default 10s)")
+	fs.DurationVar(&o.OperationTimeout, "operation-timeout", 0, "bound of each provisioning operation (default 2m)")
+	fs.StringVar(&o.PlatformType, "platform", "local", "platform that provisions what this node sells: local (real processes) or fake (in memory, for demos)")
+	fs.StringVar(&o.PlatformDir, "platform-dir", "", "state directory of the platform (default: <data-dir>/platform)")
+	fs.StringVar(&portRange, "port-range", "", `ports the local platform hands out, "MIN-MAX" (default 20000-29999)`)
+	fs.Var(images, "image", "an executable buyers and blueprints may run, NAME=/absolute/path (repeatable)")
+	fs.StringVar(&flavors, "flavors", "", "JSON or YAML file of VM and Sensor flavors to publish (one object or an array, protojson)")
 	fs.Int64Var(&o.Pods, "pods", 0, "pods the K8Slice flavor offers (default 110)")
 	fs.StringVar(&price, "price", "", `price of the K8Slice flavor, "<amount> <currency> <period>" (default "1.00 EUR hourly")`)
-	fs.StringVar(&blueprints, "blueprints", "", "JSON file of service blueprints (one object or an array, protojson) created at start when absent")
+	fs.StringVar(&blueprints, "blueprints", "", "JSON or YAML file of service blueprints (one object or an array, protojson names) created at start when absent")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "how long in-flight calls may run after a stop signal")
 	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
 	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -94,6 +119,15 @@ func run(args []string, stderr io.Writer) error {
 		if o.Blueprints, err = readBlueprints(blueprints); err != nil {
 			return err
 		}
+	}
+	if flavors != "" {
+		if o.Flavors, err = readObjects(flavors, "--flavors", func() *fluidos.Flavor { return &fluidos.Flavor{} }); err != nil {
+			return err
+		}
+	}
+	o.Images = images
+	if o.PlatformProperties, err = platformProperties(portRange); err != nil {
+		return err
 	}
 	switch {
 	case tlsCert != "" || tlsKey != "" || tlsCA != "":
@@ -138,28 +172,78 @@ func parsePrice(s string) (*fluidos.Price, error) {
 	return &fluidos.Price{Amount: f[0], Currency: f[1], Period: f[2]}, nil
 }
 
-// readBlueprints reads one blueprint or an array of them (protojson).
+// readBlueprints reads one blueprint or an array of them (protojson, in
+// JSON or YAML).
 func readBlueprints(path string) ([]*fluidos.ServiceBlueprint, error) {
+	return readObjects(path, "--blueprints", func() *fluidos.ServiceBlueprint { return &fluidos.ServiceBlueprint{} })
+}
+
+// readObjects reads one object or an array of them from the file of flag
+// (protojson, in JSON or YAML).
+func readObjects[T proto.Message](path, flag string, fresh func() T) ([]T, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--blueprints: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	if b, err = yaml.YAMLToJSON(b); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
 	}
 	var raws []json.RawMessage
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
 		if err := json.Unmarshal(t, &raws); err != nil {
-			return nil, fmt.Errorf("--blueprints %s: %w", path, err)
+			return nil, fmt.Errorf("%s %s: %w", flag, path, err)
 		}
 	} else {
 		raws = []json.RawMessage{b}
 	}
-	out := make([]*fluidos.ServiceBlueprint, len(raws))
+	what := strings.TrimPrefix(flag, "--")
+	what = strings.TrimSuffix(what, "s")
+	out := make([]T, len(raws))
 	for i, r := range raws {
-		out[i] = &fluidos.ServiceBlueprint{}
+		out[i] = fresh()
 		if err := protojson.Unmarshal(r, out[i]); err != nil {
-			return nil, fmt.Errorf("--blueprints %s: blueprint %d: %w", path, i, err)
+			return nil, fmt.Errorf("%s %s: %s %d: %w", flag, path, what, i, err)
 		}
 	}
 	return out, nil
+}
+
+// imageFlag is --image NAME=PATH, repeatable.
+type imageFlag map[string]string
+
+func (f imageFlag) String() string {
+	parts := make([]string, 0, len(f))
+	for n, p := range f {
+		parts = append(parts, n+"="+p)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+func (f imageFlag) Set(v string) error {
+	name, path, ok := strings.Cut(v, "=")
+	if !ok || name == "" || path == "" {
+		return fmt.Errorf("%q: want NAME=/absolute/path", v)
+	}
+	if _, dup := f[name]; dup {
+		return fmt.Errorf("image %q given twice", name)
+	}
+	f[name] = path
+	return nil
+}
+
+// platformProperties are the local platform's properties of --port-range.
+func platformProperties(portRange string) (map[string]string, error) {
+	if portRange == "" {
+		return nil, nil
+	}
+	lo, hi, ok := strings.Cut(portRange, "-")
+	a, errA := strconv.Atoi(lo)
+	b, errB := strconv.Atoi(hi)
+	if !ok || errA != nil || errB != nil || a < 1 || b > 65535 || a > b {
+		return nil, fmt.Errorf("--port-range %q: want MIN-MAX, for example 20000-20999", portRange)
+	}
+	return map[string]string{local.PropPortMin: lo, local.PropPortMax: hi}, nil
 }
 
 func newLogger(w io.Writer, format, level string) (*slog.Logger, error) {

@@ -18,10 +18,12 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/internal/devtls"
 )
 
-var binary string
+// binary is the node, kvPath the kv image, built once by TestMain.
+var binary, kvPath string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "fluidos-node-bin")
@@ -32,6 +34,10 @@ func TestMain(m *testing.M) {
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		panic("build: " + err.Error() + "\n" + string(out))
+	}
+	if kvPath, err = nodetest.BuildKV(dir); err != nil {
+		os.RemoveAll(dir)
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -181,6 +187,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--api-listen", "0.0.0.0:7001"}, "loopback"},
 		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--blueprints", filepath.Join(dir, "absent.json")}, "--blueprints"},
 		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "extra"}, "unexpected"},
+		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--image", "kv"}, "NAME=/absolute/path"},
+		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--image", "kv=/a", "--image", "kv=/b"}, "twice"},
+		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--port-range", "30000-20000"}, "--port-range"},
+		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--flavors", filepath.Join(dir, "absent.yaml")}, "--flavors"},
 	} {
 		err := run(c.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -195,10 +205,12 @@ func TestReadBlueprints(t *testing.T) {
 	one := filepath.Join(dir, "one.json")
 	many := filepath.Join(dir, "many.json")
 	bad := filepath.Join(dir, "bad.json")
+	yml := filepath.Join(dir, "bps.yaml")
 	for path, body := range map[string]string{
 		one:  `{"id":"kv","name":"kv","maxInstances":2,"configurationSchema":{"parameters":[{"name":"password","type":"PARAMETER_TYPE_STRING","required":true}]}}`,
 		many: `[{"id":"a"},{"id":"b","hostingPolicies":["HOSTING_POLICY_PROVIDER"]}]`,
 		bad:  `[{"id":"a","nope":1}]`,
+		yml:  "- id: kv\n  templates:\n  - name: app\n    body: |\n      command: x\n",
 	} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -210,6 +222,9 @@ func TestReadBlueprints(t *testing.T) {
 	}
 	if bps, err := readBlueprints(many); err != nil || len(bps) != 2 || bps[1].GetHostingPolicies()[0] != fluidos.HostingPolicy_HOSTING_POLICY_PROVIDER {
 		t.Errorf("many: %v, %v", bps, err)
+	}
+	if bps, err := readBlueprints(yml); err != nil || len(bps) != 1 || bps[0].GetTemplates()[0].GetBody() != "command: x\n" {
+		t.Errorf("yaml: %v, %v", bps, err)
 	}
 	if _, err := readBlueprints(bad); err == nil || !strings.Contains(err.Error(), "blueprint 0") {
 		t.Errorf("bad: %v", err)
