@@ -9,11 +9,12 @@ package shopv1
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	slices "slices"
+	unsafe "unsafe"
 )
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion1
+const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of OrderKey: dot-joined field numbers from OrderKey.
 const (
@@ -21,24 +22,22 @@ const (
 	OrderKeyFieldId    = "2" // id
 )
 
-var _OrderKey_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "store"},
-	{Number: 2, Name: "id"},
+var _OrderKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(OrderKey{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "store", Off: unsafe.Offsetof(OrderKey{}.Store), Op: fieldmap.OpString},
+	{Number: 2, Name: "id", Off: unsafe.Offsetof(OrderKey{}.Id), Op: fieldmap.OpString},
 }}
 
 var _OrderKey_fieldSchema = fieldmap.NewShapeSchema("shop.v1.OrderKey", _OrderKey_shape, false)
 
-// OrderKeyAllFields lists the leaf flags of OrderKey: together they
-// select every field.
+// OrderKeyAllFields lists the leaf flags of OrderKey, which select every field.
 var OrderKeyAllFields = slices.Clone(_OrderKey_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of OrderKey.
 func (*OrderKey) FieldSchema() *fieldmap.Schema { return _OrderKey_fieldSchema }
 
-// NewOrderKeyFieldMap returns a FieldMap of OrderKey holding flags; the
-// error names the first flag OrderKey does not have.
+// NewOrderKeyFieldMap returns a FieldMap of OrderKey holding flags, or an error naming the first it lacks.
 func NewOrderKeyFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _OrderKey_fieldSchema.New(flags...)
+	return _OrderKey_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Order: dot-joined field numbers from Order.
@@ -53,31 +52,29 @@ const (
 	OrderFieldCardNumber    = "4"   // card_number
 )
 
-var _Line_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "sku"},
-	{Number: 2, Name: "quantity"},
+var _Line_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Line{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "sku", Off: unsafe.Offsetof(Line{}.Sku), Op: fieldmap.OpString},
+	{Number: 2, Name: "quantity", Off: unsafe.Offsetof(Line{}.Quantity), Op: fieldmap.OpUint32},
 }}
 
-var _Order_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _OrderKey_shape},
-	{Number: 2, Name: "lines", Kind: fieldmap.KindList, Sub: _Line_shape},
-	{Number: 3, Name: "note"},
-	{Number: 4, Name: "card_number"},
+var _Order_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Order{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _OrderKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Order{}.Key)}},
+	{Number: 2, Name: "lines", Kind: fieldmap.KindList, Sub: _Line_shape, Value: &fieldmap.MessageList[*Line]{Off: unsafe.Offsetof(Order{}.Lines)}},
+	{Number: 3, Name: "note", Off: unsafe.Offsetof(Order{}.Note), Op: fieldmap.OpString},
+	{Number: 4, Name: "card_number", Off: unsafe.Offsetof(Order{}.CardNumber), Op: fieldmap.OpString},
 }}
 
 var _Order_fieldSchema = fieldmap.NewShapeSchema("shop.v1.Order", _Order_shape, false)
 
-// OrderAllFields lists the leaf flags of Order: together they
-// select every field.
+// OrderAllFields lists the leaf flags of Order, which select every field.
 var OrderAllFields = slices.Clone(_Order_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Order.
 func (*Order) FieldSchema() *fieldmap.Schema { return _Order_fieldSchema }
 
-// NewOrderFieldMap returns a FieldMap of Order holding flags; the
-// error names the first flag Order does not have.
+// NewOrderFieldMap returns a FieldMap of Order holding flags, or an error naming the first it lacks.
 func NewOrderFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Order_fieldSchema.New(flags...)
+	return _Order_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
 // Field flags of Line: dot-joined field numbers from Line.
@@ -88,60 +85,52 @@ const (
 
 var _Line_fieldSchema = fieldmap.NewShapeSchema("shop.v1.Line", _Line_shape, false)
 
-// LineAllFields lists the leaf flags of Line: together they
-// select every field.
+// LineAllFields lists the leaf flags of Line, which select every field.
 var LineAllFields = slices.Clone(_Line_fieldSchema.Leaves())
 
 // FieldSchema returns the field flags of Line.
 func (*Line) FieldSchema() *fieldmap.Schema { return _Line_fieldSchema }
 
-// NewLineFieldMap returns a FieldMap of Line holding flags; the
-// error names the first flag Line does not have.
+// NewLineFieldMap returns a FieldMap of Line holding flags, or an error naming the first it lacks.
 func NewLineFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
-	return _Line_fieldSchema.New(flags...)
+	return _Line_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *OrderKey) Clone() *OrderKey {
 	if m == nil {
 		return nil
 	}
-	c := new(OrderKey)
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(OrderKey))
 }
 
-// cloneTo makes c, a zero OrderKey, a deep copy of m, which is not nil.
-func (m *OrderKey) cloneTo(c *OrderKey) {
+// cloneTo makes c, a zero OrderKey, a deep copy of m, which is not nil, and returns c.
+func (m *OrderKey) cloneTo(c *OrderKey) *OrderKey {
 	c.Store = m.Store
 	c.Id = m.Id
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *Order) Clone() *Order {
 	if m == nil {
 		return nil
 	}
-	c := new(Order)
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Order))
 }
 
-// cloneTo makes c, a zero Order, a deep copy of m, which is not nil.
-func (m *Order) cloneTo(c *Order) {
+// cloneTo makes c, a zero Order, a deep copy of m, which is not nil, and returns c.
+func (m *Order) cloneTo(c *Order) *Order {
 	c.Key = m.Key.Clone()
 	if s := m.Lines; s != nil {
 		out := make([]*Line, len(s))
 		blk := make([]Line, len(s))
 		for i, v := range s {
 			if v != nil {
-				v.cloneTo(&blk[i])
-				out[i] = &blk[i]
+				out[i] = v.cloneTo(&blk[i])
 			}
 		}
 		c.Lines = out
@@ -151,56 +140,43 @@ func (m *Order) cloneTo(c *Order) {
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
-// Clone returns a deep copy of m, unknown fields included; a nil m gives
-// nil. The copy shares no pointer, slice or map with m.
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *Line) Clone() *Line {
 	if m == nil {
 		return nil
 	}
-	c := new(Line)
-	m.cloneTo(c)
-	return c
+	return m.cloneTo(new(Line))
 }
 
-// cloneTo makes c, a zero Line, a deep copy of m, which is not nil.
-func (m *Line) cloneTo(c *Line) {
+// cloneTo makes c, a zero Line, a deep copy of m, which is not nil, and returns c.
+func (m *Line) cloneTo(c *Line) *Line {
 	c.Sku = m.Sku
 	c.Quantity = m.Quantity
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
+	return c
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *OrderKey) Equal(o *OrderKey) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
 	}
-	if m == o {
-		return true
-	}
-	if m.Store != o.Store {
-		return false
-	}
-	if m.Id != o.Id {
+	if m.Store != o.Store ||
+		m.Id != o.Id {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Order) Equal(o *Order) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
-	}
-	if m == o {
-		return true
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
 	}
 	if !m.Key.Equal(o.Key) {
 		return false
@@ -213,371 +189,150 @@ func (m *Order) Equal(o *Order) bool {
 			return false
 		}
 	}
-	if m.Note != o.Note {
-		return false
-	}
-	if m.CardNumber != o.CardNumber {
+	if m.Note != o.Note ||
+		m.CardNumber != o.CardNumber {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// Equal reports whether m and o are equal under proto.Equal's rules: NaN
-// equals NaN, presence matters, nil and empty lists, maps and bytes without
-// presence are equal, unknown fields must match. nil equals only nil.
+// Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *Line) Equal(o *Line) bool {
-	if m == nil || o == nil {
-		return m == nil && o == nil
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
 	}
-	if m == o {
-		return true
-	}
-	if m.Sku != o.Sku {
-		return false
-	}
-	if m.Quantity != o.Quantity {
+	if m.Sku != o.Sku ||
+		m.Quantity != o.Quantity {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: OrderKey does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// OrderKey or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *OrderKey) CopyInFields(src *OrderKey, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_OrderKey_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_OrderKey_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0)
+	return 0
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// OrderKey being number at of fm's schema.
-func (m *OrderKey) copyInAt(src *OrderKey, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
-		return 0
-	}
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *OrderKey) copyInAt(src *OrderKey, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(OrderKey)
 	}
-	n := 0
-	if cw&(1<<0) != 0 && m.Store != src.Store {
-		m.Store = src.Store
-		n++
+	if win.Cover&(1<<0) != 0 && m.Store != src.Store {
+		m.Store, n = src.Store, n+1
 	}
-	if cw&(1<<1) != 0 && m.Id != src.Id {
-		m.Id = src.Id
-		n++
+	if win.Cover&(1<<1) != 0 && m.Id != src.Id {
+		m.Id, n = src.Id, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Order does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Order or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Order) CopyInFields(src *Order, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Order_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Order_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0)
+	return 0
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Order being number at of fm's schema.
-func (m *Order) copyInAt(src *Order, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
-		return 0
-	}
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *Order) copyInAt(src *Order, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Order)
 	}
-	n := 0
-	if cw&(1<<0) != 0 {
+	if win.Cover&(1<<0) != 0 {
 		if !m.Key.Equal(src.Key) {
-			m.Key = src.Key.Clone()
-			n++
+			m.Key, n = src.Key.Clone(), n+1
 		}
-	} else if bw&(1<<0) != 0 {
-		if m.Key != nil || src.Key != nil {
-			if m.Key == nil {
-				m.Key = new(OrderKey)
-				n++
-			}
-			n += m.Key.copyInAt(src.Key, fm, at+1)
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		if m.Key == nil {
+			m.Key, n = new(OrderKey), n+1
 		}
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
 	}
-	if (cw|bw)&(1<<3) != 0 {
-		if a := fm.ListActionAt(at + 3); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Lines, src.Lines, (*Line).Equal, (*Line).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Lines, src.Lines, (*Line).Equal) {
-			if len(src.Lines) == 0 {
-				m.Lines = nil
-			} else {
-				m.Lines = fieldmap.CloneListFunc(src.Lines, (*Line).Clone)
-			}
-			n++
-		}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Lines, src.Lines)
 	}
-	if cw&(1<<6) != 0 && m.Note != src.Note {
-		m.Note = src.Note
-		n++
+	if win.Cover&(1<<6) != 0 && m.Note != src.Note {
+		m.Note, n = src.Note, n+1
 	}
-	if cw&(1<<7) != 0 && m.CardNumber != src.CardNumber {
-		m.CardNumber = src.CardNumber
-		n++
+	if win.Cover&(1<<7) != 0 && m.CardNumber != src.CardNumber {
+		m.CardNumber, n = src.CardNumber, n+1
 	}
 	return n
 }
 
-// copyInAt copies the fields of src flagged in fm into m, the first flag of
-// Line being number at of fm's schema.
-func (m *Line) copyInAt(src *Line, fm *fieldmap.FieldMap, at int) int {
-	cw, bw := fm.Windows(at)
-	if cw|bw == 0 {
-		return 0
-	}
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *Line) copyInAt(src *Line, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
 	if src == nil {
 		src = new(Line)
 	}
-	n := 0
-	if cw&(1<<0) != 0 && m.Sku != src.Sku {
-		m.Sku = src.Sku
-		n++
+	if win.Cover&(1<<0) != 0 && m.Sku != src.Sku {
+		m.Sku, n = src.Sku, n+1
 	}
-	if cw&(1<<1) != 0 && m.Quantity != src.Quantity {
-		m.Quantity = src.Quantity
-		n++
+	if win.Cover&(1<<1) != 0 && m.Quantity != src.Quantity {
+		m.Quantity, n = src.Quantity, n+1
 	}
 	return n
 }
 
-// CopyInFields copies the fields of src flagged in fm into m and returns how
-// many fields changed, so that 0 means m is unchanged. A nil src reads as an
-// empty message; a nil m does nothing and returns 0.
-//
-// The flag of a message field copies the whole sub-message; flags below it
-// copy only those fields, creating the sub-message in m when src has one.
-// Any flag at or below a repeated or map field copies the whole field
-// (replacing it: Line does not enable list actions).
-// Fields with explicit presence and oneof members copy their presence. After
-// the call m shares no pointer, slice or map with src. fm must be a map of
-// Line or bound to no schema: a map of another message panics.
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Line) CopyInFields(src *Line, fm *fieldmap.FieldMap) int {
-	b := fm.Bind(_Line_fieldSchema)
-	if m == nil || b == nil {
-		return 0
+	if b := fm.Bind(_Line_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
 	}
-	return m.copyInAt(src, b, 0)
+	return 0
 }
 
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of OrderKey:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *OrderKey) DiffFields(o *OrderKey) *fieldmap.FieldMap {
-	fm := _OrderKey_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_OrderKey_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// OrderKey being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *OrderKey) diffAt(o *OrderKey, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(OrderKey)
-	}
-	if o == nil {
-		o = new(OrderKey)
-	}
-	c := false
-	if m.Store != o.Store {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Id != o.Id {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Order:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Order) DiffFields(o *Order) *fieldmap.FieldMap {
-	fm := _Order_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Order_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Order being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Order) diffAt(o *Order, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Order)
-	}
-	if o == nil {
-		o = new(Order)
-	}
-	c := false
-	if (m.Key == nil) != (o.Key == nil) || m.Key != nil && m.Key.diffAt(o.Key, fm, at+1) {
-		fm.SetAt(at)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.Lines, o.Lines, (*Line).Equal) {
-		fm.SetAt(at + 3)
-		c = true
-	}
-	if m.Note != o.Note {
-		fm.SetAt(at + 6)
-		c = true
-	}
-	if m.CardNumber != o.CardNumber {
-		fm.SetAt(at + 7)
-		c = true
-	}
-	return c
-}
-
-// diffAt sets in fm the flags where m and o differ, the first flag of
-// Line being number at of fm's schema, and reports whether
-// it set any. A nil message reads as empty.
-func (m *Line) diffAt(o *Line, fm *fieldmap.FieldMap, at int) bool {
-	if m == nil {
-		m = new(Line)
-	}
-	if o == nil {
-		o = new(Line)
-	}
-	c := false
-	if m.Sku != o.Sku {
-		fm.SetAt(at)
-		c = true
-	}
-	if m.Quantity != o.Quantity {
-		fm.SetAt(at + 1)
-		c = true
-	}
-	return c
-}
-
-// DiffFields returns the flags of the fields where m and o differ under
-// proto.Equal's rules, with their ancestors, bound to the schema of Line:
-// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
-// as an empty message; the result is never nil. Unknown fields are not
-// compared.
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *Line) DiffFields(o *Line) *fieldmap.FieldMap {
-	fm := _Line_fieldSchema.NewFieldMap()
-	m.diffAt(o, fm, 0)
-	return fm
+	return fieldmap.Diff(_Line_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *OrderKey) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: OrderKey has none.
+func (m *OrderKey) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag OrderKey does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error for a flag of fm OrderKey lacks or a list action it refuses.
 func (*OrderKey) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _OrderKey_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Order) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Order has none.
+func (m *Order) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Order does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error for a flag of fm Order lacks or a list action it refuses.
 func (*Order) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Order_fieldSchema.Check(fm)
 }
 
-// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
-// field of m (by field number, depth first, list elements by index, map
-// entries by key) holding a value its enum does not define, or nil. A nil
-// m is valid.
-func (m *Line) ValidateEnums() error {
-	if m == nil {
-		return nil
-	}
-	return nil
-}
+// ValidateEnums reports an enum field holding an undefined value: Line has none.
+func (m *Line) ValidateEnums() error { return nil }
 
-// ValidateFields returns an error when fm holds a flag Line does not
-// have, or a list action on a flag that is not a list or map of a message
-// enabling list actions; a nil fm is valid. The error matches
-// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+// ValidateFields returns an error for a flag of fm Line lacks or a list action it refuses.
 func (*Line) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _Line_fieldSchema.Check(fm)
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *OrderKey) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: OrderKey has none.
+func (m *OrderKey) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *OrderKey) Redacted() *OrderKey {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *OrderKey) Redacted() *OrderKey { return m.Clone() }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
+// Redact clears every field of m marked debug_redact, at every depth.
 func (m *Order) Redact() {
 	if m == nil {
 		return
@@ -585,9 +340,7 @@ func (m *Order) Redact() {
 	m.CardNumber = ""
 }
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *Order) Redacted() *Order {
 	if m == nil {
 		return nil
@@ -597,26 +350,11 @@ func (m *Order) Redacted() *Order {
 	return c
 }
 
-// Redact clears every field of m marked debug_redact, at every depth:
-// through message fields, oneofs, list elements and map values. A nil m is
-// left alone.
-func (m *Line) Redact() {
-	if m == nil {
-		return
-	}
-}
+// Redact clears the fields of m marked debug_redact: Line has none.
+func (m *Line) Redact() {}
 
-// Redacted returns a deep copy of m with every field marked debug_redact
-// cleared, leaving m untouched: what to log or hand to a less trusted
-// party. A nil m gives nil.
-func (m *Line) Redacted() *Line {
-	if m == nil {
-		return nil
-	}
-	c := m.Clone()
-	c.Redact()
-	return c
-}
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *Line) Redacted() *Line { return m.Clone() }
 
 // GetKeyString renders the object key of m (field key) as a string that
 // ParseOrderKeyString reads back: "name=value" pairs of every key field, in
