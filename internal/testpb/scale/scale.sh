@@ -2,18 +2,22 @@
 # Generates and builds the generator's scale cases in a throwaway module:
 # a chain of DEPTH nested messages (Mi { M(i+1) next = 1; string v = 2;
 # optional int64 o = 3; }) and one message of FIELDS mixed fields, with
-# protoc-gen-go and protoc-gen-go-edgekit. Prints the generation time, the
-# generated lines and the build time of each. Needs buf and protoc-gen-go
-# on PATH (make tools).
-#   internal/testpb/scale/scale.sh [DEPTH [FIELDS]]
+# protoc-gen-go and protoc-gen-go-edgekit, and one message of OPTIONALS
+# optional int32 fields. Prints the generation time, the generated lines
+# and bytes, and the build time and peak memory of each. Needs buf and
+# protoc-gen-go on PATH (make tools) and GNU time at /usr/bin/time.
+#   internal/testpb/scale/scale.sh [DEPTH [FIELDS [OPTIONALS [CASES]]]]
+# CASES is a space-separated subset of "chain wide opt" (all by default).
 set -euo pipefail
 depth=${1:-200}
 fields=${2:-5000}
+optionals=${3:-1000}
+cases=${4:-chain wide opt}
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -o "$tmp/bin/protoc-gen-go-edgekit" "$root/cmd/protoc-gen-go-edgekit"
-mkdir -p "$tmp/in/chain" "$tmp/in/wide"
+mkdir -p "$tmp/in/chain" "$tmp/in/wide" "$tmp/in/opt"
 {
 	echo 'syntax = "proto3";'
 	echo 'package scale.chain;'
@@ -35,6 +39,16 @@ mkdir -p "$tmp/in/chain" "$tmp/in/wide"
 	done
 	echo '}'
 } >"$tmp/in/wide/wide.proto"
+{
+	echo 'syntax = "proto3";'
+	echo 'package scale.opt;'
+	echo 'option go_package = "example.com/scale/opt";'
+	echo 'message Opt {'
+	for ((i = 1; i <= optionals; i++)); do
+		echo "  optional int32 o$i = $i;"
+	done
+	echo '}'
+} >"$tmp/in/opt/opt.proto"
 echo 'version: v2' >"$tmp/in/buf.yaml"
 cat >"$tmp/buf.gen.yaml" <<YAML
 version: v2
@@ -49,13 +63,16 @@ YAML
 mkdir -p "$tmp/out"
 printf 'module example.com\n\ngo 1.26\n\nrequire (\n\tgithub.com/edgekit/edgekit v0.0.0\n\tgoogle.golang.org/protobuf v1.36.12\n)\n\nreplace github.com/edgekit/edgekit => %s\n' "$root" >"$tmp/out/go.mod"
 cp "$root/go.sum" "$tmp/out/go.sum"
-# CPU seconds (user+sys) and wall seconds of each step: on a shared machine
-# the CPU time is the figure to compare.
-TIMEFORMAT='%U+%S s CPU, %R s wall'
+# CPU seconds (user+sys), wall seconds and peak resident memory of each
+# step (of its largest process): on a shared machine the CPU time is the
+# figure to compare.
+measure() { /usr/bin/time -f '%U+%S s CPU, %e s wall, %M KB peak RSS' "$@"; }
 (cd "$tmp/out" && GOFLAGS=-mod=mod GOPROXY=off go build github.com/edgekit/edgekit/fieldmap google.golang.org/protobuf/proto)
-for c in chain wide; do
+for c in $cases; do
 	echo "$c: generate:"
-	time (cd "$tmp" && buf generate in --template buf.gen.yaml --path "in/$c")
+	(cd "$tmp" && measure buf generate in --template buf.gen.yaml --path "in/$c")
 	echo "$c: $(cat "$tmp/out/scale/$c"/*_edgekit.pb.go | wc -l) lines, $(cat "$tmp/out/scale/$c"/*_edgekit.pb.go | wc -c) bytes of edgekit code; go build:"
-	time (cd "$tmp/out" && GOFLAGS=-mod=mod GOPROXY=off go build "./scale/$c")
+	# A file unique to this run, so that the build cache cannot answer.
+	echo "package $c // $(date +%s%N)" >"$tmp/out/scale/$c/nonce.go"
+	(cd "$tmp/out" && GOFLAGS=-mod=mod GOPROXY=off measure go build "./scale/$c")
 done
