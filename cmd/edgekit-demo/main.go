@@ -22,11 +22,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/edgekit/edgekit/internal/cmdutil"
+	"github.com/edgekit/edgekit/internal/demoapp"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		os.Exit(serve(os.Getenv("PORT"), os.Stdout))
+		os.Exit(cmdutil.Run("serve", demoapp.Main, os.Args[2:], os.Stderr))
 	}
 	fs := flag.NewFlagSet("edgekit-demo", flag.ContinueOnError)
 	stateDir := fs.String("state-dir", "", "directory for the local platform's state (default: a temporary directory, removed at the end)")
