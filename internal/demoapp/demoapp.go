@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/edgekit/edgekit/internal/cmdutil"
@@ -62,4 +63,29 @@ func Handler(greeting string) http.Handler {
 		fmt.Fprintf(w, "%s from pid %d\n", greeting, os.Getpid())
 	})
 	return mux
+}
+
+// Get returns the body of a GET of url (trimmed; at most 4 KiB read),
+// within 10s and without any proxy: how the demos call the application.
+// An answer other than 200 OK is an error.
+func Get(ctx context.Context, url string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := (&http.Client{Transport: &http.Transport{Proxy: nil}}).Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return strings.TrimSpace(string(b)), nil
 }
