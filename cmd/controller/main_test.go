@@ -163,7 +163,10 @@ func field(jsonLine, name string) string {
 
 func TestBadFlags(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{}, {"--data-dir", t.TempDir(), "--log-format", "xml"}, {"--data-dir", t.TempDir(), "extra"}} {
+	for _, args := range [][]string{{}, {"--data-dir", t.TempDir(), "--log-format", "xml"}, {"--data-dir", t.TempDir(), "extra"},
+		{"--data-dir", t.TempDir(), "--fluidos-dev-tls", t.TempDir()},
+		{"--data-dir", t.TempDir(), "--fluidos-nodes", "127.0.0.1:1"},
+		{"--data-dir", t.TempDir(), "--fluidos-nodes", "127.0.0.1:1", "--fluidos-dev-tls", t.TempDir(), "--fluidos-tls-ca-file", "x"}} {
 		if err := controller.Main(context.Background(), args, io.Discard); err == nil {
 			t.Errorf("Main(%q) succeeded", args)
 		}

@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -152,6 +156,13 @@ func TestUpTourAndCleanShutdown(t *testing.T) {
 	if out := s.run(30*time.Second, ctlBin, "show", "appinsts"); strings.Contains(out, "tour-") || !strings.Contains(out, "keeper") {
 		t.Fatalf("after the tour, want keeper alone:\n%s", out)
 	}
+	// The status page shows the contract the tour bought, on both nodes.
+	snap := statusSnapshot(t, info)
+	for _, want := range []string{`"kind":"Contract","key":"consumer/c-`, `"kind":"Contract","key":"provider/c-`, `"key":"name=keeper,organization=dev"`} {
+		if !strings.Contains(snap, want) {
+			t.Errorf("the status page lacks %s:\n%s", want, snap)
+		}
+	}
 
 	// Ctrl-C: everything stops.
 	keeperPid, _ := strconv.Atoi(keeper.RuntimeInfo.Pids[0])
@@ -194,4 +205,43 @@ func TestUpTourAndCleanShutdown(t *testing.T) {
 	}
 	up.interrupt(60 * time.Second)
 	s.checkStopped(info, nil, nil)
+}
+
+// statusSnapshot logs in to the region's status page as admin and returns
+// the first snapshot of its event stream.
+func statusSnapshot(t *testing.T, info *region.Info) string {
+	t.Helper()
+	tok, err := os.ReadFile(info.AdminTokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Jar: jar, Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	resp, err := c.PostForm(info.StatusPage+"login", url.Values{"token": {strings.TrimSpace(string(tok))}})
+	if err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("status page login: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	// Rows come from the sources as they poll: wait for the contracts.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := c.Get(info.StatusPage + "events")
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := ""
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "data: ") {
+				line = sc.Text()
+				break
+			}
+		}
+		resp.Body.Close()
+		if strings.Count(line, `"kind":"Contract"`) >= 2 || time.Now().After(deadline) {
+			return line
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }

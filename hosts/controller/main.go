@@ -25,6 +25,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	var o Options
 	var etcdEndpoints string
 	var hf cmdutil.HostFlags
+	var ff fluidosFlags
 	fs.StringVar(&o.DataDir, "data-dir", "", "directory for the embedded etcd, the admin token and development certificates (required)")
 	fs.StringVar(&o.Region, "region", "local", "name of the region")
 	fs.StringVar(&o.Listen, "listen", "127.0.0.1:55001", "address of the gRPC API")
@@ -43,6 +44,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.TokensFile, "tokens-file", "", "file of API tokens, one \"<token> admin|ccrm|org:<organization>\" per line")
 	fs.DurationVar(&o.Notify.KeepaliveInterval, "notify-keepalive", 10*time.Second, "CRMs hear from the controller at least this often")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "how long in-flight calls may run after a stop signal")
+	ff.register(fs)
 	hf.Register(fs)
 	err := cmdutil.Parse(fs, args)
 	if err != nil {
@@ -65,6 +67,12 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	o.Logger = log
+	srcs, closeSources, err := ff.sources(log)
+	if err != nil {
+		return err
+	}
+	defer closeSources()
+	o.UISources = srcs
 	defer hf.Done()
 	o.Ready = func(r *Running) {
 		files := map[string]string{"admin-token": r.AdminTokenFile}

@@ -67,7 +67,8 @@ func (u *upRun) start(ctx context.Context) error {
 		}, &wg, &errs)
 	}
 	ctrl := u.add("controller", "controller", "--data-dir", u.l.controller(), "--region", RegionName, "--dev-tls",
-		"--listen", u.ports.controllerAPI, "--http-listen", u.ports.controllerHTTP)
+		"--listen", u.ports.controllerAPI, "--http-listen", u.ports.controllerHTTP,
+		"--fluidos-nodes", u.ports.nodes[Provider].api+","+u.ports.nodes[Consumer].api, "--fluidos-dev-tls", u.l.fluidosTLS())
 	if err := ctrl.start(); err != nil {
 		return err
 	}
