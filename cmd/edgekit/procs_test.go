@@ -46,13 +46,13 @@ func TestMain(m *testing.M) {
 // directories and TMPDIR point into it, so that what they write outside
 // the region's state directory can be listed.
 type sandbox struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	state string
 	env   []string
 }
 
-func newSandbox(t *testing.T) *sandbox {
+func newSandbox(t testing.TB) *sandbox {
 	dir := t.TempDir()
 	s := &sandbox{t: t, dir: dir, state: filepath.Join(dir, "state")}
 	for _, d := range []string{"home", "tmp"} {
@@ -160,7 +160,7 @@ func (s *sandbox) try(timeout time.Duration, bin string, args ...string) (string
 
 // upProc is a running "edgekit up".
 type upProc struct {
-	t     *testing.T
+	t     testing.TB
 	cmd   *exec.Cmd
 	done  chan struct{}
 	mu    sync.Mutex

@@ -245,3 +245,42 @@ func statusSnapshot(t *testing.T, info *region.Info) string {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// BenchmarkUpToReady measures edgekit up from its start to "region
+// ready" (the binary built), on a new state directory and on resuming
+// one; each iteration stops the region again (not timed).
+func BenchmarkUpToReady(b *testing.B) {
+	for _, resume := range []bool{false, true} {
+		name := "new"
+		if resume {
+			name = "resume"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := newSandbox(b)
+			if resume {
+				s.startUp().interruptAfter("region ready in", b)
+			}
+			for b.Loop() {
+				if !resume {
+					b.StopTimer()
+					if out, err := s.try(time.Minute, "rm", "-rf", s.state); err != nil {
+						b.Fatalf("%v %s", err, out)
+					}
+					b.StartTimer()
+				}
+				up := s.startUp()
+				up.waitLine("region ready in", 90*time.Second)
+				b.StopTimer()
+				up.interrupt(60 * time.Second)
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// interruptAfter waits for a line, then stops up.
+func (u *upProc) interruptAfter(line string, tb testing.TB) {
+	tb.Helper()
+	u.waitLine(line, 90*time.Second)
+	u.interrupt(60 * time.Second)
+}

@@ -24,11 +24,9 @@ var tourApp = &edgeproto.AppKey{Organization: Developer, Name: "tour-web", Versi
 
 // tour is one run of Tour.
 type tour struct {
-	info  *Info
-	out   *printer
-	api   *api
-	step  int
-	steps int
+	info *Info
+	out  *printer
+	api  *api
 }
 
 // Tour runs the scripted tour against a running region, printing its
@@ -44,10 +42,12 @@ func Tour(ctx context.Context, info *Info, out io.Writer) error {
 		return err
 	}
 	defer a.Close()
-	t := &tour{info: info, out: newPrinter(out), api: a, steps: 6}
+	t := &tour{info: info, out: newPrinter(out), api: a}
 	t.out.printf("the tour of region %q (%s)\n", info.Region, info.StatusPage)
-	t.cleanUp(ctx, true)
-	for _, s := range []struct {
+	if err := t.cleanUp(ctx, true); err != nil {
+		return fmt.Errorf("cleaning up what an earlier tour left: %w", err)
+	}
+	steps := []struct {
 		title string
 		run   func(context.Context) error
 	}{
@@ -56,9 +56,9 @@ func Tour(ctx context.Context, info *Info, out io.Writer) error {
 		{"an update of the application, rolled out to its instances", t.update},
 		{"a Service bought from the provider node through a solver", t.buyService},
 		{"clean-up", func(ctx context.Context) error { return t.cleanUp(ctx, false) }},
-	} {
-		t.step++
-		t.out.printf("\n%d/%d %s\n", t.step, t.steps-1, s.title)
+	}
+	for i, s := range steps {
+		t.out.printf("\n%d/%d %s\n", i+1, len(steps), s.title)
 		if err := s.run(ctx); err != nil {
 			return err
 		}

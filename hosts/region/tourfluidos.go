@@ -66,7 +66,7 @@ func (t *tour) buyService(ctx context.Context) error {
 			phaseName(st.GetDiscoveryPhase()), phaseName(st.GetReservationPhase()), phaseName(st.GetPurchasePhase()), st.GetMessage())
 		if line != printed {
 			printed = line
-			t.out.printf("  %-22s %s %5.1fs\n", "solver "+tourSolver, line, time.Since(start).Seconds())
+			t.out.printf("  %-22s %-110s %5.1fs\n", "solver "+tourSolver, line, time.Since(start).Seconds())
 		}
 	}
 	st := last.GetStatus()
