@@ -141,13 +141,3 @@ func freeAddr(taken map[string]bool) (string, error) {
 	}
 	return "", fmt.Errorf("no free port between 10000 and 19999 in 200 tries: %w", err)
 }
-
-// all lists every address, for the check that they are released.
-func (p ports) all() []string {
-	out := []string{p.controllerAPI, p.controllerHTTP, p.crmMetrics, p.ccrmMetrics[0], p.ccrmMetrics[1]}
-	for _, id := range []string{Provider, Consumer} {
-		n := p.nodes[id]
-		out = append(out, n.rear, n.api, n.metrics)
-	}
-	return out
-}

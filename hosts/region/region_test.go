@@ -197,3 +197,13 @@ func TestBusyPorts(t *testing.T) {
 		t.Errorf("busy %v, want %s", busy, l.Addr())
 	}
 }
+
+// all lists every address.
+func (p ports) all() []string {
+	out := []string{p.controllerAPI, p.controllerHTTP, p.crmMetrics, p.ccrmMetrics[0], p.ccrmMetrics[1]}
+	for _, id := range []string{Provider, Consumer} {
+		n := p.nodes[id]
+		out = append(out, n.rear, n.api, n.metrics)
+	}
+	return out
+}

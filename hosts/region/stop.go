@@ -69,7 +69,7 @@ func (u *upRun) stop() error {
 	if n := stopLeftovers(u.l.dir, 5*time.Second); n > 0 {
 		u.out.event("stopped", fmt.Sprintf("%d leftover processes", n), "application processes still running under "+u.l.dir)
 	}
-	if busy := busyPorts(append(u.ports.all(), appPorts...), 3*time.Second); len(busy) > 0 {
+	if busy := busyPorts(append(u.listened(), appPorts...), 3*time.Second); len(busy) > 0 {
 		errs.add(fmt.Errorf("ports still in use after the stop: %s", strings.Join(busy, " ")))
 	}
 	err := errs.err()
@@ -78,4 +78,20 @@ func (u *upRun) stop() error {
 			u.out.since().Seconds(), u.l.dir)
 	}
 	return err
+}
+
+// listened lists the addresses the region's processes said they listened
+// on (in their ready files).
+func (u *upRun) listened() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []string
+	for _, p := range u.procs {
+		p.mu.Lock()
+		for _, a := range p.state.Listeners {
+			out = append(out, a)
+		}
+		p.mu.Unlock()
+	}
+	return out
 }

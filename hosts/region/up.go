@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -79,8 +80,13 @@ func Up(ctx context.Context, o Options) error {
 		return err
 	}
 	err = u.start(ctx)
-	if err == nil {
+	switch {
+	case err == nil:
 		err = u.serve(ctx)
+	case ctx.Err() != nil:
+		err = nil // interrupted while starting: a stop like any other
+	case strings.Contains(err.Error(), "address already in use"):
+		err = fmt.Errorf("%w\nanother program listens on a port of the region: stop it, or give --base-port (0 picks free ports)", err)
 	}
 	return errors.Join(err, u.stop())
 }
