@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -161,6 +162,26 @@ func TestUpTourAndCleanShutdown(t *testing.T) {
 	for _, want := range []string{`"kind":"Contract","key":"consumer/c-`, `"kind":"Contract","key":"provider/c-`, `"key":"name=keeper,organization=dev"`} {
 		if !strings.Contains(snap, want) {
 			t.Errorf("the status page lacks %s:\n%s", want, snap)
+		}
+	}
+
+	// A process of the region that dies is started again.
+	var victim region.ProcessInfo
+	for _, p := range info.Processes {
+		if p.Name == "ccrm-b" {
+			victim = p
+		}
+	}
+	if err := syscall.Kill(victim.PID, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill ccrm-b (pid %d): %v", victim.PID, err)
+	}
+	up.waitLine("ccrm-b                     again, pid", 30*time.Second)
+	if info, err = region.ReadInfo(s.state); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range info.Processes {
+		if p.Name == "ccrm-b" && (p.PID == victim.PID || gone(p.PID)) {
+			t.Errorf("ccrm-b after its restart: %+v (killed pid %d)", p, victim.PID)
 		}
 	}
 

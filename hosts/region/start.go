@@ -192,8 +192,8 @@ func (u *upRun) supervise(ctx context.Context, p *proc) {
 		_, err := p.waitReady(rctx)
 		cancel()
 		if err == nil {
-			u.out.event("ready", p.name, fmt.Sprintf("again, pid %d", p.pid()))
 			u.rewriteInfo()
+			u.out.event("ready", p.name, fmt.Sprintf("again, pid %d", p.pid()))
 		}
 	}
 }
