@@ -43,8 +43,13 @@ const (
 	AllocationState_ALLOCATION_STATE_ACTIVE AllocationState = 5
 	// The resources were given back.
 	AllocationState_ALLOCATION_STATE_RELEASED AllocationState = 6
-	// Allocation failed; see the message.
+	// Allocation failed; see the message and the errors.
 	AllocationState_ALLOCATION_STATE_ERROR AllocationState = 7
+	// Delivered, but what was delivered fails its health check; see the
+	// message.
+	AllocationState_ALLOCATION_STATE_DEGRADED AllocationState = 8
+	// Being torn down: what was created is being deleted.
+	AllocationState_ALLOCATION_STATE_RELEASING AllocationState = 9
 )
 
 // Enum value maps for AllocationState.
@@ -58,6 +63,8 @@ var (
 		5: "ALLOCATION_STATE_ACTIVE",
 		6: "ALLOCATION_STATE_RELEASED",
 		7: "ALLOCATION_STATE_ERROR",
+		8: "ALLOCATION_STATE_DEGRADED",
+		9: "ALLOCATION_STATE_RELEASING",
 	}
 	AllocationState_value = map[string]int32{
 		"ALLOCATION_STATE_UNSPECIFIED":       0,
@@ -68,6 +75,8 @@ var (
 		"ALLOCATION_STATE_ACTIVE":            5,
 		"ALLOCATION_STATE_RELEASED":          6,
 		"ALLOCATION_STATE_ERROR":             7,
+		"ALLOCATION_STATE_DEGRADED":          8,
+		"ALLOCATION_STATE_RELEASING":         9,
 	}
 )
 
@@ -105,10 +114,21 @@ type AllocationStatus struct {
 	State AllocationState `protobuf:"varint,1,opt,name=state,proto3,enum=fluidos.v1.AllocationState" json:"state,omitempty"`
 	// Human-readable state.
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	// When the state last changed.
+	// When the status last changed.
 	LastUpdateTime *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_update_time,json=lastUpdateTime,proto3" json:"last_update_time,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// Task the provider's lifecycle engine runs now, for example "Creating
+	// AppInst"; empty when idle.
+	Task string `protobuf:"bytes,4,opt,name=task,proto3" json:"task,omitempty"`
+	// Latest step of that task, for example "Waiting for health check".
+	Step string `protobuf:"bytes,5,opt,name=step,proto3" json:"step,omitempty"`
+	// Errors of the last failure.
+	Errors []string `protobuf:"bytes,6,rep,name=errors,proto3" json:"errors,omitempty"`
+	// When what was delivered was last found healthy.
+	LastHealthyTime *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=last_healthy_time,json=lastHealthyTime,proto3" json:"last_healthy_time,omitempty"`
+	// Restarts the provider made to recover what it delivered.
+	Restarts      uint32 `protobuf:"varint,8,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AllocationStatus) Reset() {
@@ -162,6 +182,106 @@ func (x *AllocationStatus) GetLastUpdateTime() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *AllocationStatus) GetTask() string {
+	if x != nil {
+		return x.Task
+	}
+	return ""
+}
+
+func (x *AllocationStatus) GetStep() string {
+	if x != nil {
+		return x.Step
+	}
+	return ""
+}
+
+func (x *AllocationStatus) GetErrors() []string {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+func (x *AllocationStatus) GetLastHealthyTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastHealthyTime
+	}
+	return nil
+}
+
+func (x *AllocationStatus) GetRestarts() uint32 {
+	if x != nil {
+		return x.Restarts
+	}
+	return 0
+}
+
+// AllocationResources name the objects an allocation made on the
+// provider's cloudlet, by key string.
+type AllocationResources struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The cluster: a K8Slice's, or the one a service runs in.
+	Cluster string `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	// The app of a service.
+	App string `protobuf:"bytes,2,opt,name=app,proto3" json:"app,omitempty"`
+	// The app instance of a service.
+	AppInst       string `protobuf:"bytes,3,opt,name=app_inst,json=appInst,proto3" json:"app_inst,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocationResources) Reset() {
+	*x = AllocationResources{}
+	mi := &file_fluidos_v1_allocation_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocationResources) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocationResources) ProtoMessage() {}
+
+func (x *AllocationResources) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_allocation_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocationResources.ProtoReflect.Descriptor instead.
+func (*AllocationResources) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_allocation_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AllocationResources) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *AllocationResources) GetApp() string {
+	if x != nil {
+		return x.App
+	}
+	return ""
+}
+
+func (x *AllocationResources) GetAppInst() string {
+	if x != nil {
+		return x.AppInst
+	}
+	return ""
+}
+
 // Allocation provisions what a Contract bought.
 type Allocation struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -172,14 +292,32 @@ type Allocation struct {
 	// Traffic to the resources is forwarded through the provider.
 	Forwarding bool `protobuf:"varint,3,opt,name=forwarding,proto3" json:"forwarding,omitempty"`
 	// Progress.
-	Status        *AllocationStatus `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	Status *AllocationStatus `protobuf:"bytes,4,opt,name=status,proto3" json:"status,omitempty"`
+	// Type of the flavor bought.
+	FlavorType FlavorType `protobuf:"varint,5,opt,name=flavor_type,json=flavorType,proto3,enum=fluidos.v1.FlavorType" json:"flavor_type,omitempty"`
+	// Node that bought.
+	Buyer *NodeIdentity `protobuf:"bytes,6,opt,name=buyer,proto3" json:"buyer,omitempty"`
+	// Node that sold, and provisions.
+	Seller *NodeIdentity `protobuf:"bytes,7,opt,name=seller,proto3" json:"seller,omitempty"`
+	// Access to what was provisioned, for the buyer only; set once ACTIVE.
+	Credentials *PeeringTargetCredentials `protobuf:"bytes,8,opt,name=credentials,proto3" json:"credentials,omitempty"`
+	// What the provider made.
+	Resources *AllocationResources `protobuf:"bytes,9,opt,name=resources,proto3" json:"resources,omitempty"`
+	// When the allocation was made.
+	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,10,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
+	// When the contract ends unless the buyer renews it.
+	ExpirationTime *timestamppb.Timestamp `protobuf:"bytes,11,opt,name=expiration_time,json=expirationTime,proto3" json:"expiration_time,omitempty"`
+	// What was provisioned is to be torn down.
+	ReleaseRequested bool `protobuf:"varint,12,opt,name=release_requested,json=releaseRequested,proto3" json:"release_requested,omitempty"`
+	// Why it is torn down: released by the buyer, expired, failed...
+	ReleaseReason string `protobuf:"bytes,13,opt,name=release_reason,json=releaseReason,proto3" json:"release_reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Allocation) Reset() {
 	*x = Allocation{}
-	mi := &file_fluidos_v1_allocation_proto_msgTypes[1]
+	mi := &file_fluidos_v1_allocation_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -191,7 +329,7 @@ func (x *Allocation) String() string {
 func (*Allocation) ProtoMessage() {}
 
 func (x *Allocation) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_allocation_proto_msgTypes[1]
+	mi := &file_fluidos_v1_allocation_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -204,7 +342,7 @@ func (x *Allocation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Allocation.ProtoReflect.Descriptor instead.
 func (*Allocation) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_allocation_proto_rawDescGZIP(), []int{1}
+	return file_fluidos_v1_allocation_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *Allocation) GetId() string {
@@ -235,16 +373,88 @@ func (x *Allocation) GetStatus() *AllocationStatus {
 	return nil
 }
 
+func (x *Allocation) GetFlavorType() FlavorType {
+	if x != nil {
+		return x.FlavorType
+	}
+	return FlavorType_FLAVOR_TYPE_UNSPECIFIED
+}
+
+func (x *Allocation) GetBuyer() *NodeIdentity {
+	if x != nil {
+		return x.Buyer
+	}
+	return nil
+}
+
+func (x *Allocation) GetSeller() *NodeIdentity {
+	if x != nil {
+		return x.Seller
+	}
+	return nil
+}
+
+func (x *Allocation) GetCredentials() *PeeringTargetCredentials {
+	if x != nil {
+		return x.Credentials
+	}
+	return nil
+}
+
+func (x *Allocation) GetResources() *AllocationResources {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+func (x *Allocation) GetCreatedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.CreatedAt
+	}
+	return nil
+}
+
+func (x *Allocation) GetExpirationTime() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ExpirationTime
+	}
+	return nil
+}
+
+func (x *Allocation) GetReleaseRequested() bool {
+	if x != nil {
+		return x.ReleaseRequested
+	}
+	return false
+}
+
+func (x *Allocation) GetReleaseReason() string {
+	if x != nil {
+		return x.ReleaseReason
+	}
+	return ""
+}
+
 var File_fluidos_v1_allocation_proto protoreflect.FileDescriptor
 
 const file_fluidos_v1_allocation_proto_rawDesc = "" +
 	"\n" +
 	"\x1bfluidos/v1/allocation.proto\x12\n" +
-	"fluidos.v1\x1a edgekit/options/v1/options.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa5\x01\n" +
+	"fluidos.v1\x1a edgekit/options/v1/options.proto\x1a\x17fluidos/v1/common.proto\x1a\x19fluidos/v1/contract.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xc9\x02\n" +
 	"\x10AllocationStatus\x121\n" +
 	"\x05state\x18\x01 \x01(\x0e2\x1b.fluidos.v1.AllocationStateR\x05state\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x12D\n" +
-	"\x10last_update_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastUpdateTime\"\x9b\x01\n" +
+	"\x10last_update_time\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\x0elastUpdateTime\x12\x12\n" +
+	"\x04task\x18\x04 \x01(\tR\x04task\x12\x12\n" +
+	"\x04step\x18\x05 \x01(\tR\x04step\x12\x16\n" +
+	"\x06errors\x18\x06 \x03(\tR\x06errors\x12F\n" +
+	"\x11last_healthy_time\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\x0flastHealthyTime\x12\x1a\n" +
+	"\brestarts\x18\b \x01(\rR\brestarts\"\\\n" +
+	"\x13AllocationResources\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x10\n" +
+	"\x03app\x18\x02 \x01(\tR\x03app\x12\x19\n" +
+	"\bapp_inst\x18\x03 \x01(\tR\aappInst\"\x96\x05\n" +
 	"\n" +
 	"Allocation\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x12\x1f\n" +
@@ -253,7 +463,19 @@ const file_fluidos_v1_allocation_proto_rawDesc = "" +
 	"\n" +
 	"forwarding\x18\x03 \x01(\bR\n" +
 	"forwarding\x124\n" +
-	"\x06status\x18\x04 \x01(\v2\x1c.fluidos.v1.AllocationStatusR\x06status*\x93\x02\n" +
+	"\x06status\x18\x04 \x01(\v2\x1c.fluidos.v1.AllocationStatusR\x06status\x127\n" +
+	"\vflavor_type\x18\x05 \x01(\x0e2\x16.fluidos.v1.FlavorTypeR\n" +
+	"flavorType\x12.\n" +
+	"\x05buyer\x18\x06 \x01(\v2\x18.fluidos.v1.NodeIdentityR\x05buyer\x120\n" +
+	"\x06seller\x18\a \x01(\v2\x18.fluidos.v1.NodeIdentityR\x06seller\x12K\n" +
+	"\vcredentials\x18\b \x01(\v2$.fluidos.v1.PeeringTargetCredentialsB\x03\x80\x01\x01R\vcredentials\x12=\n" +
+	"\tresources\x18\t \x01(\v2\x1f.fluidos.v1.AllocationResourcesR\tresources\x129\n" +
+	"\n" +
+	"created_at\x18\n" +
+	" \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12C\n" +
+	"\x0fexpiration_time\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\x0eexpirationTime\x12+\n" +
+	"\x11release_requested\x18\f \x01(\bR\x10releaseRequested\x12%\n" +
+	"\x0erelease_reason\x18\r \x01(\tR\rreleaseReason*\xd2\x02\n" +
 	"\x0fAllocationState\x12 \n" +
 	"\x1cALLOCATION_STATE_UNSPECIFIED\x10\x00\x12\x1d\n" +
 	"\x19ALLOCATION_STATE_INACTIVE\x10\x01\x12\x1c\n" +
@@ -262,7 +484,9 @@ const file_fluidos_v1_allocation_proto_rawDesc = "" +
 	"\"ALLOCATION_STATE_RESOURCE_CREATION\x10\x04\x12\x1b\n" +
 	"\x17ALLOCATION_STATE_ACTIVE\x10\x05\x12\x1d\n" +
 	"\x19ALLOCATION_STATE_RELEASED\x10\x06\x12\x1a\n" +
-	"\x16ALLOCATION_STATE_ERROR\x10\aB,Z*github.com/edgekit/edgekit/fluidos;fluidosb\x06proto3"
+	"\x16ALLOCATION_STATE_ERROR\x10\a\x12\x1d\n" +
+	"\x19ALLOCATION_STATE_DEGRADED\x10\b\x12\x1e\n" +
+	"\x1aALLOCATION_STATE_RELEASING\x10\tB,Z*github.com/edgekit/edgekit/fluidos;fluidosb\x06proto3"
 
 var (
 	file_fluidos_v1_allocation_proto_rawDescOnce sync.Once
@@ -277,22 +501,34 @@ func file_fluidos_v1_allocation_proto_rawDescGZIP() []byte {
 }
 
 var file_fluidos_v1_allocation_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_fluidos_v1_allocation_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
+var file_fluidos_v1_allocation_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_fluidos_v1_allocation_proto_goTypes = []any{
-	(AllocationState)(0),          // 0: fluidos.v1.AllocationState
-	(*AllocationStatus)(nil),      // 1: fluidos.v1.AllocationStatus
-	(*Allocation)(nil),            // 2: fluidos.v1.Allocation
-	(*timestamppb.Timestamp)(nil), // 3: google.protobuf.Timestamp
+	(AllocationState)(0),             // 0: fluidos.v1.AllocationState
+	(*AllocationStatus)(nil),         // 1: fluidos.v1.AllocationStatus
+	(*AllocationResources)(nil),      // 2: fluidos.v1.AllocationResources
+	(*Allocation)(nil),               // 3: fluidos.v1.Allocation
+	(*timestamppb.Timestamp)(nil),    // 4: google.protobuf.Timestamp
+	(FlavorType)(0),                  // 5: fluidos.v1.FlavorType
+	(*NodeIdentity)(nil),             // 6: fluidos.v1.NodeIdentity
+	(*PeeringTargetCredentials)(nil), // 7: fluidos.v1.PeeringTargetCredentials
 }
 var file_fluidos_v1_allocation_proto_depIdxs = []int32{
-	0, // 0: fluidos.v1.AllocationStatus.state:type_name -> fluidos.v1.AllocationState
-	3, // 1: fluidos.v1.AllocationStatus.last_update_time:type_name -> google.protobuf.Timestamp
-	1, // 2: fluidos.v1.Allocation.status:type_name -> fluidos.v1.AllocationStatus
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	0,  // 0: fluidos.v1.AllocationStatus.state:type_name -> fluidos.v1.AllocationState
+	4,  // 1: fluidos.v1.AllocationStatus.last_update_time:type_name -> google.protobuf.Timestamp
+	4,  // 2: fluidos.v1.AllocationStatus.last_healthy_time:type_name -> google.protobuf.Timestamp
+	1,  // 3: fluidos.v1.Allocation.status:type_name -> fluidos.v1.AllocationStatus
+	5,  // 4: fluidos.v1.Allocation.flavor_type:type_name -> fluidos.v1.FlavorType
+	6,  // 5: fluidos.v1.Allocation.buyer:type_name -> fluidos.v1.NodeIdentity
+	6,  // 6: fluidos.v1.Allocation.seller:type_name -> fluidos.v1.NodeIdentity
+	7,  // 7: fluidos.v1.Allocation.credentials:type_name -> fluidos.v1.PeeringTargetCredentials
+	2,  // 8: fluidos.v1.Allocation.resources:type_name -> fluidos.v1.AllocationResources
+	4,  // 9: fluidos.v1.Allocation.created_at:type_name -> google.protobuf.Timestamp
+	4,  // 10: fluidos.v1.Allocation.expiration_time:type_name -> google.protobuf.Timestamp
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_fluidos_v1_allocation_proto_init() }
@@ -300,13 +536,15 @@ func file_fluidos_v1_allocation_proto_init() {
 	if File_fluidos_v1_allocation_proto != nil {
 		return
 	}
+	file_fluidos_v1_common_proto_init()
+	file_fluidos_v1_contract_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluidos_v1_allocation_proto_rawDesc), len(file_fluidos_v1_allocation_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   2,
+			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -17,15 +17,25 @@ const _ = fieldmap.SupportPackageIsVersion1
 
 // Field flags of AllocationStatus: dot-joined field numbers from AllocationStatus.
 const (
-	AllocationStatusFieldState          = "1" // state
-	AllocationStatusFieldMessage        = "2" // message
-	AllocationStatusFieldLastUpdateTime = "3" // last_update_time
+	AllocationStatusFieldState           = "1" // state
+	AllocationStatusFieldMessage         = "2" // message
+	AllocationStatusFieldLastUpdateTime  = "3" // last_update_time
+	AllocationStatusFieldTask            = "4" // task
+	AllocationStatusFieldStep            = "5" // step
+	AllocationStatusFieldErrors          = "6" // errors
+	AllocationStatusFieldLastHealthyTime = "7" // last_healthy_time
+	AllocationStatusFieldRestarts        = "8" // restarts
 )
 
 var _AllocationStatus_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "state"},
 	{Number: 2, Name: "message"},
 	{Number: 3, Name: "last_update_time"},
+	{Number: 4, Name: "task"},
+	{Number: 5, Name: "step"},
+	{Number: 6, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 7, Name: "last_healthy_time"},
+	{Number: 8, Name: "restarts"},
 }}
 
 var _AllocationStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AllocationStatus", _AllocationStatus_shape, false)
@@ -43,22 +53,120 @@ func NewAllocationStatusFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AllocationStatus_fieldSchema.New(flags...)
 }
 
+// Field flags of AllocationResources: dot-joined field numbers from AllocationResources.
+const (
+	AllocationResourcesFieldCluster = "1" // cluster
+	AllocationResourcesFieldApp     = "2" // app
+	AllocationResourcesFieldAppInst = "3" // app_inst
+)
+
+var _AllocationResources_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster"},
+	{Number: 2, Name: "app"},
+	{Number: 3, Name: "app_inst"},
+}}
+
+var _AllocationResources_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AllocationResources", _AllocationResources_shape, false)
+
+// AllocationResourcesAllFields lists the leaf flags of AllocationResources: together they
+// select every field.
+var AllocationResourcesAllFields = slices.Clone(_AllocationResources_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of AllocationResources.
+func (*AllocationResources) FieldSchema() *fieldmap.Schema { return _AllocationResources_fieldSchema }
+
+// NewAllocationResourcesFieldMap returns a FieldMap of AllocationResources holding flags; the
+// error names the first flag AllocationResources does not have.
+func NewAllocationResourcesFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _AllocationResources_fieldSchema.New(flags...)
+}
+
 // Field flags of Allocation: dot-joined field numbers from Allocation.
 const (
-	AllocationFieldId                   = "1"   // id
-	AllocationFieldContractId           = "2"   // contract_id
-	AllocationFieldForwarding           = "3"   // forwarding
-	AllocationFieldStatus               = "4"   // status
-	AllocationFieldStatusState          = "4.1" // status.state
-	AllocationFieldStatusMessage        = "4.2" // status.message
-	AllocationFieldStatusLastUpdateTime = "4.3" // status.last_update_time
+	AllocationFieldId                                    = "1"     // id
+	AllocationFieldContractId                            = "2"     // contract_id
+	AllocationFieldForwarding                            = "3"     // forwarding
+	AllocationFieldStatus                                = "4"     // status
+	AllocationFieldStatusState                           = "4.1"   // status.state
+	AllocationFieldStatusMessage                         = "4.2"   // status.message
+	AllocationFieldStatusLastUpdateTime                  = "4.3"   // status.last_update_time
+	AllocationFieldStatusTask                            = "4.4"   // status.task
+	AllocationFieldStatusStep                            = "4.5"   // status.step
+	AllocationFieldStatusErrors                          = "4.6"   // status.errors
+	AllocationFieldStatusLastHealthyTime                 = "4.7"   // status.last_healthy_time
+	AllocationFieldStatusRestarts                        = "4.8"   // status.restarts
+	AllocationFieldFlavorType                            = "5"     // flavor_type
+	AllocationFieldBuyer                                 = "6"     // buyer
+	AllocationFieldBuyerDomain                           = "6.1"   // buyer.domain
+	AllocationFieldBuyerNodeId                           = "6.2"   // buyer.node_id
+	AllocationFieldBuyerIp                               = "6.3"   // buyer.ip
+	AllocationFieldBuyerLocalNamespace                   = "6.4"   // buyer.local_namespace
+	AllocationFieldBuyerAdditionalInformation            = "6.5"   // buyer.additional_information
+	AllocationFieldBuyerAdditionalInformationLiqoId      = "6.5.1" // buyer.additional_information.liqo_id
+	AllocationFieldBuyerAdditionalInformationKubeconfig  = "6.5.2" // buyer.additional_information.kubeconfig
+	AllocationFieldSeller                                = "7"     // seller
+	AllocationFieldSellerDomain                          = "7.1"   // seller.domain
+	AllocationFieldSellerNodeId                          = "7.2"   // seller.node_id
+	AllocationFieldSellerIp                              = "7.3"   // seller.ip
+	AllocationFieldSellerLocalNamespace                  = "7.4"   // seller.local_namespace
+	AllocationFieldSellerAdditionalInformation           = "7.5"   // seller.additional_information
+	AllocationFieldSellerAdditionalInformationLiqoId     = "7.5.1" // seller.additional_information.liqo_id
+	AllocationFieldSellerAdditionalInformationKubeconfig = "7.5.2" // seller.additional_information.kubeconfig
+	AllocationFieldCredentials                           = "8"     // credentials
+	AllocationFieldCredentialsClusterId                  = "8.1"   // credentials.cluster_id
+	AllocationFieldCredentialsClusterName                = "8.2"   // credentials.cluster_name
+	AllocationFieldCredentialsEndpoint                   = "8.3"   // credentials.endpoint
+	AllocationFieldCredentialsKubeconfig                 = "8.4"   // credentials.kubeconfig
+	AllocationFieldCredentialsToken                      = "8.5"   // credentials.token
+	AllocationFieldCredentialsUsername                   = "8.6"   // credentials.username
+	AllocationFieldCredentialsPassword                   = "8.7"   // credentials.password
+	AllocationFieldResources                             = "9"     // resources
+	AllocationFieldResourcesCluster                      = "9.1"   // resources.cluster
+	AllocationFieldResourcesApp                          = "9.2"   // resources.app
+	AllocationFieldResourcesAppInst                      = "9.3"   // resources.app_inst
+	AllocationFieldCreatedAt                             = "10"    // created_at
+	AllocationFieldExpirationTime                        = "11"    // expiration_time
+	AllocationFieldReleaseRequested                      = "12"    // release_requested
+	AllocationFieldReleaseReason                         = "13"    // release_reason
 )
+
+var _File_fluidos_v1_allocation_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "liqo_id"},
+	{Number: 2, Name: "kubeconfig"},
+}}
+
+var _File_fluidos_v1_allocation_proto_NodeIdentity1rjjozc_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "domain"},
+	{Number: 2, Name: "node_id"},
+	{Number: 3, Name: "ip"},
+	{Number: 4, Name: "local_namespace"},
+	{Number: 5, Name: "additional_information", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_allocation_proto_NodeAdditionalInformation1g0hp4b_shape},
+}}
+
+var _File_fluidos_v1_allocation_proto_PeeringTargetCredentials1g8cgvn_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster_id"},
+	{Number: 2, Name: "cluster_name"},
+	{Number: 3, Name: "endpoint"},
+	{Number: 4, Name: "kubeconfig"},
+	{Number: 5, Name: "token"},
+	{Number: 6, Name: "username"},
+	{Number: 7, Name: "password"},
+}}
 
 var _Allocation_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id"},
 	{Number: 2, Name: "contract_id"},
 	{Number: 3, Name: "forwarding"},
 	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _AllocationStatus_shape},
+	{Number: 5, Name: "flavor_type"},
+	{Number: 6, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_allocation_proto_NodeIdentity1rjjozc_shape},
+	{Number: 7, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_allocation_proto_NodeIdentity1rjjozc_shape},
+	{Number: 8, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_allocation_proto_PeeringTargetCredentials1g8cgvn_shape},
+	{Number: 9, Name: "resources", Kind: fieldmap.KindMessage, Sub: _AllocationResources_shape},
+	{Number: 10, Name: "created_at"},
+	{Number: 11, Name: "expiration_time"},
+	{Number: 12, Name: "release_requested"},
+	{Number: 13, Name: "release_reason"},
 }}
 
 var _Allocation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Allocation", _Allocation_shape, false)
@@ -92,6 +200,32 @@ func (m *AllocationStatus) cloneTo(c *AllocationStatus) {
 	c.State = m.State
 	c.Message = m.Message
 	c.LastUpdateTime = fieldmap.CloneTimestamp(m.LastUpdateTime)
+	c.Task = m.Task
+	c.Step = m.Step
+	c.Errors = slices.Clone(m.Errors)
+	c.LastHealthyTime = fieldmap.CloneTimestamp(m.LastHealthyTime)
+	c.Restarts = m.Restarts
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *AllocationResources) Clone() *AllocationResources {
+	if m == nil {
+		return nil
+	}
+	c := new(AllocationResources)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero AllocationResources, a deep copy of m, which is not nil.
+func (m *AllocationResources) cloneTo(c *AllocationResources) {
+	c.Cluster = m.Cluster
+	c.App = m.App
+	c.AppInst = m.AppInst
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -114,6 +248,15 @@ func (m *Allocation) cloneTo(c *Allocation) {
 	c.ContractId = m.ContractId
 	c.Forwarding = m.Forwarding
 	c.Status = m.Status.Clone()
+	c.FlavorType = m.FlavorType
+	c.Buyer = m.Buyer.Clone()
+	c.Seller = m.Seller.Clone()
+	c.Credentials = m.Credentials.Clone()
+	c.Resources = m.Resources.Clone()
+	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
+	c.ExpirationTime = fieldmap.CloneTimestamp(m.ExpirationTime)
+	c.ReleaseRequested = m.ReleaseRequested
+	c.ReleaseReason = m.ReleaseReason
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -136,6 +279,43 @@ func (m *AllocationStatus) Equal(o *AllocationStatus) bool {
 		return false
 	}
 	if !fieldmap.EqualTimestamp(m.LastUpdateTime, o.LastUpdateTime) {
+		return false
+	}
+	if m.Task != o.Task {
+		return false
+	}
+	if m.Step != o.Step {
+		return false
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.LastHealthyTime, o.LastHealthyTime) {
+		return false
+	}
+	if m.Restarts != o.Restarts {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *AllocationResources) Equal(o *AllocationResources) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Cluster != o.Cluster {
+		return false
+	}
+	if m.App != o.App {
+		return false
+	}
+	if m.AppInst != o.AppInst {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -161,6 +341,33 @@ func (m *Allocation) Equal(o *Allocation) bool {
 		return false
 	}
 	if !m.Status.Equal(o.Status) {
+		return false
+	}
+	if m.FlavorType != o.FlavorType {
+		return false
+	}
+	if !m.Buyer.Equal(o.Buyer) {
+		return false
+	}
+	if !m.Seller.Equal(o.Seller) {
+		return false
+	}
+	if !m.Credentials.Equal(o.Credentials) {
+		return false
+	}
+	if !m.Resources.Equal(o.Resources) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.ExpirationTime, o.ExpirationTime) {
+		return false
+	}
+	if m.ReleaseRequested != o.ReleaseRequested {
+		return false
+	}
+	if m.ReleaseReason != o.ReleaseReason {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -206,6 +413,79 @@ func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap
 	}
 	if cw&(1<<2) != 0 && !fieldmap.Equal(m.LastUpdateTime, src.LastUpdateTime) {
 		m.LastUpdateTime = fieldmap.Clone(src.LastUpdateTime)
+		n++
+	}
+	if cw&(1<<3) != 0 && m.Task != src.Task {
+		m.Task = src.Task
+		n++
+	}
+	if cw&(1<<4) != 0 && m.Step != src.Step {
+		m.Step = src.Step
+		n++
+	}
+	if (cw|bw)&(1<<5) != 0 {
+		if a := fm.ListActionAt(at + 5); a != fieldmap.Replace {
+			n += fieldmap.ApplyList(a, &m.Errors, src.Errors)
+		} else if !slices.Equal(m.Errors, src.Errors) {
+			if len(src.Errors) == 0 {
+				m.Errors = nil
+			} else {
+				m.Errors = slices.Clone(src.Errors)
+			}
+			n++
+		}
+	}
+	if cw&(1<<6) != 0 && !fieldmap.Equal(m.LastHealthyTime, src.LastHealthyTime) {
+		m.LastHealthyTime = fieldmap.Clone(src.LastHealthyTime)
+		n++
+	}
+	if cw&(1<<7) != 0 && m.Restarts != src.Restarts {
+		m.Restarts = src.Restarts
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: AllocationResources does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// AllocationResources or bound to no schema: a map of another message panics.
+func (m *AllocationResources) CopyInFields(src *AllocationResources, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_AllocationResources_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AllocationResources being number at of fm's schema.
+func (m *AllocationResources) copyInAt(src *AllocationResources, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(AllocationResources)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Cluster != src.Cluster {
+		m.Cluster = src.Cluster
+		n++
+	}
+	if cw&(1<<1) != 0 && m.App != src.App {
+		m.App = src.App
+		n++
+	}
+	if cw&(1<<2) != 0 && m.AppInst != src.AppInst {
+		m.AppInst = src.AppInst
 		n++
 	}
 	return n
@@ -267,6 +547,82 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int) in
 			n += m.Status.copyInAt(src.Status, fm, at+4)
 		}
 	}
+	if cw&(1<<12) != 0 && m.FlavorType != src.FlavorType {
+		m.FlavorType = src.FlavorType
+		n++
+	}
+	if cw&(1<<13) != 0 {
+		if !m.Buyer.Equal(src.Buyer) {
+			m.Buyer = src.Buyer.Clone()
+			n++
+		}
+	} else if bw&(1<<13) != 0 {
+		if m.Buyer != nil || src.Buyer != nil {
+			if m.Buyer == nil {
+				m.Buyer = new(NodeIdentity)
+				n++
+			}
+			n += m.Buyer.copyInAt(src.Buyer, fm, at+14)
+		}
+	}
+	if cw&(1<<21) != 0 {
+		if !m.Seller.Equal(src.Seller) {
+			m.Seller = src.Seller.Clone()
+			n++
+		}
+	} else if bw&(1<<21) != 0 {
+		if m.Seller != nil || src.Seller != nil {
+			if m.Seller == nil {
+				m.Seller = new(NodeIdentity)
+				n++
+			}
+			n += m.Seller.copyInAt(src.Seller, fm, at+22)
+		}
+	}
+	if cw&(1<<29) != 0 {
+		if !m.Credentials.Equal(src.Credentials) {
+			m.Credentials = src.Credentials.Clone()
+			n++
+		}
+	} else if bw&(1<<29) != 0 {
+		if m.Credentials != nil || src.Credentials != nil {
+			if m.Credentials == nil {
+				m.Credentials = new(PeeringTargetCredentials)
+				n++
+			}
+			n += m.Credentials.copyInAt(src.Credentials, fm, at+30)
+		}
+	}
+	if cw&(1<<37) != 0 {
+		if !m.Resources.Equal(src.Resources) {
+			m.Resources = src.Resources.Clone()
+			n++
+		}
+	} else if bw&(1<<37) != 0 {
+		if m.Resources != nil || src.Resources != nil {
+			if m.Resources == nil {
+				m.Resources = new(AllocationResources)
+				n++
+			}
+			n += m.Resources.copyInAt(src.Resources, fm, at+38)
+		}
+	}
+	if cw&(1<<41) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
+		n++
+	}
+	if cw&(1<<42) != 0 && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+		m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
+		n++
+	}
+	if cw&(1<<43) != 0 && m.ReleaseRequested != src.ReleaseRequested {
+		m.ReleaseRequested = src.ReleaseRequested
+		n++
+	}
+	if cw&(1<<44) != 0 && m.ReleaseReason != src.ReleaseReason {
+		m.ReleaseReason = src.ReleaseReason
+		n++
+	}
 	return n
 }
 
@@ -301,6 +657,63 @@ func (m *AllocationStatus) diffAt(o *AllocationStatus, fm *fieldmap.FieldMap, at
 		c = true
 	}
 	if !fieldmap.Equal(m.LastUpdateTime, o.LastUpdateTime) {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	if m.Task != o.Task {
+		fm.SetAt(at + 3)
+		c = true
+	}
+	if m.Step != o.Step {
+		fm.SetAt(at + 4)
+		c = true
+	}
+	if !slices.Equal(m.Errors, o.Errors) {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if !fieldmap.Equal(m.LastHealthyTime, o.LastHealthyTime) {
+		fm.SetAt(at + 6)
+		c = true
+	}
+	if m.Restarts != o.Restarts {
+		fm.SetAt(at + 7)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of AllocationResources:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *AllocationResources) DiffFields(o *AllocationResources) *fieldmap.FieldMap {
+	fm := _AllocationResources_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// AllocationResources being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *AllocationResources) diffAt(o *AllocationResources, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(AllocationResources)
+	}
+	if o == nil {
+		o = new(AllocationResources)
+	}
+	c := false
+	if m.Cluster != o.Cluster {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.App != o.App {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.AppInst != o.AppInst {
 		fm.SetAt(at + 2)
 		c = true
 	}
@@ -345,6 +758,42 @@ func (m *Allocation) diffAt(o *Allocation, fm *fieldmap.FieldMap, at int) bool {
 		fm.SetAt(at + 3)
 		c = true
 	}
+	if m.FlavorType != o.FlavorType {
+		fm.SetAt(at + 12)
+		c = true
+	}
+	if (m.Buyer == nil) != (o.Buyer == nil) || m.Buyer != nil && m.Buyer.diffAt(o.Buyer, fm, at+14) {
+		fm.SetAt(at + 13)
+		c = true
+	}
+	if (m.Seller == nil) != (o.Seller == nil) || m.Seller != nil && m.Seller.diffAt(o.Seller, fm, at+22) {
+		fm.SetAt(at + 21)
+		c = true
+	}
+	if (m.Credentials == nil) != (o.Credentials == nil) || m.Credentials != nil && m.Credentials.diffAt(o.Credentials, fm, at+30) {
+		fm.SetAt(at + 29)
+		c = true
+	}
+	if (m.Resources == nil) != (o.Resources == nil) || m.Resources != nil && m.Resources.diffAt(o.Resources, fm, at+38) {
+		fm.SetAt(at + 37)
+		c = true
+	}
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
+		fm.SetAt(at + 41)
+		c = true
+	}
+	if !fieldmap.Equal(m.ExpirationTime, o.ExpirationTime) {
+		fm.SetAt(at + 42)
+		c = true
+	}
+	if m.ReleaseRequested != o.ReleaseRequested {
+		fm.SetAt(at + 43)
+		c = true
+	}
+	if m.ReleaseReason != o.ReleaseReason {
+		fm.SetAt(at + 44)
+		c = true
+	}
 	return c
 }
 
@@ -356,7 +805,7 @@ func (m *AllocationStatus) ValidateEnums() error {
 	if m == nil {
 		return nil
 	}
-	if v := m.State; !(v >= 0 && v <= 7) {
+	if v := m.State; !(v >= 0 && v <= 9) {
 		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.AllocationStatus", Field: "state", Enum: "fluidos.v1.AllocationState", Value: int32(v)}
 	}
 	return nil
@@ -374,12 +823,34 @@ func (*AllocationStatus) ValidateFields(fm *fieldmap.FieldMap) error {
 // field of m (by field number, depth first, list elements by index, map
 // entries by key) holding a value its enum does not define, or nil. A nil
 // m is valid.
+func (m *AllocationResources) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag AllocationResources does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*AllocationResources) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _AllocationResources_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
 func (m *Allocation) ValidateEnums() error {
 	if m == nil {
 		return nil
 	}
 	if err := m.Status.ValidateEnums(); err != nil {
 		return fieldmap.EnumErrorAt(err, "fluidos.v1.Allocation", "status")
+	}
+	if v := m.FlavorType; !(v >= 0 && v <= 4) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.Allocation", Field: "flavor_type", Enum: "fluidos.v1.FlavorType", Value: int32(v)}
 	}
 	return nil
 }
@@ -416,10 +887,34 @@ func (m *AllocationStatus) Redacted() *AllocationStatus {
 // Redact clears every field of m marked debug_redact, at every depth:
 // through message fields, oneofs, list elements and map values. A nil m is
 // left alone.
+func (m *AllocationResources) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *AllocationResources) Redacted() *AllocationResources {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
 func (m *Allocation) Redact() {
 	if m == nil {
 		return
 	}
+	m.Buyer.Redact()
+	m.Seller.Redact()
+	m.Credentials = nil
 }
 
 // Redacted returns a deep copy of m with every field marked debug_redact

@@ -25,6 +25,59 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ContractState is where a contract is.
+type ContractState int32
+
+const (
+	// Not set: active.
+	ContractState_CONTRACT_STATE_UNSPECIFIED ContractState = 0
+	// What was bought is (being) provided.
+	ContractState_CONTRACT_STATE_ACTIVE ContractState = 1
+	// The contract ended: what was bought was given back.
+	ContractState_CONTRACT_STATE_RELEASED ContractState = 2
+)
+
+// Enum value maps for ContractState.
+var (
+	ContractState_name = map[int32]string{
+		0: "CONTRACT_STATE_UNSPECIFIED",
+		1: "CONTRACT_STATE_ACTIVE",
+		2: "CONTRACT_STATE_RELEASED",
+	}
+	ContractState_value = map[string]int32{
+		"CONTRACT_STATE_UNSPECIFIED": 0,
+		"CONTRACT_STATE_ACTIVE":      1,
+		"CONTRACT_STATE_RELEASED":    2,
+	}
+)
+
+func (x ContractState) Enum() *ContractState {
+	p := new(ContractState)
+	*p = x
+	return p
+}
+
+func (x ContractState) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ContractState) Descriptor() protoreflect.EnumDescriptor {
+	return file_fluidos_v1_contract_proto_enumTypes[0].Descriptor()
+}
+
+func (ContractState) Type() protoreflect.EnumType {
+	return &file_fluidos_v1_contract_proto_enumTypes[0]
+}
+
+func (x ContractState) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ContractState.Descriptor instead.
+func (ContractState) EnumDescriptor() ([]byte, []int) {
+	return file_fluidos_v1_contract_proto_rawDescGZIP(), []int{0}
+}
+
 // PeeringTargetCredentials give a buyer access to what it bought.
 type PeeringTargetCredentials struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -37,7 +90,11 @@ type PeeringTargetCredentials struct {
 	// Kubeconfig giving access to the cluster.
 	Kubeconfig string `protobuf:"bytes,4,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
 	// Token giving access to the cluster.
-	Token         string `protobuf:"bytes,5,opt,name=token,proto3" json:"token,omitempty"`
+	Token string `protobuf:"bytes,5,opt,name=token,proto3" json:"token,omitempty"`
+	// User name of a service bought.
+	Username string `protobuf:"bytes,6,opt,name=username,proto3" json:"username,omitempty"`
+	// Password of a service bought.
+	Password      string `protobuf:"bytes,7,opt,name=password,proto3" json:"password,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -107,6 +164,20 @@ func (x *PeeringTargetCredentials) GetToken() string {
 	return ""
 }
 
+func (x *PeeringTargetCredentials) GetUsername() string {
+	if x != nil {
+		return x.Username
+	}
+	return ""
+}
+
+func (x *PeeringTargetCredentials) GetPassword() string {
+	if x != nil {
+		return x.Password
+	}
+	return ""
+}
+
 // Contract records a purchase.
 type Contract struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -139,8 +210,14 @@ type Contract struct {
 	// Network requests as free text, as the REAR protocol carries them
 	// (networkAuthorizations); network_requests are not carried by REAR.
 	NetworkRequestsText string `protobuf:"bytes,14,opt,name=network_requests_text,json=networkRequestsText,proto3" json:"network_requests_text,omitempty"`
-	unknownFields       protoimpl.UnknownFields
-	sizeCache           protoimpl.SizeCache
+	// Where the contract is.
+	State ContractState `protobuf:"varint,15,opt,name=state,proto3,enum=fluidos.v1.ContractState" json:"state,omitempty"`
+	// When the contract was released; unset while it is active.
+	ReleasedAt *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=released_at,json=releasedAt,proto3" json:"released_at,omitempty"`
+	// Why the contract was released.
+	ReleaseReason string `protobuf:"bytes,17,opt,name=release_reason,json=releaseReason,proto3" json:"release_reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Contract) Reset() {
@@ -271,12 +348,33 @@ func (x *Contract) GetNetworkRequestsText() string {
 	return ""
 }
 
+func (x *Contract) GetState() ContractState {
+	if x != nil {
+		return x.State
+	}
+	return ContractState_CONTRACT_STATE_UNSPECIFIED
+}
+
+func (x *Contract) GetReleasedAt() *timestamppb.Timestamp {
+	if x != nil {
+		return x.ReleasedAt
+	}
+	return nil
+}
+
+func (x *Contract) GetReleaseReason() string {
+	if x != nil {
+		return x.ReleaseReason
+	}
+	return ""
+}
+
 var File_fluidos_v1_contract_proto protoreflect.FileDescriptor
 
 const file_fluidos_v1_contract_proto_rawDesc = "" +
 	"\n" +
 	"\x19fluidos/v1/contract.proto\x12\n" +
-	"fluidos.v1\x1a edgekit/options/v1/options.proto\x1a\x17fluidos/v1/common.proto\x1a\x1efluidos/v1/configuration.proto\x1a\x17fluidos/v1/flavor.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb8\x01\n" +
+	"fluidos.v1\x1a edgekit/options/v1/options.proto\x1a\x17fluidos/v1/common.proto\x1a\x1efluidos/v1/configuration.proto\x1a\x17fluidos/v1/flavor.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf5\x01\n" +
 	"\x18PeeringTargetCredentials\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12!\n" +
@@ -285,7 +383,9 @@ const file_fluidos_v1_contract_proto_rawDesc = "" +
 	"\n" +
 	"kubeconfig\x18\x04 \x01(\tB\x03\x80\x01\x01R\n" +
 	"kubeconfig\x12\x19\n" +
-	"\x05token\x18\x05 \x01(\tB\x03\x80\x01\x01R\x05token\"\xa7\a\n" +
+	"\x05token\x18\x05 \x01(\tB\x03\x80\x01\x01R\x05token\x12\x1a\n" +
+	"\busername\x18\x06 \x01(\tR\busername\x12\x1f\n" +
+	"\bpassword\x18\a \x01(\tB\x03\x80\x01\x01R\bpassword\"\xbc\b\n" +
 	"\bContract\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x12*\n" +
 	"\x06flavor\x18\x02 \x01(\v2\x12.fluidos.v1.FlavorR\x06flavor\x12.\n" +
@@ -302,10 +402,18 @@ const file_fluidos_v1_contract_proto_rawDesc = "" +
 	"created_at\x18\v \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x12W\n" +
 	"\x11extra_information\x18\f \x03(\v2*.fluidos.v1.Contract.ExtraInformationEntryR\x10extraInformation\x12[\n" +
 	"\x1aingress_telemetry_endpoint\x18\r \x01(\v2\x1d.fluidos.v1.TelemetryEndpointR\x18ingressTelemetryEndpoint\x122\n" +
-	"\x15network_requests_text\x18\x0e \x01(\tR\x13networkRequestsText\x1aC\n" +
+	"\x15network_requests_text\x18\x0e \x01(\tR\x13networkRequestsText\x12/\n" +
+	"\x05state\x18\x0f \x01(\x0e2\x19.fluidos.v1.ContractStateR\x05state\x12;\n" +
+	"\vreleased_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\n" +
+	"releasedAt\x12%\n" +
+	"\x0erelease_reason\x18\x11 \x01(\tR\rreleaseReason\x1aC\n" +
 	"\x15ExtraInformationEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01B,Z*github.com/edgekit/edgekit/fluidos;fluidosb\x06proto3"
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01*g\n" +
+	"\rContractState\x12\x1e\n" +
+	"\x1aCONTRACT_STATE_UNSPECIFIED\x10\x00\x12\x19\n" +
+	"\x15CONTRACT_STATE_ACTIVE\x10\x01\x12\x1b\n" +
+	"\x17CONTRACT_STATE_RELEASED\x10\x02B,Z*github.com/edgekit/edgekit/fluidos;fluidosb\x06proto3"
 
 var (
 	file_fluidos_v1_contract_proto_rawDescOnce sync.Once
@@ -319,34 +427,38 @@ func file_fluidos_v1_contract_proto_rawDescGZIP() []byte {
 	return file_fluidos_v1_contract_proto_rawDescData
 }
 
+var file_fluidos_v1_contract_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
 var file_fluidos_v1_contract_proto_msgTypes = make([]protoimpl.MessageInfo, 3)
 var file_fluidos_v1_contract_proto_goTypes = []any{
-	(*PeeringTargetCredentials)(nil), // 0: fluidos.v1.PeeringTargetCredentials
-	(*Contract)(nil),                 // 1: fluidos.v1.Contract
-	nil,                              // 2: fluidos.v1.Contract.ExtraInformationEntry
-	(*Flavor)(nil),                   // 3: fluidos.v1.Flavor
-	(*NodeIdentity)(nil),             // 4: fluidos.v1.NodeIdentity
-	(*Configuration)(nil),            // 5: fluidos.v1.Configuration
-	(*timestamppb.Timestamp)(nil),    // 6: google.protobuf.Timestamp
-	(*NetworkAuthorization)(nil),     // 7: fluidos.v1.NetworkAuthorization
-	(*TelemetryEndpoint)(nil),        // 8: fluidos.v1.TelemetryEndpoint
+	(ContractState)(0),               // 0: fluidos.v1.ContractState
+	(*PeeringTargetCredentials)(nil), // 1: fluidos.v1.PeeringTargetCredentials
+	(*Contract)(nil),                 // 2: fluidos.v1.Contract
+	nil,                              // 3: fluidos.v1.Contract.ExtraInformationEntry
+	(*Flavor)(nil),                   // 4: fluidos.v1.Flavor
+	(*NodeIdentity)(nil),             // 5: fluidos.v1.NodeIdentity
+	(*Configuration)(nil),            // 6: fluidos.v1.Configuration
+	(*timestamppb.Timestamp)(nil),    // 7: google.protobuf.Timestamp
+	(*NetworkAuthorization)(nil),     // 8: fluidos.v1.NetworkAuthorization
+	(*TelemetryEndpoint)(nil),        // 9: fluidos.v1.TelemetryEndpoint
 }
 var file_fluidos_v1_contract_proto_depIdxs = []int32{
-	3,  // 0: fluidos.v1.Contract.flavor:type_name -> fluidos.v1.Flavor
-	4,  // 1: fluidos.v1.Contract.buyer:type_name -> fluidos.v1.NodeIdentity
-	4,  // 2: fluidos.v1.Contract.seller:type_name -> fluidos.v1.NodeIdentity
-	5,  // 3: fluidos.v1.Contract.configuration:type_name -> fluidos.v1.Configuration
-	0,  // 4: fluidos.v1.Contract.peering_target_credentials:type_name -> fluidos.v1.PeeringTargetCredentials
-	6,  // 5: fluidos.v1.Contract.expiration_time:type_name -> google.protobuf.Timestamp
-	7,  // 6: fluidos.v1.Contract.network_requests:type_name -> fluidos.v1.NetworkAuthorization
-	6,  // 7: fluidos.v1.Contract.created_at:type_name -> google.protobuf.Timestamp
-	2,  // 8: fluidos.v1.Contract.extra_information:type_name -> fluidos.v1.Contract.ExtraInformationEntry
-	8,  // 9: fluidos.v1.Contract.ingress_telemetry_endpoint:type_name -> fluidos.v1.TelemetryEndpoint
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	4,  // 0: fluidos.v1.Contract.flavor:type_name -> fluidos.v1.Flavor
+	5,  // 1: fluidos.v1.Contract.buyer:type_name -> fluidos.v1.NodeIdentity
+	5,  // 2: fluidos.v1.Contract.seller:type_name -> fluidos.v1.NodeIdentity
+	6,  // 3: fluidos.v1.Contract.configuration:type_name -> fluidos.v1.Configuration
+	1,  // 4: fluidos.v1.Contract.peering_target_credentials:type_name -> fluidos.v1.PeeringTargetCredentials
+	7,  // 5: fluidos.v1.Contract.expiration_time:type_name -> google.protobuf.Timestamp
+	8,  // 6: fluidos.v1.Contract.network_requests:type_name -> fluidos.v1.NetworkAuthorization
+	7,  // 7: fluidos.v1.Contract.created_at:type_name -> google.protobuf.Timestamp
+	3,  // 8: fluidos.v1.Contract.extra_information:type_name -> fluidos.v1.Contract.ExtraInformationEntry
+	9,  // 9: fluidos.v1.Contract.ingress_telemetry_endpoint:type_name -> fluidos.v1.TelemetryEndpoint
+	0,  // 10: fluidos.v1.Contract.state:type_name -> fluidos.v1.ContractState
+	7,  // 11: fluidos.v1.Contract.released_at:type_name -> google.protobuf.Timestamp
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_fluidos_v1_contract_proto_init() }
@@ -362,13 +474,14 @@ func file_fluidos_v1_contract_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluidos_v1_contract_proto_rawDesc), len(file_fluidos_v1_contract_proto_rawDesc)),
-			NumEnums:      0,
+			NumEnums:      1,
 			NumMessages:   3,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
 		GoTypes:           file_fluidos_v1_contract_proto_goTypes,
 		DependencyIndexes: file_fluidos_v1_contract_proto_depIdxs,
+		EnumInfos:         file_fluidos_v1_contract_proto_enumTypes,
 		MessageInfos:      file_fluidos_v1_contract_proto_msgTypes,
 	}.Build()
 	File_fluidos_v1_contract_proto = out.File

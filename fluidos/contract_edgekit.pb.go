@@ -23,6 +23,8 @@ const (
 	PeeringTargetCredentialsFieldEndpoint    = "3" // endpoint
 	PeeringTargetCredentialsFieldKubeconfig  = "4" // kubeconfig
 	PeeringTargetCredentialsFieldToken       = "5" // token
+	PeeringTargetCredentialsFieldUsername    = "6" // username
+	PeeringTargetCredentialsFieldPassword    = "7" // password
 )
 
 var _PeeringTargetCredentials_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -31,6 +33,8 @@ var _PeeringTargetCredentials_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeFi
 	{Number: 3, Name: "endpoint"},
 	{Number: 4, Name: "kubeconfig"},
 	{Number: 5, Name: "token"},
+	{Number: 6, Name: "username"},
+	{Number: 7, Name: "password"},
 }}
 
 var _PeeringTargetCredentials_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringTargetCredentials", _PeeringTargetCredentials_shape, false)
@@ -250,6 +254,8 @@ const (
 	ContractFieldPeeringTargetCredentialsEndpoint                                                                                  = "6.3"                  // peering_target_credentials.endpoint
 	ContractFieldPeeringTargetCredentialsKubeconfig                                                                                = "6.4"                  // peering_target_credentials.kubeconfig
 	ContractFieldPeeringTargetCredentialsToken                                                                                     = "6.5"                  // peering_target_credentials.token
+	ContractFieldPeeringTargetCredentialsUsername                                                                                  = "6.6"                  // peering_target_credentials.username
+	ContractFieldPeeringTargetCredentialsPassword                                                                                  = "6.7"                  // peering_target_credentials.password
 	ContractFieldTransactionId                                                                                                     = "7"                    // transaction_id
 	ContractFieldExpirationTime                                                                                                    = "8"                    // expiration_time
 	ContractFieldNetworkRequests                                                                                                   = "9"                    // network_requests
@@ -266,6 +272,9 @@ const (
 	ContractFieldIngressTelemetryEndpointEndpoint                                                                                  = "13.1"                 // ingress_telemetry_endpoint.endpoint
 	ContractFieldIngressTelemetryEndpointIntents                                                                                   = "13.2"                 // ingress_telemetry_endpoint.intents
 	ContractFieldNetworkRequestsText                                                                                               = "14"                   // network_requests_text
+	ContractFieldState                                                                                                             = "15"                   // state
+	ContractFieldReleasedAt                                                                                                        = "16"                   // released_at
+	ContractFieldReleaseReason                                                                                                     = "17"                   // release_reason
 )
 
 var _File_fluidos_v1_contract_proto_NodeAdditionalInformation1g0hp4b_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -500,6 +509,9 @@ var _Contract_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 12, Name: "extra_information", Kind: fieldmap.KindMap},
 	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_contract_proto_TelemetryEndpoint1k78wuc_shape},
 	{Number: 14, Name: "network_requests_text"},
+	{Number: 15, Name: "state"},
+	{Number: 16, Name: "released_at"},
+	{Number: 17, Name: "release_reason"},
 }}
 
 var _Contract_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Contract", _Contract_shape, false)
@@ -535,6 +547,8 @@ func (m *PeeringTargetCredentials) cloneTo(c *PeeringTargetCredentials) {
 	c.Endpoint = m.Endpoint
 	c.Kubeconfig = m.Kubeconfig
 	c.Token = m.Token
+	c.Username = m.Username
+	c.Password = m.Password
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -577,6 +591,9 @@ func (m *Contract) cloneTo(c *Contract) {
 	c.ExtraInformation = maps.Clone(m.ExtraInformation)
 	c.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.Clone()
 	c.NetworkRequestsText = m.NetworkRequestsText
+	c.State = m.State
+	c.ReleasedAt = fieldmap.CloneTimestamp(m.ReleasedAt)
+	c.ReleaseReason = m.ReleaseReason
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -605,6 +622,12 @@ func (m *PeeringTargetCredentials) Equal(o *PeeringTargetCredentials) bool {
 		return false
 	}
 	if m.Token != o.Token {
+		return false
+	}
+	if m.Username != o.Username {
+		return false
+	}
+	if m.Password != o.Password {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -667,6 +690,15 @@ func (m *Contract) Equal(o *Contract) bool {
 	if m.NetworkRequestsText != o.NetworkRequestsText {
 		return false
 	}
+	if m.State != o.State {
+		return false
+	}
+	if !fieldmap.EqualTimestamp(m.ReleasedAt, o.ReleasedAt) {
+		return false
+	}
+	if m.ReleaseReason != o.ReleaseReason {
+		return false
+	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
@@ -718,6 +750,14 @@ func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *f
 	}
 	if cw&(1<<4) != 0 && m.Token != src.Token {
 		m.Token = src.Token
+		n++
+	}
+	if cw&(1<<5) != 0 && m.Username != src.Username {
+		m.Username = src.Username
+		n++
+	}
+	if cw&(1<<6) != 0 && m.Password != src.Password {
+		m.Password = src.Password
 		n++
 	}
 	return n
@@ -824,16 +864,16 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int) int {
 			n += m.PeeringTargetCredentials.copyInAt(src.PeeringTargetCredentials, fm, at+193)
 		}
 	}
-	if fm.HasAt(at+198) && m.TransactionId != src.TransactionId {
+	if fm.HasAt(at+200) && m.TransactionId != src.TransactionId {
 		m.TransactionId = src.TransactionId
 		n++
 	}
-	if fm.HasAt(at+199) && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
+	if fm.HasAt(at+201) && !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
 		m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 200) {
-		if a := fm.ListActionAt(at + 200); a != fieldmap.Replace {
+	if fm.HasOrHasChildAt(at + 202) {
+		if a := fm.ListActionAt(at + 202); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal, (*NetworkAuthorization).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.NetworkRequests, src.NetworkRequests, (*NetworkAuthorization).Equal) {
 			if len(src.NetworkRequests) == 0 {
@@ -844,16 +884,16 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at+207) && m.BuyerClusterId != src.BuyerClusterId {
+	if fm.HasAt(at+209) && m.BuyerClusterId != src.BuyerClusterId {
 		m.BuyerClusterId = src.BuyerClusterId
 		n++
 	}
-	if fm.HasAt(at+208) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if fm.HasAt(at+210) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
-	if fm.HasOrHasChildAt(at + 209) {
-		if a := fm.ListActionAt(at + 209); a != fieldmap.Replace {
+	if fm.HasOrHasChildAt(at + 211) {
+		if a := fm.ListActionAt(at + 211); a != fieldmap.Replace {
 			n += fieldmap.ApplyMap(a, &m.ExtraInformation, src.ExtraInformation)
 		} else if !maps.Equal(m.ExtraInformation, src.ExtraInformation) {
 			if len(src.ExtraInformation) == 0 {
@@ -864,22 +904,34 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int) int {
 			n++
 		}
 	}
-	if fm.HasAt(at + 210) {
+	if fm.HasAt(at + 212) {
 		if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
 			m.IngressTelemetryEndpoint = src.IngressTelemetryEndpoint.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 210) {
+	} else if fm.HasChildAt(at + 212) {
 		if m.IngressTelemetryEndpoint != nil || src.IngressTelemetryEndpoint != nil {
 			if m.IngressTelemetryEndpoint == nil {
 				m.IngressTelemetryEndpoint = new(TelemetryEndpoint)
 				n++
 			}
-			n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+211)
+			n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+213)
 		}
 	}
-	if fm.HasAt(at+213) && m.NetworkRequestsText != src.NetworkRequestsText {
+	if fm.HasAt(at+215) && m.NetworkRequestsText != src.NetworkRequestsText {
 		m.NetworkRequestsText = src.NetworkRequestsText
+		n++
+	}
+	if fm.HasAt(at+216) && m.State != src.State {
+		m.State = src.State
+		n++
+	}
+	if fm.HasAt(at+217) && !fieldmap.Equal(m.ReleasedAt, src.ReleasedAt) {
+		m.ReleasedAt = fieldmap.Clone(src.ReleasedAt)
+		n++
+	}
+	if fm.HasAt(at+218) && m.ReleaseReason != src.ReleaseReason {
+		m.ReleaseReason = src.ReleaseReason
 		n++
 	}
 	return n
@@ -925,6 +977,14 @@ func (m *PeeringTargetCredentials) diffAt(o *PeeringTargetCredentials, fm *field
 	}
 	if m.Token != o.Token {
 		fm.SetAt(at + 4)
+		c = true
+	}
+	if m.Username != o.Username {
+		fm.SetAt(at + 5)
+		c = true
+	}
+	if m.Password != o.Password {
+		fm.SetAt(at + 6)
 		c = true
 	}
 	return c
@@ -977,35 +1037,47 @@ func (m *Contract) diffAt(o *Contract, fm *fieldmap.FieldMap, at int) bool {
 		c = true
 	}
 	if m.TransactionId != o.TransactionId {
-		fm.SetAt(at + 198)
-		c = true
-	}
-	if !fieldmap.Equal(m.ExpirationTime, o.ExpirationTime) {
-		fm.SetAt(at + 199)
-		c = true
-	}
-	if !fieldmap.EqualMessageListFunc(m.NetworkRequests, o.NetworkRequests, (*NetworkAuthorization).Equal) {
 		fm.SetAt(at + 200)
 		c = true
 	}
+	if !fieldmap.Equal(m.ExpirationTime, o.ExpirationTime) {
+		fm.SetAt(at + 201)
+		c = true
+	}
+	if !fieldmap.EqualMessageListFunc(m.NetworkRequests, o.NetworkRequests, (*NetworkAuthorization).Equal) {
+		fm.SetAt(at + 202)
+		c = true
+	}
 	if m.BuyerClusterId != o.BuyerClusterId {
-		fm.SetAt(at + 207)
-		c = true
-	}
-	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 208)
-		c = true
-	}
-	if !maps.Equal(m.ExtraInformation, o.ExtraInformation) {
 		fm.SetAt(at + 209)
 		c = true
 	}
-	if (m.IngressTelemetryEndpoint == nil) != (o.IngressTelemetryEndpoint == nil) || m.IngressTelemetryEndpoint != nil && m.IngressTelemetryEndpoint.diffAt(o.IngressTelemetryEndpoint, fm, at+211) {
+	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
 		fm.SetAt(at + 210)
 		c = true
 	}
+	if !maps.Equal(m.ExtraInformation, o.ExtraInformation) {
+		fm.SetAt(at + 211)
+		c = true
+	}
+	if (m.IngressTelemetryEndpoint == nil) != (o.IngressTelemetryEndpoint == nil) || m.IngressTelemetryEndpoint != nil && m.IngressTelemetryEndpoint.diffAt(o.IngressTelemetryEndpoint, fm, at+213) {
+		fm.SetAt(at + 212)
+		c = true
+	}
 	if m.NetworkRequestsText != o.NetworkRequestsText {
-		fm.SetAt(at + 213)
+		fm.SetAt(at + 215)
+		c = true
+	}
+	if m.State != o.State {
+		fm.SetAt(at + 216)
+		c = true
+	}
+	if !fieldmap.Equal(m.ReleasedAt, o.ReleasedAt) {
+		fm.SetAt(at + 217)
+		c = true
+	}
+	if m.ReleaseReason != o.ReleaseReason {
+		fm.SetAt(at + 218)
 		c = true
 	}
 	return c
@@ -1049,6 +1121,9 @@ func (m *Contract) ValidateEnums() error {
 			return fieldmap.EnumErrorAt(err, "fluidos.v1.Contract", "network_requests")
 		}
 	}
+	if v := m.State; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.Contract", Field: "state", Enum: "fluidos.v1.ContractState", Value: int32(v)}
+	}
 	return nil
 }
 
@@ -1069,6 +1144,7 @@ func (m *PeeringTargetCredentials) Redact() {
 	}
 	m.Kubeconfig = ""
 	m.Token = ""
+	m.Password = ""
 }
 
 // Redacted returns a deep copy of m with every field marked debug_redact

@@ -151,6 +151,8 @@ const (
 	CreateSolverRequestFieldSolverStatusCredentialsEndpoint             = "1.7.11.3"      // solver.status.credentials.endpoint
 	CreateSolverRequestFieldSolverStatusCredentialsKubeconfig           = "1.7.11.4"      // solver.status.credentials.kubeconfig
 	CreateSolverRequestFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
+	CreateSolverRequestFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
+	CreateSolverRequestFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
 	CreateSolverRequestFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	CreateSolverRequestFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	CreateSolverRequestFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -183,6 +185,7 @@ const (
 	CreateSolverRequestFieldSolverTimeoutsDiscovery                     = "1.9.1"         // solver.timeouts.discovery
 	CreateSolverRequestFieldSolverTimeoutsReservation                   = "1.9.2"         // solver.timeouts.reservation
 	CreateSolverRequestFieldSolverTimeoutsPurchase                      = "1.9.3"         // solver.timeouts.purchase
+	CreateSolverRequestFieldSolverTimeoutsAllocation                    = "1.9.4"         // solver.timeouts.allocation
 	CreateSolverRequestFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
@@ -262,6 +265,8 @@ var _File_fluidos_v1_node_api_proto_PeeringTargetCredentials1g8cgvn_shape = &fie
 	{Number: 3, Name: "endpoint"},
 	{Number: 4, Name: "kubeconfig"},
 	{Number: 5, Name: "token"},
+	{Number: 6, Name: "username"},
+	{Number: 7, Name: "password"},
 }}
 
 var _File_fluidos_v1_node_api_proto_SolverAttempt2inqtm_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -330,6 +335,7 @@ var _File_fluidos_v1_node_api_proto_SolverTimeouts3z8gkt_shape = &fieldmap.Shape
 	{Number: 1, Name: "discovery"},
 	{Number: 2, Name: "reservation"},
 	{Number: 3, Name: "purchase"},
+	{Number: 4, Name: "allocation"},
 }}
 
 var _File_fluidos_v1_node_api_proto_Solver1est89d_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -500,6 +506,8 @@ const (
 	CreateSolverResponseFieldSolverStatusCredentialsEndpoint             = "1.7.11.3"      // solver.status.credentials.endpoint
 	CreateSolverResponseFieldSolverStatusCredentialsKubeconfig           = "1.7.11.4"      // solver.status.credentials.kubeconfig
 	CreateSolverResponseFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
+	CreateSolverResponseFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
+	CreateSolverResponseFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
 	CreateSolverResponseFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	CreateSolverResponseFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	CreateSolverResponseFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -532,6 +540,7 @@ const (
 	CreateSolverResponseFieldSolverTimeoutsDiscovery                     = "1.9.1"         // solver.timeouts.discovery
 	CreateSolverResponseFieldSolverTimeoutsReservation                   = "1.9.2"         // solver.timeouts.reservation
 	CreateSolverResponseFieldSolverTimeoutsPurchase                      = "1.9.3"         // solver.timeouts.purchase
+	CreateSolverResponseFieldSolverTimeoutsAllocation                    = "1.9.4"         // solver.timeouts.allocation
 	CreateSolverResponseFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
@@ -714,6 +723,8 @@ const (
 	GetSolverResponseFieldSolverStatusCredentialsEndpoint             = "1.7.11.3"      // solver.status.credentials.endpoint
 	GetSolverResponseFieldSolverStatusCredentialsKubeconfig           = "1.7.11.4"      // solver.status.credentials.kubeconfig
 	GetSolverResponseFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
+	GetSolverResponseFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
+	GetSolverResponseFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
 	GetSolverResponseFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	GetSolverResponseFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	GetSolverResponseFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -746,6 +757,7 @@ const (
 	GetSolverResponseFieldSolverTimeoutsDiscovery                     = "1.9.1"         // solver.timeouts.discovery
 	GetSolverResponseFieldSolverTimeoutsReservation                   = "1.9.2"         // solver.timeouts.reservation
 	GetSolverResponseFieldSolverTimeoutsPurchase                      = "1.9.3"         // solver.timeouts.purchase
+	GetSolverResponseFieldSolverTimeoutsAllocation                    = "1.9.4"         // solver.timeouts.allocation
 	GetSolverResponseFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
@@ -921,6 +933,8 @@ const (
 	ListSolversResponseFieldSolversStatusCredentialsEndpoint             = "1.7.11.3"      // solvers.status.credentials.endpoint
 	ListSolversResponseFieldSolversStatusCredentialsKubeconfig           = "1.7.11.4"      // solvers.status.credentials.kubeconfig
 	ListSolversResponseFieldSolversStatusCredentialsToken                = "1.7.11.5"      // solvers.status.credentials.token
+	ListSolversResponseFieldSolversStatusCredentialsUsername             = "1.7.11.6"      // solvers.status.credentials.username
+	ListSolversResponseFieldSolversStatusCredentialsPassword             = "1.7.11.7"      // solvers.status.credentials.password
 	ListSolversResponseFieldSolversStatusLastChangeTime                  = "1.7.12"        // solvers.status.last_change_time
 	ListSolversResponseFieldSolversStatusAttempts                        = "1.7.13"        // solvers.status.attempts
 	ListSolversResponseFieldSolversStatusAttemptsCandidateId             = "1.7.13.1"      // solvers.status.attempts.candidate_id
@@ -953,6 +967,7 @@ const (
 	ListSolversResponseFieldSolversTimeoutsDiscovery                     = "1.9.1"         // solvers.timeouts.discovery
 	ListSolversResponseFieldSolversTimeoutsReservation                   = "1.9.2"         // solvers.timeouts.reservation
 	ListSolversResponseFieldSolversTimeoutsPurchase                      = "1.9.3"         // solvers.timeouts.purchase
+	ListSolversResponseFieldSolversTimeoutsAllocation                    = "1.9.4"         // solvers.timeouts.allocation
 	ListSolversResponseFieldSolversCreatedAt                             = "1.10"          // solvers.created_at
 )
 
@@ -1176,6 +1191,8 @@ const (
 	WatchSolverResponseFieldSolverStatusCredentialsEndpoint             = "1.7.11.3"      // solver.status.credentials.endpoint
 	WatchSolverResponseFieldSolverStatusCredentialsKubeconfig           = "1.7.11.4"      // solver.status.credentials.kubeconfig
 	WatchSolverResponseFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
+	WatchSolverResponseFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
+	WatchSolverResponseFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
 	WatchSolverResponseFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	WatchSolverResponseFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	WatchSolverResponseFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -1208,6 +1225,7 @@ const (
 	WatchSolverResponseFieldSolverTimeoutsDiscovery                     = "1.9.1"         // solver.timeouts.discovery
 	WatchSolverResponseFieldSolverTimeoutsReservation                   = "1.9.2"         // solver.timeouts.reservation
 	WatchSolverResponseFieldSolverTimeoutsPurchase                      = "1.9.3"         // solver.timeouts.purchase
+	WatchSolverResponseFieldSolverTimeoutsAllocation                    = "1.9.4"         // solver.timeouts.allocation
 	WatchSolverResponseFieldSolverCreatedAt                             = "1.10"          // solver.created_at
 )
 
@@ -3150,6 +3168,8 @@ const (
 	GetContractResponseFieldContractPeeringTargetCredentialsEndpoint                                                                                  = "1.6.3"                  // contract.peering_target_credentials.endpoint
 	GetContractResponseFieldContractPeeringTargetCredentialsKubeconfig                                                                                = "1.6.4"                  // contract.peering_target_credentials.kubeconfig
 	GetContractResponseFieldContractPeeringTargetCredentialsToken                                                                                     = "1.6.5"                  // contract.peering_target_credentials.token
+	GetContractResponseFieldContractPeeringTargetCredentialsUsername                                                                                  = "1.6.6"                  // contract.peering_target_credentials.username
+	GetContractResponseFieldContractPeeringTargetCredentialsPassword                                                                                  = "1.6.7"                  // contract.peering_target_credentials.password
 	GetContractResponseFieldContractTransactionId                                                                                                     = "1.7"                    // contract.transaction_id
 	GetContractResponseFieldContractExpirationTime                                                                                                    = "1.8"                    // contract.expiration_time
 	GetContractResponseFieldContractNetworkRequests                                                                                                   = "1.9"                    // contract.network_requests
@@ -3166,6 +3186,9 @@ const (
 	GetContractResponseFieldContractIngressTelemetryEndpointEndpoint                                                                                  = "1.13.1"                 // contract.ingress_telemetry_endpoint.endpoint
 	GetContractResponseFieldContractIngressTelemetryEndpointIntents                                                                                   = "1.13.2"                 // contract.ingress_telemetry_endpoint.intents
 	GetContractResponseFieldContractNetworkRequestsText                                                                                               = "1.14"                   // contract.network_requests_text
+	GetContractResponseFieldContractState                                                                                                             = "1.15"                   // contract.state
+	GetContractResponseFieldContractReleasedAt                                                                                                        = "1.16"                   // contract.released_at
+	GetContractResponseFieldContractReleaseReason                                                                                                     = "1.17"                   // contract.release_reason
 	GetContractResponseFieldRole                                                                                                                      = "2"                      // role
 )
 
@@ -3189,6 +3212,9 @@ var _File_fluidos_v1_node_api_proto_Contract13pt7h0_shape = &fieldmap.Shape{Fiel
 	{Number: 12, Name: "extra_information", Kind: fieldmap.KindMap},
 	{Number: 13, Name: "ingress_telemetry_endpoint", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_TelemetryEndpoint1k78wuc_shape},
 	{Number: 14, Name: "network_requests_text"},
+	{Number: 15, Name: "state"},
+	{Number: 16, Name: "released_at"},
+	{Number: 17, Name: "release_reason"},
 }}
 
 var _GetContractResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -3436,6 +3462,8 @@ const (
 	ContractEntryFieldContractPeeringTargetCredentialsEndpoint                                                                                  = "1.6.3"                  // contract.peering_target_credentials.endpoint
 	ContractEntryFieldContractPeeringTargetCredentialsKubeconfig                                                                                = "1.6.4"                  // contract.peering_target_credentials.kubeconfig
 	ContractEntryFieldContractPeeringTargetCredentialsToken                                                                                     = "1.6.5"                  // contract.peering_target_credentials.token
+	ContractEntryFieldContractPeeringTargetCredentialsUsername                                                                                  = "1.6.6"                  // contract.peering_target_credentials.username
+	ContractEntryFieldContractPeeringTargetCredentialsPassword                                                                                  = "1.6.7"                  // contract.peering_target_credentials.password
 	ContractEntryFieldContractTransactionId                                                                                                     = "1.7"                    // contract.transaction_id
 	ContractEntryFieldContractExpirationTime                                                                                                    = "1.8"                    // contract.expiration_time
 	ContractEntryFieldContractNetworkRequests                                                                                                   = "1.9"                    // contract.network_requests
@@ -3452,6 +3480,9 @@ const (
 	ContractEntryFieldContractIngressTelemetryEndpointEndpoint                                                                                  = "1.13.1"                 // contract.ingress_telemetry_endpoint.endpoint
 	ContractEntryFieldContractIngressTelemetryEndpointIntents                                                                                   = "1.13.2"                 // contract.ingress_telemetry_endpoint.intents
 	ContractEntryFieldContractNetworkRequestsText                                                                                               = "1.14"                   // contract.network_requests_text
+	ContractEntryFieldContractState                                                                                                             = "1.15"                   // contract.state
+	ContractEntryFieldContractReleasedAt                                                                                                        = "1.16"                   // contract.released_at
+	ContractEntryFieldContractReleaseReason                                                                                                     = "1.17"                   // contract.release_reason
 	ContractEntryFieldRole                                                                                                                      = "2"                      // role
 )
 
@@ -3677,6 +3708,8 @@ const (
 	ListContractsResponseFieldContractsContractPeeringTargetCredentialsEndpoint                                                                                  = "1.1.6.3"                  // contracts.contract.peering_target_credentials.endpoint
 	ListContractsResponseFieldContractsContractPeeringTargetCredentialsKubeconfig                                                                                = "1.1.6.4"                  // contracts.contract.peering_target_credentials.kubeconfig
 	ListContractsResponseFieldContractsContractPeeringTargetCredentialsToken                                                                                     = "1.1.6.5"                  // contracts.contract.peering_target_credentials.token
+	ListContractsResponseFieldContractsContractPeeringTargetCredentialsUsername                                                                                  = "1.1.6.6"                  // contracts.contract.peering_target_credentials.username
+	ListContractsResponseFieldContractsContractPeeringTargetCredentialsPassword                                                                                  = "1.1.6.7"                  // contracts.contract.peering_target_credentials.password
 	ListContractsResponseFieldContractsContractTransactionId                                                                                                     = "1.1.7"                    // contracts.contract.transaction_id
 	ListContractsResponseFieldContractsContractExpirationTime                                                                                                    = "1.1.8"                    // contracts.contract.expiration_time
 	ListContractsResponseFieldContractsContractNetworkRequests                                                                                                   = "1.1.9"                    // contracts.contract.network_requests
@@ -3693,6 +3726,9 @@ const (
 	ListContractsResponseFieldContractsContractIngressTelemetryEndpointEndpoint                                                                                  = "1.1.13.1"                 // contracts.contract.ingress_telemetry_endpoint.endpoint
 	ListContractsResponseFieldContractsContractIngressTelemetryEndpointIntents                                                                                   = "1.1.13.2"                 // contracts.contract.ingress_telemetry_endpoint.intents
 	ListContractsResponseFieldContractsContractNetworkRequestsText                                                                                               = "1.1.14"                   // contracts.contract.network_requests_text
+	ListContractsResponseFieldContractsContractState                                                                                                             = "1.1.15"                   // contracts.contract.state
+	ListContractsResponseFieldContractsContractReleasedAt                                                                                                        = "1.1.16"                   // contracts.contract.released_at
+	ListContractsResponseFieldContractsContractReleaseReason                                                                                                     = "1.1.17"                   // contracts.contract.release_reason
 	ListContractsResponseFieldContractsRole                                                                                                                      = "1.2"                      // contracts.role
 )
 
@@ -3717,13 +3753,151 @@ func NewListContractsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, erro
 	return _ListContractsResponse_fieldSchema.New(flags...)
 }
 
+// Field flags of ReleaseContractRequest: dot-joined field numbers from ReleaseContractRequest.
+const (
+	ReleaseContractRequestFieldId     = "1" // id
+	ReleaseContractRequestFieldRole   = "2" // role
+	ReleaseContractRequestFieldReason = "3" // reason
+)
+
+var _ReleaseContractRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "role"},
+	{Number: 3, Name: "reason"},
+}}
+
+var _ReleaseContractRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReleaseContractRequest", _ReleaseContractRequest_shape, false)
+
+// ReleaseContractRequestAllFields lists the leaf flags of ReleaseContractRequest: together they
+// select every field.
+var ReleaseContractRequestAllFields = slices.Clone(_ReleaseContractRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of ReleaseContractRequest.
+func (*ReleaseContractRequest) FieldSchema() *fieldmap.Schema {
+	return _ReleaseContractRequest_fieldSchema
+}
+
+// NewReleaseContractRequestFieldMap returns a FieldMap of ReleaseContractRequest holding flags; the
+// error names the first flag ReleaseContractRequest does not have.
+func NewReleaseContractRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ReleaseContractRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of ReleaseContractResponse: dot-joined field numbers from ReleaseContractResponse.
+const (
+	ReleaseContractResponseFieldAllocation                                      = "1"       // allocation
+	ReleaseContractResponseFieldAllocationId                                    = "1.1"     // allocation.id
+	ReleaseContractResponseFieldAllocationContractId                            = "1.2"     // allocation.contract_id
+	ReleaseContractResponseFieldAllocationForwarding                            = "1.3"     // allocation.forwarding
+	ReleaseContractResponseFieldAllocationStatus                                = "1.4"     // allocation.status
+	ReleaseContractResponseFieldAllocationStatusState                           = "1.4.1"   // allocation.status.state
+	ReleaseContractResponseFieldAllocationStatusMessage                         = "1.4.2"   // allocation.status.message
+	ReleaseContractResponseFieldAllocationStatusLastUpdateTime                  = "1.4.3"   // allocation.status.last_update_time
+	ReleaseContractResponseFieldAllocationStatusTask                            = "1.4.4"   // allocation.status.task
+	ReleaseContractResponseFieldAllocationStatusStep                            = "1.4.5"   // allocation.status.step
+	ReleaseContractResponseFieldAllocationStatusErrors                          = "1.4.6"   // allocation.status.errors
+	ReleaseContractResponseFieldAllocationStatusLastHealthyTime                 = "1.4.7"   // allocation.status.last_healthy_time
+	ReleaseContractResponseFieldAllocationStatusRestarts                        = "1.4.8"   // allocation.status.restarts
+	ReleaseContractResponseFieldAllocationFlavorType                            = "1.5"     // allocation.flavor_type
+	ReleaseContractResponseFieldAllocationBuyer                                 = "1.6"     // allocation.buyer
+	ReleaseContractResponseFieldAllocationBuyerDomain                           = "1.6.1"   // allocation.buyer.domain
+	ReleaseContractResponseFieldAllocationBuyerNodeId                           = "1.6.2"   // allocation.buyer.node_id
+	ReleaseContractResponseFieldAllocationBuyerIp                               = "1.6.3"   // allocation.buyer.ip
+	ReleaseContractResponseFieldAllocationBuyerLocalNamespace                   = "1.6.4"   // allocation.buyer.local_namespace
+	ReleaseContractResponseFieldAllocationBuyerAdditionalInformation            = "1.6.5"   // allocation.buyer.additional_information
+	ReleaseContractResponseFieldAllocationBuyerAdditionalInformationLiqoId      = "1.6.5.1" // allocation.buyer.additional_information.liqo_id
+	ReleaseContractResponseFieldAllocationBuyerAdditionalInformationKubeconfig  = "1.6.5.2" // allocation.buyer.additional_information.kubeconfig
+	ReleaseContractResponseFieldAllocationSeller                                = "1.7"     // allocation.seller
+	ReleaseContractResponseFieldAllocationSellerDomain                          = "1.7.1"   // allocation.seller.domain
+	ReleaseContractResponseFieldAllocationSellerNodeId                          = "1.7.2"   // allocation.seller.node_id
+	ReleaseContractResponseFieldAllocationSellerIp                              = "1.7.3"   // allocation.seller.ip
+	ReleaseContractResponseFieldAllocationSellerLocalNamespace                  = "1.7.4"   // allocation.seller.local_namespace
+	ReleaseContractResponseFieldAllocationSellerAdditionalInformation           = "1.7.5"   // allocation.seller.additional_information
+	ReleaseContractResponseFieldAllocationSellerAdditionalInformationLiqoId     = "1.7.5.1" // allocation.seller.additional_information.liqo_id
+	ReleaseContractResponseFieldAllocationSellerAdditionalInformationKubeconfig = "1.7.5.2" // allocation.seller.additional_information.kubeconfig
+	ReleaseContractResponseFieldAllocationCredentials                           = "1.8"     // allocation.credentials
+	ReleaseContractResponseFieldAllocationCredentialsClusterId                  = "1.8.1"   // allocation.credentials.cluster_id
+	ReleaseContractResponseFieldAllocationCredentialsClusterName                = "1.8.2"   // allocation.credentials.cluster_name
+	ReleaseContractResponseFieldAllocationCredentialsEndpoint                   = "1.8.3"   // allocation.credentials.endpoint
+	ReleaseContractResponseFieldAllocationCredentialsKubeconfig                 = "1.8.4"   // allocation.credentials.kubeconfig
+	ReleaseContractResponseFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
+	ReleaseContractResponseFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
+	ReleaseContractResponseFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	ReleaseContractResponseFieldAllocationResources                             = "1.9"     // allocation.resources
+	ReleaseContractResponseFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
+	ReleaseContractResponseFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
+	ReleaseContractResponseFieldAllocationResourcesAppInst                      = "1.9.3"   // allocation.resources.app_inst
+	ReleaseContractResponseFieldAllocationCreatedAt                             = "1.10"    // allocation.created_at
+	ReleaseContractResponseFieldAllocationExpirationTime                        = "1.11"    // allocation.expiration_time
+	ReleaseContractResponseFieldAllocationReleaseRequested                      = "1.12"    // allocation.release_requested
+	ReleaseContractResponseFieldAllocationReleaseReason                         = "1.13"    // allocation.release_reason
+	ReleaseContractResponseFieldRole                                            = "2"       // role
+)
+
+var _File_fluidos_v1_node_api_proto_AllocationStatus1r55q9y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state"},
+	{Number: 2, Name: "message"},
+	{Number: 3, Name: "last_update_time"},
+	{Number: 4, Name: "task"},
+	{Number: 5, Name: "step"},
+	{Number: 6, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 7, Name: "last_healthy_time"},
+	{Number: 8, Name: "restarts"},
+}}
+
+var _File_fluidos_v1_node_api_proto_AllocationResources1lekrd5_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "cluster"},
+	{Number: 2, Name: "app"},
+	{Number: 3, Name: "app_inst"},
+}}
+
+var _File_fluidos_v1_node_api_proto_Allocation109ik58_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "contract_id"},
+	{Number: 3, Name: "forwarding"},
+	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_AllocationStatus1r55q9y_shape},
+	{Number: 5, Name: "flavor_type"},
+	{Number: 6, Name: "buyer", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape},
+	{Number: 7, Name: "seller", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_NodeIdentity1rjjozc_shape},
+	{Number: 8, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_PeeringTargetCredentials1g8cgvn_shape},
+	{Number: 9, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_AllocationResources1lekrd5_shape},
+	{Number: 10, Name: "created_at"},
+	{Number: 11, Name: "expiration_time"},
+	{Number: 12, Name: "release_requested"},
+	{Number: 13, Name: "release_reason"},
+}}
+
+var _ReleaseContractResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Allocation109ik58_shape},
+	{Number: 2, Name: "role"},
+}}
+
+var _ReleaseContractResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReleaseContractResponse", _ReleaseContractResponse_shape, false)
+
+// ReleaseContractResponseAllFields lists the leaf flags of ReleaseContractResponse: together they
+// select every field.
+var ReleaseContractResponseAllFields = slices.Clone(_ReleaseContractResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of ReleaseContractResponse.
+func (*ReleaseContractResponse) FieldSchema() *fieldmap.Schema {
+	return _ReleaseContractResponse_fieldSchema
+}
+
+// NewReleaseContractResponseFieldMap returns a FieldMap of ReleaseContractResponse holding flags; the
+// error names the first flag ReleaseContractResponse does not have.
+func NewReleaseContractResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ReleaseContractResponse_fieldSchema.New(flags...)
+}
+
 // Field flags of GetAllocationRequest: dot-joined field numbers from GetAllocationRequest.
 const (
-	GetAllocationRequestFieldId = "1" // id
+	GetAllocationRequestFieldId   = "1" // id
+	GetAllocationRequestFieldRole = "2" // role
 )
 
 var _GetAllocationRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "id"},
+	{Number: 2, Name: "role"},
 }}
 
 var _GetAllocationRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetAllocationRequest", _GetAllocationRequest_shape, false)
@@ -3743,31 +3917,58 @@ func NewGetAllocationRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error
 
 // Field flags of GetAllocationResponse: dot-joined field numbers from GetAllocationResponse.
 const (
-	GetAllocationResponseFieldAllocation                     = "1"     // allocation
-	GetAllocationResponseFieldAllocationId                   = "1.1"   // allocation.id
-	GetAllocationResponseFieldAllocationContractId           = "1.2"   // allocation.contract_id
-	GetAllocationResponseFieldAllocationForwarding           = "1.3"   // allocation.forwarding
-	GetAllocationResponseFieldAllocationStatus               = "1.4"   // allocation.status
-	GetAllocationResponseFieldAllocationStatusState          = "1.4.1" // allocation.status.state
-	GetAllocationResponseFieldAllocationStatusMessage        = "1.4.2" // allocation.status.message
-	GetAllocationResponseFieldAllocationStatusLastUpdateTime = "1.4.3" // allocation.status.last_update_time
+	GetAllocationResponseFieldAllocation                                      = "1"       // allocation
+	GetAllocationResponseFieldAllocationId                                    = "1.1"     // allocation.id
+	GetAllocationResponseFieldAllocationContractId                            = "1.2"     // allocation.contract_id
+	GetAllocationResponseFieldAllocationForwarding                            = "1.3"     // allocation.forwarding
+	GetAllocationResponseFieldAllocationStatus                                = "1.4"     // allocation.status
+	GetAllocationResponseFieldAllocationStatusState                           = "1.4.1"   // allocation.status.state
+	GetAllocationResponseFieldAllocationStatusMessage                         = "1.4.2"   // allocation.status.message
+	GetAllocationResponseFieldAllocationStatusLastUpdateTime                  = "1.4.3"   // allocation.status.last_update_time
+	GetAllocationResponseFieldAllocationStatusTask                            = "1.4.4"   // allocation.status.task
+	GetAllocationResponseFieldAllocationStatusStep                            = "1.4.5"   // allocation.status.step
+	GetAllocationResponseFieldAllocationStatusErrors                          = "1.4.6"   // allocation.status.errors
+	GetAllocationResponseFieldAllocationStatusLastHealthyTime                 = "1.4.7"   // allocation.status.last_healthy_time
+	GetAllocationResponseFieldAllocationStatusRestarts                        = "1.4.8"   // allocation.status.restarts
+	GetAllocationResponseFieldAllocationFlavorType                            = "1.5"     // allocation.flavor_type
+	GetAllocationResponseFieldAllocationBuyer                                 = "1.6"     // allocation.buyer
+	GetAllocationResponseFieldAllocationBuyerDomain                           = "1.6.1"   // allocation.buyer.domain
+	GetAllocationResponseFieldAllocationBuyerNodeId                           = "1.6.2"   // allocation.buyer.node_id
+	GetAllocationResponseFieldAllocationBuyerIp                               = "1.6.3"   // allocation.buyer.ip
+	GetAllocationResponseFieldAllocationBuyerLocalNamespace                   = "1.6.4"   // allocation.buyer.local_namespace
+	GetAllocationResponseFieldAllocationBuyerAdditionalInformation            = "1.6.5"   // allocation.buyer.additional_information
+	GetAllocationResponseFieldAllocationBuyerAdditionalInformationLiqoId      = "1.6.5.1" // allocation.buyer.additional_information.liqo_id
+	GetAllocationResponseFieldAllocationBuyerAdditionalInformationKubeconfig  = "1.6.5.2" // allocation.buyer.additional_information.kubeconfig
+	GetAllocationResponseFieldAllocationSeller                                = "1.7"     // allocation.seller
+	GetAllocationResponseFieldAllocationSellerDomain                          = "1.7.1"   // allocation.seller.domain
+	GetAllocationResponseFieldAllocationSellerNodeId                          = "1.7.2"   // allocation.seller.node_id
+	GetAllocationResponseFieldAllocationSellerIp                              = "1.7.3"   // allocation.seller.ip
+	GetAllocationResponseFieldAllocationSellerLocalNamespace                  = "1.7.4"   // allocation.seller.local_namespace
+	GetAllocationResponseFieldAllocationSellerAdditionalInformation           = "1.7.5"   // allocation.seller.additional_information
+	GetAllocationResponseFieldAllocationSellerAdditionalInformationLiqoId     = "1.7.5.1" // allocation.seller.additional_information.liqo_id
+	GetAllocationResponseFieldAllocationSellerAdditionalInformationKubeconfig = "1.7.5.2" // allocation.seller.additional_information.kubeconfig
+	GetAllocationResponseFieldAllocationCredentials                           = "1.8"     // allocation.credentials
+	GetAllocationResponseFieldAllocationCredentialsClusterId                  = "1.8.1"   // allocation.credentials.cluster_id
+	GetAllocationResponseFieldAllocationCredentialsClusterName                = "1.8.2"   // allocation.credentials.cluster_name
+	GetAllocationResponseFieldAllocationCredentialsEndpoint                   = "1.8.3"   // allocation.credentials.endpoint
+	GetAllocationResponseFieldAllocationCredentialsKubeconfig                 = "1.8.4"   // allocation.credentials.kubeconfig
+	GetAllocationResponseFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
+	GetAllocationResponseFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
+	GetAllocationResponseFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	GetAllocationResponseFieldAllocationResources                             = "1.9"     // allocation.resources
+	GetAllocationResponseFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
+	GetAllocationResponseFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
+	GetAllocationResponseFieldAllocationResourcesAppInst                      = "1.9.3"   // allocation.resources.app_inst
+	GetAllocationResponseFieldAllocationCreatedAt                             = "1.10"    // allocation.created_at
+	GetAllocationResponseFieldAllocationExpirationTime                        = "1.11"    // allocation.expiration_time
+	GetAllocationResponseFieldAllocationReleaseRequested                      = "1.12"    // allocation.release_requested
+	GetAllocationResponseFieldAllocationReleaseReason                         = "1.13"    // allocation.release_reason
+	GetAllocationResponseFieldRole                                            = "2"       // role
 )
-
-var _File_fluidos_v1_node_api_proto_AllocationStatus1r55q9y_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "state"},
-	{Number: 2, Name: "message"},
-	{Number: 3, Name: "last_update_time"},
-}}
-
-var _File_fluidos_v1_node_api_proto_Allocation109ik58_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "id"},
-	{Number: 2, Name: "contract_id"},
-	{Number: 3, Name: "forwarding"},
-	{Number: 4, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_AllocationStatus1r55q9y_shape},
-}}
 
 var _GetAllocationResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Allocation109ik58_shape},
+	{Number: 2, Name: "role"},
 }}
 
 var _GetAllocationResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetAllocationResponse", _GetAllocationResponse_shape, false)
@@ -3787,7 +3988,14 @@ func NewGetAllocationResponseFieldMap(flags ...string) (*fieldmap.FieldMap, erro
 	return _GetAllocationResponse_fieldSchema.New(flags...)
 }
 
-var _ListAllocationsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
+// Field flags of ListAllocationsRequest: dot-joined field numbers from ListAllocationsRequest.
+const (
+	ListAllocationsRequestFieldRole = "1" // role
+)
+
+var _ListAllocationsRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "role"},
+}}
 
 var _ListAllocationsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListAllocationsRequest", _ListAllocationsRequest_shape, false)
 
@@ -3806,20 +4014,131 @@ func NewListAllocationsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, err
 	return _ListAllocationsRequest_fieldSchema.New(flags...)
 }
 
+// Field flags of AllocationEntry: dot-joined field numbers from AllocationEntry.
+const (
+	AllocationEntryFieldAllocation                                      = "1"       // allocation
+	AllocationEntryFieldAllocationId                                    = "1.1"     // allocation.id
+	AllocationEntryFieldAllocationContractId                            = "1.2"     // allocation.contract_id
+	AllocationEntryFieldAllocationForwarding                            = "1.3"     // allocation.forwarding
+	AllocationEntryFieldAllocationStatus                                = "1.4"     // allocation.status
+	AllocationEntryFieldAllocationStatusState                           = "1.4.1"   // allocation.status.state
+	AllocationEntryFieldAllocationStatusMessage                         = "1.4.2"   // allocation.status.message
+	AllocationEntryFieldAllocationStatusLastUpdateTime                  = "1.4.3"   // allocation.status.last_update_time
+	AllocationEntryFieldAllocationStatusTask                            = "1.4.4"   // allocation.status.task
+	AllocationEntryFieldAllocationStatusStep                            = "1.4.5"   // allocation.status.step
+	AllocationEntryFieldAllocationStatusErrors                          = "1.4.6"   // allocation.status.errors
+	AllocationEntryFieldAllocationStatusLastHealthyTime                 = "1.4.7"   // allocation.status.last_healthy_time
+	AllocationEntryFieldAllocationStatusRestarts                        = "1.4.8"   // allocation.status.restarts
+	AllocationEntryFieldAllocationFlavorType                            = "1.5"     // allocation.flavor_type
+	AllocationEntryFieldAllocationBuyer                                 = "1.6"     // allocation.buyer
+	AllocationEntryFieldAllocationBuyerDomain                           = "1.6.1"   // allocation.buyer.domain
+	AllocationEntryFieldAllocationBuyerNodeId                           = "1.6.2"   // allocation.buyer.node_id
+	AllocationEntryFieldAllocationBuyerIp                               = "1.6.3"   // allocation.buyer.ip
+	AllocationEntryFieldAllocationBuyerLocalNamespace                   = "1.6.4"   // allocation.buyer.local_namespace
+	AllocationEntryFieldAllocationBuyerAdditionalInformation            = "1.6.5"   // allocation.buyer.additional_information
+	AllocationEntryFieldAllocationBuyerAdditionalInformationLiqoId      = "1.6.5.1" // allocation.buyer.additional_information.liqo_id
+	AllocationEntryFieldAllocationBuyerAdditionalInformationKubeconfig  = "1.6.5.2" // allocation.buyer.additional_information.kubeconfig
+	AllocationEntryFieldAllocationSeller                                = "1.7"     // allocation.seller
+	AllocationEntryFieldAllocationSellerDomain                          = "1.7.1"   // allocation.seller.domain
+	AllocationEntryFieldAllocationSellerNodeId                          = "1.7.2"   // allocation.seller.node_id
+	AllocationEntryFieldAllocationSellerIp                              = "1.7.3"   // allocation.seller.ip
+	AllocationEntryFieldAllocationSellerLocalNamespace                  = "1.7.4"   // allocation.seller.local_namespace
+	AllocationEntryFieldAllocationSellerAdditionalInformation           = "1.7.5"   // allocation.seller.additional_information
+	AllocationEntryFieldAllocationSellerAdditionalInformationLiqoId     = "1.7.5.1" // allocation.seller.additional_information.liqo_id
+	AllocationEntryFieldAllocationSellerAdditionalInformationKubeconfig = "1.7.5.2" // allocation.seller.additional_information.kubeconfig
+	AllocationEntryFieldAllocationCredentials                           = "1.8"     // allocation.credentials
+	AllocationEntryFieldAllocationCredentialsClusterId                  = "1.8.1"   // allocation.credentials.cluster_id
+	AllocationEntryFieldAllocationCredentialsClusterName                = "1.8.2"   // allocation.credentials.cluster_name
+	AllocationEntryFieldAllocationCredentialsEndpoint                   = "1.8.3"   // allocation.credentials.endpoint
+	AllocationEntryFieldAllocationCredentialsKubeconfig                 = "1.8.4"   // allocation.credentials.kubeconfig
+	AllocationEntryFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
+	AllocationEntryFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
+	AllocationEntryFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	AllocationEntryFieldAllocationResources                             = "1.9"     // allocation.resources
+	AllocationEntryFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
+	AllocationEntryFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
+	AllocationEntryFieldAllocationResourcesAppInst                      = "1.9.3"   // allocation.resources.app_inst
+	AllocationEntryFieldAllocationCreatedAt                             = "1.10"    // allocation.created_at
+	AllocationEntryFieldAllocationExpirationTime                        = "1.11"    // allocation.expiration_time
+	AllocationEntryFieldAllocationReleaseRequested                      = "1.12"    // allocation.release_requested
+	AllocationEntryFieldAllocationReleaseReason                         = "1.13"    // allocation.release_reason
+	AllocationEntryFieldRole                                            = "2"       // role
+)
+
+var _AllocationEntry_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Allocation109ik58_shape},
+	{Number: 2, Name: "role"},
+}}
+
+var _AllocationEntry_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AllocationEntry", _AllocationEntry_shape, false)
+
+// AllocationEntryAllFields lists the leaf flags of AllocationEntry: together they
+// select every field.
+var AllocationEntryAllFields = slices.Clone(_AllocationEntry_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of AllocationEntry.
+func (*AllocationEntry) FieldSchema() *fieldmap.Schema { return _AllocationEntry_fieldSchema }
+
+// NewAllocationEntryFieldMap returns a FieldMap of AllocationEntry holding flags; the
+// error names the first flag AllocationEntry does not have.
+func NewAllocationEntryFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _AllocationEntry_fieldSchema.New(flags...)
+}
+
 // Field flags of ListAllocationsResponse: dot-joined field numbers from ListAllocationsResponse.
 const (
-	ListAllocationsResponseFieldAllocations                     = "1"     // allocations
-	ListAllocationsResponseFieldAllocationsId                   = "1.1"   // allocations.id
-	ListAllocationsResponseFieldAllocationsContractId           = "1.2"   // allocations.contract_id
-	ListAllocationsResponseFieldAllocationsForwarding           = "1.3"   // allocations.forwarding
-	ListAllocationsResponseFieldAllocationsStatus               = "1.4"   // allocations.status
-	ListAllocationsResponseFieldAllocationsStatusState          = "1.4.1" // allocations.status.state
-	ListAllocationsResponseFieldAllocationsStatusMessage        = "1.4.2" // allocations.status.message
-	ListAllocationsResponseFieldAllocationsStatusLastUpdateTime = "1.4.3" // allocations.status.last_update_time
+	ListAllocationsResponseFieldAllocations                                                = "2"         // allocations
+	ListAllocationsResponseFieldAllocationsAllocation                                      = "2.1"       // allocations.allocation
+	ListAllocationsResponseFieldAllocationsAllocationId                                    = "2.1.1"     // allocations.allocation.id
+	ListAllocationsResponseFieldAllocationsAllocationContractId                            = "2.1.2"     // allocations.allocation.contract_id
+	ListAllocationsResponseFieldAllocationsAllocationForwarding                            = "2.1.3"     // allocations.allocation.forwarding
+	ListAllocationsResponseFieldAllocationsAllocationStatus                                = "2.1.4"     // allocations.allocation.status
+	ListAllocationsResponseFieldAllocationsAllocationStatusState                           = "2.1.4.1"   // allocations.allocation.status.state
+	ListAllocationsResponseFieldAllocationsAllocationStatusMessage                         = "2.1.4.2"   // allocations.allocation.status.message
+	ListAllocationsResponseFieldAllocationsAllocationStatusLastUpdateTime                  = "2.1.4.3"   // allocations.allocation.status.last_update_time
+	ListAllocationsResponseFieldAllocationsAllocationStatusTask                            = "2.1.4.4"   // allocations.allocation.status.task
+	ListAllocationsResponseFieldAllocationsAllocationStatusStep                            = "2.1.4.5"   // allocations.allocation.status.step
+	ListAllocationsResponseFieldAllocationsAllocationStatusErrors                          = "2.1.4.6"   // allocations.allocation.status.errors
+	ListAllocationsResponseFieldAllocationsAllocationStatusLastHealthyTime                 = "2.1.4.7"   // allocations.allocation.status.last_healthy_time
+	ListAllocationsResponseFieldAllocationsAllocationStatusRestarts                        = "2.1.4.8"   // allocations.allocation.status.restarts
+	ListAllocationsResponseFieldAllocationsAllocationFlavorType                            = "2.1.5"     // allocations.allocation.flavor_type
+	ListAllocationsResponseFieldAllocationsAllocationBuyer                                 = "2.1.6"     // allocations.allocation.buyer
+	ListAllocationsResponseFieldAllocationsAllocationBuyerDomain                           = "2.1.6.1"   // allocations.allocation.buyer.domain
+	ListAllocationsResponseFieldAllocationsAllocationBuyerNodeId                           = "2.1.6.2"   // allocations.allocation.buyer.node_id
+	ListAllocationsResponseFieldAllocationsAllocationBuyerIp                               = "2.1.6.3"   // allocations.allocation.buyer.ip
+	ListAllocationsResponseFieldAllocationsAllocationBuyerLocalNamespace                   = "2.1.6.4"   // allocations.allocation.buyer.local_namespace
+	ListAllocationsResponseFieldAllocationsAllocationBuyerAdditionalInformation            = "2.1.6.5"   // allocations.allocation.buyer.additional_information
+	ListAllocationsResponseFieldAllocationsAllocationBuyerAdditionalInformationLiqoId      = "2.1.6.5.1" // allocations.allocation.buyer.additional_information.liqo_id
+	ListAllocationsResponseFieldAllocationsAllocationBuyerAdditionalInformationKubeconfig  = "2.1.6.5.2" // allocations.allocation.buyer.additional_information.kubeconfig
+	ListAllocationsResponseFieldAllocationsAllocationSeller                                = "2.1.7"     // allocations.allocation.seller
+	ListAllocationsResponseFieldAllocationsAllocationSellerDomain                          = "2.1.7.1"   // allocations.allocation.seller.domain
+	ListAllocationsResponseFieldAllocationsAllocationSellerNodeId                          = "2.1.7.2"   // allocations.allocation.seller.node_id
+	ListAllocationsResponseFieldAllocationsAllocationSellerIp                              = "2.1.7.3"   // allocations.allocation.seller.ip
+	ListAllocationsResponseFieldAllocationsAllocationSellerLocalNamespace                  = "2.1.7.4"   // allocations.allocation.seller.local_namespace
+	ListAllocationsResponseFieldAllocationsAllocationSellerAdditionalInformation           = "2.1.7.5"   // allocations.allocation.seller.additional_information
+	ListAllocationsResponseFieldAllocationsAllocationSellerAdditionalInformationLiqoId     = "2.1.7.5.1" // allocations.allocation.seller.additional_information.liqo_id
+	ListAllocationsResponseFieldAllocationsAllocationSellerAdditionalInformationKubeconfig = "2.1.7.5.2" // allocations.allocation.seller.additional_information.kubeconfig
+	ListAllocationsResponseFieldAllocationsAllocationCredentials                           = "2.1.8"     // allocations.allocation.credentials
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsClusterId                  = "2.1.8.1"   // allocations.allocation.credentials.cluster_id
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsClusterName                = "2.1.8.2"   // allocations.allocation.credentials.cluster_name
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsEndpoint                   = "2.1.8.3"   // allocations.allocation.credentials.endpoint
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsKubeconfig                 = "2.1.8.4"   // allocations.allocation.credentials.kubeconfig
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsToken                      = "2.1.8.5"   // allocations.allocation.credentials.token
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsUsername                   = "2.1.8.6"   // allocations.allocation.credentials.username
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsPassword                   = "2.1.8.7"   // allocations.allocation.credentials.password
+	ListAllocationsResponseFieldAllocationsAllocationResources                             = "2.1.9"     // allocations.allocation.resources
+	ListAllocationsResponseFieldAllocationsAllocationResourcesCluster                      = "2.1.9.1"   // allocations.allocation.resources.cluster
+	ListAllocationsResponseFieldAllocationsAllocationResourcesApp                          = "2.1.9.2"   // allocations.allocation.resources.app
+	ListAllocationsResponseFieldAllocationsAllocationResourcesAppInst                      = "2.1.9.3"   // allocations.allocation.resources.app_inst
+	ListAllocationsResponseFieldAllocationsAllocationCreatedAt                             = "2.1.10"    // allocations.allocation.created_at
+	ListAllocationsResponseFieldAllocationsAllocationExpirationTime                        = "2.1.11"    // allocations.allocation.expiration_time
+	ListAllocationsResponseFieldAllocationsAllocationReleaseRequested                      = "2.1.12"    // allocations.allocation.release_requested
+	ListAllocationsResponseFieldAllocationsAllocationReleaseReason                         = "2.1.13"    // allocations.allocation.release_reason
+	ListAllocationsResponseFieldAllocationsRole                                            = "2.2"       // allocations.role
 )
 
 var _ListAllocationsResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
-	{Number: 1, Name: "allocations", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_Allocation109ik58_shape},
+	{Number: 2, Name: "allocations", Kind: fieldmap.KindList, Sub: _AllocationEntry_shape},
 }}
 
 var _ListAllocationsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListAllocationsResponse", _ListAllocationsResponse_shape, false)
@@ -3837,6 +4156,432 @@ func (*ListAllocationsResponse) FieldSchema() *fieldmap.Schema {
 // error names the first flag ListAllocationsResponse does not have.
 func NewListAllocationsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ListAllocationsResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of WatchAllocationRequest: dot-joined field numbers from WatchAllocationRequest.
+const (
+	WatchAllocationRequestFieldId   = "1" // id
+	WatchAllocationRequestFieldRole = "2" // role
+)
+
+var _WatchAllocationRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id"},
+	{Number: 2, Name: "role"},
+}}
+
+var _WatchAllocationRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.WatchAllocationRequest", _WatchAllocationRequest_shape, false)
+
+// WatchAllocationRequestAllFields lists the leaf flags of WatchAllocationRequest: together they
+// select every field.
+var WatchAllocationRequestAllFields = slices.Clone(_WatchAllocationRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of WatchAllocationRequest.
+func (*WatchAllocationRequest) FieldSchema() *fieldmap.Schema {
+	return _WatchAllocationRequest_fieldSchema
+}
+
+// NewWatchAllocationRequestFieldMap returns a FieldMap of WatchAllocationRequest holding flags; the
+// error names the first flag WatchAllocationRequest does not have.
+func NewWatchAllocationRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _WatchAllocationRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of WatchAllocationResponse: dot-joined field numbers from WatchAllocationResponse.
+const (
+	WatchAllocationResponseFieldAllocation                                      = "1"       // allocation
+	WatchAllocationResponseFieldAllocationId                                    = "1.1"     // allocation.id
+	WatchAllocationResponseFieldAllocationContractId                            = "1.2"     // allocation.contract_id
+	WatchAllocationResponseFieldAllocationForwarding                            = "1.3"     // allocation.forwarding
+	WatchAllocationResponseFieldAllocationStatus                                = "1.4"     // allocation.status
+	WatchAllocationResponseFieldAllocationStatusState                           = "1.4.1"   // allocation.status.state
+	WatchAllocationResponseFieldAllocationStatusMessage                         = "1.4.2"   // allocation.status.message
+	WatchAllocationResponseFieldAllocationStatusLastUpdateTime                  = "1.4.3"   // allocation.status.last_update_time
+	WatchAllocationResponseFieldAllocationStatusTask                            = "1.4.4"   // allocation.status.task
+	WatchAllocationResponseFieldAllocationStatusStep                            = "1.4.5"   // allocation.status.step
+	WatchAllocationResponseFieldAllocationStatusErrors                          = "1.4.6"   // allocation.status.errors
+	WatchAllocationResponseFieldAllocationStatusLastHealthyTime                 = "1.4.7"   // allocation.status.last_healthy_time
+	WatchAllocationResponseFieldAllocationStatusRestarts                        = "1.4.8"   // allocation.status.restarts
+	WatchAllocationResponseFieldAllocationFlavorType                            = "1.5"     // allocation.flavor_type
+	WatchAllocationResponseFieldAllocationBuyer                                 = "1.6"     // allocation.buyer
+	WatchAllocationResponseFieldAllocationBuyerDomain                           = "1.6.1"   // allocation.buyer.domain
+	WatchAllocationResponseFieldAllocationBuyerNodeId                           = "1.6.2"   // allocation.buyer.node_id
+	WatchAllocationResponseFieldAllocationBuyerIp                               = "1.6.3"   // allocation.buyer.ip
+	WatchAllocationResponseFieldAllocationBuyerLocalNamespace                   = "1.6.4"   // allocation.buyer.local_namespace
+	WatchAllocationResponseFieldAllocationBuyerAdditionalInformation            = "1.6.5"   // allocation.buyer.additional_information
+	WatchAllocationResponseFieldAllocationBuyerAdditionalInformationLiqoId      = "1.6.5.1" // allocation.buyer.additional_information.liqo_id
+	WatchAllocationResponseFieldAllocationBuyerAdditionalInformationKubeconfig  = "1.6.5.2" // allocation.buyer.additional_information.kubeconfig
+	WatchAllocationResponseFieldAllocationSeller                                = "1.7"     // allocation.seller
+	WatchAllocationResponseFieldAllocationSellerDomain                          = "1.7.1"   // allocation.seller.domain
+	WatchAllocationResponseFieldAllocationSellerNodeId                          = "1.7.2"   // allocation.seller.node_id
+	WatchAllocationResponseFieldAllocationSellerIp                              = "1.7.3"   // allocation.seller.ip
+	WatchAllocationResponseFieldAllocationSellerLocalNamespace                  = "1.7.4"   // allocation.seller.local_namespace
+	WatchAllocationResponseFieldAllocationSellerAdditionalInformation           = "1.7.5"   // allocation.seller.additional_information
+	WatchAllocationResponseFieldAllocationSellerAdditionalInformationLiqoId     = "1.7.5.1" // allocation.seller.additional_information.liqo_id
+	WatchAllocationResponseFieldAllocationSellerAdditionalInformationKubeconfig = "1.7.5.2" // allocation.seller.additional_information.kubeconfig
+	WatchAllocationResponseFieldAllocationCredentials                           = "1.8"     // allocation.credentials
+	WatchAllocationResponseFieldAllocationCredentialsClusterId                  = "1.8.1"   // allocation.credentials.cluster_id
+	WatchAllocationResponseFieldAllocationCredentialsClusterName                = "1.8.2"   // allocation.credentials.cluster_name
+	WatchAllocationResponseFieldAllocationCredentialsEndpoint                   = "1.8.3"   // allocation.credentials.endpoint
+	WatchAllocationResponseFieldAllocationCredentialsKubeconfig                 = "1.8.4"   // allocation.credentials.kubeconfig
+	WatchAllocationResponseFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
+	WatchAllocationResponseFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
+	WatchAllocationResponseFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	WatchAllocationResponseFieldAllocationResources                             = "1.9"     // allocation.resources
+	WatchAllocationResponseFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
+	WatchAllocationResponseFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
+	WatchAllocationResponseFieldAllocationResourcesAppInst                      = "1.9.3"   // allocation.resources.app_inst
+	WatchAllocationResponseFieldAllocationCreatedAt                             = "1.10"    // allocation.created_at
+	WatchAllocationResponseFieldAllocationExpirationTime                        = "1.11"    // allocation.expiration_time
+	WatchAllocationResponseFieldAllocationReleaseRequested                      = "1.12"    // allocation.release_requested
+	WatchAllocationResponseFieldAllocationReleaseReason                         = "1.13"    // allocation.release_reason
+	WatchAllocationResponseFieldRole                                            = "2"       // role
+)
+
+var _WatchAllocationResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "allocation", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_Allocation109ik58_shape},
+	{Number: 2, Name: "role"},
+}}
+
+var _WatchAllocationResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.WatchAllocationResponse", _WatchAllocationResponse_shape, false)
+
+// WatchAllocationResponseAllFields lists the leaf flags of WatchAllocationResponse: together they
+// select every field.
+var WatchAllocationResponseAllFields = slices.Clone(_WatchAllocationResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of WatchAllocationResponse.
+func (*WatchAllocationResponse) FieldSchema() *fieldmap.Schema {
+	return _WatchAllocationResponse_fieldSchema
+}
+
+// NewWatchAllocationResponseFieldMap returns a FieldMap of WatchAllocationResponse holding flags; the
+// error names the first flag WatchAllocationResponse does not have.
+func NewWatchAllocationResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _WatchAllocationResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of DeploySliceInstanceRequest: dot-joined field numbers from DeploySliceInstanceRequest.
+const (
+	DeploySliceInstanceRequestFieldContractId              = "1"     // contract_id
+	DeploySliceInstanceRequestFieldInstance                = "2"     // instance
+	DeploySliceInstanceRequestFieldInstanceName            = "2.1"   // instance.name
+	DeploySliceInstanceRequestFieldInstanceImage           = "2.2"   // instance.image
+	DeploySliceInstanceRequestFieldInstanceArgs            = "2.3"   // instance.args
+	DeploySliceInstanceRequestFieldInstanceEnv             = "2.4"   // instance.env
+	DeploySliceInstanceRequestFieldInstancePorts           = "2.5"   // instance.ports
+	DeploySliceInstanceRequestFieldInstancePortsPort       = "2.5.1" // instance.ports.port
+	DeploySliceInstanceRequestFieldInstancePortsProtocol   = "2.5.2" // instance.ports.protocol
+	DeploySliceInstanceRequestFieldInstancePortsPublicPort = "2.5.3" // instance.ports.public_port
+	DeploySliceInstanceRequestFieldInstanceCpu             = "2.6"   // instance.cpu
+	DeploySliceInstanceRequestFieldInstanceMemory          = "2.7"   // instance.memory
+	DeploySliceInstanceRequestFieldInstanceHealthCheckPath = "2.8"   // instance.health_check_path
+	DeploySliceInstanceRequestFieldInstanceStatus          = "2.9"   // instance.status
+	DeploySliceInstanceRequestFieldInstanceStatusState     = "2.9.1" // instance.status.state
+	DeploySliceInstanceRequestFieldInstanceStatusErrors    = "2.9.2" // instance.status.errors
+	DeploySliceInstanceRequestFieldInstanceStatusHost      = "2.9.3" // instance.status.host
+	DeploySliceInstanceRequestFieldInstanceStatusMessage   = "2.9.4" // instance.status.message
+	DeploySliceInstanceRequestFieldInstanceStatusRunning   = "2.9.5" // instance.status.running
+)
+
+var _File_fluidos_v1_node_api_proto_SlicePort1ww6c7z_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "port"},
+	{Number: 2, Name: "protocol"},
+	{Number: 3, Name: "public_port"},
+}}
+
+var _File_fluidos_v1_node_api_proto_SliceInstanceStatus1k52ce1_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "state"},
+	{Number: 2, Name: "errors", Kind: fieldmap.KindList},
+	{Number: 3, Name: "host"},
+	{Number: 4, Name: "message"},
+	{Number: 5, Name: "running"},
+}}
+
+var _File_fluidos_v1_node_api_proto_SliceInstancetb1qtr_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "name"},
+	{Number: 2, Name: "image"},
+	{Number: 3, Name: "args", Kind: fieldmap.KindList},
+	{Number: 4, Name: "env", Kind: fieldmap.KindMap},
+	{Number: 5, Name: "ports", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_SlicePort1ww6c7z_shape},
+	{Number: 6, Name: "cpu"},
+	{Number: 7, Name: "memory"},
+	{Number: 8, Name: "health_check_path"},
+	{Number: 9, Name: "status", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SliceInstanceStatus1k52ce1_shape},
+}}
+
+var _DeploySliceInstanceRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contract_id"},
+	{Number: 2, Name: "instance", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SliceInstancetb1qtr_shape},
+}}
+
+var _DeploySliceInstanceRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeploySliceInstanceRequest", _DeploySliceInstanceRequest_shape, false)
+
+// DeploySliceInstanceRequestAllFields lists the leaf flags of DeploySliceInstanceRequest: together they
+// select every field.
+var DeploySliceInstanceRequestAllFields = slices.Clone(_DeploySliceInstanceRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of DeploySliceInstanceRequest.
+func (*DeploySliceInstanceRequest) FieldSchema() *fieldmap.Schema {
+	return _DeploySliceInstanceRequest_fieldSchema
+}
+
+// NewDeploySliceInstanceRequestFieldMap returns a FieldMap of DeploySliceInstanceRequest holding flags; the
+// error names the first flag DeploySliceInstanceRequest does not have.
+func NewDeploySliceInstanceRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeploySliceInstanceRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of DeploySliceInstanceResponse: dot-joined field numbers from DeploySliceInstanceResponse.
+const (
+	DeploySliceInstanceResponseFieldInstance                = "1"     // instance
+	DeploySliceInstanceResponseFieldInstanceName            = "1.1"   // instance.name
+	DeploySliceInstanceResponseFieldInstanceImage           = "1.2"   // instance.image
+	DeploySliceInstanceResponseFieldInstanceArgs            = "1.3"   // instance.args
+	DeploySliceInstanceResponseFieldInstanceEnv             = "1.4"   // instance.env
+	DeploySliceInstanceResponseFieldInstancePorts           = "1.5"   // instance.ports
+	DeploySliceInstanceResponseFieldInstancePortsPort       = "1.5.1" // instance.ports.port
+	DeploySliceInstanceResponseFieldInstancePortsProtocol   = "1.5.2" // instance.ports.protocol
+	DeploySliceInstanceResponseFieldInstancePortsPublicPort = "1.5.3" // instance.ports.public_port
+	DeploySliceInstanceResponseFieldInstanceCpu             = "1.6"   // instance.cpu
+	DeploySliceInstanceResponseFieldInstanceMemory          = "1.7"   // instance.memory
+	DeploySliceInstanceResponseFieldInstanceHealthCheckPath = "1.8"   // instance.health_check_path
+	DeploySliceInstanceResponseFieldInstanceStatus          = "1.9"   // instance.status
+	DeploySliceInstanceResponseFieldInstanceStatusState     = "1.9.1" // instance.status.state
+	DeploySliceInstanceResponseFieldInstanceStatusErrors    = "1.9.2" // instance.status.errors
+	DeploySliceInstanceResponseFieldInstanceStatusHost      = "1.9.3" // instance.status.host
+	DeploySliceInstanceResponseFieldInstanceStatusMessage   = "1.9.4" // instance.status.message
+	DeploySliceInstanceResponseFieldInstanceStatusRunning   = "1.9.5" // instance.status.running
+)
+
+var _DeploySliceInstanceResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "instance", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SliceInstancetb1qtr_shape},
+}}
+
+var _DeploySliceInstanceResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeploySliceInstanceResponse", _DeploySliceInstanceResponse_shape, false)
+
+// DeploySliceInstanceResponseAllFields lists the leaf flags of DeploySliceInstanceResponse: together they
+// select every field.
+var DeploySliceInstanceResponseAllFields = slices.Clone(_DeploySliceInstanceResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of DeploySliceInstanceResponse.
+func (*DeploySliceInstanceResponse) FieldSchema() *fieldmap.Schema {
+	return _DeploySliceInstanceResponse_fieldSchema
+}
+
+// NewDeploySliceInstanceResponseFieldMap returns a FieldMap of DeploySliceInstanceResponse holding flags; the
+// error names the first flag DeploySliceInstanceResponse does not have.
+func NewDeploySliceInstanceResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeploySliceInstanceResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of GetSliceInstanceRequest: dot-joined field numbers from GetSliceInstanceRequest.
+const (
+	GetSliceInstanceRequestFieldContractId = "1" // contract_id
+	GetSliceInstanceRequestFieldName       = "2" // name
+)
+
+var _GetSliceInstanceRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contract_id"},
+	{Number: 2, Name: "name"},
+}}
+
+var _GetSliceInstanceRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetSliceInstanceRequest", _GetSliceInstanceRequest_shape, false)
+
+// GetSliceInstanceRequestAllFields lists the leaf flags of GetSliceInstanceRequest: together they
+// select every field.
+var GetSliceInstanceRequestAllFields = slices.Clone(_GetSliceInstanceRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of GetSliceInstanceRequest.
+func (*GetSliceInstanceRequest) FieldSchema() *fieldmap.Schema {
+	return _GetSliceInstanceRequest_fieldSchema
+}
+
+// NewGetSliceInstanceRequestFieldMap returns a FieldMap of GetSliceInstanceRequest holding flags; the
+// error names the first flag GetSliceInstanceRequest does not have.
+func NewGetSliceInstanceRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _GetSliceInstanceRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of GetSliceInstanceResponse: dot-joined field numbers from GetSliceInstanceResponse.
+const (
+	GetSliceInstanceResponseFieldInstance                = "1"     // instance
+	GetSliceInstanceResponseFieldInstanceName            = "1.1"   // instance.name
+	GetSliceInstanceResponseFieldInstanceImage           = "1.2"   // instance.image
+	GetSliceInstanceResponseFieldInstanceArgs            = "1.3"   // instance.args
+	GetSliceInstanceResponseFieldInstanceEnv             = "1.4"   // instance.env
+	GetSliceInstanceResponseFieldInstancePorts           = "1.5"   // instance.ports
+	GetSliceInstanceResponseFieldInstancePortsPort       = "1.5.1" // instance.ports.port
+	GetSliceInstanceResponseFieldInstancePortsProtocol   = "1.5.2" // instance.ports.protocol
+	GetSliceInstanceResponseFieldInstancePortsPublicPort = "1.5.3" // instance.ports.public_port
+	GetSliceInstanceResponseFieldInstanceCpu             = "1.6"   // instance.cpu
+	GetSliceInstanceResponseFieldInstanceMemory          = "1.7"   // instance.memory
+	GetSliceInstanceResponseFieldInstanceHealthCheckPath = "1.8"   // instance.health_check_path
+	GetSliceInstanceResponseFieldInstanceStatus          = "1.9"   // instance.status
+	GetSliceInstanceResponseFieldInstanceStatusState     = "1.9.1" // instance.status.state
+	GetSliceInstanceResponseFieldInstanceStatusErrors    = "1.9.2" // instance.status.errors
+	GetSliceInstanceResponseFieldInstanceStatusHost      = "1.9.3" // instance.status.host
+	GetSliceInstanceResponseFieldInstanceStatusMessage   = "1.9.4" // instance.status.message
+	GetSliceInstanceResponseFieldInstanceStatusRunning   = "1.9.5" // instance.status.running
+)
+
+var _GetSliceInstanceResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "instance", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SliceInstancetb1qtr_shape},
+}}
+
+var _GetSliceInstanceResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetSliceInstanceResponse", _GetSliceInstanceResponse_shape, false)
+
+// GetSliceInstanceResponseAllFields lists the leaf flags of GetSliceInstanceResponse: together they
+// select every field.
+var GetSliceInstanceResponseAllFields = slices.Clone(_GetSliceInstanceResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of GetSliceInstanceResponse.
+func (*GetSliceInstanceResponse) FieldSchema() *fieldmap.Schema {
+	return _GetSliceInstanceResponse_fieldSchema
+}
+
+// NewGetSliceInstanceResponseFieldMap returns a FieldMap of GetSliceInstanceResponse holding flags; the
+// error names the first flag GetSliceInstanceResponse does not have.
+func NewGetSliceInstanceResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _GetSliceInstanceResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of ListSliceInstancesRequest: dot-joined field numbers from ListSliceInstancesRequest.
+const (
+	ListSliceInstancesRequestFieldContractId = "1" // contract_id
+)
+
+var _ListSliceInstancesRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contract_id"},
+}}
+
+var _ListSliceInstancesRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListSliceInstancesRequest", _ListSliceInstancesRequest_shape, false)
+
+// ListSliceInstancesRequestAllFields lists the leaf flags of ListSliceInstancesRequest: together they
+// select every field.
+var ListSliceInstancesRequestAllFields = slices.Clone(_ListSliceInstancesRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of ListSliceInstancesRequest.
+func (*ListSliceInstancesRequest) FieldSchema() *fieldmap.Schema {
+	return _ListSliceInstancesRequest_fieldSchema
+}
+
+// NewListSliceInstancesRequestFieldMap returns a FieldMap of ListSliceInstancesRequest holding flags; the
+// error names the first flag ListSliceInstancesRequest does not have.
+func NewListSliceInstancesRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ListSliceInstancesRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of ListSliceInstancesResponse: dot-joined field numbers from ListSliceInstancesResponse.
+const (
+	ListSliceInstancesResponseFieldInstances                = "1"     // instances
+	ListSliceInstancesResponseFieldInstancesName            = "1.1"   // instances.name
+	ListSliceInstancesResponseFieldInstancesImage           = "1.2"   // instances.image
+	ListSliceInstancesResponseFieldInstancesArgs            = "1.3"   // instances.args
+	ListSliceInstancesResponseFieldInstancesEnv             = "1.4"   // instances.env
+	ListSliceInstancesResponseFieldInstancesPorts           = "1.5"   // instances.ports
+	ListSliceInstancesResponseFieldInstancesPortsPort       = "1.5.1" // instances.ports.port
+	ListSliceInstancesResponseFieldInstancesPortsProtocol   = "1.5.2" // instances.ports.protocol
+	ListSliceInstancesResponseFieldInstancesPortsPublicPort = "1.5.3" // instances.ports.public_port
+	ListSliceInstancesResponseFieldInstancesCpu             = "1.6"   // instances.cpu
+	ListSliceInstancesResponseFieldInstancesMemory          = "1.7"   // instances.memory
+	ListSliceInstancesResponseFieldInstancesHealthCheckPath = "1.8"   // instances.health_check_path
+	ListSliceInstancesResponseFieldInstancesStatus          = "1.9"   // instances.status
+	ListSliceInstancesResponseFieldInstancesStatusState     = "1.9.1" // instances.status.state
+	ListSliceInstancesResponseFieldInstancesStatusErrors    = "1.9.2" // instances.status.errors
+	ListSliceInstancesResponseFieldInstancesStatusHost      = "1.9.3" // instances.status.host
+	ListSliceInstancesResponseFieldInstancesStatusMessage   = "1.9.4" // instances.status.message
+	ListSliceInstancesResponseFieldInstancesStatusRunning   = "1.9.5" // instances.status.running
+)
+
+var _ListSliceInstancesResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "instances", Kind: fieldmap.KindList, Sub: _File_fluidos_v1_node_api_proto_SliceInstancetb1qtr_shape},
+}}
+
+var _ListSliceInstancesResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ListSliceInstancesResponse", _ListSliceInstancesResponse_shape, false)
+
+// ListSliceInstancesResponseAllFields lists the leaf flags of ListSliceInstancesResponse: together they
+// select every field.
+var ListSliceInstancesResponseAllFields = slices.Clone(_ListSliceInstancesResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of ListSliceInstancesResponse.
+func (*ListSliceInstancesResponse) FieldSchema() *fieldmap.Schema {
+	return _ListSliceInstancesResponse_fieldSchema
+}
+
+// NewListSliceInstancesResponseFieldMap returns a FieldMap of ListSliceInstancesResponse holding flags; the
+// error names the first flag ListSliceInstancesResponse does not have.
+func NewListSliceInstancesResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ListSliceInstancesResponse_fieldSchema.New(flags...)
+}
+
+// Field flags of DeleteSliceInstanceRequest: dot-joined field numbers from DeleteSliceInstanceRequest.
+const (
+	DeleteSliceInstanceRequestFieldContractId = "1" // contract_id
+	DeleteSliceInstanceRequestFieldName       = "2" // name
+)
+
+var _DeleteSliceInstanceRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contract_id"},
+	{Number: 2, Name: "name"},
+}}
+
+var _DeleteSliceInstanceRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteSliceInstanceRequest", _DeleteSliceInstanceRequest_shape, false)
+
+// DeleteSliceInstanceRequestAllFields lists the leaf flags of DeleteSliceInstanceRequest: together they
+// select every field.
+var DeleteSliceInstanceRequestAllFields = slices.Clone(_DeleteSliceInstanceRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of DeleteSliceInstanceRequest.
+func (*DeleteSliceInstanceRequest) FieldSchema() *fieldmap.Schema {
+	return _DeleteSliceInstanceRequest_fieldSchema
+}
+
+// NewDeleteSliceInstanceRequestFieldMap returns a FieldMap of DeleteSliceInstanceRequest holding flags; the
+// error names the first flag DeleteSliceInstanceRequest does not have.
+func NewDeleteSliceInstanceRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteSliceInstanceRequest_fieldSchema.New(flags...)
+}
+
+// Field flags of DeleteSliceInstanceResponse: dot-joined field numbers from DeleteSliceInstanceResponse.
+const (
+	DeleteSliceInstanceResponseFieldInstance                = "1"     // instance
+	DeleteSliceInstanceResponseFieldInstanceName            = "1.1"   // instance.name
+	DeleteSliceInstanceResponseFieldInstanceImage           = "1.2"   // instance.image
+	DeleteSliceInstanceResponseFieldInstanceArgs            = "1.3"   // instance.args
+	DeleteSliceInstanceResponseFieldInstanceEnv             = "1.4"   // instance.env
+	DeleteSliceInstanceResponseFieldInstancePorts           = "1.5"   // instance.ports
+	DeleteSliceInstanceResponseFieldInstancePortsPort       = "1.5.1" // instance.ports.port
+	DeleteSliceInstanceResponseFieldInstancePortsProtocol   = "1.5.2" // instance.ports.protocol
+	DeleteSliceInstanceResponseFieldInstancePortsPublicPort = "1.5.3" // instance.ports.public_port
+	DeleteSliceInstanceResponseFieldInstanceCpu             = "1.6"   // instance.cpu
+	DeleteSliceInstanceResponseFieldInstanceMemory          = "1.7"   // instance.memory
+	DeleteSliceInstanceResponseFieldInstanceHealthCheckPath = "1.8"   // instance.health_check_path
+	DeleteSliceInstanceResponseFieldInstanceStatus          = "1.9"   // instance.status
+	DeleteSliceInstanceResponseFieldInstanceStatusState     = "1.9.1" // instance.status.state
+	DeleteSliceInstanceResponseFieldInstanceStatusErrors    = "1.9.2" // instance.status.errors
+	DeleteSliceInstanceResponseFieldInstanceStatusHost      = "1.9.3" // instance.status.host
+	DeleteSliceInstanceResponseFieldInstanceStatusMessage   = "1.9.4" // instance.status.message
+	DeleteSliceInstanceResponseFieldInstanceStatusRunning   = "1.9.5" // instance.status.running
+)
+
+var _DeleteSliceInstanceResponse_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "instance", Kind: fieldmap.KindMessage, Sub: _File_fluidos_v1_node_api_proto_SliceInstancetb1qtr_shape},
+}}
+
+var _DeleteSliceInstanceResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.DeleteSliceInstanceResponse", _DeleteSliceInstanceResponse_shape, false)
+
+// DeleteSliceInstanceResponseAllFields lists the leaf flags of DeleteSliceInstanceResponse: together they
+// select every field.
+var DeleteSliceInstanceResponseAllFields = slices.Clone(_DeleteSliceInstanceResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of DeleteSliceInstanceResponse.
+func (*DeleteSliceInstanceResponse) FieldSchema() *fieldmap.Schema {
+	return _DeleteSliceInstanceResponse_fieldSchema
+}
+
+// NewDeleteSliceInstanceResponseFieldMap returns a FieldMap of DeleteSliceInstanceResponse holding flags; the
+// error names the first flag DeleteSliceInstanceResponse does not have.
+func NewDeleteSliceInstanceResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _DeleteSliceInstanceResponse_fieldSchema.New(flags...)
 }
 
 var _GetNodeRequest_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{}}
@@ -4643,6 +5388,47 @@ func (m *ListContractsResponse) cloneTo(c *ListContractsResponse) {
 
 // Clone returns a deep copy of m, unknown fields included; a nil m gives
 // nil. The copy shares no pointer, slice or map with m.
+func (m *ReleaseContractRequest) Clone() *ReleaseContractRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ReleaseContractRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ReleaseContractRequest, a deep copy of m, which is not nil.
+func (m *ReleaseContractRequest) cloneTo(c *ReleaseContractRequest) {
+	c.Id = m.Id
+	c.Role = m.Role
+	c.Reason = m.Reason
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ReleaseContractResponse) Clone() *ReleaseContractResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ReleaseContractResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ReleaseContractResponse, a deep copy of m, which is not nil.
+func (m *ReleaseContractResponse) cloneTo(c *ReleaseContractResponse) {
+	c.Allocation = m.Allocation.Clone()
+	c.Role = m.Role
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
 func (m *GetAllocationRequest) Clone() *GetAllocationRequest {
 	if m == nil {
 		return nil
@@ -4655,6 +5441,7 @@ func (m *GetAllocationRequest) Clone() *GetAllocationRequest {
 // cloneTo makes c, a zero GetAllocationRequest, a deep copy of m, which is not nil.
 func (m *GetAllocationRequest) cloneTo(c *GetAllocationRequest) {
 	c.Id = m.Id
+	c.Role = m.Role
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -4674,6 +5461,7 @@ func (m *GetAllocationResponse) Clone() *GetAllocationResponse {
 // cloneTo makes c, a zero GetAllocationResponse, a deep copy of m, which is not nil.
 func (m *GetAllocationResponse) cloneTo(c *GetAllocationResponse) {
 	c.Allocation = m.Allocation.Clone()
+	c.Role = m.Role
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -4692,6 +5480,27 @@ func (m *ListAllocationsRequest) Clone() *ListAllocationsRequest {
 
 // cloneTo makes c, a zero ListAllocationsRequest, a deep copy of m, which is not nil.
 func (m *ListAllocationsRequest) cloneTo(c *ListAllocationsRequest) {
+	c.Role = m.Role
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *AllocationEntry) Clone() *AllocationEntry {
+	if m == nil {
+		return nil
+	}
+	c := new(AllocationEntry)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero AllocationEntry, a deep copy of m, which is not nil.
+func (m *AllocationEntry) cloneTo(c *AllocationEntry) {
+	c.Allocation = m.Allocation.Clone()
+	c.Role = m.Role
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -4711,8 +5520,8 @@ func (m *ListAllocationsResponse) Clone() *ListAllocationsResponse {
 // cloneTo makes c, a zero ListAllocationsResponse, a deep copy of m, which is not nil.
 func (m *ListAllocationsResponse) cloneTo(c *ListAllocationsResponse) {
 	if s := m.Allocations; s != nil {
-		out := make([]*Allocation, len(s))
-		blk := make([]Allocation, len(s))
+		out := make([]*AllocationEntry, len(s))
+		blk := make([]AllocationEntry, len(s))
 		for i, v := range s {
 			if v != nil {
 				v.cloneTo(&blk[i])
@@ -4721,6 +5530,211 @@ func (m *ListAllocationsResponse) cloneTo(c *ListAllocationsResponse) {
 		}
 		c.Allocations = out
 	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *WatchAllocationRequest) Clone() *WatchAllocationRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(WatchAllocationRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero WatchAllocationRequest, a deep copy of m, which is not nil.
+func (m *WatchAllocationRequest) cloneTo(c *WatchAllocationRequest) {
+	c.Id = m.Id
+	c.Role = m.Role
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *WatchAllocationResponse) Clone() *WatchAllocationResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(WatchAllocationResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero WatchAllocationResponse, a deep copy of m, which is not nil.
+func (m *WatchAllocationResponse) cloneTo(c *WatchAllocationResponse) {
+	c.Allocation = m.Allocation.Clone()
+	c.Role = m.Role
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeploySliceInstanceRequest) Clone() *DeploySliceInstanceRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(DeploySliceInstanceRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeploySliceInstanceRequest, a deep copy of m, which is not nil.
+func (m *DeploySliceInstanceRequest) cloneTo(c *DeploySliceInstanceRequest) {
+	c.ContractId = m.ContractId
+	c.Instance = m.Instance.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeploySliceInstanceResponse) Clone() *DeploySliceInstanceResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(DeploySliceInstanceResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeploySliceInstanceResponse, a deep copy of m, which is not nil.
+func (m *DeploySliceInstanceResponse) cloneTo(c *DeploySliceInstanceResponse) {
+	c.Instance = m.Instance.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *GetSliceInstanceRequest) Clone() *GetSliceInstanceRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(GetSliceInstanceRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero GetSliceInstanceRequest, a deep copy of m, which is not nil.
+func (m *GetSliceInstanceRequest) cloneTo(c *GetSliceInstanceRequest) {
+	c.ContractId = m.ContractId
+	c.Name = m.Name
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *GetSliceInstanceResponse) Clone() *GetSliceInstanceResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(GetSliceInstanceResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero GetSliceInstanceResponse, a deep copy of m, which is not nil.
+func (m *GetSliceInstanceResponse) cloneTo(c *GetSliceInstanceResponse) {
+	c.Instance = m.Instance.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ListSliceInstancesRequest) Clone() *ListSliceInstancesRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(ListSliceInstancesRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ListSliceInstancesRequest, a deep copy of m, which is not nil.
+func (m *ListSliceInstancesRequest) cloneTo(c *ListSliceInstancesRequest) {
+	c.ContractId = m.ContractId
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *ListSliceInstancesResponse) Clone() *ListSliceInstancesResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(ListSliceInstancesResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero ListSliceInstancesResponse, a deep copy of m, which is not nil.
+func (m *ListSliceInstancesResponse) cloneTo(c *ListSliceInstancesResponse) {
+	if s := m.Instances; s != nil {
+		out := make([]*SliceInstance, len(s))
+		blk := make([]SliceInstance, len(s))
+		for i, v := range s {
+			if v != nil {
+				v.cloneTo(&blk[i])
+				out[i] = &blk[i]
+			}
+		}
+		c.Instances = out
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteSliceInstanceRequest) Clone() *DeleteSliceInstanceRequest {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteSliceInstanceRequest)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteSliceInstanceRequest, a deep copy of m, which is not nil.
+func (m *DeleteSliceInstanceRequest) cloneTo(c *DeleteSliceInstanceRequest) {
+	c.ContractId = m.ContractId
+	c.Name = m.Name
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+}
+
+// Clone returns a deep copy of m, unknown fields included; a nil m gives
+// nil. The copy shares no pointer, slice or map with m.
+func (m *DeleteSliceInstanceResponse) Clone() *DeleteSliceInstanceResponse {
+	if m == nil {
+		return nil
+	}
+	c := new(DeleteSliceInstanceResponse)
+	m.cloneTo(c)
+	return c
+}
+
+// cloneTo makes c, a zero DeleteSliceInstanceResponse, a deep copy of m, which is not nil.
+func (m *DeleteSliceInstanceResponse) cloneTo(c *DeleteSliceInstanceResponse) {
+	c.Instance = m.Instance.Clone()
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -5392,6 +6406,47 @@ func (m *ListContractsResponse) Equal(o *ListContractsResponse) bool {
 // Equal reports whether m and o are equal under proto.Equal's rules: NaN
 // equals NaN, presence matters, nil and empty lists, maps and bytes without
 // presence are equal, unknown fields must match. nil equals only nil.
+func (m *ReleaseContractRequest) Equal(o *ReleaseContractRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Id != o.Id {
+		return false
+	}
+	if m.Role != o.Role {
+		return false
+	}
+	if m.Reason != o.Reason {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ReleaseContractResponse) Equal(o *ReleaseContractResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Allocation.Equal(o.Allocation) {
+		return false
+	}
+	if m.Role != o.Role {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
 func (m *GetAllocationRequest) Equal(o *GetAllocationRequest) bool {
 	if m == nil || o == nil {
 		return m == nil && o == nil
@@ -5400,6 +6455,9 @@ func (m *GetAllocationRequest) Equal(o *GetAllocationRequest) bool {
 		return true
 	}
 	if m.Id != o.Id {
+		return false
+	}
+	if m.Role != o.Role {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -5418,6 +6476,9 @@ func (m *GetAllocationResponse) Equal(o *GetAllocationResponse) bool {
 	if !m.Allocation.Equal(o.Allocation) {
 		return false
 	}
+	if m.Role != o.Role {
+		return false
+	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
@@ -5430,6 +6491,28 @@ func (m *ListAllocationsRequest) Equal(o *ListAllocationsRequest) bool {
 	}
 	if m == o {
 		return true
+	}
+	if m.Role != o.Role {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *AllocationEntry) Equal(o *AllocationEntry) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Allocation.Equal(o.Allocation) {
+		return false
+	}
+	if m.Role != o.Role {
+		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
@@ -5448,9 +6531,189 @@ func (m *ListAllocationsResponse) Equal(o *ListAllocationsResponse) bool {
 		return false
 	}
 	for i, x := range m.Allocations {
-		if y := o.Allocations[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*Allocation).Equal) {
+		if y := o.Allocations[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*AllocationEntry).Equal) {
 			return false
 		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *WatchAllocationRequest) Equal(o *WatchAllocationRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.Id != o.Id {
+		return false
+	}
+	if m.Role != o.Role {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *WatchAllocationResponse) Equal(o *WatchAllocationResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Allocation.Equal(o.Allocation) {
+		return false
+	}
+	if m.Role != o.Role {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeploySliceInstanceRequest) Equal(o *DeploySliceInstanceRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.ContractId != o.ContractId {
+		return false
+	}
+	if !m.Instance.Equal(o.Instance) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeploySliceInstanceResponse) Equal(o *DeploySliceInstanceResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Instance.Equal(o.Instance) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *GetSliceInstanceRequest) Equal(o *GetSliceInstanceRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.ContractId != o.ContractId {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *GetSliceInstanceResponse) Equal(o *GetSliceInstanceResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Instance.Equal(o.Instance) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ListSliceInstancesRequest) Equal(o *ListSliceInstancesRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.ContractId != o.ContractId {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *ListSliceInstancesResponse) Equal(o *ListSliceInstancesResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if len(m.Instances) != len(o.Instances) {
+		return false
+	}
+	for i, x := range m.Instances {
+		if y := o.Instances[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*SliceInstance).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteSliceInstanceRequest) Equal(o *DeleteSliceInstanceRequest) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if m.ContractId != o.ContractId {
+		return false
+	}
+	if m.Name != o.Name {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules: NaN
+// equals NaN, presence matters, nil and empty lists, maps and bytes without
+// presence are equal, unknown fields must match. nil equals only nil.
+func (m *DeleteSliceInstanceResponse) Equal(o *DeleteSliceInstanceResponse) bool {
+	if m == nil || o == nil {
+		return m == nil && o == nil
+	}
+	if m == o {
+		return true
+	}
+	if !m.Instance.Equal(o.Instance) {
+		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
@@ -6665,7 +7928,7 @@ func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.Fi
 			n += m.Contract.copyInAt(src.Contract, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+215) && m.Role != src.Role {
+	if fm.HasAt(at+220) && m.Role != src.Role {
 		m.Role = src.Role
 		n++
 	}
@@ -6750,7 +8013,7 @@ func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at i
 			n += m.Contract.copyInAt(src.Contract, fm, at+1)
 		}
 	}
-	if fm.HasAt(at+215) && m.Role != src.Role {
+	if fm.HasAt(at+220) && m.Role != src.Role {
 		m.Role = src.Role
 		n++
 	}
@@ -6806,6 +8069,102 @@ func (m *ListContractsResponse) copyInAt(src *ListContractsResponse, fm *fieldma
 // The flag of a message field copies the whole sub-message; flags below it
 // copy only those fields, creating the sub-message in m when src has one.
 // Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ReleaseContractRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ReleaseContractRequest or bound to no schema: a map of another message panics.
+func (m *ReleaseContractRequest) CopyInFields(src *ReleaseContractRequest, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_ReleaseContractRequest_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ReleaseContractRequest being number at of fm's schema.
+func (m *ReleaseContractRequest) copyInAt(src *ReleaseContractRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ReleaseContractRequest)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Role != src.Role {
+		m.Role = src.Role
+		n++
+	}
+	if cw&(1<<2) != 0 && m.Reason != src.Reason {
+		m.Reason = src.Reason
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ReleaseContractResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ReleaseContractResponse or bound to no schema: a map of another message panics.
+func (m *ReleaseContractResponse) CopyInFields(src *ReleaseContractResponse, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_ReleaseContractResponse_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ReleaseContractResponse being number at of fm's schema.
+func (m *ReleaseContractResponse) copyInAt(src *ReleaseContractResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ReleaseContractResponse)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.Allocation.Equal(src.Allocation) {
+			m.Allocation = src.Allocation.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Allocation != nil || src.Allocation != nil {
+			if m.Allocation == nil {
+				m.Allocation = new(Allocation)
+				n++
+			}
+			n += m.Allocation.copyInAt(src.Allocation, fm, at+1)
+		}
+	}
+	if cw&(1<<46) != 0 && m.Role != src.Role {
+		m.Role = src.Role
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
 // (replacing it: GetAllocationRequest does not enable list actions).
 // Fields with explicit presence and oneof members copy their presence. After
 // the call m shares no pointer, slice or map with src. fm must be a map of
@@ -6831,6 +8190,10 @@ func (m *GetAllocationRequest) copyInAt(src *GetAllocationRequest, fm *fieldmap.
 	n := 0
 	if cw&(1<<0) != 0 && m.Id != src.Id {
 		m.Id = src.Id
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Role != src.Role {
+		m.Role = src.Role
 		n++
 	}
 	return n
@@ -6880,6 +8243,10 @@ func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldma
 			n += m.Allocation.copyInAt(src.Allocation, fm, at+1)
 		}
 	}
+	if cw&(1<<46) != 0 && m.Role != src.Role {
+		m.Role = src.Role
+		n++
+	}
 	return n
 }
 
@@ -6905,7 +8272,70 @@ func (m *ListAllocationsRequest) CopyInFields(src *ListAllocationsRequest, fm *f
 // copyInAt copies the fields of src flagged in fm into m, the first flag of
 // ListAllocationsRequest being number at of fm's schema.
 func (m *ListAllocationsRequest) copyInAt(src *ListAllocationsRequest, fm *fieldmap.FieldMap, at int) int {
-	return 0
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ListAllocationsRequest)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Role != src.Role {
+		m.Role = src.Role
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: AllocationEntry does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// AllocationEntry or bound to no schema: a map of another message panics.
+func (m *AllocationEntry) CopyInFields(src *AllocationEntry, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_AllocationEntry_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// AllocationEntry being number at of fm's schema.
+func (m *AllocationEntry) copyInAt(src *AllocationEntry, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(AllocationEntry)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.Allocation.Equal(src.Allocation) {
+			m.Allocation = src.Allocation.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Allocation != nil || src.Allocation != nil {
+			if m.Allocation == nil {
+				m.Allocation = new(Allocation)
+				n++
+			}
+			n += m.Allocation.copyInAt(src.Allocation, fm, at+1)
+		}
+	}
+	if cw&(1<<46) != 0 && m.Role != src.Role {
+		m.Role = src.Role
+		n++
+	}
+	return n
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how
@@ -6940,14 +8370,462 @@ func (m *ListAllocationsResponse) copyInAt(src *ListAllocationsResponse, fm *fie
 	n := 0
 	if (cw|bw)&(1<<0) != 0 {
 		if a := fm.ListActionAt(at); a != fieldmap.Replace {
-			n += fieldmap.ApplyListFunc(a, &m.Allocations, src.Allocations, (*Allocation).Equal, (*Allocation).Clone)
-		} else if !fieldmap.EqualMessageListFunc(m.Allocations, src.Allocations, (*Allocation).Equal) {
+			n += fieldmap.ApplyListFunc(a, &m.Allocations, src.Allocations, (*AllocationEntry).Equal, (*AllocationEntry).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Allocations, src.Allocations, (*AllocationEntry).Equal) {
 			if len(src.Allocations) == 0 {
 				m.Allocations = nil
 			} else {
-				m.Allocations = fieldmap.CloneListFunc(src.Allocations, (*Allocation).Clone)
+				m.Allocations = fieldmap.CloneListFunc(src.Allocations, (*AllocationEntry).Clone)
 			}
 			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: WatchAllocationRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// WatchAllocationRequest or bound to no schema: a map of another message panics.
+func (m *WatchAllocationRequest) CopyInFields(src *WatchAllocationRequest, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_WatchAllocationRequest_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// WatchAllocationRequest being number at of fm's schema.
+func (m *WatchAllocationRequest) copyInAt(src *WatchAllocationRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(WatchAllocationRequest)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.Id != src.Id {
+		m.Id = src.Id
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Role != src.Role {
+		m.Role = src.Role
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: WatchAllocationResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// WatchAllocationResponse or bound to no schema: a map of another message panics.
+func (m *WatchAllocationResponse) CopyInFields(src *WatchAllocationResponse, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_WatchAllocationResponse_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// WatchAllocationResponse being number at of fm's schema.
+func (m *WatchAllocationResponse) copyInAt(src *WatchAllocationResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(WatchAllocationResponse)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.Allocation.Equal(src.Allocation) {
+			m.Allocation = src.Allocation.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Allocation != nil || src.Allocation != nil {
+			if m.Allocation == nil {
+				m.Allocation = new(Allocation)
+				n++
+			}
+			n += m.Allocation.copyInAt(src.Allocation, fm, at+1)
+		}
+	}
+	if cw&(1<<46) != 0 && m.Role != src.Role {
+		m.Role = src.Role
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeploySliceInstanceRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeploySliceInstanceRequest or bound to no schema: a map of another message panics.
+func (m *DeploySliceInstanceRequest) CopyInFields(src *DeploySliceInstanceRequest, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_DeploySliceInstanceRequest_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeploySliceInstanceRequest being number at of fm's schema.
+func (m *DeploySliceInstanceRequest) copyInAt(src *DeploySliceInstanceRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeploySliceInstanceRequest)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.ContractId != src.ContractId {
+		m.ContractId = src.ContractId
+		n++
+	}
+	if cw&(1<<1) != 0 {
+		if !m.Instance.Equal(src.Instance) {
+			m.Instance = src.Instance.Clone()
+			n++
+		}
+	} else if bw&(1<<1) != 0 {
+		if m.Instance != nil || src.Instance != nil {
+			if m.Instance == nil {
+				m.Instance = new(SliceInstance)
+				n++
+			}
+			n += m.Instance.copyInAt(src.Instance, fm, at+2)
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeploySliceInstanceResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeploySliceInstanceResponse or bound to no schema: a map of another message panics.
+func (m *DeploySliceInstanceResponse) CopyInFields(src *DeploySliceInstanceResponse, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_DeploySliceInstanceResponse_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeploySliceInstanceResponse being number at of fm's schema.
+func (m *DeploySliceInstanceResponse) copyInAt(src *DeploySliceInstanceResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeploySliceInstanceResponse)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.Instance.Equal(src.Instance) {
+			m.Instance = src.Instance.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Instance != nil || src.Instance != nil {
+			if m.Instance == nil {
+				m.Instance = new(SliceInstance)
+				n++
+			}
+			n += m.Instance.copyInAt(src.Instance, fm, at+1)
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: GetSliceInstanceRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// GetSliceInstanceRequest or bound to no schema: a map of another message panics.
+func (m *GetSliceInstanceRequest) CopyInFields(src *GetSliceInstanceRequest, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_GetSliceInstanceRequest_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// GetSliceInstanceRequest being number at of fm's schema.
+func (m *GetSliceInstanceRequest) copyInAt(src *GetSliceInstanceRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(GetSliceInstanceRequest)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.ContractId != src.ContractId {
+		m.ContractId = src.ContractId
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: GetSliceInstanceResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// GetSliceInstanceResponse or bound to no schema: a map of another message panics.
+func (m *GetSliceInstanceResponse) CopyInFields(src *GetSliceInstanceResponse, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_GetSliceInstanceResponse_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// GetSliceInstanceResponse being number at of fm's schema.
+func (m *GetSliceInstanceResponse) copyInAt(src *GetSliceInstanceResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(GetSliceInstanceResponse)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.Instance.Equal(src.Instance) {
+			m.Instance = src.Instance.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Instance != nil || src.Instance != nil {
+			if m.Instance == nil {
+				m.Instance = new(SliceInstance)
+				n++
+			}
+			n += m.Instance.copyInAt(src.Instance, fm, at+1)
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ListSliceInstancesRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ListSliceInstancesRequest or bound to no schema: a map of another message panics.
+func (m *ListSliceInstancesRequest) CopyInFields(src *ListSliceInstancesRequest, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_ListSliceInstancesRequest_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ListSliceInstancesRequest being number at of fm's schema.
+func (m *ListSliceInstancesRequest) copyInAt(src *ListSliceInstancesRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ListSliceInstancesRequest)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.ContractId != src.ContractId {
+		m.ContractId = src.ContractId
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: ListSliceInstancesResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// ListSliceInstancesResponse or bound to no schema: a map of another message panics.
+func (m *ListSliceInstancesResponse) CopyInFields(src *ListSliceInstancesResponse, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_ListSliceInstancesResponse_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// ListSliceInstancesResponse being number at of fm's schema.
+func (m *ListSliceInstancesResponse) copyInAt(src *ListSliceInstancesResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(ListSliceInstancesResponse)
+	}
+	n := 0
+	if (cw|bw)&(1<<0) != 0 {
+		if a := fm.ListActionAt(at); a != fieldmap.Replace {
+			n += fieldmap.ApplyListFunc(a, &m.Instances, src.Instances, (*SliceInstance).Equal, (*SliceInstance).Clone)
+		} else if !fieldmap.EqualMessageListFunc(m.Instances, src.Instances, (*SliceInstance).Equal) {
+			if len(src.Instances) == 0 {
+				m.Instances = nil
+			} else {
+				m.Instances = fieldmap.CloneListFunc(src.Instances, (*SliceInstance).Clone)
+			}
+			n++
+		}
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteSliceInstanceRequest does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteSliceInstanceRequest or bound to no schema: a map of another message panics.
+func (m *DeleteSliceInstanceRequest) CopyInFields(src *DeleteSliceInstanceRequest, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_DeleteSliceInstanceRequest_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteSliceInstanceRequest being number at of fm's schema.
+func (m *DeleteSliceInstanceRequest) copyInAt(src *DeleteSliceInstanceRequest, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteSliceInstanceRequest)
+	}
+	n := 0
+	if cw&(1<<0) != 0 && m.ContractId != src.ContractId {
+		m.ContractId = src.ContractId
+		n++
+	}
+	if cw&(1<<1) != 0 && m.Name != src.Name {
+		m.Name = src.Name
+		n++
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how
+// many fields changed, so that 0 means m is unchanged. A nil src reads as an
+// empty message; a nil m does nothing and returns 0.
+//
+// The flag of a message field copies the whole sub-message; flags below it
+// copy only those fields, creating the sub-message in m when src has one.
+// Any flag at or below a repeated or map field copies the whole field
+// (replacing it: DeleteSliceInstanceResponse does not enable list actions).
+// Fields with explicit presence and oneof members copy their presence. After
+// the call m shares no pointer, slice or map with src. fm must be a map of
+// DeleteSliceInstanceResponse or bound to no schema: a map of another message panics.
+func (m *DeleteSliceInstanceResponse) CopyInFields(src *DeleteSliceInstanceResponse, fm *fieldmap.FieldMap) int {
+	b := fm.Bind(_DeleteSliceInstanceResponse_fieldSchema)
+	if m == nil || b == nil {
+		return 0
+	}
+	return m.copyInAt(src, b, 0)
+}
+
+// copyInAt copies the fields of src flagged in fm into m, the first flag of
+// DeleteSliceInstanceResponse being number at of fm's schema.
+func (m *DeleteSliceInstanceResponse) copyInAt(src *DeleteSliceInstanceResponse, fm *fieldmap.FieldMap, at int) int {
+	cw, bw := fm.Windows(at)
+	if cw|bw == 0 {
+		return 0
+	}
+	if src == nil {
+		src = new(DeleteSliceInstanceResponse)
+	}
+	n := 0
+	if cw&(1<<0) != 0 {
+		if !m.Instance.Equal(src.Instance) {
+			m.Instance = src.Instance.Clone()
+			n++
+		}
+	} else if bw&(1<<0) != 0 {
+		if m.Instance != nil || src.Instance != nil {
+			if m.Instance == nil {
+				m.Instance = new(SliceInstance)
+				n++
+			}
+			n += m.Instance.copyInAt(src.Instance, fm, at+1)
 		}
 	}
 	return n
@@ -7955,7 +9833,7 @@ func (m *GetContractResponse) diffAt(o *GetContractResponse, fm *fieldmap.FieldM
 		c = true
 	}
 	if m.Role != o.Role {
-		fm.SetAt(at + 215)
+		fm.SetAt(at + 220)
 		c = true
 	}
 	return c
@@ -8017,7 +9895,7 @@ func (m *ContractEntry) diffAt(o *ContractEntry, fm *fieldmap.FieldMap, at int) 
 		c = true
 	}
 	if m.Role != o.Role {
-		fm.SetAt(at + 215)
+		fm.SetAt(at + 220)
 		c = true
 	}
 	return c
@@ -8053,6 +9931,76 @@ func (m *ListContractsResponse) diffAt(o *ListContractsResponse, fm *fieldmap.Fi
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ReleaseContractRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ReleaseContractRequest) DiffFields(o *ReleaseContractRequest) *fieldmap.FieldMap {
+	fm := _ReleaseContractRequest_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ReleaseContractRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ReleaseContractRequest) diffAt(o *ReleaseContractRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ReleaseContractRequest)
+	}
+	if o == nil {
+		o = new(ReleaseContractRequest)
+	}
+	c := false
+	if m.Id != o.Id {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Role != o.Role {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	if m.Reason != o.Reason {
+		fm.SetAt(at + 2)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ReleaseContractResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ReleaseContractResponse) DiffFields(o *ReleaseContractResponse) *fieldmap.FieldMap {
+	fm := _ReleaseContractResponse_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ReleaseContractResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ReleaseContractResponse) diffAt(o *ReleaseContractResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ReleaseContractResponse)
+	}
+	if o == nil {
+		o = new(ReleaseContractResponse)
+	}
+	c := false
+	if (m.Allocation == nil) != (o.Allocation == nil) || m.Allocation != nil && m.Allocation.diffAt(o.Allocation, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Role != o.Role {
+		fm.SetAt(at + 46)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
 // proto.Equal's rules, with their ancestors, bound to the schema of GetAllocationRequest:
 // m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
 // as an empty message; the result is never nil. Unknown fields are not
@@ -8076,6 +10024,10 @@ func (m *GetAllocationRequest) diffAt(o *GetAllocationRequest, fm *fieldmap.Fiel
 	c := false
 	if m.Id != o.Id {
 		fm.SetAt(at)
+		c = true
+	}
+	if m.Role != o.Role {
+		fm.SetAt(at + 1)
 		c = true
 	}
 	return c
@@ -8107,6 +10059,10 @@ func (m *GetAllocationResponse) diffAt(o *GetAllocationResponse, fm *fieldmap.Fi
 		fm.SetAt(at)
 		c = true
 	}
+	if m.Role != o.Role {
+		fm.SetAt(at + 46)
+		c = true
+	}
 	return c
 }
 
@@ -8125,7 +10081,51 @@ func (m *ListAllocationsRequest) DiffFields(o *ListAllocationsRequest) *fieldmap
 // ListAllocationsRequest being number at of fm's schema, and reports whether
 // it set any. A nil message reads as empty.
 func (m *ListAllocationsRequest) diffAt(o *ListAllocationsRequest, fm *fieldmap.FieldMap, at int) bool {
-	return false
+	if m == nil {
+		m = new(ListAllocationsRequest)
+	}
+	if o == nil {
+		o = new(ListAllocationsRequest)
+	}
+	c := false
+	if m.Role != o.Role {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of AllocationEntry:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *AllocationEntry) DiffFields(o *AllocationEntry) *fieldmap.FieldMap {
+	fm := _AllocationEntry_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// AllocationEntry being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *AllocationEntry) diffAt(o *AllocationEntry, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(AllocationEntry)
+	}
+	if o == nil {
+		o = new(AllocationEntry)
+	}
+	c := false
+	if (m.Allocation == nil) != (o.Allocation == nil) || m.Allocation != nil && m.Allocation.diffAt(o.Allocation, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Role != o.Role {
+		fm.SetAt(at + 46)
+		c = true
+	}
+	return c
 }
 
 // DiffFields returns the flags of the fields where m and o differ under
@@ -8150,7 +10150,317 @@ func (m *ListAllocationsResponse) diffAt(o *ListAllocationsResponse, fm *fieldma
 		o = new(ListAllocationsResponse)
 	}
 	c := false
-	if !fieldmap.EqualMessageListFunc(m.Allocations, o.Allocations, (*Allocation).Equal) {
+	if !fieldmap.EqualMessageListFunc(m.Allocations, o.Allocations, (*AllocationEntry).Equal) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of WatchAllocationRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *WatchAllocationRequest) DiffFields(o *WatchAllocationRequest) *fieldmap.FieldMap {
+	fm := _WatchAllocationRequest_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// WatchAllocationRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *WatchAllocationRequest) diffAt(o *WatchAllocationRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(WatchAllocationRequest)
+	}
+	if o == nil {
+		o = new(WatchAllocationRequest)
+	}
+	c := false
+	if m.Id != o.Id {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Role != o.Role {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of WatchAllocationResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *WatchAllocationResponse) DiffFields(o *WatchAllocationResponse) *fieldmap.FieldMap {
+	fm := _WatchAllocationResponse_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// WatchAllocationResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *WatchAllocationResponse) diffAt(o *WatchAllocationResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(WatchAllocationResponse)
+	}
+	if o == nil {
+		o = new(WatchAllocationResponse)
+	}
+	c := false
+	if (m.Allocation == nil) != (o.Allocation == nil) || m.Allocation != nil && m.Allocation.diffAt(o.Allocation, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Role != o.Role {
+		fm.SetAt(at + 46)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeploySliceInstanceRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeploySliceInstanceRequest) DiffFields(o *DeploySliceInstanceRequest) *fieldmap.FieldMap {
+	fm := _DeploySliceInstanceRequest_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeploySliceInstanceRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeploySliceInstanceRequest) diffAt(o *DeploySliceInstanceRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeploySliceInstanceRequest)
+	}
+	if o == nil {
+		o = new(DeploySliceInstanceRequest)
+	}
+	c := false
+	if m.ContractId != o.ContractId {
+		fm.SetAt(at)
+		c = true
+	}
+	if (m.Instance == nil) != (o.Instance == nil) || m.Instance != nil && m.Instance.diffAt(o.Instance, fm, at+2) {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeploySliceInstanceResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeploySliceInstanceResponse) DiffFields(o *DeploySliceInstanceResponse) *fieldmap.FieldMap {
+	fm := _DeploySliceInstanceResponse_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeploySliceInstanceResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeploySliceInstanceResponse) diffAt(o *DeploySliceInstanceResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeploySliceInstanceResponse)
+	}
+	if o == nil {
+		o = new(DeploySliceInstanceResponse)
+	}
+	c := false
+	if (m.Instance == nil) != (o.Instance == nil) || m.Instance != nil && m.Instance.diffAt(o.Instance, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of GetSliceInstanceRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *GetSliceInstanceRequest) DiffFields(o *GetSliceInstanceRequest) *fieldmap.FieldMap {
+	fm := _GetSliceInstanceRequest_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// GetSliceInstanceRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *GetSliceInstanceRequest) diffAt(o *GetSliceInstanceRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(GetSliceInstanceRequest)
+	}
+	if o == nil {
+		o = new(GetSliceInstanceRequest)
+	}
+	c := false
+	if m.ContractId != o.ContractId {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of GetSliceInstanceResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *GetSliceInstanceResponse) DiffFields(o *GetSliceInstanceResponse) *fieldmap.FieldMap {
+	fm := _GetSliceInstanceResponse_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// GetSliceInstanceResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *GetSliceInstanceResponse) diffAt(o *GetSliceInstanceResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(GetSliceInstanceResponse)
+	}
+	if o == nil {
+		o = new(GetSliceInstanceResponse)
+	}
+	c := false
+	if (m.Instance == nil) != (o.Instance == nil) || m.Instance != nil && m.Instance.diffAt(o.Instance, fm, at+1) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ListSliceInstancesRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ListSliceInstancesRequest) DiffFields(o *ListSliceInstancesRequest) *fieldmap.FieldMap {
+	fm := _ListSliceInstancesRequest_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ListSliceInstancesRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ListSliceInstancesRequest) diffAt(o *ListSliceInstancesRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ListSliceInstancesRequest)
+	}
+	if o == nil {
+		o = new(ListSliceInstancesRequest)
+	}
+	c := false
+	if m.ContractId != o.ContractId {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of ListSliceInstancesResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *ListSliceInstancesResponse) DiffFields(o *ListSliceInstancesResponse) *fieldmap.FieldMap {
+	fm := _ListSliceInstancesResponse_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// ListSliceInstancesResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *ListSliceInstancesResponse) diffAt(o *ListSliceInstancesResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(ListSliceInstancesResponse)
+	}
+	if o == nil {
+		o = new(ListSliceInstancesResponse)
+	}
+	c := false
+	if !fieldmap.EqualMessageListFunc(m.Instances, o.Instances, (*SliceInstance).Equal) {
+		fm.SetAt(at)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteSliceInstanceRequest:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteSliceInstanceRequest) DiffFields(o *DeleteSliceInstanceRequest) *fieldmap.FieldMap {
+	fm := _DeleteSliceInstanceRequest_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteSliceInstanceRequest being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteSliceInstanceRequest) diffAt(o *DeleteSliceInstanceRequest, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteSliceInstanceRequest)
+	}
+	if o == nil {
+		o = new(DeleteSliceInstanceRequest)
+	}
+	c := false
+	if m.ContractId != o.ContractId {
+		fm.SetAt(at)
+		c = true
+	}
+	if m.Name != o.Name {
+		fm.SetAt(at + 1)
+		c = true
+	}
+	return c
+}
+
+// DiffFields returns the flags of the fields where m and o differ under
+// proto.Equal's rules, with their ancestors, bound to the schema of DeleteSliceInstanceResponse:
+// m.CopyInFields(o, m.DiffFields(o)) makes m equal to o. A nil m or o reads
+// as an empty message; the result is never nil. Unknown fields are not
+// compared.
+func (m *DeleteSliceInstanceResponse) DiffFields(o *DeleteSliceInstanceResponse) *fieldmap.FieldMap {
+	fm := _DeleteSliceInstanceResponse_fieldSchema.NewFieldMap()
+	m.diffAt(o, fm, 0)
+	return fm
+}
+
+// diffAt sets in fm the flags where m and o differ, the first flag of
+// DeleteSliceInstanceResponse being number at of fm's schema, and reports whether
+// it set any. A nil message reads as empty.
+func (m *DeleteSliceInstanceResponse) diffAt(o *DeleteSliceInstanceResponse, fm *fieldmap.FieldMap, at int) bool {
+	if m == nil {
+		m = new(DeleteSliceInstanceResponse)
+	}
+	if o == nil {
+		o = new(DeleteSliceInstanceResponse)
+	}
+	c := false
+	if (m.Instance == nil) != (o.Instance == nil) || m.Instance != nil && m.Instance.diffAt(o.Instance, fm, at+1) {
 		fm.SetAt(at)
 		c = true
 	}
@@ -8990,9 +11300,59 @@ func (*ListContractsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 // field of m (by field number, depth first, list elements by index, map
 // entries by key) holding a value its enum does not define, or nil. A nil
 // m is valid.
+func (m *ReleaseContractRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.ReleaseContractRequest", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ReleaseContractRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ReleaseContractRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ReleaseContractRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ReleaseContractResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Allocation.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "fluidos.v1.ReleaseContractResponse", "allocation")
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.ReleaseContractResponse", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ReleaseContractResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ReleaseContractResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ReleaseContractResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
 func (m *GetAllocationRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.GetAllocationRequest", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
 	}
 	return nil
 }
@@ -9016,6 +11376,9 @@ func (m *GetAllocationResponse) ValidateEnums() error {
 	if err := m.Allocation.ValidateEnums(); err != nil {
 		return fieldmap.EnumErrorAt(err, "fluidos.v1.GetAllocationResponse", "allocation")
 	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.GetAllocationResponse", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
 	return nil
 }
 
@@ -9035,6 +11398,9 @@ func (m *ListAllocationsRequest) ValidateEnums() error {
 	if m == nil {
 		return nil
 	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.ListAllocationsRequest", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
 	return nil
 }
 
@@ -9044,6 +11410,31 @@ func (m *ListAllocationsRequest) ValidateEnums() error {
 // fieldmap.ErrUnknownField or fieldmap.ErrListAction.
 func (*ListAllocationsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListAllocationsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *AllocationEntry) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Allocation.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "fluidos.v1.AllocationEntry", "allocation")
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.AllocationEntry", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag AllocationEntry does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*AllocationEntry) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _AllocationEntry_fieldSchema.Check(fm)
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
@@ -9068,6 +11459,205 @@ func (m *ListAllocationsResponse) ValidateEnums() error {
 // fieldmap.ErrUnknownField or fieldmap.ErrListAction.
 func (*ListAllocationsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ListAllocationsResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *WatchAllocationRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.WatchAllocationRequest", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag WatchAllocationRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*WatchAllocationRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _WatchAllocationRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *WatchAllocationResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Allocation.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "fluidos.v1.WatchAllocationResponse", "allocation")
+	}
+	if v := m.Role; !(v >= 0 && v <= 2) {
+		return &fieldmap.InvalidEnumError{Message: "fluidos.v1.WatchAllocationResponse", Field: "role", Enum: "fluidos.v1.ContractRole", Value: int32(v)}
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag WatchAllocationResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*WatchAllocationResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _WatchAllocationResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeploySliceInstanceRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeploySliceInstanceRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeploySliceInstanceRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeploySliceInstanceRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeploySliceInstanceResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeploySliceInstanceResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeploySliceInstanceResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeploySliceInstanceResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *GetSliceInstanceRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag GetSliceInstanceRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*GetSliceInstanceRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _GetSliceInstanceRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *GetSliceInstanceResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag GetSliceInstanceResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*GetSliceInstanceResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _GetSliceInstanceResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ListSliceInstancesRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ListSliceInstancesRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ListSliceInstancesRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ListSliceInstancesRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *ListSliceInstancesResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag ListSliceInstancesResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*ListSliceInstancesResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ListSliceInstancesResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteSliceInstanceRequest) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteSliceInstanceRequest does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteSliceInstanceRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteSliceInstanceRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
+// field of m (by field number, depth first, list elements by index, map
+// entries by key) holding a value its enum does not define, or nil. A nil
+// m is valid.
+func (m *DeleteSliceInstanceResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	return nil
+}
+
+// ValidateFields returns an error when fm holds a flag DeleteSliceInstanceResponse does not
+// have, or a list action on a flag that is not a list or map of a message
+// enabling list actions; a nil fm is valid. The error matches
+// fieldmap.ErrUnknownField or fieldmap.ErrListAction.
+func (*DeleteSliceInstanceResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _DeleteSliceInstanceResponse_fieldSchema.Check(fm)
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum
@@ -9864,6 +12454,49 @@ func (m *ListContractsResponse) Redacted() *ListContractsResponse {
 // Redact clears every field of m marked debug_redact, at every depth:
 // through message fields, oneofs, list elements and map values. A nil m is
 // left alone.
+func (m *ReleaseContractRequest) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *ReleaseContractRequest) Redacted() *ReleaseContractRequest {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *ReleaseContractResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Allocation.Redact()
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *ReleaseContractResponse) Redacted() *ReleaseContractResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
 func (m *GetAllocationRequest) Redact() {
 	if m == nil {
 		return
@@ -9889,6 +12522,7 @@ func (m *GetAllocationResponse) Redact() {
 	if m == nil {
 		return
 	}
+	m.Allocation.Redact()
 }
 
 // Redacted returns a deep copy of m with every field marked debug_redact
@@ -9927,7 +12561,53 @@ func (m *ListAllocationsRequest) Redacted() *ListAllocationsRequest {
 // Redact clears every field of m marked debug_redact, at every depth:
 // through message fields, oneofs, list elements and map values. A nil m is
 // left alone.
+func (m *AllocationEntry) Redact() {
+	if m == nil {
+		return
+	}
+	m.Allocation.Redact()
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *AllocationEntry) Redacted() *AllocationEntry {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
 func (m *ListAllocationsResponse) Redact() {
+	if m == nil {
+		return
+	}
+	for _, v := range m.Allocations {
+		v.Redact()
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *ListAllocationsResponse) Redacted() *ListAllocationsResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *WatchAllocationRequest) Redact() {
 	if m == nil {
 		return
 	}
@@ -9936,7 +12616,204 @@ func (m *ListAllocationsResponse) Redact() {
 // Redacted returns a deep copy of m with every field marked debug_redact
 // cleared, leaving m untouched: what to log or hand to a less trusted
 // party. A nil m gives nil.
-func (m *ListAllocationsResponse) Redacted() *ListAllocationsResponse {
+func (m *WatchAllocationRequest) Redacted() *WatchAllocationRequest {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *WatchAllocationResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Allocation.Redact()
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *WatchAllocationResponse) Redacted() *WatchAllocationResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *DeploySliceInstanceRequest) Redact() {
+	if m == nil {
+		return
+	}
+	m.Instance.Redact()
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *DeploySliceInstanceRequest) Redacted() *DeploySliceInstanceRequest {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *DeploySliceInstanceResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Instance.Redact()
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *DeploySliceInstanceResponse) Redacted() *DeploySliceInstanceResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *GetSliceInstanceRequest) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *GetSliceInstanceRequest) Redacted() *GetSliceInstanceRequest {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *GetSliceInstanceResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Instance.Redact()
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *GetSliceInstanceResponse) Redacted() *GetSliceInstanceResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *ListSliceInstancesRequest) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *ListSliceInstancesRequest) Redacted() *ListSliceInstancesRequest {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *ListSliceInstancesResponse) Redact() {
+	if m == nil {
+		return
+	}
+	for _, v := range m.Instances {
+		v.Redact()
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *ListSliceInstancesResponse) Redacted() *ListSliceInstancesResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *DeleteSliceInstanceRequest) Redact() {
+	if m == nil {
+		return
+	}
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *DeleteSliceInstanceRequest) Redacted() *DeleteSliceInstanceRequest {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears every field of m marked debug_redact, at every depth:
+// through message fields, oneofs, list elements and map values. A nil m is
+// left alone.
+func (m *DeleteSliceInstanceResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Instance.Redact()
+}
+
+// Redacted returns a deep copy of m with every field marked debug_redact
+// cleared, leaving m untouched: what to log or hand to a less trusted
+// party. A nil m gives nil.
+func (m *DeleteSliceInstanceResponse) Redacted() *DeleteSliceInstanceResponse {
 	if m == nil {
 		return nil
 	}

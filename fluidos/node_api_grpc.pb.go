@@ -718,21 +718,28 @@ var ServiceBlueprintService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
-	ContractService_GetContract_FullMethodName   = "/fluidos.v1.ContractService/GetContract"
-	ContractService_ListContracts_FullMethodName = "/fluidos.v1.ContractService/ListContracts"
+	ContractService_GetContract_FullMethodName     = "/fluidos.v1.ContractService/GetContract"
+	ContractService_ListContracts_FullMethodName   = "/fluidos.v1.ContractService/ListContracts"
+	ContractService_ReleaseContract_FullMethodName = "/fluidos.v1.ContractService/ReleaseContract"
 )
 
 // ContractServiceClient is the client API for ContractService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// ContractService shows the contracts of this node. The credentials of a
-// contract this node sold are for its buyer and are never shown.
+// ContractService shows and releases the contracts of this node. The
+// credentials of a contract this node sold are for its buyer and are never
+// shown.
 type ContractServiceClient interface {
 	// GetContract returns one contract.
 	GetContract(ctx context.Context, in *GetContractRequest, opts ...grpc.CallOption) (*GetContractResponse, error)
 	// ListContracts returns the contracts of one side, or both.
 	ListContracts(ctx context.Context, in *ListContractsRequest, opts ...grpc.CallOption) (*ListContractsResponse, error)
+	// ReleaseContract ends a contract: one this node bought is given back to
+	// its seller, one it sold is taken back from its buyer; the seller tears
+	// down what it provisioned and puts it on sale again. It returns at once
+	// with the allocation as it is: follow it to RELEASED.
+	ReleaseContract(ctx context.Context, in *ReleaseContractRequest, opts ...grpc.CallOption) (*ReleaseContractResponse, error)
 }
 
 type contractServiceClient struct {
@@ -763,17 +770,33 @@ func (c *contractServiceClient) ListContracts(ctx context.Context, in *ListContr
 	return out, nil
 }
 
+func (c *contractServiceClient) ReleaseContract(ctx context.Context, in *ReleaseContractRequest, opts ...grpc.CallOption) (*ReleaseContractResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReleaseContractResponse)
+	err := c.cc.Invoke(ctx, ContractService_ReleaseContract_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ContractServiceServer is the server API for ContractService service.
 // All implementations must embed UnimplementedContractServiceServer
 // for forward compatibility.
 //
-// ContractService shows the contracts of this node. The credentials of a
-// contract this node sold are for its buyer and are never shown.
+// ContractService shows and releases the contracts of this node. The
+// credentials of a contract this node sold are for its buyer and are never
+// shown.
 type ContractServiceServer interface {
 	// GetContract returns one contract.
 	GetContract(context.Context, *GetContractRequest) (*GetContractResponse, error)
 	// ListContracts returns the contracts of one side, or both.
 	ListContracts(context.Context, *ListContractsRequest) (*ListContractsResponse, error)
+	// ReleaseContract ends a contract: one this node bought is given back to
+	// its seller, one it sold is taken back from its buyer; the seller tears
+	// down what it provisioned and puts it on sale again. It returns at once
+	// with the allocation as it is: follow it to RELEASED.
+	ReleaseContract(context.Context, *ReleaseContractRequest) (*ReleaseContractResponse, error)
 	mustEmbedUnimplementedContractServiceServer()
 }
 
@@ -789,6 +812,9 @@ func (UnimplementedContractServiceServer) GetContract(context.Context, *GetContr
 }
 func (UnimplementedContractServiceServer) ListContracts(context.Context, *ListContractsRequest) (*ListContractsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListContracts not implemented")
+}
+func (UnimplementedContractServiceServer) ReleaseContract(context.Context, *ReleaseContractRequest) (*ReleaseContractResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReleaseContract not implemented")
 }
 func (UnimplementedContractServiceServer) mustEmbedUnimplementedContractServiceServer() {}
 func (UnimplementedContractServiceServer) testEmbeddedByValue()                         {}
@@ -847,6 +873,24 @@ func _ContractService_ListContracts_Handler(srv interface{}, ctx context.Context
 	return interceptor(ctx, in, info, handler)
 }
 
+func _ContractService_ReleaseContract_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReleaseContractRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ContractServiceServer).ReleaseContract(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: ContractService_ReleaseContract_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ContractServiceServer).ReleaseContract(ctx, req.(*ReleaseContractRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // ContractService_ServiceDesc is the grpc.ServiceDesc for ContractService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -862,6 +906,10 @@ var ContractService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ListContracts",
 			Handler:    _ContractService_ListContracts_Handler,
 		},
+		{
+			MethodName: "ReleaseContract",
+			Handler:    _ContractService_ReleaseContract_Handler,
+		},
 	},
 	Streams:  []grpc.StreamDesc{},
 	Metadata: "fluidos/v1/node_api.proto",
@@ -870,19 +918,25 @@ var ContractService_ServiceDesc = grpc.ServiceDesc{
 const (
 	AllocationService_GetAllocation_FullMethodName   = "/fluidos.v1.AllocationService/GetAllocation"
 	AllocationService_ListAllocations_FullMethodName = "/fluidos.v1.AllocationService/ListAllocations"
+	AllocationService_WatchAllocation_FullMethodName = "/fluidos.v1.AllocationService/WatchAllocation"
 )
 
 // AllocationServiceClient is the client API for AllocationService service.
 //
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
-// AllocationService shows the allocations of what this node sold or
-// bought.
+// AllocationService shows the allocations of what this node sold (the
+// provisioning it does) and bought (what its sellers report, with the
+// credentials they handed over). The credentials of an allocation this
+// node sold are its buyer's and are never shown.
 type AllocationServiceClient interface {
 	// GetAllocation returns one allocation.
 	GetAllocation(ctx context.Context, in *GetAllocationRequest, opts ...grpc.CallOption) (*GetAllocationResponse, error)
-	// ListAllocations returns every allocation.
+	// ListAllocations returns the allocations of one side, or both.
 	ListAllocations(ctx context.Context, in *ListAllocationsRequest, opts ...grpc.CallOption) (*ListAllocationsResponse, error)
+	// WatchAllocation streams an allocation as it is now, then at each
+	// change, until it is RELEASED or failed for good, or deleted.
+	WatchAllocation(ctx context.Context, in *WatchAllocationRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAllocationResponse], error)
 }
 
 type allocationServiceClient struct {
@@ -913,17 +967,41 @@ func (c *allocationServiceClient) ListAllocations(ctx context.Context, in *ListA
 	return out, nil
 }
 
+func (c *allocationServiceClient) WatchAllocation(ctx context.Context, in *WatchAllocationRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAllocationResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AllocationService_ServiceDesc.Streams[0], AllocationService_WatchAllocation_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchAllocationRequest, WatchAllocationResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AllocationService_WatchAllocationClient = grpc.ServerStreamingClient[WatchAllocationResponse]
+
 // AllocationServiceServer is the server API for AllocationService service.
 // All implementations must embed UnimplementedAllocationServiceServer
 // for forward compatibility.
 //
-// AllocationService shows the allocations of what this node sold or
-// bought.
+// AllocationService shows the allocations of what this node sold (the
+// provisioning it does) and bought (what its sellers report, with the
+// credentials they handed over). The credentials of an allocation this
+// node sold are its buyer's and are never shown.
 type AllocationServiceServer interface {
 	// GetAllocation returns one allocation.
 	GetAllocation(context.Context, *GetAllocationRequest) (*GetAllocationResponse, error)
-	// ListAllocations returns every allocation.
+	// ListAllocations returns the allocations of one side, or both.
 	ListAllocations(context.Context, *ListAllocationsRequest) (*ListAllocationsResponse, error)
+	// WatchAllocation streams an allocation as it is now, then at each
+	// change, until it is RELEASED or failed for good, or deleted.
+	WatchAllocation(*WatchAllocationRequest, grpc.ServerStreamingServer[WatchAllocationResponse]) error
 	mustEmbedUnimplementedAllocationServiceServer()
 }
 
@@ -939,6 +1017,9 @@ func (UnimplementedAllocationServiceServer) GetAllocation(context.Context, *GetA
 }
 func (UnimplementedAllocationServiceServer) ListAllocations(context.Context, *ListAllocationsRequest) (*ListAllocationsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListAllocations not implemented")
+}
+func (UnimplementedAllocationServiceServer) WatchAllocation(*WatchAllocationRequest, grpc.ServerStreamingServer[WatchAllocationResponse]) error {
+	return status.Error(codes.Unimplemented, "method WatchAllocation not implemented")
 }
 func (UnimplementedAllocationServiceServer) mustEmbedUnimplementedAllocationServiceServer() {}
 func (UnimplementedAllocationServiceServer) testEmbeddedByValue()                           {}
@@ -997,6 +1078,17 @@ func _AllocationService_ListAllocations_Handler(srv interface{}, ctx context.Con
 	return interceptor(ctx, in, info, handler)
 }
 
+func _AllocationService_WatchAllocation_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchAllocationRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AllocationServiceServer).WatchAllocation(m, &grpc.GenericServerStream[WatchAllocationRequest, WatchAllocationResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AllocationService_WatchAllocationServer = grpc.ServerStreamingServer[WatchAllocationResponse]
+
 // AllocationService_ServiceDesc is the grpc.ServiceDesc for AllocationService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1011,6 +1103,250 @@ var AllocationService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListAllocations",
 			Handler:    _AllocationService_ListAllocations_Handler,
+		},
+	},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "WatchAllocation",
+			Handler:       _AllocationService_WatchAllocation_Handler,
+			ServerStreams: true,
+		},
+	},
+	Metadata: "fluidos/v1/node_api.proto",
+}
+
+const (
+	SliceService_DeploySliceInstance_FullMethodName = "/fluidos.v1.SliceService/DeploySliceInstance"
+	SliceService_GetSliceInstance_FullMethodName    = "/fluidos.v1.SliceService/GetSliceInstance"
+	SliceService_ListSliceInstances_FullMethodName  = "/fluidos.v1.SliceService/ListSliceInstances"
+	SliceService_DeleteSliceInstance_FullMethodName = "/fluidos.v1.SliceService/DeleteSliceInstance"
+)
+
+// SliceServiceClient is the client API for SliceService service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// SliceService deploys app instances onto K8Slices this node bought
+// (offloading): the node calls the seller's slice endpoint with the
+// credentials the seller handed over for the slice, under the node's own
+// certificate.
+type SliceServiceClient interface {
+	// DeploySliceInstance creates (or changes) an instance on a slice and
+	// waits until it runs, fails, or the call's deadline passes.
+	DeploySliceInstance(ctx context.Context, in *DeploySliceInstanceRequest, opts ...grpc.CallOption) (*DeploySliceInstanceResponse, error)
+	// GetSliceInstance returns one instance of a slice.
+	GetSliceInstance(ctx context.Context, in *GetSliceInstanceRequest, opts ...grpc.CallOption) (*GetSliceInstanceResponse, error)
+	// ListSliceInstances returns the instances of a slice.
+	ListSliceInstances(ctx context.Context, in *ListSliceInstancesRequest, opts ...grpc.CallOption) (*ListSliceInstancesResponse, error)
+	// DeleteSliceInstance deletes an instance of a slice and waits until it
+	// is gone, or the call's deadline passes.
+	DeleteSliceInstance(ctx context.Context, in *DeleteSliceInstanceRequest, opts ...grpc.CallOption) (*DeleteSliceInstanceResponse, error)
+}
+
+type sliceServiceClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewSliceServiceClient(cc grpc.ClientConnInterface) SliceServiceClient {
+	return &sliceServiceClient{cc}
+}
+
+func (c *sliceServiceClient) DeploySliceInstance(ctx context.Context, in *DeploySliceInstanceRequest, opts ...grpc.CallOption) (*DeploySliceInstanceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeploySliceInstanceResponse)
+	err := c.cc.Invoke(ctx, SliceService_DeploySliceInstance_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sliceServiceClient) GetSliceInstance(ctx context.Context, in *GetSliceInstanceRequest, opts ...grpc.CallOption) (*GetSliceInstanceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetSliceInstanceResponse)
+	err := c.cc.Invoke(ctx, SliceService_GetSliceInstance_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sliceServiceClient) ListSliceInstances(ctx context.Context, in *ListSliceInstancesRequest, opts ...grpc.CallOption) (*ListSliceInstancesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListSliceInstancesResponse)
+	err := c.cc.Invoke(ctx, SliceService_ListSliceInstances_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *sliceServiceClient) DeleteSliceInstance(ctx context.Context, in *DeleteSliceInstanceRequest, opts ...grpc.CallOption) (*DeleteSliceInstanceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteSliceInstanceResponse)
+	err := c.cc.Invoke(ctx, SliceService_DeleteSliceInstance_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SliceServiceServer is the server API for SliceService service.
+// All implementations must embed UnimplementedSliceServiceServer
+// for forward compatibility.
+//
+// SliceService deploys app instances onto K8Slices this node bought
+// (offloading): the node calls the seller's slice endpoint with the
+// credentials the seller handed over for the slice, under the node's own
+// certificate.
+type SliceServiceServer interface {
+	// DeploySliceInstance creates (or changes) an instance on a slice and
+	// waits until it runs, fails, or the call's deadline passes.
+	DeploySliceInstance(context.Context, *DeploySliceInstanceRequest) (*DeploySliceInstanceResponse, error)
+	// GetSliceInstance returns one instance of a slice.
+	GetSliceInstance(context.Context, *GetSliceInstanceRequest) (*GetSliceInstanceResponse, error)
+	// ListSliceInstances returns the instances of a slice.
+	ListSliceInstances(context.Context, *ListSliceInstancesRequest) (*ListSliceInstancesResponse, error)
+	// DeleteSliceInstance deletes an instance of a slice and waits until it
+	// is gone, or the call's deadline passes.
+	DeleteSliceInstance(context.Context, *DeleteSliceInstanceRequest) (*DeleteSliceInstanceResponse, error)
+	mustEmbedUnimplementedSliceServiceServer()
+}
+
+// UnimplementedSliceServiceServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedSliceServiceServer struct{}
+
+func (UnimplementedSliceServiceServer) DeploySliceInstance(context.Context, *DeploySliceInstanceRequest) (*DeploySliceInstanceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeploySliceInstance not implemented")
+}
+func (UnimplementedSliceServiceServer) GetSliceInstance(context.Context, *GetSliceInstanceRequest) (*GetSliceInstanceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetSliceInstance not implemented")
+}
+func (UnimplementedSliceServiceServer) ListSliceInstances(context.Context, *ListSliceInstancesRequest) (*ListSliceInstancesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListSliceInstances not implemented")
+}
+func (UnimplementedSliceServiceServer) DeleteSliceInstance(context.Context, *DeleteSliceInstanceRequest) (*DeleteSliceInstanceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method DeleteSliceInstance not implemented")
+}
+func (UnimplementedSliceServiceServer) mustEmbedUnimplementedSliceServiceServer() {}
+func (UnimplementedSliceServiceServer) testEmbeddedByValue()                      {}
+
+// UnsafeSliceServiceServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to SliceServiceServer will
+// result in compilation errors.
+type UnsafeSliceServiceServer interface {
+	mustEmbedUnimplementedSliceServiceServer()
+}
+
+func RegisterSliceServiceServer(s grpc.ServiceRegistrar, srv SliceServiceServer) {
+	// If the following call panics, it indicates UnimplementedSliceServiceServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&SliceService_ServiceDesc, srv)
+}
+
+func _SliceService_DeploySliceInstance_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeploySliceInstanceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SliceServiceServer).DeploySliceInstance(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SliceService_DeploySliceInstance_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SliceServiceServer).DeploySliceInstance(ctx, req.(*DeploySliceInstanceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SliceService_GetSliceInstance_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetSliceInstanceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SliceServiceServer).GetSliceInstance(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SliceService_GetSliceInstance_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SliceServiceServer).GetSliceInstance(ctx, req.(*GetSliceInstanceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SliceService_ListSliceInstances_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListSliceInstancesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SliceServiceServer).ListSliceInstances(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SliceService_ListSliceInstances_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SliceServiceServer).ListSliceInstances(ctx, req.(*ListSliceInstancesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _SliceService_DeleteSliceInstance_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteSliceInstanceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(SliceServiceServer).DeleteSliceInstance(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: SliceService_DeleteSliceInstance_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(SliceServiceServer).DeleteSliceInstance(ctx, req.(*DeleteSliceInstanceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// SliceService_ServiceDesc is the grpc.ServiceDesc for SliceService service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var SliceService_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "fluidos.v1.SliceService",
+	HandlerType: (*SliceServiceServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "DeploySliceInstance",
+			Handler:    _SliceService_DeploySliceInstance_Handler,
+		},
+		{
+			MethodName: "GetSliceInstance",
+			Handler:    _SliceService_GetSliceInstance_Handler,
+		},
+		{
+			MethodName: "ListSliceInstances",
+			Handler:    _SliceService_ListSliceInstances_Handler,
+		},
+		{
+			MethodName: "DeleteSliceInstance",
+			Handler:    _SliceService_DeleteSliceInstance_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -33,6 +33,8 @@ const (
 	SolverStatusFieldCredentialsEndpoint    = "11.3" // credentials.endpoint
 	SolverStatusFieldCredentialsKubeconfig  = "11.4" // credentials.kubeconfig
 	SolverStatusFieldCredentialsToken       = "11.5" // credentials.token
+	SolverStatusFieldCredentialsUsername    = "11.6" // credentials.username
+	SolverStatusFieldCredentialsPassword    = "11.7" // credentials.password
 	SolverStatusFieldLastChangeTime         = "12"   // last_change_time
 	SolverStatusFieldAttempts               = "13"   // attempts
 	SolverStatusFieldAttemptsCandidateId    = "13.1" // attempts.candidate_id
@@ -47,6 +49,8 @@ var _File_fluidos_v1_solver_proto_PeeringTargetCredentials1g8cgvn_shape = &field
 	{Number: 3, Name: "endpoint"},
 	{Number: 4, Name: "kubeconfig"},
 	{Number: 5, Name: "token"},
+	{Number: 6, Name: "username"},
+	{Number: 7, Name: "password"},
 }}
 
 var _SolverAttempt_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
@@ -115,12 +119,14 @@ const (
 	SolverTimeoutsFieldDiscovery   = "1" // discovery
 	SolverTimeoutsFieldReservation = "2" // reservation
 	SolverTimeoutsFieldPurchase    = "3" // purchase
+	SolverTimeoutsFieldAllocation  = "4" // allocation
 )
 
 var _SolverTimeouts_shape = &fieldmap.Shape{Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "discovery"},
 	{Number: 2, Name: "reservation"},
 	{Number: 3, Name: "purchase"},
+	{Number: 4, Name: "allocation"},
 }}
 
 var _SolverTimeouts_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverTimeouts", _SolverTimeouts_shape, false)
@@ -273,6 +279,8 @@ const (
 	SolverFieldStatusCredentialsEndpoint             = "7.11.3"      // status.credentials.endpoint
 	SolverFieldStatusCredentialsKubeconfig           = "7.11.4"      // status.credentials.kubeconfig
 	SolverFieldStatusCredentialsToken                = "7.11.5"      // status.credentials.token
+	SolverFieldStatusCredentialsUsername             = "7.11.6"      // status.credentials.username
+	SolverFieldStatusCredentialsPassword             = "7.11.7"      // status.credentials.password
 	SolverFieldStatusLastChangeTime                  = "7.12"        // status.last_change_time
 	SolverFieldStatusAttempts                        = "7.13"        // status.attempts
 	SolverFieldStatusAttemptsCandidateId             = "7.13.1"      // status.attempts.candidate_id
@@ -305,6 +313,7 @@ const (
 	SolverFieldTimeoutsDiscovery                     = "9.1"         // timeouts.discovery
 	SolverFieldTimeoutsReservation                   = "9.2"         // timeouts.reservation
 	SolverFieldTimeoutsPurchase                      = "9.3"         // timeouts.purchase
+	SolverFieldTimeoutsAllocation                    = "9.4"         // timeouts.allocation
 	SolverFieldCreatedAt                             = "10"          // created_at
 )
 
@@ -524,6 +533,7 @@ func (m *SolverTimeouts) cloneTo(c *SolverTimeouts) {
 	c.Discovery = fieldmap.CloneDuration(m.Discovery)
 	c.Reservation = fieldmap.CloneDuration(m.Reservation)
 	c.Purchase = fieldmap.CloneDuration(m.Purchase)
+	c.Allocation = fieldmap.CloneDuration(m.Allocation)
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -658,6 +668,9 @@ func (m *SolverTimeouts) Equal(o *SolverTimeouts) bool {
 	if !fieldmap.EqualDuration(m.Purchase, o.Purchase) {
 		return false
 	}
+	if !fieldmap.EqualDuration(m.Allocation, o.Allocation) {
+		return false
+	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
@@ -788,12 +801,12 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 			n += m.Credentials.copyInAt(src.Credentials, fm, at+11)
 		}
 	}
-	if cw&(1<<16) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
+	if cw&(1<<18) != 0 && !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
 		m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
 		n++
 	}
-	if (cw|bw)&(1<<17) != 0 {
-		if a := fm.ListActionAt(at + 17); a != fieldmap.Replace {
+	if (cw|bw)&(1<<19) != 0 {
+		if a := fm.ListActionAt(at + 19); a != fieldmap.Replace {
 			n += fieldmap.ApplyListFunc(a, &m.Attempts, src.Attempts, (*SolverAttempt).Equal, (*SolverAttempt).Clone)
 		} else if !fieldmap.EqualMessageListFunc(m.Attempts, src.Attempts, (*SolverAttempt).Equal) {
 			if len(src.Attempts) == 0 {
@@ -898,6 +911,10 @@ func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at
 		m.Purchase = fieldmap.Clone(src.Purchase)
 		n++
 	}
+	if cw&(1<<3) != 0 && !fieldmap.Equal(m.Allocation, src.Allocation) {
+		m.Allocation = fieldmap.Clone(src.Allocation)
+		n++
+	}
 	return n
 }
 
@@ -976,35 +993,35 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int) int {
 			n += m.Status.copyInAt(src.Status, fm, at+117)
 		}
 	}
-	if fm.HasAt(at + 139) {
+	if fm.HasAt(at + 141) {
 		if !m.Configuration.Equal(src.Configuration) {
 			m.Configuration = src.Configuration.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 139) {
+	} else if fm.HasChildAt(at + 141) {
 		if m.Configuration != nil || src.Configuration != nil {
 			if m.Configuration == nil {
 				m.Configuration = new(Configuration)
 				n++
 			}
-			n += m.Configuration.copyInAt(src.Configuration, fm, at+140)
+			n += m.Configuration.copyInAt(src.Configuration, fm, at+142)
 		}
 	}
-	if fm.HasAt(at + 161) {
+	if fm.HasAt(at + 163) {
 		if !m.Timeouts.Equal(src.Timeouts) {
 			m.Timeouts = src.Timeouts.Clone()
 			n++
 		}
-	} else if fm.HasChildAt(at + 161) {
+	} else if fm.HasChildAt(at + 163) {
 		if m.Timeouts != nil || src.Timeouts != nil {
 			if m.Timeouts == nil {
 				m.Timeouts = new(SolverTimeouts)
 				n++
 			}
-			n += m.Timeouts.copyInAt(src.Timeouts, fm, at+162)
+			n += m.Timeouts.copyInAt(src.Timeouts, fm, at+164)
 		}
 	}
-	if fm.HasAt(at+165) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if fm.HasAt(at+168) && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}
@@ -1078,11 +1095,11 @@ func (m *SolverStatus) diffAt(o *SolverStatus, fm *fieldmap.FieldMap, at int) bo
 		c = true
 	}
 	if !fieldmap.Equal(m.LastChangeTime, o.LastChangeTime) {
-		fm.SetAt(at + 16)
+		fm.SetAt(at + 18)
 		c = true
 	}
 	if !fieldmap.EqualMessageListFunc(m.Attempts, o.Attempts, (*SolverAttempt).Equal) {
-		fm.SetAt(at + 17)
+		fm.SetAt(at + 19)
 		c = true
 	}
 	return c
@@ -1163,6 +1180,10 @@ func (m *SolverTimeouts) diffAt(o *SolverTimeouts, fm *fieldmap.FieldMap, at int
 		fm.SetAt(at + 2)
 		c = true
 	}
+	if !fieldmap.Equal(m.Allocation, o.Allocation) {
+		fm.SetAt(at + 3)
+		c = true
+	}
 	return c
 }
 
@@ -1216,16 +1237,16 @@ func (m *Solver) diffAt(o *Solver, fm *fieldmap.FieldMap, at int) bool {
 		fm.SetAt(at + 116)
 		c = true
 	}
-	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+140) {
-		fm.SetAt(at + 139)
+	if (m.Configuration == nil) != (o.Configuration == nil) || m.Configuration != nil && m.Configuration.diffAt(o.Configuration, fm, at+142) {
+		fm.SetAt(at + 141)
 		c = true
 	}
-	if (m.Timeouts == nil) != (o.Timeouts == nil) || m.Timeouts != nil && m.Timeouts.diffAt(o.Timeouts, fm, at+162) {
-		fm.SetAt(at + 161)
+	if (m.Timeouts == nil) != (o.Timeouts == nil) || m.Timeouts != nil && m.Timeouts.diffAt(o.Timeouts, fm, at+164) {
+		fm.SetAt(at + 163)
 		c = true
 	}
 	if !fieldmap.Equal(m.CreatedAt, o.CreatedAt) {
-		fm.SetAt(at + 165)
+		fm.SetAt(at + 168)
 		c = true
 	}
 	return c

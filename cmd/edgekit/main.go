@@ -10,7 +10,9 @@
 //
 // "up" runs every process of the region as this same binary (copied into
 // the state directory, so that it outlives a "go run" build): a new user
-// needs Go and nothing else. See hosts/region.
+// needs Go and nothing else. Run under the name edgekit-kv (a link "up"
+// makes), the binary is the key-value service the region's FLUIDOS
+// provider sells (cmd/edgekit-kv). See hosts/region.
 package main
 
 import (
@@ -19,6 +21,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
 	"syscall"
 
@@ -26,9 +29,11 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/hosts/crm"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
+	"github.com/edgekit/edgekit/hosts/region"
 	"github.com/edgekit/edgekit/internal/cli/edgectl"
 	"github.com/edgekit/edgekit/internal/cmdutil"
 	"github.com/edgekit/edgekit/internal/demoapp"
+	"github.com/edgekit/edgekit/internal/kvservice"
 	_ "github.com/edgekit/edgekit/platforms/fake"  // registers "fake"
 	_ "github.com/edgekit/edgekit/platforms/local" // registers "local"
 )
@@ -51,6 +56,9 @@ var commands = map[string]command{
 }
 
 func main() {
+	if filepath.Base(os.Args[0]) == region.KVImageName {
+		os.Exit(cmdutil.Run(region.KVImageName, kvservice.Main, os.Args[1:], os.Stderr))
+	}
 	if len(os.Args) < 2 {
 		usage(os.Stderr)
 		os.Exit(2)

@@ -143,7 +143,9 @@ func TestUpTourAndCleanShutdown(t *testing.T) {
 		"edge1     CRM   ClusterInst tour-edge1        READY",
 		"offsite1  CCRM  ClusterInst tour-offsite1     READY",
 		`GET http://127.0.0.1:`, `-> "hello from pid`, `-> "bonjour from pid`,
-		"bought contract", "consumer bought \"provider-service-kv\" from provider",
+		"consumer bought \"provider-service-kv\" from provider",
+		"credentials handed over: http://127.0.0.1:25", `/kv/tour with the credentials -> "bought through FLUIDOS"`,
+		"with a wrong password -> 401", "RELEASED",
 		"tour-web-edge1    DELETE_DONE", "tour-web-offsite1 DELETE_DONE", "tour-offsite1     DELETE_DONE",
 		"the tour is done",
 	} {

@@ -11,8 +11,17 @@
 //	fluidos-node --id bob --data-dir ./bob --dev-tls ./fluidos-tls \
 //	    --rear-listen 127.0.0.1:7543 --api-listen 127.0.0.1:7101 --metrics-listen 127.0.0.1:7102 --peers 127.0.0.1:7443
 //
-// SIGINT or SIGTERM stops it gracefully. The flags are those of node.Main,
-// which "edgekit fluidos-node" runs too.
+// What a node sells is provisioned on its platform (--platform, local by
+// default: real processes under --platform-dir): a K8Slice as a cluster
+// with a quota, on which its buyer runs images of the node's catalog
+// (--image NAME=PATH); a Service as its blueprint's App (--blueprints, a
+// JSON or YAML file), whose credentials go to its buyer once it runs.
+// Contracts last --contract-lease unless their buyer renews them (an
+// edgekit buyer does, every --renew-interval).
+//
+// SIGINT or SIGTERM stops it gracefully; the processes it started keep
+// running and are adopted at its next start. The flags are those of
+// node.Main, which "edgekit fluidos-node" runs too.
 package main
 
 import (

@@ -19,10 +19,12 @@ import (
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
+	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/internal/devtls"
 )
 
-var binary string
+// binary is the node, kvPath the kv image, built once by TestMain.
+var binary, kvPath string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "fluidos-node-bin")
@@ -33,6 +35,10 @@ func TestMain(m *testing.M) {
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		os.RemoveAll(dir)
 		panic("build: " + err.Error() + "\n" + string(out))
+	}
+	if kvPath, err = nodetest.BuildKV(dir); err != nil {
+		os.RemoveAll(dir)
+		panic(err)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)
@@ -182,6 +188,10 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--api-listen", "0.0.0.0:7001"}, "loopback"},
 		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--blueprints", filepath.Join(dir, "absent.json")}, "--blueprints"},
 		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "extra"}, "unexpected"},
+		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--image", "kv"}, "NAME=/absolute/path"},
+		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--image", "kv=/a", "--image", "kv=/b"}, "twice"},
+		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--port-range", "30000-20000"}, "--port-range"},
+		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--flavors", filepath.Join(dir, "absent.yaml")}, "--flavors"},
 	} {
 		err := node.Main(context.Background(), c.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

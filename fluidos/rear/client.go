@@ -121,16 +121,19 @@ func (c *Client) ListFlavors(ctx context.Context, addr string, sel *fluidos.Sele
 		return nil, err
 	}
 	route, q := EncodeQuery(sel, false)
-	body, peer, err := c.do(ctx, c.http, http.MethodGet, addr, route, q, nil, maxListBody, http.StatusOK, http.StatusNoContent)
+	list := func(route string, q url.Values) ([]byte, string, error) {
+		return c.do(ctx, c.http, exchange{method: http.MethodGet, addr: addr, path: route, query: q, limit: maxListBody, want: []int{http.StatusOK, http.StatusNoContent}})
+	}
+	body, peer, err := list(route, q)
 	var se *StatusError
 	if errors.As(err, &se) && se.Code == http.StatusBadRequest {
 		if pr, pq := EncodeQuery(sel, true); pr != route || pq.Encode() != q.Encode() {
 			route, q = pr, pq
-			body, peer, err = c.do(ctx, c.http, http.MethodGet, addr, route, q, nil, maxListBody, http.StatusOK, http.StatusNoContent)
+			body, peer, err = list(route, q)
 		}
 	}
 	if errors.As(err, &se) && (se.Code == http.StatusNotFound || se.Code == http.StatusMethodNotAllowed) && route != RouteFlavors {
-		body, peer, err = c.do(ctx, c.http, http.MethodGet, addr, RouteFlavors, nil, nil, maxListBody, http.StatusOK, http.StatusNoContent)
+		body, peer, err = list(RouteFlavors, nil)
 	}
 	if err != nil {
 		return nil, err
@@ -216,30 +219,52 @@ func (c *Client) call(ctx context.Context, addr, seller, path string, in any) ([
 	if err != nil {
 		return nil, err
 	}
-	body, peer, err := c.do(ctx, c.sellerClient(seller), http.MethodPost, addr, path, nil, b, maxObjectBody, http.StatusOK)
+	return c.toSeller(ctx, seller, exchange{method: http.MethodPost, addr: addr, path: path, body: b})
+}
+
+// toSeller sends x to the node seller names (over TLS the connection is
+// refused unless the server's certificate names seller) and returns the
+// body of a 200 answer.
+func (c *Client) toSeller(ctx context.Context, seller string, x exchange) ([]byte, error) {
+	x.limit, x.want = maxObjectBody, []int{http.StatusOK}
+	body, peer, err := c.do(ctx, c.sellerClient(seller), x)
 	if peer != "" && seller != "" && peer != seller {
-		return nil, fmt.Errorf("%w: %s answered as %q, expected %q", ErrImpersonation, addr, peer, seller)
+		return nil, fmt.Errorf("%w: %s answered as %q, expected %q", ErrImpersonation, x.addr, peer, seller)
 	}
 	return body, err
 }
 
+// exchange is one request and what is accepted of its answer.
+type exchange struct {
+	method, addr, path string
+	query              url.Values
+	body               []byte      // nil for none
+	header             http.Header // added to the request's
+	limit              int64       // bytes of the answer read at most
+	want               []int       // statuses whose body is returned
+}
+
 // do sends one request and returns the body of an answer with one of the
 // wanted statuses, and the peer's certificate name.
-func (c *Client) do(ctx context.Context, hc *http.Client, method, addr, path string, q url.Values, body []byte, limit int64, want ...int) ([]byte, string, error) {
-	u := url.URL{Scheme: c.scheme, Host: addr, Path: path}
-	if len(q) > 0 {
-		u.RawQuery = q.Encode()
+func (c *Client) do(ctx context.Context, hc *http.Client, x exchange) ([]byte, string, error) {
+	method, addr, limit := x.method, x.addr, x.limit
+	u := url.URL{Scheme: c.scheme, Host: addr, Path: x.path}
+	if len(x.query) > 0 {
+		u.RawQuery = x.query.Encode()
 	}
 	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
+	if x.body != nil {
+		rd = bytes.NewReader(x.body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
 	if err != nil {
 		return nil, "", fmt.Errorf("rear: %s %s: %w", method, u.String(), err)
 	}
+	for k, vs := range x.header {
+		req.Header[k] = vs
+	}
 	req.Header.Set("Accept", "application/json")
-	if body != nil {
+	if x.body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := hc.Do(req)
@@ -265,7 +290,7 @@ func (c *Client) do(ctx context.Context, hc *http.Client, method, addr, path str
 		}
 		peer = id.Name
 	}
-	for _, w := range want {
+	for _, w := range x.want {
 		if resp.StatusCode == w {
 			return data, peer, nil
 		}

@@ -31,6 +31,18 @@
 // cluster name of peering credentials, a service's instance counts), which
 // a reference node ignores.
 //
+// # edgekit's routes
+//
+// Beside REAR's routes, an edgekit seller serves routes a reference node
+// does not have (it answers them 404), whose bodies are the protojson of
+// the typed objects: a buyer follows the allocation of a contract it
+// bought, with the credentials once it is provisioned
+// (RouteContractAllocation), renews the contract's lease
+// (RouteContractRenew) and releases it (RouteContractRelease); and it runs
+// instances on a K8Slice it bought (RouteSliceInstance,
+// RouteSliceInstances) with the slice's token. The Client has a method for
+// each.
+//
 // # Configuration templates
 //
 // A Service flavor's configurationTemplate is a JSON Schema. TemplateOf

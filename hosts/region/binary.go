@@ -3,8 +3,10 @@ package region
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -79,4 +81,24 @@ func digest(path string) ([]byte, error) {
 		return nil, fmt.Errorf("region: %w", err)
 	}
 	return h.Sum(nil), nil
+}
+
+// link makes dst a hard link of src (the same executable under another
+// name, for a multi-call binary that looks at the name it runs under),
+// replacing what dst was.
+func link(src, dst string) error {
+	si, err := os.Stat(src)
+	if err != nil {
+		return fmt.Errorf("region: %w", err)
+	}
+	if di, err := os.Stat(dst); err == nil && os.SameFile(si, di) {
+		return nil
+	}
+	if err := os.Remove(dst); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("region: %w", err)
+	}
+	if err := os.Link(src, dst); err != nil {
+		return fmt.Errorf("region: %w", err)
+	}
+	return nil
 }

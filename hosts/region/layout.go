@@ -27,12 +27,15 @@ const (
 	Consumer = "consumer"
 	// ServiceBlueprint is the blueprint the provider sells a Service of.
 	ServiceBlueprint = "kv"
+	// KVImageName is the name under which the region's binary is the
+	// key-value service of ServiceBlueprint (image "kv" of the provider).
+	KVImageName = "edgekit-kv"
 )
 
 // Port ranges the local platform hands the cloudlets' clusters: below the
 // kernel's ephemeral ports, one range per cloudlet so that their
 // instances do not compete (a busy port is skipped anyway).
-var portRanges = map[string][2]int{EdgeCloudlet: {21000, 22999}, OffsiteCloudlet: {23000, 24999}}
+var portRanges = map[string][2]int{EdgeCloudlet: {21000, 22999}, OffsiteCloudlet: {23000, 24999}, Provider: {25000, 25999}}
 
 // layout names the files of a region under its state directory.
 type layout struct{ dir string }
@@ -44,6 +47,7 @@ func (l layout) path(elem ...string) string {
 // bin is the copy of the multi-call binary every process of the region
 // runs (and the tour's application), stable across runs of up.
 func (l layout) bin() string                     { return l.path("bin", "edgekit") }
+func (l layout) kvImage() string                 { return l.path("bin", KVImageName) }
 func (l layout) controller() string              { return l.path("controller") }
 func (l layout) controllerTLS() string           { return l.path("controller", "tls") }
 func (l layout) adminToken() string              { return l.path("controller", "admin.token") }

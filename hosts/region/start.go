@@ -58,7 +58,9 @@ func (u *upRun) start(ctx context.Context) error {
 		args := []string{"fluidos-node", "--id", id, "--data-dir", u.l.node(id), "--dev-tls", u.l.fluidosTLS(),
 			"--rear-listen", np.rear, "--api-listen", np.api, "--metrics-listen", np.metrics}
 		if id == Provider {
-			args = append(args, "--blueprints", u.l.blueprints())
+			r := portRanges[Provider]
+			args = append(args, "--blueprints", u.l.blueprints(), "--image", "kv="+u.l.kvImage(),
+				"--port-range", fmt.Sprintf("%d-%d", r[0], r[1]))
 		} else {
 			args = append(args, "--peers", u.ports.nodes[Provider].rear)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/internal/cli/clientconfig"
+	"github.com/edgekit/edgekit/internal/kvservice"
 )
 
 // Defaults of Options.
@@ -187,6 +188,9 @@ func (u *upRun) prepare() error {
 	if _, err := install(u.o.Executable, u.l.bin()); err != nil {
 		return err
 	}
+	if err := link(u.l.bin(), u.l.kvImage()); err != nil {
+		return err
+	}
 	if err := writeBlueprints(u.l.blueprints()); err != nil {
 		return err
 	}
@@ -203,19 +207,14 @@ func (u *upRun) prepare() error {
 	return nil
 }
 
-// blueprint is the Service the provider sells.
+// blueprint is the Service the provider sells: the key-value service of
+// package kvservice, run as the image "kv" of the provider's catalog (the
+// region's binary under the name edgekit-kv).
 func blueprint() *fluidos.ServiceBlueprint {
-	return &fluidos.ServiceBlueprint{
-		Id: ServiceBlueprint, Name: "Key-value store", Category: "database", Tags: []string{"kv", "cache"},
-		Description:     "A small key-value store; clients authenticate with the password the buyer chooses",
-		HostingPolicies: []fluidos.HostingPolicy{fluidos.HostingPolicy_HOSTING_POLICY_PROVIDER},
-		MaxInstances:    2,
-		Price:           &fluidos.Price{Amount: "0.10", Currency: "EUR", Period: "hourly"},
-		ConfigurationSchema: &fluidos.ConfigurationSchema{Parameters: []*fluidos.ConfigParameter{
-			{Name: "password", Type: fluidos.ParameterType_PARAMETER_TYPE_STRING, Required: true, Pattern: "[A-Za-z0-9]{8,64}",
-				Description: "password clients authenticate with"},
-		}},
-	}
+	bp := kvservice.Blueprint(ServiceBlueprint, 2)
+	bp.Name = "Key-value store"
+	bp.Description = "A small key-value store over HTTP; clients authenticate with the user name and password the buyer chooses"
+	return bp
 }
 
 func writeBlueprints(path string) error {

@@ -25,6 +25,7 @@ type appOp struct {
 	cluster   loc
 	statePath string
 	rng       portRange // the cluster's port range, once loaded
+	quota     *quota    // the cluster's quota, once loaded; nil for none
 }
 
 func (p *Platform) resolveApp(cluster *edgeproto.ClusterInst, inst *edgeproto.AppInst) (appOp, error) {
@@ -69,6 +70,7 @@ func (p *Platform) loadCluster(op *appOp) error {
 		return fmt.Errorf("%w: %s is being deleted", ErrClusterNotFound, op.clusterID)
 	}
 	op.rng = portRange{rec.PortFirst, rec.PortLast}
+	op.quota = rec.Quota
 	if !op.rng.valid() {
 		return fmt.Errorf("%w: %s has no port range yet (its create did not finish)", ErrClusterNotFound, op.clusterID)
 	}

@@ -34,6 +34,10 @@ func (p *Platform) ensureCluster(ctx context.Context, cloudlet *edgeproto.Cloudl
 		return fmt.Errorf("%w: no reservations store", ErrInvalidObject)
 	}
 	orig := cluster
+	q, err := clusterQuota(cluster)
+	if err != nil {
+		return err
+	}
 	cluster = withCloudlet(cluster, cloudlet)
 	l, err := p.clusterLoc(cluster)
 	name := clusterString(cluster.GetKey())
@@ -84,15 +88,15 @@ func (p *Platform) ensureCluster(ctx context.Context, cloudlet *edgeproto.Cloudl
 		p.log.WarnContext(ctx, "cluster port range changed: the recorded one is held by another owner",
 			"cluster", name, "recorded", want.String(), "reserved", got.String())
 	}
-	if got != want || rec.Phase != phaseReady {
-		rec.PortFirst, rec.PortLast, rec.Phase = got.first, got.last, phaseReady
+	if got != want || rec.Phase != phaseReady || !sameQuota(rec.Quota, q) {
+		rec.PortFirst, rec.PortLast, rec.Phase, rec.Quota = got.first, got.last, phaseReady, q
 		if err := p.writeRecord(path, &rec); err != nil {
 			return err
 		}
 	}
 	orig.Resources = clusterResources(l.dir, got)
 	verb := map[bool]string{false: "created", true: "updated"}[update]
-	p.log.InfoContext(ctx, "cluster "+verb, "cluster", name, "ports", got.String(), "adopted", had)
+	p.log.InfoContext(ctx, "cluster "+verb, "cluster", name, "ports", got.String(), "adopted", had, "quota", q.String())
 	return nil
 }
 

@@ -32,6 +32,23 @@
 //     polled until the context's deadline; a process that exits first
 //     fails at once. The runtime info holds its pid and ports; inst.Uri
 //     and inst.MappedPorts are set on the caller's copy.
+//   - A cluster may have a quota, stated by its node pools: the sum over
+//     the pools of num_nodes (at least 1) times each node's resources,
+//     CPU from NodeResources.opt_res_map "cpu" (a Kubernetes quantity,
+//     "1500m") or else vcpus cores, memory from "memory" ("1Gi") or else
+//     ram_mb MiB, and instances from "pods" (no limit unless a pool names
+//     it). A cluster without node pools has no quota. An App states what
+//     each of its instances requests with the annotations
+//     resources.edgekit.io/cpu and resources.edgekit.io/memory. Creating
+//     or updating an instance first checks that its requests fit in what
+//     the cluster's other instances leave (a *QuotaError, matching
+//     ErrQuotaExceeded and executor.ErrInsufficientResources, names the
+//     resource, the request, the use and the limit), and a cluster with a
+//     CPU or memory quota refuses an app that does not request it. The
+//     check and the write of the instance's record, which holds its
+//     requests, happen under one lock per cluster, so concurrent creates
+//     never share out more than the quota; the records on disk are what is
+//     counted, so the accounting survives restarts.
 //   - Power off stops the process and keeps its ports; power on starts it;
 //     a reboot, or an update that changes command, arguments, environment
 //     or ports, restarts it. Updating a cluster or an instance that was
@@ -96,7 +113,7 @@
 //
 //	<root>/lock, <root>/key
 //	<root>/cloudlets/<cloudlet>/cloudlet.json
-//	<root>/cloudlets/<cloudlet>/clusters/<cluster>/cluster.json   key, phase, port range
+//	<root>/cloudlets/<cloudlet>/clusters/<cluster>/cluster.json   key, phase, port range, quota
 //	<root>/cloudlets/<cloudlet>/clusters/<cluster>/apps/<inst>/state.json
 //	                                                   .../stdout.log, stderr.log
 //	                                                   .../work/   working directory
@@ -112,8 +129,11 @@
 // # What it does not model
 //
 // No isolation beyond directories and process groups: processes run as the
-// engine's user and see its filesystem and network. No resource limits:
-// flavors and quotas are reported, never enforced. No trust policies:
+// engine's user and see its filesystem and network. Quotas are accounting
+// of what instances request, checked when they are admitted: a running
+// process is not stopped from using more CPU or memory than it requested
+// (no cgroups), and the cloudlet's flavors and resource quotas are
+// reported, never enforced. No trust policies:
 // policies and exceptions with rules fail with ErrUnsupported (empty ones
 // succeed). Only loopback: instances are reached on 127.0.0.1 and nothing
 // is exposed on other addresses. Ports are reserved per cloudlet, so two

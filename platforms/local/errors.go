@@ -32,6 +32,10 @@ var (
 	// ports (for an application) are left to hand out. It wraps
 	// executor.ErrInsufficientResources.
 	ErrNoFreePorts = fmt.Errorf("local: no free ports: %w", executor.ErrInsufficientResources)
+	// ErrQuotaExceeded reports an application instance that does not fit
+	// in what its cluster's quota leaves; the error is a *QuotaError. It
+	// wraps executor.ErrInsufficientResources.
+	ErrQuotaExceeded = fmt.Errorf("local: quota exceeded: %w", executor.ErrInsufficientResources)
 	// ErrStart reports that the application's process could not be started.
 	ErrStart = errors.New("local: cannot start process")
 	// ErrUnhealthy reports that an application did not pass its health

@@ -23,6 +23,17 @@ func (p *Platform) launch(ctx context.Context, op appOp, app *edgeproto.App, spe
 	if err != nil {
 		return appRecord{}, err
 	}
+	req, err := appRequests(app)
+	if err != nil {
+		return appRecord{}, err
+	}
+	step(pr, "Checking the cluster's quota")
+	release, err := p.admit(ctx, op, req)
+	if err != nil {
+		return appRecord{}, err
+	}
+	// Held until this launch's record (with its requests) is written.
+	defer func() { release() }()
 	launchID, err := newLaunchID()
 	if err != nil {
 		return appRecord{}, err
@@ -44,6 +55,8 @@ func (p *Platform) launch(ctx context.Context, op appOp, app *edgeproto.App, spe
 		Launch:       launchID,
 		ConfigHash:   spec.hash,
 		Mapped:       mapPorts(app, firsts, needs),
+		CPU:          req.CPU,
+		Memory:       req.Memory,
 	}
 	for i, f := range firsts {
 		for q := f; q < f+needs[i]; q++ {
@@ -69,10 +82,13 @@ func (p *Platform) launch(ctx context.Context, op appOp, app *edgeproto.App, spe
 		}
 		return rec, nil
 	}
-	// The intent: ports and launch id on disk before anything runs.
+	// The intent: ports, launch id and requests on disk before anything
+	// runs; from then on the quota counts this instance.
 	if err := p.writeRecord(op.statePath, &rec); err != nil {
 		return appRecord{}, err
 	}
+	release()
+	release = func() {}
 	p.at(hookAppIntent)
 	work := filepath.Join(op.loc.dir, appWorkDir)
 	if err := p.mkdir(work); err != nil {

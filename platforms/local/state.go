@@ -59,6 +59,9 @@ type clusterRecord struct {
 	PortFirst    int       `json:"port_first,omitempty"`
 	PortLast     int       `json:"port_last,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
+	// Quota is what the cluster's instances may request together; nil
+	// for no limit.
+	Quota *quota `json:"quota,omitempty"`
 }
 
 // mappedPort is one declared port of an application and where it is
@@ -97,6 +100,10 @@ type appRecord struct {
 	Ports      []int        `json:"ports"`
 	Mapped     []mappedPort `json:"mapped"`
 	ConfigHash string       `json:"config_hash"`
+	// CPU (millicores) and Memory (bytes) the instance requests of its
+	// cluster's quota, recorded with the launch's intent.
+	CPU    int64 `json:"cpu_millis,omitempty"`
+	Memory int64 `json:"memory_bytes,omitempty"`
 }
 
 // rel renders path relative to the state directory, so that errors and

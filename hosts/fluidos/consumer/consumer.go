@@ -18,21 +18,14 @@ const (
 	DefaultDiscoveryTimeout   = 30 * time.Second
 	DefaultReservationTimeout = 30 * time.Second
 	DefaultPurchaseTimeout    = 30 * time.Second
+	DefaultAllocationTimeout  = 2 * time.Minute
+	DefaultPollInterval       = 500 * time.Millisecond
+	DefaultRenewInterval      = 10 * time.Second
 )
 
 // BoughtContractKind is the store kind of the contracts this node bought
 // (the contracts it sold are of kind Contract).
 const BoughtContractKind = "BoughtContract"
-
-// BoughtHandler is told of each contract a solver bought when the solver
-// asks for peering (establish_peering): the seam where allocation plugs
-// in. The solver is then the handler's: it runs the allocation phase and
-// must end the solver (SOLVED or FAILED) through its status, within a
-// bounded time, or the solver stays RUNNING. Without a handler a solver
-// ends SOLVED once bought, its allocation phase IDLE.
-type BoughtHandler interface {
-	Bought(ctx context.Context, solver *fluidos.Solver, contract *fluidos.Contract)
-}
 
 // Config configures a Consumer.
 type Config struct {
@@ -50,10 +43,15 @@ type Config struct {
 	PeerTimeout time.Duration
 	// Timeouts of the solver phases, where a solver sets none; defaults
 	// DefaultDiscoveryTimeout, DefaultReservationTimeout,
-	// DefaultPurchaseTimeout.
-	DiscoveryTimeout, ReservationTimeout, PurchaseTimeout time.Duration
-	// Bought is told of contracts bought for peering; nil for nobody.
-	Bought BoughtHandler
+	// DefaultPurchaseTimeout, DefaultAllocationTimeout.
+	DiscoveryTimeout, ReservationTimeout, PurchaseTimeout, AllocationTimeout time.Duration
+	// PollInterval is how often a seller is asked for an allocation being
+	// provisioned or released; default DefaultPollInterval.
+	PollInterval time.Duration
+	// RenewInterval is how often a contract in use is renewed, which also
+	// tells this node how its seller finds what it delivered (sooner when
+	// the contract's end is nearer); default DefaultRenewInterval.
+	RenewInterval time.Duration
 	// Logger; nil discards.
 	Logger *slog.Logger
 	// Metrics, when set, measures discoveries and solvers.
@@ -69,6 +67,8 @@ type Consumer struct {
 	candidates   *store.Kind[*fluidos.PeeringCandidate]
 	reservations *store.Kind[*fluidos.Reservation]
 	bought       *store.Kind[*fluidos.Contract]
+	boughtAllocs *store.Kind[*fluidos.Allocation]
+	kick         chan struct{} // a bought allocation needs the keeper
 
 	mu      sync.Mutex
 	ctx     context.Context // Start's; nil before Start
@@ -96,6 +96,8 @@ func New(cfg Config) (*Consumer, error) {
 	}{
 		{&cfg.PeerTimeout, DefaultPeerTimeout}, {&cfg.DiscoveryTimeout, DefaultDiscoveryTimeout},
 		{&cfg.ReservationTimeout, DefaultReservationTimeout}, {&cfg.PurchaseTimeout, DefaultPurchaseTimeout},
+		{&cfg.AllocationTimeout, DefaultAllocationTimeout}, {&cfg.PollInterval, DefaultPollInterval},
+		{&cfg.RenewInterval, DefaultRenewInterval},
 	}
 	for _, d := range defaults {
 		if *d.d <= 0 {
@@ -113,6 +115,8 @@ func New(cfg Config) (*Consumer, error) {
 		candidates:   store.NewKind[*fluidos.PeeringCandidate](cfg.Store),
 		reservations: store.NewKind[*fluidos.Reservation](cfg.Store),
 		bought:       store.NewKind[*fluidos.Contract](cfg.Store, store.KindName(BoughtContractKind)),
+		boughtAllocs: store.NewKind[*fluidos.Allocation](cfg.Store, store.KindName(BoughtAllocationKind)),
+		kick:         make(chan struct{}, 1),
 		running:      map[string]*runningSolver{},
 	}, nil
 }
@@ -136,13 +140,15 @@ func (c *Consumer) Reservations() *store.Kind[*fluidos.Reservation] { return c.r
 func (c *Consumer) BoughtContracts() *store.Kind[*fluidos.Contract] { return c.bought }
 
 // Start resumes the solvers left unfinished, then runs the solvers created
-// until ctx ends; it waits for their goroutines and returns ctx's error.
-// Solvers interrupted by the end of ctx stay RUNNING and resume at the
-// next Start.
+// until ctx ends, and follows the allocations of what the node bought
+// (renewing and releasing their contracts); it waits for its goroutines
+// and returns ctx's error. Solvers interrupted by the end of ctx stay
+// RUNNING and resume at the next Start.
 func (c *Consumer) Start(ctx context.Context) error {
 	c.mu.Lock()
 	c.ctx = ctx
 	c.mu.Unlock()
+	c.wg.Go(func() { c.keep(ctx) })
 	solvers, _, err := c.solvers.List(ctx)
 	if err != nil {
 		c.log.WarnContext(ctx, "listing solvers to resume", "err", err)

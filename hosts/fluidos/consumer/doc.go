@@ -37,11 +37,35 @@
 //     and the next candidate tried;
 //   - purchase: the transaction is bought from its seller; transport
 //     errors are retried until the phase's timeout, a refusal is final;
-//   - allocation: handed to a BoughtHandler when one is configured (the
-//     seam for provisioning); otherwise it stays IDLE.
+//   - allocation (when establish_peering): the solver waits for the
+//     seller to provision what was bought, showing the seller's progress
+//     in its message, until the allocation is ACTIVE (the solver ends
+//     SOLVED with the credentials the seller handed over) or failed; one
+//     that does not complete within the phase's timeout is released.
+//     Without establish_peering the allocation phase stays IDLE and the
+//     solver ends SOLVED once bought.
 //
 // A phase that fails or times out ends the solver FAILED with a message
 // saying which and why. A solver whose node stops mid-run is resumed at
-// the next Start: with a reserved transaction it goes on to the purchase,
-// otherwise it starts again at discovery.
+// the next Start: with a contract bought it goes on to the allocation,
+// with a reserved transaction to the purchase, otherwise it starts again
+// at discovery.
+//
+// # What was bought
+//
+// Every contract bought gets an Allocation of kind BoughtAllocation,
+// which the keeper (run by Start) keeps up to date with what its seller
+// reports over edgekit's REAR routes (rear.RouteContractRenew): asked
+// every PollInterval while it is provisioned or released, renewed every
+// RenewInterval (sooner when the contract's end is near) while it is in
+// use, so that a seller sees its buyer alive and the buyer sees the
+// seller's health (ACTIVE, DEGRADED) and credentials. ReleaseBought, and
+// deleting the solver that bought it, record the release at once; the
+// keeper asks it of the seller until the seller reports the allocation
+// ended, then marks the contract RELEASED on this side too. A seller that
+// cannot be reached is asked again, and says so in the allocation's
+// message; a seller that does not have the routes (a reference node) is
+// not followed. Slice and SliceClient let the node run instances on a
+// K8Slice it bought, with the seller's credentials, under its own
+// certificate.
 package consumer

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 )
 
 // errStop: the consumer stops; the solver resumes at the next Start.
@@ -54,6 +55,10 @@ func (c *Consumer) phases(ctx context.Context, s *fluidos.Solver) error {
 		tx  *fluidos.Reservation
 		err error
 	)
+	// Resume at the allocation when a contract was bought.
+	if cid := s.GetStatus().GetContractId(); cid != "" {
+		return c.afterPurchase(ctx, s, cid)
+	}
 	// Resume at the purchase when a transaction is held.
 	if rid := s.GetStatus().GetReservationId(); rid != "" && s.GetStatus().GetContractId() == "" {
 		if r, _, gerr := c.reservations.Get(ctx, rid); gerr == nil && r.GetStatus().GetTransactionId() != "" {
@@ -79,11 +84,25 @@ func (c *Consumer) phases(ctx context.Context, s *fluidos.Solver) error {
 	if err != nil {
 		return c.finish(ctx, id, err, "")
 	}
-	if s.GetEstablishPeering() && c.cfg.Bought != nil {
-		c.cfg.Bought.Bought(ctx, s, contract)
-		return nil
+	return c.afterPurchase(ctx, s, contract.GetId())
+}
+
+// afterPurchase ends a solver that bought contract cid: SOLVED at once,
+// or once the seller provisioned what was bought when the solver asks for
+// it (establish_peering).
+func (c *Consumer) afterPurchase(ctx context.Context, s *fluidos.Solver, cid string) error {
+	if !s.GetEstablishPeering() {
+		ct, _, err := c.bought.Get(ctx, cid)
+		if err != nil {
+			return c.finish(ctx, s.GetId(), nil, "bought contract "+cid)
+		}
+		return c.finish(ctx, s.GetId(), nil, fmt.Sprintf("bought contract %s from %s", cid, ct.GetSeller().GetNodeId()))
 	}
-	return c.finish(ctx, id, nil, fmt.Sprintf("bought contract %s from %s", contract.GetId(), contract.GetSeller().GetNodeId()))
+	a, err := c.allocate(ctx, s, cid)
+	if err != nil {
+		return c.finish(ctx, s.GetId(), err, "")
+	}
+	return c.finish(ctx, s.GetId(), nil, fmt.Sprintf("%s ACTIVE at %s: %s", a.GetId(), a.GetSeller().GetNodeId(), a.GetStatus().GetMessage()))
 }
 
 // phaseError is a phase that failed or timed out.
@@ -229,4 +248,86 @@ func plural(n int, noun string) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// allocate runs the allocation phase: it waits, within the phase's
+// timeout, for the seller to report the allocation of contract cid ACTIVE
+// (the keeper asks it), showing the seller's progress in the solver's
+// message, and hands the credentials to the solver. An allocation that
+// fails fails the phase; one that does not complete in time is released.
+func (c *Consumer) allocate(ctx context.Context, s *fluidos.Solver, cid string) (*fluidos.Allocation, error) {
+	aid := provider.AllocationID(cid)
+	if _, err := c.status(ctx, s.GetId(), func(st *fluidos.SolverStatus) {
+		st.AllocationPhase, st.AllocationId, st.Message = fluidos.Phase_PHASE_RUNNING, aid, "waiting for the seller to provision "+aid
+	}); err != nil {
+		return nil, c.stopOr(ctx, err)
+	}
+	limit := timeout(s.GetTimeouts().GetAllocation(), c.cfg.AllocationTimeout)
+	pctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	var (
+		a       *fluidos.Allocation
+		err     error
+		lastMsg string
+	)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+wait:
+	for {
+		if a, _, err = c.boughtAllocs.Get(pctx, aid); err != nil && pctx.Err() == nil {
+			break
+		}
+		switch st := a.GetStatus(); {
+		case pctx.Err() != nil:
+			err = pctx.Err()
+			break wait
+		case st.GetState() == fluidos.AllocationState_ALLOCATION_STATE_ACTIVE:
+			break wait
+		case provider.Ended(a) || a.GetReleaseRequested():
+			err = fmt.Errorf("the seller reports %s: %s", strings.TrimPrefix(st.GetState().String(), "ALLOCATION_STATE_"), st.GetMessage())
+			break wait
+		case st.GetMessage() != lastMsg:
+			lastMsg = st.GetMessage()
+			msg := allocationProgress(a)
+			if _, serr := c.status(ctx, s.GetId(), func(ss *fluidos.SolverStatus) { ss.Message = msg }); serr != nil {
+				return nil, c.stopOr(ctx, serr)
+			}
+		}
+		select {
+		case <-pctx.Done():
+		case <-tick.C:
+		}
+	}
+	phase, err := phaseEnd(ctx, pctx, "allocation", err)
+	if errors.Is(err, errStop) {
+		return nil, err
+	}
+	if phase == fluidos.Phase_PHASE_TIMED_OUT {
+		if _, rerr := c.ReleaseBought(context.WithoutCancel(ctx), cid, fmt.Sprintf("the allocation did not complete within %v", limit)); rerr != nil {
+			c.log.WarnContext(ctx, "releasing a contract whose allocation timed out", "contract", cid, "err", rerr)
+		}
+	}
+	if _, serr := c.status(ctx, s.GetId(), func(st *fluidos.SolverStatus) {
+		st.AllocationPhase = phase
+		if err == nil {
+			st.Credentials, st.Message = a.GetCredentials(), allocationProgress(a)
+		}
+	}); serr != nil {
+		return nil, c.stopOr(ctx, serr)
+	}
+	return a, err
+}
+
+// allocationProgress says where a seller is with an allocation.
+func allocationProgress(a *fluidos.Allocation) string {
+	st := a.GetStatus()
+	msg := strings.ToLower(strings.TrimPrefix(st.GetState().String(), "ALLOCATION_STATE_")) + ": " + st.GetMessage()
+	if st.GetTask() != "" {
+		msg += " (" + st.GetTask()
+		if st.GetStep() != "" {
+			msg += ", " + st.GetStep()
+		}
+		msg += ")"
+	}
+	return msg
 }

@@ -66,7 +66,8 @@ func validateSolver(s *fluidos.Solver) error {
 		return fmt.Errorf("%w: a %s configuration for a selector of %s flavors", ErrInvalidSolver, got, want)
 	}
 	t := s.GetTimeouts()
-	for name, d := range map[string]interface{ AsDuration() time.Duration }{"discovery": t.GetDiscovery(), "reservation": t.GetReservation(), "purchase": t.GetPurchase()} {
+	for name, d := range map[string]interface{ AsDuration() time.Duration }{"discovery": t.GetDiscovery(), "reservation": t.GetReservation(),
+		"purchase": t.GetPurchase(), "allocation": t.GetAllocation()} {
 		if d != nil && d.AsDuration() < 0 {
 			return fmt.Errorf("%w: negative %s timeout", ErrInvalidSolver, name)
 		}
@@ -74,11 +75,16 @@ func validateSolver(s *fluidos.Solver) error {
 	if !s.GetFindCandidate() && s.GetReserveAndBuy() {
 		return fmt.Errorf("%w: reserve_and_buy needs find_candidate", ErrInvalidSolver)
 	}
+	if s.GetEstablishPeering() && !s.GetReserveAndBuy() {
+		return fmt.Errorf("%w: establish_peering needs reserve_and_buy", ErrInvalidSolver)
+	}
 	return nil
 }
 
 // DeleteSolver stops a solver and deletes it with its discovery,
-// candidates and reservation. What it bought stays bought.
+// candidates and reservation, and releases the contract it bought (the
+// keeper gives it back to its seller, which tears down what it
+// provisioned).
 func (c *Consumer) DeleteSolver(ctx context.Context, id string) error {
 	if err := c.stop(ctx, id); err != nil {
 		return err
@@ -86,6 +92,11 @@ func (c *Consumer) DeleteSolver(ctx context.Context, id string) error {
 	s, _, err := c.solvers.Get(ctx, id)
 	if err != nil {
 		return err
+	}
+	if cid := s.GetStatus().GetContractId(); cid != "" {
+		if _, err := c.ReleaseBought(ctx, cid, "its solver "+id+" was deleted"); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
 	}
 	_, err = c.cfg.Store.Txn(ctx, func(tx *store.Tx) error {
 		if id := s.GetStatus().GetDiscoveryId(); id != "" {

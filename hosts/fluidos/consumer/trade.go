@@ -155,8 +155,14 @@ func (c *Consumer) purchase(ctx context.Context, s *fluidos.Solver, r *fluidos.R
 		if contract.GetCreatedAt() == nil { // REAR does not carry it: the time it was bought
 			contract.CreatedAt = timestamppb.Now()
 		}
+		if contract.GetState() == fluidos.ContractState_CONTRACT_STATE_UNSPECIFIED { // nor this
+			contract.State = fluidos.ContractState_CONTRACT_STATE_ACTIVE
+		}
 		if _, perr := c.bought.Put(ctx, contract); perr != nil {
 			return nil, c.stopOr(ctx, perr)
+		}
+		if _, ferr := c.followed(ctx, contract, r.GetSeller().GetIp()); ferr != nil {
+			return nil, c.stopOr(ctx, ferr)
 		}
 	}
 	r.Status.PurchasePhase, r.Status.Phase, r.Status.LastChangeTime = phase, phase, timestamppb.Now()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"slices"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/fluidos/rear"
 	"github.com/edgekit/edgekit/hosts/fluidos/consumer"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/devtls"
@@ -104,6 +106,7 @@ func newAPI(n *Node, o Options, bundle *devtls.Bundle, reg prometheus.Registerer
 	fluidos.RegisterContractServiceServer(s, svc)
 	fluidos.RegisterAllocationServiceServer(s, svc)
 	fluidos.RegisterNodeServiceServer(s, svc)
+	fluidos.RegisterSliceServiceServer(s, svc)
 	healthpb.RegisterHealthServer(s, a.health)
 	reflection.Register(s)
 	return a, nil
@@ -138,13 +141,20 @@ func statusOf(err error) error {
 		return err
 	}
 	code := codes.Internal
+	var se *rear.StatusError
 	switch {
+	case errors.As(err, &se):
+		code = peerCode(se.Code)
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):
 		code = codes.DeadlineExceeded
-	case errors.Is(err, store.ErrNotFound), errors.Is(err, provider.ErrFlavorNotFound):
+	case errors.Is(err, store.ErrNotFound), errors.Is(err, provider.ErrFlavorNotFound), errors.Is(err, provider.ErrContractNotFound):
 		code = codes.NotFound
+	case errors.Is(err, consumer.ErrNoSlice):
+		code = codes.FailedPrecondition
+	case errors.Is(err, rear.ErrImpersonation), errors.Is(err, rear.ErrGarbage), errors.Is(err, rear.ErrInvalid):
+		code = codes.Unavailable
 	case errors.Is(err, store.ErrAlreadyExists):
 		code = codes.AlreadyExists
 	case errors.Is(err, store.ErrConflict):
@@ -157,3 +167,18 @@ func statusOf(err error) error {
 
 // errInvalid: a request the API refuses as it is.
 var errInvalid = errors.New("invalid request")
+
+// peerCode is the gRPC code of what a peer answered over REAR.
+func peerCode(status int) codes.Code {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
+		return codes.InvalidArgument
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return codes.PermissionDenied
+	case http.StatusNotFound, http.StatusGone:
+		return codes.NotFound
+	case http.StatusConflict:
+		return codes.FailedPrecondition
+	}
+	return codes.Unavailable
+}

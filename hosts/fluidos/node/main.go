@@ -8,14 +8,19 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"sigs.k8s.io/yaml"
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/internal/cmdutil"
 	"github.com/edgekit/edgekit/internal/devtls"
+	"github.com/edgekit/edgekit/platforms/local"
 )
 
 // Main runs a node process from command-line arguments until ctx ends: the
@@ -27,7 +32,8 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fluidos-node", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
-	var etcdEndpoints, peers, apiClients, price, blueprints, tlsCert, tlsKey, tlsCA string
+	var etcdEndpoints, peers, apiClients, price, blueprints, flavors, portRange, tlsCert, tlsKey, tlsCA string
+	images := imageFlag{}
 	var hf cmdutil.HostFlags
 	fs.StringVar(&o.NodeID, "id", "", "node identifier, also its certificate's Common Name (required)")
 	fs.StringVar(&o.Domain, "domain", "fluidos.local", "domain of the node")
@@ -53,9 +59,19 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.DurationVar(&o.DiscoveryTimeout, "discovery-timeout", 0, "default bound of a solver's discovery (default 30s)")
 	fs.DurationVar(&o.ReservationTimeout, "reservation-timeout", 0, "default bound of a solver's reservation (default 30s)")
 	fs.DurationVar(&o.PurchaseTimeout, "purchase-timeout", 0, "default bound of a solver's purchase (default 30s)")
+	fs.DurationVar(&o.AllocationTimeout, "allocation-timeout", 0, "default bound of a solver's allocation: until what it bought is provisioned (default 2m)")
+	fs.DurationVar(&o.ContractLease, "contract-lease", 0, "how long a contract this node sold lasts unless its buyer renews it (default 10m)")
+	fs.DurationVar(&o.RenewInterval, "renew-interval", 0, "how often this node renews the contracts it bought, and learns their health (default 10s)")
+	fs.DurationVar(&o.HealthInterval, "health-interval", 0, "how often what this node sold is checked, and restarted when it stopped (default 10s)")
+	fs.DurationVar(&o.OperationTimeout, "operation-timeout", 0, "bound of each provisioning operation (default 2m)")
+	fs.StringVar(&o.PlatformType, "platform", "local", "platform that provisions what this node sells: local (real processes) or fake (in memory, for demos)")
+	fs.StringVar(&o.PlatformDir, "platform-dir", "", "state directory of the platform (default: <data-dir>/platform)")
+	fs.StringVar(&portRange, "port-range", "", `ports the local platform hands out, "MIN-MAX" (default 20000-29999)`)
+	fs.Var(images, "image", "an executable buyers and blueprints may run, NAME=/absolute/path (repeatable)")
+	fs.StringVar(&flavors, "flavors", "", "JSON or YAML file of VM and Sensor flavors to publish (one object or an array, protojson)")
 	fs.Int64Var(&o.Pods, "pods", 0, "pods the K8Slice flavor offers (default 110)")
 	fs.StringVar(&price, "price", "", `price of the K8Slice flavor, "<amount> <currency> <period>" (default "1.00 EUR hourly")`)
-	fs.StringVar(&blueprints, "blueprints", "", "JSON file of service blueprints (one object or an array, protojson) created at start when absent")
+	fs.StringVar(&blueprints, "blueprints", "", "JSON or YAML file of service blueprints (one object or an array, protojson names) created at start when absent")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "how long in-flight calls may run after a stop signal")
 	hf.Register(fs)
 	if err := cmdutil.Parse(fs, args); err != nil {
@@ -72,6 +88,15 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		if o.Blueprints, err = readBlueprints(blueprints); err != nil {
 			return err
 		}
+	}
+	if flavors != "" {
+		if o.Flavors, err = readObjects(flavors, "--flavors", func() *fluidos.Flavor { return &fluidos.Flavor{} }); err != nil {
+			return err
+		}
+	}
+	o.Images = images
+	if o.PlatformProperties, err = platformProperties(portRange); err != nil {
+		return err
 	}
 	switch {
 	case tlsCert != "" || tlsKey != "" || tlsCA != "":
@@ -109,26 +134,76 @@ func parsePrice(s string) (*fluidos.Price, error) {
 	return &fluidos.Price{Amount: f[0], Currency: f[1], Period: f[2]}, nil
 }
 
-// readBlueprints reads one blueprint or an array of them (protojson).
+// readBlueprints reads one blueprint or an array of them (protojson, in
+// JSON or YAML).
 func readBlueprints(path string) ([]*fluidos.ServiceBlueprint, error) {
+	return readObjects(path, "--blueprints", func() *fluidos.ServiceBlueprint { return &fluidos.ServiceBlueprint{} })
+}
+
+// readObjects reads one object or an array of them from the file of flag
+// (protojson, in JSON or YAML).
+func readObjects[T proto.Message](path, flag string, fresh func() T) ([]T, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("--blueprints: %w", err)
+		return nil, fmt.Errorf("%s: %w", flag, err)
+	}
+	if b, err = yaml.YAMLToJSON(b); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", flag, path, err)
 	}
 	var raws []json.RawMessage
 	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
 		if err := json.Unmarshal(t, &raws); err != nil {
-			return nil, fmt.Errorf("--blueprints %s: %w", path, err)
+			return nil, fmt.Errorf("%s %s: %w", flag, path, err)
 		}
 	} else {
 		raws = []json.RawMessage{b}
 	}
-	out := make([]*fluidos.ServiceBlueprint, len(raws))
+	what := strings.TrimPrefix(flag, "--")
+	what = strings.TrimSuffix(what, "s")
+	out := make([]T, len(raws))
 	for i, r := range raws {
-		out[i] = &fluidos.ServiceBlueprint{}
+		out[i] = fresh()
 		if err := protojson.Unmarshal(r, out[i]); err != nil {
-			return nil, fmt.Errorf("--blueprints %s: blueprint %d: %w", path, i, err)
+			return nil, fmt.Errorf("%s %s: %s %d: %w", flag, path, what, i, err)
 		}
 	}
 	return out, nil
+}
+
+// imageFlag is --image NAME=PATH, repeatable.
+type imageFlag map[string]string
+
+func (f imageFlag) String() string {
+	parts := make([]string, 0, len(f))
+	for n, p := range f {
+		parts = append(parts, n+"="+p)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ",")
+}
+
+func (f imageFlag) Set(v string) error {
+	name, path, ok := strings.Cut(v, "=")
+	if !ok || name == "" || path == "" {
+		return fmt.Errorf("%q: want NAME=/absolute/path", v)
+	}
+	if _, dup := f[name]; dup {
+		return fmt.Errorf("image %q given twice", name)
+	}
+	f[name] = path
+	return nil
+}
+
+// platformProperties are the local platform's properties of --port-range.
+func platformProperties(portRange string) (map[string]string, error) {
+	if portRange == "" {
+		return nil, nil
+	}
+	lo, hi, ok := strings.Cut(portRange, "-")
+	a, errA := strconv.Atoi(lo)
+	b, errB := strconv.Atoi(hi)
+	if !ok || errA != nil || errB != nil || a < 1 || b > 65535 || a > b {
+		return nil, fmt.Errorf("--port-range %q: want MIN-MAX, for example 20000-20999", portRange)
+	}
+	return map[string]string{local.PropPortMin: lo, local.PropPortMax: hi}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/consumer"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
@@ -78,8 +79,34 @@ type Options struct {
 	PeerTTL, PeerTimeout time.Duration
 	// ReservationTTL is how long this node holds what a buyer reserves.
 	ReservationTTL time.Duration
+	// ContractLease is how long a contract this node sold lasts after its
+	// purchase and each renewal by its buyer (provider.DefaultContractLease
+	// when 0).
+	ContractLease time.Duration
 	// Default phase timeouts of solvers.
-	DiscoveryTimeout, ReservationTimeout, PurchaseTimeout time.Duration
+	DiscoveryTimeout, ReservationTimeout, PurchaseTimeout, AllocationTimeout time.Duration
+	// PollInterval and RenewInterval pace how this node follows what it
+	// bought (consumer.DefaultPollInterval, consumer.DefaultRenewInterval
+	// when 0).
+	PollInterval, RenewInterval time.Duration
+	// Platform provisions what the node sells; nil builds the platform
+	// registered as PlatformType (default "local": real processes) over
+	// PlatformDir (default DataDir/platform) with PlatformProperties, and
+	// closes it when the node stops.
+	Platform           executor.Platform
+	PlatformType       string
+	PlatformDir        string
+	PlatformProperties map[string]string
+	// Images are the executables buyers and blueprints may run, by name
+	// (allocator.Config.Images).
+	Images map[string]string
+	// HealthInterval, OperationTimeout and MaxRestarts pace the
+	// provisioning (allocator defaults when 0).
+	HealthInterval, OperationTimeout time.Duration
+	MaxRestarts                      int
+	// Flavors are published beside the K8Slice and Service flavors (VM
+	// and Sensor flavors, which this node does not sell).
+	Flavors []*fluidos.Flavor
 	// Capacity is what the K8Slice flavor sells; default this host's
 	// (provider.LocalCapacity of DataDir, with Pods pods).
 	Capacity provider.CapacitySource
@@ -94,10 +121,8 @@ type Options struct {
 	Location *fluidos.Location
 	// Blueprints are created at start when no blueprint has their id.
 	Blueprints []*fluidos.ServiceBlueprint
-	// Contracts is told of each contract sold; Bought of each contract
-	// bought by a solver that asks for peering (the seams of allocation).
+	// Contracts is told of each contract sold.
 	Contracts provider.ContractHandler
-	Bought    consumer.BoughtHandler
 	// Logger receives logs; nil discards.
 	Logger *slog.Logger
 	// StopTimeout bounds the graceful stop of the servers; default
@@ -135,6 +160,11 @@ func (o *Options) check() error {
 	if o.Advertise != "" {
 		if err := consumer.CheckAddress(o.Advertise); err != nil {
 			errs = append(errs, fmt.Errorf("advertise: %w", err))
+		}
+	}
+	for _, f := range o.Flavors {
+		if f.GetId() == "" || (f.GetVm() == nil && f.GetSensor() == nil) {
+			errs = append(errs, fmt.Errorf("flavor %q: a published flavor needs an id and is a VM or a Sensor (K8Slice and Service flavors come from the capacity and the blueprints)", f.GetId()))
 		}
 	}
 	return errors.Join(errs...)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,13 +20,18 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/fluidos/rear"
+	"github.com/edgekit/edgekit/hosts/fluidos/allocator"
 	"github.com/edgekit/edgekit/hosts/fluidos/consumer"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/etcd"
 	"github.com/edgekit/edgekit/internal/store"
+	"github.com/edgekit/edgekit/platforms"
+	_ "github.com/edgekit/edgekit/platforms/fake" // registers "fake", for demos and tests
+	"github.com/edgekit/edgekit/platforms/local"
 )
 
 // Running describes a node started by Run.
@@ -46,9 +52,10 @@ type Running struct {
 type Node struct {
 	// Self is the node as it names itself to peers.
 	Self *fluidos.NodeIdentity
-	// Provider sells, Consumer buys.
-	Provider *provider.Provider
-	Consumer *consumer.Consumer
+	// Provider sells, Consumer buys, Allocator provisions what was sold.
+	Provider  *provider.Provider
+	Consumer  *consumer.Consumer
+	Allocator *allocator.Allocator
 	// Store holds the node's objects.
 	Store *store.Store
 
@@ -113,7 +120,12 @@ func Run(ctx context.Context, o Options) error {
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	n, err := build(ctx, o, self, st, bundle, reg, log)
+	platform, closePlatform, err := openPlatform(o, log)
+	if err != nil {
+		return err
+	}
+	defer closePlatform()
+	n, err := build(ctx, o, self, st, platform, bundle, reg, log)
 	if err != nil {
 		return err
 	}
@@ -122,7 +134,10 @@ func Run(ctx context.Context, o Options) error {
 	if bundle != nil {
 		rearTLS = bundle.ServerConfig()
 	}
-	rearSrv := &http.Server{Handler: n.Provider.Handler(bundle != nil), ReadHeaderTimeout: 10 * time.Second,
+	rearMux := http.NewServeMux()
+	rearMux.Handle("/api/v2/slices/", n.Allocator.SliceHandler(bundle != nil))
+	rearMux.Handle("/", n.Provider.Handler(bundle != nil))
+	rearSrv := &http.Server{Handler: rearMux, ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	run := &Running{RearAddr: rearLis.Addr().String(), Advertised: advertised, EtcdEndpoints: endpoints, Node: n}
 
@@ -151,12 +166,17 @@ func Run(ctx context.Context, o Options) error {
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	}
 
-	// Workers: expiries and solvers, on a context of their own so that
-	// they stop after the servers.
+	// Workers: expiries, solvers and what they bought, provisioning, on a
+	// context of their own so that they stop after the servers.
 	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 	var workers sync.WaitGroup
 	workers.Go(func() { _ = n.Provider.Start(wctx) })
 	workers.Go(func() { _ = n.Consumer.Start(wctx) })
+	workers.Go(func() {
+		if err := n.Allocator.Start(wctx); err != nil {
+			log.ErrorContext(wctx, "allocator stopped", "err", err)
+		}
+	})
 	defer func() { stopWorkers(); workers.Wait() }()
 
 	errc := make(chan error, 3)
@@ -207,9 +227,9 @@ func Run(ctx context.Context, o Options) error {
 	return nil
 }
 
-// build makes the node's provider and consumer, seeds the blueprints and
-// publishes the flavors.
-func build(ctx context.Context, o Options, self *fluidos.NodeIdentity, st *store.Store, bundle *devtls.Bundle, reg prometheus.Registerer, log *slog.Logger) (*Node, error) {
+// build makes the node's provider, allocator and consumer, seeds the
+// blueprints and publishes the flavors.
+func build(ctx context.Context, o Options, self *fluidos.NodeIdentity, st *store.Store, platform executor.Platform, bundle *devtls.Bundle, reg prometheus.Registerer, log *slog.Logger) (*Node, error) {
 	for _, bp := range o.Blueprints {
 		if _, err := store.NewKind[*fluidos.ServiceBlueprint](st).Create(ctx, bp); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
 			return nil, fmt.Errorf("fluidos node: blueprint %q: %w", bp.GetId(), err)
@@ -234,9 +254,22 @@ func build(ctx context.Context, o Options, self *fluidos.NodeIdentity, st *store
 	if err != nil {
 		return nil, fmt.Errorf("fluidos node: %w", err)
 	}
+	acfg := allocator.Config{
+		Self: proto.Clone(self).(*fluidos.NodeIdentity), Store: st, Platform: platform, Images: o.Images,
+		HealthInterval: o.HealthInterval, OperationTimeout: o.OperationTimeout, MaxRestarts: o.MaxRestarts,
+		StopTimeout: o.StopTimeout, Logger: log.With("side", "allocator"), Metrics: allocator.NewMetrics(reg),
+	}
+	if platform.Features().PlatformType == local.PlatformType {
+		acfg.Probe = allocator.TCPProbe
+	}
+	alloc, err := allocator.New(acfg)
+	if err != nil {
+		return nil, fmt.Errorf("fluidos node: %w", err)
+	}
 	p, err := provider.New(provider.Config{
-		Self: self, Store: st, Capacity: capacity, Policy: policy, K8SlicePrice: price, Location: o.Location,
-		ReservationTTL: o.ReservationTTL, Contracts: o.Contracts, Logger: log.With("side", "provider"), Metrics: provider.NewMetrics(reg),
+		Self: self, Store: st, Capacity: capacity, Policy: policy, K8SlicePrice: price, Location: o.Location, Flavors: o.Flavors,
+		ReservationTTL: o.ReservationTTL, ContractLease: o.ContractLease, Contracts: o.Contracts, Allocator: alloc,
+		Logger: log.With("side", "provider"), Metrics: provider.NewMetrics(reg),
 		// A buyer vouched for by its certificate is a node to know: its
 		// REAR endpoint becomes a learned peer.
 		BuyerSeen: func(b *fluidos.NodeIdentity) { _ = peers.Add(b.GetIp()) },
@@ -244,6 +277,7 @@ func build(ctx context.Context, o Options, self *fluidos.NodeIdentity, st *store
 	if err != nil {
 		return nil, fmt.Errorf("fluidos node: %w", err)
 	}
+	alloc.SetLedger(p)
 	if err := p.Sync(ctx); err != nil {
 		return nil, fmt.Errorf("fluidos node: %w", err)
 	}
@@ -254,12 +288,39 @@ func build(ctx context.Context, o Options, self *fluidos.NodeIdentity, st *store
 	c, err := consumer.New(consumer.Config{
 		Self: proto.Clone(self).(*fluidos.NodeIdentity), Store: st, Client: rear.NewClient(clientTLS, 0), Peers: peers,
 		PeerTimeout: o.PeerTimeout, DiscoveryTimeout: o.DiscoveryTimeout, ReservationTimeout: o.ReservationTimeout,
-		PurchaseTimeout: o.PurchaseTimeout, Bought: o.Bought, Logger: log.With("side", "consumer"), Metrics: consumer.NewMetrics(reg),
+		PurchaseTimeout: o.PurchaseTimeout, AllocationTimeout: o.AllocationTimeout, PollInterval: o.PollInterval, RenewInterval: o.RenewInterval,
+		Logger: log.With("side", "consumer"), Metrics: consumer.NewMetrics(reg),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fluidos node: %w", err)
 	}
-	return &Node{Self: self, Provider: p, Consumer: c, Store: st, insecure: bundle == nil}, nil
+	return &Node{Self: self, Provider: p, Consumer: c, Allocator: alloc, Store: st, insecure: bundle == nil}, nil
+}
+
+// openPlatform is the platform of o: Options.Platform, or the one
+// registered as PlatformType over PlatformDir, closed by close.
+func openPlatform(o Options, log *slog.Logger) (executor.Platform, func(), error) {
+	if o.Platform != nil {
+		return o.Platform, func() {}, nil
+	}
+	typ, dir := o.PlatformType, o.PlatformDir
+	if typ == "" {
+		typ = local.PlatformType
+	}
+	if dir == "" {
+		dir = filepath.Join(o.DataDir, "platform")
+	}
+	p, err := platforms.New(typ, platforms.Config{Logger: log.With("side", "platform"), Dir: dir, Properties: o.PlatformProperties})
+	if err != nil {
+		return nil, nil, fmt.Errorf("fluidos node: %w", err)
+	}
+	return p, func() {
+		if c, ok := p.(io.Closer); ok {
+			if err := c.Close(); err != nil {
+				log.Warn("closing the platform", "err", err)
+			}
+		}
+	}, nil
 }
 
 // devBundle opens the development authority in dir and issues the node's

@@ -13,6 +13,7 @@ import (
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/consumer"
+	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/store"
 )
 
@@ -24,6 +25,7 @@ type services struct {
 	fluidos.UnimplementedContractServiceServer
 	fluidos.UnimplementedAllocationServiceServer
 	fluidos.UnimplementedNodeServiceServer
+	fluidos.UnimplementedSliceServiceServer
 
 	n   *Node
 	log *slog.Logger
@@ -282,26 +284,184 @@ func (s *services) ListContracts(ctx context.Context, req *fluidos.ListContracts
 	return resp, nil
 }
 
-func (s *services) allocations() *store.Kind[*fluidos.Allocation] {
-	return store.NewKind[*fluidos.Allocation](s.n.Store)
+// ReleaseContract implements fluidos.ContractServiceServer.
+func (s *services) ReleaseContract(ctx context.Context, req *fluidos.ReleaseContractRequest) (*fluidos.ReleaseContractResponse, error) {
+	if len(req.GetReason()) > 512 {
+		return nil, invalid("reason: at most 512 bytes")
+	}
+	role := req.GetRole()
+	if role != fluidos.ContractRole_CONTRACT_ROLE_SOLD {
+		a, err := s.n.Consumer.ReleaseBought(ctx, req.GetId(), req.GetReason())
+		if err == nil {
+			return &fluidos.ReleaseContractResponse{Allocation: a, Role: fluidos.ContractRole_CONTRACT_ROLE_BOUGHT}, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) || role == fluidos.ContractRole_CONTRACT_ROLE_BOUGHT {
+			return nil, err
+		}
+	}
+	reason := req.GetReason()
+	if reason == "" {
+		reason = "taken back by its seller"
+	}
+	a, err := s.n.Provider.RequestRelease(ctx, provider.AllocationID(req.GetId()), reason)
+	if err != nil {
+		return nil, err
+	}
+	return &fluidos.ReleaseContractResponse{Allocation: a.Redacted(), Role: fluidos.ContractRole_CONTRACT_ROLE_SOLD}, nil
+}
+
+// sides are the allocation kinds of the roles asked for, bought first; an
+// allocation this node sold is shown without its credentials.
+func (s *services) sides(role fluidos.ContractRole) []side {
+	var out []side
+	if role != fluidos.ContractRole_CONTRACT_ROLE_SOLD {
+		out = append(out, side{s.n.Consumer.BoughtAllocations(), fluidos.ContractRole_CONTRACT_ROLE_BOUGHT})
+	}
+	if role != fluidos.ContractRole_CONTRACT_ROLE_BOUGHT {
+		out = append(out, side{s.n.Provider.Allocations(), fluidos.ContractRole_CONTRACT_ROLE_SOLD})
+	}
+	return out
+}
+
+type side struct {
+	kind *store.Kind[*fluidos.Allocation]
+	role fluidos.ContractRole
+}
+
+// show is an allocation as the API shows it.
+func (sd side) show(a *fluidos.Allocation) *fluidos.Allocation {
+	if sd.role == fluidos.ContractRole_CONTRACT_ROLE_SOLD {
+		return a.Redacted()
+	}
+	return a
+}
+
+// find is the allocation id on the first side that has it.
+func (s *services) find(ctx context.Context, id string, role fluidos.ContractRole) (*fluidos.Allocation, int64, side, error) {
+	sides := s.sides(role)
+	for i, sd := range sides {
+		a, rev, err := sd.kind.Get(ctx, id)
+		if err == nil {
+			return a, rev, sd, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) || i == len(sides)-1 {
+			return nil, 0, side{}, err
+		}
+	}
+	return nil, 0, side{}, store.ErrNotFound
 }
 
 // GetAllocation implements fluidos.AllocationServiceServer.
 func (s *services) GetAllocation(ctx context.Context, req *fluidos.GetAllocationRequest) (*fluidos.GetAllocationResponse, error) {
-	a, _, err := s.allocations().Get(ctx, req.GetId())
+	a, _, sd, err := s.find(ctx, req.GetId(), req.GetRole())
 	if err != nil {
 		return nil, err
 	}
-	return &fluidos.GetAllocationResponse{Allocation: a}, nil
+	return &fluidos.GetAllocationResponse{Allocation: sd.show(a), Role: sd.role}, nil
 }
 
 // ListAllocations implements fluidos.AllocationServiceServer.
-func (s *services) ListAllocations(ctx context.Context, _ *fluidos.ListAllocationsRequest) (*fluidos.ListAllocationsResponse, error) {
-	as, _, err := s.allocations().List(ctx)
+func (s *services) ListAllocations(ctx context.Context, req *fluidos.ListAllocationsRequest) (*fluidos.ListAllocationsResponse, error) {
+	resp := &fluidos.ListAllocationsResponse{}
+	for _, sd := range s.sides(req.GetRole()) {
+		as, _, err := sd.kind.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, a := range as {
+			resp.Allocations = append(resp.Allocations, &fluidos.AllocationEntry{Allocation: sd.show(a), Role: sd.role})
+		}
+	}
+	return resp, nil
+}
+
+// WatchAllocation implements fluidos.AllocationServiceServer.
+func (s *services) WatchAllocation(req *fluidos.WatchAllocationRequest, stream grpc.ServerStreamingServer[fluidos.WatchAllocationResponse]) error {
+	ctx := stream.Context()
+	a, rev, sd, err := s.find(ctx, req.GetId(), req.GetRole())
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&fluidos.WatchAllocationResponse{Allocation: sd.show(a), Role: sd.role}); err != nil {
+		return err
+	}
+	if provider.Ended(a) {
+		return nil
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for ev := range sd.kind.Watch(wctx, rev+1) {
+		switch {
+		case ev.Type == store.EventError:
+			return ev.Err
+		case ev.Key != a.GetKeyString():
+		case ev.Type == store.EventDelete:
+			return stream.Send(&fluidos.WatchAllocationResponse{Role: sd.role})
+		default:
+			if err := stream.Send(&fluidos.WatchAllocationResponse{Allocation: sd.show(ev.Object), Role: sd.role}); err != nil {
+				return err
+			}
+			if provider.Ended(ev.Object) {
+				return nil
+			}
+		}
+	}
+	return ctx.Err()
+}
+
+// DeploySliceInstance implements fluidos.SliceServiceServer.
+func (s *services) DeploySliceInstance(ctx context.Context, req *fluidos.DeploySliceInstanceRequest) (*fluidos.DeploySliceInstanceResponse, error) {
+	sl, err := s.n.Consumer.Slice(ctx, req.GetContractId())
 	if err != nil {
 		return nil, err
 	}
-	return &fluidos.ListAllocationsResponse{Allocations: as}, nil
+	if req.GetInstance() == nil {
+		return nil, invalid("no instance")
+	}
+	in, err := s.n.Consumer.SliceClient().SliceDeploy(ctx, sl, req.GetInstance())
+	if err != nil {
+		return nil, err
+	}
+	return &fluidos.DeploySliceInstanceResponse{Instance: in}, nil
+}
+
+// GetSliceInstance implements fluidos.SliceServiceServer.
+func (s *services) GetSliceInstance(ctx context.Context, req *fluidos.GetSliceInstanceRequest) (*fluidos.GetSliceInstanceResponse, error) {
+	sl, err := s.n.Consumer.Slice(ctx, req.GetContractId())
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.n.Consumer.SliceClient().SliceGet(ctx, sl, req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return &fluidos.GetSliceInstanceResponse{Instance: in}, nil
+}
+
+// ListSliceInstances implements fluidos.SliceServiceServer.
+func (s *services) ListSliceInstances(ctx context.Context, req *fluidos.ListSliceInstancesRequest) (*fluidos.ListSliceInstancesResponse, error) {
+	sl, err := s.n.Consumer.Slice(ctx, req.GetContractId())
+	if err != nil {
+		return nil, err
+	}
+	ins, err := s.n.Consumer.SliceClient().SliceList(ctx, sl)
+	if err != nil {
+		return nil, err
+	}
+	return &fluidos.ListSliceInstancesResponse{Instances: ins}, nil
+}
+
+// DeleteSliceInstance implements fluidos.SliceServiceServer.
+func (s *services) DeleteSliceInstance(ctx context.Context, req *fluidos.DeleteSliceInstanceRequest) (*fluidos.DeleteSliceInstanceResponse, error) {
+	sl, err := s.n.Consumer.Slice(ctx, req.GetContractId())
+	if err != nil {
+		return nil, err
+	}
+	in, err := s.n.Consumer.SliceClient().SliceDelete(ctx, sl, req.GetName())
+	if err != nil {
+		return nil, err
+	}
+	return &fluidos.DeleteSliceInstanceResponse{Instance: in}, nil
 }
 
 // GetNode implements fluidos.NodeServiceServer.

@@ -49,11 +49,7 @@ func TestPurchaseAfterTheProviderRestarts(t *testing.T) {
 func TestBuyAServiceWithASolver(t *testing.T) {
 	t.Parallel()
 	nw := nodetest.NewNetwork(t)
-	kv := &fluidos.ServiceBlueprint{Id: "kv", Name: "kv", Category: "database", MaxInstances: 1,
-		HostingPolicies: []fluidos.HostingPolicy{fluidos.HostingPolicy_HOSTING_POLICY_PROVIDER},
-		ConfigurationSchema: &fluidos.ConfigurationSchema{Parameters: []*fluidos.ConfigParameter{
-			{Name: "password", Type: fluidos.ParameterType_PARAMETER_TYPE_STRING, Required: true, Pattern: "[a-z0-9]{8,}"},
-		}}}
+	kv := nodetest.KVBlueprint("kv", 1)
 	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity("amd64"), Blueprints: []*fluidos.ServiceBlueprint{kv}})
 	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), Peers: []string{bob.RearAddr()}})
 	ctx := ctxT(t)

@@ -1,14 +1,18 @@
 // Package nodetest starts real FLUIDOS nodes for tests: each runs
 // node.Run in the test's process with its own embedded etcd, REAR over
 // mutual TLS with certificates of a shared development authority (or
-// plain HTTP), and its gRPC API, all on loopback ports. Nodes stop when
-// the test ends; Restart stops one and starts it again on the same data
-// and addresses.
+// plain HTTP), and its gRPC API, all on loopback ports. A node provisions
+// what it sells on a fake platform of its own, kept across its restarts
+// (unless the test names a platform), with the image "kv" in its catalog
+// (the test binary, never run by the fake) and quick health checks and
+// polls. Nodes stop when the test ends; Restart stops one and starts it
+// again on the same data and addresses.
 package nodetest
 
 import (
 	"context"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -21,6 +25,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/devtls"
+	"github.com/edgekit/edgekit/platforms/fake"
 )
 
 // startTimeout bounds the start of a node.
@@ -91,6 +96,25 @@ func (nw *Network) Start(o node.Options) *Node {
 	}
 	if o.StopTimeout == 0 {
 		o.StopTimeout = 5 * time.Second
+	}
+	if o.Platform == nil && o.PlatformType == "" {
+		o.Platform = fake.New(fake.Options{})
+	}
+	if o.Images == nil {
+		exe, err := os.Executable()
+		if err != nil {
+			nw.t.Fatal(err)
+		}
+		o.Images = map[string]string{"kv": exe}
+	}
+	if o.HealthInterval == 0 {
+		o.HealthInterval = 200 * time.Millisecond
+	}
+	if o.PollInterval == 0 {
+		o.PollInterval = 50 * time.Millisecond
+	}
+	if o.RenewInterval == 0 {
+		o.RenewInterval = 200 * time.Millisecond
 	}
 	n := &Node{t: nw.t, nw: nw, opts: o}
 	n.start()
@@ -214,6 +238,41 @@ func (n *Node) Contracts() fluidos.ContractServiceClient {
 
 // Flavors is the node's flavor API.
 func (n *Node) Flavors() fluidos.FlavorServiceClient { return fluidos.NewFlavorServiceClient(n.Conn()) }
+
+// Allocations is the node's allocation API.
+func (n *Node) Allocations() fluidos.AllocationServiceClient {
+	return fluidos.NewAllocationServiceClient(n.Conn())
+}
+
+// Slices is the node's API of the slices it bought.
+func (n *Node) Slices() fluidos.SliceServiceClient { return fluidos.NewSliceServiceClient(n.Conn()) }
+
+// WaitAllocation polls an allocation, on the side role says, until cond
+// holds or d passes, and returns it.
+func (n *Node) WaitAllocation(id string, role fluidos.ContractRole, d time.Duration, what string, cond func(*fluidos.Allocation) bool) *fluidos.Allocation {
+	n.t.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		resp, err := n.Allocations().GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: id, Role: role})
+		cancel()
+		if err != nil {
+			n.t.Fatalf("nodetest: allocation %s of %s: %v", id, n.opts.NodeID, err)
+		}
+		if cond(resp.GetAllocation()) {
+			return resp.GetAllocation()
+		}
+		if time.Now().After(deadline) {
+			n.t.Fatalf("nodetest: allocation %s of %s not %s within %v: %v", id, n.opts.NodeID, what, d, resp.GetAllocation().GetStatus())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// InState is a condition of WaitAllocation: the allocation is in state s.
+func InState(s fluidos.AllocationState) func(*fluidos.Allocation) bool {
+	return func(a *fluidos.Allocation) bool { return a.GetStatus().GetState() == s }
+}
 
 // WaitSolver polls a solver until it ends (SOLVED, FAILED or TIMED_OUT)
 // or d passes, and returns it.

@@ -111,6 +111,15 @@ func (p *Provider) Sync(ctx context.Context) error {
 			f := p.serviceFlavor(bp)
 			want[f.GetId()] = f
 		}
+		for _, sf := range p.cfg.Flavors {
+			f := proto.Clone(sf).(*fluidos.Flavor)
+			b := p.base(f.GetId())
+			f.Owner, f.ProviderId, f.Availability = b.GetOwner(), b.GetProviderId(), true
+			if f.Location == nil {
+				f.Location = b.GetLocation()
+			}
+			want[f.GetId()] = f
+		}
 		for id, f := range want {
 			for _, h := range held[id] {
 				take := proto.Clone(f).(*fluidos.Flavor)

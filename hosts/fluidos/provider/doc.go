@@ -48,8 +48,30 @@
 // by the node that reserved it (ErrNotBuyer); the contract, with its
 // credentials, goes only to that buyer.
 //
-// # Contracts
+// # Contracts and allocations
 //
-// A ContractHandler is told of each new contract once it is stored: the
-// seam where allocation (provisioning what was sold) plugs in.
+// Purchase stores, in the same transaction as the contract, its
+// Allocation (AllocationID: "a-" and the contract's id), INACTIVE, and
+// wakes the Allocator, which provisions what was sold and writes its
+// progress, health and credentials into the allocation. A contract lasts
+// Config.ContractLease after its purchase and after each renewal by its
+// buyer (Renew, RouteContractRenew); one whose end passes unrenewed (a
+// buyer that disappeared) is released by the expiry timer, as is one its
+// buyer releases (Release) or its seller takes back (RequestRelease): the
+// allocation is marked for teardown (RELEASING) and the allocator woken.
+// Once the allocator has deleted what it made, Finish closes the books in
+// one transaction: the allocation ends RELEASED (or ERROR for a failed
+// one), the contract RELEASED, the transaction RELEASED and what it held
+// back on sale, exactly once. The buyer reads its allocation
+// (ContractAllocation, RouteContractAllocation); its credentials go only
+// over an authenticated transport and only to the contract's buyer.
+//
+// Before a reservation holds anything, the Allocator admits what the
+// buyer asks (Admit): a refusal is an ErrNotProvisionable error (400) that
+// says why, so that nothing is sold that cannot be provisioned. Flavors
+// of Config.Flavors (VM, Sensor) are published as they are and refused at
+// reservation: by the Allocator, which says why, or without one as
+// ErrNotSold.
+//
+// A ContractHandler is told of each new contract once it is stored.
 package provider

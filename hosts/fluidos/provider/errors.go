@@ -28,19 +28,26 @@ var (
 	ErrNotSold = errors.New("flavor type not sold by this node")
 	// ErrBusy: too many concurrent writes to the same flavor; retry.
 	ErrBusy = errors.New("too many concurrent reservations, retry")
+	// ErrNotProvisionable: this node cannot provision what the buyer asks
+	// (a hosting policy it does not serve, a configuration its blueprint
+	// cannot render, a type its platform cannot run); the message says why.
+	ErrNotProvisionable = errors.New("not provisionable")
+	// ErrContractNotFound: no contract (or allocation) has the identifier
+	// asked for.
+	ErrContractNotFound = errors.New("contract not found")
 )
 
 // HTTPStatus is the REAR status of an error of this package: 400 for
-// ErrBadRequest and ErrNotSold, 403 ErrNotBuyer, 404 the not-found errors,
+// ErrBadRequest, ErrNotSold and ErrNotProvisionable, 403 ErrNotBuyer, 404 the not-found errors,
 // 408 ErrExpired (as the reference node answers), 409 ErrSoldOut, ErrBusy
 // and ErrClosed, 500 anything else.
 func HTTPStatus(err error) int {
 	switch {
-	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrNotSold):
+	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrNotSold), errors.Is(err, ErrNotProvisionable):
 		return http.StatusBadRequest
 	case errors.Is(err, ErrNotBuyer):
 		return http.StatusForbidden
-	case errors.Is(err, ErrFlavorNotFound), errors.Is(err, ErrTransactionNotFound):
+	case errors.Is(err, ErrFlavorNotFound), errors.Is(err, ErrTransactionNotFound), errors.Is(err, ErrContractNotFound):
 		return http.StatusNotFound
 	case errors.Is(err, ErrExpired):
 		return http.StatusRequestTimeout

@@ -12,13 +12,21 @@ import (
 // the store, and how long it waits after a store error.
 const replanEvery = time.Minute
 
-// Start expires reserved transactions at their expiration time, until ctx
-// ends: it looks at the store at once (what expired while the node was
-// down is released first), then sleeps until the earliest expiry still
-// pending, a new reservation, or replanEvery. It returns ctx's error.
+// Start expires reserved transactions at their expiration time, and asks
+// the release of contracts whose buyer did not renew them in time, until
+// ctx ends: it looks at the store at once (what expired while the node
+// was down is released first), then sleeps until the earliest expiry
+// still pending, a new reservation or contract, or replanEvery. It
+// returns ctx's error.
 func (p *Provider) Start(ctx context.Context) error {
 	for {
 		next, err := p.ExpireDue(ctx)
+		if err == nil {
+			var nc time.Time
+			if nc, err = p.expireContracts(ctx); err == nil && !nc.IsZero() && (next.IsZero() || nc.Before(next)) {
+				next = nc
+			}
+		}
 		wait := replanEvery
 		if err != nil {
 			if ctx.Err() != nil {

@@ -37,6 +37,9 @@ func (p *Provider) Handler(secure bool) http.Handler {
 	mux.Handle("GET "+rear.RouteFlavors+"/{type}", h.route("flavors_by_type", h.listType))
 	mux.Handle("POST "+rear.RouteReservations, h.route("reservations", h.reserve))
 	mux.Handle("POST "+rear.RoutePurchase, h.route("purchase", h.purchase))
+	mux.Handle("GET "+rear.RouteContractAllocation, h.route("contract_allocation", h.contractAllocation))
+	mux.Handle("POST "+rear.RouteContractRenew, h.route("contract_renew", h.renew))
+	mux.Handle("POST "+rear.RouteContractRelease, h.route("contract_release", h.release))
 	return mux
 }
 
@@ -190,6 +193,57 @@ func (h *handler) purchase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, wc)
+}
+
+func (h *handler) contractAllocation(w http.ResponseWriter, r *http.Request) {
+	if peer, ok := h.peer(w, r); ok {
+		a, err := h.p.ContractAllocation(r.Context(), peer, r.PathValue("contractID"))
+		h.answerAllocation(w, r, peer, a, err)
+	}
+}
+
+func (h *handler) renew(w http.ResponseWriter, r *http.Request) {
+	if peer, ok := h.peer(w, r); ok {
+		a, err := h.p.Renew(r.Context(), peer, r.PathValue("contractID"))
+		h.answerAllocation(w, r, peer, a, err)
+	}
+}
+
+func (h *handler) release(w http.ResponseWriter, r *http.Request) {
+	peer, ok := h.peer(w, r)
+	if !ok {
+		return
+	}
+	var req rear.ReleaseRequest
+	if err := readJSON(w, r, &req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(req.Reason) > 512 {
+		http.Error(w, "reason: at most 512 bytes", http.StatusBadRequest)
+		return
+	}
+	a, err := h.p.Release(r.Context(), peer, r.PathValue("contractID"), req.Reason)
+	h.answerAllocation(w, r, peer, a, err)
+}
+
+// answerAllocation answers an allocation to its buyer: its credentials
+// go only over an authenticated transport.
+func (h *handler) answerAllocation(w http.ResponseWriter, r *http.Request, peer string, a *fluidos.Allocation, err error) {
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if peer == "" {
+		a = a.Redacted()
+	}
+	b, err := rear.MarshalProto(a)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(b)
 }
 
 // readJSON decodes a request body of at most maxRequestBody bytes; an

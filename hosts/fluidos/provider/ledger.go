@@ -44,6 +44,10 @@ func (p *Provider) Reserve(ctx context.Context, peer string, req *fluidos.Reserv
 	if a := buyer.GetAdditionalInformation(); a != nil {
 		a.Kubeconfig = ""
 	}
+	if err := p.admit(ctx, req); err != nil {
+		p.cfg.Metrics.reserved(err)
+		return nil, err
+	}
 	var out *fluidos.Transaction
 	err := p.rounds(ctx, func(tx *store.Tx) error {
 		now := time.Now()
@@ -171,6 +175,9 @@ func (p *Provider) Purchase(ctx context.Context, peer, transactionID string, req
 		if err := p.contracts.TxCreate(tx, out); err != nil {
 			return err
 		}
+		if err := p.allocations.TxCreate(tx, allocationOf(out, now)); err != nil {
+			return err
+		}
 		t.State = fluidos.TransactionState_TRANSACTION_STATE_PURCHASED
 		t.ContractId = out.GetId()
 		made = true
@@ -187,6 +194,13 @@ func (p *Provider) Purchase(ctx context.Context, peer, transactionID string, req
 		p.log.InfoContext(ctx, "flavor sold", "contract", out.GetId(), "transaction", transactionID, "flavor", out.GetFlavor().GetId(), "buyer", out.GetBuyer().GetNodeId())
 		if p.cfg.Contracts != nil {
 			p.cfg.Contracts.ContractMade(ctx, out)
+		}
+		if p.cfg.Allocator != nil {
+			p.cfg.Allocator.Wake(AllocationID(out.GetId()))
+		}
+		select { // the contract's end: the expiry timer re-plans
+		case p.wake <- struct{}{}:
+		default:
 		}
 	}
 	return out, nil
@@ -217,8 +231,28 @@ func (p *Provider) contractOf(t *fluidos.Transaction, f *fluidos.Flavor, req *fl
 		BuyerClusterId:           t.GetBuyerClusterId(),
 		CreatedAt:                timestamppb.New(now),
 		IngressTelemetryEndpoint: req.GetIngressTelemetryEndpoint(),
+		// What the buyer reaches is provisioned after the purchase: its
+		// credentials come with the allocation (RouteContractAllocation).
 		PeeringTargetCredentials: &fluidos.PeeringTargetCredentials{ClusterId: self, ClusterName: self},
+		State:                    fluidos.ContractState_CONTRACT_STATE_ACTIVE,
+		ExpirationTime:           timestamppb.New(now.Add(p.cfg.ContractLease)),
 	}
+}
+
+// admit asks the allocator whether it can provision what req asks of its
+// flavor, before anything is held.
+func (p *Provider) admit(ctx context.Context, req *fluidos.ReserveRequest) error {
+	if p.cfg.Allocator == nil {
+		return nil
+	}
+	f, err := p.Flavor(ctx, req.GetFlavorId())
+	if err != nil {
+		return err
+	}
+	if err := p.cfg.Allocator.Admit(ctx, f, req.GetConfiguration()); err != nil {
+		return fmt.Errorf("%w: flavor %q: %w", ErrNotProvisionable, f.GetId(), err)
+	}
+	return nil
 }
 
 // txExpire marks a reserved transaction expired and puts what it held

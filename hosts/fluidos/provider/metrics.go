@@ -13,6 +13,8 @@ type Metrics struct {
 	purchases    *prometheus.CounterVec
 	expiries     prometheus.Counter
 	requests     *prometheus.CounterVec
+	released     prometheus.Counter
+	lapsed       prometheus.Counter
 }
 
 // NewMetrics registers the provider's metrics with reg.
@@ -30,8 +32,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "fluidos_rear_requests_total", Help: "REAR requests served, by route and HTTP status.",
 		}, []string{"route", "code"}),
+		released: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fluidos_provider_released_contracts_total", Help: "Contracts whose capacity went back on sale after their teardown.",
+		}),
+		lapsed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "fluidos_provider_expired_contracts_total", Help: "Contracts released because their buyer did not renew them.",
+		}),
 	}
-	reg.MustRegister(m.reservations, m.purchases, m.expiries, m.requests)
+	reg.MustRegister(m.reservations, m.purchases, m.expiries, m.requests, m.released, m.lapsed)
 	return m
 }
 
@@ -48,7 +56,7 @@ func result(err error) string {
 		return "expired"
 	case errors.Is(err, ErrBusy):
 		return "busy"
-	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrNotSold), errors.Is(err, ErrFlavorNotFound), errors.Is(err, ErrTransactionNotFound):
+	case errors.Is(err, ErrBadRequest), errors.Is(err, ErrNotSold), errors.Is(err, ErrNotProvisionable), errors.Is(err, ErrFlavorNotFound), errors.Is(err, ErrTransactionNotFound):
 		return "refused"
 	}
 	return "error"
@@ -75,5 +83,17 @@ func (m *Metrics) expired() {
 func (m *Metrics) served(route string, code int) {
 	if m != nil {
 		m.requests.WithLabelValues(route, strconv.Itoa(code)).Inc()
+	}
+}
+
+func (m *Metrics) releasedContract() {
+	if m != nil {
+		m.released.Inc()
+	}
+}
+
+func (m *Metrics) expiredContract() {
+	if m != nil {
+		m.lapsed.Inc()
 	}
 }

@@ -16,6 +16,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultReservationTTL = time.Hour
+	DefaultContractLease  = 10 * time.Minute
 	DefaultPods           = 110
 )
 
@@ -49,11 +50,20 @@ type Config struct {
 	K8SlicePrice *fluidos.Price
 	// Location of the flavors; nil for none.
 	Location *fluidos.Location
+	// Flavors are published as they are, beside the K8Slice and Service
+	// flavors (VM and Sensor flavors); their owner is set to Self.
+	Flavors []*fluidos.Flavor
 	// ReservationTTL is how long a reservation holds; default
 	// DefaultReservationTTL.
 	ReservationTTL time.Duration
+	// ContractLease is how long a contract lasts after its purchase and
+	// after each renewal by its buyer; default DefaultContractLease.
+	ContractLease time.Duration
 	// Contracts is told of new contracts; nil for nobody.
 	Contracts ContractHandler
+	// Allocator provisions what is sold; nil provisions nothing (every
+	// allocation stays INACTIVE).
+	Allocator Allocator
 	// BuyerSeen, when set, is called with the identity of each buyer whose
 	// certificate vouched for a reservation (a node to learn as a peer).
 	BuyerSeen func(buyer *fluidos.NodeIdentity)
@@ -65,13 +75,14 @@ type Config struct {
 
 // Provider sells the node's flavors. It is safe for concurrent use.
 type Provider struct {
-	cfg        Config
-	log        *slog.Logger
-	flavors    *store.Kind[*fluidos.Flavor]
-	open       *store.Kind[*fluidos.Transaction] // reserved, not yet bought or expired
-	txns       *store.Kind[*fluidos.Transaction] // closed: purchased, expired, released
-	contracts  *store.Kind[*fluidos.Contract]
-	blueprints *store.Kind[*fluidos.ServiceBlueprint]
+	cfg         Config
+	log         *slog.Logger
+	flavors     *store.Kind[*fluidos.Flavor]
+	open        *store.Kind[*fluidos.Transaction] // reserved, not yet bought or expired
+	txns        *store.Kind[*fluidos.Transaction] // closed: purchased, expired, released
+	contracts   *store.Kind[*fluidos.Contract]
+	allocations *store.Kind[*fluidos.Allocation]
+	blueprints  *store.Kind[*fluidos.ServiceBlueprint]
 
 	wake chan struct{} // a reservation was made: the expiry timer re-plans
 
@@ -91,19 +102,23 @@ func New(cfg Config) (*Provider, error) {
 	if cfg.ReservationTTL <= 0 {
 		cfg.ReservationTTL = DefaultReservationTTL
 	}
+	if cfg.ContractLease <= 0 {
+		cfg.ContractLease = DefaultContractLease
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Provider{
-		cfg:        cfg,
-		log:        cfg.Logger,
-		flavors:    store.NewKind[*fluidos.Flavor](cfg.Store),
-		open:       store.NewKind[*fluidos.Transaction](cfg.Store, store.KindName(OpenTransactionKind)),
-		txns:       store.NewKind[*fluidos.Transaction](cfg.Store),
-		contracts:  store.NewKind[*fluidos.Contract](cfg.Store),
-		blueprints: store.NewKind[*fluidos.ServiceBlueprint](cfg.Store),
-		wake:       make(chan struct{}, 1),
-		templates:  map[string]*rear.Template{},
+		cfg:         cfg,
+		log:         cfg.Logger,
+		flavors:     store.NewKind[*fluidos.Flavor](cfg.Store),
+		open:        store.NewKind[*fluidos.Transaction](cfg.Store, store.KindName(OpenTransactionKind)),
+		txns:        store.NewKind[*fluidos.Transaction](cfg.Store),
+		contracts:   store.NewKind[*fluidos.Contract](cfg.Store),
+		allocations: store.NewKind[*fluidos.Allocation](cfg.Store),
+		blueprints:  store.NewKind[*fluidos.ServiceBlueprint](cfg.Store),
+		wake:        make(chan struct{}, 1),
+		templates:   map[string]*rear.Template{},
 	}, nil
 }
 

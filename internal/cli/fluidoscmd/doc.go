@@ -1,13 +1,22 @@
 // Package fluidoscmd is the "fluidos" command of edgectl: it drives a
 // FLUIDOS node through the node's gRPC API, kubectl-style.
 //
-//	edgectl fluidos create solver [NAME] --type k8slice --filter 'cpu>=2' --cpu 2 --memory 4Gi --pods 10 --watch
+//	edgectl fluidos create solver [NAME] --type k8slice --filter 'cpu>=2' --cpu 2 --memory 4Gi --pods 10 [--allocate] --watch
+//	edgectl fluidos create solver [NAME] --type service --filter tags=kv --param password=PASS --allocate --watch
 //	edgectl fluidos show solvers | show solver NAME | watch solver NAME | delete solver NAME
 //	edgectl fluidos show flavors [--peers] [--type T --filter ...]
-//	edgectl fluidos show contracts [ID] [--role sold|bought]
+//	edgectl fluidos show contracts [ID] [--role sold|bought] | release contract ID [--reason R]
+//	edgectl fluidos show allocations [ID] [--role sold|bought] | watch allocation ID | show credentials ID
+//	edgectl fluidos create instance NAME --contract ID --image I --cpu Q --memory Q [--port P/PROTO] [--env K=V]
+//	edgectl fluidos show instances --contract ID | delete instance NAME --contract ID
 //	edgectl fluidos create blueprint -f FILE | show blueprints [ID] | delete blueprint ID
-//	edgectl fluidos show discovery NAME | show allocations [ID] | show node
-//	edgectl fluidos show peers | create peer HOST:PORT
+//	edgectl fluidos show discovery NAME | show node | show peers | create peer HOST:PORT
+//
+// With --allocate a solver waits, after the purchase, for the seller to
+// provision what was bought; "show credentials" prints what the seller
+// handed over (an endpoint, a user name and a password for a service; an
+// endpoint and a token for a slice, on which "create instance" runs the
+// seller's images). Deleting a solver releases what it bought.
 //
 // Filters are written KEY=VALUE (a match), KEY>=VALUE and KEY<=VALUE (a
 // range), KEY~REGEX (a regular expression), for the fields of REAR's

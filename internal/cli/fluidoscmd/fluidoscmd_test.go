@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
@@ -198,5 +199,81 @@ func TestUnderEdgectl(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"node_id": "alice"`) {
 		t.Errorf("output:\n%s", out.String())
+	}
+}
+
+// boughtAllocation is the id of the one allocation alice bought.
+func boughtAllocation(t *testing.T, nw *nodetest.Network, alice *nodetest.Node) (id, contract string) {
+	t.Helper()
+	out, _, err := run(t, nw, alice, "show", "allocations", "--role", "bought", "-o", "json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var as []map[string]any
+	if err := json.Unmarshal([]byte(out), &as); err != nil || len(as) != 1 {
+		t.Fatalf("show allocations -o json: %v\n%s", err, out)
+	}
+	a := as[0]["allocation"].(map[string]any)
+	return a["id"].(string), a["contract_id"].(string)
+}
+
+func TestBuyAServiceUseItsCredentialsAndReleaseIt(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	capacity := nodetest.Capacity(provider.Capacity{Architecture: "amd64", CPU: 4000, Memory: 8 << 30, Pods: 40, Storage: 10 << 30})
+	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity, Blueprints: []*fluidos.ServiceBlueprint{nodetest.KVBlueprint("kv", 1)}})
+	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity, Peers: []string{bob.RearAddr()}})
+
+	out, _, err := run(t, nw, alice, "create", "solver", "kv-1", "--type", "service", "--filter", "tags=kv", "--param", "password=cli-pass-123", "--allocate", "--watch")
+	if err != nil {
+		t.Fatalf("create solver --allocate --watch: %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if last := lines[len(lines)-1]; !strings.Contains(lines[0], "ALLOCATION") || !strings.Contains(last, "SOLVED") || !strings.Contains(last, "ACTIVE") {
+		t.Errorf("watched phases:\n%s", out)
+	}
+	id, contract := boughtAllocation(t, nw, alice)
+	out, _, err = run(t, nw, alice, "show", "credentials", contract)
+	if err != nil || !strings.Contains(out, "cli-pass-123") || !strings.Contains(out, "admin") || !strings.Contains(out, "http://") {
+		t.Errorf("show credentials (%v):\n%s", err, out)
+	}
+	out, _, err = run(t, nw, bob, "show", "allocations", "-o", "yaml")
+	if err != nil || !strings.Contains(out, "ALLOCATION_STATE_ACTIVE") || strings.Contains(out, "cli-pass-123") {
+		t.Errorf("bob's allocations (%v): active, without the buyer's password, expected:\n%s", err, out)
+	}
+	if _, _, err := run(t, nw, bob, "show", "credentials", id); err == nil {
+		t.Error("the seller showed the buyer's credentials")
+	}
+	out, notes, err := run(t, nw, alice, "release", "contract", contract, "--reason", "done")
+	if err != nil || !strings.Contains(notes, "release asked") {
+		t.Fatalf("release contract: %v %s\n%s", err, notes, out)
+	}
+	out, _, err = run(t, nw, alice, "watch", "allocation", id)
+	if err != nil || !strings.Contains(out, "RELEASED") {
+		t.Errorf("watch allocation (%v):\n%s", err, out)
+	}
+}
+
+func TestRunAnInstanceOnABoughtSlice(t *testing.T) {
+	t.Parallel()
+	nw, alice, _ := two(t)
+	if out, _, err := run(t, nw, alice, "create", "solver", "--type", "k8slice", "--cpu", "1", "--memory", "1Gi", "--pods", "2", "--allocate", "--watch"); err != nil {
+		t.Fatalf("create solver: %v\n%s", err, out)
+	}
+	_, contract := boughtAllocation(t, nw, alice)
+	out, _, err := run(t, nw, alice, "create", "instance", "web", "--contract", contract, "--image", "kv", "--cpu", "500m", "--memory", "64Mi",
+		"--port", "8080/http", "--env", "KV_PASSWORD=slice-pass-1", "--health-path", "/healthz")
+	if err != nil || !strings.Contains(out, "READY") || !strings.Contains(out, "8080/http->") {
+		t.Fatalf("create instance (%v):\n%s", err, out)
+	}
+	if out, _, err = run(t, nw, alice, "show", "instances", "--contract", contract); err != nil || !strings.Contains(out, "web") {
+		t.Errorf("show instances (%v):\n%s", err, out)
+	}
+	if _, _, err := run(t, nw, alice, "create", "instance", "x", "--contract", contract, "--image", "nope", "--cpu", "1", "--memory", "1Mi"); err == nil ||
+		!strings.Contains(err.Error(), "catalog") {
+		t.Errorf("an image outside the seller's catalog: %v", err)
+	}
+	if _, notes, err := run(t, nw, alice, "delete", "instance", "web", "--contract", contract); err != nil || !strings.Contains(notes, "DELETE_DONE") {
+		t.Errorf("delete instance: %v %s", err, notes)
 	}
 }

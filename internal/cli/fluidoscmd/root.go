@@ -55,15 +55,20 @@ func NewCommand(o Options) *cobra.Command {
 	c := &cli{opts: o}
 	cmd := &cobra.Command{
 		Use:   "fluidos",
-		Short: "Drive a FLUIDOS node: solvers, flavors, contracts, blueprints, peers",
+		Short: "Drive a FLUIDOS node: solvers, flavors, contracts, allocations, blueprints, slices, peers",
 		Long: `Drive a FLUIDOS node through its API.
 
-  fluidos create solver [NAME] --type k8slice --filter 'cpu>=2' --cpu 2 --memory 4Gi --pods 10 --watch
-  fluidos show|watch|delete solver NAME
+  fluidos create solver [NAME] --type k8slice --filter 'cpu>=2' --cpu 2 --memory 4Gi --pods 10 [--allocate] --watch
+  fluidos create solver [NAME] --type service --filter tags=kv --param password=PASS --allocate --watch
+  fluidos show|watch|delete solver NAME       (delete releases what it bought)
   fluidos show flavors [--peers] [--type TYPE] [--filter KEY=VALUE ...]
-  fluidos show contracts [ID] [--role sold|bought]
+  fluidos show contracts [ID] [--role sold|bought]; fluidos release contract ID
+  fluidos show allocations [ID] [--role sold|bought]; fluidos watch allocation ID
+  fluidos show credentials ID                 (what a seller handed over for what was bought)
+  fluidos create instance NAME --contract ID --image IMAGE --cpu Q --memory Q [--port P/PROTO] [--env K=V]
+  fluidos show instances --contract ID; fluidos delete instance NAME --contract ID
   fluidos create blueprint -f FILE; fluidos show blueprints; fluidos delete blueprint ID
-  fluidos show discovery NAME | allocations | node | peers; fluidos create peer HOST:PORT`,
+  fluidos show discovery NAME | node | peers; fluidos create peer HOST:PORT`,
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Args:          cobra.NoArgs,
@@ -86,7 +91,7 @@ func NewCommand(o Options) *cobra.Command {
 	pf.BoolVar(&c.insecure, "insecure", false, "talk plaintext, to a node run with --insecure-rear")
 	pf.StringVarP(&c.output, "output", "o", "table", "output format: table, json or yaml")
 	pf.DurationVar(&c.timeout, "timeout", 0, "give up after this long (0: no limit)")
-	cmd.AddCommand(c.createCommand(), c.showCommand(), c.deleteCommand(), c.watchCommand())
+	cmd.AddCommand(c.createCommand(), c.showCommand(), c.deleteCommand(), c.watchCommand(), c.releaseCommand())
 	return cmd
 }
 

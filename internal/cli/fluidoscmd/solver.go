@@ -23,9 +23,10 @@ type solverFlags struct {
 	params               []string
 	hosting              string
 	discoverOnly         bool
+	allocate             bool
 	watch                bool
 	discovery, reserve   time.Duration
-	purchase             time.Duration
+	purchase, allocation time.Duration
 }
 
 func (c *cli) createSolverCommand() *cobra.Command {
@@ -38,7 +39,11 @@ reserves the best (lowest price, then least oversized) and buys it,
 falling back to the next candidate when one is refused.
 
   --type k8slice --filter 'cpu>=2' --filter 'architecture=amd64' --cpu 2 --memory 4Gi --pods 10
-  --type service --filter category=database --param password=s3cretpass`,
+  --type service --filter category=database --param password=s3cretpass --allocate
+
+With --allocate the solver then waits for the seller to provision what was
+bought, and ends with the credentials the seller handed over (show them
+with "show credentials").`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := f.solver(args)
@@ -71,6 +76,8 @@ falling back to the next candidate when one is refused.
 	fl.StringArrayVar(&f.params, "param", nil, "service parameter NAME=VALUE (repeatable)")
 	fl.StringVar(&f.hosting, "hosting-policy", "", "service hosting policy: Provider, Consumer or Shared")
 	fl.BoolVar(&f.discoverOnly, "discover-only", false, "only discover candidates; reserve and buy nothing")
+	fl.BoolVar(&f.allocate, "allocate", false, "once bought, wait for the seller to provision it and hand over its credentials (establish_peering)")
+	fl.DurationVar(&f.allocation, "allocation-timeout", 0, "bound of the allocation (default: the node's)")
 	fl.BoolVar(&f.watch, "watch", false, "follow the solver's phases until it ends; fail when it fails")
 	fl.DurationVar(&f.discovery, "discovery-timeout", 0, "bound of the discovery (default: the node's)")
 	fl.DurationVar(&f.reserve, "reservation-timeout", 0, "bound of the reservation (default: the node's)")
@@ -87,15 +94,21 @@ func (f *solverFlags) solver(args []string) (*fluidos.Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &fluidos.Solver{Selector: sel, FindCandidate: true, ReserveAndBuy: !f.discoverOnly}
+	if f.allocate && f.discoverOnly {
+		return nil, errors.New("--allocate and --discover-only exclude each other")
+	}
+	s := &fluidos.Solver{Selector: sel, FindCandidate: true, ReserveAndBuy: !f.discoverOnly, EstablishPeering: f.allocate}
 	if len(args) == 1 {
 		s.Id = args[0]
 	}
 	if s.Configuration, err = f.configuration(sel.GetFlavorType()); err != nil {
 		return nil, err
 	}
-	if f.discovery > 0 || f.reserve > 0 || f.purchase > 0 {
+	if f.discovery > 0 || f.reserve > 0 || f.purchase > 0 || f.allocation > 0 {
 		s.Timeouts = &fluidos.SolverTimeouts{}
+		if f.allocation > 0 {
+			s.Timeouts.Allocation = durationpb.New(f.allocation)
+		}
 		if f.discovery > 0 {
 			s.Timeouts.Discovery = durationpb.New(f.discovery)
 		}
@@ -204,8 +217,11 @@ func (c *cli) watchSolver(cmd *cobra.Command, id string) error {
 
 // watchRow lays out a solver row in fixed columns, so that rows printed
 // one at a time line up.
-func watchRow(cols []string) string {
-	widths := []int{24, 9, 11, 11, 11, 36}
+func watchRow(cols []string) string { return fixedRow([]int{24, 9, 11, 11, 11, 11, 36}, cols) }
+
+// fixedRow lays out cols in columns of widths (the last ones as they
+// come).
+func fixedRow(widths []int, cols []string) string {
 	var b strings.Builder
 	for i, c := range cols {
 		if i < len(widths) {

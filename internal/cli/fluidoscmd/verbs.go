@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
+	"sigs.k8s.io/yaml"
 
 	"github.com/edgekit/edgekit/fluidos"
 )
@@ -37,27 +38,37 @@ func verb(name, short string, kinds ...*cobra.Command) *cobra.Command {
 }
 
 func (c *cli) createCommand() *cobra.Command {
-	return verb("create", "Create a solver, a service blueprint or a peer",
-		c.createSolverCommand(), c.createBlueprintCommand(), c.createPeerCommand())
+	return verb("create", "Create a solver, a service blueprint, a peer or an instance on a bought slice",
+		c.createSolverCommand(), c.createBlueprintCommand(), c.createPeerCommand(), c.createInstanceCommand())
 }
 
 func (c *cli) showCommand() *cobra.Command {
-	return verb("show", "Show solvers, flavors, contracts, blueprints, discoveries, allocations, peers or the node",
+	return verb("show", "Show solvers, flavors, contracts, blueprints, discoveries, allocations, credentials, instances, peers or the node",
 		c.showSolverCommand(), c.showFlavorsCommand(), c.showContractsCommand(), c.showBlueprintsCommand(),
-		c.showDiscoveryCommand(), c.showAllocationsCommand(), c.showPeersCommand(), c.showNodeCommand())
+		c.showDiscoveryCommand(), c.showAllocationsCommand(), c.showCredentialsCommand(), c.showInstancesCommand(),
+		c.showPeersCommand(), c.showNodeCommand())
 }
 
 func (c *cli) deleteCommand() *cobra.Command {
-	return verb("delete", "Delete a solver or a service blueprint", c.deleteSolverCommand(), c.deleteBlueprintCommand())
+	return verb("delete", "Delete a solver (releasing what it bought), a service blueprint or an instance on a bought slice",
+		c.deleteSolverCommand(), c.deleteBlueprintCommand(), c.deleteInstanceCommand())
 }
 
 func (c *cli) watchCommand() *cobra.Command {
-	return verb("watch", "Follow a solver's phases until it ends", &cobra.Command{
+	var roleName string
+	alloc := &cobra.Command{
+		Use:   "allocation ID",
+		Short: "Follow an allocation until it is released or failed; fail when it failed",
+		Args:  cobra.ExactArgs(1),
+		RunE:  func(cmd *cobra.Command, args []string) error { return c.watchAllocation(cmd, args[0], roleName) },
+	}
+	alloc.Flags().StringVar(&roleName, "role", "", "sold or bought (default: bought, else sold)")
+	return verb("watch", "Follow a solver or an allocation as it changes", &cobra.Command{
 		Use:   "solver NAME",
 		Short: "Follow a solver's phases until it ends; fail when it fails",
 		Args:  cobra.ExactArgs(1),
 		RunE:  func(cmd *cobra.Command, args []string) error { return c.watchSolver(cmd, args[0]) },
-	})
+	}, alloc)
 }
 
 // call dials, bounds the context and runs fn.
@@ -76,6 +87,7 @@ func (c *cli) call(cmd *cobra.Command, fn func(api apiClients) error) error {
 		contracts:    fluidos.NewContractServiceClient(conn),
 		allocations:  fluidos.NewAllocationServiceClient(conn),
 		nodeServices: fluidos.NewNodeServiceClient(conn),
+		slices:       fluidos.NewSliceServiceClient(conn),
 	})
 }
 
@@ -102,7 +114,7 @@ func (c *cli) showSolverCommand() *cobra.Command {
 func (c *cli) deleteSolverCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "solver NAME",
-		Short: "Stop a solver and delete it (what it bought stays bought)",
+		Short: "Stop a solver and delete it; what it bought goes back to its seller",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(api apiClients) error {
@@ -165,10 +177,9 @@ func (c *cli) showContractsCommand() *cobra.Command {
 		Short:   "Show the contracts the node sold and bought (the credentials of those it sold are never shown)",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, ok := map[string]fluidos.ContractRole{"": fluidos.ContractRole_CONTRACT_ROLE_UNSPECIFIED,
-				"sold": fluidos.ContractRole_CONTRACT_ROLE_SOLD, "bought": fluidos.ContractRole_CONTRACT_ROLE_BOUGHT}[roleName]
-			if !ok {
-				return fmt.Errorf("--role %q: want sold or bought", roleName)
+			r, err := parseRole(roleName)
+			if err != nil {
+				return err
 			}
 			return showOneOrAll(c, cmd, args, contractView,
 				func(api apiClients, id string) (*fluidos.ContractEntry, error) {
@@ -189,7 +200,7 @@ func (c *cli) createBlueprintCommand() *cobra.Command {
 	var file string
 	cmd := &cobra.Command{
 		Use:   "blueprint -f FILE",
-		Short: "Create a service blueprint (protojson) and publish its Service flavor",
+		Short: "Create a service blueprint (protojson names, in JSON or YAML) and publish its Service flavor",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
@@ -198,6 +209,9 @@ func (c *cli) createBlueprintCommand() *cobra.Command {
 			b, err := os.ReadFile(file)
 			if err != nil {
 				return err
+			}
+			if b, err = yaml.YAMLToJSON(b); err != nil {
+				return fmt.Errorf("%s: %w", file, err)
 			}
 			bp := &fluidos.ServiceBlueprint{}
 			if err := protojson.Unmarshal(b, bp); err != nil {
@@ -212,7 +226,7 @@ func (c *cli) createBlueprintCommand() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVarP(&file, "filename", "f", "", "file of the blueprint, protojson")
+	cmd.Flags().StringVarP(&file, "filename", "f", "", "file of the blueprint, protojson names in JSON or YAML")
 	return cmd
 }
 
@@ -279,26 +293,6 @@ func (c *cli) showDiscoveryCommand() *cobra.Command {
 	}
 }
 
-func (c *cli) showAllocationsCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:     "allocations [ID]",
-		Aliases: []string{"allocation"},
-		Short:   "Show the allocations of what the node sold or bought",
-		Args:    cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return showOneOrAll(c, cmd, args, allocationView,
-				func(api apiClients, id string) (*fluidos.Allocation, error) {
-					resp, err := api.allocations.GetAllocation(api.ctx, &fluidos.GetAllocationRequest{Id: id})
-					return resp.GetAllocation(), err
-				},
-				func(api apiClients) ([]*fluidos.Allocation, error) {
-					resp, err := api.allocations.ListAllocations(api.ctx, &fluidos.ListAllocationsRequest{})
-					return resp.GetAllocations(), err
-				})
-		},
-	}
-}
-
 func (c *cli) showPeersCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:     "peers",
@@ -360,6 +354,7 @@ type apiClients struct {
 	contracts    fluidos.ContractServiceClient
 	allocations  fluidos.AllocationServiceClient
 	nodeServices fluidos.NodeServiceClient
+	slices       fluidos.SliceServiceClient
 }
 
 // showOneOrAll prints the object named by args, or every object when

@@ -28,11 +28,11 @@ func when(ts *timestamppb.Timestamp) string {
 }
 
 var solverView = view[*fluidos.Solver]{
-	header: []string{"NAME", "PHASE", "DISCOVERY", "RESERVATION", "PURCHASE", "CONTRACT", "MESSAGE"},
+	header: []string{"NAME", "PHASE", "DISCOVERY", "RESERVATION", "PURCHASE", "ALLOCATION", "CONTRACT", "MESSAGE"},
 	row: func(s *fluidos.Solver) []string {
 		st := s.GetStatus()
 		return []string{s.GetId(), phase(st.GetSolverPhase()), phase(st.GetDiscoveryPhase()), phase(st.GetReservationPhase()),
-			phase(st.GetPurchasePhase()), orDash(st.GetContractId()), st.GetMessage()}
+			phase(st.GetPurchasePhase()), phase(st.GetAllocationPhase()), orDash(st.GetContractId()), st.GetMessage()}
 	},
 }
 
@@ -98,11 +98,15 @@ func role(r fluidos.ContractRole) string {
 }
 
 var contractView = view[*fluidos.ContractEntry]{
-	header: []string{"ID", "ROLE", "SELLER", "BUYER", "FLAVOR", "OFFERS", "CREATED"},
+	header: []string{"ID", "ROLE", "STATE", "SELLER", "BUYER", "FLAVOR", "OFFERS", "CREATED"},
 	row: func(e *fluidos.ContractEntry) []string {
 		c := e.GetContract()
 		_, what := offers(c.GetFlavor())
-		return []string{c.GetId(), role(e.GetRole()), c.GetSeller().GetNodeId(), c.GetBuyer().GetNodeId(), c.GetFlavor().GetId(), what, when(c.GetCreatedAt())}
+		st := strings.TrimPrefix(c.GetState().String(), "CONTRACT_STATE_")
+		if c.GetState() == fluidos.ContractState_CONTRACT_STATE_UNSPECIFIED {
+			st = "ACTIVE"
+		}
+		return []string{c.GetId(), role(e.GetRole()), st, c.GetSeller().GetNodeId(), c.GetBuyer().GetNodeId(), c.GetFlavor().GetId(), what, when(c.GetCreatedAt())}
 	},
 }
 
@@ -133,9 +137,46 @@ var nodeView = view[*fluidos.GetNodeResponse]{
 	},
 }
 
-var allocationView = view[*fluidos.Allocation]{
-	header: []string{"ID", "CONTRACT", "STATE", "MESSAGE"},
-	row: func(a *fluidos.Allocation) []string {
-		return []string{a.GetId(), a.GetContractId(), strings.TrimPrefix(a.GetStatus().GetState().String(), "ALLOCATION_STATE_"), a.GetStatus().GetMessage()}
+func allocationState(s fluidos.AllocationState) string {
+	return strings.TrimPrefix(s.String(), "ALLOCATION_STATE_")
+}
+
+var allocationView = view[*fluidos.AllocationEntry]{
+	header: []string{"ID", "ROLE", "TYPE", "STATE", "PEER", "ENDPOINT", "MESSAGE"},
+	row: func(e *fluidos.AllocationEntry) []string {
+		a := e.GetAllocation()
+		peer := a.GetSeller().GetNodeId()
+		if e.GetRole() == fluidos.ContractRole_CONTRACT_ROLE_SOLD {
+			peer = a.GetBuyer().GetNodeId()
+		}
+		msg := a.GetStatus().GetMessage()
+		if t := a.GetStatus().GetTask(); t != "" {
+			msg += " (" + strings.TrimSuffix(t+", "+a.GetStatus().GetStep(), ", ") + ")"
+		}
+		return []string{a.GetId(), role(e.GetRole()), strings.ToLower(strings.TrimPrefix(a.GetFlavorType().String(), "FLAVOR_TYPE_")),
+			allocationState(a.GetStatus().GetState()), orDash(peer), orDash(a.GetCredentials().GetEndpoint()), msg}
+	},
+}
+
+var credentialsView = view[*fluidos.PeeringTargetCredentials]{
+	header: []string{"ENDPOINT", "USERNAME", "PASSWORD", "CLUSTER", "TOKEN"},
+	row: func(c *fluidos.PeeringTargetCredentials) []string {
+		return []string{orDash(c.GetEndpoint()), orDash(c.GetUsername()), orDash(c.GetPassword()), orDash(c.GetClusterId()), orDash(c.GetToken())}
+	},
+}
+
+var instanceView = view[*fluidos.SliceInstance]{
+	header: []string{"NAME", "IMAGE", "CPU", "MEMORY", "STATE", "PORTS", "ERRORS"},
+	row: func(i *fluidos.SliceInstance) []string {
+		var ports []string
+		for _, p := range i.GetPorts() {
+			s := fmt.Sprintf("%d/%s", p.GetPort(), orDash(p.GetProtocol()))
+			if p.GetPublicPort() != 0 {
+				s += fmt.Sprintf("->%s:%d", i.GetStatus().GetHost(), p.GetPublicPort())
+			}
+			ports = append(ports, s)
+		}
+		return []string{i.GetName(), i.GetImage(), rear.FormatCPU(i.GetCpu()), rear.FormatBytes(i.GetMemory()), orDash(i.GetStatus().GetState()),
+			orDash(strings.Join(ports, ",")), orDash(strings.Join(i.GetStatus().GetErrors(), "; "))}
 	},
 }

@@ -150,8 +150,8 @@ func (s *Source) poll(ctx context.Context, node string) ([]ui.Row, error) {
 	for _, e := range con.GetContracts() {
 		rows = append(rows, s.contractRow(node, e.GetContract(), e.GetRole()))
 	}
-	for _, a := range all.GetAllocations() {
-		rows = append(rows, s.allocationRow(node, a))
+	for _, e := range all.GetAllocations() {
+		rows = append(rows, s.allocationRow(node, e.GetAllocation(), e.GetRole()))
 	}
 	return rows, nil
 }
@@ -173,10 +173,26 @@ func (s *Source) contractRow(node string, c *fluidos.Contract, role fluidos.Cont
 		Where: c.GetSeller().GetNodeId() + " -> " + c.GetBuyer().GetNodeId(), Message: msg}
 }
 
-func (s *Source) allocationRow(node string, a *fluidos.Allocation) ui.Row {
+// allocationRow shows an allocation's state and its latest progress (the
+// provider engine's task and step while it works, else the status
+// message); its credentials are never read.
+func (s *Source) allocationRow(node string, a *fluidos.Allocation, role fluidos.ContractRole) ui.Row {
 	st := a.GetStatus()
+	msg := st.GetMessage()
+	if t := st.GetTask(); t != "" {
+		msg = t
+		if step := st.GetStep(); step != "" {
+			msg += ": " + step
+		}
+	}
+	verb := map[fluidos.ContractRole]string{fluidos.ContractRole_CONTRACT_ROLE_SOLD: "sold to " + a.GetBuyer().GetNodeId(),
+		fluidos.ContractRole_CONTRACT_ROLE_BOUGHT: "bought from " + a.GetSeller().GetNodeId()}[role]
+	where := "contract " + a.GetContractId()
+	if verb != "" {
+		where += ", " + verb
+	}
 	return ui.Row{Kind: "Allocation", Key: node + "/" + a.GetId(), Org: s.cfg.Org, State: trim(st.GetState().String(), "ALLOCATION_STATE_"),
-		Where: "contract " + a.GetContractId(), Message: st.GetMessage()}
+		Where: where, Message: msg, Errors: st.GetErrors()}
 }
 
 // flavorType names the type of what a flavor sells.

@@ -26,6 +26,15 @@ func (m *AllocationStatus) CloneVT() *AllocationStatus {
 	r.State = m.State
 	r.Message = m.Message
 	r.LastUpdateTime = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.LastUpdateTime).CloneVT())
+	r.Task = m.Task
+	r.Step = m.Step
+	r.LastHealthyTime = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.LastHealthyTime).CloneVT())
+	r.Restarts = m.Restarts
+	if rhs := m.Errors; rhs != nil {
+		tmpContainer := make([]string, len(rhs))
+		copy(tmpContainer, rhs)
+		r.Errors = tmpContainer
+	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -34,6 +43,25 @@ func (m *AllocationStatus) CloneVT() *AllocationStatus {
 }
 
 func (m *AllocationStatus) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *AllocationResources) CloneVT() *AllocationResources {
+	if m == nil {
+		return (*AllocationResources)(nil)
+	}
+	r := new(AllocationResources)
+	r.Cluster = m.Cluster
+	r.App = m.App
+	r.AppInst = m.AppInst
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *AllocationResources) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
@@ -46,6 +74,15 @@ func (m *Allocation) CloneVT() *Allocation {
 	r.ContractId = m.ContractId
 	r.Forwarding = m.Forwarding
 	r.Status = m.Status.CloneVT()
+	r.FlavorType = m.FlavorType
+	r.Buyer = m.Buyer.CloneVT()
+	r.Seller = m.Seller.CloneVT()
+	r.Credentials = m.Credentials.CloneVT()
+	r.Resources = m.Resources.CloneVT()
+	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
+	r.ExpirationTime = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.ExpirationTime).CloneVT())
+	r.ReleaseRequested = m.ReleaseRequested
+	r.ReleaseReason = m.ReleaseReason
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -72,11 +109,57 @@ func (this *AllocationStatus) EqualVT(that *AllocationStatus) bool {
 	if !(*timestamppb1.Timestamp)(this.LastUpdateTime).EqualVT((*timestamppb1.Timestamp)(that.LastUpdateTime)) {
 		return false
 	}
+	if this.Task != that.Task {
+		return false
+	}
+	if this.Step != that.Step {
+		return false
+	}
+	if len(this.Errors) != len(that.Errors) {
+		return false
+	}
+	for i, vx := range this.Errors {
+		vy := that.Errors[i]
+		if vx != vy {
+			return false
+		}
+	}
+	if !(*timestamppb1.Timestamp)(this.LastHealthyTime).EqualVT((*timestamppb1.Timestamp)(that.LastHealthyTime)) {
+		return false
+	}
+	if this.Restarts != that.Restarts {
+		return false
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
 func (this *AllocationStatus) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*AllocationStatus)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *AllocationResources) EqualVT(that *AllocationResources) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Cluster != that.Cluster {
+		return false
+	}
+	if this.App != that.App {
+		return false
+	}
+	if this.AppInst != that.AppInst {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *AllocationResources) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*AllocationResources)
 	if !ok {
 		return false
 	}
@@ -98,6 +181,33 @@ func (this *Allocation) EqualVT(that *Allocation) bool {
 		return false
 	}
 	if !this.Status.EqualVT(that.Status) {
+		return false
+	}
+	if this.FlavorType != that.FlavorType {
+		return false
+	}
+	if !this.Buyer.EqualVT(that.Buyer) {
+		return false
+	}
+	if !this.Seller.EqualVT(that.Seller) {
+		return false
+	}
+	if !this.Credentials.EqualVT(that.Credentials) {
+		return false
+	}
+	if !this.Resources.EqualVT(that.Resources) {
+		return false
+	}
+	if !(*timestamppb1.Timestamp)(this.CreatedAt).EqualVT((*timestamppb1.Timestamp)(that.CreatedAt)) {
+		return false
+	}
+	if !(*timestamppb1.Timestamp)(this.ExpirationTime).EqualVT((*timestamppb1.Timestamp)(that.ExpirationTime)) {
+		return false
+	}
+	if this.ReleaseRequested != that.ReleaseRequested {
+		return false
+	}
+	if this.ReleaseReason != that.ReleaseReason {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

@@ -28,6 +28,8 @@ func (m *PeeringTargetCredentials) CloneVT() *PeeringTargetCredentials {
 	r.Endpoint = m.Endpoint
 	r.Kubeconfig = m.Kubeconfig
 	r.Token = m.Token
+	r.Username = m.Username
+	r.Password = m.Password
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -56,6 +58,9 @@ func (m *Contract) CloneVT() *Contract {
 	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
 	r.IngressTelemetryEndpoint = m.IngressTelemetryEndpoint.CloneVT()
 	r.NetworkRequestsText = m.NetworkRequestsText
+	r.State = m.State
+	r.ReleasedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.ReleasedAt).CloneVT())
+	r.ReleaseReason = m.ReleaseReason
 	if rhs := m.NetworkRequests; rhs != nil {
 		tmpContainer := make([]*NetworkAuthorization, len(rhs))
 		for k, v := range rhs {
@@ -100,6 +105,12 @@ func (this *PeeringTargetCredentials) EqualVT(that *PeeringTargetCredentials) bo
 		return false
 	}
 	if this.Token != that.Token {
+		return false
+	}
+	if this.Username != that.Username {
+		return false
+	}
+	if this.Password != that.Password {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
@@ -181,6 +192,15 @@ func (this *Contract) EqualVT(that *Contract) bool {
 		return false
 	}
 	if this.NetworkRequestsText != that.NetworkRequestsText {
+		return false
+	}
+	if this.State != that.State {
+		return false
+	}
+	if !(*timestamppb1.Timestamp)(this.ReleasedAt).EqualVT((*timestamppb1.Timestamp)(that.ReleasedAt)) {
+		return false
+	}
+	if this.ReleaseReason != that.ReleaseReason {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

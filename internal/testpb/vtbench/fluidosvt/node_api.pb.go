@@ -1474,18 +1474,140 @@ func (x *ListContractsResponse) GetContracts() []*ContractEntry {
 	return nil
 }
 
+// ReleaseContractRequest names a contract to end.
+type ReleaseContractRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the contract.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Side to look on; unspecified looks at both, bought first.
+	Role ContractRole `protobuf:"varint,2,opt,name=role,proto3,enum=vtbench.fluidos.v1.ContractRole" json:"role,omitempty"`
+	// Why, for the record; empty says "released by its buyer" or "released
+	// by its seller".
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseContractRequest) Reset() {
+	*x = ReleaseContractRequest{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[30]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseContractRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseContractRequest) ProtoMessage() {}
+
+func (x *ReleaseContractRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[30]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseContractRequest.ProtoReflect.Descriptor instead.
+func (*ReleaseContractRequest) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{30}
+}
+
+func (x *ReleaseContractRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *ReleaseContractRequest) GetRole() ContractRole {
+	if x != nil {
+		return x.Role
+	}
+	return ContractRole_CONTRACT_ROLE_UNSPECIFIED
+}
+
+func (x *ReleaseContractRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// ReleaseContractResponse is the contract's allocation after the request.
+type ReleaseContractResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The allocation, RELEASING or RELEASED.
+	Allocation *Allocation `protobuf:"bytes,1,opt,name=allocation,proto3" json:"allocation,omitempty"`
+	// Which side this node is on.
+	Role          ContractRole `protobuf:"varint,2,opt,name=role,proto3,enum=vtbench.fluidos.v1.ContractRole" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReleaseContractResponse) Reset() {
+	*x = ReleaseContractResponse{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[31]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReleaseContractResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReleaseContractResponse) ProtoMessage() {}
+
+func (x *ReleaseContractResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[31]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReleaseContractResponse.ProtoReflect.Descriptor instead.
+func (*ReleaseContractResponse) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{31}
+}
+
+func (x *ReleaseContractResponse) GetAllocation() *Allocation {
+	if x != nil {
+		return x.Allocation
+	}
+	return nil
+}
+
+func (x *ReleaseContractResponse) GetRole() ContractRole {
+	if x != nil {
+		return x.Role
+	}
+	return ContractRole_CONTRACT_ROLE_UNSPECIFIED
+}
+
 // GetAllocationRequest names an allocation.
 type GetAllocationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// Identifier of the allocation.
-	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Identifier of the allocation (a-<contract>).
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Side to look on; unspecified looks at both, bought first.
+	Role          ContractRole `protobuf:"varint,2,opt,name=role,proto3,enum=vtbench.fluidos.v1.ContractRole" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetAllocationRequest) Reset() {
 	*x = GetAllocationRequest{}
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[30]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1497,7 +1619,7 @@ func (x *GetAllocationRequest) String() string {
 func (*GetAllocationRequest) ProtoMessage() {}
 
 func (x *GetAllocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[30]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1510,7 +1632,7 @@ func (x *GetAllocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAllocationRequest.ProtoReflect.Descriptor instead.
 func (*GetAllocationRequest) Descriptor() ([]byte, []int) {
-	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{30}
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *GetAllocationRequest) GetId() string {
@@ -1520,18 +1642,27 @@ func (x *GetAllocationRequest) GetId() string {
 	return ""
 }
 
+func (x *GetAllocationRequest) GetRole() ContractRole {
+	if x != nil {
+		return x.Role
+	}
+	return ContractRole_CONTRACT_ROLE_UNSPECIFIED
+}
+
 // GetAllocationResponse is an allocation.
 type GetAllocationResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The allocation.
-	Allocation    *Allocation `protobuf:"bytes,1,opt,name=allocation,proto3" json:"allocation,omitempty"`
+	Allocation *Allocation `protobuf:"bytes,1,opt,name=allocation,proto3" json:"allocation,omitempty"`
+	// Which side this node is on.
+	Role          ContractRole `protobuf:"varint,2,opt,name=role,proto3,enum=vtbench.fluidos.v1.ContractRole" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetAllocationResponse) Reset() {
 	*x = GetAllocationResponse{}
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[31]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1543,7 +1674,7 @@ func (x *GetAllocationResponse) String() string {
 func (*GetAllocationResponse) ProtoMessage() {}
 
 func (x *GetAllocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[31]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1556,7 +1687,7 @@ func (x *GetAllocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAllocationResponse.ProtoReflect.Descriptor instead.
 func (*GetAllocationResponse) Descriptor() ([]byte, []int) {
-	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{31}
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetAllocationResponse) GetAllocation() *Allocation {
@@ -1566,16 +1697,25 @@ func (x *GetAllocationResponse) GetAllocation() *Allocation {
 	return nil
 }
 
-// ListAllocationsRequest asks for every allocation.
+func (x *GetAllocationResponse) GetRole() ContractRole {
+	if x != nil {
+		return x.Role
+	}
+	return ContractRole_CONTRACT_ROLE_UNSPECIFIED
+}
+
+// ListAllocationsRequest asks for allocations.
 type ListAllocationsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Side; unspecified for both.
+	Role          ContractRole `protobuf:"varint,1,opt,name=role,proto3,enum=vtbench.fluidos.v1.ContractRole" json:"role,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListAllocationsRequest) Reset() {
 	*x = ListAllocationsRequest{}
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[32]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1587,7 +1727,7 @@ func (x *ListAllocationsRequest) String() string {
 func (*ListAllocationsRequest) ProtoMessage() {}
 
 func (x *ListAllocationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[32]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1600,21 +1740,83 @@ func (x *ListAllocationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAllocationsRequest.ProtoReflect.Descriptor instead.
 func (*ListAllocationsRequest) Descriptor() ([]byte, []int) {
-	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{32}
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{34}
 }
 
-// ListAllocationsResponse is every allocation.
+func (x *ListAllocationsRequest) GetRole() ContractRole {
+	if x != nil {
+		return x.Role
+	}
+	return ContractRole_CONTRACT_ROLE_UNSPECIFIED
+}
+
+// AllocationEntry is an allocation and this node's side of it.
+type AllocationEntry struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The allocation.
+	Allocation *Allocation `protobuf:"bytes,1,opt,name=allocation,proto3" json:"allocation,omitempty"`
+	// Which side this node is on.
+	Role          ContractRole `protobuf:"varint,2,opt,name=role,proto3,enum=vtbench.fluidos.v1.ContractRole" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AllocationEntry) Reset() {
+	*x = AllocationEntry{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AllocationEntry) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AllocationEntry) ProtoMessage() {}
+
+func (x *AllocationEntry) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AllocationEntry.ProtoReflect.Descriptor instead.
+func (*AllocationEntry) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *AllocationEntry) GetAllocation() *Allocation {
+	if x != nil {
+		return x.Allocation
+	}
+	return nil
+}
+
+func (x *AllocationEntry) GetRole() ContractRole {
+	if x != nil {
+		return x.Role
+	}
+	return ContractRole_CONTRACT_ROLE_UNSPECIFIED
+}
+
+// ListAllocationsResponse is the allocations.
 type ListAllocationsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The allocations.
-	Allocations   []*Allocation `protobuf:"bytes,1,rep,name=allocations,proto3" json:"allocations,omitempty"`
+	// The allocations, bought first.
+	Allocations   []*AllocationEntry `protobuf:"bytes,2,rep,name=allocations,proto3" json:"allocations,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListAllocationsResponse) Reset() {
 	*x = ListAllocationsResponse{}
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[33]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1626,7 +1828,7 @@ func (x *ListAllocationsResponse) String() string {
 func (*ListAllocationsResponse) ProtoMessage() {}
 
 func (x *ListAllocationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[33]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1639,12 +1841,517 @@ func (x *ListAllocationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAllocationsResponse.ProtoReflect.Descriptor instead.
 func (*ListAllocationsResponse) Descriptor() ([]byte, []int) {
-	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{33}
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{36}
 }
 
-func (x *ListAllocationsResponse) GetAllocations() []*Allocation {
+func (x *ListAllocationsResponse) GetAllocations() []*AllocationEntry {
 	if x != nil {
 		return x.Allocations
+	}
+	return nil
+}
+
+// WatchAllocationRequest names an allocation.
+type WatchAllocationRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the allocation.
+	Id string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	// Side to look on; unspecified looks at both, bought first.
+	Role          ContractRole `protobuf:"varint,2,opt,name=role,proto3,enum=vtbench.fluidos.v1.ContractRole" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchAllocationRequest) Reset() {
+	*x = WatchAllocationRequest{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchAllocationRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchAllocationRequest) ProtoMessage() {}
+
+func (x *WatchAllocationRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchAllocationRequest.ProtoReflect.Descriptor instead.
+func (*WatchAllocationRequest) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *WatchAllocationRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *WatchAllocationRequest) GetRole() ContractRole {
+	if x != nil {
+		return x.Role
+	}
+	return ContractRole_CONTRACT_ROLE_UNSPECIFIED
+}
+
+// WatchAllocationResponse is the allocation after a change.
+type WatchAllocationResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The allocation; absent when it was deleted.
+	Allocation *Allocation `protobuf:"bytes,1,opt,name=allocation,proto3" json:"allocation,omitempty"`
+	// Which side this node is on.
+	Role          ContractRole `protobuf:"varint,2,opt,name=role,proto3,enum=vtbench.fluidos.v1.ContractRole" json:"role,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchAllocationResponse) Reset() {
+	*x = WatchAllocationResponse{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchAllocationResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchAllocationResponse) ProtoMessage() {}
+
+func (x *WatchAllocationResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchAllocationResponse.ProtoReflect.Descriptor instead.
+func (*WatchAllocationResponse) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *WatchAllocationResponse) GetAllocation() *Allocation {
+	if x != nil {
+		return x.Allocation
+	}
+	return nil
+}
+
+func (x *WatchAllocationResponse) GetRole() ContractRole {
+	if x != nil {
+		return x.Role
+	}
+	return ContractRole_CONTRACT_ROLE_UNSPECIFIED
+}
+
+// DeploySliceInstanceRequest is an instance to run on a bought slice.
+type DeploySliceInstanceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the contract that bought the slice.
+	ContractId string `protobuf:"bytes,1,opt,name=contract_id,json=contractId,proto3" json:"contract_id,omitempty"`
+	// The instance; its status is ignored.
+	Instance      *SliceInstance `protobuf:"bytes,2,opt,name=instance,proto3" json:"instance,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeploySliceInstanceRequest) Reset() {
+	*x = DeploySliceInstanceRequest{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeploySliceInstanceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeploySliceInstanceRequest) ProtoMessage() {}
+
+func (x *DeploySliceInstanceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeploySliceInstanceRequest.ProtoReflect.Descriptor instead.
+func (*DeploySliceInstanceRequest) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *DeploySliceInstanceRequest) GetContractId() string {
+	if x != nil {
+		return x.ContractId
+	}
+	return ""
+}
+
+func (x *DeploySliceInstanceRequest) GetInstance() *SliceInstance {
+	if x != nil {
+		return x.Instance
+	}
+	return nil
+}
+
+// DeploySliceInstanceResponse is the instance as the seller reports it.
+type DeploySliceInstanceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The instance.
+	Instance      *SliceInstance `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeploySliceInstanceResponse) Reset() {
+	*x = DeploySliceInstanceResponse{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeploySliceInstanceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeploySliceInstanceResponse) ProtoMessage() {}
+
+func (x *DeploySliceInstanceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeploySliceInstanceResponse.ProtoReflect.Descriptor instead.
+func (*DeploySliceInstanceResponse) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *DeploySliceInstanceResponse) GetInstance() *SliceInstance {
+	if x != nil {
+		return x.Instance
+	}
+	return nil
+}
+
+// GetSliceInstanceRequest names an instance of a bought slice.
+type GetSliceInstanceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the contract that bought the slice.
+	ContractId string `protobuf:"bytes,1,opt,name=contract_id,json=contractId,proto3" json:"contract_id,omitempty"`
+	// Name of the instance.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSliceInstanceRequest) Reset() {
+	*x = GetSliceInstanceRequest{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSliceInstanceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSliceInstanceRequest) ProtoMessage() {}
+
+func (x *GetSliceInstanceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSliceInstanceRequest.ProtoReflect.Descriptor instead.
+func (*GetSliceInstanceRequest) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *GetSliceInstanceRequest) GetContractId() string {
+	if x != nil {
+		return x.ContractId
+	}
+	return ""
+}
+
+func (x *GetSliceInstanceRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// GetSliceInstanceResponse is an instance.
+type GetSliceInstanceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The instance.
+	Instance      *SliceInstance `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetSliceInstanceResponse) Reset() {
+	*x = GetSliceInstanceResponse{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetSliceInstanceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetSliceInstanceResponse) ProtoMessage() {}
+
+func (x *GetSliceInstanceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetSliceInstanceResponse.ProtoReflect.Descriptor instead.
+func (*GetSliceInstanceResponse) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *GetSliceInstanceResponse) GetInstance() *SliceInstance {
+	if x != nil {
+		return x.Instance
+	}
+	return nil
+}
+
+// ListSliceInstancesRequest names a bought slice.
+type ListSliceInstancesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the contract that bought the slice.
+	ContractId    string `protobuf:"bytes,1,opt,name=contract_id,json=contractId,proto3" json:"contract_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSliceInstancesRequest) Reset() {
+	*x = ListSliceInstancesRequest{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSliceInstancesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSliceInstancesRequest) ProtoMessage() {}
+
+func (x *ListSliceInstancesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSliceInstancesRequest.ProtoReflect.Descriptor instead.
+func (*ListSliceInstancesRequest) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *ListSliceInstancesRequest) GetContractId() string {
+	if x != nil {
+		return x.ContractId
+	}
+	return ""
+}
+
+// ListSliceInstancesResponse is the instances of a slice.
+type ListSliceInstancesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The instances, by name.
+	Instances     []*SliceInstance `protobuf:"bytes,1,rep,name=instances,proto3" json:"instances,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSliceInstancesResponse) Reset() {
+	*x = ListSliceInstancesResponse{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSliceInstancesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSliceInstancesResponse) ProtoMessage() {}
+
+func (x *ListSliceInstancesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSliceInstancesResponse.ProtoReflect.Descriptor instead.
+func (*ListSliceInstancesResponse) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *ListSliceInstancesResponse) GetInstances() []*SliceInstance {
+	if x != nil {
+		return x.Instances
+	}
+	return nil
+}
+
+// DeleteSliceInstanceRequest names an instance of a bought slice.
+type DeleteSliceInstanceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the contract that bought the slice.
+	ContractId string `protobuf:"bytes,1,opt,name=contract_id,json=contractId,proto3" json:"contract_id,omitempty"`
+	// Name of the instance.
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSliceInstanceRequest) Reset() {
+	*x = DeleteSliceInstanceRequest{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSliceInstanceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSliceInstanceRequest) ProtoMessage() {}
+
+func (x *DeleteSliceInstanceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSliceInstanceRequest.ProtoReflect.Descriptor instead.
+func (*DeleteSliceInstanceRequest) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *DeleteSliceInstanceRequest) GetContractId() string {
+	if x != nil {
+		return x.ContractId
+	}
+	return ""
+}
+
+func (x *DeleteSliceInstanceRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+// DeleteSliceInstanceResponse is the instance as last reported.
+type DeleteSliceInstanceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The instance; state DELETE_DONE once gone.
+	Instance      *SliceInstance `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteSliceInstanceResponse) Reset() {
+	*x = DeleteSliceInstanceResponse{}
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteSliceInstanceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteSliceInstanceResponse) ProtoMessage() {}
+
+func (x *DeleteSliceInstanceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteSliceInstanceResponse.ProtoReflect.Descriptor instead.
+func (*DeleteSliceInstanceResponse) Descriptor() ([]byte, []int) {
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *DeleteSliceInstanceResponse) GetInstance() *SliceInstance {
+	if x != nil {
+		return x.Instance
 	}
 	return nil
 }
@@ -1658,7 +2365,7 @@ type GetNodeRequest struct {
 
 func (x *GetNodeRequest) Reset() {
 	*x = GetNodeRequest{}
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[34]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1670,7 +2377,7 @@ func (x *GetNodeRequest) String() string {
 func (*GetNodeRequest) ProtoMessage() {}
 
 func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[34]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1683,7 +2390,7 @@ func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeRequest.ProtoReflect.Descriptor instead.
 func (*GetNodeRequest) Descriptor() ([]byte, []int) {
-	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{34}
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{47}
 }
 
 // GetNodeResponse is the node's identity.
@@ -1699,7 +2406,7 @@ type GetNodeResponse struct {
 
 func (x *GetNodeResponse) Reset() {
 	*x = GetNodeResponse{}
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[35]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1711,7 +2418,7 @@ func (x *GetNodeResponse) String() string {
 func (*GetNodeResponse) ProtoMessage() {}
 
 func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[35]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1724,7 +2431,7 @@ func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeResponse.ProtoReflect.Descriptor instead.
 func (*GetNodeResponse) Descriptor() ([]byte, []int) {
-	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{35}
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *GetNodeResponse) GetNode() *NodeIdentity {
@@ -1750,7 +2457,7 @@ type ListPeersRequest struct {
 
 func (x *ListPeersRequest) Reset() {
 	*x = ListPeersRequest{}
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[36]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1762,7 +2469,7 @@ func (x *ListPeersRequest) String() string {
 func (*ListPeersRequest) ProtoMessage() {}
 
 func (x *ListPeersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[36]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1775,7 +2482,7 @@ func (x *ListPeersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPeersRequest.ProtoReflect.Descriptor instead.
 func (*ListPeersRequest) Descriptor() ([]byte, []int) {
-	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{36}
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{49}
 }
 
 // Peer is a known peer.
@@ -1791,7 +2498,7 @@ type Peer struct {
 
 func (x *Peer) Reset() {
 	*x = Peer{}
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[37]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1803,7 +2510,7 @@ func (x *Peer) String() string {
 func (*Peer) ProtoMessage() {}
 
 func (x *Peer) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[37]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1816,7 +2523,7 @@ func (x *Peer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Peer.ProtoReflect.Descriptor instead.
 func (*Peer) Descriptor() ([]byte, []int) {
-	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{37}
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *Peer) GetAddress() string {
@@ -1844,7 +2551,7 @@ type ListPeersResponse struct {
 
 func (x *ListPeersResponse) Reset() {
 	*x = ListPeersResponse{}
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[38]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1856,7 +2563,7 @@ func (x *ListPeersResponse) String() string {
 func (*ListPeersResponse) ProtoMessage() {}
 
 func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[38]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1869,7 +2576,7 @@ func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPeersResponse.ProtoReflect.Descriptor instead.
 func (*ListPeersResponse) Descriptor() ([]byte, []int) {
-	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{38}
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *ListPeersResponse) GetPeers() []*Peer {
@@ -1890,7 +2597,7 @@ type AddPeerRequest struct {
 
 func (x *AddPeerRequest) Reset() {
 	*x = AddPeerRequest{}
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[39]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1902,7 +2609,7 @@ func (x *AddPeerRequest) String() string {
 func (*AddPeerRequest) ProtoMessage() {}
 
 func (x *AddPeerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[39]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1915,7 +2622,7 @@ func (x *AddPeerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddPeerRequest.ProtoReflect.Descriptor instead.
 func (*AddPeerRequest) Descriptor() ([]byte, []int) {
-	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{39}
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *AddPeerRequest) GetAddress() string {
@@ -1934,7 +2641,7 @@ type AddPeerResponse struct {
 
 func (x *AddPeerResponse) Reset() {
 	*x = AddPeerResponse{}
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[40]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1946,7 +2653,7 @@ func (x *AddPeerResponse) String() string {
 func (*AddPeerResponse) ProtoMessage() {}
 
 func (x *AddPeerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[40]
+	mi := &file_vtbench_fluidos_v1_node_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1959,14 +2666,14 @@ func (x *AddPeerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddPeerResponse.ProtoReflect.Descriptor instead.
 func (*AddPeerResponse) Descriptor() ([]byte, []int) {
-	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{40}
+	return file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP(), []int{53}
 }
 
 var File_vtbench_fluidos_v1_node_api_proto protoreflect.FileDescriptor
 
 const file_vtbench_fluidos_v1_node_api_proto_rawDesc = "" +
 	"\n" +
-	"!vtbench/fluidos/v1/node_api.proto\x12\x12vtbench.fluidos.v1\x1a#vtbench/fluidos/v1/allocation.proto\x1a\"vtbench/fluidos/v1/blueprint.proto\x1a\x1fvtbench/fluidos/v1/common.proto\x1a!vtbench/fluidos/v1/contract.proto\x1a\"vtbench/fluidos/v1/discovery.proto\x1a\x1fvtbench/fluidos/v1/flavor.proto\x1a!vtbench/fluidos/v1/selector.proto\x1a\x1fvtbench/fluidos/v1/solver.proto\"I\n" +
+	"!vtbench/fluidos/v1/node_api.proto\x12\x12vtbench.fluidos.v1\x1a#vtbench/fluidos/v1/allocation.proto\x1a\"vtbench/fluidos/v1/blueprint.proto\x1a\x1fvtbench/fluidos/v1/common.proto\x1a!vtbench/fluidos/v1/contract.proto\x1a\"vtbench/fluidos/v1/discovery.proto\x1a\x1fvtbench/fluidos/v1/flavor.proto\x1a!vtbench/fluidos/v1/selector.proto\x1a\x1evtbench/fluidos/v1/slice.proto\x1a\x1fvtbench/fluidos/v1/solver.proto\"I\n" +
 	"\x13CreateSolverRequest\x122\n" +
 	"\x06solver\x18\x01 \x01(\v2\x1a.vtbench.fluidos.v1.SolverR\x06solver\"J\n" +
 	"\x14CreateSolverResponse\x122\n" +
@@ -2033,16 +2740,64 @@ const file_vtbench_fluidos_v1_node_api_proto_rawDesc = "" +
 	"\bcontract\x18\x01 \x01(\v2\x1c.vtbench.fluidos.v1.ContractR\bcontract\x124\n" +
 	"\x04role\x18\x02 \x01(\x0e2 .vtbench.fluidos.v1.ContractRoleR\x04role\"X\n" +
 	"\x15ListContractsResponse\x12?\n" +
-	"\tcontracts\x18\x01 \x03(\v2!.vtbench.fluidos.v1.ContractEntryR\tcontracts\"&\n" +
+	"\tcontracts\x18\x01 \x03(\v2!.vtbench.fluidos.v1.ContractEntryR\tcontracts\"v\n" +
+	"\x16ReleaseContractRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x124\n" +
+	"\x04role\x18\x02 \x01(\x0e2 .vtbench.fluidos.v1.ContractRoleR\x04role\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x8f\x01\n" +
+	"\x17ReleaseContractResponse\x12>\n" +
+	"\n" +
+	"allocation\x18\x01 \x01(\v2\x1e.vtbench.fluidos.v1.AllocationR\n" +
+	"allocation\x124\n" +
+	"\x04role\x18\x02 \x01(\x0e2 .vtbench.fluidos.v1.ContractRoleR\x04role\"\\\n" +
 	"\x14GetAllocationRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"W\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x124\n" +
+	"\x04role\x18\x02 \x01(\x0e2 .vtbench.fluidos.v1.ContractRoleR\x04role\"\x8d\x01\n" +
 	"\x15GetAllocationResponse\x12>\n" +
 	"\n" +
 	"allocation\x18\x01 \x01(\v2\x1e.vtbench.fluidos.v1.AllocationR\n" +
-	"allocation\"\x18\n" +
-	"\x16ListAllocationsRequest\"[\n" +
-	"\x17ListAllocationsResponse\x12@\n" +
-	"\vallocations\x18\x01 \x03(\v2\x1e.vtbench.fluidos.v1.AllocationR\vallocations\"\x10\n" +
+	"allocation\x124\n" +
+	"\x04role\x18\x02 \x01(\x0e2 .vtbench.fluidos.v1.ContractRoleR\x04role\"N\n" +
+	"\x16ListAllocationsRequest\x124\n" +
+	"\x04role\x18\x01 \x01(\x0e2 .vtbench.fluidos.v1.ContractRoleR\x04role\"\x87\x01\n" +
+	"\x0fAllocationEntry\x12>\n" +
+	"\n" +
+	"allocation\x18\x01 \x01(\v2\x1e.vtbench.fluidos.v1.AllocationR\n" +
+	"allocation\x124\n" +
+	"\x04role\x18\x02 \x01(\x0e2 .vtbench.fluidos.v1.ContractRoleR\x04role\"f\n" +
+	"\x17ListAllocationsResponse\x12E\n" +
+	"\vallocations\x18\x02 \x03(\v2#.vtbench.fluidos.v1.AllocationEntryR\vallocationsJ\x04\b\x01\x10\x02\"^\n" +
+	"\x16WatchAllocationRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x124\n" +
+	"\x04role\x18\x02 \x01(\x0e2 .vtbench.fluidos.v1.ContractRoleR\x04role\"\x8f\x01\n" +
+	"\x17WatchAllocationResponse\x12>\n" +
+	"\n" +
+	"allocation\x18\x01 \x01(\v2\x1e.vtbench.fluidos.v1.AllocationR\n" +
+	"allocation\x124\n" +
+	"\x04role\x18\x02 \x01(\x0e2 .vtbench.fluidos.v1.ContractRoleR\x04role\"|\n" +
+	"\x1aDeploySliceInstanceRequest\x12\x1f\n" +
+	"\vcontract_id\x18\x01 \x01(\tR\n" +
+	"contractId\x12=\n" +
+	"\binstance\x18\x02 \x01(\v2!.vtbench.fluidos.v1.SliceInstanceR\binstance\"\\\n" +
+	"\x1bDeploySliceInstanceResponse\x12=\n" +
+	"\binstance\x18\x01 \x01(\v2!.vtbench.fluidos.v1.SliceInstanceR\binstance\"N\n" +
+	"\x17GetSliceInstanceRequest\x12\x1f\n" +
+	"\vcontract_id\x18\x01 \x01(\tR\n" +
+	"contractId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"Y\n" +
+	"\x18GetSliceInstanceResponse\x12=\n" +
+	"\binstance\x18\x01 \x01(\v2!.vtbench.fluidos.v1.SliceInstanceR\binstance\"<\n" +
+	"\x19ListSliceInstancesRequest\x12\x1f\n" +
+	"\vcontract_id\x18\x01 \x01(\tR\n" +
+	"contractId\"]\n" +
+	"\x1aListSliceInstancesResponse\x12?\n" +
+	"\tinstances\x18\x01 \x03(\v2!.vtbench.fluidos.v1.SliceInstanceR\tinstances\"Q\n" +
+	"\x1aDeleteSliceInstanceRequest\x12\x1f\n" +
+	"\vcontract_id\x18\x01 \x01(\tR\n" +
+	"contractId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\\\n" +
+	"\x1bDeleteSliceInstanceResponse\x12=\n" +
+	"\binstance\x18\x01 \x01(\v2!.vtbench.fluidos.v1.SliceInstanceR\binstance\"\x10\n" +
 	"\x0eGetNodeRequest\"l\n" +
 	"\x0fGetNodeResponse\x124\n" +
 	"\x04node\x18\x01 \x01(\v2 .vtbench.fluidos.v1.NodeIdentityR\x04node\x12#\n" +
@@ -2074,13 +2829,20 @@ const file_vtbench_fluidos_v1_node_api_proto_rawDesc = "" +
 	"\x16CreateServiceBlueprint\x121.vtbench.fluidos.v1.CreateServiceBlueprintRequest\x1a2.vtbench.fluidos.v1.CreateServiceBlueprintResponse\x12v\n" +
 	"\x13GetServiceBlueprint\x12..vtbench.fluidos.v1.GetServiceBlueprintRequest\x1a/.vtbench.fluidos.v1.GetServiceBlueprintResponse\x12|\n" +
 	"\x15ListServiceBlueprints\x120.vtbench.fluidos.v1.ListServiceBlueprintsRequest\x1a1.vtbench.fluidos.v1.ListServiceBlueprintsResponse\x12\x7f\n" +
-	"\x16DeleteServiceBlueprint\x121.vtbench.fluidos.v1.DeleteServiceBlueprintRequest\x1a2.vtbench.fluidos.v1.DeleteServiceBlueprintResponse2\xd7\x01\n" +
+	"\x16DeleteServiceBlueprint\x121.vtbench.fluidos.v1.DeleteServiceBlueprintRequest\x1a2.vtbench.fluidos.v1.DeleteServiceBlueprintResponse2\xc3\x02\n" +
 	"\x0fContractService\x12^\n" +
 	"\vGetContract\x12&.vtbench.fluidos.v1.GetContractRequest\x1a'.vtbench.fluidos.v1.GetContractResponse\x12d\n" +
-	"\rListContracts\x12(.vtbench.fluidos.v1.ListContractsRequest\x1a).vtbench.fluidos.v1.ListContractsResponse2\xe5\x01\n" +
+	"\rListContracts\x12(.vtbench.fluidos.v1.ListContractsRequest\x1a).vtbench.fluidos.v1.ListContractsResponse\x12j\n" +
+	"\x0fReleaseContract\x12*.vtbench.fluidos.v1.ReleaseContractRequest\x1a+.vtbench.fluidos.v1.ReleaseContractResponse2\xd3\x02\n" +
 	"\x11AllocationService\x12d\n" +
 	"\rGetAllocation\x12(.vtbench.fluidos.v1.GetAllocationRequest\x1a).vtbench.fluidos.v1.GetAllocationResponse\x12j\n" +
-	"\x0fListAllocations\x12*.vtbench.fluidos.v1.ListAllocationsRequest\x1a+.vtbench.fluidos.v1.ListAllocationsResponse2\x8f\x02\n" +
+	"\x0fListAllocations\x12*.vtbench.fluidos.v1.ListAllocationsRequest\x1a+.vtbench.fluidos.v1.ListAllocationsResponse\x12l\n" +
+	"\x0fWatchAllocation\x12*.vtbench.fluidos.v1.WatchAllocationRequest\x1a+.vtbench.fluidos.v1.WatchAllocationResponse0\x012\xe2\x03\n" +
+	"\fSliceService\x12v\n" +
+	"\x13DeploySliceInstance\x12..vtbench.fluidos.v1.DeploySliceInstanceRequest\x1a/.vtbench.fluidos.v1.DeploySliceInstanceResponse\x12m\n" +
+	"\x10GetSliceInstance\x12+.vtbench.fluidos.v1.GetSliceInstanceRequest\x1a,.vtbench.fluidos.v1.GetSliceInstanceResponse\x12s\n" +
+	"\x12ListSliceInstances\x12-.vtbench.fluidos.v1.ListSliceInstancesRequest\x1a..vtbench.fluidos.v1.ListSliceInstancesResponse\x12v\n" +
+	"\x13DeleteSliceInstance\x12..vtbench.fluidos.v1.DeleteSliceInstanceRequest\x1a/.vtbench.fluidos.v1.DeleteSliceInstanceResponse2\x8f\x02\n" +
 	"\vNodeService\x12R\n" +
 	"\aGetNode\x12\".vtbench.fluidos.v1.GetNodeRequest\x1a#.vtbench.fluidos.v1.GetNodeResponse\x12X\n" +
 	"\tListPeers\x12$.vtbench.fluidos.v1.ListPeersRequest\x1a%.vtbench.fluidos.v1.ListPeersResponse\x12R\n" +
@@ -2099,7 +2861,7 @@ func file_vtbench_fluidos_v1_node_api_proto_rawDescGZIP() []byte {
 }
 
 var file_vtbench_fluidos_v1_node_api_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_vtbench_fluidos_v1_node_api_proto_msgTypes = make([]protoimpl.MessageInfo, 41)
+var file_vtbench_fluidos_v1_node_api_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
 var file_vtbench_fluidos_v1_node_api_proto_goTypes = []any{
 	(ContractRole)(0),                      // 0: vtbench.fluidos.v1.ContractRole
 	(*CreateSolverRequest)(nil),            // 1: vtbench.fluidos.v1.CreateSolverRequest
@@ -2132,100 +2894,142 @@ var file_vtbench_fluidos_v1_node_api_proto_goTypes = []any{
 	(*ListContractsRequest)(nil),           // 28: vtbench.fluidos.v1.ListContractsRequest
 	(*ContractEntry)(nil),                  // 29: vtbench.fluidos.v1.ContractEntry
 	(*ListContractsResponse)(nil),          // 30: vtbench.fluidos.v1.ListContractsResponse
-	(*GetAllocationRequest)(nil),           // 31: vtbench.fluidos.v1.GetAllocationRequest
-	(*GetAllocationResponse)(nil),          // 32: vtbench.fluidos.v1.GetAllocationResponse
-	(*ListAllocationsRequest)(nil),         // 33: vtbench.fluidos.v1.ListAllocationsRequest
-	(*ListAllocationsResponse)(nil),        // 34: vtbench.fluidos.v1.ListAllocationsResponse
-	(*GetNodeRequest)(nil),                 // 35: vtbench.fluidos.v1.GetNodeRequest
-	(*GetNodeResponse)(nil),                // 36: vtbench.fluidos.v1.GetNodeResponse
-	(*ListPeersRequest)(nil),               // 37: vtbench.fluidos.v1.ListPeersRequest
-	(*Peer)(nil),                           // 38: vtbench.fluidos.v1.Peer
-	(*ListPeersResponse)(nil),              // 39: vtbench.fluidos.v1.ListPeersResponse
-	(*AddPeerRequest)(nil),                 // 40: vtbench.fluidos.v1.AddPeerRequest
-	(*AddPeerResponse)(nil),                // 41: vtbench.fluidos.v1.AddPeerResponse
-	(*Solver)(nil),                         // 42: vtbench.fluidos.v1.Solver
-	(*Discovery)(nil),                      // 43: vtbench.fluidos.v1.Discovery
-	(*PeeringCandidate)(nil),               // 44: vtbench.fluidos.v1.PeeringCandidate
-	(*Selector)(nil),                       // 45: vtbench.fluidos.v1.Selector
-	(*Flavor)(nil),                         // 46: vtbench.fluidos.v1.Flavor
-	(*PeerResult)(nil),                     // 47: vtbench.fluidos.v1.PeerResult
-	(*ServiceBlueprint)(nil),               // 48: vtbench.fluidos.v1.ServiceBlueprint
-	(*Contract)(nil),                       // 49: vtbench.fluidos.v1.Contract
-	(*Allocation)(nil),                     // 50: vtbench.fluidos.v1.Allocation
-	(*NodeIdentity)(nil),                   // 51: vtbench.fluidos.v1.NodeIdentity
+	(*ReleaseContractRequest)(nil),         // 31: vtbench.fluidos.v1.ReleaseContractRequest
+	(*ReleaseContractResponse)(nil),        // 32: vtbench.fluidos.v1.ReleaseContractResponse
+	(*GetAllocationRequest)(nil),           // 33: vtbench.fluidos.v1.GetAllocationRequest
+	(*GetAllocationResponse)(nil),          // 34: vtbench.fluidos.v1.GetAllocationResponse
+	(*ListAllocationsRequest)(nil),         // 35: vtbench.fluidos.v1.ListAllocationsRequest
+	(*AllocationEntry)(nil),                // 36: vtbench.fluidos.v1.AllocationEntry
+	(*ListAllocationsResponse)(nil),        // 37: vtbench.fluidos.v1.ListAllocationsResponse
+	(*WatchAllocationRequest)(nil),         // 38: vtbench.fluidos.v1.WatchAllocationRequest
+	(*WatchAllocationResponse)(nil),        // 39: vtbench.fluidos.v1.WatchAllocationResponse
+	(*DeploySliceInstanceRequest)(nil),     // 40: vtbench.fluidos.v1.DeploySliceInstanceRequest
+	(*DeploySliceInstanceResponse)(nil),    // 41: vtbench.fluidos.v1.DeploySliceInstanceResponse
+	(*GetSliceInstanceRequest)(nil),        // 42: vtbench.fluidos.v1.GetSliceInstanceRequest
+	(*GetSliceInstanceResponse)(nil),       // 43: vtbench.fluidos.v1.GetSliceInstanceResponse
+	(*ListSliceInstancesRequest)(nil),      // 44: vtbench.fluidos.v1.ListSliceInstancesRequest
+	(*ListSliceInstancesResponse)(nil),     // 45: vtbench.fluidos.v1.ListSliceInstancesResponse
+	(*DeleteSliceInstanceRequest)(nil),     // 46: vtbench.fluidos.v1.DeleteSliceInstanceRequest
+	(*DeleteSliceInstanceResponse)(nil),    // 47: vtbench.fluidos.v1.DeleteSliceInstanceResponse
+	(*GetNodeRequest)(nil),                 // 48: vtbench.fluidos.v1.GetNodeRequest
+	(*GetNodeResponse)(nil),                // 49: vtbench.fluidos.v1.GetNodeResponse
+	(*ListPeersRequest)(nil),               // 50: vtbench.fluidos.v1.ListPeersRequest
+	(*Peer)(nil),                           // 51: vtbench.fluidos.v1.Peer
+	(*ListPeersResponse)(nil),              // 52: vtbench.fluidos.v1.ListPeersResponse
+	(*AddPeerRequest)(nil),                 // 53: vtbench.fluidos.v1.AddPeerRequest
+	(*AddPeerResponse)(nil),                // 54: vtbench.fluidos.v1.AddPeerResponse
+	(*Solver)(nil),                         // 55: vtbench.fluidos.v1.Solver
+	(*Discovery)(nil),                      // 56: vtbench.fluidos.v1.Discovery
+	(*PeeringCandidate)(nil),               // 57: vtbench.fluidos.v1.PeeringCandidate
+	(*Selector)(nil),                       // 58: vtbench.fluidos.v1.Selector
+	(*Flavor)(nil),                         // 59: vtbench.fluidos.v1.Flavor
+	(*PeerResult)(nil),                     // 60: vtbench.fluidos.v1.PeerResult
+	(*ServiceBlueprint)(nil),               // 61: vtbench.fluidos.v1.ServiceBlueprint
+	(*Contract)(nil),                       // 62: vtbench.fluidos.v1.Contract
+	(*Allocation)(nil),                     // 63: vtbench.fluidos.v1.Allocation
+	(*SliceInstance)(nil),                  // 64: vtbench.fluidos.v1.SliceInstance
+	(*NodeIdentity)(nil),                   // 65: vtbench.fluidos.v1.NodeIdentity
 }
 var file_vtbench_fluidos_v1_node_api_proto_depIdxs = []int32{
-	42, // 0: vtbench.fluidos.v1.CreateSolverRequest.solver:type_name -> vtbench.fluidos.v1.Solver
-	42, // 1: vtbench.fluidos.v1.CreateSolverResponse.solver:type_name -> vtbench.fluidos.v1.Solver
-	42, // 2: vtbench.fluidos.v1.GetSolverResponse.solver:type_name -> vtbench.fluidos.v1.Solver
-	42, // 3: vtbench.fluidos.v1.ListSolversResponse.solvers:type_name -> vtbench.fluidos.v1.Solver
-	42, // 4: vtbench.fluidos.v1.WatchSolverResponse.solver:type_name -> vtbench.fluidos.v1.Solver
-	43, // 5: vtbench.fluidos.v1.GetDiscoveryResponse.discovery:type_name -> vtbench.fluidos.v1.Discovery
-	44, // 6: vtbench.fluidos.v1.GetDiscoveryResponse.candidates:type_name -> vtbench.fluidos.v1.PeeringCandidate
-	45, // 7: vtbench.fluidos.v1.ListFlavorsRequest.selector:type_name -> vtbench.fluidos.v1.Selector
-	46, // 8: vtbench.fluidos.v1.ListFlavorsResponse.flavors:type_name -> vtbench.fluidos.v1.Flavor
-	45, // 9: vtbench.fluidos.v1.ListPeerFlavorsRequest.selector:type_name -> vtbench.fluidos.v1.Selector
-	46, // 10: vtbench.fluidos.v1.PeerFlavor.flavor:type_name -> vtbench.fluidos.v1.Flavor
+	55, // 0: vtbench.fluidos.v1.CreateSolverRequest.solver:type_name -> vtbench.fluidos.v1.Solver
+	55, // 1: vtbench.fluidos.v1.CreateSolverResponse.solver:type_name -> vtbench.fluidos.v1.Solver
+	55, // 2: vtbench.fluidos.v1.GetSolverResponse.solver:type_name -> vtbench.fluidos.v1.Solver
+	55, // 3: vtbench.fluidos.v1.ListSolversResponse.solvers:type_name -> vtbench.fluidos.v1.Solver
+	55, // 4: vtbench.fluidos.v1.WatchSolverResponse.solver:type_name -> vtbench.fluidos.v1.Solver
+	56, // 5: vtbench.fluidos.v1.GetDiscoveryResponse.discovery:type_name -> vtbench.fluidos.v1.Discovery
+	57, // 6: vtbench.fluidos.v1.GetDiscoveryResponse.candidates:type_name -> vtbench.fluidos.v1.PeeringCandidate
+	58, // 7: vtbench.fluidos.v1.ListFlavorsRequest.selector:type_name -> vtbench.fluidos.v1.Selector
+	59, // 8: vtbench.fluidos.v1.ListFlavorsResponse.flavors:type_name -> vtbench.fluidos.v1.Flavor
+	58, // 9: vtbench.fluidos.v1.ListPeerFlavorsRequest.selector:type_name -> vtbench.fluidos.v1.Selector
+	59, // 10: vtbench.fluidos.v1.PeerFlavor.flavor:type_name -> vtbench.fluidos.v1.Flavor
 	16, // 11: vtbench.fluidos.v1.ListPeerFlavorsResponse.flavors:type_name -> vtbench.fluidos.v1.PeerFlavor
-	47, // 12: vtbench.fluidos.v1.ListPeerFlavorsResponse.peer_results:type_name -> vtbench.fluidos.v1.PeerResult
-	48, // 13: vtbench.fluidos.v1.CreateServiceBlueprintRequest.blueprint:type_name -> vtbench.fluidos.v1.ServiceBlueprint
-	48, // 14: vtbench.fluidos.v1.CreateServiceBlueprintResponse.blueprint:type_name -> vtbench.fluidos.v1.ServiceBlueprint
-	48, // 15: vtbench.fluidos.v1.GetServiceBlueprintResponse.blueprint:type_name -> vtbench.fluidos.v1.ServiceBlueprint
-	48, // 16: vtbench.fluidos.v1.ListServiceBlueprintsResponse.blueprints:type_name -> vtbench.fluidos.v1.ServiceBlueprint
+	60, // 12: vtbench.fluidos.v1.ListPeerFlavorsResponse.peer_results:type_name -> vtbench.fluidos.v1.PeerResult
+	61, // 13: vtbench.fluidos.v1.CreateServiceBlueprintRequest.blueprint:type_name -> vtbench.fluidos.v1.ServiceBlueprint
+	61, // 14: vtbench.fluidos.v1.CreateServiceBlueprintResponse.blueprint:type_name -> vtbench.fluidos.v1.ServiceBlueprint
+	61, // 15: vtbench.fluidos.v1.GetServiceBlueprintResponse.blueprint:type_name -> vtbench.fluidos.v1.ServiceBlueprint
+	61, // 16: vtbench.fluidos.v1.ListServiceBlueprintsResponse.blueprints:type_name -> vtbench.fluidos.v1.ServiceBlueprint
 	0,  // 17: vtbench.fluidos.v1.GetContractRequest.role:type_name -> vtbench.fluidos.v1.ContractRole
-	49, // 18: vtbench.fluidos.v1.GetContractResponse.contract:type_name -> vtbench.fluidos.v1.Contract
+	62, // 18: vtbench.fluidos.v1.GetContractResponse.contract:type_name -> vtbench.fluidos.v1.Contract
 	0,  // 19: vtbench.fluidos.v1.GetContractResponse.role:type_name -> vtbench.fluidos.v1.ContractRole
 	0,  // 20: vtbench.fluidos.v1.ListContractsRequest.role:type_name -> vtbench.fluidos.v1.ContractRole
-	49, // 21: vtbench.fluidos.v1.ContractEntry.contract:type_name -> vtbench.fluidos.v1.Contract
+	62, // 21: vtbench.fluidos.v1.ContractEntry.contract:type_name -> vtbench.fluidos.v1.Contract
 	0,  // 22: vtbench.fluidos.v1.ContractEntry.role:type_name -> vtbench.fluidos.v1.ContractRole
 	29, // 23: vtbench.fluidos.v1.ListContractsResponse.contracts:type_name -> vtbench.fluidos.v1.ContractEntry
-	50, // 24: vtbench.fluidos.v1.GetAllocationResponse.allocation:type_name -> vtbench.fluidos.v1.Allocation
-	50, // 25: vtbench.fluidos.v1.ListAllocationsResponse.allocations:type_name -> vtbench.fluidos.v1.Allocation
-	51, // 26: vtbench.fluidos.v1.GetNodeResponse.node:type_name -> vtbench.fluidos.v1.NodeIdentity
-	38, // 27: vtbench.fluidos.v1.ListPeersResponse.peers:type_name -> vtbench.fluidos.v1.Peer
-	1,  // 28: vtbench.fluidos.v1.SolverService.CreateSolver:input_type -> vtbench.fluidos.v1.CreateSolverRequest
-	3,  // 29: vtbench.fluidos.v1.SolverService.GetSolver:input_type -> vtbench.fluidos.v1.GetSolverRequest
-	5,  // 30: vtbench.fluidos.v1.SolverService.ListSolvers:input_type -> vtbench.fluidos.v1.ListSolversRequest
-	7,  // 31: vtbench.fluidos.v1.SolverService.DeleteSolver:input_type -> vtbench.fluidos.v1.DeleteSolverRequest
-	9,  // 32: vtbench.fluidos.v1.SolverService.WatchSolver:input_type -> vtbench.fluidos.v1.WatchSolverRequest
-	11, // 33: vtbench.fluidos.v1.SolverService.GetDiscovery:input_type -> vtbench.fluidos.v1.GetDiscoveryRequest
-	13, // 34: vtbench.fluidos.v1.FlavorService.ListFlavors:input_type -> vtbench.fluidos.v1.ListFlavorsRequest
-	15, // 35: vtbench.fluidos.v1.FlavorService.ListPeerFlavors:input_type -> vtbench.fluidos.v1.ListPeerFlavorsRequest
-	18, // 36: vtbench.fluidos.v1.ServiceBlueprintService.CreateServiceBlueprint:input_type -> vtbench.fluidos.v1.CreateServiceBlueprintRequest
-	20, // 37: vtbench.fluidos.v1.ServiceBlueprintService.GetServiceBlueprint:input_type -> vtbench.fluidos.v1.GetServiceBlueprintRequest
-	22, // 38: vtbench.fluidos.v1.ServiceBlueprintService.ListServiceBlueprints:input_type -> vtbench.fluidos.v1.ListServiceBlueprintsRequest
-	24, // 39: vtbench.fluidos.v1.ServiceBlueprintService.DeleteServiceBlueprint:input_type -> vtbench.fluidos.v1.DeleteServiceBlueprintRequest
-	26, // 40: vtbench.fluidos.v1.ContractService.GetContract:input_type -> vtbench.fluidos.v1.GetContractRequest
-	28, // 41: vtbench.fluidos.v1.ContractService.ListContracts:input_type -> vtbench.fluidos.v1.ListContractsRequest
-	31, // 42: vtbench.fluidos.v1.AllocationService.GetAllocation:input_type -> vtbench.fluidos.v1.GetAllocationRequest
-	33, // 43: vtbench.fluidos.v1.AllocationService.ListAllocations:input_type -> vtbench.fluidos.v1.ListAllocationsRequest
-	35, // 44: vtbench.fluidos.v1.NodeService.GetNode:input_type -> vtbench.fluidos.v1.GetNodeRequest
-	37, // 45: vtbench.fluidos.v1.NodeService.ListPeers:input_type -> vtbench.fluidos.v1.ListPeersRequest
-	40, // 46: vtbench.fluidos.v1.NodeService.AddPeer:input_type -> vtbench.fluidos.v1.AddPeerRequest
-	2,  // 47: vtbench.fluidos.v1.SolverService.CreateSolver:output_type -> vtbench.fluidos.v1.CreateSolverResponse
-	4,  // 48: vtbench.fluidos.v1.SolverService.GetSolver:output_type -> vtbench.fluidos.v1.GetSolverResponse
-	6,  // 49: vtbench.fluidos.v1.SolverService.ListSolvers:output_type -> vtbench.fluidos.v1.ListSolversResponse
-	8,  // 50: vtbench.fluidos.v1.SolverService.DeleteSolver:output_type -> vtbench.fluidos.v1.DeleteSolverResponse
-	10, // 51: vtbench.fluidos.v1.SolverService.WatchSolver:output_type -> vtbench.fluidos.v1.WatchSolverResponse
-	12, // 52: vtbench.fluidos.v1.SolverService.GetDiscovery:output_type -> vtbench.fluidos.v1.GetDiscoveryResponse
-	14, // 53: vtbench.fluidos.v1.FlavorService.ListFlavors:output_type -> vtbench.fluidos.v1.ListFlavorsResponse
-	17, // 54: vtbench.fluidos.v1.FlavorService.ListPeerFlavors:output_type -> vtbench.fluidos.v1.ListPeerFlavorsResponse
-	19, // 55: vtbench.fluidos.v1.ServiceBlueprintService.CreateServiceBlueprint:output_type -> vtbench.fluidos.v1.CreateServiceBlueprintResponse
-	21, // 56: vtbench.fluidos.v1.ServiceBlueprintService.GetServiceBlueprint:output_type -> vtbench.fluidos.v1.GetServiceBlueprintResponse
-	23, // 57: vtbench.fluidos.v1.ServiceBlueprintService.ListServiceBlueprints:output_type -> vtbench.fluidos.v1.ListServiceBlueprintsResponse
-	25, // 58: vtbench.fluidos.v1.ServiceBlueprintService.DeleteServiceBlueprint:output_type -> vtbench.fluidos.v1.DeleteServiceBlueprintResponse
-	27, // 59: vtbench.fluidos.v1.ContractService.GetContract:output_type -> vtbench.fluidos.v1.GetContractResponse
-	30, // 60: vtbench.fluidos.v1.ContractService.ListContracts:output_type -> vtbench.fluidos.v1.ListContractsResponse
-	32, // 61: vtbench.fluidos.v1.AllocationService.GetAllocation:output_type -> vtbench.fluidos.v1.GetAllocationResponse
-	34, // 62: vtbench.fluidos.v1.AllocationService.ListAllocations:output_type -> vtbench.fluidos.v1.ListAllocationsResponse
-	36, // 63: vtbench.fluidos.v1.NodeService.GetNode:output_type -> vtbench.fluidos.v1.GetNodeResponse
-	39, // 64: vtbench.fluidos.v1.NodeService.ListPeers:output_type -> vtbench.fluidos.v1.ListPeersResponse
-	41, // 65: vtbench.fluidos.v1.NodeService.AddPeer:output_type -> vtbench.fluidos.v1.AddPeerResponse
-	47, // [47:66] is the sub-list for method output_type
-	28, // [28:47] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	0,  // 24: vtbench.fluidos.v1.ReleaseContractRequest.role:type_name -> vtbench.fluidos.v1.ContractRole
+	63, // 25: vtbench.fluidos.v1.ReleaseContractResponse.allocation:type_name -> vtbench.fluidos.v1.Allocation
+	0,  // 26: vtbench.fluidos.v1.ReleaseContractResponse.role:type_name -> vtbench.fluidos.v1.ContractRole
+	0,  // 27: vtbench.fluidos.v1.GetAllocationRequest.role:type_name -> vtbench.fluidos.v1.ContractRole
+	63, // 28: vtbench.fluidos.v1.GetAllocationResponse.allocation:type_name -> vtbench.fluidos.v1.Allocation
+	0,  // 29: vtbench.fluidos.v1.GetAllocationResponse.role:type_name -> vtbench.fluidos.v1.ContractRole
+	0,  // 30: vtbench.fluidos.v1.ListAllocationsRequest.role:type_name -> vtbench.fluidos.v1.ContractRole
+	63, // 31: vtbench.fluidos.v1.AllocationEntry.allocation:type_name -> vtbench.fluidos.v1.Allocation
+	0,  // 32: vtbench.fluidos.v1.AllocationEntry.role:type_name -> vtbench.fluidos.v1.ContractRole
+	36, // 33: vtbench.fluidos.v1.ListAllocationsResponse.allocations:type_name -> vtbench.fluidos.v1.AllocationEntry
+	0,  // 34: vtbench.fluidos.v1.WatchAllocationRequest.role:type_name -> vtbench.fluidos.v1.ContractRole
+	63, // 35: vtbench.fluidos.v1.WatchAllocationResponse.allocation:type_name -> vtbench.fluidos.v1.Allocation
+	0,  // 36: vtbench.fluidos.v1.WatchAllocationResponse.role:type_name -> vtbench.fluidos.v1.ContractRole
+	64, // 37: vtbench.fluidos.v1.DeploySliceInstanceRequest.instance:type_name -> vtbench.fluidos.v1.SliceInstance
+	64, // 38: vtbench.fluidos.v1.DeploySliceInstanceResponse.instance:type_name -> vtbench.fluidos.v1.SliceInstance
+	64, // 39: vtbench.fluidos.v1.GetSliceInstanceResponse.instance:type_name -> vtbench.fluidos.v1.SliceInstance
+	64, // 40: vtbench.fluidos.v1.ListSliceInstancesResponse.instances:type_name -> vtbench.fluidos.v1.SliceInstance
+	64, // 41: vtbench.fluidos.v1.DeleteSliceInstanceResponse.instance:type_name -> vtbench.fluidos.v1.SliceInstance
+	65, // 42: vtbench.fluidos.v1.GetNodeResponse.node:type_name -> vtbench.fluidos.v1.NodeIdentity
+	51, // 43: vtbench.fluidos.v1.ListPeersResponse.peers:type_name -> vtbench.fluidos.v1.Peer
+	1,  // 44: vtbench.fluidos.v1.SolverService.CreateSolver:input_type -> vtbench.fluidos.v1.CreateSolverRequest
+	3,  // 45: vtbench.fluidos.v1.SolverService.GetSolver:input_type -> vtbench.fluidos.v1.GetSolverRequest
+	5,  // 46: vtbench.fluidos.v1.SolverService.ListSolvers:input_type -> vtbench.fluidos.v1.ListSolversRequest
+	7,  // 47: vtbench.fluidos.v1.SolverService.DeleteSolver:input_type -> vtbench.fluidos.v1.DeleteSolverRequest
+	9,  // 48: vtbench.fluidos.v1.SolverService.WatchSolver:input_type -> vtbench.fluidos.v1.WatchSolverRequest
+	11, // 49: vtbench.fluidos.v1.SolverService.GetDiscovery:input_type -> vtbench.fluidos.v1.GetDiscoveryRequest
+	13, // 50: vtbench.fluidos.v1.FlavorService.ListFlavors:input_type -> vtbench.fluidos.v1.ListFlavorsRequest
+	15, // 51: vtbench.fluidos.v1.FlavorService.ListPeerFlavors:input_type -> vtbench.fluidos.v1.ListPeerFlavorsRequest
+	18, // 52: vtbench.fluidos.v1.ServiceBlueprintService.CreateServiceBlueprint:input_type -> vtbench.fluidos.v1.CreateServiceBlueprintRequest
+	20, // 53: vtbench.fluidos.v1.ServiceBlueprintService.GetServiceBlueprint:input_type -> vtbench.fluidos.v1.GetServiceBlueprintRequest
+	22, // 54: vtbench.fluidos.v1.ServiceBlueprintService.ListServiceBlueprints:input_type -> vtbench.fluidos.v1.ListServiceBlueprintsRequest
+	24, // 55: vtbench.fluidos.v1.ServiceBlueprintService.DeleteServiceBlueprint:input_type -> vtbench.fluidos.v1.DeleteServiceBlueprintRequest
+	26, // 56: vtbench.fluidos.v1.ContractService.GetContract:input_type -> vtbench.fluidos.v1.GetContractRequest
+	28, // 57: vtbench.fluidos.v1.ContractService.ListContracts:input_type -> vtbench.fluidos.v1.ListContractsRequest
+	31, // 58: vtbench.fluidos.v1.ContractService.ReleaseContract:input_type -> vtbench.fluidos.v1.ReleaseContractRequest
+	33, // 59: vtbench.fluidos.v1.AllocationService.GetAllocation:input_type -> vtbench.fluidos.v1.GetAllocationRequest
+	35, // 60: vtbench.fluidos.v1.AllocationService.ListAllocations:input_type -> vtbench.fluidos.v1.ListAllocationsRequest
+	38, // 61: vtbench.fluidos.v1.AllocationService.WatchAllocation:input_type -> vtbench.fluidos.v1.WatchAllocationRequest
+	40, // 62: vtbench.fluidos.v1.SliceService.DeploySliceInstance:input_type -> vtbench.fluidos.v1.DeploySliceInstanceRequest
+	42, // 63: vtbench.fluidos.v1.SliceService.GetSliceInstance:input_type -> vtbench.fluidos.v1.GetSliceInstanceRequest
+	44, // 64: vtbench.fluidos.v1.SliceService.ListSliceInstances:input_type -> vtbench.fluidos.v1.ListSliceInstancesRequest
+	46, // 65: vtbench.fluidos.v1.SliceService.DeleteSliceInstance:input_type -> vtbench.fluidos.v1.DeleteSliceInstanceRequest
+	48, // 66: vtbench.fluidos.v1.NodeService.GetNode:input_type -> vtbench.fluidos.v1.GetNodeRequest
+	50, // 67: vtbench.fluidos.v1.NodeService.ListPeers:input_type -> vtbench.fluidos.v1.ListPeersRequest
+	53, // 68: vtbench.fluidos.v1.NodeService.AddPeer:input_type -> vtbench.fluidos.v1.AddPeerRequest
+	2,  // 69: vtbench.fluidos.v1.SolverService.CreateSolver:output_type -> vtbench.fluidos.v1.CreateSolverResponse
+	4,  // 70: vtbench.fluidos.v1.SolverService.GetSolver:output_type -> vtbench.fluidos.v1.GetSolverResponse
+	6,  // 71: vtbench.fluidos.v1.SolverService.ListSolvers:output_type -> vtbench.fluidos.v1.ListSolversResponse
+	8,  // 72: vtbench.fluidos.v1.SolverService.DeleteSolver:output_type -> vtbench.fluidos.v1.DeleteSolverResponse
+	10, // 73: vtbench.fluidos.v1.SolverService.WatchSolver:output_type -> vtbench.fluidos.v1.WatchSolverResponse
+	12, // 74: vtbench.fluidos.v1.SolverService.GetDiscovery:output_type -> vtbench.fluidos.v1.GetDiscoveryResponse
+	14, // 75: vtbench.fluidos.v1.FlavorService.ListFlavors:output_type -> vtbench.fluidos.v1.ListFlavorsResponse
+	17, // 76: vtbench.fluidos.v1.FlavorService.ListPeerFlavors:output_type -> vtbench.fluidos.v1.ListPeerFlavorsResponse
+	19, // 77: vtbench.fluidos.v1.ServiceBlueprintService.CreateServiceBlueprint:output_type -> vtbench.fluidos.v1.CreateServiceBlueprintResponse
+	21, // 78: vtbench.fluidos.v1.ServiceBlueprintService.GetServiceBlueprint:output_type -> vtbench.fluidos.v1.GetServiceBlueprintResponse
+	23, // 79: vtbench.fluidos.v1.ServiceBlueprintService.ListServiceBlueprints:output_type -> vtbench.fluidos.v1.ListServiceBlueprintsResponse
+	25, // 80: vtbench.fluidos.v1.ServiceBlueprintService.DeleteServiceBlueprint:output_type -> vtbench.fluidos.v1.DeleteServiceBlueprintResponse
+	27, // 81: vtbench.fluidos.v1.ContractService.GetContract:output_type -> vtbench.fluidos.v1.GetContractResponse
+	30, // 82: vtbench.fluidos.v1.ContractService.ListContracts:output_type -> vtbench.fluidos.v1.ListContractsResponse
+	32, // 83: vtbench.fluidos.v1.ContractService.ReleaseContract:output_type -> vtbench.fluidos.v1.ReleaseContractResponse
+	34, // 84: vtbench.fluidos.v1.AllocationService.GetAllocation:output_type -> vtbench.fluidos.v1.GetAllocationResponse
+	37, // 85: vtbench.fluidos.v1.AllocationService.ListAllocations:output_type -> vtbench.fluidos.v1.ListAllocationsResponse
+	39, // 86: vtbench.fluidos.v1.AllocationService.WatchAllocation:output_type -> vtbench.fluidos.v1.WatchAllocationResponse
+	41, // 87: vtbench.fluidos.v1.SliceService.DeploySliceInstance:output_type -> vtbench.fluidos.v1.DeploySliceInstanceResponse
+	43, // 88: vtbench.fluidos.v1.SliceService.GetSliceInstance:output_type -> vtbench.fluidos.v1.GetSliceInstanceResponse
+	45, // 89: vtbench.fluidos.v1.SliceService.ListSliceInstances:output_type -> vtbench.fluidos.v1.ListSliceInstancesResponse
+	47, // 90: vtbench.fluidos.v1.SliceService.DeleteSliceInstance:output_type -> vtbench.fluidos.v1.DeleteSliceInstanceResponse
+	49, // 91: vtbench.fluidos.v1.NodeService.GetNode:output_type -> vtbench.fluidos.v1.GetNodeResponse
+	52, // 92: vtbench.fluidos.v1.NodeService.ListPeers:output_type -> vtbench.fluidos.v1.ListPeersResponse
+	54, // 93: vtbench.fluidos.v1.NodeService.AddPeer:output_type -> vtbench.fluidos.v1.AddPeerResponse
+	69, // [69:94] is the sub-list for method output_type
+	44, // [44:69] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_vtbench_fluidos_v1_node_api_proto_init() }
@@ -2240,6 +3044,7 @@ func file_vtbench_fluidos_v1_node_api_proto_init() {
 	file_vtbench_fluidos_v1_discovery_proto_init()
 	file_vtbench_fluidos_v1_flavor_proto_init()
 	file_vtbench_fluidos_v1_selector_proto_init()
+	file_vtbench_fluidos_v1_slice_proto_init()
 	file_vtbench_fluidos_v1_solver_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -2247,9 +3052,9 @@ func file_vtbench_fluidos_v1_node_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vtbench_fluidos_v1_node_api_proto_rawDesc), len(file_vtbench_fluidos_v1_node_api_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   41,
+			NumMessages:   54,
 			NumExtensions: 0,
-			NumServices:   6,
+			NumServices:   7,
 		},
 		GoTypes:           file_vtbench_fluidos_v1_node_api_proto_goTypes,
 		DependencyIndexes: file_vtbench_fluidos_v1_node_api_proto_depIdxs,

@@ -570,12 +570,50 @@ func (m *ListContractsResponse) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
+func (m *ReleaseContractRequest) CloneVT() *ReleaseContractRequest {
+	if m == nil {
+		return (*ReleaseContractRequest)(nil)
+	}
+	r := new(ReleaseContractRequest)
+	r.Id = m.Id
+	r.Role = m.Role
+	r.Reason = m.Reason
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ReleaseContractRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ReleaseContractResponse) CloneVT() *ReleaseContractResponse {
+	if m == nil {
+		return (*ReleaseContractResponse)(nil)
+	}
+	r := new(ReleaseContractResponse)
+	r.Allocation = m.Allocation.CloneVT()
+	r.Role = m.Role
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ReleaseContractResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
 func (m *GetAllocationRequest) CloneVT() *GetAllocationRequest {
 	if m == nil {
 		return (*GetAllocationRequest)(nil)
 	}
 	r := new(GetAllocationRequest)
 	r.Id = m.Id
+	r.Role = m.Role
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -593,6 +631,7 @@ func (m *GetAllocationResponse) CloneVT() *GetAllocationResponse {
 	}
 	r := new(GetAllocationResponse)
 	r.Allocation = m.Allocation.CloneVT()
+	r.Role = m.Role
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -609,6 +648,7 @@ func (m *ListAllocationsRequest) CloneVT() *ListAllocationsRequest {
 		return (*ListAllocationsRequest)(nil)
 	}
 	r := new(ListAllocationsRequest)
+	r.Role = m.Role
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -620,13 +660,31 @@ func (m *ListAllocationsRequest) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
+func (m *AllocationEntry) CloneVT() *AllocationEntry {
+	if m == nil {
+		return (*AllocationEntry)(nil)
+	}
+	r := new(AllocationEntry)
+	r.Allocation = m.Allocation.CloneVT()
+	r.Role = m.Role
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *AllocationEntry) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
 func (m *ListAllocationsResponse) CloneVT() *ListAllocationsResponse {
 	if m == nil {
 		return (*ListAllocationsResponse)(nil)
 	}
 	r := new(ListAllocationsResponse)
 	if rhs := m.Allocations; rhs != nil {
-		tmpContainer := make([]*Allocation, len(rhs))
+		tmpContainer := make([]*AllocationEntry, len(rhs))
 		for k, v := range rhs {
 			tmpContainer[k] = v.CloneVT()
 		}
@@ -640,6 +698,187 @@ func (m *ListAllocationsResponse) CloneVT() *ListAllocationsResponse {
 }
 
 func (m *ListAllocationsResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WatchAllocationRequest) CloneVT() *WatchAllocationRequest {
+	if m == nil {
+		return (*WatchAllocationRequest)(nil)
+	}
+	r := new(WatchAllocationRequest)
+	r.Id = m.Id
+	r.Role = m.Role
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WatchAllocationRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *WatchAllocationResponse) CloneVT() *WatchAllocationResponse {
+	if m == nil {
+		return (*WatchAllocationResponse)(nil)
+	}
+	r := new(WatchAllocationResponse)
+	r.Allocation = m.Allocation.CloneVT()
+	r.Role = m.Role
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *WatchAllocationResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *DeploySliceInstanceRequest) CloneVT() *DeploySliceInstanceRequest {
+	if m == nil {
+		return (*DeploySliceInstanceRequest)(nil)
+	}
+	r := new(DeploySliceInstanceRequest)
+	r.ContractId = m.ContractId
+	r.Instance = m.Instance.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *DeploySliceInstanceRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *DeploySliceInstanceResponse) CloneVT() *DeploySliceInstanceResponse {
+	if m == nil {
+		return (*DeploySliceInstanceResponse)(nil)
+	}
+	r := new(DeploySliceInstanceResponse)
+	r.Instance = m.Instance.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *DeploySliceInstanceResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetSliceInstanceRequest) CloneVT() *GetSliceInstanceRequest {
+	if m == nil {
+		return (*GetSliceInstanceRequest)(nil)
+	}
+	r := new(GetSliceInstanceRequest)
+	r.ContractId = m.ContractId
+	r.Name = m.Name
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetSliceInstanceRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetSliceInstanceResponse) CloneVT() *GetSliceInstanceResponse {
+	if m == nil {
+		return (*GetSliceInstanceResponse)(nil)
+	}
+	r := new(GetSliceInstanceResponse)
+	r.Instance = m.Instance.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetSliceInstanceResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListSliceInstancesRequest) CloneVT() *ListSliceInstancesRequest {
+	if m == nil {
+		return (*ListSliceInstancesRequest)(nil)
+	}
+	r := new(ListSliceInstancesRequest)
+	r.ContractId = m.ContractId
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListSliceInstancesRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ListSliceInstancesResponse) CloneVT() *ListSliceInstancesResponse {
+	if m == nil {
+		return (*ListSliceInstancesResponse)(nil)
+	}
+	r := new(ListSliceInstancesResponse)
+	if rhs := m.Instances; rhs != nil {
+		tmpContainer := make([]*SliceInstance, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Instances = tmpContainer
+	}
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ListSliceInstancesResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *DeleteSliceInstanceRequest) CloneVT() *DeleteSliceInstanceRequest {
+	if m == nil {
+		return (*DeleteSliceInstanceRequest)(nil)
+	}
+	r := new(DeleteSliceInstanceRequest)
+	r.ContractId = m.ContractId
+	r.Name = m.Name
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *DeleteSliceInstanceRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *DeleteSliceInstanceResponse) CloneVT() *DeleteSliceInstanceResponse {
+	if m == nil {
+		return (*DeleteSliceInstanceResponse)(nil)
+	}
+	r := new(DeleteSliceInstanceResponse)
+	r.Instance = m.Instance.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *DeleteSliceInstanceResponse) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
@@ -1441,6 +1680,53 @@ func (this *ListContractsResponse) EqualMessageVT(thatMsg proto.Message) bool {
 	}
 	return this.EqualVT(that)
 }
+func (this *ReleaseContractRequest) EqualVT(that *ReleaseContractRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Id != that.Id {
+		return false
+	}
+	if this.Role != that.Role {
+		return false
+	}
+	if this.Reason != that.Reason {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ReleaseContractRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ReleaseContractRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ReleaseContractResponse) EqualVT(that *ReleaseContractResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Allocation.EqualVT(that.Allocation) {
+		return false
+	}
+	if this.Role != that.Role {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ReleaseContractResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ReleaseContractResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
 func (this *GetAllocationRequest) EqualVT(that *GetAllocationRequest) bool {
 	if this == that {
 		return true
@@ -1448,6 +1734,9 @@ func (this *GetAllocationRequest) EqualVT(that *GetAllocationRequest) bool {
 		return false
 	}
 	if this.Id != that.Id {
+		return false
+	}
+	if this.Role != that.Role {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
@@ -1469,6 +1758,9 @@ func (this *GetAllocationResponse) EqualVT(that *GetAllocationResponse) bool {
 	if !this.Allocation.EqualVT(that.Allocation) {
 		return false
 	}
+	if this.Role != that.Role {
+		return false
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
@@ -1485,11 +1777,36 @@ func (this *ListAllocationsRequest) EqualVT(that *ListAllocationsRequest) bool {
 	} else if this == nil || that == nil {
 		return false
 	}
+	if this.Role != that.Role {
+		return false
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
 func (this *ListAllocationsRequest) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*ListAllocationsRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *AllocationEntry) EqualVT(that *AllocationEntry) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Allocation.EqualVT(that.Allocation) {
+		return false
+	}
+	if this.Role != that.Role {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *AllocationEntry) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*AllocationEntry)
 	if !ok {
 		return false
 	}
@@ -1508,10 +1825,10 @@ func (this *ListAllocationsResponse) EqualVT(that *ListAllocationsResponse) bool
 		vy := that.Allocations[i]
 		if p, q := vx, vy; p != q {
 			if p == nil {
-				p = &Allocation{}
+				p = &AllocationEntry{}
 			}
 			if q == nil {
-				q = &Allocation{}
+				q = &AllocationEntry{}
 			}
 			if !p.EqualVT(q) {
 				return false
@@ -1523,6 +1840,225 @@ func (this *ListAllocationsResponse) EqualVT(that *ListAllocationsResponse) bool
 
 func (this *ListAllocationsResponse) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*ListAllocationsResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *WatchAllocationRequest) EqualVT(that *WatchAllocationRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Id != that.Id {
+		return false
+	}
+	if this.Role != that.Role {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *WatchAllocationRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*WatchAllocationRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *WatchAllocationResponse) EqualVT(that *WatchAllocationResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Allocation.EqualVT(that.Allocation) {
+		return false
+	}
+	if this.Role != that.Role {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *WatchAllocationResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*WatchAllocationResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *DeploySliceInstanceRequest) EqualVT(that *DeploySliceInstanceRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.ContractId != that.ContractId {
+		return false
+	}
+	if !this.Instance.EqualVT(that.Instance) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *DeploySliceInstanceRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*DeploySliceInstanceRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *DeploySliceInstanceResponse) EqualVT(that *DeploySliceInstanceResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Instance.EqualVT(that.Instance) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *DeploySliceInstanceResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*DeploySliceInstanceResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *GetSliceInstanceRequest) EqualVT(that *GetSliceInstanceRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.ContractId != that.ContractId {
+		return false
+	}
+	if this.Name != that.Name {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *GetSliceInstanceRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*GetSliceInstanceRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *GetSliceInstanceResponse) EqualVT(that *GetSliceInstanceResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Instance.EqualVT(that.Instance) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *GetSliceInstanceResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*GetSliceInstanceResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ListSliceInstancesRequest) EqualVT(that *ListSliceInstancesRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.ContractId != that.ContractId {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ListSliceInstancesRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ListSliceInstancesRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ListSliceInstancesResponse) EqualVT(that *ListSliceInstancesResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if len(this.Instances) != len(that.Instances) {
+		return false
+	}
+	for i, vx := range this.Instances {
+		vy := that.Instances[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &SliceInstance{}
+			}
+			if q == nil {
+				q = &SliceInstance{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ListSliceInstancesResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ListSliceInstancesResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *DeleteSliceInstanceRequest) EqualVT(that *DeleteSliceInstanceRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.ContractId != that.ContractId {
+		return false
+	}
+	if this.Name != that.Name {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *DeleteSliceInstanceRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*DeleteSliceInstanceRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *DeleteSliceInstanceResponse) EqualVT(that *DeleteSliceInstanceResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Instance.EqualVT(that.Instance) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *DeleteSliceInstanceResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*DeleteSliceInstanceResponse)
 	if !ok {
 		return false
 	}

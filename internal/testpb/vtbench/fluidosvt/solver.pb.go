@@ -262,7 +262,9 @@ type SolverTimeouts struct {
 	// Bound of the reservation phase, over every candidate tried.
 	Reservation *durationpb.Duration `protobuf:"bytes,2,opt,name=reservation,proto3" json:"reservation,omitempty"`
 	// Bound of the purchase phase.
-	Purchase      *durationpb.Duration `protobuf:"bytes,3,opt,name=purchase,proto3" json:"purchase,omitempty"`
+	Purchase *durationpb.Duration `protobuf:"bytes,3,opt,name=purchase,proto3" json:"purchase,omitempty"`
+	// Bound of the allocation phase: until what was bought is provisioned.
+	Allocation    *durationpb.Duration `protobuf:"bytes,4,opt,name=allocation,proto3" json:"allocation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -314,6 +316,13 @@ func (x *SolverTimeouts) GetReservation() *durationpb.Duration {
 func (x *SolverTimeouts) GetPurchase() *durationpb.Duration {
 	if x != nil {
 		return x.Purchase
+	}
+	return nil
+}
+
+func (x *SolverTimeouts) GetAllocation() *durationpb.Duration {
+	if x != nil {
+		return x.Allocation
 	}
 	return nil
 }
@@ -470,11 +479,14 @@ const file_vtbench_fluidos_v1_solver_proto_rawDesc = "" +
 	"\fcandidate_id\x18\x01 \x01(\tR\vcandidateId\x12\x1b\n" +
 	"\tflavor_id\x18\x02 \x01(\tR\bflavorId\x12\x1b\n" +
 	"\tseller_id\x18\x03 \x01(\tR\bsellerId\x12\x14\n" +
-	"\x05error\x18\x04 \x01(\tR\x05error\"\xbd\x01\n" +
+	"\x05error\x18\x04 \x01(\tR\x05error\"\xf8\x01\n" +
 	"\x0eSolverTimeouts\x127\n" +
 	"\tdiscovery\x18\x01 \x01(\v2\x19.google.protobuf.DurationR\tdiscovery\x12;\n" +
 	"\vreservation\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\vreservation\x125\n" +
-	"\bpurchase\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bpurchase\"\xf1\x03\n" +
+	"\bpurchase\x18\x03 \x01(\v2\x19.google.protobuf.DurationR\bpurchase\x129\n" +
+	"\n" +
+	"allocation\x18\x04 \x01(\v2\x19.google.protobuf.DurationR\n" +
+	"allocation\"\xf1\x03\n" +
 	"\x06Solver\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x128\n" +
 	"\bselector\x18\x02 \x01(\v2\x1c.vtbench.fluidos.v1.SelectorR\bselector\x12\x1b\n" +
@@ -526,16 +538,17 @@ var file_vtbench_fluidos_v1_solver_proto_depIdxs = []int32{
 	7,  // 8: vtbench.fluidos.v1.SolverTimeouts.discovery:type_name -> google.protobuf.Duration
 	7,  // 9: vtbench.fluidos.v1.SolverTimeouts.reservation:type_name -> google.protobuf.Duration
 	7,  // 10: vtbench.fluidos.v1.SolverTimeouts.purchase:type_name -> google.protobuf.Duration
-	8,  // 11: vtbench.fluidos.v1.Solver.selector:type_name -> vtbench.fluidos.v1.Selector
-	0,  // 12: vtbench.fluidos.v1.Solver.status:type_name -> vtbench.fluidos.v1.SolverStatus
-	9,  // 13: vtbench.fluidos.v1.Solver.configuration:type_name -> vtbench.fluidos.v1.Configuration
-	2,  // 14: vtbench.fluidos.v1.Solver.timeouts:type_name -> vtbench.fluidos.v1.SolverTimeouts
-	6,  // 15: vtbench.fluidos.v1.Solver.created_at:type_name -> google.protobuf.Timestamp
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	7,  // 11: vtbench.fluidos.v1.SolverTimeouts.allocation:type_name -> google.protobuf.Duration
+	8,  // 12: vtbench.fluidos.v1.Solver.selector:type_name -> vtbench.fluidos.v1.Selector
+	0,  // 13: vtbench.fluidos.v1.Solver.status:type_name -> vtbench.fluidos.v1.SolverStatus
+	9,  // 14: vtbench.fluidos.v1.Solver.configuration:type_name -> vtbench.fluidos.v1.Configuration
+	2,  // 15: vtbench.fluidos.v1.Solver.timeouts:type_name -> vtbench.fluidos.v1.SolverTimeouts
+	6,  // 16: vtbench.fluidos.v1.Solver.created_at:type_name -> google.protobuf.Timestamp
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_vtbench_fluidos_v1_solver_proto_init() }

@@ -83,6 +83,7 @@ func (m *SolverTimeouts) CloneVT() *SolverTimeouts {
 	r.Discovery = (*durationpb.Duration)((*durationpb1.Duration)(m.Discovery).CloneVT())
 	r.Reservation = (*durationpb.Duration)((*durationpb1.Duration)(m.Reservation).CloneVT())
 	r.Purchase = (*durationpb.Duration)((*durationpb1.Duration)(m.Purchase).CloneVT())
+	r.Allocation = (*durationpb.Duration)((*durationpb1.Duration)(m.Allocation).CloneVT())
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -230,6 +231,9 @@ func (this *SolverTimeouts) EqualVT(that *SolverTimeouts) bool {
 		return false
 	}
 	if !(*durationpb1.Duration)(this.Purchase).EqualVT((*durationpb1.Duration)(that.Purchase)) {
+		return false
+	}
+	if !(*durationpb1.Duration)(this.Allocation).EqualVT((*durationpb1.Duration)(that.Allocation)) {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

@@ -1,0 +1,73 @@
+// Package allocator is the part of a FLUIDOS node that provisions what it
+// sold: it drives the lifecycle engine (executor.Engine), the same one the
+// CRM and the CCRM run, on the node's platform (local in production, fake
+// in tests), and reports progress, health and credentials into each
+// contract's Allocation, which the buyer follows over REAR.
+//
+// # Objects and reports
+//
+// The node is one cloudlet ("fluidos", node ID). What an allocation makes
+// is kept in the node's store as the engine's objects (ClusterInst, App,
+// AppInst), keyed in the buyer's organization and named after the
+// allocation ("a-<contract>"; a buyer's instance on a slice adds
+// ".<name>"). The engine reads them through Getters and Listers over the
+// store and reports through Senders that apply each report to the
+// object's Info (ClusterInstInfo, AppInstInfo) and mirror its state onto
+// the object, in one store transaction, as a controller does; an object
+// reported DELETE_DONE is deleted. A report on an allocation's own object
+// also sets the allocation's task and step while the operation runs.
+//
+// # Provisioning
+//
+// Each allocation is converged by a worker, woken when its contract is
+// made, when a release is asked, and at every health check:
+//
+//   - K8Slice: a cluster sized to the partition sold (one node pool whose
+//     "cpu", "memory" and "pods" the local platform enforces as the
+//     cluster's quota) and a random token; the buyer gets the slice's id,
+//     the node's REAR endpoint and the token, with which it runs instances
+//     of the node's images on the slice (SliceHandler).
+//   - Service: the blueprint's "app" template rendered with the buyer's
+//     validated configuration (Go text/template, no HTML escaping; a
+//     missing key is an error; functions image and json) into an App,
+//     kept once rendered; a cluster of its own; an instance of the App.
+//     Once it runs, the buyer gets the "credentials" template rendered
+//     with its endpoint (endpoint, username, password). An App's command
+//     must be an image of the node's catalog (Config.Images).
+//   - VM and Sensor: refused at reservation (Admit), never accepted and
+//     then failed; a Service asking hosting policy Consumer likewise.
+//
+// Engine operations adopt what exists and delete what is absent, so a
+// worker re-runs them freely; a create that fails (CREATE_ERROR) fails
+// the allocation, which records why, is torn down and ends ERROR.
+//
+// # Health
+//
+// Every HealthInterval the allocator runs the engine's Reconcile on the
+// cloudlet (what the platform runs is reported with its runtime; what is
+// missing is created again) and wakes every allocation. A service whose
+// process is not running, or that does not answer Config.Probe, is
+// reported DEGRADED and restarted through the engine (an update asking
+// for a reboot); it is ACTIVE again once healthy. A service restarted
+// MaxRestarts times, or whose restarts fail three times in a row, fails.
+//
+// # Teardown and restarts
+//
+// An allocation marked for release (by its buyer, by its seller, by the
+// expiry of its contract, or by its failure) is torn down: its instances,
+// its apps and its cluster are deleted through the engine; then
+// Ledger.Finish puts what was sold back on sale and releases the contract.
+// Everything is in the store and every step is idempotent, so a node
+// killed at any instant converges after its restart: Start reconciles the
+// platform with the store first (interrupted creates and deletes run
+// again), then resumes every allocation that has not ended. On a graceful
+// stop, operations in flight get StopTimeout to finish; one cancelled is
+// recorded as still requested, and runs again at the next start.
+//
+// # Secrets
+//
+// The buyer's configuration, the rendered App's secret environment
+// values, slice tokens and credentials live in the store only; nothing is
+// logged but keys, and an error of a template has every configuration
+// value it quotes replaced by "[redacted]".
+package allocator
