@@ -28,9 +28,7 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 	bctx := browser(t)
 	env := controllertest.Start(t, controllertest.Options{})
 	nw := nodetest.NewNetwork(t)
-	kv := &fluidos.ServiceBlueprint{Id: "kv", Name: "kv", Category: "database", MaxInstances: 1,
-		ConfigurationSchema: &fluidos.ConfigurationSchema{Parameters: []*fluidos.ConfigParameter{
-			{Name: "password", Type: fluidos.ParameterType_PARAMETER_TYPE_STRING, Required: true}}}}
+	kv := nodetest.KVBlueprint("kv", 1) // provisioned on the node's fake platform
 	bob := nw.Start(node.Options{NodeID: "bob", Blueprints: []*fluidos.ServiceBlueprint{kv}})
 	alice := nw.Start(node.Options{NodeID: "alice", Peers: []string{bob.RearAddr()}})
 
@@ -52,7 +50,7 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 			t.Fatal(err)
 		}
 		if _, err := alice.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: &fluidos.Solver{Id: id, Selector: sel,
-			FindCandidate: true, ReserveAndBuy: true, Configuration: &fluidos.Configuration{Spec: &fluidos.Configuration_Service{
+			FindCandidate: true, ReserveAndBuy: true, EstablishPeering: true, Configuration: &fluidos.Configuration{Spec: &fluidos.Configuration_Service{
 				Service: &fluidos.ServiceConfiguration{Parameters: map[string]string{"password": "planted-password-5521"}}}}}}); err != nil {
 			t.Fatal(err)
 		}
@@ -91,6 +89,9 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 	pollText(t, bctx, cell("Solver", "alice/buy", ".state"), "SOLVED", 10*time.Second)
 	pollText(t, bctx, cell("Contract", "alice/"+contract, ".state"), "ACTIVE", 10*time.Second)
 	pollText(t, bctx, cell("Contract", "bob/"+contract, ":nth-child(4)"), "bob -> alice", 10*time.Second)
+	// Its allocation, provisioned by bob, ACTIVE on both sides.
+	pollText(t, bctx, cell("Allocation", "alice/a-"+contract, ".state"), "ACTIVE", 10*time.Second)
+	pollText(t, bctx, cell("Allocation", "bob/a-"+contract, ".state"), "ACTIVE", 10*time.Second)
 	t.Logf("the page showed the contract %v after the API did", time.Since(start).Round(time.Millisecond))
 
 	// A deleted solver leaves the page.
