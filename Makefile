@@ -63,8 +63,8 @@ bench: $(BIN)/benchstat ## Run the benchmarks and print the benchstat table
 	benchstat -col /impl bench.out
 
 .PHONY: run
-run: ## Run the all-in-one demo
-	go run ./cmd/edgekit-demo
+run: ## Run a whole region on this machine until Ctrl-C (edgekit up)
+	go run ./cmd/edgekit up
 
 .PHONY: clean
 clean: ## Remove installed tools and benchmark output

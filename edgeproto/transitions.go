@@ -17,9 +17,16 @@ import "slices"
 //     found nothing to delete);
 //   - CREATING_DEPENDENCIES accepts CREATING_DEPENDENCIES, CREATING, READY
 //     and CREATE_ERROR; CRM_INITOK accepts CRM_INITOK, READY and CREATE_ERROR;
-//   - a settled object (READY, NOT_PRESENT, an *_ERROR state) accepts only
-//     its own state, which an engine re-sends when it reconnects;
-//     DELETE_DONE also accepts NOT_PRESENT;
+//   - a settled object (READY, NOT_PRESENT, an *_ERROR state) accepts its
+//     own state, which an engine re-sends when it reconnects; DELETE_DONE
+//     also accepts NOT_PRESENT; READY and UPDATE_ERROR also accept
+//     CREATE_ERROR, the outcome of an engine's reconciliation that found
+//     the object missing on the platform and failed to create it again
+//     (a create ends READY or CREATE_ERROR, never both, so no stale
+//     report of an earlier create can be a CREATE_ERROR after a READY).
+//     The CREATING of such a recreate is refused: it cannot be told from
+//     a late copy of the first create's, which must not take a READY
+//     object back; the recreate's READY is accepted as a re-send;
 //   - UNSPECIFIED and DELETE_PREPARE objects accept nothing.
 var acceptedInfoStates = map[TrackedState][]TrackedState{
 	TrackedState_TRACKED_STATE_NOT_PRESENT: {
@@ -43,11 +50,13 @@ var acceptedInfoStates = map[TrackedState][]TrackedState{
 	},
 	TrackedState_TRACKED_STATE_READY: {
 		TrackedState_TRACKED_STATE_READY,
+		TrackedState_TRACKED_STATE_CREATE_ERROR,
 	},
 	TrackedState_TRACKED_STATE_UPDATE_REQUESTED: updateProgress,
 	TrackedState_TRACKED_STATE_UPDATING:         updateProgress,
 	TrackedState_TRACKED_STATE_UPDATE_ERROR: {
 		TrackedState_TRACKED_STATE_UPDATE_ERROR,
+		TrackedState_TRACKED_STATE_CREATE_ERROR,
 	},
 	TrackedState_TRACKED_STATE_DELETE_REQUESTED: deleteProgress,
 	TrackedState_TRACKED_STATE_DELETING:         deleteProgress,

@@ -17,10 +17,10 @@ NOT_PRESENT           .  x  .  .  .  .  .  .  .  .  .  .  .  .  .  .
 CREATE_REQUESTED      .  .  .  x  x  x  .  .  .  .  .  .  .  x  x  .
 CREATING              .  .  .  x  x  x  .  .  .  .  .  .  .  x  x  .
 CREATE_ERROR          .  .  .  .  x  .  .  .  .  .  .  .  .  .  .  .
-READY                 .  .  .  .  .  x  .  .  .  .  .  .  .  .  .  .
+READY                 .  .  .  .  x  x  .  .  .  .  .  .  .  .  .  .
 UPDATE_REQUESTED      .  .  .  .  .  x  .  x  x  .  .  .  .  .  .  .
 UPDATING              .  .  .  .  .  x  .  x  x  .  .  .  .  .  .  .
-UPDATE_ERROR          .  .  .  .  .  .  .  .  x  .  .  .  .  .  .  .
+UPDATE_ERROR          .  .  .  .  x  .  .  .  x  .  .  .  .  .  .  .
 DELETE_REQUESTED      .  x  .  .  .  .  .  .  .  .  x  x  .  .  .  x
 DELETING              .  x  .  .  .  .  .  .  .  .  x  x  .  .  .  x
 DELETE_ERROR          .  .  .  .  .  .  .  .  .  .  .  x  .  .  .  .

@@ -11,28 +11,10 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
-
 	"github.com/edgekit/edgekit/hosts/ccrm"
+	"github.com/edgekit/edgekit/internal/cmdutil"
 	_ "github.com/edgekit/edgekit/platforms/fake"
 	_ "github.com/edgekit/edgekit/platforms/local"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := ccrm.Main(ctx, os.Args[1:], os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "ccrm:", err)
-		os.Exit(1)
-	}
-}
+func main() { cmdutil.Exit("ccrm", ccrm.Main) }

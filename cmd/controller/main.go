@@ -6,115 +6,13 @@
 //
 // The first start writes an admin token to <data-dir>/admin.token. SIGINT
 // or SIGTERM stops it gracefully: in-flight calls finish (bounded by
-// --stop-timeout), then etcd closes.
+// --stop-timeout), then etcd closes. The flags are those of
+// controller.Main, which "edgekit controller" runs too.
 package main
 
 import (
-	"context"
-	"crypto/tls"
-	"crypto/x509"
-	"flag"
-	"fmt"
-	"io"
-	"os"
-	"os/signal"
-	"strings"
-	"syscall"
-	"time"
-
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/internal/cmdutil"
 )
 
-func main() {
-	if err := run(os.Args[1:], os.Stderr); err != nil {
-		fmt.Fprintln(os.Stderr, "controller:", err)
-		os.Exit(1)
-	}
-}
-
-func run(args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var o controller.Options
-	var etcdEndpoints, logFormat, logLevel string
-	fs.StringVar(&o.DataDir, "data-dir", "", "directory for the embedded etcd, the admin token and development certificates (required)")
-	fs.StringVar(&o.Region, "region", "local", "name of the region")
-	fs.StringVar(&o.Listen, "listen", "127.0.0.1:55001", "address of the gRPC API")
-	fs.StringVar(&o.MetricsListen, "http-listen", "127.0.0.1:55002", "address of /metrics and the status page /ui (empty: none)")
-	fs.StringVar(&o.MetricsListen, "metrics-listen", "127.0.0.1:55002", "same as --http-listen")
-	fs.StringVar(&etcdEndpoints, "etcd-endpoints", "", "comma-separated client URLs of an external etcd cluster (default: embedded etcd)")
-	fs.StringVar(&o.EtcdListen, "etcd-listen", "", "client address of the embedded etcd (default: a free loopback port)")
-	fs.StringVar(&o.EtcdCAFile, "etcd-ca-file", "", "CA of an external etcd cluster")
-	fs.StringVar(&o.EtcdCertFile, "etcd-cert-file", "", "client certificate for an external etcd cluster")
-	fs.StringVar(&o.EtcdKeyFile, "etcd-key-file", "", "client key for an external etcd cluster")
-	var tlsCert, tlsKey, tlsClientCA string
-	fs.BoolVar(&o.DevTLS, "dev-tls", false, "serve TLS with a local certificate authority created under <data-dir>/tls (clients trust <data-dir>/tls/ca.crt)")
-	fs.StringVar(&tlsCert, "tls-cert-file", "", "serve TLS with this certificate (PEM)")
-	fs.StringVar(&tlsKey, "tls-key-file", "", "key of --tls-cert-file (PEM)")
-	fs.StringVar(&tlsClientCA, "tls-client-ca-file", "", "verify client certificates, when given, against these authorities (PEM)")
-	fs.StringVar(&o.TokensFile, "tokens-file", "", "file of API tokens, one \"<token> admin|ccrm|org:<organization>\" per line")
-	fs.DurationVar(&o.Notify.KeepaliveInterval, "notify-keepalive", 10*time.Second, "CRMs hear from the controller at least this often")
-	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "how long in-flight calls may run after a stop signal")
-	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	err := fs.Parse(args)
-	if err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	if o.DataDir == "" {
-		return fmt.Errorf("--data-dir is required")
-	}
-	if etcdEndpoints != "" {
-		o.EtcdEndpoints = strings.Split(etcdEndpoints, ",")
-	}
-	if o.TLS, err = serverTLS(tlsCert, tlsKey, tlsClientCA); err != nil {
-		return err
-	}
-	if o.TLS != nil && o.DevTLS {
-		return fmt.Errorf("--dev-tls and --tls-cert-file exclude each other")
-	}
-	log, err := cmdutil.NewLogger(stderr, logFormat, logLevel)
-	if err != nil {
-		return err
-	}
-	o.Logger = log
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return controller.Run(ctx, o)
-}
-
-// serverTLS builds the API's TLS configuration from certificate files; nil
-// when none is given.
-func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
-	if certFile == "" && keyFile == "" {
-		if clientCAFile != "" {
-			return nil, fmt.Errorf("--tls-client-ca-file needs --tls-cert-file and --tls-key-file")
-		}
-		return nil, nil
-	}
-	if certFile == "" || keyFile == "" {
-		return nil, fmt.Errorf("--tls-cert-file and --tls-key-file go together")
-	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("TLS certificate: %w", err)
-	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
-	if clientCAFile != "" {
-		pem, err := os.ReadFile(clientCAFile)
-		if err != nil {
-			return nil, fmt.Errorf("--tls-client-ca-file: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("--tls-client-ca-file %s holds no PEM certificate", clientCAFile)
-		}
-		cfg.ClientCAs = pool
-		cfg.ClientAuth = tls.VerifyClientCertIfGiven
-	}
-	return cfg, nil
-}
+func main() { cmdutil.Exit("controller", controller.Main) }

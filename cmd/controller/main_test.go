@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -162,9 +163,12 @@ func field(jsonLine, name string) string {
 
 func TestBadFlags(t *testing.T) {
 	t.Parallel()
-	for _, args := range [][]string{{}, {"--data-dir", t.TempDir(), "--log-format", "xml"}, {"--data-dir", t.TempDir(), "extra"}} {
-		if err := run(args, io.Discard); err == nil {
-			t.Errorf("run(%q) succeeded", args)
+	for _, args := range [][]string{{}, {"--data-dir", t.TempDir(), "--log-format", "xml"}, {"--data-dir", t.TempDir(), "extra"},
+		{"--data-dir", t.TempDir(), "--fluidos-dev-tls", t.TempDir()},
+		{"--data-dir", t.TempDir(), "--fluidos-nodes", "127.0.0.1:1"},
+		{"--data-dir", t.TempDir(), "--fluidos-nodes", "127.0.0.1:1", "--fluidos-dev-tls", t.TempDir(), "--fluidos-tls-ca-file", "x"}} {
+		if err := controller.Main(context.Background(), args, io.Discard); err == nil {
+			t.Errorf("Main(%q) succeeded", args)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/internal/demoapp"
 )
 
 // lifecycle is the demo proper: create, use, update and delete.
@@ -151,7 +152,7 @@ func (d *demo) probe(ctx context.Context, inst *edgeproto.AppInst) error {
 	if len(ports) == 0 {
 		return fmt.Errorf("app instance %s reported no port", inst.GetKeyString())
 	}
-	body, err := get(ctx, fmt.Sprintf("http://127.0.0.1:%d/", ports[0]))
+	body, err := demoapp.Get(ctx, fmt.Sprintf("http://127.0.0.1:%d/", ports[0]))
 	if err != nil {
 		return fmt.Errorf("calling the app: %w", err)
 	}

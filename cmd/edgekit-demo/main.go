@@ -1,9 +1,11 @@
-// Command edgekit-demo runs the whole lifecycle engine on this host in one
-// process: it brings a cloudlet (this machine, through the local platform)
-// under management, creates a cluster on it, deploys an application as a
-// real process, checks that it answers over HTTP, updates its environment
-// with a list action, and deletes everything again, printing every report
-// the engine sends as it happens.
+// Command edgekit-demo runs the lifecycle engine alone on this host, in one
+// process and with no host around it: the shortest example of embedding
+// the engine ("edgekit up" runs a whole region). It brings a cloudlet
+// (this machine, through the local platform) under management, creates a
+// cluster on it, deploys an application as a real process, checks that it
+// answers over HTTP, updates its environment with a list action, and
+// deletes everything again, printing every report the engine sends as it
+// happens.
 //
 // Usage:
 //
@@ -22,11 +24,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/edgekit/edgekit/internal/cmdutil"
+	"github.com/edgekit/edgekit/internal/demoapp"
 )
 
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		os.Exit(serve(os.Getenv("PORT"), os.Stdout))
+		os.Exit(cmdutil.Run("serve", demoapp.Main, os.Args[2:], os.Stderr))
 	}
 	fs := flag.NewFlagSet("edgekit-demo", flag.ContinueOnError)
 	stateDir := fs.String("state-dir", "", "directory for the local platform's state (default: a temporary directory, removed at the end)")

@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/edgekit/edgekit/internal/cmdutil"
 )
 
 // TokenEnv is the environment variable a replica reads its CCRM token from
@@ -19,13 +21,15 @@ const TokenEnv = "EDGEKIT_CCRM_TOKEN"
 // the whole of cmd/ccrm, importable so that a binary with other platforms
 // linked in (imported for their registration) is one line. It returns an
 // error for bad arguments (after printing usage to stderr) and for a
-// replica that could not run.
+// replica that could not run. The multi-call edgekit binary runs it as
+// "edgekit ccrm".
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ccrm", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
 	host, _ := os.Hostname()
-	var etcdEndpoints, platformsFlag, tokenFile, logFormat, logLevel string
+	var etcdEndpoints, platformsFlag, tokenFile string
+	var hf cmdutil.HostFlags
 	fs.StringVar(&etcdEndpoints, "etcd-endpoints", "", "comma-separated client URLs of the controller's etcd (required; the controller writes its embedded one to <data-dir>/etcd-endpoint)")
 	fs.StringVar(&o.Controller, "controller", "127.0.0.1:55001", "address of the controller's gRPC API")
 	fs.StringVar(&o.Region, "region", "local", "the controller's region")
@@ -44,19 +48,15 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.IntVar(&o.Replica.Workers, "workers", DefaultWorkers, "operations the replica runs at once (claims it holds)")
 	fs.DurationVar(&o.Replica.DrainTimeout, "drain-timeout", DefaultDrainTimeout, "how long running operations may finish after a stop signal before their claims are handed back")
 	fs.StringVar(&o.MetricsListen, "metrics-listen", "127.0.0.1:0", "address of /metrics (empty: none)")
-	fs.StringVar(&logFormat, "log-format", "text", "log format: text or json")
-	fs.StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
+	hf.Register(fs)
+	if err := cmdutil.Parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	if etcdEndpoints == "" {
 		return fmt.Errorf("--etcd-endpoints is required")
 	}
-	o.EtcdEndpoints = splitList(etcdEndpoints)
-	o.Replica.Platforms = splitList(platformsFlag)
+	o.EtcdEndpoints = cmdutil.SplitList(etcdEndpoints)
+	o.Replica.Platforms = cmdutil.SplitList(platformsFlag)
 	switch {
 	case tokenFile != "":
 		b, err := os.ReadFile(tokenFile)
@@ -76,42 +76,17 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if o.Replica.Workers < 1 {
 		return fmt.Errorf("--workers %d: want at least 1", o.Replica.Workers)
 	}
-	log, err := NewLogger(stderr, logFormat, logLevel)
+	log, err := hf.Logger(stderr)
 	if err != nil {
 		return err
 	}
 	o.Replica.Logger = log
+	defer hf.Done()
 	o.Ready = func(r *Running) {
 		if r.MetricsAddr != "" {
 			log.Info("metrics", slog.String("addr", "http://"+r.MetricsAddr+"/metrics"))
 		}
+		hf.Ready(log, cmdutil.Ready{Listeners: map[string]string{"metrics": r.MetricsAddr}})
 	}
 	return Run(ctx, o)
-}
-
-// splitList splits a comma-separated list, dropping blanks.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// NewLogger returns a text or JSON logger of the given level writing to w.
-func NewLogger(w io.Writer, format, level string) (*slog.Logger, error) {
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return nil, fmt.Errorf("--log-level: %w", err)
-	}
-	opts := &slog.HandlerOptions{Level: lv}
-	switch format {
-	case "text":
-		return slog.New(slog.NewTextHandler(w, opts)), nil
-	case "json":
-		return slog.New(slog.NewJSONHandler(w, opts)), nil
-	}
-	return nil, fmt.Errorf("--log-format %q: want text or json", format)
 }

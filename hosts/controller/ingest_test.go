@@ -68,6 +68,9 @@ func TestReportsFollowTheTransitionTable(t *testing.T) {
 		{edgeproto.TrackedState_TRACKED_STATE_CREATING, edgeproto.TrackedState_TRACKED_STATE_READY, true}, // stale
 		{edgeproto.TrackedState_TRACKED_STATE_READY, edgeproto.TrackedState_TRACKED_STATE_READY, false},   // re-sent
 		{edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED, edgeproto.TrackedState_TRACKED_STATE_READY, true},
+		// A reconciliation found it missing and could not create it again.
+		{edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR, edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR, false},
+		{edgeproto.TrackedState_TRACKED_STATE_READY, edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR, true},
 	}
 	for i, s := range steps {
 		err := apply(s.report)

@@ -73,6 +73,10 @@ type Options struct {
 	Setup func(ctx context.Context, c *Controller) error
 	// Ready, when set, is called once the API and metrics listen.
 	Ready func(r *Running)
+	// UISources are shown on the status page beside the controller's own
+	// objects (the FLUIDOS nodes' trades, for example; see
+	// ui/fluidossource).
+	UISources []ui.Source
 }
 
 // Running describes a controller started by Run.
@@ -196,7 +200,7 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("controller: metrics listen: %w", err)
 		}
 		run.MetricsAddr = mlis.Addr().String()
-		page, err := ui.New(ui.Config{Authenticate: c.UIAuthenticator(), Sources: c.UISources(), Logger: log})
+		page, err := ui.New(ui.Config{Authenticate: c.UIAuthenticator(), Sources: append(c.UISources(), o.UISources...), Logger: log})
 		if err != nil {
 			lis.Close()
 			mlis.Close()

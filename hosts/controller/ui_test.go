@@ -67,20 +67,7 @@ func TestStatusPageInABrowser(t *testing.T) {
 		t.Fatalf("other's cluster: %v %v", ps, err)
 	}
 
-	page, err := ui.New(ui.Config{Authenticate: w.env.Controller.UIAuthenticator(), Sources: w.env.Controller.UISources()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = page.Start(pctx); close(done) }()
-	srv := httptest.NewServer(page)
-	t.Cleanup(func() {
-		stop() // ends the page's event streams
-		<-done
-		srv.CloseClientConnections()
-		srv.Close()
-	})
+	srv := servePage(t, ui.Config{Authenticate: w.env.Controller.UIAuthenticator(), Sources: w.env.Controller.UISources()})
 
 	row := func(kind, key string) string {
 		return `table[data-kind="` + kind + `"] tr[data-key="` + key + `"] td.state`
@@ -157,6 +144,26 @@ func TestStatusPageInABrowser(t *testing.T) {
 	if !strings.Contains(html, "Creating AppInst") {
 		t.Errorf("the page does not show the engine's progress messages")
 	}
+}
+
+// servePage serves a status page of cfg until the test ends.
+func servePage(t *testing.T, cfg ui.Config) *httptest.Server {
+	t.Helper()
+	page, err := ui.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = page.Start(pctx); close(done) }()
+	srv := httptest.NewServer(page)
+	t.Cleanup(func() {
+		stop() // ends the page's event streams
+		<-done
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv
 }
 
 // pollText waits until the element's text is want.

@@ -1,10 +1,13 @@
 package crm_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/hosts/crm"
 	"github.com/edgekit/edgekit/internal/testenv/netproxy"
@@ -125,6 +128,43 @@ func TestObjectsChangedWhileTheCRMIsDown(t *testing.T) {
 	}
 	if n := p.Calls(fake.OpDeleteAppInst, gone.GetKeyString()); n != 1 {
 		t.Errorf("deleted instance: %d platform deletes, want 1", n)
+	}
+}
+
+// An instance the platform lost while no CRM ran is created again when a
+// CRM starts; when that fails, the instance shows CREATE_ERROR with the
+// platform's error, not a READY that no longer runs.
+func TestInstancesThePlatformLostAreCreatedAgain(t *testing.T) {
+	t.Parallel()
+	e, px, p, c := readyEdge(t)
+	ctx := testCtx(t)
+	back, broken := e.appInst("back", "web", "c1"), e.appInst("broken", "web", "c1")
+	for _, ai := range []*edgeproto.AppInst{back, broken} {
+		ps, err := controllertest.Drain(e.dev.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: ai}))
+		if err != nil || controllertest.Final(ps) != edgeproto.TrackedState_TRACKED_STATE_READY {
+			t.Fatalf("create %s: %v %v", ai.GetKeyString(), ps, err)
+		}
+	}
+	c.stop()
+	// The platform loses both; creating broken again fails.
+	cluster := get[*edgeproto.ClusterInst](t, e, e.cluster("c1").Key)
+	for _, ai := range []*edgeproto.AppInst{back, broken} {
+		if err := p.DeleteAppInst(ctx, cluster, e.app("web"), ai, executor.NewMemReservations(), executor.ProgressFunc(func(string) {})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p.Inject(fake.Fault{Op: fake.OpCreateAppInst, Key: broken.GetKeyString(), Err: errors.New("image pull failed")})
+	e.startCRM(t, px.Addr(), p)
+	waitState[*edgeproto.AppInst](t, e, broken.Key, edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR)
+	if errs := get[*edgeproto.AppInst](t, e, broken.Key).GetErrors(); len(errs) == 0 || !strings.Contains(strings.Join(errs, " "), "image pull failed") {
+		t.Errorf("broken instance errors %q, want the platform's", errs)
+	}
+	controllertest.WaitFor(t, 20*time.Second, "back to be created again", func() bool {
+		return p.Calls(fake.OpCreateAppInst, back.GetKeyString()) == 2
+	})
+	waitState[*edgeproto.AppInst](t, e, back.Key, edgeproto.TrackedState_TRACKED_STATE_READY)
+	if _, ok := p.AppInst(back.GetKeyString()); !ok {
+		t.Error("the READY instance is not on the platform")
 	}
 }
 

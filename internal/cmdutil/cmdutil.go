@@ -1,6 +1,8 @@
-// Package cmdutil holds what the thin mains of cmd/ share: the logger their
-// --log-format and --log-level flags choose, and the client TLS
-// configuration their --tls-* flags describe.
+// Package cmdutil holds what the hosts' command lines share: the logger
+// their --log-format and --log-level flags choose, the client TLS
+// configuration their --tls-* flags describe, the ready file their
+// --ready-file flag names, and the signal handling and exit codes of a
+// MainFunc run as a program (Run, Exit).
 package cmdutil
 
 import (

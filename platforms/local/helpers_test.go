@@ -180,8 +180,9 @@ func (e *env) restart(opts ...option) {
 	e.p = e.newPlatform(opts...)
 }
 
-// handedOut are the port ranges freePortRange gave to tests of this
-// process, which it never gives twice.
+// handedOut are the port ranges freePortRange gave to the running tests
+// of this process, which it never gives twice; a range is free again when
+// its test ends (its processes are gone by then).
 var handedOut struct {
 	sync.Mutex
 	ranges []portRange
@@ -214,6 +215,11 @@ func freePortRange(t testing.TB, n int) portRange {
 		}
 		if free {
 			handedOut.ranges = append(handedOut.ranges, r)
+			t.Cleanup(func() {
+				handedOut.Lock()
+				defer handedOut.Unlock()
+				handedOut.ranges = slices.DeleteFunc(handedOut.ranges, func(o portRange) bool { return o == r })
+			})
 			return r
 		}
 	}

@@ -31,13 +31,19 @@ import (
 //go:embed assets
 var assets embed.FS
 
+// AdminOnly is a Row.Org no organization can have (organization names
+// never hold control characters): only viewers that see everything (the
+// admin) see its rows.
+const AdminOnly = "\x00admin"
+
 // Row is one object as the page shows it.
 type Row struct {
 	// Kind is the object kind ("ClusterInst").
 	Kind string `json:"kind"`
 	// Key is the object's key string.
 	Key string `json:"key"`
-	// Org is the organization that owns the object; "" for everyone.
+	// Org is the organization that owns the object; "" for everyone,
+	// AdminOnly for the admin alone.
 	Org string `json:"org"`
 	// State is the object's state.
 	State string `json:"state"`

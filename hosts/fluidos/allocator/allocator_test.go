@@ -77,8 +77,9 @@ func TestServiceRenderedFromItsBlueprint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if app.GetCommand() != e.image || len(app.GetArgs()) != 2 || app.GetArgs()[1] != a.GetId() {
-		t.Errorf("rendered app %v %v", app.GetCommand(), app.GetArgs())
+	if app.GetCommand() != e.image || len(app.GetArgs()) != 0 || len(app.GetEnvVars()) == 0 ||
+		app.GetEnvVars()[0].GetName() != "KV_ALLOCATION" || app.GetEnvVars()[0].GetValue() != a.GetId() {
+		t.Errorf("rendered app %v %v %v", app.GetCommand(), app.GetArgs(), app.GetEnvVars())
 	}
 	var secret *edgeproto.EnvVar
 	for _, ev := range app.GetEnvVars() {

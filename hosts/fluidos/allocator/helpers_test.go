@@ -24,7 +24,7 @@ const seller = "seller"
 // app's arguments name the allocation (what templates see).
 func kvBlueprint() *fluidos.ServiceBlueprint {
 	bp := nodetest.KVBlueprint("kv", 0)
-	bp.Templates[0].Body = strings.Replace(nodetest.KVApp, "env_vars:", "args: [\"--flag\", {{ .Allocation | json }}]\nenv_vars:", 1)
+	bp.Templates[0].Body = strings.Replace(nodetest.KVApp, "env_vars:", "env_vars:\n- name: KV_ALLOCATION\n  value: {{ .Allocation | json }}", 1)
 	return bp
 }
 
@@ -183,8 +183,6 @@ func (e *env) flavor(id string) *fluidos.Flavor {
 	}
 	return f
 }
-
-
 
 func testLogger() *slog.Logger {
 	if os.Getenv("ALLOCATOR_TEST_LOG") != "" {

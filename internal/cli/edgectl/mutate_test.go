@@ -261,8 +261,10 @@ func TestTimeoutAndInterruptLeaveTheChangeGoing(t *testing.T) {
 	srv := fakecontroller.Start(t, fakecontroller.Options{})
 	release := srv.Hold("organization=acme,name=slow")
 	defer release()
-	r := run(t, srv, "--timeout", "300ms", "create", "cloudlet", "slow", "--key.organization", "acme")
-	r.fails(t, edgectl.ExitFailure, "Error: create cloudlet organization=acme,name=slow: no final state within --timeout 300ms; the change goes on at the controller "+
+	// The timeout leaves room for the first progress message on a loaded
+	// machine: the stdout check below needs it.
+	r := run(t, srv, "--timeout", "2s", "create", "cloudlet", "slow", "--key.organization", "acme")
+	r.fails(t, edgectl.ExitFailure, "Error: create cloudlet organization=acme,name=slow: no final state within --timeout 2s; the change goes on at the controller "+
 		"(follow it with: edgectl watch cloudletinfo organization=acme,name=slow): DeadlineExceeded")
 	if !strings.HasSuffix(r.out, "cloudlet organization=acme,name=slow create: stopped waiting at CREATE_REQUESTED\n") {
 		t.Errorf("stdout:\n%s", r.out)

@@ -51,7 +51,8 @@ function render() {
     for (const row of list) {
       const tr = body.insertRow();
       tr.dataset.key = row.key;
-      const cells = [row.key, row.org, row.state, row.where || "", row.message || "", (row.errors || []).join("; ")];
+      const org = row.org === "\u0000admin" ? "(admin only)" : row.org;
+      const cells = [row.key, org, row.state, row.where || "", row.message || "", (row.errors || []).join("; ")];
       cells.forEach((text, i) => {
         const td = tr.insertCell();
         td.textContent = text;

@@ -1,4 +1,4 @@
-package main
+package kvservice
 
 import (
 	"bytes"
@@ -62,7 +62,7 @@ func TestStoreNeedsItsCredentials(t *testing.T) {
 func TestRunRefusesToStartWithoutAPassword(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"PORT": "1"}
-	err := run(context.Background(), func(k string) string { return env[k] }, io.Discard)
+	err := Run(context.Background(), func(k string) string { return env[k] }, io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "KV_PASSWORD is required") {
 		t.Fatalf("err = %v", err)
 	}
@@ -98,7 +98,7 @@ func TestRunServesUntilCancelledAndNeverPrintsThePassword(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var log syncBuffer
 	done := make(chan error, 1)
-	go func() { done <- run(ctx, func(k string) string { return env[k] }, &log) }()
+	go func() { done <- Run(ctx, func(k string) string { return env[k] }, &log) }()
 	url := "http://127.0.0.1:" + port
 	deadline := time.Now().Add(10 * time.Second)
 	for {

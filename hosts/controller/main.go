@@ -1,0 +1,117 @@
+package controller
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/edgekit/edgekit/internal/cmdutil"
+)
+
+// Main runs a controller process from command-line arguments until ctx
+// ends: the whole of cmd/controller, importable so that the multi-call
+// edgekit binary shares its flags. It returns flag.ErrHelp after -h, an
+// error for bad arguments (after printing usage to stderr) and for a
+// controller that could not run.
+func Main(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o Options
+	var etcdEndpoints string
+	var hf cmdutil.HostFlags
+	var ff fluidosFlags
+	fs.StringVar(&o.DataDir, "data-dir", "", "directory for the embedded etcd, the admin token and development certificates (required)")
+	fs.StringVar(&o.Region, "region", "local", "name of the region")
+	fs.StringVar(&o.Listen, "listen", "127.0.0.1:55001", "address of the gRPC API")
+	fs.StringVar(&o.MetricsListen, "http-listen", "127.0.0.1:55002", "address of /metrics and the status page /ui (empty: none)")
+	fs.StringVar(&o.MetricsListen, "metrics-listen", "127.0.0.1:55002", "same as --http-listen")
+	fs.StringVar(&etcdEndpoints, "etcd-endpoints", "", "comma-separated client URLs of an external etcd cluster (default: embedded etcd)")
+	fs.StringVar(&o.EtcdListen, "etcd-listen", "", "client address of the embedded etcd (default: a free loopback port)")
+	fs.StringVar(&o.EtcdCAFile, "etcd-ca-file", "", "CA of an external etcd cluster")
+	fs.StringVar(&o.EtcdCertFile, "etcd-cert-file", "", "client certificate for an external etcd cluster")
+	fs.StringVar(&o.EtcdKeyFile, "etcd-key-file", "", "client key for an external etcd cluster")
+	var tlsCert, tlsKey, tlsClientCA string
+	fs.BoolVar(&o.DevTLS, "dev-tls", false, "serve TLS with a local certificate authority created under <data-dir>/tls (clients trust <data-dir>/tls/ca.crt)")
+	fs.StringVar(&tlsCert, "tls-cert-file", "", "serve TLS with this certificate (PEM)")
+	fs.StringVar(&tlsKey, "tls-key-file", "", "key of --tls-cert-file (PEM)")
+	fs.StringVar(&tlsClientCA, "tls-client-ca-file", "", "verify client certificates, when given, against these authorities (PEM)")
+	fs.StringVar(&o.TokensFile, "tokens-file", "", "file of API tokens, one \"<token> admin|ccrm|org:<organization>\" per line")
+	fs.DurationVar(&o.Notify.KeepaliveInterval, "notify-keepalive", 10*time.Second, "CRMs hear from the controller at least this often")
+	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "how long in-flight calls may run after a stop signal")
+	ff.register(fs)
+	hf.Register(fs)
+	err := cmdutil.Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if o.DataDir == "" {
+		return fmt.Errorf("--data-dir is required")
+	}
+	if etcdEndpoints != "" {
+		o.EtcdEndpoints = strings.Split(etcdEndpoints, ",")
+	}
+	if o.TLS, err = serverTLS(tlsCert, tlsKey, tlsClientCA); err != nil {
+		return err
+	}
+	if o.TLS != nil && o.DevTLS {
+		return fmt.Errorf("--dev-tls and --tls-cert-file exclude each other")
+	}
+	log, err := hf.Logger(stderr)
+	if err != nil {
+		return err
+	}
+	o.Logger = log
+	srcs, closeSources, err := ff.sources(log)
+	if err != nil {
+		return err
+	}
+	defer closeSources()
+	o.UISources = srcs
+	defer hf.Done()
+	o.Ready = func(r *Running) {
+		files := map[string]string{"admin-token": r.AdminTokenFile}
+		if r.CAFile != "" {
+			files["ca"] = r.CAFile
+		}
+		hf.Ready(log, cmdutil.Ready{Listeners: map[string]string{"api": r.Addr, "http": r.MetricsAddr}, Etcd: r.EtcdEndpoints, Files: files})
+	}
+	return Run(ctx, o)
+}
+
+// serverTLS builds the API's TLS configuration from certificate files; nil
+// when none is given.
+func serverTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		if clientCAFile != "" {
+			return nil, fmt.Errorf("--tls-client-ca-file needs --tls-cert-file and --tls-key-file")
+		}
+		return nil, nil
+	}
+	if certFile == "" || keyFile == "" {
+		return nil, fmt.Errorf("--tls-cert-file and --tls-key-file go together")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("TLS certificate: %w", err)
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	if clientCAFile != "" {
+		pem, err := os.ReadFile(clientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-client-ca-file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-client-ca-file %s holds no PEM certificate", clientCAFile)
+		}
+		cfg.ClientCAs = pool
+		cfg.ClientAuth = tls.VerifyClientCertIfGiven
+	}
+	return cfg, nil
+}
