@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgekit/edgekit/internal/testenv/freeport"
 )
 
 // binaries are the programs the end-to-end tests run, built once.
@@ -137,16 +138,9 @@ func (p *proc) exitCode() int {
 	return p.cmd.ProcessState.ExitCode()
 }
 
-// freeAddr returns a loopback address with a port free at the time.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+// freeAddr is a loopback address that stays usable when its server
+// restarts (freeport.Addr).
+func freeAddr(t *testing.T) string { return freeport.Addr(t) }
 
 // appPids lists the processes the web app recorded in dir for instance
 // inst ("developer.i1"), and forgets none: every start is a file.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/internal/devtls"
+	"github.com/edgekit/edgekit/internal/testenv/freeport"
 )
 
 // slowKV is the kv blueprint whose service takes seconds to become healthy
@@ -40,16 +40,9 @@ func slowKV(t *testing.T, dir string) string {
 	return path
 }
 
-// freeAddr is a loopback address nothing listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+// freeAddr is a loopback address that stays usable when its server
+// restarts (freeport.Addr).
+func freeAddr(t *testing.T) string { return freeport.Addr(t) }
 
 // api connects to a node's API as its admin.
 func api(t *testing.T, caDir, addr string) *grpc.ClientConn {

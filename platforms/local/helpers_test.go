@@ -25,6 +25,7 @@ import (
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/executor"
+	"github.com/edgekit/edgekit/internal/testenv/freeport"
 )
 
 // testAppPath is the test server binary, built once by TestMain.
@@ -229,21 +230,7 @@ func freePortRange(t testing.TB, n int) portRange {
 
 // ephemeralStart is the first port the kernel hands to outgoing
 // connections (32768 unless configured otherwise).
-func ephemeralStart() int {
-	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
-	if err != nil {
-		return 32768
-	}
-	f := strings.Fields(string(b))
-	if len(f) == 0 {
-		return 32768
-	}
-	n, err := strconv.Atoi(f[0])
-	if err != nil || n < 12000 {
-		return 32768
-	}
-	return n
-}
+func ephemeralStart() int { return freeport.EphemeralStart() }
 
 // appDir is the directory of an instance on the test's cluster.
 func (e *env) appDir(inst *edgeproto.AppInst) (string, error) {
