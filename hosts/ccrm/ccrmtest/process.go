@@ -1,6 +1,7 @@
 package ccrmtest
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,9 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -20,6 +24,11 @@ import (
 const (
 	envReplica = "CCRMTEST_REPLICA"
 	envArgs    = "CCRMTEST_ARGS"
+	// EnvCPUProfileDir, when set in a test's environment, makes every
+	// replica process it starts write a CPU profile into that directory
+	// (replica-<pid>.pprof) when it stops gracefully: how the replicas'
+	// share of a benchmark's CPU is measured.
+	EnvCPUProfileDir = "CCRMTEST_CPUPROFILE_DIR"
 )
 
 // RunReplicaIfAsked runs ccrm.Main and exits when the process was started
@@ -36,13 +45,38 @@ func RunReplicaIfAsked() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	stopProfile := startCPUProfile()
 	err := ccrm.Main(ctx, args, os.Stderr)
 	stop()
+	stopProfile()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ccrm replica:", err)
 		os.Exit(1)
 	}
 	os.Exit(0)
+}
+
+// startCPUProfile starts a CPU profile when EnvCPUProfileDir asks for one
+// and returns what stops it.
+func startCPUProfile() func() {
+	dir := os.Getenv(EnvCPUProfileDir)
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("replica-%d.pprof", os.Getpid())))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "ccrm replica: cpu profile:", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintln(os.Stderr, "ccrm replica: cpu profile:", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}
 }
 
 // Process is a replica process started by a test. Every method acts on
@@ -67,6 +101,9 @@ func StartReplica(t testing.TB, name string, args []string, env ...string) *Proc
 	p := &Process{t: t, name: name, args: args, env: env, log: filepath.Join(t.TempDir(), name+".log")}
 	p.start()
 	t.Cleanup(func() {
+		if os.Getenv(EnvCPUProfileDir) != "" {
+			p.Terminate(10 * time.Second) // so that it writes its profile
+		}
 		p.Kill()
 		if t.Failed() {
 			if b, err := os.ReadFile(p.log); err == nil {
@@ -180,4 +217,33 @@ func (p *Process) Restart() {
 func (p *Process) Log() string {
 	b, _ := os.ReadFile(p.log)
 	return string(b)
+}
+
+// CPUTime returns the CPU time (user and system) the current run has used
+// so far, read from /proc (Linux only).
+func (p *Process) CPUTime() (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Pid()))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, in parentheses, may hold spaces: fields are
+	// counted after its closing parenthesis.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", p.Pid())
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", p.Pid(), len(f))
+	}
+	// utime and stime are fields 14 and 15 of stat, in USER_HZ (100/s).
+	var ticks int64
+	for _, s := range f[11:13] {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", p.Pid(), err)
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, nil
 }
