@@ -131,7 +131,23 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 			return fmt.Errorf("%w: fence key %q is not the claim key %q of %s %s", ErrReportRefused, rep.Fence.Key, want, tk.name, key)
 		}
 	}
+	// The keys the transaction reads are read in one request: the object,
+	// its Info and, for a CCRM, the object's cloudlet, named by the
+	// cache's copy of the object (an object's cloudlet never changes; the
+	// transaction reads it anyway, and guards it, through the object it
+	// reads itself).
+	prefetch := []string{tk.store.Path(key), tk.info.Path(key)}
+	if rep.CCRM && tk.cache != nil {
+		if cached, ok := tk.cache.Get(key); ok {
+			if ck := tk.cloudletOf(cached); ck != nil {
+				prefetch = append(prefetch, c.cloudlets.store.Path(cloudletKeyString(ck)))
+			}
+		}
+	}
 	_, err := c.store.Txn(ctx, func(tx *store.Tx) error {
+		if err := tx.Prefetch(prefetch...); err != nil {
+			return err
+		}
 		obj, found, err := tk.store.TxGet(tx, key)
 		if err != nil {
 			return err

@@ -217,6 +217,50 @@ func (tx *Tx) read(key string) (txRead, error) {
 	return r, nil
 }
 
+// Prefetch reads, in one etcd request, those of keys the transaction has
+// not read yet, at its revision (the newest when it has read nothing yet),
+// so that a later Get of any of them needs no request of its own. It
+// guards nothing: a key is guarded when Get returns it, whether it was
+// prefetched or not. A transaction that knows the keys it will read
+// prefetches them together rather than paying a round trip per Get.
+func (tx *Tx) Prefetch(keys ...string) error {
+	ops := make([]clientv3.Op, 0, len(keys))
+	want := make([]string, 0, len(keys))
+	for _, key := range keys {
+		if _, ok := tx.vals[key]; ok || slices.Contains(want, key) {
+			continue
+		}
+		want = append(want, key)
+		ops = append(ops, clientv3.OpGet(key, tx.revOpts()...))
+	}
+	switch len(want) {
+	case 0:
+		return nil
+	case 1:
+		_, err := tx.read(want[0])
+		return err
+	}
+	resp, err := tx.s.client.Txn(tx.ctx).Then(ops...).Commit()
+	if err != nil {
+		return tx.readErr("get", want[0], err)
+	}
+	if tx.rev == 0 {
+		tx.rev = resp.Header.Revision
+	}
+	for i, key := range want {
+		rr := resp.Responses[i].GetResponseRange()
+		if rr == nil {
+			return fmt.Errorf("store: txn get %q: etcd answered no range", key)
+		}
+		r := txRead{}
+		if len(rr.Kvs) > 0 {
+			r = txRead{val: rr.Kvs[0].Value, modRev: rr.Kvs[0].ModRevision}
+		}
+		tx.vals[key] = r
+	}
+	return nil
+}
+
 func (tx *Tx) revOpts() []clientv3.OpOption {
 	if tx.rev == 0 {
 		return nil
