@@ -18,6 +18,7 @@ import (
 	"github.com/edgekit/edgekit/platforms"
 	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/proto"
 )
@@ -333,6 +334,7 @@ func (r *Replica) sessionLost(s *Session) {
 // candidate is an object that needs work and has no claim.
 type candidate struct {
 	kind, key, path string
+	cloudlet        string // the key string of the object's cloudlet
 	takeover        bool
 }
 
@@ -381,7 +383,7 @@ func (r *Replica) candidates() []candidate {
 		if r.claims.has(path) {
 			return
 		}
-		out = append(out, candidate{kind: it.kind, key: it.key, path: path, takeover: req != it.state})
+		out = append(out, candidate{kind: it.kind, key: it.key, path: path, cloudlet: it.cloudlet, takeover: req != it.state})
 	})
 	rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out
@@ -439,7 +441,11 @@ func (r *Replica) schedule(ctx context.Context, s *Session) {
 // read again from etcd, submits it to its cloudlet's engine under the
 // claim; the claim is released when the operation ends.
 func (r *Replica) claimAndRun(ctx context.Context, s *Session, c candidate) {
-	claim, err := tryClaim(ctx, r.cli, s, c.path, c.kind, c.key, r.cfg.ReplicaID)
+	reads := []string{r.pathOf(c.kind, c.key)}
+	if c.kind != r.cloudletKind.Name() {
+		reads = append(reads, r.cloudletKind.Path(c.cloudlet))
+	}
+	claim, kvs, err := tryClaim(ctx, r.cli, s, c.path, c.kind, c.key, r.cfg.ReplicaID, reads...)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("claim", slog.String("kind", c.kind), slog.String("key", c.key), slog.Any("error", err))
@@ -452,7 +458,7 @@ func (r *Replica) claimAndRun(ctx context.Context, s *Session, c candidate) {
 	}
 	r.metrics.claims.WithLabelValues("taken").Inc()
 	r.taken.Add(1)
-	obj, cl, err := r.read(ctx, c)
+	obj, cl, err := r.read(ctx, c, kvs)
 	if err == nil && obj == nil {
 		r.metrics.operations.WithLabelValues(c.kind, "skipped").Inc()
 		r.releaseClaim(claim)
@@ -509,12 +515,36 @@ func (r *Replica) claimAndRun(ctx context.Context, s *Session, c candidate) {
 // errSkipped marks an operation that was claimed and not run.
 var errSkipped = errors.New("not run")
 
-// read reads the object of c and its cloudlet from etcd and returns the
-// object in the state to submit it in; nil when it needs no work (any
-// more) or is not the replica's to serve.
-func (r *Replica) read(ctx context.Context, c candidate) (proto.Message, *edgeproto.Cloudlet, error) {
+// pathOf is the etcd key of the object of kind and key.
+func (r *Replica) pathOf(kind, key string) string {
+	switch kind {
+	case r.cloudletKind.Name():
+		return r.cloudletKind.Path(key)
+	case r.clusterKind.Name():
+		return r.clusterKind.Path(key)
+	}
+	return r.appInstKind.Path(key)
+}
+
+// read decodes the object of c and its cloudlet, as read under the claim
+// (kvs: the object's value, then, but for a cloudlet, the value of the
+// cloudlet c names), and returns the object in the state to submit it in;
+// nil when it needs no work (any more) or is not the replica's to serve.
+// An object on another cloudlet than c names (which the controller does
+// not allow) has its cloudlet read from etcd.
+func (r *Replica) read(ctx context.Context, c candidate, kvs []*mvccpb.KeyValue) (proto.Message, *edgeproto.Cloudlet, error) {
+	if kvs[0] == nil {
+		return nil, nil, nil
+	}
 	getCloudlet := func(k *edgeproto.CloudletKey) (*edgeproto.Cloudlet, error) {
-		cl, _, err := r.cloudletKind.Get(ctx, cloudletKeyString(k))
+		ks := cloudletKeyString(k)
+		if ks == c.cloudlet {
+			if kvs[1] == nil {
+				return nil, nil
+			}
+			return r.cloudletKind.Decode(ks, kvs[1].Value)
+		}
+		cl, _, err := r.cloudletKind.Get(ctx, ks)
 		if errors.Is(err, store.ErrNotFound) {
 			return nil, nil
 		}
@@ -529,7 +559,7 @@ func (r *Replica) read(ctx context.Context, c candidate) (proto.Message, *edgepr
 	switch c.kind {
 	case r.cloudletKind.Name():
 		var o *edgeproto.Cloudlet
-		o, _, err = r.cloudletKind.Get(ctx, c.key)
+		o, err = r.cloudletKind.Decode(c.key, kvs[0].Value)
 		if err == nil {
 			if req, ok := needsWork(o.State); ok {
 				o.State, state, obj, cl = req, req, o, o
@@ -537,7 +567,7 @@ func (r *Replica) read(ctx context.Context, c candidate) (proto.Message, *edgepr
 		}
 	case r.clusterKind.Name():
 		var o *edgeproto.ClusterInst
-		o, _, err = r.clusterKind.Get(ctx, c.key)
+		o, err = r.clusterKind.Decode(c.key, kvs[0].Value)
 		if err == nil {
 			if req, ok := needsWork(o.State); ok {
 				o.State, state, obj = req, req, o
@@ -546,7 +576,7 @@ func (r *Replica) read(ctx context.Context, c candidate) (proto.Message, *edgepr
 		}
 	case r.appInstKind.Name():
 		var o *edgeproto.AppInst
-		o, _, err = r.appInstKind.Get(ctx, c.key)
+		o, err = r.appInstKind.Decode(c.key, kvs[0].Value)
 		if err == nil {
 			if req, ok := needsWork(o.State); ok {
 				o.State, state, obj = req, req, o
@@ -555,8 +585,6 @@ func (r *Replica) read(ctx context.Context, c candidate) (proto.Message, *edgepr
 		}
 	}
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return nil, nil, nil
 	case err != nil:
 		return nil, nil, err
 	case obj == nil || state == 0 || !r.serves(cl):

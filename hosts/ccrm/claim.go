@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
@@ -67,22 +68,38 @@ func FenceFrom(ctx context.Context) (Fence, bool) {
 }
 
 // tryClaim creates the claim key of an object bound to the session's
-// lease, if no claim of the object exists. It returns nil (and no error)
-// when another claim holds the object.
-func tryClaim(ctx context.Context, cli *clientv3.Client, s *Session, path, kind, key, holder string) (*Claim, error) {
+// lease, if no claim of the object exists, and reads the keys of reads in
+// the same etcd transaction, after the claim's put: a read made under the
+// claim at no round trip of its own. It returns the claim and a value per
+// read key (nil for an absent key), or no claim (and no error) when
+// another claim holds the object.
+func tryClaim(ctx context.Context, cli *clientv3.Client, s *Session, path, kind, key, holder string, reads ...string) (*Claim, []*mvccpb.KeyValue, error) {
+	ops := []clientv3.Op{clientv3.OpPut(path, holder, clientv3.WithLease(s.Lease()))}
+	for _, k := range reads {
+		ops = append(ops, clientv3.OpGet(k))
+	}
 	resp, err := cli.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(path), "=", 0)).
-		Then(clientv3.OpPut(path, holder, clientv3.WithLease(s.Lease()))).
+		Then(ops...).
 		Commit()
 	if err != nil {
-		return nil, fmt.Errorf("ccrm: claim %s %s: %w", kind, key, err)
+		return nil, nil, fmt.Errorf("ccrm: claim %s %s: %w", kind, key, err)
 	}
 	if !resp.Succeeded {
-		return nil, nil
+		return nil, nil, nil
+	}
+	if len(resp.Responses) != len(ops) {
+		return nil, nil, fmt.Errorf("ccrm: claim %s %s: %d answers to %d requests", kind, key, len(resp.Responses), len(ops))
+	}
+	kvs := make([]*mvccpb.KeyValue, len(reads))
+	for i := range reads {
+		if rr := resp.Responses[i+1].GetResponseRange(); rr != nil && len(rr.Kvs) > 0 {
+			kvs[i] = rr.Kvs[0]
+		}
 	}
 	// The put is the transaction's only write: the key's create revision
 	// is the transaction's revision.
-	return &Claim{Kind: kind, Key: key, Fence: Fence{Key: path, Revision: resp.Header.Revision}, session: s}, nil
+	return &Claim{Kind: kind, Key: key, Fence: Fence{Key: path, Revision: resp.Header.Revision}, session: s}, kvs, nil
 }
 
 // release deletes the claim key if it is still this claim's (same create

@@ -140,6 +140,12 @@ func (k *Kind[T]) decode(op, key string, data []byte) (T, error) {
 	return obj, nil
 }
 
+// Decode decodes a value of the object of key read from etcd outside the
+// store (for example within a caller's own etcd transaction). A value
+// that is not protojson of T, or whose object has another key, is an
+// ErrBadValue naming key.
+func (k *Kind[T]) Decode(key string, data []byte) (T, error) { return k.decode("decode", key, data) }
+
 // Get returns the object of key and its ModRevision (the revision of its
 // last write), or an ErrNotFound error. The read is linearizable.
 func (k *Kind[T]) Get(ctx context.Context, key string) (obj T, modRev int64, err error) {
