@@ -373,17 +373,12 @@ func (r *Replica) serves(cl *edgeproto.Cloudlet) bool {
 // same change try different objects first.
 func (r *Replica) candidates() []candidate {
 	var out []candidate
-	prefix := r.st.Prefix()
 	r.index.each(func(it workItem) {
 		req, ok := needsWork(it.state)
-		if !ok {
+		if !ok || r.claims.has(it.claimPath) {
 			return
 		}
-		path := controller.ClaimKey(prefix, it.kind, it.key)
-		if r.claims.has(path) {
-			return
-		}
-		out = append(out, candidate{kind: it.kind, key: it.key, path: path, cloudlet: it.cloudlet, takeover: req != it.state})
+		out = append(out, candidate{kind: it.kind, key: it.key, path: it.claimPath, cloudlet: it.cloudlet, takeover: req != it.state})
 	})
 	rand.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
 	return out

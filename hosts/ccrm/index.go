@@ -4,21 +4,24 @@ import (
 	"sync"
 
 	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/internal/store"
 )
 
-// workItem is what the scheduler needs of an object: its state and the
-// cloudlet it lives on.
+// workItem is what the scheduler needs of an object: its state, the
+// cloudlet it lives on and the key of its claim.
 type workItem struct {
 	kind, key string
 	state     edgeproto.TrackedState
 	cloudlet  string
+	claimPath string
 }
 
-// workIndex is a small summary of the objects the caches follow, kept by
-// their event handlers, so that looking for work costs no copy of an
-// object: the items by kind and key, and whether each cloudlet is one the
-// replica serves.
+// workIndex is a small summary of the objects the caches follow that need
+// work (see needsWork), kept by their event handlers, so that looking for
+// work costs no copy of an object and no visit of the many objects that
+// need none: the items by kind and key, and whether each cloudlet is one
+// the replica serves.
 type workIndex struct {
 	mu     sync.RWMutex
 	items  map[string]workItem // by kind + "/" + key
@@ -29,9 +32,16 @@ func newWorkIndex() *workIndex {
 	return &workIndex{items: map[string]workItem{}, served: map[string]bool{}}
 }
 
+// put records the item of an object, or forgets it when the object needs
+// no work.
 func (x *workIndex) put(it workItem) {
+	_, needed := needsWork(it.state)
 	x.mu.Lock()
-	x.items[it.kind+"/"+it.key] = it
+	if needed {
+		x.items[it.kind+"/"+it.key] = it
+	} else {
+		delete(x.items, it.kind+"/"+it.key)
+	}
 	x.mu.Unlock()
 }
 
@@ -51,7 +61,8 @@ func (x *workIndex) setServed(cloudlet string, served bool, exists bool) {
 	x.mu.Unlock()
 }
 
-// each calls fn for every item on a served cloudlet.
+// each calls fn for every item (of an object needing work) on a served
+// cloudlet.
 func (x *workIndex) each(fn func(workItem)) {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -74,7 +85,13 @@ func indexer[T tracked](r *Replica, kind string, cloudletOf func(T) *edgeproto.C
 	return func(ev store.Event[T]) {
 		switch ev.Type {
 		case store.EventPut:
-			r.index.put(workItem{kind: kind, key: ev.Key, state: ev.Object.GetState(), cloudlet: cloudletKeyString(cloudletOf(ev.Object))})
+			st := ev.Object.GetState()
+			it := workItem{kind: kind, key: ev.Key, state: st}
+			if _, needed := needsWork(st); needed {
+				it.cloudlet = cloudletKeyString(cloudletOf(ev.Object))
+				it.claimPath = controller.ClaimKey(r.st.Prefix(), kind, ev.Key)
+			}
+			r.index.put(it)
 		case store.EventDelete:
 			r.index.del(kind, ev.Key)
 		}
