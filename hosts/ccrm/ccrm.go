@@ -206,7 +206,7 @@ func New(cfg Config) (*Replica, error) {
 	r.clusterKind = store.NewKind[*edgeproto.ClusterInst](r.st)
 	r.appInstKind = store.NewKind[*edgeproto.AppInst](r.st)
 	r.objects = executor.Objects{
-		Cloudlets:      storeGetter[*edgeproto.CloudletKey](r.cloudletKind),
+		Cloudlets:      claimedCloudlet(storeGetter[*edgeproto.CloudletKey](r.cloudletKind)),
 		ClusterInsts:   storeGetter[*edgeproto.ClusterKey](r.clusterKind),
 		Apps:           storeGetter[*edgeproto.AppKey](store.NewKind[*edgeproto.App](r.st)),
 		AppInsts:       storeGetter[*edgeproto.AppInstKey](r.appInstKind),
@@ -471,6 +471,9 @@ func (r *Replica) claimAndRun(ctx context.Context, s *Session, c candidate) {
 		r.mu.Unlock()
 		r.releaseClaim(claim)
 		return
+	}
+	if c.kind != r.cloudletKind.Name() {
+		claim.cloudlet = cl
 	}
 	if c.takeover {
 		r.metrics.takeovers.WithLabelValues(c.kind).Inc()

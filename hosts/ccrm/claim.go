@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/executor"
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
 )
 
 // Fence is what a claim's holder proves its claim with: the claim key and
@@ -28,6 +31,9 @@ type Claim struct {
 
 	session *Session
 	ended   atomic.Bool
+	// cloudlet is the object's cloudlet as read with the claim (see
+	// claimedCloudlet); set before the operation starts, then only read.
+	cloudlet *edgeproto.Cloudlet
 }
 
 // Valid reports whether the claim is certainly still held: not released
@@ -65,6 +71,19 @@ func FenceFrom(ctx context.Context) (Fence, bool) {
 		return Fence{}, false
 	}
 	return c.Fence, true
+}
+
+// claimedCloudlet serves an operation's lookup of its own cloudlet from
+// the read made in the transaction that took its claim (a read under the
+// claim, the one the replica chose the cloudlet's engine by), and every
+// other lookup from get.
+func claimedCloudlet(get executor.Getter[*edgeproto.CloudletKey, *edgeproto.Cloudlet]) executor.Getter[*edgeproto.CloudletKey, *edgeproto.Cloudlet] {
+	return executor.GetterFunc[*edgeproto.CloudletKey, *edgeproto.Cloudlet](func(ctx context.Context, key *edgeproto.CloudletKey) (*edgeproto.Cloudlet, error) {
+		if c, ok := ClaimFrom(ctx); ok && c.cloudlet != nil && proto.Equal(c.cloudlet.GetKey(), key) {
+			return c.cloudlet.Clone(), nil
+		}
+		return get.Get(ctx, key)
+	})
 }
 
 // tryClaim creates the claim key of an object bound to the session's
