@@ -18,9 +18,7 @@ import (
 	"github.com/edgekit/edgekit/platforms"
 	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
 	"github.com/prometheus/client_golang/prometheus"
-	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
-	"google.golang.org/protobuf/proto"
 )
 
 // Defaults of Config.
@@ -392,6 +390,14 @@ func cloudletKeyString(k *edgeproto.CloudletKey) string {
 // busier waits a little longer before it tries, so that idle replicas
 // take new work first.
 func (r *Replica) schedule(ctx context.Context, s *Session) {
+	r.mu.Lock()
+	full := len(r.jobs)+len(r.claiming) >= r.cfg.Workers || r.draining
+	r.mu.Unlock()
+	if full {
+		// Woken by a change while the pool has no room: the end of a job
+		// wakes the loop again.
+		return
+	}
 	cands := r.candidates()
 	if len(cands) == 0 {
 		return
@@ -427,6 +433,7 @@ func (r *Replica) schedule(ctx context.Context, s *Session) {
 				r.mu.Lock()
 				delete(r.claiming, c.path)
 				r.mu.Unlock()
+				r.wake() // a slot may be free again
 			})
 		}
 	}
@@ -512,84 +519,6 @@ func (r *Replica) claimAndRun(ctx context.Context, s *Session, c candidate) {
 
 // errSkipped marks an operation that was claimed and not run.
 var errSkipped = errors.New("not run")
-
-// pathOf is the etcd key of the object of kind and key.
-func (r *Replica) pathOf(kind, key string) string {
-	switch kind {
-	case r.cloudletKind.Name():
-		return r.cloudletKind.Path(key)
-	case r.clusterKind.Name():
-		return r.clusterKind.Path(key)
-	}
-	return r.appInstKind.Path(key)
-}
-
-// read decodes the object of c and its cloudlet, as read under the claim
-// (kvs: the object's value, then, but for a cloudlet, the value of the
-// cloudlet c names), and returns the object in the state to submit it in;
-// nil when it needs no work (any more) or is not the replica's to serve.
-// An object on another cloudlet than c names (which the controller does
-// not allow) has its cloudlet read from etcd.
-func (r *Replica) read(ctx context.Context, c candidate, kvs []*mvccpb.KeyValue) (proto.Message, *edgeproto.Cloudlet, error) {
-	if kvs[0] == nil {
-		return nil, nil, nil
-	}
-	getCloudlet := func(k *edgeproto.CloudletKey) (*edgeproto.Cloudlet, error) {
-		ks := cloudletKeyString(k)
-		if ks == c.cloudlet {
-			if kvs[1] == nil {
-				return nil, nil
-			}
-			return r.cloudletKind.Decode(ks, kvs[1].Value)
-		}
-		cl, _, err := r.cloudletKind.Get(ctx, ks)
-		if errors.Is(err, store.ErrNotFound) {
-			return nil, nil
-		}
-		return cl, err
-	}
-	var (
-		obj   proto.Message
-		state edgeproto.TrackedState
-		cl    *edgeproto.Cloudlet
-		err   error
-	)
-	switch c.kind {
-	case r.cloudletKind.Name():
-		var o *edgeproto.Cloudlet
-		o, err = r.cloudletKind.Decode(c.key, kvs[0].Value)
-		if err == nil {
-			if req, ok := needsWork(o.State); ok {
-				o.State, state, obj, cl = req, req, o, o
-			}
-		}
-	case r.clusterKind.Name():
-		var o *edgeproto.ClusterInst
-		o, err = r.clusterKind.Decode(c.key, kvs[0].Value)
-		if err == nil {
-			if req, ok := needsWork(o.State); ok {
-				o.State, state, obj = req, req, o
-				cl, err = getCloudlet(o.CloudletKey)
-			}
-		}
-	case r.appInstKind.Name():
-		var o *edgeproto.AppInst
-		o, err = r.appInstKind.Decode(c.key, kvs[0].Value)
-		if err == nil {
-			if req, ok := needsWork(o.State); ok {
-				o.State, state, obj = req, req, o
-				cl, err = getCloudlet(o.CloudletKey)
-			}
-		}
-	}
-	switch {
-	case err != nil:
-		return nil, nil, err
-	case obj == nil || state == 0 || !r.serves(cl):
-		return nil, nil, nil
-	}
-	return obj, cl, nil
-}
 
 // finish records the outcome of an operation and releases its claim.
 func (r *Replica) finish(c candidate, claim *Claim, err error) {
