@@ -131,11 +131,14 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 			return fmt.Errorf("%w: fence key %q is not the claim key %q of %s %s", ErrReportRefused, rep.Fence.Key, want, tk.name, key)
 		}
 	}
-	// The keys the transaction reads are read in one request: the object,
-	// its Info and, for a CCRM, the object's cloudlet, named by the
-	// cache's copy of the object (an object's cloudlet never changes; the
-	// transaction reads it anyway, and guards it, through the object it
-	// reads itself).
+	// The transaction's first run reads the object, its cloudlet (for a
+	// CCRM) and its Info from the controller's caches, at no round trip;
+	// the commit checks that they were current, as it checks any read, and
+	// a run that read a stale copy, or that refused the report, runs again
+	// reading etcd (see store.Cache.TxGet). Such a run reads the three
+	// keys in one request, the cloudlet named by the cache's copy of the
+	// object (an object's cloudlet never changes; the run still reads and
+	// guards the cloudlet of the object it reads itself).
 	prefetch := []string{tk.store.Path(key), tk.info.Path(key)}
 	if rep.CCRM && tk.cache != nil {
 		if cached, ok := tk.cache.Get(key); ok {
@@ -145,10 +148,12 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 		}
 	}
 	_, err := c.store.Txn(ctx, func(tx *store.Tx) error {
-		if err := tx.Prefetch(prefetch...); err != nil {
-			return err
+		if tx.Attempt() > 1 || tk.cache == nil {
+			if err := tx.Prefetch(prefetch...); err != nil {
+				return err
+			}
 		}
-		obj, found, err := tk.store.TxGet(tx, key)
+		obj, found, err := txGet(tx, tk.store, tk.cache, key)
 		if err != nil {
 			return err
 		}
@@ -161,7 +166,7 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 		if f := rep.Fence; f != nil {
 			tx.Require(clientv3.Compare(clientv3.CreateRevision(f.Key), "=", f.Revision))
 		}
-		cur, found, err := tk.info.TxGet(tx, key)
+		cur, found, err := txGet(tx, tk.info, tk.infoCache, key)
 		if err != nil {
 			return err
 		}
@@ -210,6 +215,15 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 	return err
 }
 
+// txGet reads the object of key in tx through cache when there is one
+// (see store.Cache.TxGet), else from etcd.
+func txGet[T store.Object[T]](tx *store.Tx, k *store.Kind[T], cache *store.Cache[T], key string) (T, bool, error) {
+	if cache != nil {
+		return cache.TxGet(tx, key)
+	}
+	return k.TxGet(tx, key)
+}
+
 // checkReporter checks that rep may report on an object of cloudlet.
 func (c *Controller) checkReporter(tx *store.Tx, rep Reporter, cloudlet *edgeproto.CloudletKey) error {
 	switch {
@@ -219,7 +233,7 @@ func (c *Controller) checkReporter(tx *store.Tx, rep Reporter, cloudlet *edgepro
 				ErrReportRefused, cloudletKeyString(rep.Cloudlet), cloudletKeyString(cloudlet))
 		}
 	case rep.CCRM:
-		cl, found, err := c.cloudlets.store.TxGet(tx, cloudletKeyString(cloudlet))
+		cl, found, err := txGet(tx, c.cloudlets.store, c.cloudlets.cache, cloudletKeyString(cloudlet))
 		if err != nil {
 			return err
 		}

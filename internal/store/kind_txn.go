@@ -8,6 +8,14 @@ import (
 // exists, guarding the key (see Tx).
 func (k *Kind[T]) TxGet(tx *Tx, key string) (T, bool, error) {
 	var zero T
+	if obj, found, ok := tx.cachedObject(k.Path(key)); ok {
+		if !found {
+			return zero, false, nil
+		}
+		if o, isT := obj.(T); isT {
+			return o.Clone(), true, nil
+		}
+	}
 	val, ok, err := tx.Get(k.Path(key))
 	if err != nil || !ok {
 		return zero, false, err

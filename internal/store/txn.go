@@ -10,6 +10,7 @@ import (
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/protobuf/proto"
 )
 
 // Tx is one run of a transaction's function (see Store.Txn). Its reads see
@@ -35,6 +36,7 @@ import (
 type Tx struct {
 	ctx      context.Context
 	s        *Store
+	attempt  int                 // 1 for the function's first run
 	rev      int64               // revision of every read; 0 before the first
 	vals     map[string]txRead   // values read, by key
 	guards   map[string]int64    // keys read with Get: their ModRevision (0: absent)
@@ -45,11 +47,18 @@ type Tx struct {
 	// compacted is set when a read failed because the read revision was
 	// compacted: the run is retried at a newer revision.
 	compacted bool
+	// cached is set when a read was served by a Cache (Cache.TxGet): an
+	// error of the run is not trusted (the run is retried reading etcd),
+	// and a run that writes nothing still has its reads checked.
+	cached bool
 }
 
 type txRead struct {
 	val    []byte
 	modRev int64 // 0: absent
+	// obj, when set, is the decoded object of a read served by a Cache
+	// (see Cache.TxGet), and val is nil until a raw Get needs it.
+	obj proto.Message
 }
 
 type txWrite struct {
@@ -76,19 +85,25 @@ type KV struct {
 // fn must therefore have no effect besides its use of tx. A fn that writes
 // nothing and requires nothing commits nothing: Txn returns the revision
 // its reads saw (0 when it read nothing).
+//
+// Reads served by a Cache (Cache.TxGet, first run only) are checked like
+// the others at commit. A run that read from a cache and returned an
+// error runs again reading etcd, and Txn returns that run's outcome; one
+// that read from a cache and writes nothing has its reads checked in a
+// read-only etcd transaction, whose revision Txn returns.
 func (s *Store) Txn(ctx context.Context, fn func(tx *Tx) error) (rev int64, err error) {
 	start := time.Now()
 	attempts := 0
 	defer func() { s.observe("txn", "", start, attempts, err) }()
 	for {
 		attempts++
-		tx := &Tx{ctx: ctx, s: s, vals: map[string]txRead{}, guards: map[string]int64{}, writes: map[string]*txWrite{}}
+		tx := &Tx{ctx: ctx, s: s, attempt: attempts, vals: map[string]txRead{}, guards: map[string]int64{}, writes: map[string]*txWrite{}}
 		err := fn(tx)
-		if err != nil && !(tx.compacted && attempts < s.maxAttempts) {
+		if err != nil && !((tx.compacted || tx.cached) && attempts < s.maxAttempts) {
 			return 0, err
 		}
 		if err == nil {
-			if len(tx.writes) == 0 && len(tx.requires) == 0 {
+			if len(tx.writes) == 0 && len(tx.requires) == 0 && !tx.cached {
 				return tx.rev, nil
 			}
 			rev, ok, err := tx.commit()
@@ -146,6 +161,9 @@ func (tx *Tx) commit() (rev int64, ok bool, err error) {
 	return resp.Header.Revision, nested != nil && nested.Succeeded, nil
 }
 
+// Attempt is the number of the function's current run: 1 for the first.
+func (tx *Tx) Attempt() int { return tx.attempt }
+
 // Context returns the context of the transaction.
 func (tx *Tx) Context() context.Context { return tx.ctx }
 
@@ -193,6 +211,14 @@ func (tx *Tx) Get(key string) ([]byte, bool, error) {
 		return []byte(w.val), true, nil
 	}
 	r := tx.vals[key]
+	if r.obj != nil && r.val == nil {
+		b, err := marshalOpts.Marshal(r.obj)
+		if err != nil {
+			return nil, false, fmt.Errorf("store: txn get %q: %w", key, err)
+		}
+		r.val = b
+		tx.vals[key] = r
+	}
 	return r.val, r.modRev != 0, nil
 }
 

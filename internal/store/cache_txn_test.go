@@ -1,0 +1,152 @@
+package store_test
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/internal/store"
+)
+
+// stuckCache is a running cache whose handler can be made to block, so
+// that the cache stays behind etcd while a test writes.
+type stuckCache struct {
+	c       *store.Cache[*edgeproto.ClusterInst]
+	stuck   atomic.Bool
+	release chan struct{}
+}
+
+func newStuckCache(t *testing.T, f *txFixture) *stuckCache {
+	t.Helper()
+	sc := &stuckCache{release: make(chan struct{})}
+	sc.c = store.NewCache(f.k, store.OnEvent(func(store.Event[*edgeproto.ClusterInst]) {
+		if sc.stuck.Load() {
+			<-sc.release
+		}
+	}))
+	t.Cleanup(startCache(t, sc.c))
+	t.Cleanup(sc.unstick)
+	return sc
+}
+
+// stickAfterNextEvent makes the cache apply the next change and no more.
+func (sc *stuckCache) stickAfterNextEvent() { sc.stuck.Store(true) }
+
+func (sc *stuckCache) unstick() {
+	if sc.stuck.CompareAndSwap(true, false) {
+		close(sc.release)
+	}
+}
+
+// put writes c's flavor to etcd.
+func (f *txFixture) putFlavor(t *testing.T, flavor string) {
+	t.Helper()
+	c := f.c.Clone()
+	c.FlavorName = flavor
+	if _, err := f.k.Put(f.ctx, c); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A transaction reading through a current cache runs once and commits; one
+// reading through a cache that is behind etcd fails its commit and runs
+// again reading etcd; an error decided on a stale cached read is not
+// returned before a run on etcd's values confirms it.
+func TestCacheTxGet(t *testing.T) {
+	t.Parallel()
+	f := newTxFixture(t)
+	sc := newStuckCache(t, f)
+	update := func(check func(flavor string) error) (seen []string, err error) {
+		_, err = f.s.Txn(f.ctx, func(tx *store.Tx) error {
+			c, ok, err := sc.c.TxGet(tx, f.key)
+			if err != nil || !ok {
+				return errors.Join(err, errors.New("cluster not found"))
+			}
+			seen = append(seen, c.GetFlavorName())
+			if err := check(c.GetFlavorName()); err != nil {
+				return err
+			}
+			c.Reservable = !c.Reservable
+			return f.k.TxPut(tx, c)
+		})
+		return seen, err
+	}
+	anyFlavor := func(string) error { return nil }
+
+	// Current cache: one run.
+	f.putFlavor(t, "v2")
+	if err := sc.c.WaitRev(f.ctx, mustRev(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	if seen, err := update(anyFlavor); err != nil || len(seen) != 1 || seen[0] != "v2" {
+		t.Fatalf("current cache: saw %v, %v; want one run seeing v2", seen, err)
+	}
+	// The cache applies the next write (the update above, then v3) and no
+	// more: it is behind etcd.
+	if err := sc.c.WaitRev(f.ctx, mustRev(t, f)); err != nil {
+		t.Fatal(err)
+	}
+	sc.stickAfterNextEvent()
+	f.putFlavor(t, "v3")
+	f.putFlavor(t, "v4")
+	if seen, err := update(anyFlavor); err != nil || len(seen) != 2 || seen[0] != "v3" || seen[1] != "v4" {
+		t.Fatalf("stale cache: saw %v, %v; want [v3 v4]", seen, err)
+	}
+	// A verdict on a stale value is checked on etcd's.
+	wantV5 := func(flavor string) error {
+		if flavor != "v5" {
+			return errors.New("not v5")
+		}
+		return nil
+	}
+	f.putFlavor(t, "v5")
+	if seen, err := update(wantV5); err != nil || len(seen) != 2 || seen[0] != "v3" || seen[1] != "v5" {
+		t.Fatalf("stale cache verdict: saw %v, %v; want [v3 v5] and no error", seen, err)
+	}
+	// A verdict that holds on etcd's values is returned.
+	if seen, err := update(func(string) error { return errors.New("no") }); err == nil || err.Error() != "no" || len(seen) != 2 {
+		t.Fatalf("verdict: saw %v, %v; want 2 runs and error no", seen, err)
+	}
+	// A run that writes nothing after a stale cached read is checked too.
+	runs := 0
+	_, err := f.s.Txn(f.ctx, func(tx *store.Tx) error {
+		runs++
+		_, _, err := sc.c.TxGet(tx, f.key)
+		return err
+	})
+	if err != nil || runs != 2 {
+		t.Fatalf("read-only: %d runs, %v; want 2 (the cache is behind)", runs, err)
+	}
+	// An object the cache has not seen yet is read from etcd.
+	sc.unstick()
+	other := cluster("c7", "acme")
+	sc2 := newStuckCache(t, f)
+	sc2.stickAfterNextEvent()
+	f.putFlavor(t, "v6")
+	if _, err := f.k.Create(f.ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	var found []bool
+	_, err = f.s.Txn(f.ctx, func(tx *store.Tx) error {
+		_, ok, err := sc2.c.TxGet(tx, other.GetKeyString())
+		found = append(found, ok)
+		if err == nil && !ok {
+			return store.ErrNotFound
+		}
+		return err
+	})
+	if err != nil || len(found) != 2 || found[0] || !found[1] {
+		t.Fatalf("unseen object: found %v, %v; want [false true]", found, err)
+	}
+}
+
+// mustRev is the store's current revision.
+func mustRev(t *testing.T, f *txFixture) int64 {
+	t.Helper()
+	resp, err := f.s.Client().Get(f.ctx, "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.Header.Revision
+}
