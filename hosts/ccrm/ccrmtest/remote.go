@@ -99,7 +99,8 @@ type Server struct {
 	url      string
 
 	mu      sync.Mutex
-	newest  map[string]int64 // object key -> newest token
+	newest  map[string]int64       // object key -> newest token
+	objects map[string]*sync.Mutex // object key -> held while a call works on it
 	fenced  int
 	unclaim int
 }
@@ -111,7 +112,7 @@ func NewServer(p *fake.Platform, res executor.Reservations) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{Platform: p, res: res, newest: map[string]int64{}, url: "http://" + lis.Addr().String()}
+	s := &Server{Platform: p, res: res, newest: map[string]int64{}, objects: map[string]*sync.Mutex{}, url: "http://" + lis.Addr().String()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /call", s.handle)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
@@ -139,6 +140,23 @@ func (s *Server) Close() error {
 
 // noProgress drops the platform's steps: they are not carried back.
 var noProgress = executor.ProgressFunc(func(string) {})
+
+// lockObject serialises the calls on one object, as a back end that
+// fences does: a call is admitted, and does its work, while no other call
+// on the object runs, so a call admitted under an older token (its holder
+// paused since) cannot interleave with the work of the claim's next
+// holder; that one is admitted after it, or refused before it.
+func (s *Server) lockObject(key string) func() {
+	s.mu.Lock()
+	l := s.objects[key]
+	if l == nil {
+		l = &sync.Mutex{}
+		s.objects[key] = l
+	}
+	s.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
 
 // admit records the call's token and says whether it may proceed.
 func (s *Server) admit(c *call) bool {
@@ -180,6 +198,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	var err error
+	defer s.lockObject(c.Objective)()
 	if !s.admit(&c) {
 		ans.Fenced = true
 		err = fmt.Errorf("%s %s under claim %d: %w", c.Op, c.Objective, c.FenceRev, ErrFenced)
