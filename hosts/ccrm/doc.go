@@ -12,9 +12,11 @@
 // adopt what exists and succeed when deleting what is absent). A replica
 // claims an operation by creating the object's claim key
 // (controller.ClaimKey) bound to the lease of its Session, reads the
-// object again from etcd, and submits it to the engine of its cloudlet
-// under the claim (executor SubmitContext); the claim key is deleted when
-// the operation ends. One claim per object at a time; a replica holds at
+// object and its cloudlet again from etcd in that same transaction (after
+// the claim's put), and submits the object to the engine of its cloudlet
+// under the claim (executor SubmitContext), whose lookup of that cloudlet
+// gets the copy read with the claim; the claim key is deleted when the
+// operation ends. One claim per object at a time; a replica holds at
 // most Config.Workers claims, and a busier replica waits a little longer
 // before claiming, so idle replicas take new work first. When a replica's
 // lease is lost (a crash, a pause, a partition) etcd deletes its claims

@@ -27,7 +27,12 @@
 // the manner of etcd's software transactional memory: reads are recorded,
 // writes are buffered, and the commit applies the writes only if nothing
 // read has changed, re-running the function otherwise. See Tx for exactly
-// what a transaction guards.
+// what a transaction guards. A transaction that knows the keys it will
+// read prefetches them in one request (Tx.Prefetch); one whose objects a
+// Cache holds reads them from it on its first run (Cache.TxGet): those
+// reads are guarded like any other, so a cache that was behind costs a
+// second run on etcd's values, never a write or a verdict decided on a
+// stale copy.
 //
 // # Watching
 //
