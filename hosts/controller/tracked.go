@@ -236,19 +236,29 @@ func (tk *tracked[T, I]) follow(ctx context.Context, c *Controller, key string, 
 	sentMsgs := 0
 	lastState := edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED
 	for {
-		obj, _, err := tk.store.Get(ctx, key)
-		gone := errors.Is(err, store.ErrNotFound)
-		if err != nil && !gone {
+		// The object and its Info as of one revision, so that a progress
+		// message is never sent with a state from before or after it.
+		var (
+			obj              T
+			info             I
+			found, infoFound bool
+		)
+		if _, err := tk.store.Store().Txn(ctx, func(tx *store.Tx) (err error) {
+			if obj, found, err = tk.store.TxGet(tx, key); err != nil {
+				return err
+			}
+			info, infoFound, err = tk.info.TxGet(tx, key)
+			return err
+		}); err != nil {
 			return apiError(err)
 		}
+		gone := !found
 		var (
 			st  *edgeproto.StatusInfo
 			ers []string
 		)
-		if info, _, err := tk.info.Get(ctx, key); err == nil {
+		if infoFound {
 			st, ers = tk.status(info), tk.errors(info)
-		} else if !errors.Is(err, store.ErrNotFound) {
-			return apiError(err)
 		}
 		state := edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE
 		if !gone {
