@@ -5,8 +5,9 @@
 // replicas, one edge cloudlet ("edge1") whose CRM runs on the local
 // platform, one cloudlet served by the CCRM replicas ("offsite1") on the
 // local platform, and two FLUIDOS nodes trading over mutual TLS: a
-// provider selling a Service of a ServiceBlueprint, and a consumer that
-// buys from it. Every process is the multi-call edgekit binary run with a
+// provider selling a slice of this host and the key-value Service of
+// package kvservice (provisioned as a real process through its lifecycle
+// engine on the local platform), and a consumer that buys from it. Every process is the multi-call edgekit binary run with a
 // subcommand (edgekit controller, crm, ccrm, fluidos-node), copied into
 // the state directory so that it outlives a "go run" build.
 //
@@ -28,6 +29,7 @@
 //	up.lock                  one Up at a time (flock; holds up's pid)
 //	region.json              the running region (Info), removed at stop
 //	bin/edgekit              the binary every process runs
+//	bin/edgekit-kv           a hard link of it: the provider's image "kv"
 //	controller/              the controller's data: etcd/, tls/, admin.token
 //	crm/edge1/, crm/edge1.key the CRM's platform state and access key (0600)
 //	ccrm/                    the CCRM replicas' platform state
