@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/hosts/controller/notify"
+	"github.com/edgekit/edgekit/hosts/crm"
 	"github.com/edgekit/edgekit/platforms/fake"
 	notifyv1 "github.com/edgekit/edgekit/proto/edgekit/notify/v1"
 	"google.golang.org/grpc"
@@ -202,5 +205,39 @@ func TestASlowCRMIsCutOffNotBuffered(t *testing.T) {
 	}
 	if status.Code(err) != codes.ResourceExhausted || errors.Is(err, io.EOF) {
 		t.Fatalf("slow stream ended with %v, want ResourceExhausted", err)
+	}
+}
+
+// A CRM started from a key file picks up a rotated key written into the
+// file, without a restart: the controller refuses the old key, the CRM
+// reads the file again and reconnects with the new one.
+func TestARotatedKeyIsReadAgainFromItsFile(t *testing.T) {
+	t.Parallel()
+	e, px, p, first := readyEdge(t)
+	first.stop()
+	ctx := testCtx(t)
+	file := filepath.Join(t.TempDir(), "access.key")
+	if err := os.WriteFile(file, []byte(e.key+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Another CRM process, reading its key from the file.
+	c := e.startCRM(t, px.Addr(), p, func(cfg *crm.Config) { cfg.AccessKeyFile = file })
+	select {
+	case <-c.Synced():
+	case <-ctx.Done():
+		t.Fatal("the CRM never synced")
+	}
+	resp, err := e.op.cloudlets.RotateCloudletAccessKey(ctx, &edgeproto.RotateCloudletAccessKeyRequest{Key: e.cloudlet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(resp.GetCrmAccessKey()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The CRM serves again: an instance is created through it.
+	ai := e.appInst("after-rotation", "web", "c1")
+	ps, err := controllertest.Drain(e.dev.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: ai}))
+	if err != nil || controllertest.Final(ps) != edgeproto.TrackedState_TRACKED_STATE_READY {
+		t.Fatalf("create after the rotation: %v %v", ps, err)
 	}
 }

@@ -44,6 +44,11 @@ type Config struct {
 	// AccessKey is the cloudlet's access key, given when the cloudlet was
 	// created. Required.
 	AccessKey string
+	// AccessKeyFile, when set, is the file AccessKey came from: after the
+	// controller refuses the key, the CRM reads the file again before it
+	// reconnects, so that a rotated key written into it takes effect
+	// without a restart (ReadAccessKeyFile's rules apply).
+	AccessKeyFile string
 	// Platform does the work. Required.
 	Platform executor.Platform
 	// Instance names this process in the controller's logs; default

@@ -55,6 +55,7 @@ func (c *CRM) link(ctx context.Context) {
 		switch status.Code(err) {
 		case codes.Unauthenticated:
 			end, lvl = "refused", slog.LevelError
+			c.rereadAccessKey(ctx)
 		case codes.Aborted:
 			end = "replaced"
 		case codes.Unavailable:
@@ -309,4 +310,24 @@ func (c *CRM) reconcile(ctx context.Context, cl *edgeproto.Cloudlet) {
 		attrs = append(attrs, slog.Any("error", err))
 	}
 	c.log.LogAttrs(ctx, lvl, "start-up reconciliation done", attrs...)
+}
+
+// rereadAccessKey reads Config.AccessKeyFile again after the controller
+// refused the key, and uses what it holds from the next connection on.
+func (c *CRM) rereadAccessKey(ctx context.Context) {
+	if c.cfg.AccessKeyFile == "" {
+		return
+	}
+	key, err := ReadAccessKeyFile(c.cfg.AccessKeyFile)
+	switch {
+	case err != nil:
+		c.log.LogAttrs(ctx, slog.LevelError, "the access key was refused and its file cannot be read again", slog.Any("error", err))
+	case key != c.cfg.AccessKey:
+		c.cfg.AccessKey = key
+		c.log.LogAttrs(ctx, slog.LevelInfo, "the access key was refused; using the new key found in its file",
+			slog.String("file", c.cfg.AccessKeyFile))
+	default:
+		c.log.LogAttrs(ctx, slog.LevelError, "the access key was refused; write the cloudlet's current key into its file (edgectl rotates it) and the CRM uses it at its next attempt",
+			slog.String("file", c.cfg.AccessKeyFile))
+	}
 }

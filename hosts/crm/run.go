@@ -159,7 +159,7 @@ func Run(ctx context.Context, o Options) error {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	c, err := New(Config{Controller: o.Controller, DialOptions: []grpc.DialOption{grpc.WithTransportCredentials(creds)},
-		Cloudlet: key, AccessKey: access, Platform: p, Logger: log, Registerer: reg, StopTimeout: o.StopTimeout,
+		Cloudlet: key, AccessKey: access, AccessKeyFile: o.AccessKeyFile, Platform: p, Logger: log, Registerer: reg, StopTimeout: o.StopTimeout,
 		ReconnectMin: o.ReconnectMin, ReconnectMax: o.ReconnectMax})
 	if err != nil {
 		return err
