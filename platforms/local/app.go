@@ -106,9 +106,8 @@ func (p *Platform) prepare(ctx context.Context, cluster *edgeproto.ClusterInst, 
 // CreateAppInst starts the application's command as a process in the
 // cluster, with its environment and allocated ports, and waits for its
 // health check. When the instance's record names a live process that is
-// provably the one it started (see the package doc) it adopts it, and
-// finishes its health check if the create that started it was
-// interrupted; every other process carrying the instance's marker is a
+// provably the one it started (see the package doc) it adopts it after
+// its health check passes (again, if it passed once); every other process carrying the instance's marker is a
 // leftover of an interrupted start and is stopped before a new one starts.
 // On a failed start or health check the process is stopped and its ports
 // released before the error is returned. On success it sets inst.Uri
@@ -128,7 +127,7 @@ func (p *Platform) CreateAppInst(ctx context.Context, cluster *edgeproto.Cluster
 			return nil, foreignError("application instance "+op.key, rec.Pid, why)
 		case st == procOurs && (rec.Phase == phaseReady || rec.ConfigHash == spec.hash):
 			step(pr, "Adopting running process")
-			if err := p.adopt(ctx, op, app, &rec, res, pr); err != nil {
+			if err := p.adopt(ctx, op, app, &rec, res, pr, true); err != nil {
 				return nil, err
 			}
 			return rec.publish(inst), nil
@@ -189,7 +188,7 @@ func (p *Platform) UpdateAppInst(ctx context.Context, cluster *edgeproto.Cluster
 
 	reboot := ps == edgeproto.PowerState_POWER_STATE_REBOOT_REQUESTED || ps == edgeproto.PowerState_POWER_STATE_REBOOTING
 	if running && !reboot && rec.ConfigHash == spec.hash && rec.Phase == phaseReady {
-		if err := p.adopt(ctx, op, app, &rec, res, pr); err != nil {
+		if err := p.adopt(ctx, op, app, &rec, res, pr, false); err != nil {
 			return nil, err
 		}
 		return rec.publish(inst), nil
@@ -265,14 +264,16 @@ func (p *Platform) stopLeftovers(ctx context.Context, op appOp, pr executor.Prog
 
 // adopt keeps the recorded process: it stops processes of the instance's
 // other launches, holds its ports again and, when the create that started
-// it was interrupted before the process was healthy, waits for its health
-// check as that create would have.
-func (p *Platform) adopt(ctx context.Context, op appOp, app *edgeproto.App, rec *appRecord, res executor.Reservations, pr executor.Progress) error {
+// it was interrupted before the process was healthy, or recheck is set (a
+// create adopting a process that was healthy once: it may have hung since,
+// while nothing watched it), waits for its health check as that create
+// would have.
+func (p *Platform) adopt(ctx context.Context, op appOp, app *edgeproto.App, rec *appRecord, res executor.Reservations, pr executor.Progress, recheck bool) error {
 	if _, err := p.stopMarked(ctx, op.loc.mark, func(f found) bool { return f.launch == rec.Launch }); err != nil {
 		return err
 	}
 	p.adoptPorts(ctx, res, op, rec.Ports)
-	if rec.Phase != phaseReady {
+	if rec.Phase != phaseReady || recheck {
 		firsts := make([]int, len(rec.Mapped))
 		for i, m := range rec.Mapped {
 			firsts[i] = int(m.Public)

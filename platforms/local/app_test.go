@@ -185,6 +185,34 @@ func TestAdoptAfterRestart(t *testing.T) {
 	}
 }
 
+// A process that was healthy once and hung while no engine ran is not
+// adopted as READY: the create that finds it runs its health check again,
+// and on failure stops it and fails.
+func TestAdoptionChecksHealthAgain(t *testing.T) {
+	e := newEnv(t)
+	e.createCluster(e.cluster)
+	inst := e.newInst("a1")
+	app := newApp()
+	rt := e.createApp(app, inst)
+	pid := int(rt.Pids[0])
+	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil { // alive, answering nothing
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGCONT) })
+	e.restart(withGrace(200 * time.Millisecond))
+	ctx, cancel := context.WithTimeout(e.ctx(), 2*time.Second) // the health check's bound
+	defer cancel()
+	var pr steps
+	_, err := e.p.CreateAppInst(ctx, e.cluster, app, inst, e.res, &pr)
+	if err == nil || !strings.Contains(err.Error(), "health") {
+		t.Fatalf("create adopting a hung process: %v, want a health check error", err)
+	}
+	if !slices.Contains(pr.list(), "Waiting for health check") {
+		t.Errorf("progress = %q", pr.list())
+	}
+	waitFor(t, "the hung process to be stopped", 10*time.Second, func() bool { return !running(pid) })
+}
+
 func TestStaleRecordWithDeadPidRestarts(t *testing.T) {
 	e := newEnv(t)
 	e.createCluster(e.cluster)

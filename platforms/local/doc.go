@@ -95,8 +95,10 @@
 // its marker, even when the state file is missing or unreadable:
 //
 //   - a create adopts the recorded process when it is provably the one the
-//     record describes (below), finishing its health check if the
-//     interrupted create had not; any other process of the instance (an
+//     record describes (below), once its health check passes (run again
+//     even when it passed before: a process can hang while no engine
+//     watches it; one that fails it is stopped and the create fails); any
+//     other process of the instance (an
 //     interrupted start, a lost record) is stopped before a new one starts,
 //     so there is never a duplicate;
 //   - a delete of an instance, a cluster or a cloudlet stops every process
