@@ -14,6 +14,7 @@ import (
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
+	"github.com/edgekit/edgekit/internal/testenv/freeport"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -85,7 +86,7 @@ func (r *region) client(token string) *grpc.ClientConn {
 }
 
 func newRegion(t *testing.T) *region {
-	r := &region{t: t, bin: build(t), addr: freeAddr(t), dataDir: t.TempDir(), stateDir: t.TempDir(), pidDir: t.TempDir(),
+	r := &region{t: t, bin: build(t), addr: freeport.Addr(t), dataDir: t.TempDir(), stateDir: t.TempDir(), pidDir: t.TempDir(),
 		site: &edgeproto.CloudletKey{Organization: "operator", Name: "edge1"}}
 	t.Cleanup(func() { killApps(r.pidDir, r.bin.webapp) }) // after the CRM stopped
 	r.startController()

@@ -12,8 +12,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/edgekit/edgekit/internal/testenv/freeport"
 )
 
 // binaries are the programs the end-to-end tests run, built once.
@@ -137,10 +135,6 @@ func (p *proc) exitCode() int {
 	<-p.done
 	return p.cmd.ProcessState.ExitCode()
 }
-
-// freeAddr is a loopback address that stays usable when its server
-// restarts (freeport.Addr).
-func freeAddr(t *testing.T) string { return freeport.Addr(t) }
 
 // appPids lists the processes the web app recorded in dir for instance
 // inst ("developer.i1"), and forgets none: every start is a file.

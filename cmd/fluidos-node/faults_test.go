@@ -40,10 +40,6 @@ func slowKV(t *testing.T, dir string) string {
 	return path
 }
 
-// freeAddr is a loopback address that stays usable when its server
-// restarts (freeport.Addr).
-func freeAddr(t *testing.T) string { return freeport.Addr(t) }
-
 // api connects to a node's API as its admin.
 func api(t *testing.T, caDir, addr string) *grpc.ClientConn {
 	t.Helper()
@@ -94,7 +90,7 @@ func TestSellerKilledMidAllocationAndMidTeardown(t *testing.T) {
 	bobArgs := []string{"--id", "bob", "--data-dir", bobDir, "--dev-tls", caDir, "--platform", "local",
 		"--port-range", fmt.Sprintf("%d-%d", first, first+499), "--image", "kv=" + kvPath, "--blueprints", slowKV(t, t.TempDir()),
 		"--health-interval", "200ms", "--log-level", "debug"}
-	rear := freeAddr(t)
+	rear := freeport.Addr(t)
 	t.Cleanup(func() { // the services outlive their node: stop what bob started
 		for _, pid := range nodetest.ProcessesUnder(bobDir) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)

@@ -21,10 +21,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 )
 
-// freeAddr is a loopback address that stays usable when its server
-// restarts (freeport.Addr).
-func freeAddr(t *testing.T) string { return freeport.Addr(t) }
-
 // runController runs controller.Run until the returned stop is called.
 func runController(t *testing.T, o controller.Options) (stop func()) {
 	t.Helper()
@@ -68,7 +64,7 @@ func TestRestartMidOperation(t *testing.T) {
 	if err := os.WriteFile(tokens, []byte(fmt.Sprintf("%s admin\n%s ccrm\n%s org:developer\n", adminTok, ccrmTok, devTok)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	opts := controller.Options{DataDir: filepath.Join(dir, "data"), Region: "r", Listen: freeAddr(t), EtcdListen: freeAddr(t),
+	opts := controller.Options{DataDir: filepath.Join(dir, "data"), Region: "r", Listen: freeport.Addr(t), EtcdListen: freeport.Addr(t),
 		TokensFile: tokens, StopTimeout: 2 * time.Second}
 	stop := runController(t, opts)
 
