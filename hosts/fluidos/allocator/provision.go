@@ -126,7 +126,7 @@ func (a *Allocator) progress(ctx context.Context, name string, state edgeproto.T
 		return
 	}
 	task, step := "", ""
-	if inFlight(state) {
+	if edgeproto.IsTransientState(state) {
 		task, step = st.GetTaskName(), st.GetStepName()
 	}
 	if _, err := a.setStatus(ctx, id, func(cur *fluidos.Allocation) bool {
@@ -138,16 +138,6 @@ func (a *Allocator) progress(ctx context.Context, name string, state edgeproto.T
 	}); err != nil && !errors.Is(err, store.ErrNotFound) {
 		a.log.DebugContext(ctx, "recording progress", "allocation", id, "err", err)
 	}
-}
-
-func inFlight(s edgeproto.TrackedState) bool {
-	switch s {
-	case edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED, edgeproto.TrackedState_TRACKED_STATE_CREATING,
-		edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED, edgeproto.TrackedState_TRACKED_STATE_UPDATING,
-		edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED, edgeproto.TrackedState_TRACKED_STATE_DELETING:
-		return true
-	}
-	return false
 }
 
 // kind is how the allocator drives one kind of engine object.
