@@ -19,6 +19,7 @@ import (
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/internal/devtls"
+	"github.com/edgekit/edgekit/internal/kvservice"
 	"github.com/edgekit/edgekit/internal/testenv/freeport"
 )
 
@@ -26,8 +27,8 @@ import (
 // and to stop: room to kill its seller in the middle.
 func slowKV(t *testing.T, dir string) string {
 	t.Helper()
-	bp := nodetest.KVBlueprint("kv", 1)
-	bp.Templates[0].Body = strings.Replace(nodetest.KVApp, "env_vars:\n",
+	bp := kvservice.Blueprint("kv", 1)
+	bp.Templates[0].Body = strings.Replace(bp.Templates[0].Body, "env_vars:\n",
 		"env_vars:\n- name: KV_START_DELAY\n  value: \"2s\"\n- name: KV_STOP_DELAY\n  value: \"2s\"\n", 1)
 	b, err := protojson.Marshal(bp)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller/ui/fluidossource"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
+	"github.com/edgekit/edgekit/internal/kvservice"
 )
 
 // The status page shows what two real FLUIDOS nodes trade (fed by their
@@ -28,7 +29,7 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 	bctx := browser(t)
 	env := controllertest.Start(t, controllertest.Options{})
 	nw := nodetest.NewNetwork(t)
-	kv := nodetest.KVBlueprint("kv", 1) // provisioned on the node's fake platform
+	kv := kvservice.Blueprint("kv", 1) // provisioned on the node's fake platform
 	bob := nw.Start(node.Options{NodeID: "bob", Blueprints: []*fluidos.ServiceBlueprint{kv}})
 	alice := nw.Start(node.Options{NodeID: "alice", Peers: []string{bob.RearAddr()}})
 

@@ -1,42 +1,43 @@
 package kvservice
 
-import "github.com/edgekit/edgekit/fluidos"
+import (
+	_ "embed" // the blueprint
+	"fmt"
 
-// AppTemplate and CredentialsTemplate are the templates of Blueprint: the
-// image "kv" (this service) run with the buyer's user name and password, and
-// credentials of its endpoint with them.
-const (
-	AppTemplate = `command: {{ image "kv" | json }}
-env_vars:
-- name: KV_USERNAME
-  value: {{ .Config.username | json }}
-- name: KV_PASSWORD
-  secret_value: {{ .Config.password | json }}
-ports:
-- proto: PORT_PROTOCOL_HTTP
-  internal_port: 8080
-health_check: HEALTH_CHECK_HTTP
-health_check_path: /healthz
-`
-	CredentialsTemplate = `endpoint: {{ printf "http://%s" .Endpoint | json }}
-username: {{ .Config.username | json }}
-password: {{ .Config.password | json }}
-`
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"sigs.k8s.io/yaml"
+
+	"github.com/edgekit/edgekit/fluidos"
 )
 
-// Blueprint is a blueprint of a key-value service (category
-// "database", tag "kv") selling at most max instances (0: no limit),
-// whose buyer chooses a password (8 or more of a-z 0-9 -) and a user name
-// (default "admin").
-func Blueprint(id string, max uint32) *fluidos.ServiceBlueprint {
-	return &fluidos.ServiceBlueprint{
-		Id: id, Name: id, Category: "database", Tags: []string{"kv", "cache"}, MaxInstances: max,
-		HostingPolicies: []fluidos.HostingPolicy{fluidos.HostingPolicy_HOSTING_POLICY_PROVIDER, fluidos.HostingPolicy_HOSTING_POLICY_SHARED},
-		Price:           &fluidos.Price{Amount: "0.10", Currency: "EUR", Period: "hourly"},
-		ConfigurationSchema: &fluidos.ConfigurationSchema{Parameters: []*fluidos.ConfigParameter{
-			{Name: "username", Type: fluidos.ParameterType_PARAMETER_TYPE_STRING, DefaultValue: "admin", Pattern: "[a-z][a-z0-9]{0,31}"},
-			{Name: "password", Type: fluidos.ParameterType_PARAMETER_TYPE_STRING, Required: true, Pattern: "[a-z0-9-]{8,64}"},
-		}},
-		Templates: []*fluidos.ServiceTemplate{{Name: "app", Body: AppTemplate}, {Name: "credentials", Body: CredentialsTemplate}},
+// blueprintYAML is the service's blueprint, as a node operator writes it
+// (fluidos-node --blueprints internal/kvservice/blueprint.yaml).
+//
+//go:embed blueprint.yaml
+var blueprintYAML []byte
+
+// documented is blueprintYAML, parsed once.
+var documented = mustParse(blueprintYAML)
+
+func mustParse(b []byte) *fluidos.ServiceBlueprint {
+	js, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		panic(fmt.Sprintf("kvservice: blueprint.yaml: %v", err))
 	}
+	bp := &fluidos.ServiceBlueprint{}
+	if err := protojson.Unmarshal(js, bp); err != nil {
+		panic(fmt.Sprintf("kvservice: blueprint.yaml: %v", err))
+	}
+	return bp
+}
+
+// Blueprint is the service's blueprint (blueprint.yaml: category
+// "database", tag "kv", an "app" template running the image "kv" with the
+// buyer's user name and password, a "credentials" template of its
+// endpoint) under id, selling at most max instances (0: no limit).
+func Blueprint(id string, max uint32) *fluidos.ServiceBlueprint {
+	bp := proto.Clone(documented).(*fluidos.ServiceBlueprint)
+	bp.Id, bp.Name, bp.MaxInstances = id, id, max
+	return bp
 }

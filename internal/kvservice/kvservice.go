@@ -19,6 +19,10 @@
 // service refuses to start. The password is never printed. Values live in
 // memory and are lost when the process ends.
 //
+// Blueprint is the ServiceBlueprint that sells it (blueprint.yaml, the one
+// source of it: the operator guide runs that file, the region and the
+// tests use it through Blueprint).
+//
 // For tests, KV_START_DELAY (a duration) delays listening, and
 // KV_STOP_DELAY delays the exit after SIGTERM.
 package kvservice

@@ -2,18 +2,15 @@ package allocator_test
 
 import (
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
-
-	"google.golang.org/protobuf/encoding/protojson"
-	"sigs.k8s.io/yaml"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/allocator"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
+	"github.com/edgekit/edgekit/internal/kvservice"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/platforms/fake"
 	"github.com/edgekit/edgekit/platforms/local"
@@ -243,26 +240,14 @@ func TestContractExpiryTearsDown(t *testing.T) {
 	}
 }
 
-// TestTheDocumentedBlueprintRenders: the kv blueprint of the docs (the
-// README's) is admitted with a valid configuration and refused with one
+// TestTheDocumentedBlueprintRenders: the kv blueprint of the docs
+// (internal/kvservice/blueprint.yaml, which the operator guide runs) is admitted with a valid configuration and refused with one
 // its schema refuses.
 func TestTheDocumentedBlueprintRenders(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := ctxT(t)
-	b, err := os.ReadFile("../../../docs/fluidos/kv-blueprint.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	js, err := yaml.YAMLToJSON(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp := &fluidos.ServiceBlueprint{}
-	if err := protojson.Unmarshal(js, bp); err != nil {
-		t.Fatal(err)
-	}
-	bp.Id = "documented"
+	bp := kvservice.Blueprint("documented", 2) // internal/kvservice/blueprint.yaml
 	if _, err := store.NewKind[*fluidos.ServiceBlueprint](e.store).Create(ctx, bp); err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/allocator"
-	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
+	"github.com/edgekit/edgekit/internal/kvservice"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/internal/testenv/etcdtest"
 	"github.com/edgekit/edgekit/platforms/fake"
@@ -21,10 +21,10 @@ import (
 const seller = "seller"
 
 // kvBlueprint sells a kv service whose buyer chooses its password; its
-// app's arguments name the allocation (what templates see).
+// app's environment names the allocation (what templates see).
 func kvBlueprint() *fluidos.ServiceBlueprint {
-	bp := nodetest.KVBlueprint("kv", 0)
-	bp.Templates[0].Body = strings.Replace(nodetest.KVApp, "env_vars:", "env_vars:\n- name: KV_ALLOCATION\n  value: {{ .Allocation | json }}", 1)
+	bp := kvservice.Blueprint("kv", 0)
+	bp.Templates[0].Body = strings.Replace(bp.Templates[0].Body, "env_vars:", "env_vars:\n- name: KV_ALLOCATION\n  value: {{ .Allocation | json }}", 1)
 	return bp
 }
 

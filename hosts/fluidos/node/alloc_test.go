@@ -12,6 +12,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
+	"github.com/edgekit/edgekit/internal/kvservice"
 	"github.com/edgekit/edgekit/platforms/fake"
 )
 
@@ -49,7 +50,7 @@ func solve(t *testing.T, n *nodetest.Node, s *fluidos.Solver) *fluidos.Solver {
 func TestSolverAllocatesAServiceAndDeletingItReleasesBothSides(t *testing.T) {
 	t.Parallel()
 	nw := nodetest.NewNetwork(t)
-	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity("amd64"), Blueprints: []*fluidos.ServiceBlueprint{nodetest.KVBlueprint("kv", 1)}})
+	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity("amd64"), Blueprints: []*fluidos.ServiceBlueprint{kvservice.Blueprint("kv", 1)}})
 	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), Peers: []string{bob.RearAddr()}})
 	ctx := ctxT(t)
 	s := solve(t, alice, allocate(kvSelector(), kvConfig(map[string]string{"username": "alice", "password": "open-sesame-1"})))
@@ -176,7 +177,7 @@ func TestWhatCannotBeProvisionedIsRefusedAtReservation(t *testing.T) {
 	sensor := &fluidos.Flavor{Id: "bob-thermometer", Price: &fluidos.Price{Amount: "0.01", Currency: "EUR", Period: "hourly"},
 		Spec: &fluidos.Flavor_Sensor{Sensor: &fluidos.Sensor{SensorType: "temperature", Unit: "celsius", SamplingRateHz: 1}}}
 	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity("amd64"), Flavors: []*fluidos.Flavor{vm, sensor},
-		Blueprints: []*fluidos.ServiceBlueprint{nodetest.KVBlueprint("kv", 0)}})
+		Blueprints: []*fluidos.ServiceBlueprint{kvservice.Blueprint("kv", 0)}})
 	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), Peers: []string{bob.RearAddr()}})
 	for _, c := range []struct {
 		name string

@@ -23,6 +23,7 @@ import (
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
+	"github.com/edgekit/edgekit/internal/kvservice"
 	"github.com/edgekit/edgekit/platforms/local"
 )
 
@@ -94,7 +95,7 @@ func TestEndToEndOnRealProcesses(t *testing.T) {
 	debug := func(w io.Writer) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	bobOpts := node.Options{NodeID: "bob", Capacity: capacity("amd64"), Blueprints: []*fluidos.ServiceBlueprint{nodetest.KVBlueprint("kv", 2)},
+	bobOpts := node.Options{NodeID: "bob", Capacity: capacity("amd64"), Blueprints: []*fluidos.ServiceBlueprint{kvservice.Blueprint("kv", 2)},
 		MetricsListen: "127.0.0.1:0", Logger: debug(&bobLogs), DataDir: t.TempDir()}
 	localPlatform(&bobOpts)
 	bob := nw.Start(bobOpts)

@@ -18,6 +18,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/devtls"
+	"github.com/edgekit/edgekit/internal/kvservice"
 )
 
 func TestPurchaseAfterTheProviderRestarts(t *testing.T) {
@@ -49,7 +50,7 @@ func TestPurchaseAfterTheProviderRestarts(t *testing.T) {
 func TestBuyAServiceWithASolver(t *testing.T) {
 	t.Parallel()
 	nw := nodetest.NewNetwork(t)
-	kv := nodetest.KVBlueprint("kv", 1)
+	kv := kvservice.Blueprint("kv", 1)
 	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity("amd64"), Blueprints: []*fluidos.ServiceBlueprint{kv}})
 	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), Peers: []string{bob.RearAddr()}})
 	ctx := ctxT(t)

@@ -6,21 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
-
-	"github.com/edgekit/edgekit/fluidos"
-	"github.com/edgekit/edgekit/internal/kvservice"
 )
-
-// KVApp and KVCredentials are the templates of KVBlueprint.
-const (
-	KVApp         = kvservice.AppTemplate
-	KVCredentials = kvservice.CredentialsTemplate
-)
-
-// KVBlueprint is kvservice.Blueprint.
-func KVBlueprint(id string, max uint32) *fluidos.ServiceBlueprint {
-	return kvservice.Blueprint(id, max)
-}
 
 // BuildKV builds cmd/edgekit-kv into dir and returns the binary's path:
 // the image "kv" that blueprints and slices run on the local platform

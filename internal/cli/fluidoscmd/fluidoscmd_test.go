@@ -16,6 +16,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/cli/edgectl"
 	"github.com/edgekit/edgekit/internal/cli/fluidoscmd"
+	"github.com/edgekit/edgekit/internal/kvservice"
 )
 
 // two starts bob, selling, and alice, buying from bob.
@@ -221,7 +222,7 @@ func TestBuyAServiceUseItsCredentialsAndReleaseIt(t *testing.T) {
 	t.Parallel()
 	nw := nodetest.NewNetwork(t)
 	capacity := nodetest.Capacity(provider.Capacity{Architecture: "amd64", CPU: 4000, Memory: 8 << 30, Pods: 40, Storage: 10 << 30})
-	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity, Blueprints: []*fluidos.ServiceBlueprint{nodetest.KVBlueprint("kv", 1)}})
+	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity, Blueprints: []*fluidos.ServiceBlueprint{kvservice.Blueprint("kv", 1)}})
 	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity, Peers: []string{bob.RearAddr()}})
 
 	out, _, err := run(t, nw, alice, "create", "solver", "kv-1", "--type", "service", "--filter", "tags=kv", "--param", "password=cli-pass-123", "--allocate", "--watch")
