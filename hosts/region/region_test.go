@@ -1,6 +1,7 @@
 package region
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -206,4 +207,18 @@ func (p ports) all() []string {
 		out = append(out, n.rear, n.api, n.metrics)
 	}
 	return out
+}
+
+func TestATourStepThatOverrunsFailsNamingIt(t *testing.T) {
+	t.Parallel()
+	err := bounded(t.Context(), 20*time.Millisecond, "stuck step", func(ctx context.Context) error {
+		<-ctx.Done()
+		return ctx.Err()
+	})
+	if err == nil || !strings.Contains(err.Error(), `tour step "stuck step" did not finish within 20ms`) {
+		t.Fatalf("overrun: %v", err)
+	}
+	if err := bounded(t.Context(), time.Minute, "quick step", func(context.Context) error { return nil }); err != nil {
+		t.Fatalf("quick step: %v", err)
+	}
 }

@@ -22,6 +22,24 @@ const Developer = "developer"
 // tourApp is the application the tour deploys.
 var tourApp = &edgeproto.AppKey{Organization: Developer, Name: "tour-web", Version: "1"}
 
+// tourStepTimeout bounds each step of the tour (a FLUIDOS purchase waits
+// for the provider's provisioning, bounded by the solver's own 2-minute
+// allocation timeout).
+const tourStepTimeout = 3 * time.Minute
+
+// bounded runs the tour step title within limit; an overrun fails naming
+// the step.
+func bounded(ctx context.Context, limit time.Duration, title string, run func(context.Context) error) error {
+	sctx, cancel := context.WithTimeoutCause(ctx, limit,
+		fmt.Errorf("tour step %q did not finish within %v; the next tour cleans up what it left", title, limit))
+	defer cancel()
+	err := run(sctx)
+	if err != nil && sctx.Err() != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w: %w", context.Cause(sctx), err)
+	}
+	return err
+}
+
 // tour is one run of Tour.
 type tour struct {
 	info *Info
@@ -44,7 +62,7 @@ func Tour(ctx context.Context, info *Info, out io.Writer) error {
 	defer a.Close()
 	t := &tour{info: info, out: newPrinter(out), api: a}
 	t.out.printf("the tour of region %q (%s)\n", info.Region, info.StatusPage)
-	if err := t.cleanUp(ctx, true); err != nil {
+	if err := bounded(ctx, tourStepTimeout, "cleaning up", func(ctx context.Context) error { return t.cleanUp(ctx, true) }); err != nil {
 		return fmt.Errorf("cleaning up what an earlier tour left: %w", err)
 	}
 	steps := []struct {
@@ -59,7 +77,7 @@ func Tour(ctx context.Context, info *Info, out io.Writer) error {
 	}
 	for i, s := range steps {
 		t.out.printf("\n%d/%d %s\n", i+1, len(steps), s.title)
-		if err := s.run(ctx); err != nil {
+		if err := bounded(ctx, tourStepTimeout, s.title, s.run); err != nil {
 			return err
 		}
 	}
