@@ -146,9 +146,12 @@
 // overwrites that block (as some daemons do to set their process title),
 // or a descendant that clears its environment and leaves the process
 // group, is no longer found by the scan, and a process that a state file
-// names but that has lost its marker or replaced its executable (exec of
-// another program) is not recognised as the platform's: it is never
-// signalled, and the operation that needed it gone fails with ErrNotOwned.
+// names but that has lost its marker (an exec with an emptied
+// environment, as `exec env -i server` does) is not recognised as the
+// platform's: it is never signalled, and the operation that needed it
+// gone fails with ErrNotOwned. An exec that keeps the environment (a
+// wrapper script ending in `exec server`, the usual way) keeps the
+// process the platform's.
 // The state directory lock is an flock: it does not hold across hosts
 // sharing a network filesystem. Configuration files of the App (configs)
 // and images are ignored.
@@ -172,8 +175,10 @@
 // leader is such a process, or while members remain after such a leader
 // exited (a group id is not reused while it has members). A process that a
 // state file names is adopted only when it runs under the same boot with
-// the recorded start time and executable, leads its own process group and
-// carries the marker of the recorded launch. Pid 0, pid 1 (and so
+// the recorded start time, leads its own process group and carries the
+// marker of the recorded launch (a random id per start); its executable
+// is not part of the proof, since the application may exec another
+// program, which keeps all three. Pid 0, pid 1 (and so
 // kill(-1)), this program and its process group are never signalled,
 // whatever a state file says. Health probes use no proxy and go to
 // loopback only. Applications run the developer's command with the

@@ -80,6 +80,9 @@ type mappedPort struct {
 // also in the process's marker, which ties a process found on the host to
 // this record; StartTime is field 22 of /proc/<pid>/stat and BootID the
 // kernel's boot id, so a reused pid never passes for the recorded process.
+// Exe is the executable seen right after the start, for people reading
+// the file: ownership never rests on it (the process may exec another
+// program).
 type appRecord struct {
 	Format       int    `json:"format"`
 	Organization string `json:"organization"`
