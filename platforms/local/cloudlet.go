@@ -51,6 +51,7 @@ func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudle
 	}
 	defer unlock()
 	step(pr, "Preparing state directory")
+	p.removeTemps(ctx, l.dir, cloudletFile)
 	if err := p.mkdir(filepath.Join(l.dir, clustersDir)); err != nil {
 		return err
 	}

@@ -109,7 +109,15 @@
 //   - an adopted instance's ports, and a cluster's recorded range, are
 //     reserved again, so an engine whose reservation store was in memory
 //     recovers them; a cluster delete releases every port in its range,
-//     whoever the store says holds it.
+//     whoever the store says holds it;
+//   - a record is written to a temporary file (".<name>.tmp" and a tag
+//     random per Platform) renamed over it: a kill in between leaves the
+//     record as it was and the temporary file, which is removed when its
+//     object is next touched (the key's when a Platform opens the
+//     directory, the cloudlet's by InitCloudlet, a cluster's by its
+//     create or update, an instance's by its create or update; a delete
+//     removes the whole directory). Temporary files carrying the tag of
+//     the Platform at work are its writes in progress and are kept.
 //
 // # On-disk layout
 //
