@@ -78,8 +78,9 @@ func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudle
 
 // GatherCloudletInfo reports the host: flavors that fit its capacity, a
 // resources snapshot (CPUs, memory, disk of the state root's filesystem,
-// the cloudlet's clusters as ListInsts finds them, so an unreadable record
-// fails it), one node and host properties.
+// the cloudlet's clusters as ListInsts finds them: an unreadable record
+// affects its object only, never the cloudlet), one node and host
+// properties.
 func (p *Platform) GatherCloudletInfo(ctx context.Context, cloudlet *edgeproto.Cloudlet, info *edgeproto.CloudletInfo) error {
 	if err := p.enter(); err != nil {
 		return err
@@ -215,7 +216,8 @@ func resource(cloudlet *edgeproto.Cloudlet, name string, used, total uint64, uni
 }
 
 // listClusters returns the keys of the clusters recorded under a cloudlet,
-// sorted by organization then name. An unreadable record is an error.
+// sorted by organization then name. An unreadable record affects its
+// cluster only (see ListInsts).
 func (p *Platform) listClusters(ctx context.Context, k *edgeproto.CloudletKey) ([]*edgeproto.ClusterKey, error) {
 	inv, err := p.inventory(ctx, k)
 	if err != nil {

@@ -58,7 +58,11 @@
 //     too.
 //   - ListInsts (executor.InventoryPlatform) reports what the state
 //     directory and the host hold, including instances whose create was
-//     interrupted (CREATING) and processes whose state file is lost.
+//     interrupted (CREATING) and processes whose state file is lost. A
+//     state file that cannot be read (truncated, garbage) affects its
+//     object only: the cloudlet and the other objects keep working, and
+//     the object is listed so that the engine reports it in error (see
+//     ListInsts).
 //
 // Keys and ports are checked by the engine when work is submitted
 // (executor.ValidateKeys, executor.ValidatePorts). The platform refuses to

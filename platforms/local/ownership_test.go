@@ -272,10 +272,13 @@ func TestUnreadableRecordDoesNotHideItsProcess(t *testing.T) {
 	}
 }
 
-// TestUnreadableRecordFailsCreateAndList: a create or a listing that meets
-// a broken record fails with an error naming the file (relative to the
-// state directory), rather than acting as if nothing were there.
-func TestUnreadableRecordFailsCreateAndList(t *testing.T) {
+// TestUnreadableRecordFailsCreateNotList: a create that meets a broken
+// record fails with an error naming the file (relative to the state
+// directory), rather than acting as if nothing were there; a listing
+// lists the instance as an unfinished create keyed from its directory
+// (so that the engine's create reports it in error and its delete stops
+// it), and logs the file.
+func TestUnreadableRecordFailsCreateNotList(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.createCluster(e.cluster)
@@ -291,14 +294,19 @@ func TestUnreadableRecordFailsCreateAndList(t *testing.T) {
 	if !errors.Is(err, ErrState) {
 		t.Fatalf("create: %v, want ErrState", err)
 	}
-	_, lerr := e.p.ListInsts(e.ctx(), e.cloudlet)
-	if !errors.Is(lerr, ErrState) {
-		t.Fatalf("list: %v, want ErrState", lerr)
+	file := filepath.Join("apps", filepath.Base(dir), appStateFile)
+	if !strings.Contains(err.Error(), file) || strings.Contains(err.Error(), e.root) {
+		t.Errorf("error %q should name the state file relative to the state directory", err)
 	}
-	for _, err := range []error{err, lerr} {
-		if !strings.Contains(err.Error(), filepath.Join("apps", filepath.Base(dir), appStateFile)) || strings.Contains(err.Error(), e.root) {
-			t.Errorf("error %q should name the state file relative to the state directory", err)
-		}
+	inv, err := e.p.ListInsts(e.ctx(), e.cloudlet)
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	if len(inv.AppInsts) != 1 || !inv.AppInsts[0].GetKey().Equal(inst.Key) || inv.AppInsts[0].GetState() != edgeproto.TrackedState_TRACKED_STATE_CREATING {
+		t.Errorf("listed %v, want %v CREATING", inv.AppInsts, inst.Key)
+	}
+	if logs := e.logs.String(); !strings.Contains(logs, file) || strings.Contains(logs, e.root) {
+		t.Errorf("the log should name the state file relative to the state directory:\n%s", logs)
 	}
 	checkNoneRunning(t, e.root)
 }
