@@ -36,7 +36,10 @@ var flavorShapes = []*edgeproto.FlavorInfo{
 
 // InitCloudlet creates the cloudlet's directory under the state root. It is
 // idempotent, and runs beside operations on the cloudlet's clusters (a
-// cleanup waits for it).
+// cleanup waits for it). An unreadable cloudlet record (it only marks the
+// directory as initialised) is logged and written again: failing the
+// init would have the engine undo it, stopping every instance of the
+// cloudlet.
 func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudlet, _ executor.Reservations, pr executor.Progress) error {
 	if err := p.enter(); err != nil {
 		return err
@@ -59,7 +62,7 @@ func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudle
 	var rec cloudletRecord
 	ok, err := p.readRecord(path, &rec)
 	if err != nil {
-		return err
+		p.log.WarnContext(ctx, "cloudlet record unreadable: writing it again", "cloudlet", cloudletID(cloudlet.GetKey()), "error", err)
 	}
 	if !ok {
 		rec = cloudletRecord{

@@ -62,7 +62,8 @@
 //     state file that cannot be read (truncated, garbage) affects its
 //     object only: the cloudlet and the other objects keep working, and
 //     the object is listed so that the engine reports it in error (see
-//     ListInsts).
+//     ListInsts); the cloudlet's own record, which only marks it
+//     initialised, is written again by InitCloudlet.
 //
 // Keys and ports are checked by the engine when work is submitted
 // (executor.ValidateKeys, executor.ValidatePorts). The platform refuses to

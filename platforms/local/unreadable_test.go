@@ -188,3 +188,41 @@ func TestUnreadableClusterRecordAffectsOnlyItsCluster(t *testing.T) {
 		t.Errorf("process %d of the other cluster was stopped", pid)
 	}
 }
+
+// TestUnreadableCloudletRecordIsWrittenAgain: a broken cloudlet record
+// does not fail the cloudlet's init (whose undo would stop every instance
+// of the cloudlet): the record is written again, the instances run on.
+func TestUnreadableCloudletRecordIsWrittenAgain(t *testing.T) {
+	t.Parallel()
+	for name, content := range corruptions {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.createCluster(e.cluster)
+			pid := int(e.createApp(newApp(), e.newInst("a1")).Pids[0])
+			l, err := e.p.cloudletLoc(e.cloudlet.Key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(l.dir, cloudletFile)
+			if err := os.WriteFile(path, content, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			e.restart()
+			if err := e.p.InitCloudlet(e.ctx(), e.cloudlet, e.res, nil); err != nil {
+				t.Fatalf("init: %v", err)
+			}
+			var rec cloudletRecord
+			if ok, err := e.p.readRecord(path, &rec); !ok || err != nil || rec.Name != "host" {
+				t.Errorf("cloudlet record after the init: %+v, %v, %v", rec, ok, err)
+			}
+			var info edgeproto.CloudletInfo
+			if err := e.p.GatherCloudletInfo(e.ctx(), e.cloudlet, &info); err != nil {
+				t.Errorf("gather: %v", err)
+			}
+			if !running(pid) {
+				t.Errorf("process %d stopped", pid)
+			}
+		})
+	}
+}
