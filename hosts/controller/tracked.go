@@ -276,7 +276,11 @@ func (tk *tracked[T, I]) follow(ctx context.Context, c *Controller, key string, 
 		sentMsgs = len(msgs)
 		final, failed := finalState(o, state, gone)
 		if final {
-			p := &edgeproto.Progress{State: state, Message: finalMessage(tk.name, o, state), Errors: ers, Status: st, Final: true}
+			msg := finalMessage(tk.name, o, state)
+			if ps := powerState(obj); !gone && ps != "" {
+				msg += ", power " + ps
+			}
+			p := &edgeproto.Progress{State: state, Message: msg, Errors: ers, Status: st, Final: true}
 			if err := send(p); err != nil {
 				return false, err
 			}
@@ -392,6 +396,20 @@ func finalMessage(kind string, o op, state edgeproto.TrackedState) string {
 		return fmt.Sprintf("%s failed: %s", o, stateName(state))
 	}
 	return fmt.Sprintf("%s %s", kind, stateName(state))
+}
+
+// powerState is the power state of an object that has one (an AppInst),
+// without its prefix (POWER_OFF); "" when it has none or it is unset.
+func powerState(obj proto.Message) string {
+	m := obj.ProtoReflect()
+	if !m.IsValid() {
+		return ""
+	}
+	fd := m.Descriptor().Fields().ByName("power_state")
+	if fd == nil || fd.Enum() == nil || fd.Enum().FullName() != edgeproto.PowerState(0).Descriptor().FullName() || !m.Has(fd) {
+		return ""
+	}
+	return strings.TrimPrefix(edgeproto.PowerState(m.Get(fd).Enum()).String(), "POWER_STATE_")
 }
 
 // objErrors reads the errors field of an object.
