@@ -75,6 +75,7 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#login button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("#logout"))); err != nil {
 			t.Fatalf("log in: %v", err)
 		}
+		loginFormGone(t, bctx)
 	}
 	login(env.AdminToken())
 	pollText(t, bctx, cell("Solver", "alice/nothing", ".state"), "FAILED", 10*time.Second)

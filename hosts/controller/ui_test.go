@@ -108,6 +108,7 @@ func TestStatusPageInABrowser(t *testing.T) {
 	if state := text(clusterRow); state != "READY" {
 		t.Errorf("the page shows the cluster as %q, want READY", state)
 	}
+	loginFormGone(t, bctx)
 
 	// A state change reaches the page: an instance whose create the
 	// platform holds (CREATING), then lets finish (READY).
@@ -143,6 +144,22 @@ func TestStatusPageInABrowser(t *testing.T) {
 	}
 	if !strings.Contains(html, "Creating AppInst") {
 		t.Errorf("the page does not show the engine's progress messages")
+	}
+}
+
+// loginFormGone fails the test unless the page, logged in, shows no login
+// form (and shows its log out button).
+func loginFormGone(t *testing.T, bctx context.Context) {
+	t.Helper()
+	c, cancel := context.WithTimeout(bctx, 10*time.Second)
+	defer cancel()
+	got, err := chromedp.Run(c, chromedp.Evaluate[string](`getComputedStyle(document.getElementById("login")).display + " " +
+		getComputedStyle(document.getElementById("logout")).display`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form, logout, _ := strings.Cut(got, " "); form != "none" || logout == "none" {
+		t.Errorf("logged in, the login form's display is %q and the log out button's %q: want the form gone and the button shown", form, logout)
 	}
 }
 
