@@ -27,7 +27,8 @@ func (c *Controller) UIAuthenticator() ui.Authenticator {
 
 // UISources returns the status page's sources of the controller's
 // objects: cloudlets, clusters and application instances, each with its
-// state, where it runs, errors and the newest progress message of its Info.
+// state, where it runs, errors and the message that goes with its state
+// (see rowMessage).
 func (c *Controller) UISources() []ui.Source {
 	return []ui.Source{
 		trackedSource(c.cloudlets, func(cl *edgeproto.Cloudlet) string { return cl.GetPlatformType() }),
@@ -55,9 +56,11 @@ func trackedSource[T store.Object[T], I store.Object[I]](tk *tracked[T, I], wher
 			}
 			row := ui.Row{Kind: tk.name, Key: key, Org: tk.owner(obj), State: stateName(tk.state(obj)),
 				Where: where(obj), Errors: objErrors(obj)}
+			var st *edgeproto.StatusInfo
 			if info, ok := infos[key]; ok {
-				row.Message = latestMessage(tk.status(info))
+				st = tk.status(info)
 			}
+			row.Message = rowMessage(tk.state(obj), st)
 			out.Put(row)
 		}
 		objCache := store.NewCache(tk.store, store.OnEvent(func(ev store.Event[T]) {
@@ -98,6 +101,39 @@ func trackedSource[T store.Object[T], I store.Object[I]](tk *tracked[T, I], wher
 		}
 		return errs[1]
 	})
+}
+
+// rowMessage is the message that goes with an object in state: while a
+// change runs, the newest progress message of its Info; once the object
+// rests, what its state means, since the progress of the change that
+// brought it there ("Creating ClusterInst: Reserving port range" on a
+// READY cluster) is history by then.
+func rowMessage(state edgeproto.TrackedState, st *edgeproto.StatusInfo) string {
+	switch state {
+	case edgeproto.TrackedState_TRACKED_STATE_READY:
+		return "ready"
+	case edgeproto.TrackedState_TRACKED_STATE_CREATE_ERROR:
+		return "create failed"
+	case edgeproto.TrackedState_TRACKED_STATE_UPDATE_ERROR:
+		return "update failed"
+	case edgeproto.TrackedState_TRACKED_STATE_DELETE_ERROR:
+		return "delete failed"
+	}
+	if !edgeproto.IsTransientState(state) {
+		return ""
+	}
+	if m := latestMessage(st); m != "" {
+		return m
+	}
+	switch state {
+	case edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED:
+		return "create requested"
+	case edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
+		return "update requested"
+	case edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED:
+		return "delete requested"
+	}
+	return ""
 }
 
 // latestMessage is the newest progress message of a status, with its

@@ -1,13 +1,14 @@
 // Package ui is the controller's read-only status page: a web page (no
 // build step: plain HTML and JavaScript embedded in the binary) that shows
-// the region's objects with their live state and latest progress message,
-// updated as they change through server-sent events.
+// the region's objects with their live state and a message that goes with
+// it (the latest progress while a change runs), updated as they change
+// through server-sent events.
 //
 // The page authenticates with the same bearer tokens as the API: the token
 // is posted once to /ui/login and exchanged for a session cookie
 // (HttpOnly, SameSite=Strict), so it never appears in a URL. A session sees
 // what its principal may see through the API. Rows carry display fields
-// only (kind, key, organization, state, cloudlet, latest message, errors),
+// only (kind, key, organization, state, cloudlet, message, errors),
 // built by the sources from stored objects; no field of an object is sent
 // unless a source puts it in a row, so secrets never reach the page.
 package ui
@@ -49,7 +50,8 @@ type Row struct {
 	State string `json:"state"`
 	// Where says where the object is (a cloudlet, a provider).
 	Where string `json:"where,omitempty"`
-	// Message is the latest progress message.
+	// Message goes with State: the latest progress message while a change
+	// runs, what the state means once it is over.
 	Message string `json:"message,omitempty"`
 	// Errors of the last change.
 	Errors []string `json:"errors,omitempty"`
