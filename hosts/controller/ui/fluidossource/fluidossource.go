@@ -185,13 +185,24 @@ func (s *Source) solverRow(node string, x *fluidos.Solver) ui.Row {
 		Where: "node " + node, Message: st.GetMessage()}
 }
 
+// contractRow shows a contract's state: RELEASED (with why) once it ended,
+// EXPIRED while an active contract is past its expiration time (its
+// release is under way), else ACTIVE.
 func (s *Source) contractRow(node string, c *fluidos.Contract, role fluidos.ContractRole) ui.Row {
-	state := "ACTIVE"
-	if exp := c.GetExpirationTime(); exp != nil && exp.AsTime().Before(time.Now()) {
-		state = "EXPIRED"
-	}
 	verb := map[fluidos.ContractRole]string{fluidos.ContractRole_CONTRACT_ROLE_SOLD: "sold", fluidos.ContractRole_CONTRACT_ROLE_BOUGHT: "bought"}[role]
 	msg := fmt.Sprintf("%s %s, flavor %s", verb, flavorType(c.GetFlavor()), c.GetFlavor().GetId())
+	var state string
+	switch exp := c.GetExpirationTime(); {
+	case c.GetState() == fluidos.ContractState_CONTRACT_STATE_RELEASED:
+		state = "RELEASED"
+		if r := c.GetReleaseReason(); r != "" {
+			msg += "; " + r
+		}
+	case exp != nil && exp.AsTime().Before(time.Now()):
+		state = "EXPIRED"
+	default: // ACTIVE or UNSPECIFIED (active)
+		state = "ACTIVE"
+	}
 	return ui.Row{Kind: "Contract", Key: node + "/" + c.GetId(), Org: s.cfg.Org, State: state,
 		Where: c.GetSeller().GetNodeId() + " -> " + c.GetBuyer().GetNodeId(), Message: msg}
 }

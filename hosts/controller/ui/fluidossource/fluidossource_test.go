@@ -18,6 +18,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller/ui/uitest"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
+	"github.com/edgekit/edgekit/internal/kvservice"
 )
 
 // createSolver asks n for a Service of category, bought and peered when
@@ -32,6 +33,58 @@ func createSolver(t *testing.T, ctx context.Context, n *nodetest.Node, id, categ
 		FindCandidate: true, ReserveAndBuy: true, EstablishPeering: true, Configuration: &fluidos.Configuration{Spec: &fluidos.Configuration_Service{
 			Service: &fluidos.ServiceConfiguration{Parameters: map[string]string{"password": "planted-password-7730"}}}}}}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A contract's row shows its real state on both sides: ACTIVE once
+// bought, RELEASED (with why) once released.
+func TestContractRowsShowTheirState(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	bob := nw.Start(node.Options{NodeID: "bob", Blueprints: []*fluidos.ServiceBlueprint{kvservice.Blueprint("kv", 1)}})
+	alice := nw.Start(node.Options{NodeID: "alice", Peers: []string{bob.RearAddr()}})
+	rec := uitest.NewRecorder()
+	for _, n := range []*nodetest.Node{alice, bob} {
+		src, err := fluidossource.New(fluidossource.Config{Conn: n.Conn(), Interval: 50 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uitest.Run(t, rec, src)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	createSolver(t, ctx, alice, "buy", "database")
+	s := alice.WaitSolver("buy", 30*time.Second)
+	if s.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
+		t.Fatalf("solver buy ended %v", s.GetStatus())
+	}
+	contract := s.GetStatus().GetContractId()
+	inState := func(state string) func(ui.Row, bool) bool {
+		return func(r ui.Row, found bool) bool { return found && r.State == state }
+	}
+	for _, side := range []string{"alice", "bob"} {
+		rec.Wait(t, "Contract", side+"/"+contract, 10*time.Second, "ACTIVE", inState("ACTIVE"))
+	}
+
+	// Deleting the solver releases what it bought.
+	if _, err := alice.Solvers().DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: "buy"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, side := range []string{"alice", "bob"} {
+		row := rec.Wait(t, "Contract", side+"/"+contract, 20*time.Second, "RELEASED", inState("RELEASED"))
+		c, err := map[string]*nodetest.Node{"alice": alice, "bob": bob}[side].Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: contract})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if reason := c.GetContract().GetReleaseReason(); reason == "" || !strings.Contains(row.Message, reason) {
+			t.Errorf("%s's released contract's message %q does not say why (%q)", side, row.Message, reason)
+		}
+	}
+	for _, row := range rec.Rows() {
+		if strings.Contains(row.Message, "planted-password-7730") || strings.Contains(strings.Join(row.Errors, " "), "planted-password-7730") {
+			t.Errorf("row %s/%s shows the buyer's password", row.Kind, row.Key)
+		}
 	}
 }
 
