@@ -90,6 +90,7 @@ func (f SourceFunc) Run(ctx context.Context, out Emitter) error { return f(ctx, 
 // source's rows as they come, after its snapshot.
 type WhileWatched interface {
 	Source
+	// WhileWatched reports whether the source runs only while watched.
 	WhileWatched() bool
 }
 
