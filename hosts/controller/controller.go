@@ -20,7 +20,8 @@
 // create of an existing key is AlreadyExists, an update or delete of a
 // missing one NotFound. An update names the fields it changes as flags;
 // flags of the key, of fields only the controller sets and of fields fixed
-// at create are refused with an error naming them.
+// at create are refused with an error naming them. An object larger than
+// MaxObjectBytes as stored is refused with InvalidArgument naming it.
 //
 // # Access
 //
