@@ -29,7 +29,10 @@
 // organization or to admin. An organization sees and changes only what it
 // owns (the organization in an object's key); admin sees everything;
 // flavors and settings are changed by admins and seen by all. A refusal is
-// PermissionDenied whether or not the object exists. Fields marked
+// PermissionDenied whether or not the object exists. Likewise an AppInst
+// on another organization's cluster is refused with one PermissionDenied
+// whether that cluster does not exist, is not multi-tenant or is not
+// READY. Fields marked
 // debug_redact never leave the controller in API answers.
 package controller
 
