@@ -11,12 +11,12 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/internal/grpcserver"
+	"github.com/edgekit/edgekit/internal/testenv/grpcsweep"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/status"
 )
 
@@ -59,12 +59,12 @@ func TestUndecodableRequestAnswersInvalidArgument(t *testing.T) {
 	ctx := testCtx(t)
 
 	// Unary.
-	err := conn.Invoke(ctx, "/grpc.health.v1.Health/Check", &garbage, new([]byte), grpc.ForceCodecV2(raw{}))
+	err := conn.Invoke(ctx, "/grpc.health.v1.Health/Check", &garbage, new([]byte), grpc.ForceCodecV2(grpcsweep.RawCodec{}))
 	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "grpc.health.v1.HealthCheckRequest") {
 		t.Errorf("unary call with undecodable bytes: got %v, want InvalidArgument naming the message", err)
 	}
 	// Server streaming.
-	cs, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, "/grpc.health.v1.Health/Watch", grpc.ForceCodecV2(raw{}))
+	cs, err := conn.NewStream(ctx, &grpc.StreamDesc{ServerStreams: true}, "/grpc.health.v1.Health/Watch", grpc.ForceCodecV2(grpcsweep.RawCodec{}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +85,7 @@ func TestUndecodableRequestAnswersInvalidArgument(t *testing.T) {
 	// (the codec defers only the errors of messages Registrar receives).
 	s2 := grpc.NewServer(grpcserver.ServerOptions()...)
 	healthpb.RegisterHealthServer(s2, health.NewServer())
-	err = serve(t, s2).Invoke(ctx, "/grpc.health.v1.Health/Check", &garbage, new([]byte), grpc.ForceCodecV2(raw{}))
+	err = serve(t, s2).Invoke(ctx, "/grpc.health.v1.Health/Check", &garbage, new([]byte), grpc.ForceCodecV2(grpcsweep.RawCodec{}))
 	if status.Code(err) != codes.Internal {
 		t.Errorf("directly registered: got %v, want gRPC's Internal", err)
 	}
@@ -145,12 +145,3 @@ func TestPanicAnswersInternalAndIsLogged(t *testing.T) {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
-
-// raw sends and receives the bytes of messages as they are.
-type raw struct{}
-
-func (raw) Marshal(v any) (mem.BufferSlice, error) {
-	return mem.BufferSlice{mem.SliceBuffer(*v.(*[]byte))}, nil
-}
-func (raw) Unmarshal(d mem.BufferSlice, v any) error { *v.(*[]byte) = d.Materialize(); return nil }
-func (raw) Name() string                             { return "proto" }

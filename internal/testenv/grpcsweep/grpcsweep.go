@@ -216,7 +216,7 @@ func invoke(conn *grpc.ClientConn, m method, req []byte, o Options) (codes.Code,
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	desc := &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
-	cs, err := conn.NewStream(ctx, desc, m.name, grpc.ForceCodecV2(rawCodec{}))
+	cs, err := conn.NewStream(ctx, desc, m.name, grpc.ForceCodecV2(RawCodec{}))
 	if err != nil {
 		return status.Code(err), err.Error()
 	}
@@ -260,28 +260,29 @@ func check(c Call) error {
 	return nil
 }
 
-// rawCodec sends and receives the bytes of messages as they are.
-type rawCodec struct{}
+// RawCodec is a client codec (grpc.ForceCodecV2) that sends and receives
+// the bytes of messages as they are: a message is a *[]byte.
+type RawCodec struct{}
 
-func (rawCodec) Marshal(v any) (mem.BufferSlice, error) {
+func (RawCodec) Marshal(v any) (mem.BufferSlice, error) {
 	b, ok := v.(*[]byte)
 	if !ok {
-		return nil, fmt.Errorf("rawCodec: %T is not *[]byte", v)
+		return nil, fmt.Errorf("RawCodec: %T is not *[]byte", v)
 	}
 	return mem.BufferSlice{mem.SliceBuffer(*b)}, nil
 }
 
-func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
+func (RawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	b, ok := v.(*[]byte)
 	if !ok {
-		return fmt.Errorf("rawCodec: %T is not *[]byte", v)
+		return fmt.Errorf("RawCodec: %T is not *[]byte", v)
 	}
 	*b = data.Materialize()
 	return nil
 }
 
 // Name is "proto": the server decodes the bytes with its proto codec.
-func (rawCodec) Name() string { return "proto" }
+func (RawCodec) Name() string { return "proto" }
 
 // PanicLog is a slog.Handler that keeps the records of recovered panics
 // (grpcserver.PanicMessage) and drops every other record. Give a server a
