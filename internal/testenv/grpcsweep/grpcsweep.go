@@ -128,12 +128,26 @@ func methods(services []string) ([]method, error) {
 // calls made.
 func Sweep(t testing.TB, o Options) []Call {
 	t.Helper()
+	return sweep(o, func(fatal bool, format string, args ...any) {
+		t.Helper()
+		if fatal {
+			t.Fatalf(format, args...)
+		}
+		t.Errorf(format, args...)
+	})
+}
+
+// sweep is Sweep reporting its findings to report; it returns after a
+// fatal one.
+func sweep(o Options, report func(fatal bool, format string, args ...any)) []Call {
 	if len(o.Services) == 0 || len(o.Roles) == 0 || o.Alive == nil {
-		t.Fatal("grpcsweep: Options.Services, Roles and Alive are required")
+		report(true, "grpcsweep: Options.Services, Roles and Alive are required")
+		return nil
 	}
 	ms, err := methods(o.Services)
 	if err != nil {
-		t.Fatalf("grpcsweep: %v", err)
+		report(true, "grpcsweep: %v", err)
+		return nil
 	}
 	if o.Seed == 0 {
 		o.Seed = 1
@@ -165,23 +179,24 @@ func Sweep(t testing.TB, o Options) []Call {
 			})
 		}
 		wg.Wait()
+		all = append(all, calls...)
 		for _, c := range calls {
 			if err := check(c); err != nil && (o.Allow == nil || !o.Allow(c)) {
-				t.Errorf("%v: %v", c, err)
+				report(false, "%v: %v", c, err)
 			}
 		}
 		if o.Panics != nil {
 			for _, p := range o.Panics.Take() {
-				t.Errorf("the handler panicked (recovered by the server): %s", p)
+				report(false, "the handler panicked (recovered by the server): %s", p)
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), o.CallTimeout)
 		err := o.Alive(ctx)
 		cancel()
 		if err != nil {
-			t.Fatalf("the server no longer serves after calls of %s: %v", m.name, err)
+			report(true, "the server no longer serves after calls of %s: %v", m.name, err)
+			return all
 		}
-		all = append(all, calls...)
 	}
 	return all
 }
