@@ -32,8 +32,8 @@
 // PermissionDenied whether or not the object exists. Likewise an AppInst
 // on another organization's cluster is refused with one PermissionDenied
 // whether that cluster does not exist, is not multi-tenant or is not
-// READY. Fields marked
-// debug_redact never leave the controller in API answers.
+// READY. Fields marked debug_redact never leave the controller in API
+// answers.
 package controller
 
 import (
