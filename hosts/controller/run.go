@@ -71,7 +71,7 @@ type Options struct {
 	// when TLS verifies client certificates).
 	Notify notify.Config
 	// Setup, when set, runs after the controller is built and before it
-	// serves (to register more services on c.Server()).
+	// serves (to register more services with c.RegisterService).
 	Setup func(ctx context.Context, c *Controller) error
 	// Ready, when set, is called once the API and metrics listen.
 	Ready func(r *Running)
@@ -180,7 +180,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	ns.Register(c.Server())
+	ns.Register(c)
 	stopNotify := context.AfterFunc(ctx, ns.Shutdown) // before the graceful stop waits for streams
 	defer stopNotify()
 	if o.Setup != nil {

@@ -95,6 +95,9 @@ func (tk *tracked[T, I]) resetInfo(tx *store.Tx, key string) error {
 // resource manager) and streams the progress of the create to send.
 // prepare, when not nil, runs in the creating transaction.
 func (tk *tracked[T, I]) create(ctx context.Context, c *Controller, obj T, noWait bool, send func(*edgeproto.Progress) error, prepare func(tx *store.Tx, obj T) error) error {
+	if !obj.ProtoReflect().IsValid() { // the request's object field unset
+		return invalidf("%s: no object in the request", tk.name)
+	}
 	override := tk.override(obj)
 	obj = obj.Clone()
 	tk.setOverride(obj, edgeproto.CRMOverride_CRM_OVERRIDE_UNSPECIFIED)
@@ -128,6 +131,9 @@ func (tk *tracked[T, I]) create(ctx context.Context, c *Controller, obj T, noWai
 // update applies the flagged fields of src, moves the object to
 // UPDATE_REQUESTED and streams the progress of the update.
 func (tk *tracked[T, I]) update(ctx context.Context, c *Controller, src T, flags []string, noWait bool, send func(*edgeproto.Progress) error, prepare func(tx *store.Tx, cur, next T) error) error {
+	if !src.ProtoReflect().IsValid() { // the request's object field unset
+		return invalidf("%s: no object in the request", tk.name)
+	}
 	override := tk.override(src)
 	src = src.Clone()
 	tk.setOverride(src, edgeproto.CRMOverride_CRM_OVERRIDE_UNSPECIFIED)
