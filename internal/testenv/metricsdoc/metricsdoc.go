@@ -92,18 +92,78 @@ var descName = regexp.MustCompile(`^Desc\{fqName: "([^"]*)"`)
 func (r *Recorder) Names() ([]string, error) {
 	var names []string
 	for _, c := range r.collectors {
-		ch := make(chan *prometheus.Desc)
-		go func() { c.Describe(ch); close(ch) }()
-		for d := range ch {
-			m := descName.FindStringSubmatch(d.String())
-			if m == nil {
-				return nil, fmt.Errorf("metricsdoc: cannot read the name of %s", d)
-			}
-			names = append(names, m[1])
+		cn, err := namesOf(c)
+		if err != nil {
+			return nil, err
 		}
+		names = append(names, cn...)
 	}
 	slices.Sort(names)
 	return slices.Compact(names), nil
+}
+
+// namesOf returns the names of the metrics c describes.
+func namesOf(c prometheus.Collector) ([]string, error) {
+	var names []string
+	ch := make(chan *prometheus.Desc)
+	go func() { c.Describe(ch); close(ch) }()
+	var err error
+	for d := range ch {
+		m := descName.FindStringSubmatch(d.String())
+		if m == nil {
+			err = fmt.Errorf("metricsdoc: cannot read the name of %s", d)
+			continue
+		}
+		names = append(names, m[1])
+	}
+	return names, err
+}
+
+// typeOf is the Prometheus type of a collector of one metric: "counter",
+// "gauge", "histogram", or "" when it cannot tell (a custom collector, a
+// GaugeFunc). Gauge goes before Counter: a gauge has Inc and Add too.
+func typeOf(c prometheus.Collector) string {
+	switch c.(type) {
+	case *prometheus.CounterVec:
+		return "counter"
+	case *prometheus.GaugeVec:
+		return "gauge"
+	case *prometheus.HistogramVec:
+		return "histogram"
+	case prometheus.Gauge:
+		return "gauge"
+	case prometheus.Histogram:
+		return "histogram"
+	case prometheus.Counter:
+		return "counter"
+	}
+	return ""
+}
+
+// checkSuffixes holds the names of r's metrics to Prometheus's naming
+// practice: a counter ends in _total, a gauge does not, a histogram ends in
+// its base unit (_seconds or _bytes).
+func (r *Recorder) checkSuffixes() []error {
+	var errs []error
+	for _, c := range r.collectors {
+		names, err := namesOf(c)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		typ := typeOf(c)
+		for _, n := range names {
+			switch {
+			case typ == "counter" && !strings.HasSuffix(n, "_total"):
+				errs = append(errs, fmt.Errorf("counter %s: a counter's name ends in _total", n))
+			case typ == "gauge" && strings.HasSuffix(n, "_total"):
+				errs = append(errs, fmt.Errorf("gauge %s: _total is for counters", n))
+			case typ == "histogram" && !strings.HasSuffix(n, "_seconds") && !strings.HasSuffix(n, "_bytes"):
+				errs = append(errs, fmt.Errorf("histogram %s: name it after its base unit (_seconds, _bytes)", n))
+			}
+		}
+	}
+	return errs
 }
 
 // validName is a metric name of the project: the edgekit namespace, then
@@ -111,7 +171,8 @@ func (r *Recorder) Names() ([]string, error) {
 var validName = regexp.MustCompile(`^edgekit_[a-z0-9]+(_[a-z0-9]+)*$`)
 
 // Check fails t unless the row of pkg in the table lists exactly the
-// metrics registered on r, and each of them is in the edgekit namespace.
+// metrics registered on r, each of them is in the edgekit namespace, and
+// counters, gauges and histograms have the suffixes Prometheus expects.
 func Check(t testing.TB, pkg string, r *Recorder) {
 	t.Helper()
 	got, err := r.Names()
@@ -120,6 +181,9 @@ func Check(t testing.TB, pkg string, r *Recorder) {
 	}
 	if len(got) == 0 {
 		t.Fatalf("%s registered no metrics", pkg)
+	}
+	for _, err := range r.checkSuffixes() {
+		t.Errorf("%s: %v", pkg, err)
 	}
 	for _, n := range got {
 		if !validName.MatchString(n) {

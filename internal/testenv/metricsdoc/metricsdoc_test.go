@@ -40,3 +40,27 @@ func TestRecorderNamesVectorsWithoutSeries(t *testing.T) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
 }
+
+func TestSuffixesFollowPrometheusPractice(t *testing.T) {
+	r := NewRecorder()
+	r.MustRegister(
+		prometheus.NewCounter(prometheus.CounterOpts{Name: "edgekit_x_requests"}),
+		prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "edgekit_x_open_total"}, []string{"l"}),
+		prometheus.NewHistogram(prometheus.HistogramOpts{Name: "edgekit_x_latency"}),
+		prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgekit_x_ok_total"}, []string{"l"}),
+		prometheus.NewGauge(prometheus.GaugeOpts{Name: "edgekit_x_sessions"}),
+		prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "edgekit_x_wait_seconds"}, nil),
+	)
+	var got []string
+	for _, err := range r.checkSuffixes() {
+		got = append(got, err.Error())
+	}
+	want := []string{
+		"counter edgekit_x_requests: a counter's name ends in _total",
+		"gauge edgekit_x_open_total: _total is for counters",
+		"histogram edgekit_x_latency: name it after its base unit (_seconds, _bytes)",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("checkSuffixes:\n got %q\nwant %q", got, want)
+	}
+}
