@@ -13,7 +13,8 @@ root=$PWD
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-go build -o "$tmp/bin/protoc-gen-go-edgekit" ./cmd/protoc-gen-go-edgekit
+# The README's path form of installing the plugin, from a clone.
+GOBIN="$tmp/bin" go install ./cmd/protoc-gen-go-edgekit
 export PATH="$tmp/bin:$root/bin:$PATH"
 echo "buf $(buf --version)"
 
@@ -59,9 +60,21 @@ workspace() {
 }
 
 # A local path: a link to the module's proto directory, narrowed to the
-# options with includes.
-mkdir -p "$tmp/local/third_party"
-ln -s "$root/proto" "$tmp/local/third_party/edgekit"
+# options with includes. The user's Go module requires this one by the
+# README's path form (a replace to this checkout), and the link is made by
+# the README's go list -m command.
+mkdir -p "$tmp/local"
+(
+	cd "$tmp/local"
+	go mod init example.com/shop 2>/dev/null
+	go mod edit -require=github.com/edgekit/edgekit@v0.0.0 -replace=github.com/edgekit/edgekit="$root"
+	mkdir -p third_party
+	ln -sfn "$(go list -m -f '{{.Dir}}' github.com/edgekit/edgekit)/proto" third_party/edgekit
+)
+if [ "$(readlink "$tmp/local/third_party/edgekit")" != "$root/proto" ]; then
+	echo "go list -m did not find the required module's directory: $(readlink "$tmp/local/third_party/edgekit")" >&2
+	exit 1
+fi
 workspace "$tmp/local" third_party/edgekit third_party/edgekit/edgekit/options
 echo "ok   options from a local path"
 

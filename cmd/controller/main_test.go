@@ -133,7 +133,7 @@ func TestBinaryStartsServesAndStops(t *testing.T) {
 	resp.Body.Close()
 	for _, want := range []string{
 		`edgekit_controller_api_calls_total{code="OK",method="/edgeproto.v1.FlavorService/CreateFlavor"} 1`,
-		`edgekit_controller_store_operation_seconds_count{kind="",op="txn",result="ok"}`,
+		`edgekit_controller_store_operation_seconds_count{kind="mixed",op="txn",result="ok"}`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)

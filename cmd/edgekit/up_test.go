@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -315,4 +316,30 @@ func (u *upProc) interruptAfter(line string, tb testing.TB) {
 	tb.Helper()
 	u.waitLine(line, 90*time.Second)
 	u.interrupt(60 * time.Second)
+}
+
+// A port of the region that another program holds stops up before it
+// starts anything: one line, naming the port, what wanted it and
+// --base-port, and no process of the region left behind.
+func TestUpWithATakenPortSaysWhichInOneLine(t *testing.T) {
+	s := newSandbox(t)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	// The controller's status page and metrics listen on base+2.
+	out, err := s.try(60*time.Second, edgekitBin, "up", "--state-dir", s.state, "--base-port", strconv.Itoa(port-2))
+	if err == nil {
+		t.Fatalf("up with port %d taken succeeded:\n%s", port, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	want := fmt.Sprintf("port %d (the controller's status page and metrics)", port)
+	if len(lines) != 1 || !strings.Contains(lines[0], want) || !strings.Contains(lines[0], "--base-port") {
+		t.Fatalf("up with port %d taken printed %d lines, want one naming %q and --base-port:\n%s", port, len(lines), want, out)
+	}
+	if ps := s.processes(); len(ps) > 0 {
+		t.Errorf("processes run under the sandbox: %v", ps)
+	}
 }

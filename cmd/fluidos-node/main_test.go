@@ -158,15 +158,36 @@ func TestTwoNodeProcessesTrade(t *testing.T) {
 		t.Fatalf("solver ended %v", s.GetStatus())
 	}
 
-	resp, err := http.Get("http://" + bob.attr("metrics") + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	scrape := func(p *process) string {
+		t.Helper()
+		resp, err := http.Get("http://" + p.attr("metrics") + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(body)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	for _, want := range []string{`fluidos_provider_purchases_total{result="ok"} 1`, `fluidos_provider_reservations_total{result="ok"} 1`, `fluidos_rear_requests_total{code="200",route="purchase"} 1`} {
+	body := scrape(bob)
+	for _, want := range []string{`edgekit_fluidos_provider_purchases_total{result="ok"} 1`, `edgekit_fluidos_provider_reservations_total{result="ok"} 1`, `edgekit_fluidos_rear_requests_total{code="200",route="purchase"} 1`} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("bob's metrics lack %s", want)
+		}
+	}
+	// Each node exports the series of the side it acted on only: alice
+	// bought and sold nothing, bob sold and bought nothing.
+	aliceBody := scrape(alice)
+	if want := `edgekit_fluidos_consumer_solvers_total{result="solved"} 1`; !strings.Contains(aliceBody, want) {
+		t.Errorf("alice's metrics lack %s", want)
+	}
+	for who, b := range map[string]struct{ body, side string }{"alice": {aliceBody, "provider"}, "bob": {body, "consumer"}} {
+		for line := range strings.Lines(b.body) {
+			if strings.HasPrefix(line, "edgekit_fluidos_"+b.side+"_") {
+				t.Errorf("%s, which acted on no %s side, exports %s", who, b.side, strings.TrimSpace(line))
+			}
 		}
 	}
 	alice.stop(t)

@@ -53,7 +53,7 @@ var _ store.Observer = (*StoreMetrics)(nil)
 func NewStoreMetrics(reg prometheus.Registerer) (*StoreMetrics, error) {
 	m := &StoreMetrics{latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Namespace: "edgekit", Subsystem: "controller", Name: "store_operation_seconds",
-		Help:    "Latency of store operations by operation, kind and result.",
+		Help:    "Latency of store operations by operation, kind (" + mixedKind + " for a transaction) and result.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 	}, []string{"op", "kind", "result"})}
 	if err := reg.Register(m.latency); err != nil {
@@ -62,13 +62,22 @@ func NewStoreMetrics(reg prometheus.Registerer) (*StoreMetrics, error) {
 	return m, nil
 }
 
+// mixedKind is the kind label of an operation that is not of one kind: a
+// transaction, which may read and write objects of several kinds. A label
+// value is never empty (Prometheus reads an empty value as no label).
+const mixedKind = "mixed"
+
 // Observe implements store.Observer.
 func (m *StoreMetrics) Observe(o store.Observation) {
 	result := "ok"
 	if o.Err != nil {
 		result = "error"
 	}
-	m.latency.WithLabelValues(o.Op, o.Kind, result).Observe(o.Duration.Seconds())
+	kind := o.Kind
+	if kind == "" {
+		kind = mixedKind
+	}
+	m.latency.WithLabelValues(o.Op, kind, result).Observe(o.Duration.Seconds())
 }
 
 func (c *Controller) countRequest(kind string, o op) {

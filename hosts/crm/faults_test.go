@@ -19,7 +19,13 @@ import (
 // with a READY cluster c1 and an App web.
 func readyEdge(t *testing.T, opts ...crmOpts) (*edge, *netproxy.Proxy, *fake.Platform, *runningCRM) {
 	t.Helper()
-	e := newEdge(t)
+	return readyEdgeWith(t, nil, opts...)
+}
+
+// readyEdgeWith is readyEdge with the edge's controller adapted by eopts.
+func readyEdgeWith(t *testing.T, eopts []edgeOpt, opts ...crmOpts) (*edge, *netproxy.Proxy, *fake.Platform, *runningCRM) {
+	t.Helper()
+	e := newEdge(t, eopts...)
 	px := netproxy.Start(t, e.env.Addr)
 	p := fake.New(fake.Options{})
 	c := e.startCRM(t, px.Addr(), p, opts...)
@@ -79,7 +85,7 @@ func TestReportsSurviveACutStream(t *testing.T) {
 func TestASilentControllerIsTakenForDead(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
-	e, px, p, _ := readyEdge(t, func(c *crm.Config) { c.Registerer = reg })
+	e, px, p, _ := readyEdgeWith(t, []edgeOpt{shortKeepalive}, func(c *crm.Config) { c.Registerer = reg })
 	ctx := testCtx(t)
 	streams := func() float64 { return counterSum(t, reg, "edgekit_crm_streams_total") }
 	before := streams()
@@ -205,4 +211,45 @@ func counterSum(t *testing.T, reg *prometheus.Registry, name string) float64 {
 		}
 	}
 	return total
+}
+
+// The tests' link outlasts a stall such as a loaded machine makes (here a
+// link that passes nothing for 2s): the CRM keeps its stream, and a
+// lifecycle run after it goes through without a reconnect. With a
+// keepalive of 200ms the CRM gave the stream up after 600ms of silence, and
+// TestCRMRunsTheLifecycleOfItsCloudlet, on such a machine, ran on the
+// reconnect path, where a report of a create that was resent after the
+// reconnect could settle the next update before the CRM saw it (the
+// platform's update then never ran).
+func TestTheTestLinkOutlastsAStall(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	e, px, p, _ := readyEdge(t, func(c *crm.Config) { c.Registerer = reg })
+	ctx := testCtx(t)
+	streams := func() float64 { return counterSum(t, reg, "edgekit_crm_streams_total") }
+	before := streams()
+	px.Freeze()
+	select { // the stall's length, not a synchronisation
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	px.Restore()
+	inst := e.appInst("i1", "web", "c1")
+	ps, err := controllertest.Drain(e.dev.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: inst}))
+	if err != nil || controllertest.Final(ps) != edgeproto.TrackedState_TRACKED_STATE_READY {
+		t.Fatalf("create after the stall: %v %v", ps, err)
+	}
+	inst.Annotations = map[string]string{"team": "blue"}
+	ps, err = controllertest.Drain(e.dev.appInsts.UpdateAppInst(ctx, &edgeproto.UpdateAppInstRequest{AppInst: inst,
+		Fields: []string{edgeproto.AppInstFieldAnnotations}}))
+	if err != nil || controllertest.Final(ps) != edgeproto.TrackedState_TRACKED_STATE_READY {
+		t.Fatalf("update after the stall: %v %v", ps, err)
+	}
+	if n := p.Calls(fake.OpUpdateAppInst, inst.GetKeyString()); n != 1 {
+		t.Errorf("platform update called %d times, want 1", n)
+	}
+	if after := streams(); after != before {
+		t.Errorf("the CRM gave up its stream during a 2s stall (%v streams ended before, %v after)", before, after)
+	}
 }

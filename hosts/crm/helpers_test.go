@@ -11,7 +11,6 @@ import (
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
-	"github.com/edgekit/edgekit/hosts/controller/notify"
 	"github.com/edgekit/edgekit/hosts/crm"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/platforms/fake"
@@ -63,10 +62,25 @@ func (e *edge) clientsOf(token string) *clients {
 	}
 }
 
-func newEdge(t *testing.T) *edge {
+// edgeOpt adapts the controller of an edge.
+type edgeOpt func(*controllertest.Options)
+
+// shortKeepalive makes the controller send a keepalive after 200ms of
+// silence, so that a CRM takes a silent stream for dead after 600ms: for
+// the tests of dead streams only. Elsewhere the notify default (10s, dead
+// after 30s) keeps a stall of a loaded machine from breaking the stream,
+// which would put those tests on the reconnect path without meaning to.
+func shortKeepalive(o *controllertest.Options) {
+	o.NotifyConfig.KeepaliveInterval = 200 * time.Millisecond
+}
+
+func newEdge(t *testing.T, opts ...edgeOpt) *edge {
 	t.Helper()
-	env := controllertest.Start(t, controllertest.Options{Notify: true, Logger: testLogger(),
-		NotifyConfig: notify.Config{KeepaliveInterval: 200 * time.Millisecond}})
+	co := controllertest.Options{Notify: true, Logger: testLogger()}
+	for _, o := range opts {
+		o(&co)
+	}
+	env := controllertest.Start(t, co)
 	e := &edge{env: env, cloudlet: &edgeproto.CloudletKey{Organization: "operator", Name: "site1"}}
 	e.admin, e.op, e.dev = e.clientsOf(env.AdminToken()), e.clientsOf(env.OrgToken("operator")), e.clientsOf(env.OrgToken("developer"))
 	ctx := testCtx(t)

@@ -17,7 +17,6 @@ import (
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
-	"github.com/edgekit/edgekit/hosts/controller/notify"
 	"github.com/edgekit/edgekit/hosts/crm"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/platforms"
@@ -41,7 +40,7 @@ func TestRunWithDevTLS(t *testing.T) {
 	t.Cleanup(func() { stopController(); wg.Wait() })
 	wg.Go(func() {
 		err := controller.Run(cctx, controller.Options{DataDir: dir, Listen: "127.0.0.1:0", DevTLS: true, Logger: testLogger(),
-			Notify: notify.Config{KeepaliveInterval: 200 * time.Millisecond}, Ready: func(r *controller.Running) { ready <- r }})
+			Ready: func(r *controller.Running) { ready <- r }})
 		if err != nil {
 			t.Errorf("controller: %v", err)
 		}

@@ -42,15 +42,40 @@ func platformProperties(name string) map[string]string {
 	return map[string]string{local.PropPortMin: strconv.Itoa(r[0]), local.PropPortMax: strconv.Itoa(r[1]), local.PropStopGrace: "5s"}
 }
 
-// ensureFlavor creates the region's flavor unless it exists.
+// regionFlavor is the region's flavor: the local platform's local.small,
+// which the region's cloudlets (all on the local platform) report in their
+// CloudletInfo; show flavors and show cloudletinfos must agree on it.
+func regionFlavor() *edgeproto.Flavor {
+	return &edgeproto.Flavor{Key: &edgeproto.FlavorKey{Name: Flavor}, Vcpus: 1, RamMb: 2048, DiskGb: 10}
+}
+
+// flavorSize are the fields of a flavor that say its size.
+var flavorSize = []string{edgeproto.FlavorFieldVcpus, edgeproto.FlavorFieldRamMb, edgeproto.FlavorFieldDiskGb}
+
+// ensureFlavor creates the region's flavor, or gives one an earlier up
+// created the size of regionFlavor (earlier versions made it 1024 MB).
 func ensureFlavor(ctx context.Context, a *api) error {
-	_, err := a.flavors.CreateFlavor(ctx, &edgeproto.CreateFlavorRequest{Flavor: &edgeproto.Flavor{
-		Key: &edgeproto.FlavorKey{Name: Flavor}, Vcpus: 1, RamMb: 1024, DiskGb: 10}})
-	if status.Code(err) == codes.AlreadyExists {
+	want := regionFlavor()
+	_, err := a.flavors.CreateFlavor(ctx, &edgeproto.CreateFlavorRequest{Flavor: want})
+	if status.Code(err) != codes.AlreadyExists {
+		if err != nil {
+			return fmt.Errorf("flavor %s: %w", Flavor, err)
+		}
 		return nil
 	}
+	s, err := a.flavors.ShowFlavors(ctx, &edgeproto.ShowFlavorsRequest{Filter: &edgeproto.Flavor{Key: want.GetKey()}})
 	if err != nil {
 		return fmt.Errorf("flavor %s: %w", Flavor, err)
+	}
+	got, err := last(collect(s, (*edgeproto.ShowFlavorsResponse).GetFlavor))
+	if err != nil || got == nil {
+		return fmt.Errorf("flavor %s: exists but cannot be shown: %v", Flavor, err)
+	}
+	if got.GetVcpus() == want.GetVcpus() && got.GetRamMb() == want.GetRamMb() && got.GetDiskGb() == want.GetDiskGb() {
+		return nil
+	}
+	if _, err := a.flavors.UpdateFlavor(ctx, &edgeproto.UpdateFlavorRequest{Flavor: want, Fields: flavorSize}); err != nil {
+		return fmt.Errorf("flavor %s: correcting its size: %w", Flavor, err)
 	}
 	return nil
 }

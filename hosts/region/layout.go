@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // The region's fixed shape: its name, organization, flavor, cloudlets and
@@ -126,6 +127,52 @@ func pickPorts(base int) (ports, error) {
 		}
 	}
 	return p, nil
+}
+
+// portUse is an address of the region and what listens on it.
+type portUse struct{ addr, what string }
+
+// uses lists every address of p with what listens on it, in start order.
+func (p ports) uses() []portUse {
+	out := []portUse{
+		{p.nodes[Provider].rear, "the provider node's REAR server"},
+		{p.nodes[Provider].api, "the provider node's API"},
+		{p.nodes[Provider].metrics, "the provider node's metrics"},
+		{p.nodes[Consumer].rear, "the consumer node's REAR server"},
+		{p.nodes[Consumer].api, "the consumer node's API"},
+		{p.nodes[Consumer].metrics, "the consumer node's metrics"},
+		{p.controllerAPI, "the controller's API"},
+		{p.controllerHTTP, "the controller's status page and metrics"},
+	}
+	for i, a := range p.ccrmMetrics {
+		out = append(out, portUse{a, "the metrics of CCRM replica ccrm-" + string(rune('a'+i))})
+	}
+	return append(out, portUse{p.crmMetrics, "the CRM's metrics"})
+}
+
+// checkPorts fails, in one line, when a port of p is taken, naming each
+// taken port and what wanted it: before anything starts, so that a taken
+// port stops nothing half-started and shows no log.
+func checkPorts(p ports) error {
+	var taken []string
+	for _, u := range p.uses() {
+		l, err := net.Listen("tcp", u.addr)
+		if err != nil {
+			_, port, _ := net.SplitHostPort(u.addr)
+			taken = append(taken, fmt.Sprintf("port %s (%s)", port, u.what))
+			continue
+		}
+		l.Close()
+	}
+	if len(taken) == 0 {
+		return nil
+	}
+	verb := "is"
+	if len(taken) > 1 {
+		verb = "are"
+	}
+	return fmt.Errorf("region: %s %s taken by another program: stop it, or choose other ports with --base-port (0 picks free ones)",
+		strings.Join(taken, ", "), verb)
 }
 
 // freeAddr returns a loopback address between 10000 and 19999, not in

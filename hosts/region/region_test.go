@@ -3,6 +3,7 @@ package region
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -220,5 +221,35 @@ func TestATourStepThatOverrunsFailsNamingIt(t *testing.T) {
 	}
 	if err := bounded(t.Context(), time.Minute, "quick step", func(context.Context) error { return nil }); err != nil {
 		t.Fatalf("quick step: %v", err)
+	}
+}
+
+// A port of the region that another program holds stops Up before it starts
+// anything, with one line naming the port, what wanted it and --base-port.
+func TestUpRefusesATakenPortBeforeStartingAnything(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	exe, err := exec.LookPath("true")
+	if err != nil {
+		t.Skip("no true program:", err)
+	}
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	// The controller's API listens on base+1.
+	err = Up(ctx, Options{StateDir: state, Executable: exe, BasePort: port - 1, EdgectlConfig: filepath.Join(dir, "edgectl.yaml"),
+		ReadyTimeout: 20 * time.Second, StopTimeout: 5 * time.Second})
+	want := fmt.Sprintf("port %d (the controller's API)", port)
+	if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--base-port") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("Up with port %d taken: %v\nwant one line naming %q and --base-port", port, err, want)
+	}
+	if logs, _ := os.ReadDir(filepath.Join(state, "logs")); len(logs) != 0 {
+		t.Errorf("processes were started: logs %v", logs)
 	}
 }

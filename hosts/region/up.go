@@ -164,9 +164,17 @@ type upRun struct {
 	wg    sync.WaitGroup // supervisors
 }
 
-// prepare cleans up for Fresh, lays out the directory, installs the binary
-// and picks the ports.
+// prepare picks and checks the ports, cleans up for Fresh, lays out the
+// directory and installs the binary.
 func (u *upRun) prepare() error {
+	p, err := pickPorts(u.o.BasePort)
+	if err != nil {
+		return err
+	}
+	if err := checkPorts(p); err != nil {
+		return err
+	}
+	u.ports = p
 	fresh := true
 	if _, err := os.Stat(u.l.controller()); err == nil {
 		fresh = false
@@ -194,11 +202,6 @@ func (u *upRun) prepare() error {
 	if err := writeBlueprints(u.l.blueprints()); err != nil {
 		return err
 	}
-	p, err := pickPorts(u.o.BasePort)
-	if err != nil {
-		return err
-	}
-	u.ports = p
 	what := "resuming the region"
 	if fresh {
 		what = "a new region"

@@ -18,17 +18,17 @@ type metrics struct {
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	m := &metrics{
-		sessions: prometheus.NewGauge(prometheus.GaugeOpts{Name: "edgekit_notify_sessions",
+		sessions: prometheus.NewGauge(prometheus.GaugeOpts{Name: "edgekit_controller_notify_sessions",
 			Help: "CRMs connected to the notify server."}),
-		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgekit_notify_refused_total",
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgekit_controller_notify_refused_total",
 			Help: "Notify streams refused, by reason."}, []string{"reason"}),
-		updates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgekit_notify_updates_sent_total",
+		updates: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgekit_controller_notify_updates_sent_total",
 			Help: "Object updates sent to CRMs, by kind."}, []string{"kind"}),
-		reports: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgekit_notify_reports_total",
+		reports: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "edgekit_controller_notify_reports_total",
 			Help: "Info reports received from CRMs, by verdict."}, []string{"verdict"}),
-		queueFull: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgekit_notify_queue_full_total",
+		queueFull: prometheus.NewCounter(prometheus.CounterOpts{Name: "edgekit_controller_notify_queue_full_total",
 			Help: "Notify streams ended because the CRM read too slowly."}),
-		syncSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "edgekit_notify_initial_sync_seconds",
+		syncSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "edgekit_controller_notify_initial_sync_seconds",
 			Help: "Time from a CRM's Hello to the end of its initial sync.", Buckets: prometheus.ExponentialBuckets(0.001, 4, 10)}),
 	}
 	if reg == nil {

@@ -23,16 +23,16 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	buckets := prometheus.ExponentialBuckets(0.05, 2, 12)
 	m := &Metrics{
 		activation: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "fluidos_allocation_seconds", Help: "Time from a sale to its allocation ACTIVE, by flavor type.", Buckets: buckets,
+			Namespace: "edgekit", Subsystem: "fluidos", Name: "provider_allocation_seconds", Help: "Time from a sale to its allocation ACTIVE, by flavor type.", Buckets: buckets,
 		}, []string{"type"}),
 		teardown: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "fluidos_teardown_seconds", Help: "Time to tear down an allocation, by flavor type.", Buckets: buckets,
+			Namespace: "edgekit", Subsystem: "fluidos", Name: "provider_teardown_seconds", Help: "Time to tear down an allocation, by flavor type.", Buckets: buckets,
 		}, []string{"type"}),
 		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fluidos_allocation_failures_total", Help: "Allocations that failed, by flavor type.",
+			Namespace: "edgekit", Subsystem: "fluidos", Name: "provider_allocation_failures_total", Help: "Allocations that failed, by flavor type.",
 		}, []string{"type"}),
 		restarts: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fluidos_service_restarts_total", Help: "Restarts of services that became unhealthy, by flavor type.",
+			Namespace: "edgekit", Subsystem: "fluidos", Name: "provider_service_restarts_total", Help: "Restarts of services that became unhealthy, by flavor type.",
 		}, []string{"type"}),
 	}
 	reg.MustRegister(m.activation, m.teardown, m.failures, m.restarts)

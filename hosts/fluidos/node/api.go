@@ -46,7 +46,7 @@ func newAPI(n *Node, o Options, bundle *devtls.Bundle, reg prometheus.Registerer
 		allowed = []string{DefaultAdminName, o.NodeID}
 	}
 	calls := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "fluidos_api_calls_total", Help: "API calls, by method and status code.",
+		Namespace: "edgekit", Subsystem: "fluidos", Name: "api_calls_total", Help: "API calls, by method and status code.",
 	}, []string{"method", "code"})
 	if err := reg.Register(calls); err != nil {
 		return nil, err

@@ -8,36 +8,32 @@ import (
 )
 
 // Metrics counts what a provider does. A nil *Metrics counts nothing.
+//
+// Every node has a provider, also one that only buys: its series appear
+// once the node sold (or was asked to sell) something, so that a node that
+// never did exports none of them. The counters without labels are
+// therefore vectors without labels, whose one series is made on first use.
 type Metrics struct {
 	reservations *prometheus.CounterVec
 	purchases    *prometheus.CounterVec
-	expiries     prometheus.Counter
+	expiries     *prometheus.CounterVec
 	requests     *prometheus.CounterVec
-	released     prometheus.Counter
-	lapsed       prometheus.Counter
+	released     *prometheus.CounterVec
+	lapsed       *prometheus.CounterVec
 }
 
 // NewMetrics registers the provider's metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
+	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "edgekit", Subsystem: "fluidos", Name: name, Help: help}, labels)
+	}
 	m := &Metrics{
-		reservations: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fluidos_provider_reservations_total", Help: "Reservations asked of this provider, by result.",
-		}, []string{"result"}),
-		purchases: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fluidos_provider_purchases_total", Help: "Purchases asked of this provider, by result.",
-		}, []string{"result"}),
-		expiries: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "fluidos_provider_expired_reservations_total", Help: "Reservations that expired unbought.",
-		}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "fluidos_rear_requests_total", Help: "REAR requests served, by route and HTTP status.",
-		}, []string{"route", "code"}),
-		released: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "fluidos_provider_released_contracts_total", Help: "Contracts whose capacity went back on sale after their teardown.",
-		}),
-		lapsed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "fluidos_provider_expired_contracts_total", Help: "Contracts released because their buyer did not renew them.",
-		}),
+		reservations: counter("provider_reservations_total", "Reservations asked of this provider, by result.", "result"),
+		purchases:    counter("provider_purchases_total", "Purchases asked of this provider, by result.", "result"),
+		expiries:     counter("provider_expired_reservations_total", "Reservations that expired unbought."),
+		requests:     counter("rear_requests_total", "REAR requests served, by route and HTTP status.", "route", "code"),
+		released:     counter("provider_released_contracts_total", "Contracts whose capacity went back on sale after their teardown."),
+		lapsed:       counter("provider_expired_contracts_total", "Contracts released because their buyer did not renew them."),
 	}
 	reg.MustRegister(m.reservations, m.purchases, m.expiries, m.requests, m.released, m.lapsed)
 	return m
@@ -76,7 +72,7 @@ func (m *Metrics) purchased(err error) {
 
 func (m *Metrics) expired() {
 	if m != nil {
-		m.expiries.Inc()
+		m.expiries.WithLabelValues().Inc()
 	}
 }
 
@@ -88,12 +84,12 @@ func (m *Metrics) served(route string, code int) {
 
 func (m *Metrics) releasedContract() {
 	if m != nil {
-		m.released.Inc()
+		m.released.WithLabelValues().Inc()
 	}
 }
 
 func (m *Metrics) expiredContract() {
 	if m != nil {
-		m.lapsed.Inc()
+		m.lapsed.WithLabelValues().Inc()
 	}
 }
