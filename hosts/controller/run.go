@@ -44,6 +44,14 @@ type Options struct {
 	// EtcdListen is the embedded etcd's client address ("" picks a free
 	// loopback port). The address is written to DataDir/etcd-endpoint.
 	EtcdListen string
+	// EtcdQuotaBytes is the embedded etcd's database quota; 0 means
+	// DefaultEtcdQuotaBytes. Past it etcd's NOSPACE alarm refuses writes
+	// (the API answers ResourceExhausted; reads and deletes work) until
+	// deletes make room: the controller then compacts and defragments the
+	// database and disarms the alarm, without a restart. Run refuses to
+	// start when DataDir's disk cannot hold the database up to the quota
+	// and etcd's WAL, so that the alarm fires before the disk is full.
+	EtcdQuotaBytes int64
 	// EtcdCAFile, EtcdCertFile and EtcdKeyFile are the client TLS files of
 	// an external cluster.
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
@@ -78,6 +86,10 @@ type Options struct {
 	// ui/fluidossource).
 	UISources []ui.Source
 }
+
+// DefaultEtcdQuotaBytes is the embedded etcd's database quota when
+// Options.EtcdQuotaBytes is zero: etcd's own default, 2 GiB.
+const DefaultEtcdQuotaBytes = etcd.DefaultQuotaBackendBytes
 
 // Running describes a controller started by Run.
 type Running struct {
@@ -129,6 +141,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	tokens.Add(admin, Principal{Admin: true})
 
+	if o.EtcdQuotaBytes == 0 {
+		o.EtcdQuotaBytes = DefaultEtcdQuotaBytes
+	}
 	cli, endpoints, stopEtcd, err := openEtcd(ctx, o, log)
 	if err != nil {
 		return err
@@ -141,7 +156,17 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.New(cli, o.Region, store.WithLogger(log), store.WithObserver(sm))
+	space, stopGuard, err := guardSpace(ctx, cli, o, reg, log)
+	if err != nil {
+		return err
+	}
+	defer stopGuard() // before etcd stops
+	st, err := store.New(cli, o.Region, store.WithLogger(log), store.WithObserver(store.ObserverFunc(func(ob store.Observation) {
+		sm.Observe(ob)
+		if errors.Is(ob.Err, store.ErrNoSpace) {
+			space.guard.Check()
+		}
+	})))
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
@@ -200,7 +225,7 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("controller: metrics listen: %w", err)
 		}
 		run.MetricsAddr = mlis.Addr().String()
-		page, err := ui.New(ui.Config{Authenticate: c.UIAuthenticator(), Sources: append(c.UISources(), o.UISources...), Logger: log})
+		page, err := ui.New(ui.Config{Authenticate: c.UIAuthenticator(), Sources: append(append(c.UISources(), space.uiSource()), o.UISources...), Logger: log})
 		if err != nil {
 			lis.Close()
 			mlis.Close()
@@ -232,8 +257,9 @@ func Run(ctx context.Context, o Options) error {
 // one under DataDir/etcd. stop closes the client and stops the server.
 func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Client, []string, func(), error) {
 	e, err := etcd.Open(ctx, etcd.OpenConfig{
-		Client:       etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile},
-		Embed:        etcd.EmbedConfig{Name: "controller", DataDir: filepath.Join(o.DataDir, "etcd"), ClientAddr: o.EtcdListen, Logger: log},
+		Client: etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile},
+		Embed: etcd.EmbedConfig{Name: "controller", DataDir: filepath.Join(o.DataDir, "etcd"), ClientAddr: o.EtcdListen, Logger: log,
+			QuotaBackendBytes: o.EtcdQuotaBytes},
 		EndpointFile: filepath.Join(o.DataDir, "etcd-endpoint"),
 		Logger:       log,
 	})
@@ -241,6 +267,29 @@ func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Clien
 		return nil, nil, nil, fmt.Errorf("controller: %w", err)
 	}
 	return e.Client, e.Endpoints, e.Close, nil
+}
+
+// guardSpace runs an etcd.SpaceGuard on cli until stop is called: it
+// follows etcd's NOSPACE alarm for /metrics, the status page and the log,
+// and recovers the embedded etcd once deletes made room.
+func guardSpace(ctx context.Context, cli *clientv3.Client, o Options, reg prometheus.Registerer, log *slog.Logger) (*storeSpace, func(), error) {
+	space, err := newStoreSpace(reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	g, err := etcd.NewSpaceGuard(etcd.SpaceGuardConfig{Client: cli, Recover: len(o.EtcdEndpoints) == 0, Quota: o.EtcdQuotaBytes,
+		Logger: log, OnChange: space.set})
+	if err != nil {
+		return nil, nil, fmt.Errorf("controller: %w", err)
+	}
+	space.guard = g
+	gctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = g.Start(gctx)
+	}()
+	return space, func() { cancel(); <-done }, nil
 }
 
 // devServerTLS opens (or creates) the development authority in dir and
