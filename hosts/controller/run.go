@@ -52,6 +52,12 @@ type Options struct {
 	// start when DataDir's disk cannot hold the database up to the quota
 	// and etcd's WAL, so that the alarm fires before the disk is full.
 	EtcdQuotaBytes int64
+	// SpaceCheckInterval is how often the controller reads etcd's alarms
+	// and database size; 0 means etcd.DefaultSpaceCheckInterval. From 95%
+	// of the quota on (etcd.FullPercent), the API refuses writes that add
+	// data (deletes go on), so that the NOSPACE alarm, which refuses the
+	// requests of deletion too, is a last resort.
+	SpaceCheckInterval time.Duration
 	// EtcdCAFile, EtcdCertFile and EtcdKeyFile are the client TLS files of
 	// an external cluster.
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
@@ -186,6 +192,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
+	sopts = append(sopts, grpc.ChainUnaryInterceptor(space.unary), grpc.ChainStreamInterceptor(space.stream))
 	c, err := New(Config{Store: st, Tokens: tokens, Logger: log, Registerer: reg, ServerOptions: sopts, StopTimeout: o.StopTimeout,
 		SelfAuthenticated: []string{notify.ConnectMethod}})
 	if err != nil {
@@ -270,15 +277,20 @@ func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Clien
 }
 
 // guardSpace runs an etcd.SpaceGuard on cli until stop is called: it
-// follows etcd's NOSPACE alarm for /metrics, the status page and the log,
-// and recovers the embedded etcd once deletes made room.
+// follows etcd's NOSPACE alarm and the database's size for /metrics, the
+// status page, the log and the API (which refuses writes that add data
+// while the store is full), and recovers the embedded etcd once deletes
+// made room.
 func guardSpace(ctx context.Context, cli *clientv3.Client, o Options, reg prometheus.Registerer, log *slog.Logger) (*storeSpace, func(), error) {
 	space, err := newStoreSpace(reg)
 	if err != nil {
 		return nil, nil, err
 	}
-	g, err := etcd.NewSpaceGuard(etcd.SpaceGuardConfig{Client: cli, Recover: len(o.EtcdEndpoints) == 0, Quota: o.EtcdQuotaBytes,
-		Logger: log, OnChange: space.set})
+	cfg := etcd.SpaceGuardConfig{Client: cli, Interval: o.SpaceCheckInterval, Logger: log, Observe: space.observe}
+	if len(o.EtcdEndpoints) == 0 {
+		cfg.Recover, cfg.Quota = true, o.EtcdQuotaBytes
+	}
+	g, err := etcd.NewSpaceGuard(cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("controller: %w", err)
 	}

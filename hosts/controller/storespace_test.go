@@ -22,6 +22,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/internal/etcd"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -178,11 +179,21 @@ func TestStoreFullRefusesWritesAndRecovers(t *testing.T) {
 		}
 	}
 
-	// The controller compacts, defragments and disarms by itself.
-	controllertest.WaitFor(t, 30*time.Second, "the NOSPACE gauge back at 0", func() bool { return alarmGauge() == "0" })
-	if _, err := apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: &edgeproto.App{Key: &edgeproto.AppKey{Organization: "dev", Name: "after"},
-		Deployment: "docker", ImagePath: "example/app"}}); err != nil {
-		t.Fatalf("a create after the deletes: %v", err)
+	// The controller compacts, defragments and disarms by itself. (The
+	// database file grows in steps of a few MiB, a good share of this
+	// small quota: an alarm disarmed while Apps were still being deleted
+	// can fire again once, and is then disarmed again.)
+	var lastErr error
+	controllertest.WaitFor(t, 60*time.Second, "a create to succeed after the deletes", func() bool {
+		_, lastErr = apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: &edgeproto.App{Key: &edgeproto.AppKey{Organization: "dev", Name: "after"},
+			Deployment: "docker", ImagePath: "example/app"}})
+		if lastErr != nil && status.Code(lastErr) != codes.ResourceExhausted {
+			t.Fatalf("a create after the deletes: %v", lastErr)
+		}
+		return lastErr == nil
+	})
+	if g := alarmGauge(); g != "0" {
+		t.Errorf("the NOSPACE gauge after a create succeeded: %q, want 0", g)
 	}
 	if snap := pageSnapshot(t, metrics, token); strings.Contains(snap, `"kind":"Store"`) {
 		t.Errorf("the status page still shows the alarm: %s", snap)
@@ -212,5 +223,108 @@ func TestControllerRefusesDiskWithoutRoomForTheQuota(t *testing.T) {
 	}
 	if strings.Contains(msg, "\n") {
 		t.Errorf("%q is more than one line", msg)
+	}
+}
+
+// metricValue returns the value of an unlabelled metric on a /metrics page.
+func metricValue(t *testing.T, metricsURL, name string) string {
+	t.Helper()
+	for _, line := range strings.Split(httpGet(t, http.DefaultClient, metricsURL), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// A store nearly full (95% of its quota) refuses the API's writes that add
+// data before etcd's NOSPACE alarm refuses every write: the request to
+// delete an object with a lifecycle (itself a write) still goes through.
+// Once the data is deleted, writes work again.
+func TestStoreNearlyFullStillTakesDeletes(t *testing.T) {
+	t.Parallel()
+	const quota = 8 << 20
+	run, _ := startController(t, controller.Options{DataDir: filepath.Join(t.TempDir(), "data"), Region: "r", Listen: "127.0.0.1:0",
+		MetricsListen: "127.0.0.1:0", EtcdQuotaBytes: quota, SpaceCheckInterval: 20 * time.Millisecond, StopTimeout: 2 * time.Second})
+	tok, err := os.ReadFile(run.AdminTokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(run.Addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithPerRPCCredentials(controllertest.BearerToken(strings.TrimSpace(string(tok)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	api := clientsOf(conn)
+	ctx := testCtx(t)
+	metrics := "http://" + run.MetricsAddr + "/metrics"
+	cl := &edgeproto.CloudletKey{Organization: "op", Name: "edge"}
+	if _, err := drain(api.cloudlets.CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{NoWait: true,
+		Cloudlet: &edgeproto.Cloudlet{Key: cl, PlatformType: "fake"}})); err != nil {
+		t.Fatal(err)
+	}
+
+	// Fill etcd beside the controller in small steps, letting the
+	// controller see each one, until it refuses a create for being nearly
+	// full. (Its first compaction and defragmentation there may give room
+	// back: then go on.)
+	cli, err := etcd.NewClient(etcd.ClientConfig{Endpoints: run.EtcdEndpoints})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	val := strings.Repeat("x", 32<<10)
+	for i := 0; ; i++ {
+		if i == 1000 {
+			t.Fatal("1000 writes of 32 KiB did not fill an 8 MiB quota")
+		}
+		if _, err := cli.Put(ctx, fmt.Sprintf("/filler/%04d", i), val); err != nil {
+			t.Fatalf("filler %d: %v", i, err)
+		}
+		controllertest.WaitFor(t, 30*time.Second, "the controller to see the database's size", func() bool {
+			st, err := cli.Status(ctx, run.EtcdEndpoints[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var seen float64
+			_, _ = fmt.Sscan(metricValue(t, metrics, "edgekit_controller_store_db_size_bytes"), &seen)
+			return seen == float64(st.DbSize)
+		})
+		if metricValue(t, metrics, "edgekit_controller_store_full") != "1" {
+			continue
+		}
+		_, err = api.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: &edgeproto.App{
+			Key: &edgeproto.AppKey{Organization: "dev", Name: fmt.Sprintf("a%04d", i)}, Deployment: "docker", ImagePath: "example/app"}})
+		if err == nil {
+			continue
+		}
+		if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "nearly full") {
+			t.Fatalf("a create into a nearly full store: %v; want ResourceExhausted saying the store is nearly full", err)
+		}
+		break
+	}
+	if v := metricValue(t, metrics, "edgekit_controller_store_nospace_alarm"); v != "0" {
+		t.Fatalf("the NOSPACE alarm is on (%s): the controller did not stop writes before etcd did", v)
+	}
+
+	if _, err := drain(api.cloudlets.DeleteCloudlet(ctx, &edgeproto.DeleteCloudletRequest{Key: cl, NoWait: true,
+		CrmOverride: edgeproto.CRMOverride_CRM_OVERRIDE_IGNORE_TRANSIENT_STATE})); err != nil {
+		t.Fatalf("a request to delete a cloudlet from a nearly full store: %v", err)
+	}
+	got, err := recvAll(api.cloudlets.ShowCloudlets(ctx, &edgeproto.ShowCloudletsRequest{}))
+	if err != nil || len(got) != 1 || got[0].(*edgeproto.Cloudlet).GetState() != edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED {
+		t.Fatalf("show cloudlets of a nearly full store: %v, %v; want the cloudlet DELETE_REQUESTED", got, err)
+	}
+
+	if _, err := cli.Delete(ctx, "/filler/", clientv3.WithPrefix()); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.WaitFor(t, 60*time.Second, "the store to have room again", func() bool {
+		return metricValue(t, metrics, "edgekit_controller_store_full") == "0"
+	})
+	if _, err := api.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: &edgeproto.App{Key: &edgeproto.AppKey{Organization: "dev", Name: "a"},
+		Deployment: "docker", ImagePath: "example/app"}}); err != nil {
+		t.Fatalf("a create once the store has room: %v", err)
 	}
 }
