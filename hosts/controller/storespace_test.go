@@ -307,6 +307,9 @@ func TestStoreNearlyFullStillTakesDeletes(t *testing.T) {
 	if v := metricValue(t, metrics, "edgekit_controller_store_nospace_alarm"); v != "0" {
 		t.Fatalf("the NOSPACE alarm is on (%s): the controller did not stop writes before etcd did", v)
 	}
+	if snap := pageSnapshot(t, "http://"+run.MetricsAddr, strings.TrimSpace(string(tok))); !strings.Contains(snap, "NEARLY_FULL") {
+		t.Errorf("the status page does not show the store nearly full: %s", snap)
+	}
 
 	if _, err := drain(api.cloudlets.DeleteCloudlet(ctx, &edgeproto.DeleteCloudletRequest{Key: cl, NoWait: true,
 		CrmOverride: edgeproto.CRMOverride_CRM_OVERRIDE_IGNORE_TRANSIENT_STATE})); err != nil {
