@@ -84,9 +84,9 @@ type SpaceGuard struct {
 	mu         sync.Mutex
 	state      SpaceState
 	known      bool
-	compacted  int64 // the revision the guard last compacted to
-	defragged  int64 // the revision the guard last defragmented at
-	lastDefrag time.Time
+	compacted  int64     // the revision the guard last compacted to
+	defragged  int64     // the compacted revision the guard last defragmented at
+	lastDefrag time.Time // when it did
 	lastWarn   time.Time // when the guard last said the data still does not fit
 }
 
@@ -165,7 +165,7 @@ const warnEvery = time.Minute
 // without the alarm whose pages in use do not show room yet.
 const defragEvery = 30 * time.Second
 
-// member is what the guard reads of the members.
+// members is what the guard reads of the members.
 type members struct {
 	rev          int64 // the cluster's revision
 	size, inUse  int64 // of the largest database
