@@ -282,6 +282,11 @@ func TestWatchUntilInterrupted(t *testing.T) {
 	if !strings.HasPrefix(out.String(), "EVENT") {
 		t.Errorf("watch output:\n%s", out.String())
 	}
+	// Rows of other widths and states stream in: each stays lined up
+	// with the header above it.
+	if bad := clitest.Misaligned(out.String(), "EVENT"); bad != "" {
+		t.Errorf("watch output: %s:\n%s", bad, out.String())
+	}
 }
 
 // TestCookbook runs the sh blocks of docs/edgectl.md, in order, as one

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -238,8 +240,15 @@ func statusSnapshot(t *testing.T, info *region.Info) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The page is served over TLS with the controller's authority.
+	caPEM, err := os.ReadFile(info.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(caPEM)
 	jar, _ := cookiejar.New(nil)
-	c := &http.Client{Jar: jar, Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	c := &http.Client{Jar: jar, Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, TLSClientConfig: &tls.Config{RootCAs: pool}}}
 	resp, err := c.PostForm(info.StatusPage+"login", url.Values{"token": {strings.TrimSpace(string(tok))}})
 	if err != nil || resp.StatusCode != http.StatusNoContent {
 		t.Fatalf("status page login: %v %v", resp, err)

@@ -20,7 +20,8 @@
 // create of an existing key is AlreadyExists, an update or delete of a
 // missing one NotFound. An update names the fields it changes as flags;
 // flags of the key, of fields only the controller sets and of fields fixed
-// at create are refused with an error naming them.
+// at create are refused with an error naming them. An object larger than
+// MaxObjectBytes as stored is refused with InvalidArgument naming it.
 //
 // # Access
 //
@@ -28,8 +29,11 @@
 // organization or to admin. An organization sees and changes only what it
 // owns (the organization in an object's key); admin sees everything;
 // flavors and settings are changed by admins and seen by all. A refusal is
-// PermissionDenied whether or not the object exists. Fields marked
-// debug_redact never leave the controller in API answers.
+// PermissionDenied whether or not the object exists. Likewise an AppInst
+// on another organization's cluster is refused with one PermissionDenied
+// whether that cluster does not exist, is not multi-tenant or is not
+// READY. Fields marked debug_redact never leave the controller in API
+// answers.
 package controller
 
 import (
@@ -43,6 +47,7 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/internal/grpcserver"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -150,24 +155,36 @@ func New(cfg Config) (*Controller, error) {
 	c.metrics = m
 	counter.count = c.countObjects
 
-	opts := append([]grpc.ServerOption{
-		grpc.ChainUnaryInterceptor(c.unaryMetrics, c.unaryAuth),
-		grpc.ChainStreamInterceptor(c.streamMetrics, c.streamAuth),
-	}, cfg.ServerOptions...)
+	recoverUnary, recoverStream := grpcserver.Recover(c.log)
+	opts := append(grpcserver.ServerOptions(),
+		grpc.ChainUnaryInterceptor(c.unaryMetrics, recoverUnary, c.unaryAuth),
+		grpc.ChainStreamInterceptor(c.streamMetrics, recoverStream, c.streamAuth))
+	opts = append(opts, cfg.ServerOptions...)
 	c.server = grpc.NewServer(opts...)
-	c.register(c.server)
+	c.register(c)
 	c.health = health.NewServer()
-	healthpb.RegisterHealthServer(c.server, c.health)
-	reflection.Register(c.server)
+	healthpb.RegisterHealthServer(c, c.health)
+	reflection.Register(grpcserver.Registrar(c.server))
 	return c, nil
 }
+
+// RegisterService registers a service on the controller's gRPC server,
+// before Serve, so that a host adds its own services (the resource
+// managers' APIs) with the controller's handling of requests it cannot
+// decode (InvalidArgument; see internal/grpcserver). Register through the
+// controller rather than on Server() directly.
+func (c *Controller) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	grpcserver.Registrar(c.server).RegisterService(desc, impl)
+}
+
+var _ grpc.ServiceRegistrar = (*Controller)(nil)
 
 // Gatherer returns the registry of the controller's metrics when Config
 // gave none (to serve on /metrics), else nil.
 func (c *Controller) Gatherer() prometheus.Gatherer { return c.gather }
 
-// Server returns the gRPC server, so a host can register more services
-// (the resource managers' APIs) before Serve.
+// Server returns the gRPC server. A host registers more services through
+// the controller (RegisterService), not on the server directly.
 func (c *Controller) Server() *grpc.Server { return c.server }
 
 // Store returns the store the controller keeps the region in.

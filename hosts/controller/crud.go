@@ -53,6 +53,9 @@ func createObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 	stamp(obj, "created_at")
 	stamp(obj, "updated_at")
 	key := obj.GetKeyString()
+	if err := checkSize(k.name, key, obj); err != nil {
+		return zero, 0, err
+	}
 	rev, err := c.store.Txn(ctx, func(tx *store.Tx) error {
 		if _, found, err := k.store.TxGet(tx, key); err != nil {
 			return err
@@ -73,7 +76,7 @@ func createObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 		return k.store.TxPut(tx, obj)
 	})
 	if err != nil {
-		return zero, 0, apiError(err)
+		return zero, 0, apiError(tooLarge(k.name, key, err))
 	}
 	return obj, rev, nil
 }
@@ -122,13 +125,16 @@ func updateObject[T store.Object[T]](ctx context.Context, c *Controller, k *kind
 			}
 		}
 		stamp(next, "updated_at")
+		if err := checkSize(k.name, key, next); err != nil {
+			return err
+		}
 		out = next
 		k.unlinkRefs(c, tx, cur)
 		k.linkRefs(c, tx, next)
 		return k.store.TxPut(tx, next)
 	})
 	if err != nil {
-		return zero, 0, false, apiError(err)
+		return zero, 0, false, apiError(tooLarge(k.name, key, err))
 	}
 	return out, rev, changed, nil
 }

@@ -183,6 +183,13 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 				}
 			}
 		}
+		if newState == edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED && startsWork(objState, info, fm) &&
+			edgeproto.AcceptsInfoState(objState, runningState(objState)) {
+			// The resource manager began the change requested without
+			// a state of its own for it (a cloudlet's update or delete):
+			// the object is in the change's running state.
+			newState = runningState(objState)
+		}
 		cur.CopyInFields(info, fm)
 		stamp(cur, "updated_at")
 		if newState == edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE ||
@@ -213,6 +220,38 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 		return fmt.Errorf("%w: claim %s is no longer at revision %d", ErrStaleReport, rep.Fence.Key, rep.Fence.Revision)
 	}
 	return err
+}
+
+// startsWork reports whether a report on an object in state objState says
+// that its resource manager began the change the object asks for: the
+// object is in a *_REQUESTED state and the report carries progress with a
+// task.
+func startsWork(objState edgeproto.TrackedState, info interface {
+	proto.Message
+	FieldSchema() *fieldmap.Schema
+}, fm *fieldmap.FieldMap) bool {
+	if !edgeproto.IsRequestedState(objState) {
+		return false
+	}
+	flag, err := info.FieldSchema().FlagOf("status")
+	if err != nil || !fm.HasOrHasChild(flag) {
+		return false
+	}
+	st, ok := info.ProtoReflect().Interface().(interface{ GetStatus() *edgeproto.StatusInfo })
+	return ok && st.GetStatus().GetTaskNumber() > 0
+}
+
+// runningState is the *ING state of a *_REQUESTED state.
+func runningState(s edgeproto.TrackedState) edgeproto.TrackedState {
+	switch s {
+	case edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED:
+		return edgeproto.TrackedState_TRACKED_STATE_CREATING
+	case edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED:
+		return edgeproto.TrackedState_TRACKED_STATE_UPDATING
+	case edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED:
+		return edgeproto.TrackedState_TRACKED_STATE_DELETING
+	}
+	return edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED
 }
 
 // txGet reads the object of key in tx through cache when there is one

@@ -3,17 +3,25 @@ package controller
 import (
 	"context"
 	"math/rand/v2"
+	"slices"
+	"sync"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 // keyWatch wakes a caller when any of a few keys changes after a store
-// revision. It carries no values: the caller reads the keys again, so that
-// it always acts on the latest state however many events it missed.
+// revision, and records the revisions of the changes, so that a caller can
+// read the keys as of each of them in turn (see revisions). It carries no
+// values.
 type keyWatch struct {
 	cancel context.CancelFunc
 	wake   chan struct{}
+
+	mu   sync.Mutex
+	revs []int64 // revisions of changes not yet taken by revisions
+	// lost is set when the watch was broken: changes may have been missed.
+	lost bool
 }
 
 // watchKeys watches keys from revision rev+1 until stop is called or ctx
@@ -39,6 +47,7 @@ func (c *Controller) watchKeys(ctx context.Context, rev int64, keys ...string) *
 					}
 					for _, ev := range resp.Events {
 						next = ev.Kv.ModRevision + 1
+						w.record(ev.Kv.ModRevision)
 					}
 					if len(resp.Events) > 0 {
 						backoff.reset()
@@ -47,6 +56,9 @@ func (c *Controller) watchKeys(ctx context.Context, rev int64, keys ...string) *
 				}
 				// The watch ended: re-read, then watch again after a pause
 				// that grows while the store stays unreachable.
+				w.mu.Lock()
+				w.lost = true
+				w.mu.Unlock()
 				w.signal()
 				if !backoff.wait(ctx) {
 					return
@@ -55,6 +67,25 @@ func (c *Controller) watchKeys(ctx context.Context, rev int64, keys ...string) *
 		}()
 	}
 	return w
+}
+
+// record notes a change at revision rev.
+func (w *keyWatch) record(rev int64) {
+	w.mu.Lock()
+	w.revs = append(w.revs, rev)
+	w.mu.Unlock()
+}
+
+// revisions returns, in order and once each, the revisions of the changes
+// recorded since the last call; lost is true when the watch was broken
+// meanwhile, so that changes may be missing from them.
+func (w *keyWatch) revisions() (revs []int64, lost bool) {
+	w.mu.Lock()
+	revs, lost = w.revs, w.lost
+	w.revs, w.lost = nil, false
+	w.mu.Unlock()
+	slices.Sort(revs)
+	return slices.Compact(revs), lost
 }
 
 func (w *keyWatch) signal() {

@@ -31,7 +31,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.DataDir, "data-dir", "", "directory for the embedded etcd, the admin token and development certificates (required)")
 	fs.StringVar(&o.Region, "region", "local", "name of the region")
 	fs.StringVar(&o.Listen, "listen", "127.0.0.1:55001", "address of the gRPC API")
-	fs.StringVar(&o.MetricsListen, "http-listen", "127.0.0.1:55002", "address of /metrics and the status page /ui (empty: none)")
+	fs.StringVar(&o.MetricsListen, "http-listen", "127.0.0.1:55002", "address of /metrics and the status page /ui, over HTTPS when the API serves TLS (empty: none)")
 	fs.StringVar(&o.MetricsListen, "metrics-listen", "127.0.0.1:55002", "same as --http-listen")
 	fs.StringVar(&etcdEndpoints, "etcd-endpoints", "", "comma-separated client URLs of an external etcd cluster (default: embedded etcd)")
 	fs.StringVar(&o.EtcdListen, "etcd-listen", "", "client address of the embedded etcd (default: a free loopback port)")
@@ -41,7 +41,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.EtcdCertFile, "etcd-cert-file", "", "client certificate for an external etcd cluster")
 	fs.StringVar(&o.EtcdKeyFile, "etcd-key-file", "", "client key for an external etcd cluster")
 	var tlsCert, tlsKey, tlsClientCA string
-	fs.BoolVar(&o.DevTLS, "dev-tls", false, "serve TLS with a local certificate authority created under <data-dir>/tls (clients trust <data-dir>/tls/ca.crt)")
+	fs.BoolVar(&o.DevTLS, "dev-tls", false, "serve TLS (the API, the status page and /metrics) with a local certificate authority created under <data-dir>/tls (clients trust <data-dir>/tls/ca.crt)")
 	fs.StringVar(&tlsCert, "tls-cert-file", "", "serve TLS with this certificate (PEM)")
 	fs.StringVar(&tlsKey, "tls-key-file", "", "key of --tls-cert-file (PEM)")
 	fs.StringVar(&tlsClientCA, "tls-client-ca-file", "", "verify client certificates, when given, against these authorities (PEM)")

@@ -7,6 +7,8 @@ import (
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/fieldmap"
 	"github.com/edgekit/edgekit/internal/store"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -178,14 +180,20 @@ func (c *Controller) appInstRules() rules[*edgeproto.AppInst] {
 			if err != nil {
 				return err
 			}
+			if ai.ClusterKey.GetOrganization() != ai.Key.GetOrganization() &&
+				(!found || !ci.MultiTenant || ci.State != edgeproto.TrackedState_TRACKED_STATE_READY) {
+				// Another organization's cluster: one answer whether it does
+				// not exist, is not multi-tenant or is not READY, so that an
+				// organization learns nothing of another's clusters.
+				return status.Errorf(codes.PermissionDenied,
+					"%s: not allowed to use ClusterInst %s (a cluster of another organization is usable only when it is multi-tenant and READY)",
+					what, clusterKey)
+			}
 			if !found {
 				return preconditionf("ClusterInst %s of %s does not exist", clusterKey, what)
 			}
 			if ci.State != edgeproto.TrackedState_TRACKED_STATE_READY {
 				return preconditionf("ClusterInst %s of %s is %s, not READY", clusterKey, what, stateName(ci.State))
-			}
-			if ci.Key.Organization != ai.Key.Organization && !ci.MultiTenant {
-				return preconditionf("ClusterInst %s of %s belongs to another organization and is not multi-tenant", clusterKey, what)
 			}
 			switch {
 			case ai.CloudletKey == nil:

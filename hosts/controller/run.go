@@ -36,7 +36,9 @@ type Options struct {
 	// Listen is the API's address (host:port; port 0 picks a free one).
 	Listen string
 	// MetricsListen is the address of the HTTP server of /metrics and the
-	// status page /ui; "" serves neither.
+	// status page /ui; "" serves neither. It serves HTTPS, with the API's
+	// certificate, whenever the API serves TLS (the page's login carries a
+	// token).
 	MetricsListen string
 	// EtcdEndpoints selects an external etcd cluster; empty embeds one
 	// under DataDir, listening on EtcdListen (loopback only).
@@ -83,7 +85,7 @@ type Options struct {
 	// when TLS verifies client certificates).
 	Notify notify.Config
 	// Setup, when set, runs after the controller is built and before it
-	// serves (to register more services on c.Server()).
+	// serves (to register more services with c.RegisterService).
 	Setup func(ctx context.Context, c *Controller) error
 	// Ready, when set, is called once the API and metrics listen.
 	Ready func(r *Running)
@@ -103,6 +105,9 @@ type Running struct {
 	Addr string
 	// MetricsAddr is the address of /metrics and /ui, or "".
 	MetricsAddr string
+	// MetricsTLS says whether MetricsAddr serves HTTPS (it does when the
+	// API serves TLS).
+	MetricsTLS bool
 	// EtcdEndpoints are the etcd client endpoints the controller uses.
 	EtcdEndpoints []string
 	// AdminTokenFile holds an admin token.
@@ -207,7 +212,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	ns.Register(c.Server())
+	ns.Register(c)
 	stopNotify := context.AfterFunc(ctx, ns.Shutdown) // before the graceful stop waits for streams
 	defer stopNotify()
 	if o.Setup != nil {
@@ -244,7 +249,13 @@ func Run(ctx context.Context, o Options) error {
 		mux.Handle("/ui", page)
 		mux.Handle("/ui/", page)
 		metricsSrv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = metricsSrv.Serve(mlis) }()
+		if o.TLS != nil {
+			metricsSrv.TLSConfig = httpTLS(o.TLS)
+			run.MetricsTLS = true
+			go func() { _ = metricsSrv.ServeTLS(mlis, "", "") }()
+		} else {
+			go func() { _ = metricsSrv.Serve(mlis) }()
+		}
 	}
 	log.LogAttrs(ctx, slog.LevelInfo, "controller ready", slog.String("region", o.Region), slog.String("addr", run.Addr),
 		slog.String("metrics", run.MetricsAddr), slog.Any("etcd", endpoints), slog.String("admin_token_file", adminFile))
@@ -302,6 +313,19 @@ func guardSpace(ctx context.Context, cli *clientv3.Client, o Options, reg promet
 		_ = g.Start(gctx)
 	}()
 	return space, func() { cancel(); <-done }, nil
+}
+
+// httpTLS is the configuration of the HTTP listener (the status page and
+// /metrics) of a controller whose API serves api: the same certificate,
+// and no request for a client certificate (browsers would ask their user
+// for one; the page authenticates by token).
+func httpTLS(api *tls.Config) *tls.Config {
+	cfg := api.Clone()
+	cfg.ClientAuth = tls.NoClientCert
+	cfg.ClientCAs = nil
+	cfg.VerifyPeerCertificate = nil
+	cfg.NextProtos = nil // ServeTLS offers h2 and http/1.1
+	return cfg
 }
 
 // devServerTLS opens (or creates) the development authority in dir and

@@ -9,6 +9,8 @@ import (
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/fieldmap"
 	"github.com/edgekit/edgekit/internal/store"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -93,6 +95,9 @@ func (tk *tracked[T, I]) resetInfo(tx *store.Tx, key string) error {
 // resource manager) and streams the progress of the create to send.
 // prepare, when not nil, runs in the creating transaction.
 func (tk *tracked[T, I]) create(ctx context.Context, c *Controller, obj T, noWait bool, send func(*edgeproto.Progress) error, prepare func(tx *store.Tx, obj T) error) error {
+	if !obj.ProtoReflect().IsValid() { // the request's object field unset
+		return invalidf("%s: no object in the request", tk.name)
+	}
 	override := tk.override(obj)
 	obj = obj.Clone()
 	tk.setOverride(obj, edgeproto.CRMOverride_CRM_OVERRIDE_UNSPECIFIED)
@@ -126,6 +131,9 @@ func (tk *tracked[T, I]) create(ctx context.Context, c *Controller, obj T, noWai
 // update applies the flagged fields of src, moves the object to
 // UPDATE_REQUESTED and streams the progress of the update.
 func (tk *tracked[T, I]) update(ctx context.Context, c *Controller, src T, flags []string, noWait bool, send func(*edgeproto.Progress) error, prepare func(tx *store.Tx, cur, next T) error) error {
+	if !src.ProtoReflect().IsValid() { // the request's object field unset
+		return invalidf("%s: no object in the request", tk.name)
+	}
 	override := tk.override(src)
 	src = src.Clone()
 	tk.setOverride(src, edgeproto.CRMOverride_CRM_OVERRIDE_UNSPECIFIED)
@@ -227,31 +235,23 @@ func (tk *tracked[T, I]) remove(ctx context.Context, c *Controller, keyMsg proto
 
 // follow streams the progress of change o of the object of key, from the
 // store revision rev on, until the object reaches a final state of o, an
-// error state, or ctx ends. Every new StatusInfo message is sent once, in
-// order, as it arrives. An error state ends with an ABORTED status naming
-// the errors.
+// error state, or ctx ends. It reads the object and its Info as of rev,
+// then as of every later revision that changed either, in order, so that
+// each progress message is sent once, with the state the object had when
+// the message was reported, never with a later one. A state change that
+// brings no message is sent without a message (the state is the news). An
+// error state ends with an ABORTED status naming the errors.
 func (tk *tracked[T, I]) follow(ctx context.Context, c *Controller, key string, rev int64, o op, send func(*edgeproto.Progress) error) error {
 	w := c.watchKeys(ctx, rev, tk.store.Path(key), tk.info.Path(key))
 	defer w.stop()
-	sentMsgs := 0
-	lastState := edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED
-	for {
-		// The object and its Info as of one revision, so that a progress
-		// message is never sent with a state from before or after it.
-		var (
-			obj              T
-			info             I
-			found, infoFound bool
-		)
-		if _, err := tk.store.Store().Txn(ctx, func(tx *store.Tx) (err error) {
-			if obj, found, err = tk.store.TxGet(tx, key); err != nil {
-				return err
-			}
-			info, infoFound, err = tk.info.TxGet(tx, key)
-			return err
-		}); err != nil {
-			return apiError(err)
-		}
+	var (
+		seen      int64 // the newest revision shown
+		sentMsgs  int
+		lastState = edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED
+	)
+	// show sends what changed as of one revision; it reports whether the
+	// change reached its end.
+	show := func(obj T, found bool, info I, infoFound bool) (bool, error) {
 		gone := !found
 		var (
 			st  *edgeproto.StatusInfo
@@ -273,37 +273,110 @@ func (tk *tracked[T, I]) follow(ctx context.Context, c *Controller, key string, 
 		if len(msgs) < sentMsgs {
 			sentMsgs = 0 // the resource manager restarted the change
 		}
-		for _, m := range msgs[sentMsgs:] {
+		fresh := msgs[sentMsgs:]
+		for _, m := range fresh {
 			if err := send(&edgeproto.Progress{State: state, Message: m, Status: st}); err != nil {
-				return err
+				return false, err
 			}
 		}
 		sentMsgs = len(msgs)
 		final, failed := finalState(o, state, gone)
 		if final {
-			p := &edgeproto.Progress{State: state, Message: finalMessage(tk.name, o, state), Errors: ers, Status: st, Final: true}
+			msg := finalMessage(tk.name, o, state)
+			if ps := powerState(obj); !gone && ps != "" {
+				msg += ", power " + ps
+			}
+			p := &edgeproto.Progress{State: state, Message: msg, Errors: ers, Status: st, Final: true}
 			if err := send(p); err != nil {
-				return err
+				return false, err
 			}
 			if failed {
-				return status.Errorf(codes.Aborted, "%s %s %s failed: %s", o, tk.name, key, strings.Join(ers, "; "))
+				return false, status.Errorf(codes.Aborted, "%s %s %s failed: %s", o, tk.name, key, strings.Join(ers, "; "))
 			}
-			return nil
+			return true, nil
 		}
-		if state != lastState && lastState != edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED {
-			if err := send(&edgeproto.Progress{State: state, Message: stateName(state), Status: st}); err != nil {
-				return err
+		if state != lastState && lastState != edgeproto.TrackedState_TRACKED_STATE_UNSPECIFIED && len(fresh) == 0 {
+			if err := send(&edgeproto.Progress{State: state, Status: st}); err != nil {
+				return false, err
 			}
 		}
 		lastState = state
+		return false, nil
+	}
+	at := []int64{rev} // revisions to show; 0 is the newest
+	for {
+		for _, r := range at {
+			if r != 0 && r <= seen {
+				continue
+			}
+			obj, found, info, infoFound, readRev, err := tk.readAt(ctx, key, r)
+			if errors.Is(err, rpctypes.ErrCompacted) {
+				// That revision is gone: show the newest instead.
+				obj, found, info, infoFound, readRev, err = tk.readAt(ctx, key, 0)
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					break // reported below
+				}
+				return apiError(err)
+			}
+			if readRev <= seen {
+				continue
+			}
+			seen = readRev
+			done, err := show(obj, found, info, infoFound)
+			if done || err != nil {
+				return err
+			}
+		}
 		if err := w.next(ctx); err != nil {
 			if ctx.Err() != nil {
 				return status.Errorf(codes.DeadlineExceeded, "%s of %s %s still in state %s when the call ended; it goes on: follow it with Show",
-					o, tk.name, key, stateName(state))
+					o, tk.name, key, stateName(lastState))
 			}
 			return apiError(err)
 		}
+		revs, lost := w.revisions()
+		at = revs
+		if lost {
+			at = append(at, 0) // changes may be missing: the newest too
+		}
 	}
+}
+
+// readAt reads the object of key and its Info as of store revision rev
+// (0: the newest) and returns the revision read.
+func (tk *tracked[T, I]) readAt(ctx context.Context, key string, rev int64) (obj T, found bool, info I, infoFound bool, readRev int64, err error) {
+	cli := tk.store.Store().Client()
+	var opts []clientv3.OpOption
+	if rev != 0 {
+		opts = append(opts, clientv3.WithRev(rev))
+	}
+	resp, err := cli.Get(ctx, tk.store.Path(key), opts...)
+	if err != nil {
+		return obj, false, info, false, 0, err
+	}
+	readRev = rev
+	if rev == 0 {
+		readRev = resp.Header.Revision
+	}
+	if len(resp.Kvs) > 0 {
+		if obj, err = tk.store.Decode(key, resp.Kvs[0].Value); err != nil {
+			return obj, false, info, false, 0, err
+		}
+		found = true
+	}
+	resp, err = cli.Get(ctx, tk.info.Path(key), clientv3.WithRev(readRev))
+	if err != nil {
+		return obj, false, info, false, 0, err
+	}
+	if len(resp.Kvs) > 0 {
+		if info, err = tk.info.Decode(key, resp.Kvs[0].Value); err != nil {
+			return obj, false, info, false, 0, err
+		}
+		infoFound = true
+	}
+	return obj, found, info, infoFound, readRev, nil
 }
 
 // finalState says whether state ends change o, and whether in failure.
@@ -329,6 +402,20 @@ func finalMessage(kind string, o op, state edgeproto.TrackedState) string {
 		return fmt.Sprintf("%s failed: %s", o, stateName(state))
 	}
 	return fmt.Sprintf("%s %s", kind, stateName(state))
+}
+
+// powerState is the power state of an object that has one (an AppInst),
+// without its prefix (POWER_OFF); "" when it has none or it is unset.
+func powerState(obj proto.Message) string {
+	m := obj.ProtoReflect()
+	if !m.IsValid() {
+		return ""
+	}
+	fd := m.Descriptor().Fields().ByName("power_state")
+	if fd == nil || fd.Enum() == nil || fd.Enum().FullName() != edgeproto.PowerState(0).Descriptor().FullName() || !m.Has(fd) {
+		return ""
+	}
+	return strings.TrimPrefix(edgeproto.PowerState(m.Get(fd).Enum()).String(), "POWER_STATE_")
 }
 
 // objErrors reads the errors field of an object.

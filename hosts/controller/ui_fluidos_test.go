@@ -22,7 +22,7 @@ import (
 // The status page shows what two real FLUIDOS nodes trade (fed by their
 // APIs): a solver that fails, then a purchase whose solver, and the
 // contract on each side, appear as they happen, a deleted solver leaves
-// the page, organizations see none of it, and the buyer's password never
+// the page, a released contract shows as released, organizations see none of it, and the buyer's password never
 // shows.
 func TestStatusPageShowsFluidosTrades(t *testing.T) {
 	t.Parallel()
@@ -75,6 +75,7 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 			chromedp.Click(chromedp.CSS("#login button[type=submit]")), chromedp.WaitVisible(chromedp.CSS("#logout"))); err != nil {
 			t.Fatalf("log in: %v", err)
 		}
+		loginFormGone(t, bctx)
 	}
 	login(env.AdminToken())
 	pollText(t, bctx, cell("Solver", "alice/nothing", ".state"), "FAILED", 10*time.Second)
@@ -100,6 +101,12 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitGone(t, bctx, cell("Solver", "alice/nothing", ""), 10*time.Second)
+	// Deleting the buying solver releases its contract: both sides show it.
+	if _, err := alice.Solvers().DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: "buy"}); err != nil {
+		t.Fatal(err)
+	}
+	pollText(t, bctx, cell("Contract", "alice/"+contract, ".state"), "RELEASED", 20*time.Second)
+	pollText(t, bctx, cell("Contract", "bob/"+contract, ".state"), "RELEASED", 20*time.Second)
 
 	html := pageHTML(t, bctx)
 	if strings.Contains(html, "planted-password-5521") {

@@ -154,11 +154,13 @@ func New(cfg Config) (*CRM, error) {
 		clusters:  executor.NewCache[*edgeproto.ClusterInstInfo](),
 		appInsts:  executor.NewCache[*edgeproto.AppInstInfo](),
 	}
-	cloudletKind := newInfoKind(in.cloudlets, func(i *edgeproto.CloudletInfo) bool {
+	cloudletKind := newInfoKind(in.cloudlets, edgeproto.CloudletInfoFieldState, func(i *edgeproto.CloudletInfo) bool {
 		return i.GetState() == edgeproto.CloudletState_CLOUDLET_STATE_NOT_PRESENT
 	})
-	clusterKind := newInfoKind(in.clusters, func(i *edgeproto.ClusterInstInfo) bool { return trackedGone(i.GetState()) })
-	appInstKind := newInfoKind(in.appInsts, func(i *edgeproto.AppInstInfo) bool { return trackedGone(i.GetState()) })
+	clusterKind := newInfoKind(in.clusters, edgeproto.ClusterInstInfoFieldState,
+		func(i *edgeproto.ClusterInstInfo) bool { return trackedGone(i.GetState()) })
+	appInstKind := newInfoKind(in.appInsts, edgeproto.AppInstInfoFieldState,
+		func(i *edgeproto.AppInstInfo) bool { return trackedGone(i.GetState()) })
 	in.kinds = map[string]*infoKind{"Cloudlet": cloudletKind, "ClusterInst": clusterKind, "AppInst": appInstKind}
 	c.infos = in
 	m, err := newMetrics(cfg.Registerer, func() float64 { return float64(c.out.pending()) })

@@ -44,7 +44,12 @@
 //     when a stream breaks, or that the controller could not judge, are
 //     sent again, so the engine's Sender never fails and Engine.Resend is
 //     not needed. A report the controller rejected (a stale state) is not
-//     sent again.
+//     sent again. Changes are merged into one report only within a phase
+//     of an object: the changes of a phase not yet sent when its state
+//     changes (the steps of CREATING when READY is reported) go as they
+//     were, before the new state, so the controller shows every progress
+//     message with the state it was reported in. A report sent again goes
+//     as it was, before anything reported after it.
 //
 // # Stopping
 //

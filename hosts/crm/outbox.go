@@ -16,6 +16,10 @@ import (
 // infoKind is one kind of Info the CRM reports, kept in a cache.
 type infoKind struct {
 	name string // "AppInstInfo"
+	// phase is the flag of the Info's state: a report changing it starts a
+	// new phase of the object, which the outbox never merges with what
+	// was reported in the phase before (see outbox).
+	phase string
 	// partial returns the cached Info of key with only the fields of fm.
 	partial func(key string, fm *fieldmap.FieldMap) (notify.Info, bool)
 	// gone reports whether the cached Info says its object is gone
@@ -27,10 +31,11 @@ type infoKind struct {
 func newInfoKind[T interface {
 	executor.Object[T]
 	notify.Info
-}](c *executor.Cache[T], gone func(T) bool) *infoKind {
+}](c *executor.Cache[T], phase string, gone func(T) bool) *infoKind {
 	var zero T
 	return &infoKind{
-		name: notify.KindOf(zero),
+		name:  notify.KindOf(zero),
+		phase: phase,
 		partial: func(key string, fm *fieldmap.FieldMap) (notify.Info, bool) {
 			cur, ok := c.Get(key)
 			if !ok {
@@ -52,20 +57,45 @@ func newInfoKind[T interface {
 type obEntry struct {
 	kind *infoKind
 	key  string
-	// pending are the flags changed since the last report sent; nil when
-	// none.
+	// queued are reports of earlier phases not sent yet, oldest first:
+	// each is the Info as it was when its phase ended, with the flags
+	// changed in that phase.
+	queued []snapshot
+	// pending are the flags changed since the last report sent or queued;
+	// nil when none.
 	pending *fieldmap.FieldMap
-	// seq of the report in flight (0: none) and its flags.
-	seq  uint64
-	sent *fieldmap.FieldMap
+	// seq of the report in flight (0: none), its Info and its flags.
+	seq      uint64
+	sentInfo notify.Info
+	sent     *fieldmap.FieldMap
 	// ready: the entry is in the outbox's ready list.
 	ready bool
 }
 
+// snapshot is a report kept as it was: an Info and the flags it carries.
+type snapshot struct {
+	info   notify.Info
+	fields *fieldmap.FieldMap
+}
+
+// maxQueued bounds the reports of earlier phases an entry keeps; past it,
+// later changes are merged into one report, as within a phase.
+const maxQueued = 16
+
 func (e *obEntry) id() string { return e.kind.name + "/" + e.key }
 
+// waiting: the entry has something to send.
+func (e *obEntry) waiting() bool { return e.pending != nil || len(e.queued) > 0 }
+
 // busy: the entry has something to send or in flight.
-func (e *obEntry) busy() bool { return e.pending != nil || e.seq != 0 }
+func (e *obEntry) busy() bool { return e.waiting() || e.seq != 0 }
+
+// requeueSent puts the report in flight back at the front of the queue,
+// as it was sent, so that it goes again before anything reported later.
+func (e *obEntry) requeueSent() {
+	e.queued = append([]snapshot{{info: e.sentInfo, fields: e.sent}}, e.queued...)
+	e.seq, e.sentInfo, e.sent = 0, nil, nil
+}
 
 // outbox is the CRM's side of report delivery. The engine's reports are
 // applied to the Info caches and their flags recorded here; the link sends
@@ -73,10 +103,18 @@ func (e *obEntry) busy() bool { return e.pending != nil || e.seq != 0 }
 // changed since its last report, one report in flight per object, and
 // forgets the flags once the controller acknowledged the report (applied,
 // or judged and rejected). A report that was in flight when the stream
-// broke, or that the controller could not judge, is sent again. So nothing
-// the engine reported is lost while the process lives, however long the
-// controller is unreachable, and the controller may see a report twice,
-// which applying with CopyInFields makes harmless.
+// broke, or that the controller could not judge, is sent again, as it was
+// and before anything reported after it. So nothing the engine reported is
+// lost while the process lives, however long the controller is
+// unreachable, and the controller may see a report twice, which applying
+// with CopyInFields makes harmless.
+//
+// Reports are merged only within a phase of an object: a report that
+// changes the Info's state while changes of the phase before are still
+// unsent first sets those changes aside, as they are, to be sent before it
+// (up to maxQueued reports per object). So the controller sees every
+// progress message with the state it was reported in, never with a later
+// state.
 type outbox struct {
 	mu       sync.Mutex
 	entries  map[string]*obEntry // by id
@@ -106,11 +144,11 @@ func sender[T interface {
 	notify.Info
 }](o *outbox, c *executor.Cache[T], k *infoKind) executor.Sender[T] {
 	return executor.SenderFunc[T](func(_ context.Context, info T, fm *fieldmap.FieldMap) error {
-		c.Apply(info, fm)
-		if fm == nil {
-			fm = topFlags(info.FieldSchema())
+		flags := fm
+		if flags == nil {
+			flags = topFlags(info.FieldSchema())
 		}
-		o.mark(k, executor.KeyString(info), fm)
+		o.report(k, executor.KeyString(info), flags, func() { c.Apply(info, fm) })
 		return nil
 	})
 }
@@ -145,8 +183,12 @@ func (o *outbox) change(e *obEntry, fn func()) {
 	}
 }
 
-// mark records that the fields of fm of an Info changed.
-func (o *outbox) mark(k *infoKind, key string, fm *fieldmap.FieldMap) {
+// report records a report changing the fields of fm of an Info, which
+// apply (when not nil) applies to the cache. When the report starts a new
+// phase (it changes the state) and changes of the phase before are
+// pending, the cached Info is set aside with their flags before apply
+// runs.
+func (o *outbox) report(k *infoKind, key string, fm *fieldmap.FieldMap, apply func()) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e := o.entries[k.name+"/"+key]
@@ -154,7 +196,18 @@ func (o *outbox) mark(k *infoKind, key string, fm *fieldmap.FieldMap) {
 		e = &obEntry{kind: k, key: key}
 		o.entries[e.id()] = e
 	}
-	o.change(e, func() { e.pending = union(e.pending, fm) })
+	o.change(e, func() {
+		if e.pending != nil && k.phase != "" && fm.Has(k.phase) && len(e.queued) < maxQueued {
+			if info, ok := k.partial(key, e.pending); ok {
+				e.queued = append(e.queued, snapshot{info: info, fields: e.pending})
+				e.pending = nil
+			}
+		}
+		if apply != nil {
+			apply()
+		}
+		e.pending = union(e.pending, fm)
+	})
 	o.readyLocked(e)
 }
 
@@ -174,7 +227,7 @@ func union(a, b *fieldmap.FieldMap) *fieldmap.FieldMap {
 }
 
 func (o *outbox) readyLocked(e *obEntry) {
-	if e.ready || e.seq != 0 || e.pending == nil {
+	if e.ready || e.seq != 0 || !e.waiting() {
 		return
 	}
 	e.ready = true
@@ -195,22 +248,45 @@ func (o *outbox) next() (*notifyv1.Report, bool) {
 		o.ready[0] = nil
 		o.ready = o.ready[1:]
 		e.ready = false
-		if e.pending == nil || e.seq != 0 {
+		if !e.waiting() || e.seq != 0 {
 			continue
 		}
-		info, ok := e.kind.partial(e.key, e.pending)
+		var (
+			info   notify.Info
+			fields *fieldmap.FieldMap
+			ok     bool
+		)
+		queued := len(e.queued) > 0
+		if queued {
+			info, fields, ok = e.queued[0].info, e.queued[0].fields, true
+		} else {
+			info, ok = e.kind.partial(e.key, e.pending)
+			fields = e.pending
+		}
+		taken := func() {
+			if queued {
+				e.queued[0] = snapshot{}
+				e.queued = e.queued[1:]
+			} else {
+				e.pending = nil
+			}
+		}
 		var r *notifyv1.Report
 		var err error
 		if ok {
-			r, err = notify.ReportOf(o.seq+1, info, e.pending)
+			r, err = notify.ReportOf(o.seq+1, info, fields)
 		}
 		if !ok || err != nil { // forgotten meanwhile, or a kind the protocol lacks
-			o.change(e, func() { e.pending = nil })
+			o.change(e, taken)
+			o.readyLocked(e)
 			o.dropLocked(e)
 			continue
 		}
 		o.seq++
-		o.change(e, func() { e.seq, e.sent, e.pending = o.seq, e.pending, nil })
+		o.change(e, func() {
+			taken()
+			e.seq, e.sentInfo, e.sent = o.seq, info, fields
+		})
 		o.inflight[e.seq] = e
 		return r, true
 	}
@@ -227,11 +303,11 @@ func (o *outbox) ack(seq uint64, v notifyv1.Verdict) {
 	}
 	delete(o.inflight, seq)
 	if v == notifyv1.Verdict_VERDICT_FAILED {
-		o.change(e, func() { e.seq, e.pending, e.sent = 0, union(e.pending, e.sent), nil })
+		o.change(e, e.requeueSent)
 		time.AfterFunc(o.retry, func() { o.requeue(e) })
 		return
 	}
-	o.change(e, func() { e.seq, e.sent = 0, nil })
+	o.change(e, func() { e.seq, e.sentInfo, e.sent = 0, nil, nil })
 	o.readyLocked(e)
 	o.settleLocked(e)
 }
@@ -281,7 +357,7 @@ func (o *outbox) disconnected() {
 	defer o.mu.Unlock()
 	for seq, e := range o.inflight {
 		delete(o.inflight, seq)
-		o.change(e, func() { e.seq, e.pending, e.sent = 0, union(e.pending, e.sent), nil })
+		o.change(e, e.requeueSent)
 		o.readyLocked(e)
 	}
 }

@@ -47,7 +47,7 @@ func (u *upRun) serve(ctx context.Context) error {
 // describeLocked builds the Info of the running region; u.mu is held.
 func (u *upRun) describeLocked() *Info {
 	info := &Info{PID: os.Getpid(), StateDir: u.l.dir, Region: RegionName, Executable: u.l.bin(),
-		Controller: u.ports.controllerAPI, StatusPage: "http://" + u.ports.controllerHTTP + "/ui/",
+		Controller: u.ports.controllerAPI, StatusPage: "https://" + u.ports.controllerHTTP + "/ui/",
 		AdminTokenFile: u.l.adminToken(), CAFile: u.l.caFile(), EdgectlConfig: u.o.EdgectlConfig, EdgectlContext: u.o.Context,
 		FluidosTLSDir: u.l.fluidosTLS(), Nodes: map[string]NodeInfo{}}
 	for _, c := range cloudlets {

@@ -80,7 +80,7 @@ func (u *upRun) start(ctx context.Context) error {
 		wg.Wait()
 		return errors.Join(err, errs.err())
 	}
-	u.out.event("ready", ctrl.name, fmt.Sprintf("API %s, status page http://%s/ui/", cr.Listeners["api"], cr.Listeners["http"]))
+	u.out.event("ready", ctrl.name, fmt.Sprintf("API %s, status page https://%s/ui/", cr.Listeners["api"], cr.Listeners["http"]))
 	if err := u.bootstrap(rctx, cr, &wg, &errs); err != nil {
 		errs.add(err)
 	}

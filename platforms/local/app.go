@@ -93,6 +93,7 @@ func (p *Platform) prepare(ctx context.Context, cluster *edgeproto.ClusterInst, 
 			unlock()
 		}
 	}()
+	p.removeTemps(ctx, op.loc.dir, appStateFile)
 	if err = p.loadCluster(&op); err != nil {
 		return
 	}

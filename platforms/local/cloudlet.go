@@ -36,7 +36,10 @@ var flavorShapes = []*edgeproto.FlavorInfo{
 
 // InitCloudlet creates the cloudlet's directory under the state root. It is
 // idempotent, and runs beside operations on the cloudlet's clusters (a
-// cleanup waits for it).
+// cleanup waits for it). An unreadable cloudlet record (it only marks the
+// directory as initialised) is logged and written again: failing the
+// init would have the engine undo it, stopping every instance of the
+// cloudlet.
 func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudlet, _ executor.Reservations, pr executor.Progress) error {
 	if err := p.enter(); err != nil {
 		return err
@@ -51,6 +54,7 @@ func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudle
 	}
 	defer unlock()
 	step(pr, "Preparing state directory")
+	p.removeTemps(ctx, l.dir, cloudletFile)
 	if err := p.mkdir(filepath.Join(l.dir, clustersDir)); err != nil {
 		return err
 	}
@@ -58,7 +62,7 @@ func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudle
 	var rec cloudletRecord
 	ok, err := p.readRecord(path, &rec)
 	if err != nil {
-		return err
+		p.log.WarnContext(ctx, "cloudlet record unreadable: writing it again", "cloudlet", cloudletID(cloudlet.GetKey()), "error", err)
 	}
 	if !ok {
 		rec = cloudletRecord{
@@ -77,8 +81,9 @@ func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudle
 
 // GatherCloudletInfo reports the host: flavors that fit its capacity, a
 // resources snapshot (CPUs, memory, disk of the state root's filesystem,
-// the cloudlet's clusters as ListInsts finds them, so an unreadable record
-// fails it), one node and host properties.
+// the cloudlet's clusters as ListInsts finds them: an unreadable record
+// affects its object only, never the cloudlet), one node and host
+// properties.
 func (p *Platform) GatherCloudletInfo(ctx context.Context, cloudlet *edgeproto.Cloudlet, info *edgeproto.CloudletInfo) error {
 	if err := p.enter(); err != nil {
 		return err
@@ -214,7 +219,8 @@ func resource(cloudlet *edgeproto.Cloudlet, name string, used, total uint64, uni
 }
 
 // listClusters returns the keys of the clusters recorded under a cloudlet,
-// sorted by organization then name. An unreadable record is an error.
+// sorted by organization then name. An unreadable record affects its
+// cluster only (see ListInsts).
 func (p *Platform) listClusters(ctx context.Context, k *edgeproto.CloudletKey) ([]*edgeproto.ClusterKey, error) {
 	inv, err := p.inventory(ctx, k)
 	if err != nil {

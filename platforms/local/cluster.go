@@ -47,6 +47,7 @@ func (p *Platform) ensureCluster(ctx context.Context, cloudlet *edgeproto.Cloudl
 	}
 	defer unlock()
 
+	p.removeTemps(ctx, l.dir, clusterFile)
 	path := filepath.Join(l.dir, clusterFile)
 	var rec clusterRecord
 	had, err := p.readRecord(path, &rec)

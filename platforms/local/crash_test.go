@@ -3,6 +3,7 @@ package local
 import (
 	"encoding/json"
 	"flag"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -26,9 +27,10 @@ func newScenario(t *testing.T, instances int) scenario {
 
 // checkCreated checks what a converged create leaves: exactly one process
 // per instance (no duplicate, no leftover of an interrupted start), the
-// one its record names.
+// one its record names, and no temporary file of an interrupted write.
 func checkCreated(t *testing.T, sc scenario) {
 	t.Helper()
+	checkNoTemps(t, sc.root)
 	byInst := map[string][]int{}
 	for pid, m := range markedProcs(t, sc.root) {
 		_, mark, _ := strings.Cut(m, ":")
@@ -81,6 +83,11 @@ func TestKillAtEachPoint(t *testing.T) {
 		{"create", hookAppRecorded},
 		{"delete", hookAppStopped},
 		{"delete", hookClusterDeleting},
+		// A kill between a record's temporary file and its rename.
+		{"create", hookTempWritten + cloudletFile},
+		{"create", hookTempWritten + clusterFile},
+		{"create", hookTempWritten + appStateFile},
+		{"delete", hookTempWritten + clusterFile},
 	} {
 		t.Run(tc.op+" at "+tc.point, func(t *testing.T) {
 			t.Parallel()
@@ -172,4 +179,24 @@ func TestSecondEngineOnSameRoot(t *testing.T) {
 	checkCreated(t, sc)
 	runEngine(t, sc, "delete")
 	checkDeleted(t, sc)
+}
+
+// checkNoTemps fails the test when a temporary file of a record (or of
+// the key) is left anywhere under root.
+func checkNoTemps(t *testing.T, root string) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		for _, n := range []string{cloudletFile, clusterFile, appStateFile, keyFileName} {
+			if strings.HasPrefix(d.Name(), tempPrefix(n)) {
+				t.Errorf("temporary file left: %s", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

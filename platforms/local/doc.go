@@ -58,7 +58,12 @@
 //     too.
 //   - ListInsts (executor.InventoryPlatform) reports what the state
 //     directory and the host hold, including instances whose create was
-//     interrupted (CREATING) and processes whose state file is lost.
+//     interrupted (CREATING) and processes whose state file is lost. A
+//     state file that cannot be read (truncated, garbage) affects its
+//     object only: the cloudlet and the other objects keep working, and
+//     the object is listed so that the engine reports it in error (see
+//     ListInsts); the cloudlet's own record, which only marks it
+//     initialised, is written again by InitCloudlet.
 //
 // Keys and ports are checked by the engine when work is submitted
 // (executor.ValidateKeys, executor.ValidatePorts). The platform refuses to
@@ -109,7 +114,15 @@
 //   - an adopted instance's ports, and a cluster's recorded range, are
 //     reserved again, so an engine whose reservation store was in memory
 //     recovers them; a cluster delete releases every port in its range,
-//     whoever the store says holds it.
+//     whoever the store says holds it;
+//   - a record is written to a temporary file (".<name>.tmp" and a tag
+//     random per Platform) renamed over it: a kill in between leaves the
+//     record as it was and the temporary file, which is removed when its
+//     object is next touched (the key's when a Platform opens the
+//     directory, the cloudlet's by InitCloudlet, a cluster's by its
+//     create or update, an instance's by its create or update; a delete
+//     removes the whole directory). Temporary files carrying the tag of
+//     the Platform at work are its writes in progress and are kept.
 //
 // # On-disk layout
 //
@@ -146,9 +159,12 @@
 // overwrites that block (as some daemons do to set their process title),
 // or a descendant that clears its environment and leaves the process
 // group, is no longer found by the scan, and a process that a state file
-// names but that has lost its marker or replaced its executable (exec of
-// another program) is not recognised as the platform's: it is never
-// signalled, and the operation that needed it gone fails with ErrNotOwned.
+// names but that has lost its marker (an exec with an emptied
+// environment, as `exec env -i server` does) is not recognised as the
+// platform's: it is never signalled, and the operation that needed it
+// gone fails with ErrNotOwned. An exec that keeps the environment (a
+// wrapper script ending in `exec server`, the usual way) keeps the
+// process the platform's.
 // The state directory lock is an flock: it does not hold across hosts
 // sharing a network filesystem. Configuration files of the App (configs)
 // and images are ignored.
@@ -172,8 +188,10 @@
 // leader is such a process, or while members remain after such a leader
 // exited (a group id is not reused while it has members). A process that a
 // state file names is adopted only when it runs under the same boot with
-// the recorded start time and executable, leads its own process group and
-// carries the marker of the recorded launch. Pid 0, pid 1 (and so
+// the recorded start time, leads its own process group and carries the
+// marker of the recorded launch (a random id per start); its executable
+// is not part of the proof, since the application may exec another
+// program, which keeps all three. Pid 0, pid 1 (and so
 // kill(-1)), this program and its process group are never signalled,
 // whatever a state file says. Health probes use no proxy and go to
 // loopback only. Applications run the developer's command with the

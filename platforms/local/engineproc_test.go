@@ -57,10 +57,17 @@ func (sc scenario) cluster() *edgeproto.ClusterInst {
 	return &edgeproto.ClusterInst{Key: &edgeproto.ClusterKey{Organization: "dev", Name: "c1"}, CloudletKey: sc.cloudlet().Key}
 }
 
+// inst is the i-th instance of the scenario: of newApp for even i, of
+// execApp (a shell that execs the server) for odd i, so that every
+// scenario of two instances or more covers both.
 func (sc scenario) inst(i int) *edgeproto.AppInst {
+	app := newApp().Key
+	if i%2 == 1 {
+		app = execApp("").Key
+	}
 	return &edgeproto.AppInst{
 		Key:         &edgeproto.AppInstKey{Organization: "dev", Name: "a" + strconv.Itoa(i)},
-		AppKey:      &edgeproto.AppKey{Organization: "dev", Name: "web", Version: "1"},
+		AppKey:      app,
 		ClusterKey:  sc.cluster().Key,
 		CloudletKey: sc.cloudlet().Key,
 	}
@@ -122,6 +129,7 @@ func runEngineProcess() int {
 	clusters.Put(cl)
 	testAppPath = os.Getenv(engineAppEnv)
 	apps.Put(newApp())
+	apps.Put(execApp(""))
 
 	run := func(state edgeproto.TrackedState, objs ...any) error {
 		var hs []*executor.Handle

@@ -44,8 +44,8 @@ var (
 	// ErrStop reports that a process could not be stopped.
 	ErrStop = errors.New("local: cannot stop process")
 	// ErrNotOwned reports a live process that a state file names but that
-	// the platform cannot prove it started (no marker of this state
-	// directory, another executable, not leading its process group): it is
+	// the platform cannot prove it started (no marker of the recorded
+	// launch, not leading its process group): it is
 	// never signalled, and the operation that needed it gone fails.
 	ErrNotOwned = errors.New("local: process not recognised as started by this platform")
 	// ErrState reports an unreadable or unwritable state file.

@@ -31,9 +31,20 @@ import (
 //     record (its state file was lost) are reported as a CREATING
 //     instance, keyed from the marker, so that the engine undoes them.
 //
-// An unreadable record, or processes whose instance cannot be named, make
-// ListInsts fail: it never drops what it cannot read. A cloudlet that was
-// never initialised has an empty inventory.
+// An unreadable record (truncated, garbage, another format) affects its
+// object only, and is logged with the file it names: an instance's is
+// listed as CREATING, keyed from its directory's name, with the
+// processes its marker finds, so that the engine's create of it fails
+// naming the file (the instance is reported in error, and its undo stops
+// what runs) and a delete stops it; a cluster's is listed as READY, keyed
+// from its directory's name, without resources (nothing is undone on the
+// strength of a record that cannot be read; creates of instances on it
+// fail naming the file until a delete of the cluster). An object whose
+// record is unreadable and whose directory name cannot be read back into
+// a key (a name too long, stored hashed) is left out and logged: leaving
+// it out never makes the engine delete anything. Processes carrying a
+// marker whose instance cannot be named make ListInsts fail. A cloudlet
+// that was never initialised has an empty inventory.
 func (p *Platform) ListInsts(ctx context.Context, cloudlet *edgeproto.Cloudlet) (*executor.Inventory, error) {
 	if err := p.enter(); err != nil {
 		return nil, err
@@ -76,9 +87,16 @@ func (p *Platform) inventory(ctx context.Context, ck *edgeproto.CloudletKey) (*e
 		}
 		cdir := filepath.Join(l.dir, clustersDir, e.Name())
 		cmark := l.mark + "/" + e.Name()
-		ckey, err := p.listCluster(inv, ck, cdir, e.Name())
+		ckey, err := p.listCluster(ctx, inv, ck, cdir, e.Name())
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if ckey == nil {
+			// Left out (logged): its instances cannot be keyed either.
+			for _, a := range appDirs(cdir) {
+				seen[cmark+"/"+a] = true
+			}
 			continue
 		}
 		apps, err := os.ReadDir(filepath.Join(cdir, appsDir))
@@ -92,7 +110,7 @@ func (p *Platform) inventory(ctx context.Context, ck *edgeproto.CloudletKey) (*e
 			}
 			imark := cmark + "/" + a.Name()
 			seen[imark] = true
-			if err := p.listInstance(inv, ck, ckey, filepath.Join(cdir, appsDir, a.Name()), imark, running[imark]); err != nil {
+			if err := p.listInstance(ctx, inv, ck, ckey, filepath.Join(cdir, appsDir, a.Name()), imark, running[imark]); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -137,14 +155,22 @@ func (p *Platform) inventory(ctx context.Context, ck *edgeproto.CloudletKey) (*e
 
 // listCluster adds the cluster of directory cdir (named dirName) to inv
 // and returns its key. A directory without a record whose name cannot be
-// read back, and that holds instances, is an error; an empty one is
-// skipped (a create that stopped before its first write: nothing to undo
-// but the directory).
-func (p *Platform) listCluster(inv *executor.Inventory, ck *edgeproto.CloudletKey, cdir, dirName string) (*edgeproto.ClusterKey, error) {
+// read back is an error. A cluster whose record is unreadable is listed
+// READY keyed from its directory's name, or, when that cannot be read
+// back, left out (nil key, no error); both are logged.
+func (p *Platform) listCluster(ctx context.Context, inv *executor.Inventory, ck *edgeproto.CloudletKey, cdir, dirName string) (*edgeproto.ClusterKey, error) {
 	var rec clusterRecord
 	ok, err := p.readRecord(filepath.Join(cdir, clusterFile), &rec)
 	if err != nil {
-		return nil, err
+		org, name, decoded := parseDirName(dirName)
+		if !decoded {
+			p.log.WarnContext(ctx, "cluster record unreadable and its key cannot be read back from its directory's name: not listed", "error", err)
+			return nil, nil
+		}
+		ci := &edgeproto.ClusterInst{Key: &edgeproto.ClusterKey{Organization: org, Name: name}, CloudletKey: ck.Clone(), State: edgeproto.TrackedState_TRACKED_STATE_READY}
+		p.log.WarnContext(ctx, "cluster record unreadable: listed as ready, keyed from its directory's name", "cluster", clusterString(ci.Key), "error", err)
+		inv.Clusters = append(inv.Clusters, ci)
+		return ci.Key, nil
 	}
 	ci := &edgeproto.ClusterInst{CloudletKey: ck.Clone(), State: edgeproto.TrackedState_TRACKED_STATE_CREATING}
 	if ok {
@@ -166,18 +192,24 @@ func (p *Platform) listCluster(inv *executor.Inventory, ck *edgeproto.CloudletKe
 	return ci.Key, nil
 }
 
-// listInstance adds the instance of directory dir to inv.
-func (p *Platform) listInstance(inv *executor.Inventory, ck *edgeproto.CloudletKey, clusterKey *edgeproto.ClusterKey, dir, mark string, procs []found) error {
+// listInstance adds the instance of directory dir to inv. An instance
+// whose record is unreadable is listed CREATING keyed from its
+// directory's name, or, when that cannot be read back, left out; both
+// are logged.
+func (p *Platform) listInstance(ctx context.Context, inv *executor.Inventory, ck *edgeproto.CloudletKey, clusterKey *edgeproto.ClusterKey, dir, mark string, procs []found) error {
 	var rec appRecord
 	ok, err := p.readRecord(filepath.Join(dir, appStateFile), &rec)
-	if err != nil {
-		return err
-	}
 	inst := &edgeproto.AppInst{ClusterKey: clusterKey.Clone(), CloudletKey: ck.Clone(), State: edgeproto.TrackedState_TRACKED_STATE_CREATING}
-	if !ok {
+	if err != nil || !ok {
 		org, name, decoded := parseDirName(filepath.Base(dir))
-		if !decoded {
+		switch {
+		case !decoded && err != nil:
+			p.log.WarnContext(ctx, "instance record unreadable and its key cannot be read back from its directory's name: not listed", "pids", pidsOf(procs), "error", err)
+			return nil
+		case !decoded:
 			return fmt.Errorf("%w: %s has no record and its key cannot be read back from its name", ErrState, p.rel(dir))
+		case err != nil:
+			p.log.WarnContext(ctx, "instance record unreadable: listed as an unfinished create, keyed from its directory's name", "appinst", appInstString(&edgeproto.AppInstKey{Organization: org, Name: name}), "error", err)
 		}
 		inst.Key = &edgeproto.AppInstKey{Organization: org, Name: name}
 		inst.RuntimeInfo = &edgeproto.AppInstRuntime{Pids: pidsOf(procs)}
@@ -213,5 +245,18 @@ func pidsOf(procs []found) []int64 {
 		out = append(out, int64(f.pid))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// appDirs lists the names of the instance directories of cluster
+// directory cdir (none when it cannot be listed).
+func appDirs(cdir string) []string {
+	ents, _ := os.ReadDir(filepath.Join(cdir, appsDir))
+	var out []string
+	for _, e := range ents {
+		if e.IsDir() {
+			out = append(out, e.Name())
+		}
+	}
 	return out
 }

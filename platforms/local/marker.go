@@ -102,12 +102,16 @@ const (
 )
 
 // checkRecorded reports whether the process rec names is alive and ours:
-// pid above 1, same boot, same start time, leading its own group, the
-// recorded executable, and the marker of rec's launch in its environment.
-// A live process with the recorded start time that fails the other checks
+// pid above 1, same boot, same start time, leading its own group, and the
+// marker of rec's launch in its environment. The launch id in the marker
+// is random per start and the start time is the kernel's, so together
+// they name one process of one launch; the executable is not checked: a
+// process that execs another program (a wrapper script's `exec server`)
+// keeps its pid, start time, group and environment, and stays ours. A
+// live process with the recorded start time that fails the other checks
 // is procForeign: the record was not written by this platform for it (or
-// the process changed its executable or environment), and it must be
-// neither adopted nor signalled.
+// the process replaced its environment), and it must be neither adopted
+// nor signalled.
 func (p *Platform) checkRecorded(rec *appRecord, mark string) (recordedProc, string) {
 	if rec.Pid <= 1 || rec.StartTime == 0 {
 		return procGone, ""
@@ -121,9 +125,6 @@ func (p *Platform) checkRecorded(rec *appRecord, mark string) (recordedProc, str
 	}
 	if pi.pgrp != rec.Pid {
 		return procForeign, "it does not lead its own process group"
-	}
-	if exe, err := procExe(rec.Pid); err != nil || exe != rec.Exe {
-		return procForeign, fmt.Sprintf("it runs %q, the record says %q", exe, rec.Exe)
 	}
 	v, ok, err := procEnv(rec.Pid, MarkerEnv)
 	switch {

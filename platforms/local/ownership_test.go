@@ -5,10 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/edgekit/edgekit/edgeproto"
 )
 
 // signals records the signals a platform would send, instead of sending
@@ -268,10 +272,13 @@ func TestUnreadableRecordDoesNotHideItsProcess(t *testing.T) {
 	}
 }
 
-// TestUnreadableRecordFailsCreateAndList: a create or a listing that meets
-// a broken record fails with an error naming the file (relative to the
-// state directory), rather than acting as if nothing were there.
-func TestUnreadableRecordFailsCreateAndList(t *testing.T) {
+// TestUnreadableRecordFailsCreateNotList: a create that meets a broken
+// record fails with an error naming the file (relative to the state
+// directory), rather than acting as if nothing were there; a listing
+// lists the instance as an unfinished create keyed from its directory
+// (so that the engine's create reports it in error and its delete stops
+// it), and logs the file.
+func TestUnreadableRecordFailsCreateNotList(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.createCluster(e.cluster)
@@ -287,14 +294,19 @@ func TestUnreadableRecordFailsCreateAndList(t *testing.T) {
 	if !errors.Is(err, ErrState) {
 		t.Fatalf("create: %v, want ErrState", err)
 	}
-	_, lerr := e.p.ListInsts(e.ctx(), e.cloudlet)
-	if !errors.Is(lerr, ErrState) {
-		t.Fatalf("list: %v, want ErrState", lerr)
+	file := filepath.Join("apps", filepath.Base(dir), appStateFile)
+	if !strings.Contains(err.Error(), file) || strings.Contains(err.Error(), e.root) {
+		t.Errorf("error %q should name the state file relative to the state directory", err)
 	}
-	for _, err := range []error{err, lerr} {
-		if !strings.Contains(err.Error(), filepath.Join("apps", filepath.Base(dir), appStateFile)) || strings.Contains(err.Error(), e.root) {
-			t.Errorf("error %q should name the state file relative to the state directory", err)
-		}
+	inv, err := e.p.ListInsts(e.ctx(), e.cloudlet)
+	if err != nil {
+		t.Fatalf("list: %v", err)
+	}
+	if len(inv.AppInsts) != 1 || !inv.AppInsts[0].GetKey().Equal(inst.Key) || inv.AppInsts[0].GetState() != edgeproto.TrackedState_TRACKED_STATE_CREATING {
+		t.Errorf("listed %v, want %v CREATING", inv.AppInsts, inst.Key)
+	}
+	if logs := e.logs.String(); !strings.Contains(logs, file) || strings.Contains(logs, e.root) {
+		t.Errorf("the log should name the state file relative to the state directory:\n%s", logs)
 	}
 	checkNoneRunning(t, e.root)
 }
@@ -340,5 +352,108 @@ func TestMarkerCannotBeSetByApp(t *testing.T) {
 	}
 	if _, err := New(Config{Root: t.TempDir(), InheritEnv: []string{MarkerEnv}}); !errors.Is(err, ErrInvalidConfig) {
 		t.Fatalf("InheritEnv with %s: %v, want ErrInvalidConfig", MarkerEnv, err)
+	}
+}
+
+// execApp is an application whose command is a shell that execs the
+// program doing the work, the way most wrapper scripts start a server.
+// When fifo is set, the shell first waits for a line on it, so that a test
+// decides when the exec happens (after the platform recorded the shell).
+func execApp(fifo string, extraEnv ...string) *edgeproto.App {
+	app := newApp(extraEnv...)
+	app.Key.Name = "web-sh"
+	script := `exec "$0"`
+	if fifo != "" {
+		script = `read line < "$EXEC_FIFO"; ` + script
+		app.EnvVars = append(app.EnvVars, &edgeproto.EnvVar{Name: "EXEC_FIFO", Value: fifo})
+	}
+	app.Command, app.Args = "/bin/sh", []string{"-c", script, testAppPath}
+	return app
+}
+
+// TestExecingAppIsOurs: an instance whose command execs another program
+// (`/bin/sh -c 'exec server'`) keeps its pid, start time, group and
+// marker, so it stays the platform's: a new engine adopts it rather than
+// failing or starting a duplicate, and deleting the instance, its cluster
+// or its cloudlet stops it.
+func TestExecingAppIsOurs(t *testing.T) {
+	t.Parallel()
+	for _, del := range []string{"instance", "cluster", "cloudlet"} {
+		t.Run(del, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			e.createCluster(e.cluster)
+			inst := e.newInst("a1")
+			fifo := filepath.Join(t.TempDir(), "exec")
+			if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			// The shell waits on the fifo: no health check, so the create
+			// returns while the shell runs and is recorded as it.
+			app := execApp(fifo, "TESTAPP_MODE=child")
+			app.HealthCheck = edgeproto.HealthCheck_HEALTH_CHECK_NONE
+			rt := e.createApp(app, inst)
+			pid := int(rt.Pids[0])
+			shell, err := procExe(pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The writer below blocks until a reader opens the fifo: if the
+			// shell never does, opening it here at the end releases it.
+			t.Cleanup(func() {
+				if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+					_ = f.Close()
+				}
+			})
+			go func() { // blocks until the shell opens the fifo to read
+				if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+					_, _ = f.WriteString("go\n")
+					_ = f.Close()
+				}
+			}()
+			waitFor(t, "the shell to exec the application", 10*time.Second, func() bool {
+				exe, err := procExe(pid)
+				return err == nil && exe != shell
+			})
+
+			// A new engine adopts it: same pid, no duplicate.
+			e.restart()
+			rt2, err := e.p.CreateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil)
+			if err != nil {
+				t.Fatalf("create again after the exec: %v", err)
+			}
+			if got := int(rt2.Pids[0]); got != pid {
+				t.Errorf("create again started process %d, want the running %d adopted", got, pid)
+			}
+			if _, err := e.p.UpdateAppInst(e.ctx(), e.cluster, app, inst, e.res, nil); err != nil {
+				t.Fatalf("update after the exec: %v", err)
+			}
+			inv, err := e.p.ListInsts(e.ctx(), e.cloudlet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(inv.AppInsts) != 1 || !slices.Equal(inv.AppInsts[0].GetRuntimeInfo().GetPids(), []int64{int64(pid)}) {
+				t.Errorf("listed %v, want the instance with pid %d", inv.AppInsts, pid)
+			}
+			if n := len(markedProcs(t, e.root)); n != 1 {
+				t.Errorf("%d processes run, want 1", n)
+			}
+
+			switch del {
+			case "instance":
+				err = e.p.DeleteAppInst(e.ctx(), e.cluster, app, inst, e.res, nil)
+			case "cluster":
+				err = e.p.DeleteCluster(e.ctx(), e.cloudlet, e.cluster, e.res, nil)
+			default:
+				err = e.p.CleanupCloudlet(e.ctx(), e.cloudlet, nil)
+			}
+			if err != nil {
+				t.Fatalf("delete of the %s: %v", del, err)
+			}
+			if running(pid) {
+				t.Errorf("process %d runs after the delete of its %s", pid, del)
+			}
+			checkNoneRunning(t, e.root)
+		})
 	}
 }

@@ -1,6 +1,8 @@
 package local
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -65,10 +67,14 @@ type Config struct {
 // executor.InventoryPlatform. Its methods are safe for concurrent use. It
 // holds the state directory's lock until Close.
 type Platform struct {
-	cfg      Config
-	log      *slog.Logger
-	key      []byte // the state directory's key (config hashes)
-	id       string // rootID(key): the prefix of every process marker
+	cfg Config
+	log *slog.Logger
+	key []byte // the state directory's key (config hashes)
+	id  string // rootID(key): the prefix of every process marker
+	// tag is random per Platform and part of the names of the temporary
+	// files it writes: one without it is the leftover of a write that a
+	// kill interrupted (one platform at a time uses the directory).
+	tag      string
 	rootLock *os.File
 	closed   atomic.Bool
 	locks    lockTable
@@ -139,16 +145,27 @@ func New(cfg Config) (*Platform, error) {
 	if err != nil {
 		return nil, err
 	}
+	// No write runs in the directory before this platform: a temporary
+	// key file is the leftover of a kill while the key was created.
+	if _, err := removeTemps(root, "", keyFileName); err != nil {
+		_ = lock.Close()
+		return nil, fmt.Errorf("%w: removing a temporary key file of %s: %w", ErrInvalidConfig, root, err)
+	}
 	key, err := loadKey(root)
 	if err != nil {
 		_ = lock.Close()
 		return nil, err
 	}
+	tag := make([]byte, 8)
+	if _, err := rand.Read(tag); err != nil {
+		_ = lock.Close()
+		return nil, fmt.Errorf("%w: generating a tag: %w", ErrInvalidConfig, err)
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Platform{cfg: cfg, log: log.With("platform", PlatformType), key: key, id: rootID(key), rootLock: lock}, nil
+	return &Platform{cfg: cfg, log: log.With("platform", PlatformType), key: key, id: rootID(key), tag: hex.EncodeToString(tag), rootLock: lock}, nil
 }
 
 // Close releases the state directory's lock; later calls fail with
@@ -180,6 +197,10 @@ const (
 	hookAppStopped      = "app: processes stopped, directory not removed"
 	hookClusterIntent   = "cluster: record written, range not reserved"
 	hookClusterDeleting = "cluster: marked deleting, processes not stopped"
+	// hookTempWritten, followed by a file name (hookTempWritten +
+	// clusterFile), is the point where a record's temporary file is
+	// written and not yet renamed.
+	hookTempWritten = "temporary file written, not renamed: "
 )
 
 // at calls the test hook, if any, at a named point.

@@ -106,7 +106,19 @@ func newLaunchID() (string, error) {
 // writeFileAtomic writes b to path through a temporary file, fsync and
 // rename, readable by the owner only.
 func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	return writeFileVia(path, b, "", nil)
+}
+
+// writeFileVia is writeFileAtomic with the temporary file named
+// tempPrefix(path) + tag + "." + random (tag "" for none), and written
+// calls between the write of the temporary file and its rename (a test
+// hook; nil for none).
+func writeFileVia(path string, b []byte, tag string, written func()) error {
+	pattern := tempPrefix(path) + "*"
+	if tag != "" {
+		pattern = tempPrefix(path) + tag + ".*"
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), pattern)
 	if err != nil {
 		return err
 	}
@@ -118,6 +130,9 @@ func writeFileAtomic(path string, b []byte) error {
 	if cerr := f.Close(); werr == nil {
 		werr = cerr
 	}
+	if werr == nil && written != nil {
+		written()
+	}
 	if werr == nil {
 		werr = os.Rename(tmp, path)
 	}
@@ -125,4 +140,45 @@ func writeFileAtomic(path string, b []byte) error {
 		_ = os.Remove(tmp)
 	}
 	return werr
+}
+
+// tempPrefix is how the name of every temporary file written for path
+// starts (".cluster.json.tmp" for cluster.json), whichever version of the
+// platform wrote it.
+func tempPrefix(path string) string { return "." + filepath.Base(path) + ".tmp" }
+
+// removeTemps removes the temporary files left for the files named in
+// names of dir by writes that never reached their rename (a kill between
+// the two), keeping those whose name carries keep (the writes in progress
+// of the platform that calls it; "" keeps none). It returns the names it
+// removed and the first error other than a file already gone.
+func removeTemps(dir string, keep string, names ...string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var first error
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		for _, n := range names {
+			pre := tempPrefix(n)
+			if !strings.HasPrefix(e.Name(), pre) || (keep != "" && strings.HasPrefix(e.Name(), pre+keep+".")) {
+				continue
+			}
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				if first == nil {
+					first = err
+				}
+				continue
+			}
+			removed = append(removed, e.Name())
+		}
+	}
+	return removed, first
 }

@@ -80,6 +80,9 @@ type mappedPort struct {
 // also in the process's marker, which ties a process found on the host to
 // this record; StartTime is field 22 of /proc/<pid>/stat and BootID the
 // kernel's boot id, so a reused pid never passes for the recorded process.
+// Exe is the executable seen right after the start, for people reading
+// the file: ownership never rests on it (the process may exec another
+// program).
 type appRecord struct {
 	Format       int    `json:"format"`
 	Organization string `json:"organization"`
@@ -154,16 +157,33 @@ func (r *clusterRecord) format() int  { return r.Format }
 func (r *appRecord) format() int      { return r.Format }
 
 // writeRecord writes v to path atomically (temporary file, fsync,
-// rename), readable by the owner only.
+// rename), readable by the owner only. The temporary file's name starts
+// with "." and the record's name, then ".tmp" and this platform's tag.
 func (p *Platform) writeRecord(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
 	}
-	if err := writeFileAtomic(path, append(b, '\n')); err != nil {
+	written := func() { p.at(hookTempWritten + filepath.Base(path)) }
+	if err := writeFileVia(path, append(b, '\n'), p.tag, written); err != nil {
 		return p.stateErr("writing", err)
 	}
 	return nil
+}
+
+// removeTemps removes from dir the temporary files of the records named
+// in names that an interrupted write left (see writeRecord): an operation
+// calls it on the directory of the object it works on, under the object's
+// lock. Those of this platform's writes in progress are kept. A file that
+// cannot be removed is logged, not an error: it hides nothing.
+func (p *Platform) removeTemps(ctx context.Context, dir string, names ...string) {
+	removed, err := removeTemps(dir, p.tag, names...)
+	for _, n := range removed {
+		p.log.InfoContext(ctx, "removed the temporary file of an interrupted write", "file", p.rel(filepath.Join(dir, n)))
+	}
+	if err != nil {
+		p.log.WarnContext(ctx, "removing temporary files of interrupted writes", "error", p.stateErr("removing", err))
+	}
 }
 
 // mkdir creates dir and its parents, owner-only.

@@ -110,7 +110,7 @@ func Start(t testing.TB, opts Options) *Env {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ns.Register(c.Server())
+		ns.Register(c)
 		e.Notify = ns
 	}
 	lis, err := net.Listen("tcp", "127.0.0.1:0")

@@ -128,7 +128,7 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Register registers the service on gs.
-func (s *Server) Register(gs *grpc.Server) { notifyv1.RegisterNotifyServiceServer(gs, s) }
+func (s *Server) Register(gs grpc.ServiceRegistrar) { notifyv1.RegisterNotifyServiceServer(gs, s) }
 
 // Sessions returns how many CRMs are connected.
 func (s *Server) Sessions() int {

@@ -1,13 +1,14 @@
 // Package ui is the controller's read-only status page: a web page (no
 // build step: plain HTML and JavaScript embedded in the binary) that shows
-// the region's objects with their live state and latest progress message,
-// updated as they change through server-sent events.
+// the region's objects with their live state and a message that goes with
+// it (the latest progress while a change runs), updated as they change
+// through server-sent events.
 //
 // The page authenticates with the same bearer tokens as the API: the token
 // is posted once to /ui/login and exchanged for a session cookie
 // (HttpOnly, SameSite=Strict), so it never appears in a URL. A session sees
 // what its principal may see through the API. Rows carry display fields
-// only (kind, key, organization, state, cloudlet, latest message, errors),
+// only (kind, key, organization, state, cloudlet, message, errors),
 // built by the sources from stored objects; no field of an object is sent
 // unless a source puts it in a row, so secrets never reach the page.
 package ui
@@ -49,7 +50,8 @@ type Row struct {
 	State string `json:"state"`
 	// Where says where the object is (a cloudlet, a provider).
 	Where string `json:"where,omitempty"`
-	// Message is the latest progress message.
+	// Message goes with State: the latest progress message while a change
+	// runs, what the state means once it is over.
 	Message string `json:"message,omitempty"`
 	// Errors of the last change.
 	Errors []string `json:"errors,omitempty"`
@@ -79,6 +81,23 @@ type SourceFunc func(ctx context.Context, out Emitter) error
 // Run calls f.
 func (f SourceFunc) Run(ctx context.Context, out Emitter) error { return f(ctx, out) }
 
+// WhileWatched is implemented by a Source that costs something while it
+// runs, one that polls for example: when WhileWatched reports true, the
+// server runs the source only while someone watches the page (an event
+// stream is open) and until Config.Linger after the last one closes. The
+// source should withdraw its rows when its Run ends with its context: they
+// would go stale. A page that opens when no one watched gets such a
+// source's rows as they come, after its snapshot.
+type WhileWatched interface {
+	Source
+	// WhileWatched reports whether the source runs only while watched.
+	WhileWatched() bool
+}
+
+// DefaultLinger is how long a source that runs only while watched keeps
+// running after the last page closes, so that a reload costs nothing.
+const DefaultLinger = 15 * time.Second
+
 // Viewer is who looks at the page.
 type Viewer interface {
 	// Sees reports whether the viewer may see what org owns.
@@ -98,6 +117,10 @@ type Config struct {
 	Logger *slog.Logger
 	// SessionTTL is how long a login lasts; 0 means 12 hours.
 	SessionTTL time.Duration
+	// Linger is how long a source that runs only while watched (see
+	// WhileWatched) keeps running after the last page closes; 0 means
+	// DefaultLinger.
+	Linger time.Duration
 }
 
 // Server serves the page under /ui/.
@@ -110,7 +133,9 @@ type Server struct {
 	rows     map[string]Row
 	subs     map[*subscriber]struct{}
 	sessions map[string]session
-	closed   bool // Start returned: no new streams
+	closed   bool          // Start returned: no new streams
+	watchers int           // open event streams
+	watchCh  chan struct{} // closed and replaced when watchers changes
 }
 
 type session struct {
@@ -143,7 +168,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.SessionTTL <= 0 {
 		cfg.SessionTTL = 12 * time.Hour
 	}
-	s := &Server{cfg: cfg, log: cfg.Logger, rows: map[string]Row{}, subs: map[*subscriber]struct{}{}, sessions: map[string]session{}}
+	if cfg.Linger <= 0 {
+		cfg.Linger = DefaultLinger
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, rows: map[string]Row{}, subs: map[*subscriber]struct{}{}, sessions: map[string]session{},
+		watchCh: make(chan struct{})}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -182,27 +211,108 @@ func noCache(h http.Handler) http.Handler {
 	})
 }
 
-// Start runs the sources until ctx ends; a source that fails is restarted
-// after a pause. When ctx ends, every open event stream is ended too, so
-// that an HTTP server shutting down does not wait for them.
+// Start runs the sources until ctx ends (those that run only while
+// watched, only while someone watches; see WhileWatched); a source that
+// fails is restarted after a pause. When ctx ends, every open event stream
+// is ended too, so that an HTTP server shutting down does not wait for
+// them.
 func (s *Server) Start(ctx context.Context) error {
 	defer s.closeStreams()
 	var wg sync.WaitGroup
 	for _, src := range s.cfg.Sources {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				if err := src.Run(ctx, s); err != nil && ctx.Err() == nil {
-					s.log.Warn("ui source failed; restarting", slog.Any("error", err))
-					select {
-					case <-time.After(time.Second):
-					case <-ctx.Done():
-					}
-				}
-			}
-		})
+		if w, ok := src.(WhileWatched); ok && w.WhileWatched() {
+			wg.Go(func() { s.runWhileWatched(ctx, src) })
+			continue
+		}
+		wg.Go(func() { s.run(ctx, src) })
 	}
 	wg.Wait()
 	return nil
+}
+
+// run runs src until ctx ends, restarting it after a pause when it fails.
+func (s *Server) run(ctx context.Context, src Source) {
+	for ctx.Err() == nil {
+		if err := src.Run(ctx, s); err != nil && ctx.Err() == nil {
+			s.log.Warn("ui source failed; restarting", slog.Any("error", err))
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+			}
+		}
+	}
+}
+
+// runWhileWatched runs src while someone watches, until ctx ends.
+func (s *Server) runWhileWatched(ctx context.Context, src Source) {
+	for s.waitWatched(ctx) {
+		rctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.run(rctx, src)
+		}()
+		s.waitUnwatched(ctx)
+		stop()
+		<-done
+	}
+}
+
+// watching returns how many event streams are open and a channel closed
+// when that changes.
+func (s *Server) watching() (int, <-chan struct{}) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watchers, s.watchCh
+}
+
+// addWatcherLocked counts an event stream opening (d=1) or closing (d=-1).
+func (s *Server) addWatcherLocked(d int) {
+	s.watchers += d
+	close(s.watchCh)
+	s.watchCh = make(chan struct{})
+}
+
+// waitWatched waits until an event stream is open; false when ctx ended
+// first.
+func (s *Server) waitWatched(ctx context.Context) bool {
+	for ctx.Err() == nil {
+		n, changed := s.watching()
+		if n > 0 {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+		}
+	}
+	return false
+}
+
+// waitUnwatched waits until no event stream has been open for Linger, or
+// ctx ends.
+func (s *Server) waitUnwatched(ctx context.Context) {
+	for {
+		n, changed := s.watching()
+		if n > 0 {
+			select {
+			case <-changed:
+				continue
+			case <-ctx.Done():
+				return
+			}
+		}
+		linger := time.NewTimer(s.cfg.Linger)
+		select {
+		case <-changed:
+			linger.Stop()
+		case <-linger.C:
+			return
+		case <-ctx.Done():
+			linger.Stop()
+			return
+		}
+	}
 }
 
 // closeStreams ends every open event stream.
@@ -351,10 +461,12 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.subs[sub] = struct{}{}
+	s.addWatcherLocked(1)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
 		delete(s.subs, sub)
+		s.addWatcherLocked(-1)
 		s.mu.Unlock()
 	}()
 	sort.Slice(snapshot, func(i, j int) bool { return snapshot[i].id() < snapshot[j].id() })

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/hosts/controller/ui"
+	"github.com/edgekit/edgekit/hosts/controller/ui/uitest"
 )
 
 type org string
@@ -106,5 +107,111 @@ func TestLoginEventsAndVisibility(t *testing.T) {
 	out.Delete("ClusterInst", "c1")
 	if got := next(); !strings.Contains(got, `"key":"c1"`) {
 		t.Fatalf("delete event %s", got)
+	}
+}
+
+// watchedSource is a source that runs only while watched: it reports each
+// run's start and end, and puts a row while it runs.
+type watchedSource struct {
+	started, stopped chan struct{}
+}
+
+func (w *watchedSource) WhileWatched() bool { return true }
+
+func (w *watchedSource) Run(ctx context.Context, out ui.Emitter) error {
+	w.started <- struct{}{}
+	out.Put(ui.Row{Kind: "Solver", Key: "polled", State: "SOLVED"})
+	<-ctx.Done()
+	out.Delete("Solver", "polled")
+	w.stopped <- struct{}{}
+	return nil
+}
+
+// A source that runs only while watched (one that polls) does not run
+// while no page is open, starts with the first page, keeps running while
+// any page is open, and stops after the last one closes.
+func TestWhileWatchedSourcesRunOnlyWhileSomeoneWatches(t *testing.T) {
+	t.Parallel()
+	src := &watchedSource{started: make(chan struct{}, 10), stopped: make(chan struct{}, 10)}
+	always := make(chan struct{})
+	srv, err := ui.New(ui.Config{
+		Authenticate: func(tok string) (ui.Viewer, bool) { return org("admin"), tok == "admin-token" },
+		Sources: []ui.Source{src, ui.SourceFunc(func(ctx context.Context, out ui.Emitter) error {
+			out.Put(ui.Row{Kind: "ClusterInst", Key: "c1", State: "READY"})
+			close(always)
+			<-ctx.Done()
+			return nil
+		})},
+		Linger: 50 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Start(ctx); close(done) }()
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	page := uitest.NewClient(t, hs.URL+"/ui/", nil)
+	page.Login("admin-token")
+	wait := func(ch chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the source did not %s within 10s", what)
+		}
+	}
+	// Nobody watches (a login is no watch): the other source runs, this
+	// one does not.
+	<-always
+	select {
+	case <-src.started:
+		t.Fatal("the source runs while nobody watches")
+	case <-time.After(300 * time.Millisecond):
+	}
+
+	// A page opens: the source starts and its row follows the snapshot.
+	first := page.Open()
+	wait(src.started, "start when a page opened")
+	if snap := first.Next(10 * time.Second); !strings.Contains(snap, `"key":"c1"`) {
+		t.Fatalf("snapshot %s", snap)
+	}
+	if ev := first.Next(10 * time.Second); !strings.Contains(ev, `"key":"polled"`) {
+		t.Fatalf("event %s: want the source's row", ev)
+	}
+	// A second page opens and the first closes: it keeps running.
+	second := page.Open()
+	if snap := second.Next(10 * time.Second); !strings.Contains(snap, `"key":"polled"`) {
+		t.Fatalf("the second page's snapshot %s lacks the running source's row", snap)
+	}
+	first.Close()
+	select {
+	case <-src.stopped:
+		t.Fatal("the source stopped while a page was still open")
+	case <-time.After(300 * time.Millisecond):
+	}
+	// The last page closes: the source stops (and withdraws its row).
+	second.Close()
+	wait(src.stopped, "stop after the last page closed")
+	// Another page: a new run.
+	third := page.Open()
+	wait(src.started, "start again when a page opened")
+	if snap := third.Next(10 * time.Second); strings.Contains(snap, `"key":"polled"`) {
+		t.Fatalf("snapshot %s: the stopped source's row stayed", snap)
+	}
+	// The server stops while a page watches: the source stops and Start
+	// returns.
+	cancel()
+	wait(src.stopped, "stop with the server")
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start did not return within 10s of its context's end while a page was open")
 	}
 }

@@ -146,6 +146,9 @@ func sliceInst(al *fluidos.Allocation, name string) *edgeproto.AppInst {
 }
 
 func (a *Allocator) slicePut(r *http.Request, al *fluidos.Allocation) (any, error) {
+	if r.ContentLength > maxSliceBody { // refused before reading any of it
+		return nil, refuse(http.StatusRequestEntityTooLarge, "an instance is at most %d bytes", maxSliceBody)
+	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxSliceBody+1))
 	if err != nil {
 		return nil, refuse(http.StatusBadRequest, "reading the request: %v", err)

@@ -24,6 +24,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/consumer"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/devtls"
+	"github.com/edgekit/edgekit/internal/grpcserver"
 	"github.com/edgekit/edgekit/internal/store"
 )
 
@@ -35,7 +36,8 @@ type api struct {
 }
 
 // newAPI builds the gRPC server: the node's services, health and
-// reflection, with authentication, logging and metrics in interceptors.
+// reflection, with authentication, logging, metrics and the recovery of a
+// handler's panic (an Internal answer and a log line) in interceptors.
 // Over TLS a caller must present a certificate of the trusted authorities
 // whose name is one of the allowed clients.
 func newAPI(n *Node, o Options, bundle *devtls.Bundle, reg prometheus.Registerer, log *slog.Logger) (*api, error) {
@@ -71,7 +73,8 @@ func newAPI(n *Node, o Options, bundle *devtls.Bundle, reg prometheus.Registerer
 		}
 		log.Log(ctx, lvl, "API call", "method", method, "code", code.String(), "took", time.Since(start), "err", err)
 	}
-	opts := []grpc.ServerOption{
+	recoverUnary, recoverStream := grpcserver.Recover(log)
+	opts := append(grpcserver.ServerOptions(),
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 			start := time.Now()
 			if err := authorize(ctx); err != nil {
@@ -82,7 +85,7 @@ func newAPI(n *Node, o Options, bundle *devtls.Bundle, reg prometheus.Registerer
 			err = statusOf(err)
 			observe(ctx, info.FullMethod, start, err)
 			return resp, err
-		}),
+		}, recoverUnary),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			start := time.Now()
 			if err := authorize(ss.Context()); err != nil {
@@ -92,23 +95,25 @@ func newAPI(n *Node, o Options, bundle *devtls.Bundle, reg prometheus.Registerer
 			err := statusOf(h(srv, ss))
 			observe(ss.Context(), info.FullMethod, start, err)
 			return err
-		}),
-	}
+		}, recoverStream))
 	if bundle != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(bundle.ServerConfig())))
 	}
 	s := grpc.NewServer(opts...)
 	a := &api{server: s, health: health.NewServer(), log: log}
 	svc := &services{n: n, log: log}
-	fluidos.RegisterSolverServiceServer(s, svc)
-	fluidos.RegisterFlavorServiceServer(s, svc)
-	fluidos.RegisterServiceBlueprintServiceServer(s, svc)
-	fluidos.RegisterContractServiceServer(s, svc)
-	fluidos.RegisterAllocationServiceServer(s, svc)
-	fluidos.RegisterNodeServiceServer(s, svc)
-	fluidos.RegisterSliceServiceServer(s, svc)
-	healthpb.RegisterHealthServer(s, a.health)
-	reflection.Register(s)
+	// Every service through the registrar: a request that does not decode
+	// answers InvalidArgument.
+	r := grpcserver.Registrar(s)
+	fluidos.RegisterSolverServiceServer(r, svc)
+	fluidos.RegisterFlavorServiceServer(r, svc)
+	fluidos.RegisterServiceBlueprintServiceServer(r, svc)
+	fluidos.RegisterContractServiceServer(r, svc)
+	fluidos.RegisterAllocationServiceServer(r, svc)
+	fluidos.RegisterNodeServiceServer(r, svc)
+	fluidos.RegisterSliceServiceServer(r, svc)
+	healthpb.RegisterHealthServer(r, a.health)
+	reflection.Register(r)
 	return a, nil
 }
 

@@ -137,7 +137,7 @@ func Run(ctx context.Context, o Options) error {
 	rearMux := http.NewServeMux()
 	rearMux.Handle("/api/v2/slices/", n.Allocator.SliceHandler(bundle != nil))
 	rearMux.Handle("/", n.Provider.Handler(bundle != nil))
-	rearSrv := &http.Server{Handler: rearMux, ReadHeaderTimeout: 10 * time.Second,
+	rearSrv := &http.Server{Handler: refuseLargeBodies(provider.MaxRequestBody, rearMux), ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	run := &Running{RearAddr: rearLis.Addr().String(), Advertised: advertised, EtcdEndpoints: endpoints, Node: n}
 
@@ -353,4 +353,17 @@ func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Clien
 		return nil, nil, nil, fmt.Errorf("fluidos node: %w", err)
 	}
 	return e.Client, e.Endpoints, e.Close, nil
+}
+
+// refuseLargeBodies answers 413 to a request that declares a body over
+// limit (the largest any REAR route accepts), before any route reads it;
+// the routes check their own, smaller, limits.
+func refuseLargeBodies(limit int64, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength > limit {
+			http.Error(w, fmt.Sprintf("request body of %d bytes exceeds %d bytes", r.ContentLength, limit), http.StatusRequestEntityTooLarge)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

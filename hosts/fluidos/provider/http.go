@@ -13,8 +13,13 @@ import (
 	"github.com/edgekit/edgekit/internal/devtls"
 )
 
-// maxRequestBody bounds a REAR request body.
-const maxRequestBody = 1 << 20
+// maxRequestBody bounds a REAR request body (MaxRequestBody).
+const maxRequestBody = MaxRequestBody
+
+// MaxRequestBody bounds the body of a request to the provider's routes:
+// a larger one is refused with 413, from its Content-Length before it is
+// read when the request declares one.
+const MaxRequestBody = 1 << 20
 
 // typeRoutes are the flavor types of the typed discovery routes, by path
 // element.
@@ -29,7 +34,7 @@ var typeRoutes = map[string]fluidos.FlavorType{
 // is the node its verified client certificate names (the server must
 // require client certificates); otherwise the buyer a request names is
 // trusted. Errors are plain text with the status of HTTPStatus, or 400
-// naming what is wrong in a request.
+// naming what is wrong in a request (413 for a body over 1 MiB).
 func (p *Provider) Handler(secure bool) http.Handler {
 	h := &handler{p: p, secure: secure}
 	mux := http.NewServeMux()
@@ -151,7 +156,7 @@ func (h *handler) reserve(w http.ResponseWriter, r *http.Request) {
 	}
 	var wr rear.ReserveRequest
 	if err := readJSON(w, r, &wr); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		badBody(w, err)
 		return
 	}
 	req, err := rear.DecodeReserveRequest(&wr)
@@ -179,7 +184,7 @@ func (h *handler) purchase(w http.ResponseWriter, r *http.Request) {
 	}
 	var wr rear.PurchaseRequest
 	if err := readJSON(w, r, &wr); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		badBody(w, err)
 		return
 	}
 	c, err := h.p.Purchase(r.Context(), peer, r.PathValue("transactionID"), rear.DecodePurchaseRequest(&wr))
@@ -216,7 +221,7 @@ func (h *handler) release(w http.ResponseWriter, r *http.Request) {
 	}
 	var req rear.ReleaseRequest
 	if err := readJSON(w, r, &req); err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		badBody(w, err)
 		return
 	}
 	if len(req.Reason) > 512 {
@@ -247,13 +252,18 @@ func (h *handler) answerAllocation(w http.ResponseWriter, r *http.Request, peer 
 }
 
 // readJSON decodes a request body of at most maxRequestBody bytes; an
-// empty body is an empty object.
+// empty body is an empty object. A body over the limit is a
+// *BodyTooLargeError, refused from its Content-Length before any of it is
+// read when the request declares one.
 func readJSON(w http.ResponseWriter, r *http.Request, into any) error {
+	if r.ContentLength > maxRequestBody {
+		return &BodyTooLargeError{Limit: maxRequestBody}
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBody))
 	if err != nil {
 		var mb *http.MaxBytesError
 		if errors.As(err, &mb) {
-			return fmt.Errorf("request body exceeds %d bytes", mb.Limit)
+			return &BodyTooLargeError{Limit: mb.Limit}
 		}
 		return fmt.Errorf("reading request body: %w", err)
 	}
@@ -264,6 +274,24 @@ func readJSON(w http.ResponseWriter, r *http.Request, into any) error {
 		return fmt.Errorf("request body is not the JSON expected: %w", err)
 	}
 	return nil
+}
+
+// BodyTooLargeError is a request body over a route's limit: 413.
+type BodyTooLargeError struct{ Limit int64 }
+
+func (e *BodyTooLargeError) Error() string {
+	return fmt.Sprintf("request body exceeds %d bytes", e.Limit)
+}
+
+// badBody answers an error of readJSON: 413 for a body over the limit,
+// else 400.
+func badBody(w http.ResponseWriter, err error) {
+	code := http.StatusBadRequest
+	var tl *BodyTooLargeError
+	if errors.As(err, &tl) {
+		code = http.StatusRequestEntityTooLarge
+	}
+	http.Error(w, err.Error(), code)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {

@@ -55,7 +55,7 @@ type kindSpec struct {
 // Columns shared by several kinds.
 var (
 	colOrg      = output.Column{Header: "ORGANIZATION", Path: "key.organization"}
-	colName     = output.Column{Header: "NAME", Path: "key.name"}
+	colName     = output.Column{Header: "NAME", Path: "key.name", Width: 16}
 	colState    = output.Column{Header: "STATE", Path: "state"}
 	colProgress = output.Column{Header: "PROGRESS", Value: func(m protoreflect.Message) string {
 		st, _ := m.Interface().(interface{ GetStatus() *edgeproto.StatusInfo })
@@ -63,8 +63,17 @@ var (
 			return ""
 		}
 		return st.GetStatus().Render()
-	}}
+	}, Width: 48}
 	colErrors = output.Column{Header: "ERRORS", Path: "errors"}
+	// colPower is an AppInst's power state, blank while it has none.
+	colPower = output.Column{Header: "POWER", Width: len("POWER_OFF_REQUESTED"), Value: func(m protoreflect.Message) string {
+		fd := m.Descriptor().Fields().ByName("power_state")
+		if fd == nil || !m.Has(fd) {
+			return ""
+		}
+		return output.FormatPath(m, "power_state")
+	}}
+	colURI = output.Column{Header: "URI", Path: "uri", Width: 24}
 )
 
 var kindSpecs = []kindSpec{
@@ -87,10 +96,10 @@ var kindSpecs = []kindSpec{
 		colOrg, colName, {Header: "VERSION", Path: "key.version"}, {Header: "DEPLOYMENT", Path: "deployment"}, {Header: "IMAGE", Path: "image_type"}, {Header: "PORTS", Path: "access_ports"},
 	}},
 	{"edgeproto.v1.AppInst", "edgeproto.v1.AppInstService", []string{"appinsts", "ai"}, []output.Column{
-		colOrg, colName, {Header: "APP", Path: "app_key.name"}, {Header: "CLUSTER", Path: "cluster_key.name"}, {Header: "CLOUDLET", Path: "cloudlet_key.name"}, colState, {Header: "URI", Path: "uri"}, colErrors,
+		colOrg, colName, {Header: "APP", Path: "app_key.name"}, {Header: "CLUSTER", Path: "cluster_key.name"}, {Header: "CLOUDLET", Path: "cloudlet_key.name"}, colState, colPower, colURI, colErrors,
 	}},
 	{"edgeproto.v1.AppInstInfo", "edgeproto.v1.AppInstService", []string{"appinstinfos"}, []output.Column{
-		colOrg, colName, colState, colProgress, {Header: "URI", Path: "uri"}, colErrors,
+		colOrg, colName, colState, colPower, colProgress, colURI, colErrors,
 	}},
 	{"edgeproto.v1.TrustPolicy", "edgeproto.v1.TrustPolicyService", []string{"trustpolicies", "tp"}, []output.Column{
 		colOrg, colName, {Header: "RULES", Path: "outbound_security_rules"},

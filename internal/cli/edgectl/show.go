@@ -143,6 +143,9 @@ func (a *app) runShow(cmd *cobra.Command, k *Kind, in *input, args []string) err
 	return output.WriteTable(out, k.Columns, rows)
 }
 
+// eventWidth is the width of the EVENT column of a watch: PUT, DELETE.
+const eventWidth = len("DELETE")
+
 // runWatch prints the matching objects, then every change, until the
 // context ends (Ctrl-C or --timeout: success) or the stream fails.
 func (a *app) runWatch(cmd *cobra.Command, k *Kind, in *input, args []string) error {
@@ -153,7 +156,7 @@ func (a *app) runWatch(cmd *cobra.Command, k *Kind, in *input, args []string) er
 	defer call.cancel()
 	out := cmd.OutOrStdout()
 	f := a.format()
-	table := output.NewStreamTable(out, k.Columns)
+	table := output.NewStreamTable(out, []output.Column{{Header: "EVENT", Width: eventWidth}}, k.Columns)
 	err = callStream(call.ctx, call.conn, k.Watch, call.req, func(resp proto.Message) error {
 		if f != output.Table {
 			return output.WriteEvent(out, f, resp)
@@ -170,7 +173,7 @@ func (a *app) runWatch(cmd *cobra.Command, k *Kind, in *input, args []string) er
 			return fmt.Errorf("%s has no %s field", resp.ProtoReflect().Descriptor().FullName(), k.Desc().Name())
 		}
 		event := protoflags.EnumString(typ.Descriptor(), protoreflect.EnumNumber(typ))
-		return table.Row([]string{"EVENT"}, []string{event}, resp.ProtoReflect().Get(fd).Message())
+		return table.Row([]string{event}, resp.ProtoReflect().Get(fd).Message())
 	})
 	if err != nil && cmd.Context() != nil && cmd.Context().Err() != nil {
 		return nil // interrupted: the normal end of a watch

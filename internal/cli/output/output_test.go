@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/types/known/durationpb"
 
 	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/internal/cli/clitest"
 	"github.com/edgekit/edgekit/internal/cli/output"
 )
 
@@ -73,13 +74,14 @@ func TestWriters(t *testing.T) {
 		t.Errorf("ParseFormat(xml) = %v", err)
 	}
 	var tb strings.Builder
-	st := output.NewStreamTable(&tb, []output.Column{{Header: "NAME", Path: "key.name"}, {Header: "VCPUS", Path: "vcpus"}})
+	st := output.NewStreamTable(&tb, []output.Column{{Header: "EVENT"}}, []output.Column{{Header: "NAME", Path: "key.name"}, {Header: "VCPUS", Path: "vcpus"}})
 	for _, m := range []proto.Message{f, &edgeproto.Flavor{Key: &edgeproto.FlavorKey{Name: "a-much-longer-name"}}} {
-		if err := st.Row([]string{"EVENT"}, []string{"PUT"}, m.ProtoReflect()); err != nil {
+		if err := st.Row([]string{"PUT"}, m.ProtoReflect()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	const wantTable = "EVENT  NAME  VCPUS\nPUT    on    2\nPUT    a-much-longer-name  0\n"
+	// A wider cell widens its column and prints the header again.
+	const wantTable = "EVENT  NAME  VCPUS\nPUT    on    2\nEVENT  NAME                VCPUS\nPUT    a-much-longer-name  0\n"
 	if tb.String() != wantTable {
 		t.Errorf("stream table:\n%s\nwant\n%s", tb.String(), wantTable)
 	}
@@ -90,5 +92,41 @@ func TestWriters(t *testing.T) {
 	}
 	if wt.String() != "NAME  X\non\n" {
 		t.Errorf("table: %q", wt.String())
+	}
+}
+
+// TestStreamTableRowsLineUpWithTheirHeader streams rows of other widths:
+// a state changing never moves the columns (an enum column is as wide as
+// its longest value from the start), and a wider cell reprints the header,
+// so every row lines up with the header above it.
+func TestStreamTableRowsLineUpWithTheirHeader(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	st := output.NewStreamTable(&b, []output.Column{{Header: "EVENT", Width: 6}}, []output.Column{
+		{Header: "NAME", Path: "key.name"}, {Header: "STATE", Path: "state"}, {Header: "POWER", Path: "power_state"}, {Header: "URI", Path: "uri"},
+	})
+	info := func(name string, s edgeproto.TrackedState, ps edgeproto.PowerState) proto.Message {
+		return &edgeproto.AppInstInfo{Key: &edgeproto.AppInstKey{Organization: "dev", Name: name}, State: s, PowerState: ps, Uri: "127.0.0.1"}
+	}
+	rows := []struct {
+		event string
+		m     proto.Message
+	}{
+		{"PUT", info("a1", edgeproto.TrackedState_TRACKED_STATE_READY, edgeproto.PowerState_POWER_STATE_POWER_ON)},
+		{"PUT", info("a1", edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED, edgeproto.PowerState_POWER_STATE_POWER_OFF_REQUESTED)},
+		{"DELETE", info("a1", edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE, 0)},
+		{"PUT", info("a-longer-name", edgeproto.TrackedState_TRACKED_STATE_UPDATING, edgeproto.PowerState_POWER_STATE_POWER_OFF)},
+		{"PUT", info("a2", edgeproto.TrackedState_TRACKED_STATE_READY, 0)},
+	}
+	for _, r := range rows {
+		if err := st.Row([]string{r.event}, r.m.ProtoReflect()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if bad := clitest.Misaligned(b.String(), "EVENT"); bad != "" {
+		t.Errorf("%s:\n%s", bad, b.String())
+	}
+	if n := strings.Count(b.String(), "EVENT"); n != 2 {
+		t.Errorf("%d header lines, want 2 (the first, and one before the wider name):\n%s", n, b.String())
 	}
 }

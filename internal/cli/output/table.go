@@ -21,6 +21,9 @@ type Column struct {
 	Path string
 	// Value computes the cell instead, when set.
 	Value func(m protoreflect.Message) string
+	// Width is the least width of the column in a StreamTable, so that
+	// cells of usual widths do not widen it as they arrive.
+	Width int
 }
 
 // Cell returns the column's text for a row message: the value at Path
@@ -144,52 +147,114 @@ func cleanCell(s string) string {
 	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
 }
 
-// StreamTable prints table rows one at a time (a watch): each column as
-// wide as the widest cell seen so far, so rows stay aligned until a wider
-// cell arrives.
+// StreamTable prints table rows one at a time (a watch), every row lined
+// up with the header above it. A column starts as wide as its header, its
+// Width, and, for an enum field, its longest value, so that a state
+// changing never moves the columns; when a cell arrives that is wider
+// still, the column widens and the header is printed again at the new
+// widths before the row, so that no row is ever out of line with the
+// header above it.
 type StreamTable struct {
 	w      io.Writer
+	lead   []Column
 	cols   []Column
 	widths []int
 	header bool
 }
 
-// NewStreamTable returns a StreamTable printing to w. Extra leading
-// columns (an event type) come from the cells passed to Row.
-func NewStreamTable(w io.Writer, cols []Column) *StreamTable {
-	return &StreamTable{w: w, cols: cols}
+// NewStreamTable returns a StreamTable printing to w. Lead columns (an
+// event type) come before cols; their cells are passed to Row, and only
+// their Header and Width are used.
+func NewStreamTable(w io.Writer, lead, cols []Column) *StreamTable {
+	return &StreamTable{w: w, lead: lead, cols: cols}
 }
 
 // Row prints one row: the lead cells, then the columns of m. The header is
-// printed before the first row, with leadHeaders.
-func (t *StreamTable) Row(leadHeaders, lead []string, m protoreflect.Message) error {
-	cells := append([]string(nil), lead...)
+// printed before the first row, and again before a row that widens a
+// column.
+func (t *StreamTable) Row(lead []string, m protoreflect.Message) error {
+	cells := make([]string, 0, len(t.lead)+len(t.cols))
+	for i := range t.lead {
+		c := ""
+		if i < len(lead) {
+			c = cleanCell(lead[i])
+		}
+		cells = append(cells, c)
+	}
 	for _, c := range t.cols {
 		cells = append(cells, cleanCell(c.Cell(m)))
 	}
 	if !t.header {
 		t.header = true
-		headers := append([]string(nil), leadHeaders...)
-		for _, c := range t.cols {
-			headers = append(headers, c.Header)
+		t.widths = make([]int, len(cells))
+		for i, c := range append(append([]Column(nil), t.lead...), t.cols...) {
+			t.widths[i] = max(utf8.RuneCountInString(c.Header), c.Width)
+			if i >= len(t.lead) && c.Value == nil {
+				t.widths[i] = max(t.widths[i], enumWidth(m.Descriptor(), c.Path))
+			}
 		}
-		t.widen(headers)
 		t.widen(cells)
-		if err := t.print(headers); err != nil {
+		if err := t.printHeader(); err != nil {
+			return err
+		}
+	} else if t.widen(cells) {
+		if err := t.printHeader(); err != nil {
 			return err
 		}
 	}
-	t.widen(cells)
 	return t.print(cells)
 }
 
-func (t *StreamTable) widen(cells []string) {
-	for len(t.widths) < len(cells) {
-		t.widths = append(t.widths, 0)
+// enumWidth is the length of the longest value, as FormatPath prints it,
+// of the enum field at path; 0 when path is not an enum field.
+func enumWidth(md protoreflect.MessageDescriptor, path string) int {
+	names := strings.Split(path, ".")
+	for i, name := range names {
+		fd := md.Fields().ByName(protoreflect.Name(name))
+		if fd == nil {
+			return 0
+		}
+		if i < len(names)-1 {
+			if fd.Message() == nil || fd.IsList() || fd.IsMap() {
+				return 0
+			}
+			md = fd.Message()
+			continue
+		}
+		if fd.Enum() == nil || fd.IsList() || fd.IsMap() {
+			return 0
+		}
+		w := 0
+		vals := fd.Enum().Values()
+		for j := range vals.Len() {
+			w = max(w, utf8.RuneCountInString(protoflags.EnumString(fd.Enum(), vals.Get(j).Number())))
+		}
+		return w
 	}
+	return 0
+}
+
+// widen makes the columns as wide as cells; it reports whether one grew.
+func (t *StreamTable) widen(cells []string) bool {
+	grew := false
 	for i, c := range cells {
-		t.widths[i] = max(t.widths[i], utf8.RuneCountInString(c))
+		if n := utf8.RuneCountInString(c); n > t.widths[i] {
+			t.widths[i] = n
+			grew = true
+		}
 	}
+	return grew
+}
+
+func (t *StreamTable) printHeader() error {
+	headers := make([]string, 0, len(t.widths))
+	for _, c := range t.lead {
+		headers = append(headers, c.Header)
+	}
+	for _, c := range t.cols {
+		headers = append(headers, c.Header)
+	}
+	return t.print(headers)
 }
 
 func (t *StreamTable) print(cells []string) error {

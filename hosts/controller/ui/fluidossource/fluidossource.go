@@ -2,11 +2,13 @@
 // with what a FLUIDOS node trades: its solvers, its contracts (bought and
 // sold) and their allocations, each with its live state and latest
 // message. It reads them through the node's gRPC API (the caller dials it,
-// with a certificate the node accepts), polling every Interval, and emits
-// a row per object, keyed "<node>/<id>" so that the two sides of one
-// contract are two rows; an object that disappears from the node
-// disappears from the page. Rows carry display fields only: no credential
-// of a contract or a solver reaches the page.
+// with a certificate the node accepts), polling every Interval while
+// someone watches the page (it is a ui.WhileWatched source: the page runs
+// it only then), and emits a row per object, keyed "<node>/<id>" so that
+// the two sides of one contract are two rows; an object that disappears
+// from the node disappears from the page, and when the page stops the
+// source, its rows go too (they would go stale). Rows carry display fields
+// only: no credential of a contract or a solver reaches the page.
 package fluidossource
 
 import (
@@ -53,7 +55,7 @@ type Source struct {
 	shown map[string]ui.Row // by kind/key: what the page has, across runs
 }
 
-var _ ui.Source = (*Source)(nil)
+var _ ui.WhileWatched = (*Source)(nil)
 
 // New returns a source of the node cfg.Conn reaches.
 func New(cfg Config) (*Source, error) {
@@ -75,9 +77,20 @@ func New(cfg Config) (*Source, error) {
 		shown: map[string]ui.Row{}}, nil
 }
 
+// WhileWatched implements ui.WhileWatched: the source polls its node,
+// which is worth it only while someone watches.
+func (s *Source) WhileWatched() bool { return true }
+
 // Run emits the node's rows, then their changes, until ctx ends or a call
-// to the node fails (the page runs it again).
+// to the node fails (the page runs it again). When ctx ends, it deletes
+// the rows it emitted; after a failure they stay until the next run
+// updates them.
 func (s *Source) Run(ctx context.Context, out ui.Emitter) error {
+	defer func() {
+		if ctx.Err() != nil {
+			s.withdraw(out)
+		}
+	}()
 	n, err := s.node.GetNode(ctx, &fluidos.GetNodeRequest{})
 	if err != nil {
 		return fmt.Errorf("fluidossource: %w", err)
@@ -125,6 +138,16 @@ func (s *Source) emit(out ui.Emitter, rows []ui.Row) {
 	}
 }
 
+// withdraw deletes every row the page has of the source.
+func (s *Source) withdraw(out ui.Emitter) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, r := range s.shown {
+		delete(s.shown, id)
+		out.Delete(r.Kind, r.Key)
+	}
+}
+
 func sameRow(a, b ui.Row) bool {
 	return a.State == b.State && a.Where == b.Where && a.Message == b.Message && strings.Join(a.Errors, "\x00") == strings.Join(b.Errors, "\x00")
 }
@@ -162,13 +185,24 @@ func (s *Source) solverRow(node string, x *fluidos.Solver) ui.Row {
 		Where: "node " + node, Message: st.GetMessage()}
 }
 
+// contractRow shows a contract's state: RELEASED (with why) once it ended,
+// EXPIRED while an active contract is past its expiration time (its
+// release is under way), else ACTIVE.
 func (s *Source) contractRow(node string, c *fluidos.Contract, role fluidos.ContractRole) ui.Row {
-	state := "ACTIVE"
-	if exp := c.GetExpirationTime(); exp != nil && exp.AsTime().Before(time.Now()) {
-		state = "EXPIRED"
-	}
 	verb := map[fluidos.ContractRole]string{fluidos.ContractRole_CONTRACT_ROLE_SOLD: "sold", fluidos.ContractRole_CONTRACT_ROLE_BOUGHT: "bought"}[role]
 	msg := fmt.Sprintf("%s %s, flavor %s", verb, flavorType(c.GetFlavor()), c.GetFlavor().GetId())
+	var state string
+	switch exp := c.GetExpirationTime(); {
+	case c.GetState() == fluidos.ContractState_CONTRACT_STATE_RELEASED:
+		state = "RELEASED"
+		if r := c.GetReleaseReason(); r != "" {
+			msg += "; " + r
+		}
+	case exp != nil && exp.AsTime().Before(time.Now()):
+		state = "EXPIRED"
+	default: // ACTIVE or UNSPECIFIED (active)
+		state = "ACTIVE"
+	}
 	return ui.Row{Kind: "Contract", Key: node + "/" + c.GetId(), Org: s.cfg.Org, State: state,
 		Where: c.GetSeller().GetNodeId() + " -> " + c.GetBuyer().GetNodeId(), Message: msg}
 }
