@@ -40,6 +40,9 @@ func apiError(err error) error {
 		return status.Error(codes.AlreadyExists, err.Error())
 	case errors.Is(err, store.ErrConflict):
 		return status.Error(codes.Aborted, err.Error())
+	case errors.Is(err, store.ErrNoSpace):
+		return status.Error(codes.ResourceExhausted, err.Error()+
+			"; writes are refused until space is freed by deleting objects that are no longer needed (reads and deletes work)")
 	case errors.Is(err, context.DeadlineExceeded):
 		return status.Error(codes.DeadlineExceeded, err.Error())
 	case errors.Is(err, context.Canceled):

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/internal/cmdutil"
+	"github.com/edgekit/edgekit/internal/etcd"
 )
 
 // Main runs a controller process from command-line arguments until ctx
@@ -33,6 +35,8 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.MetricsListen, "metrics-listen", "127.0.0.1:55002", "same as --http-listen")
 	fs.StringVar(&etcdEndpoints, "etcd-endpoints", "", "comma-separated client URLs of an external etcd cluster (default: embedded etcd)")
 	fs.StringVar(&o.EtcdListen, "etcd-listen", "", "client address of the embedded etcd (default: a free loopback port)")
+	fs.Int64Var(&o.EtcdQuotaBytes, "etcd-quota-bytes", DefaultEtcdQuotaBytes,
+		"database quota of the embedded etcd, in bytes: past it writes are refused (reads and deletes work) until deletes free space; start-up refuses when --data-dir's disk cannot hold it and etcd's WAL")
 	fs.StringVar(&o.EtcdCAFile, "etcd-ca-file", "", "CA of an external etcd cluster")
 	fs.StringVar(&o.EtcdCertFile, "etcd-cert-file", "", "client certificate for an external etcd cluster")
 	fs.StringVar(&o.EtcdKeyFile, "etcd-key-file", "", "client key for an external etcd cluster")
@@ -81,7 +85,11 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 		}
 		hf.Ready(log, cmdutil.Ready{Listeners: map[string]string{"api": r.Addr, "http": r.MetricsAddr}, Etcd: r.EtcdEndpoints, Files: files})
 	}
-	return Run(ctx, o)
+	err = Run(ctx, o)
+	if se := (*etcd.SpaceError)(nil); errors.As(err, &se) {
+		return fmt.Errorf("%w (--etcd-quota-bytes)", err)
+	}
+	return err
 }
 
 // serverTLS builds the API's TLS configuration from certificate files; nil

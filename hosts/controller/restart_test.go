@@ -24,13 +24,22 @@ import (
 // runController runs controller.Run until the returned stop is called.
 func runController(t *testing.T, o controller.Options) (stop func()) {
 	t.Helper()
+	_, stop = startController(t, o)
+	return stop
+}
+
+// startController runs controller.Run until the returned stop is called,
+// and returns what Run reported ready.
+func startController(t *testing.T, o controller.Options) (*controller.Running, func()) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan struct{})
-	o.Ready = func(*controller.Running) { close(ready) }
+	ready := make(chan *controller.Running, 1)
+	o.Ready = func(r *controller.Running) { ready <- r }
 	done := make(chan error, 1)
 	go func() { done <- controller.Run(ctx, o) }()
+	var run *controller.Running
 	select {
-	case <-ready:
+	case run = <-ready:
 	case err := <-done:
 		cancel()
 		t.Fatalf("controller did not start: %v", err)
@@ -39,7 +48,7 @@ func runController(t *testing.T, o controller.Options) (stop func()) {
 		t.Fatal("controller did not start within 60s")
 	}
 	var once sync.Once
-	stop = func() {
+	stop := func() {
 		once.Do(func() {
 			cancel()
 			if err := <-done; err != nil {
@@ -48,7 +57,7 @@ func runController(t *testing.T, o controller.Options) (stop func()) {
 		})
 	}
 	t.Cleanup(stop)
-	return stop
+	return run, stop
 }
 
 // A controller stopped in the middle of an operation and started again on

@@ -46,6 +46,20 @@ type Options struct {
 	// EtcdListen is the embedded etcd's client address ("" picks a free
 	// loopback port). The address is written to DataDir/etcd-endpoint.
 	EtcdListen string
+	// EtcdQuotaBytes is the embedded etcd's database quota; 0 means
+	// DefaultEtcdQuotaBytes. Past it etcd's NOSPACE alarm refuses writes
+	// (the API answers ResourceExhausted; reads and deletes work) until
+	// deletes make room: the controller then compacts and defragments the
+	// database and disarms the alarm, without a restart. Run refuses to
+	// start when DataDir's disk cannot hold the database up to the quota
+	// and etcd's WAL, so that the alarm fires before the disk is full.
+	EtcdQuotaBytes int64
+	// SpaceCheckInterval is how often the controller reads etcd's alarms
+	// and database size; 0 means etcd.DefaultSpaceCheckInterval. From 95%
+	// of the quota on (etcd.FullPercent), the API refuses writes that add
+	// data (deletes go on), so that the NOSPACE alarm, which refuses the
+	// requests of deletion too, is a last resort.
+	SpaceCheckInterval time.Duration
 	// EtcdCAFile, EtcdCertFile and EtcdKeyFile are the client TLS files of
 	// an external cluster.
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
@@ -80,6 +94,10 @@ type Options struct {
 	// ui/fluidossource).
 	UISources []ui.Source
 }
+
+// DefaultEtcdQuotaBytes is the embedded etcd's database quota when
+// Options.EtcdQuotaBytes is zero: etcd's own default, 2 GiB.
+const DefaultEtcdQuotaBytes = etcd.DefaultQuotaBackendBytes
 
 // Running describes a controller started by Run.
 type Running struct {
@@ -134,6 +152,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 	tokens.Add(admin, Principal{Admin: true})
 
+	if o.EtcdQuotaBytes == 0 {
+		o.EtcdQuotaBytes = DefaultEtcdQuotaBytes
+	}
 	cli, endpoints, stopEtcd, err := openEtcd(ctx, o, log)
 	if err != nil {
 		return err
@@ -146,7 +167,17 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	st, err := store.New(cli, o.Region, store.WithLogger(log), store.WithObserver(sm))
+	space, stopGuard, err := guardSpace(ctx, cli, o, reg, log)
+	if err != nil {
+		return err
+	}
+	defer stopGuard() // before etcd stops
+	st, err := store.New(cli, o.Region, store.WithLogger(log), store.WithObserver(store.ObserverFunc(func(ob store.Observation) {
+		sm.Observe(ob)
+		if errors.Is(ob.Err, store.ErrNoSpace) {
+			space.guard.Check()
+		}
+	})))
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
@@ -166,6 +197,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.TLS != nil {
 		sopts = append(sopts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
+	sopts = append(sopts, grpc.ChainUnaryInterceptor(space.unary), grpc.ChainStreamInterceptor(space.stream))
 	c, err := New(Config{Store: st, Tokens: tokens, Logger: log, Registerer: reg, ServerOptions: sopts, StopTimeout: o.StopTimeout,
 		SelfAuthenticated: []string{notify.ConnectMethod}})
 	if err != nil {
@@ -205,7 +237,7 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("controller: metrics listen: %w", err)
 		}
 		run.MetricsAddr = mlis.Addr().String()
-		page, err := ui.New(ui.Config{Authenticate: c.UIAuthenticator(), Sources: append(c.UISources(), o.UISources...), Logger: log})
+		page, err := ui.New(ui.Config{Authenticate: c.UIAuthenticator(), Sources: append(append(c.UISources(), space.uiSource()), o.UISources...), Logger: log})
 		if err != nil {
 			lis.Close()
 			mlis.Close()
@@ -243,8 +275,9 @@ func Run(ctx context.Context, o Options) error {
 // one under DataDir/etcd. stop closes the client and stops the server.
 func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Client, []string, func(), error) {
 	e, err := etcd.Open(ctx, etcd.OpenConfig{
-		Client:       etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile},
-		Embed:        etcd.EmbedConfig{Name: "controller", DataDir: filepath.Join(o.DataDir, "etcd"), ClientAddr: o.EtcdListen, Logger: log},
+		Client: etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile},
+		Embed: etcd.EmbedConfig{Name: "controller", DataDir: filepath.Join(o.DataDir, "etcd"), ClientAddr: o.EtcdListen, Logger: log,
+			QuotaBackendBytes: o.EtcdQuotaBytes},
 		EndpointFile: filepath.Join(o.DataDir, "etcd-endpoint"),
 		Logger:       log,
 	})
@@ -252,6 +285,34 @@ func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Clien
 		return nil, nil, nil, fmt.Errorf("controller: %w", err)
 	}
 	return e.Client, e.Endpoints, e.Close, nil
+}
+
+// guardSpace runs an etcd.SpaceGuard on cli until stop is called: it
+// follows etcd's NOSPACE alarm and the database's size for /metrics, the
+// status page, the log and the API (which refuses writes that add data
+// while the store is full), and recovers the embedded etcd once deletes
+// made room.
+func guardSpace(ctx context.Context, cli *clientv3.Client, o Options, reg prometheus.Registerer, log *slog.Logger) (*storeSpace, func(), error) {
+	space, err := newStoreSpace(reg)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg := etcd.SpaceGuardConfig{Client: cli, Interval: o.SpaceCheckInterval, Logger: log, Observe: space.observe}
+	if len(o.EtcdEndpoints) == 0 {
+		cfg.Recover, cfg.Quota = true, o.EtcdQuotaBytes
+	}
+	g, err := etcd.NewSpaceGuard(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("controller: %w", err)
+	}
+	space.guard = g
+	gctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = g.Start(gctx)
+	}()
+	return space, func() { cancel(); <-done }, nil
 }
 
 // httpTLS is the configuration of the HTTP listener (the status page and

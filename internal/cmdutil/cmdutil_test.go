@@ -75,6 +75,9 @@ func TestRunExitCodes(t *testing.T) {
 		{nil, 0, ""},
 		{flag.ErrHelp, 0, ""},
 		{errors.New("boom"), 1, "prog: boom\n"},
+		// An error that names the program already is not prefixed twice.
+		{errors.New("prog: boom"), 1, "prog: boom\n"},
+		{errors.New("program: boom"), 1, "prog: program: boom\n"},
 	} {
 		var out bytes.Buffer
 		code := cmdutil.Run("prog", func(context.Context, []string, io.Writer) error { return c.err }, nil, &out)

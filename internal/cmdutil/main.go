@@ -20,7 +20,8 @@ type MainFunc func(ctx context.Context, args []string, stderr io.Writer) error
 
 // Run runs main with args under a context that SIGINT and SIGTERM cancel,
 // and returns the process's exit code: 0 on success or after -h, 1 after
-// an error, which it prints to stderr prefixed with name.
+// an error, which it prints to stderr prefixed with name (unless it starts
+// with it already).
 func Run(name string, main MainFunc, args []string, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -28,7 +29,11 @@ func Run(name string, main MainFunc, args []string, stderr io.Writer) int {
 	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return 0
 	}
-	fmt.Fprintf(stderr, "%s: %v\n", name, err)
+	msg := err.Error()
+	if !strings.HasPrefix(msg, name+": ") {
+		msg = name + ": " + msg
+	}
+	fmt.Fprintln(stderr, msg)
 	return 1
 }
 

@@ -8,6 +8,13 @@
 // cluster. etcd's own logs go to the caller's *slog.Logger at warning level and
 // above, or nowhere.
 //
+// StartEmbedded refuses to start a member whose data directory's disk
+// cannot hold its write-ahead log and its database up to the quota (a
+// SpaceError), so that etcd's NOSPACE alarm fires before the disk is full.
+// A SpaceGuard follows that alarm and the database's size, reports them,
+// and for a member the process owns compacts, defragments and disarms the
+// alarm once deletes made room.
+//
 // NewClient connects to any etcd cluster (an embedded member or an external
 // cluster) with optional TLS, for hosts started with a list of endpoints.
 package etcd

@@ -97,7 +97,13 @@ type EmbedConfig struct {
 	// MaxTxnOps bounds the operations of one transaction; default
 	// DefaultMaxTxnOps.
 	MaxTxnOps uint
-	// QuotaBackendBytes bounds the database size; zero keeps etcd's 2 GiB.
+	// QuotaBackendBytes bounds the database size; zero keeps etcd's
+	// DefaultQuotaBackendBytes. A write that would pass it raises etcd's
+	// NOSPACE alarm, which refuses writes (not reads and deletes) until it
+	// is disarmed (see SpaceGuard). StartEmbedded refuses to start when the
+	// data directory's file system cannot hold the database up to the
+	// quota and the WAL (a SpaceError), so that the alarm fires before the
+	// disk is full.
 	QuotaBackendBytes int64
 	// UnsafeNoFsync skips fsync: faster, and loses data on a machine
 	// crash. For tests only.
@@ -121,6 +127,9 @@ type Embedded struct {
 // ends or cfg.ReadyTimeout runs out. On error nothing is left running.
 func StartEmbedded(ctx context.Context, cfg EmbedConfig) (*Embedded, error) {
 	if err := cfg.fill(); err != nil {
+		return nil, err
+	}
+	if err := checkSpace(cfg); err != nil {
 		return nil, err
 	}
 	var lastErr error
@@ -162,6 +171,9 @@ func (c *EmbedConfig) fill() error {
 	}
 	if c.StopTimeout <= 0 {
 		c.StopTimeout = DefaultStopTimeout
+	}
+	if c.QuotaBackendBytes != 0 && c.QuotaBackendBytes < MinQuotaBackendBytes {
+		return fmt.Errorf("embedded etcd %s: database quota %d bytes: want at least %s", c.Name, c.QuotaBackendBytes, FormatBytes(MinQuotaBackendBytes))
 	}
 	if c.MaxTxnOps == 0 {
 		c.MaxTxnOps = DefaultMaxTxnOps

@@ -45,7 +45,10 @@
 //
 // Errors are *Error values naming the operation, the kind and the key, and
 // matching one of the sentinels (ErrNotFound, ErrAlreadyExists,
-// ErrConflict, ErrCompacted, ErrPrecondition, ErrBadValue). A value in etcd
-// that does not decode is an ErrBadValue naming its key, never a panic.
-// Errors of etcd itself (unavailable, deadline) are returned wrapped.
+// ErrConflict, ErrCompacted, ErrPrecondition, ErrBadValue, ErrNoSpace). A
+// value in etcd that does not decode is an ErrBadValue naming its key, never
+// a panic. A write etcd refuses because its NOSPACE alarm is on (the
+// database reached its quota) is an ErrNoSpace; reads and deletes go on
+// working then. Other errors of etcd itself (unavailable, deadline) are
+// returned wrapped.
 package store

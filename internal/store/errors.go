@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 )
 
 // Sentinels matched (errors.Is) by the errors of the store. The controller
@@ -22,7 +24,20 @@ var (
 	ErrPrecondition = errors.New("precondition failed")
 	// ErrBadValue: a stored value cannot be decoded as its kind.
 	ErrBadValue = errors.New("bad stored value")
+	// ErrNoSpace: etcd refused a write because its NOSPACE alarm is on
+	// (the database reached its quota). Writes that add data fail until
+	// the alarm is disarmed; reads and deletes work.
+	ErrNoSpace = errors.New("no space: etcd's NOSPACE alarm is on (the database reached its quota)")
 )
+
+// noSpace wraps etcd's refusal of a write for lack of space as an *Error
+// matching ErrNoSpace; nil for any other error.
+func noSpace(op, kind, key string, err error) error {
+	if !errors.Is(err, rpctypes.ErrNoSpace) {
+		return nil
+	}
+	return &Error{Op: op, Kind: kind, Key: key, Err: ErrNoSpace, Cause: err}
+}
 
 // Error is an error of the store about a kind of object, and one object
 // when Key is set. It matches its sentinel (Err) and its cause, if any.

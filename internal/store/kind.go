@@ -222,7 +222,8 @@ func (k *Kind[T]) decodeAll(op string, kvs []*mvccpb.KeyValue) (objs []T, errs [
 	return objs, errs
 }
 
-// wrapEtcd wraps an error of etcd, mapping a compaction to ErrCompacted.
+// wrapEtcd wraps an error of etcd, mapping a compaction to ErrCompacted
+// and a refusal for lack of space to ErrNoSpace.
 // Errors of this package pass as they are.
 func (k *Kind[T]) wrapEtcd(op, key string, err error) error {
 	if _, ok := err.(*Error); ok {
@@ -230,6 +231,9 @@ func (k *Kind[T]) wrapEtcd(op, key string, err error) error {
 	}
 	if isCompacted(err) {
 		return &Error{Op: op, Kind: k.name, Key: key, Err: ErrCompacted, Cause: err}
+	}
+	if e := noSpace(op, k.name, key, err); e != nil {
+		return e
 	}
 	if key == "" {
 		return fmt.Errorf("store: %s %s: %w", op, k.name, err)

@@ -118,6 +118,14 @@ func (s *Store) Txn(ctx context.Context, fn func(tx *Tx) error) (rev int64, err 
 	}
 }
 
+// commitErr wraps an error of etcd of a transaction's commit.
+func commitErr(err error) error {
+	if e := noSpace("txn", "", "", err); e != nil {
+		return e
+	}
+	return fmt.Errorf("store: txn: %w", err)
+}
+
 // commit applies the buffered writes if nothing read changed. ok false
 // means something did: run again.
 func (tx *Tx) commit() (rev int64, ok bool, err error) {
@@ -140,7 +148,7 @@ func (tx *Tx) commit() (rev int64, ok bool, err error) {
 	if len(tx.requires) == 0 {
 		resp, err := tx.s.client.Txn(tx.ctx).If(cmps...).Then(ops...).Commit()
 		if err != nil {
-			return 0, false, fmt.Errorf("store: txn: %w", err)
+			return 0, false, commitErr(err)
 		}
 		return resp.Header.Revision, resp.Succeeded, nil
 	}
@@ -152,7 +160,7 @@ func (tx *Tx) commit() (rev int64, ok bool, err error) {
 		Then(clientv3.OpTxn(cmps, ops, nil)).
 		Commit()
 	if err != nil {
-		return 0, false, fmt.Errorf("store: txn: %w", err)
+		return 0, false, commitErr(err)
 	}
 	if !resp.Succeeded {
 		return 0, false, &Error{Op: "txn", Err: ErrPrecondition}
