@@ -16,6 +16,9 @@ func TestMetricsAreTheDocumentedOnes(t *testing.T) {
 	if _, err := NewStoreMetrics(r); err != nil {
 		t.Fatal(err)
 	}
+	if _, err := newStoreSpace(r); err != nil {
+		t.Fatal(err)
+	}
 	metricsdoc.Check(t, "hosts/controller", r)
 }
 
