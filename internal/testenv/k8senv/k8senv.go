@@ -200,6 +200,9 @@ func (e *Env) startAPIServer(ctx context.Context, bin, tokenFile, webhookConfig 
 			"--authorization-mode=RBAC",
 			"--service-cluster-ip-range=" + ServiceCIDR,
 			"--allow-privileged=true",
+			// The "kubernetes" Service's endpoints would be 127.0.0.1,
+			// which Endpoints refuse: do not maintain them.
+			"--endpoint-reconciler-type=none",
 		}, extra...)
 		p, err := e.start("kube-apiserver", filepath.Join(bin, apiserverBin), args)
 		if err != nil {
@@ -277,15 +280,19 @@ func (e *Env) waitDefaultServiceAccount(ctx context.Context, cm *process) error 
 }
 
 // Close stops every process the Env started (SIGTERM to its pid's group,
-// SIGKILL after a grace period), then etcd and the token webhook, and
+// SIGKILL after a grace period), all at once, then etcd and the token webhook, and
 // removes the Env's directory (logs included). It returns nil the second
 // time.
 func (e *Env) Close() error {
 	e.closeOnce.Do(func() {
-		var errs []error
-		for i := len(e.procs) - 1; i >= 0; i-- {
-			errs = append(errs, e.procs[i].stop())
+		// Every process stops at once: each waits at most its grace
+		// period, not the sum of them.
+		errs := make([]error, len(e.procs))
+		var wg sync.WaitGroup
+		for i, p := range e.procs {
+			wg.Go(func() { errs[i] = p.stop() })
 		}
+		wg.Wait()
 		if e.etcd != nil {
 			errs = append(errs, e.etcd.Close())
 		}

@@ -47,6 +47,7 @@ else
 			pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
 			echo "---"
 			cat "$src/kustomize/stage/$f"
+			echo
 		done
 	} >"$dir/.kwok-stages.yaml.tmp"
 	mv "$dir/.kwok-stages.yaml.tmp" "$dir/kwok-stages.yaml"
