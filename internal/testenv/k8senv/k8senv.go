@@ -25,6 +25,9 @@ const (
 	// ServiceCIDR is the cluster's service IP range (a configuration value:
 	// nothing routes to it).
 	ServiceCIDR = "10.0.0.0/24"
+	// PodCIDR is where kwok takes the IPs of pods from (kwok's default
+	// would overlap ServiceCIDR).
+	PodCIDR = "10.244.0.0/16"
 	// KwokAnnotation is the annotation (key=value) that makes kwok manage a
 	// Node; AddNode sets it.
 	KwokAnnotation = "kwok.x-k8s.io/node=fake"
@@ -155,6 +158,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + KwokAnnotation,
 		"--node-ip=127.0.0.1",
+		"--cidr=" + PodCIDR,
 		"--node-port=0", // no kubelet-like server
 	}); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package k8senv_test
 
 import (
 	"context"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -114,14 +115,18 @@ func TestDeploymentBecomesAvailableOnAKwokNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, podNet, err := net.ParseCIDR(k8senv.PodCIDR)
+	if err != nil {
+		t.Fatal(err)
+	}
 	running := 0
 	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName == "node-deploy" && p.Status.PodIP != "" {
+		if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName == "node-deploy" && podNet.Contains(net.ParseIP(p.Status.PodIP)) {
 			running++
 		}
 	}
 	if running != 3 {
-		t.Fatalf("%d of %d pods Running on node-deploy with an IP, want 3: %+v", running, len(pods.Items), pods.Items)
+		t.Fatalf("%d of %d pods Running on node-deploy with an IP of the pod CIDR, want 3: %+v", running, len(pods.Items), pods.Items)
 	}
 }
 
