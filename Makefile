@@ -12,11 +12,16 @@ BENCHSTAT_VERSION := v0.0.0-20260908200009-22c9c6c9d4da
 VTPROTO_VERSION := v0.6.0
 
 BIN := $(CURDIR)/bin
+
+# The Kubernetes control plane of the tests (internal/testenv/k8senv): built
+# once per machine, outside the work tree. EDGEKIT_K8S_TESTENV overrides
+# where; the default is the one k8senv.DefaultDir computes.
+K8S_TESTENV ?= $(or $(EDGEKIT_K8S_TESTENV),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/edgekit/k8s-testenv/v1.34.2)
 export PATH := $(BIN):$(PATH)
 
 .PHONY: help
 help: ## Show this help
-	@grep -hE '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-16s %s\n", $$1, $$2}'
 
 .PHONY: tools
 tools: $(BIN)/buf $(BIN)/protoc-gen-go $(BIN)/protoc-gen-go-grpc $(BIN)/protoc-gen-go-vtproto $(BIN)/mockgen $(BIN)/benchstat ## Install the pinned tools into ./bin
@@ -56,6 +61,10 @@ lint: $(BIN)/buf ## buf lint and go vet
 .PHONY: test
 test: ## Run every test with the race detector
 	go test -race -count=1 ./...
+
+.PHONY: k8s-testenv
+k8s-testenv: ## Build the Kubernetes test control plane (apiserver, controller-manager, scheduler, kwok) once, into $(K8S_TESTENV)
+	bash internal/testenv/k8senv/build/build.sh "$(K8S_TESTENV)"
 
 .PHONY: bench
 bench: $(BIN)/benchstat ## Run the benchmarks and print the benchstat table

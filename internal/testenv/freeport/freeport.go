@@ -9,6 +9,7 @@
 package freeport
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -32,6 +33,17 @@ var handedOut struct {
 // tries.
 func Addr(t testing.TB) string {
 	t.Helper()
+	addr, err := Pick()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}
+
+// Pick is Addr for code that has no test at hand (a helper that starts
+// servers for a whole test package): it returns an error instead of failing
+// a test.
+func Pick() (string, error) {
 	high := EphemeralStart()
 	handedOut.Lock()
 	defer handedOut.Unlock()
@@ -49,10 +61,9 @@ func Addr(t testing.TB) string {
 		}
 		_ = l.Close()
 		handedOut.ports[p] = true
-		return l.Addr().String()
+		return l.Addr().String(), nil
 	}
-	t.Fatalf("freeport: no free port found in %d-%d", low, high-1)
-	return ""
+	return "", fmt.Errorf("freeport: no free port found in %d-%d", low, high-1)
 }
 
 // EphemeralStart is the first port of the kernel's ephemeral range (32768

@@ -1,0 +1,14 @@
+// Command kube-controller-manager is the upstream kube-controller-manager of the pinned
+// k8s.io/kubernetes version, built for the test environment of package k8senv.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewControllerManagerCommand()))
+}
