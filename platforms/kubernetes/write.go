@@ -115,6 +115,9 @@ func apply(ctx context.Context, c *conn, gvr schema.GroupVersionResource, ns, na
 			if apierrors.IsAlreadyExists(err) {
 				continue
 			}
+			if err == nil {
+				out, err = ownAsApplier(ctx, ri, out)
+			}
 		} else {
 			u.SetResourceVersion(cur.GetResourceVersion())
 			data, jerr := json.Marshal(u.Object)
@@ -252,4 +255,35 @@ func apiErr(ctx context.Context, doing string, gvr schema.GroupVersionResource, 
 		return fmt.Errorf("%s %s %s/%s: %w: %v", doing, gvr.Resource, ns, name, ErrForbidden, err)
 	}
 	return fmt.Errorf("%s %s %s/%s: %w", doing, gvr.Resource, ns, name, err)
+}
+
+// ownAsApplier turns the field ownership a create recorded (manager
+// "edgekit", operation Update) into the apply ownership of the same
+// manager, so that later applies remove what they no longer list. It is a
+// write with the created object's resourceVersion as precondition: when
+// the object changed meanwhile, it is left as it is.
+func ownAsApplier(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	mf := obj.GetManagedFields()
+	changed := false
+	for i := range mf {
+		if mf[i].Manager == FieldManager && mf[i].Operation == metav1.ManagedFieldsOperationUpdate {
+			mf[i].Operation = metav1.ManagedFieldsOperationApply
+			changed = true
+		}
+	}
+	if !changed {
+		return obj, nil
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"managedFields": mf, "resourceVersion": obj.GetResourceVersion()}})
+	if err != nil {
+		return nil, err
+	}
+	out, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	if apierrors.IsConflict(err) {
+		return obj, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("taking apply ownership of %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+	}
+	return out, nil
 }
