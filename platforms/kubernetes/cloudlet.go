@@ -45,7 +45,7 @@ var Permissions = func() []Permission {
 	add("", []string{"namespaces", "resourcequotas", "limitranges", "services", "secrets", "configmaps"}, write...)
 	add("apps", []string{"deployments"}, write...)
 	add("networking.k8s.io", []string{"networkpolicies"}, write...)
-	add("", []string{"pods", "nodes"}, "get", "list", "watch")
+	add("", []string{"pods", "nodes", "serviceaccounts"}, "get", "list", "watch")
 	return out
 }()
 

@@ -74,6 +74,9 @@ func (p *Platform) setupCluster(ctx context.Context, c *conn, cloudlet *edgeprot
 			return apiErr(ctx, "reading", gvrNamespace, "", ns, err)
 		}
 	}
+	if err := checkCloudletQuota(ctx, c, cloudlet, ns, sz); err != nil {
+		return fmt.Errorf("cluster %s: %w", executor.KeyString(ci), err)
+	}
 	labels := clusterLabels(clk, ck)
 	nsObj := func(state string) build {
 		return func(cur *unstructured.Unstructured) (runtime.Object, error) {
@@ -113,6 +116,10 @@ func (p *Platform) setupCluster(ctx context.Context, c *conn, cloudlet *edgeprot
 	})); err != nil {
 		return fmt.Errorf("cluster %s: %w", executor.KeyString(ci), err)
 	}
+	// Pods are refused while the quota's usage is not computed yet.
+	if err := waitFor(ctx, c, gvrQuota, ns, "", "metadata.name="+quotaName, "to be computed", quotaSynced); err != nil {
+		return fmt.Errorf("cluster %s: %w", executor.KeyString(ci), err)
+	}
 	step(pr, "Setting container defaults")
 	if _, err := apply(ctx, c, gvrLimitRange, ns, limitRangeName, fixed(limitRange(labels, sz))); err != nil {
 		return fmt.Errorf("cluster %s: %w", executor.KeyString(ci), err)
@@ -131,6 +138,13 @@ func (p *Platform) setupCluster(ctx context.Context, c *conn, cloudlet *edgeprot
 		return fmt.Errorf("cluster %s: %w", executor.KeyString(ci), err)
 	}
 	if err := p.copyTrustPolicy(ctx, c, cloudlet, ns, labels); err != nil {
+		return fmt.Errorf("cluster %s: %w", executor.KeyString(ci), err)
+	}
+	// Pods are refused until the namespace's default ServiceAccount exists
+	// (the cluster's controller makes it): wait for it here, so that an
+	// instance's first pods are not.
+	step(pr, "Waiting for the namespace's service account")
+	if err := waitSome(ctx, c, gvrSA, ns, "", "metadata.name=default"); err != nil {
 		return fmt.Errorf("cluster %s: %w", executor.KeyString(ci), err)
 	}
 	if _, err := apply(ctx, c, gvrNamespace, "", ns, nsObj(stateReady)); err != nil {
@@ -208,4 +222,33 @@ func mergeLabels(ms ...map[string]string) map[string]string {
 		}
 	}
 	return out
+}
+
+// quotaSynced tells that the quota controller computed the usage of the
+// (one) quota for its current spec.
+func quotaSynced(objs []any) bool {
+	if len(objs) != 1 {
+		return false
+	}
+	u := objs[0].(*unstructured.Unstructured)
+	spec, _, _ := unstructured.NestedMap(u.Object, "spec", "hard")
+	status, _, _ := unstructured.NestedMap(u.Object, "status", "hard")
+	used, hasUsed, _ := unstructured.NestedMap(u.Object, "status", "used")
+	if len(spec) == 0 {
+		return true // nothing to compute: it blocks nothing
+	}
+	if !hasUsed || len(status) != len(spec) {
+		return false
+	}
+	for k, v := range spec {
+		sq, err1 := resource.ParseQuantity(fmt.Sprint(v))
+		tq, err2 := resource.ParseQuantity(fmt.Sprint(status[k]))
+		if err1 != nil || err2 != nil || sq.Cmp(tq) != 0 {
+			return false
+		}
+		if _, ok := used[k]; !ok {
+			return false
+		}
+	}
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -120,7 +121,7 @@ func rolloutState(deps, pods cache.Store, name string, gen int64, replicas int32
 		switch {
 		case cond.Type == appsv1.DeploymentProgressing && cond.Status == corev1.ConditionFalse:
 			return false, nil, "", fmt.Errorf("%w: deployment %s/%s: %s: %s", ErrRollout, d.Namespace, d.Name, cond.Reason, cond.Message)
-		case cond.Type == appsv1.DeploymentReplicaFailure && cond.Status == corev1.ConditionTrue:
+		case cond.Type == appsv1.DeploymentReplicaFailure && cond.Status == corev1.ConditionTrue && !transientFailure(cond.Message):
 			return false, nil, "", fmt.Errorf("%w: deployment %s/%s: %s: %s", ErrPodFailed, d.Namespace, d.Name, cond.Reason, cond.Message)
 		}
 	}
@@ -171,4 +172,11 @@ func podReady(p *corev1.Pod) bool {
 		}
 	}
 	return false
+}
+
+// transientFailure tells a pod creation refused for a moment: the quota's
+// usage or the namespace's ServiceAccount not there yet (the ReplicaSet
+// controller retries).
+func transientFailure(msg string) bool {
+	return strings.Contains(msg, "status unknown for quota") || strings.Contains(msg, "error looking up service account")
 }

@@ -30,6 +30,7 @@ var (
 	gvrService       = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	gvrSecret        = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 	gvrConfigMap     = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
+	gvrSA            = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
 
 	// appResources are what an instance may own, deleted in this order.
 	appResources = []schema.GroupVersionResource{gvrService, gvrDeployment, gvrSecret, gvrConfigMap, gvrNetworkPolicy}
@@ -218,6 +219,27 @@ func deleteLabelled(ctx context.Context, c *conn, gvr schema.GroupVersionResourc
 // waitNone waits, by watching, until no object of gvr in ns matches the
 // label and field selectors.
 func waitNone(ctx context.Context, c *conn, gvr schema.GroupVersionResource, ns, labels, fields string) error {
+	return waitCount(ctx, c, gvr, ns, labels, fields, false)
+}
+
+// waitSome waits, by watching, until an object of gvr in ns matches the
+// label and field selectors.
+func waitSome(ctx context.Context, c *conn, gvr schema.GroupVersionResource, ns, labels, fields string) error {
+	return waitCount(ctx, c, gvr, ns, labels, fields, true)
+}
+
+func waitCount(ctx context.Context, c *conn, gvr schema.GroupVersionResource, ns, labels, fields string, some bool) error {
+	what := "to be gone"
+	if some {
+		what = "to appear"
+	}
+	return waitFor(ctx, c, gvr, ns, labels, fields, what, func(objs []any) bool { return (len(objs) > 0) == some })
+}
+
+// waitFor waits, by watching, until cond holds of the objects of gvr in ns
+// that match the label and field selectors (what says what is waited for,
+// in errors).
+func waitFor(ctx context.Context, c *conn, gvr schema.GroupVersionResource, ns, labels, fields, what string, cond func(objs []any) bool) error {
 	ri := resourceFor(c, gvr, ns)
 	lw := &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
@@ -232,15 +254,15 @@ func waitNone(ctx context.Context, c *conn, gvr schema.GroupVersionResource, ns,
 	var store cache.Store
 	_, err := watchtools.UntilWithSync(ctx, lw, &unstructured.Unstructured{}, func(s cache.Store) (bool, error) {
 		store = s
-		return len(s.List()) == 0, nil
+		return cond(s.List()), nil
 	}, func(watch.Event) (bool, error) {
-		return store != nil && len(store.List()) == 0, nil
+		return store != nil && cond(store.List()), nil
 	})
 	if err != nil {
 		if e := ctxErr(ctx); e != nil {
-			return fmt.Errorf("waiting for %s %s to be gone: %w", gvr.Resource, ns, e)
+			return fmt.Errorf("waiting for %s %s %s: %w", gvr.Resource, ns, what, e)
 		}
-		return fmt.Errorf("waiting for %s %s to be gone: %w", gvr.Resource, ns, err)
+		return fmt.Errorf("waiting for %s %s %s: %w", gvr.Resource, ns, what, err)
 	}
 	return nil
 }
@@ -278,7 +300,7 @@ func ownAsApplier(ctx context.Context, ri dynamic.ResourceInterface, obj *unstru
 	if err != nil {
 		return nil, err
 	}
-	out, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{})
+	out, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager + "-ownership"})
 	if apierrors.IsConflict(err) {
 		return obj, nil
 	}
