@@ -182,6 +182,11 @@ func deleteFenced(ctx context.Context, c *conn, gvr schema.GroupVersionResource,
 		}
 		uid, rv := cur.GetUID(), cur.GetResourceVersion()
 		fg := metav1.DeletePropagationForeground
+		if gvr == gvrNamespace {
+			// The namespace controller deletes what is in it; the
+			// caller waits until the namespace is gone.
+			fg = metav1.DeletePropagationBackground
+		}
 		err = ri.Delete(ctx, name, metav1.DeleteOptions{
 			PropagationPolicy: &fg,
 			Preconditions:     &metav1.Preconditions{UID: &uid, ResourceVersion: &rv},
