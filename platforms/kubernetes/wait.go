@@ -29,7 +29,7 @@ var waitingReasons = map[string]bool{
 // waitRollout waits, by watching the Deployment and its pods, until the
 // Deployment of generation gen has replicas ready pods of its current
 // template and no others, reporting "Waiting for n/m pods ready" as the
-// count changes. A pod that cannot run (unschedulable, image pull or crash
+// count changes (and "m/m pods ready" at the end). A pod that cannot run (unschedulable, image pull or crash
 // loop) or a Deployment condition that says the rollout is stuck fails it
 // with the cluster's reason. It returns the ready pods.
 func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas int32, pr interface{ Step(string) }) ([]*corev1.Pod, error) {
@@ -77,12 +77,12 @@ func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas in
 		if err != nil {
 			return nil, err
 		}
-		if done {
-			return pods, nil
-		}
 		if msg != last && pr != nil {
 			pr.Step(msg)
 			last = msg
+		}
+		if done {
+			return pods, nil
 		}
 		select {
 		case <-changed:
@@ -136,7 +136,10 @@ func rolloutState(deps, pods cache.Store, name string, gen int64, replicas int32
 		readyNow = 0
 	} else if st.UpdatedReplicas == replicas && st.Replicas == replicas &&
 		st.ReadyReplicas == replicas && st.AvailableReplicas == replicas && int32(len(all)) == replicas {
-		return true, ready, "", nil
+		if replicas == 0 {
+			return true, ready, "No pods running", nil
+		}
+		return true, ready, fmt.Sprintf("%d/%d pods ready", replicas, replicas), nil
 	}
 	if replicas == 0 {
 		return false, nil, fmt.Sprintf("Waiting for %d pods to stop", len(all)), nil

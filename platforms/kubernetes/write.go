@@ -181,11 +181,12 @@ func deleteFenced(ctx context.Context, c *conn, gvr schema.GroupVersionResource,
 			return err
 		}
 		uid, rv := cur.GetUID(), cur.GetResourceVersion()
-		fg := metav1.DeletePropagationForeground
-		if gvr == gvrNamespace {
-			// The namespace controller deletes what is in it; the
-			// caller waits until the namespace is gone.
-			fg = metav1.DeletePropagationBackground
+		// Foreground where there are dependents (a Deployment's
+		// ReplicaSets and pods go first); the namespace controller
+		// empties a namespace; the others have none.
+		fg := metav1.DeletePropagationBackground
+		if gvr == gvrDeployment {
+			fg = metav1.DeletePropagationForeground
 		}
 		err = ri.Delete(ctx, name, metav1.DeleteOptions{
 			PropagationPolicy: &fg,
@@ -287,30 +288,40 @@ func apiErr(ctx context.Context, doing string, gvr schema.GroupVersionResource, 
 // ownAsApplier turns the field ownership a create recorded (manager
 // "edgekit", operation Update) into the apply ownership of the same
 // manager, so that later applies remove what they no longer list. It is a
-// write with the created object's resourceVersion as precondition: when
-// the object changed meanwhile, it is left as it is.
+// fenced write with the object's resourceVersion as precondition, read
+// again when a controller changed the object meanwhile.
 func ownAsApplier(ctx context.Context, ri dynamic.ResourceInterface, obj *unstructured.Unstructured) (*unstructured.Unstructured, error) {
-	mf := obj.GetManagedFields()
-	changed := false
-	for i := range mf {
-		if mf[i].Manager == FieldManager && mf[i].Operation == metav1.ManagedFieldsOperationUpdate {
-			mf[i].Operation = metav1.ManagedFieldsOperationApply
-			changed = true
+	for range writeAttempts {
+		mf := obj.GetManagedFields()
+		changed := false
+		for i := range mf {
+			if mf[i].Manager == FieldManager && mf[i].Operation == metav1.ManagedFieldsOperationUpdate {
+				mf[i].Operation = metav1.ManagedFieldsOperationApply
+				changed = true
+			}
+		}
+		if !changed {
+			return obj, nil
+		}
+		if err := checkFence(ctx, schema.GroupVersionResource{Resource: obj.GetKind()}, obj); err != nil {
+			return nil, err
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"managedFields": mf, "resourceVersion": obj.GetResourceVersion()}})
+		if err != nil {
+			return nil, err
+		}
+		out, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager + "-ownership"})
+		if err == nil {
+			return out, nil
+		}
+		if !apierrors.IsConflict(err) {
+			return nil, fmt.Errorf("taking apply ownership of %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
+		}
+		// A controller wrote the object meanwhile (a Deployment's status):
+		// read it again.
+		if obj, err = ri.Get(ctx, obj.GetName(), metav1.GetOptions{}); err != nil {
+			return nil, fmt.Errorf("taking apply ownership of %s %s: %w", obj.GetNamespace(), obj.GetName(), err)
 		}
 	}
-	if !changed {
-		return obj, nil
-	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"managedFields": mf, "resourceVersion": obj.GetResourceVersion()}})
-	if err != nil {
-		return nil, err
-	}
-	out, err := ri.Patch(ctx, obj.GetName(), types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager + "-ownership"})
-	if apierrors.IsConflict(err) {
-		return obj, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("taking apply ownership of %s %s/%s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), err)
-	}
-	return out, nil
+	return obj, nil
 }
