@@ -25,6 +25,9 @@ const (
 	// ServiceCIDR is the cluster's service IP range (a configuration value:
 	// nothing routes to it).
 	ServiceCIDR = "10.0.0.0/24"
+	// PodCIDR is where kwok takes the IPs of pods from (kwok's default
+	// would overlap ServiceCIDR).
+	PodCIDR = "10.244.0.0/16"
 	// KwokAnnotation is the annotation (key=value) that makes kwok manage a
 	// Node; AddNode sets it.
 	KwokAnnotation = "kwok.x-k8s.io/node=fake"
@@ -155,6 +158,7 @@ func Start(ctx context.Context, opts Options) (_ *Env, err error) {
 		"--manage-all-nodes=false",
 		"--manage-nodes-with-annotation-selector=" + KwokAnnotation,
 		"--node-ip=127.0.0.1",
+		"--cidr=" + PodCIDR,
 		"--node-port=0", // no kubelet-like server
 	}); err != nil {
 		return nil, err
@@ -200,6 +204,9 @@ func (e *Env) startAPIServer(ctx context.Context, bin, tokenFile, webhookConfig 
 			"--authorization-mode=RBAC",
 			"--service-cluster-ip-range=" + ServiceCIDR,
 			"--allow-privileged=true",
+			// The "kubernetes" Service's endpoints would be 127.0.0.1,
+			// which Endpoints refuse: do not maintain them.
+			"--endpoint-reconciler-type=none",
 		}, extra...)
 		p, err := e.start("kube-apiserver", filepath.Join(bin, apiserverBin), args)
 		if err != nil {
@@ -277,15 +284,19 @@ func (e *Env) waitDefaultServiceAccount(ctx context.Context, cm *process) error 
 }
 
 // Close stops every process the Env started (SIGTERM to its pid's group,
-// SIGKILL after a grace period), then etcd and the token webhook, and
+// SIGKILL after a grace period), all at once, then etcd and the token webhook, and
 // removes the Env's directory (logs included). It returns nil the second
 // time.
 func (e *Env) Close() error {
 	e.closeOnce.Do(func() {
-		var errs []error
-		for i := len(e.procs) - 1; i >= 0; i-- {
-			errs = append(errs, e.procs[i].stop())
+		// Every process stops at once: each waits at most its grace
+		// period, not the sum of them.
+		errs := make([]error, len(e.procs))
+		var wg sync.WaitGroup
+		for i, p := range e.procs {
+			wg.Go(func() { errs[i] = p.stop() })
 		}
+		wg.Wait()
 		if e.etcd != nil {
 			errs = append(errs, e.etcd.Close())
 		}

@@ -2,6 +2,8 @@ package k8senv_test
 
 import (
 	"context"
+	"fmt"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -47,12 +49,15 @@ func clientFor(t *testing.T, kubeconfig []byte) *kubernetes.Clientset {
 	return cs
 }
 
-func namespace(t *testing.T, cs *kubernetes.Clientset, name string) {
+// namespace creates a namespace of a new name starting with prefix (tests
+// share the Env, and -count may run a test again on it).
+func namespace(t *testing.T, cs *kubernetes.Clientset, prefix string) string {
 	t.Helper()
-	ctx := t.Context()
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+	ns, err := cs.CoreV1().Namespaces().Create(t.Context(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}}, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
+	return ns.Name
 }
 
 func TestDeploymentBecomesAvailableOnAKwokNode(t *testing.T) {
@@ -61,13 +66,17 @@ func TestDeploymentBecomesAvailableOnAKwokNode(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
 
+	// The serviceaccount controller gives a new namespace its default
+	// ServiceAccount; the ReplicaSet controller retries until it has.
+	ns := namespace(t, cs, "deploy")
+	nodeName := "node-" + ns
 	if err := env.AddNode(ctx, k8senv.Node{
-		Name: "node-deploy", CPU: "8", Memory: "32Gi", Pods: 50,
+		Name: nodeName, CPU: "8", Memory: "32Gi", Pods: 50,
 		Extended: map[string]string{"nvidia.com/gpu": "2"},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	node, err := cs.CoreV1().Nodes().Get(ctx, "node-deploy", metav1.GetOptions{})
+	node, err := cs.CoreV1().Nodes().Get(ctx, nodeName, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,31 +84,32 @@ func TestDeploymentBecomesAvailableOnAKwokNode(t *testing.T) {
 		t.Errorf("allocatable nvidia.com/gpu = %v, want 2", gpu.String())
 	}
 
-	// The serviceaccount controller gives a new namespace its default
-	// ServiceAccount; the ReplicaSet controller retries until it has.
-	namespace(t, cs, "deploy")
 	labels := map[string]string{"app": "web"}
 	replicas := int32(3)
 	dep := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "deploy"},
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: "web", Image: "example.invalid/web:1",
-				}}},
+				Spec: corev1.PodSpec{
+					// Other tests' nodes share the Env: pin the pods to ours.
+					NodeSelector: map[string]string{"kubernetes.io/hostname": nodeName},
+					Containers: []corev1.Container{{
+						Name: "web", Image: "example.invalid/web:1",
+					}},
+				},
 			},
 		},
 	}
-	if _, err := cs.AppsV1().Deployments("deploy").Create(ctx, dep, metav1.CreateOptions{}); err != nil {
+	if _, err := cs.AppsV1().Deployments(ns).Create(ctx, dep, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
 	var last *appsv1.Deployment
 	err = wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		d, err := cs.AppsV1().Deployments("deploy").Get(ctx, "web", metav1.GetOptions{})
+		d, err := cs.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -110,18 +120,24 @@ func TestDeploymentBecomesAvailableOnAKwokNode(t *testing.T) {
 		t.Fatalf("deployment not available: %v; last status %+v", err, last.Status)
 	}
 
-	pods, err := cs.CoreV1().Pods("deploy").List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	pods, err := cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=web"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, podNet, err := net.ParseCIDR(k8senv.PodCIDR)
 	if err != nil {
 		t.Fatal(err)
 	}
 	running := 0
+	var seen []string
 	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName == "node-deploy" && p.Status.PodIP != "" {
+		seen = append(seen, fmt.Sprintf("%s: %s on %q, IP %q", p.Name, p.Status.Phase, p.Spec.NodeName, p.Status.PodIP))
+		if p.Status.Phase == corev1.PodRunning && p.Spec.NodeName == nodeName && podNet.Contains(net.ParseIP(p.Status.PodIP)) {
 			running++
 		}
 	}
 	if running != 3 {
-		t.Fatalf("%d of %d pods Running on node-deploy with an IP, want 3: %+v", running, len(pods.Items), pods.Items)
+		t.Fatalf("%d pods Running on %s with an IP of %s, want 3: %v", running, nodeName, k8senv.PodCIDR, seen)
 	}
 }
 
@@ -130,10 +146,11 @@ func TestTokenUserWithoutRBACIsForbiddenUntilBound(t *testing.T) {
 	admin := adminClient(t, env)
 	ctx, cancel := context.WithTimeout(t.Context(), waitTimeout)
 	defer cancel()
-	namespace(t, admin, "least")
+	ns := namespace(t, admin, "least")
 
-	user := clientFor(t, env.Kubeconfig("alice", "team-a"))
-	_, err := user.CoreV1().Pods("least").List(ctx, metav1.ListOptions{})
+	team := "team-" + ns // the group, as the binding below, of this run only
+	user := clientFor(t, env.Kubeconfig("alice", team))
+	_, err := user.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 	if !apierrors.IsForbidden(err) {
 		t.Fatalf("listing pods without RBAC: err = %v, want 403 Forbidden", err)
 	}
@@ -148,28 +165,28 @@ func TestTokenUserWithoutRBACIsForbiddenUntilBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stranger.CoreV1().Pods("least").List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+	if _, err := stranger.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
 		t.Fatalf("unknown token: err = %v, want 401 Unauthorized", err)
 	}
 
 	// RBAC decides: bound to a role through its group, the same user may
 	// list pods of that namespace and still nothing else.
-	if _, err := admin.RbacV1().Roles("least").Create(ctx, &rbacv1.Role{
+	if _, err := admin.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{
 		ObjectMeta: metav1.ObjectMeta{Name: "pod-reader"},
 		Rules:      []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"list"}}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := admin.RbacV1().RoleBindings("least").Create(ctx, &rbacv1.RoleBinding{
+	if _, err := admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{
 		ObjectMeta: metav1.ObjectMeta{Name: "team-a-reads-pods"},
 		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "pod-reader"},
-		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: "team-a"}},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: team}},
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	// The authorizer's cache of RBAC objects follows a watch: wait for it.
 	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		_, err := user.CoreV1().Pods("least").List(ctx, metav1.ListOptions{})
+		_, err := user.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if apierrors.IsForbidden(err) {
 			return false, nil
 		}

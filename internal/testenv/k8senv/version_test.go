@@ -16,7 +16,7 @@ func TestVersionIsTheSameInTheBuildModuleThePackageAndTheMakefile(t *testing.T) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := regexp.MustCompile(`(?m)^require k8s\.io/kubernetes (\S+)$`).FindSubmatch(gomod)
+	req := regexp.MustCompile(`(?m)^(?:require )?\s*k8s\.io/kubernetes (v\S+)$`).FindSubmatch(gomod)
 	if req == nil || string(req[1]) != k8senv.KubernetesVersion {
 		t.Fatalf("build/go.mod requires k8s.io/kubernetes %q, the package says %s", req, k8senv.KubernetesVersion)
 	}

@@ -14,16 +14,18 @@ export GOWORK=off GOFLAGS=-buildvcs=false CGO_ENABLED=0
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
-# Each binary is written under a temporary name and renamed when complete,
-# so an interrupted build never leaves a truncated binary that looks built.
+# Each binary is written under a temporary name of this run and renamed when
+# complete, so an interrupted build never leaves a truncated binary that
+# looks built, and two builds at once do not write the same file.
+trap 'rm -f "$dir"/.*.$$.tmp' EXIT
 for bin in kube-apiserver kube-controller-manager kube-scheduler; do
 	if [[ -x $dir/$bin ]]; then
 		echo "k8s-testenv: $bin is built"
 		continue
 	fi
 	echo "k8s-testenv: building $bin (several CPU-minutes the first time)"
-	(cd "$here" && go build -trimpath -ldflags='-s -w' -o "$dir/.$bin.tmp" "./$bin")
-	mv "$dir/.$bin.tmp" "$dir/$bin"
+	(cd "$here" && go build -trimpath -ldflags='-s -w' -o "$dir/.$bin.$$.tmp" "./$bin")
+	mv "$dir/.$bin.$$.tmp" "$dir/$bin"
 done
 
 if [[ -x $dir/kwok ]]; then
@@ -47,8 +49,9 @@ else
 			pod/fast/pod-ready.yaml pod/fast/pod-complete.yaml pod/fast/pod-delete.yaml; do
 			echo "---"
 			cat "$src/kustomize/stage/$f"
+			echo
 		done
-	} >"$dir/.kwok-stages.yaml.tmp"
-	mv "$dir/.kwok-stages.yaml.tmp" "$dir/kwok-stages.yaml"
+	} >"$dir/.kwok-stages.yaml.$$.tmp"
+	mv "$dir/.kwok-stages.yaml.$$.tmp" "$dir/kwok-stages.yaml"
 fi
 echo "k8s-testenv: ready in $dir"
