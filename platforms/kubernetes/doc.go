@@ -27,7 +27,13 @@
 //     from its node pools (or one node of its flavor), a LimitRange giving
 //     containers default requests and limits, a NetworkPolicy admitting
 //     ingress only from the namespace's own pods, and the cloudlet's trust
-//     policy. Delete removes the namespace and waits until it is gone.
+//     policy; it waits until the namespace's default ServiceAccount exists
+//     and its quota's usage is computed (until then pods are refused). A
+//     cluster that does not fit in the cloudlet's resource quotas (vCPUs,
+//     RAM) beside the quotas of its other namespaces fails with
+//     executor.ErrInsufficientResources naming the resource (two creates
+//     at once may both pass). Delete removes the namespace and waits until
+//     it is gone.
 //   - AppInst of an App with deployment "kubernetes" (or "docker"): a
 //     Deployment of image_path with the App's command and args, its plain
 //     environment in the spec and its secret environment in a Secret read
@@ -46,8 +52,9 @@
 //     saying the rollout is stuck ends it with ErrRollout. Update is a
 //     rollout; power off scales to 0 and remembers the replicas in an
 //     annotation, power on restores them, reboot restarts the pods. Delete
-//     removes everything labelled with the instance (foreground) and waits
-//     until it and its pods are gone. Deployment manifests are refused
+//     removes everything labelled with the instance (the Deployment in the
+//     foreground: its ReplicaSets and pods first) and waits until it and
+//     its pods are gone. Deployment manifests are refused
 //     (ErrUnsupported) for now.
 //   - TrustPolicy: an egress NetworkPolicy in every namespace of the
 //     cloudlet (tcp and udp rules to CIDRs and port ranges; DNS stays
