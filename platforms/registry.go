@@ -24,6 +24,10 @@ type Config struct {
 	// env_vars); each platform documents the ones it reads and ignores the
 	// others.
 	Properties map[string]string
+	// AccessVars are the cloudlet's access variables (credentials such as
+	// a kubeconfig): secrets, which a platform never logs nor returns in
+	// an error.
+	AccessVars map[string]string
 }
 
 // Factory builds a platform from cfg.

@@ -14,6 +14,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/ccrm"
 	"github.com/edgekit/edgekit/internal/cmdutil"
 	_ "github.com/edgekit/edgekit/platforms/fake"
+	_ "github.com/edgekit/edgekit/platforms/kubernetes"
 	_ "github.com/edgekit/edgekit/platforms/local"
 )
 

@@ -17,8 +17,9 @@ package main
 import (
 	"github.com/edgekit/edgekit/hosts/crm"
 	"github.com/edgekit/edgekit/internal/cmdutil"
-	_ "github.com/edgekit/edgekit/platforms/fake"  // registers "fake"
-	_ "github.com/edgekit/edgekit/platforms/local" // registers "local"
+	_ "github.com/edgekit/edgekit/platforms/fake"       // registers "fake"
+	_ "github.com/edgekit/edgekit/platforms/kubernetes" // registers "kubernetes"
+	_ "github.com/edgekit/edgekit/platforms/local"      // registers "local"
 )
 
 func main() { cmdutil.Exit("crm", crm.Main) }

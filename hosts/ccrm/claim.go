@@ -52,6 +52,11 @@ type claimKey struct{}
 // WithClaim returns ctx carrying c: the context of the operation done
 // under c, which the CCRM's senders and platform wrapper read.
 func WithClaim(ctx context.Context, c *Claim) context.Context {
+	if c != nil {
+		// Platforms fence at their back end with the host-agnostic
+		// executor.Fence (see executor.FenceFrom).
+		ctx = executor.WithFence(ctx, executor.Fence{Key: c.Fence.Key, Token: c.Fence.Revision})
+	}
 	return context.WithValue(ctx, claimKey{}, c)
 }
 

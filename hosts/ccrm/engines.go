@@ -23,11 +23,11 @@ type PlatformFunc func(cloudlet *edgeproto.Cloudlet) (executor.Platform, error)
 
 // RegistryPlatforms builds each cloudlet's platform from the platforms
 // registry by its platform_type, with the cloudlet's env_vars as
-// properties, and a directory of its own under stateDir when stateDir is
+// properties and its access_vars as access variables, and a directory of its own under stateDir when stateDir is
 // not "" (replicas that share a platform's state share stateDir).
 func RegistryPlatforms(stateDir string, log *slog.Logger) PlatformFunc {
 	return func(cl *edgeproto.Cloudlet) (executor.Platform, error) {
-		cfg := platforms.Config{Logger: log, Properties: cl.GetEnvVars()}
+		cfg := platforms.Config{Logger: log, Properties: cl.GetEnvVars(), AccessVars: cl.GetAccessVars()}
 		if stateDir != "" {
 			cfg.Dir = filepath.Join(stateDir, dirName(cl.GetKeyString()))
 		}

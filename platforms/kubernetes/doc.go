@@ -1,0 +1,84 @@
+// Package kubernetes is the platform of a cloudlet that is one Kubernetes
+// cluster, driven with client-go. It registers itself as "kubernetes" with
+// the platforms registry.
+//
+// Access: the cloudlet's access variable KUBECONFIG holds a kubeconfig
+// (its content). platforms.Config.AccessVars (which the CCRM fills from
+// the cloudlet) or Config.Kubeconfig serve calls that carry no cloudlet
+// (the AppInst calls); without any, the in-cluster configuration of a host
+// running in a pod is used. The kubeconfig is a secret: it is never
+// logged, and an unusable one fails naming the variable, never quoting it.
+//
+// What each object is:
+//
+//   - Cloudlet: the cluster. InitCloudlet checks that the API server
+//     answers and, with one SelfSubjectAccessReview per verb and resource
+//     (Permissions), that the credentials may do what the platform does;
+//     the error names every missing permission (ErrForbidden). The
+//     ClusterRole in docs/kubernetes-clusterrole.yaml grants exactly
+//     these. GatherCloudletInfo reports the schedulable nodes (allocatable
+//     and capacity, GPUs from extended resources such as nvidia.com/gpu),
+//     one flavor per node shape named k8s.node.<vcpus>c.<ram MB>m[.<gpus>g]
+//     (a name the platform resolves without state), and a snapshot: pod
+//     requests against the nodes' allocatable vCPUs, RAM, pods and GPUs,
+//     the cloudlet's resource quotas, and its clusters. CleanupCloudlet
+//     deletes nothing.
+//   - ClusterInst: a namespace (multi-tenant model) with a ResourceQuota
+//     from its node pools (or one node of its flavor), a LimitRange giving
+//     containers default requests and limits, a NetworkPolicy admitting
+//     ingress only from the namespace's own pods, and the cloudlet's trust
+//     policy; it waits until the namespace's default ServiceAccount exists
+//     and its quota's usage is computed (until then pods are refused). A
+//     cluster that does not fit in the cloudlet's resource quotas (vCPUs,
+//     RAM) beside the quotas of its other namespaces fails with
+//     executor.ErrInsufficientResources naming the resource (two creates
+//     at once may both pass). Delete removes the namespace and waits until
+//     it is gone.
+//   - AppInst of an App with deployment "kubernetes" (or "docker"): a
+//     Deployment of image_path with the App's command and args, its plain
+//     environment in the spec and its secret environment in a Secret read
+//     through secretKeyRef (never in the Deployment), its configs in a
+//     ConfigMap mounted at /etc/edgekit/config, requests and limits from
+//     the instance's flavor (else the App's default flavor, else the
+//     LimitRange defaults), a readiness probe from the App's health check,
+//     and a Service for its ports (ClusterIP; LoadBalancer when a port asks
+//     for a public port). The annotation kubernetes.edgekit.io/replicas of
+//     the instance or the App sets the replicas (1 by default). Create and
+//     update wait, by watching the Deployment and its pods, until the
+//     current template's pods are all ready, reporting "Waiting for n/m
+//     pods ready"; a pod that cannot run ends the wait with the cluster's
+//     reason (ErrPodFailed: FailedScheduling with the scheduler's message,
+//     ImagePullBackOff, CrashLoopBackOff...), and a Deployment condition
+//     saying the rollout is stuck ends it with ErrRollout. Update is a
+//     rollout; power off scales to 0 and remembers the replicas in an
+//     annotation, power on restores them, reboot restarts the pods. Delete
+//     removes everything labelled with the instance (the Deployment in the
+//     foreground: its ReplicaSets and pods first) and waits until it and
+//     its pods are gone. Deployment manifests are refused
+//     (ErrUnsupported) for now.
+//   - TrustPolicy: an egress NetworkPolicy in every namespace of the
+//     cloudlet (tcp and udp rules to CIDRs and port ranges; DNS stays
+//     allowed; icmp is refused: NetworkPolicies cannot express it); an
+//     exception is one more egress NetworkPolicy in its cluster's
+//     namespace.
+//
+// Everything the platform writes carries the labels
+// app.kubernetes.io/managed-by=edgekit, edgekit.io/cloudlet,
+// edgekit.io/cluster and (for an instance) edgekit.io/appinst, hashes of
+// the owning keys, and the keys themselves as protojson annotations:
+// ListInsts reads the inventory back from them (READY once a create
+// finished, CREATING before), so Engine.Reconcile adopts and removes.
+//
+// Writes: server-side apply with the field manager "edgekit". A write
+// under a claim's fence (executor.FenceFrom; the CCRM sets it) records the
+// token in the annotation edgekit.io/fence and is refused (ErrFenced) when
+// the object records a newer one. The check and the write are one step on
+// the API server: the write carries the resourceVersion that was checked
+// as a precondition (a create fails if the object appeared meanwhile, a
+// delete carries uid and resourceVersion preconditions), and a write that
+// loses that race reads the object again. An object is created with a
+// plain create (so that a stale writer cannot recreate what a newer one
+// made meanwhile) whose field ownership is then turned into the apply
+// ownership of the field manager, so that a field later dropped from the
+// App (an environment variable, a port) is removed by the next apply.
+package kubernetes

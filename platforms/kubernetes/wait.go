@@ -1,0 +1,185 @@
+package kubernetes
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/tools/cache"
+)
+
+// waitingReasons are container waiting reasons that mean the pod cannot
+// run without a change: the operation fails with them at once.
+var waitingReasons = map[string]bool{
+	"ImagePullBackOff":           true,
+	"ErrImagePull":               true,
+	"InvalidImageName":           true,
+	"ErrImageNeverPull":          true,
+	"CrashLoopBackOff":           true,
+	"CreateContainerConfigError": true,
+	"CreateContainerError":       true,
+	"RunContainerError":          true,
+}
+
+// waitRollout waits, by watching the Deployment and its pods, until the
+// Deployment of generation gen has replicas ready pods of its current
+// template and no others, reporting "Waiting for n/m pods ready" as the
+// count changes (and "m/m pods ready" at the end). A pod that cannot run (unschedulable, image pull or crash
+// loop) or a Deployment condition that says the rollout is stuck fails it
+// with the cluster's reason. It returns the ready pods.
+func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas int32, pr interface{ Step(string) }) ([]*corev1.Pod, error) {
+	f := informers.NewSharedInformerFactoryWithOptions(c.cs, 0, informers.WithNamespace(r.ns),
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = r.sel }))
+	podInf := f.Core().V1().Pods().Informer()
+	depInf := f.Apps().V1().Deployments().Informer()
+	changed := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { poke() },
+		UpdateFunc: func(any, any) { poke() },
+		DeleteFunc: func(any) { poke() },
+	}
+	if _, err := podInf.AddEventHandler(h); err != nil {
+		return nil, err
+	}
+	if _, err := depInf.AddEventHandler(h); err != nil {
+		return nil, err
+	}
+	stop := make(chan struct{})
+	defer func() {
+		close(stop)
+		f.Shutdown()
+	}()
+	f.Start(stop)
+	synced := make(chan struct{})
+	go func() {
+		defer close(synced)
+		f.WaitForCacheSync(stop)
+	}()
+	select {
+	case <-synced:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("watching deployment %s/%s: %w", r.ns, r.name, ctxErr(ctx))
+	}
+	last := ""
+	for {
+		done, pods, msg, err := rolloutState(depInf.GetStore(), podInf.GetStore(), r.name, gen, replicas)
+		if err != nil {
+			return nil, err
+		}
+		if msg != last && pr != nil {
+			pr.Step(msg)
+			last = msg
+		}
+		if done {
+			return pods, nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("deployment %s/%s: %s: %w", r.ns, r.name, msg, ctxErr(ctx))
+		}
+	}
+}
+
+// rolloutState reads where a rollout is from the watched objects.
+func rolloutState(deps, pods cache.Store, name string, gen int64, replicas int32) (done bool, ready []*corev1.Pod, msg string, err error) {
+	var d *appsv1.Deployment
+	for _, o := range deps.List() {
+		if x := o.(*appsv1.Deployment); x.Name == name {
+			d = x
+		}
+	}
+	if d == nil {
+		return false, nil, "Waiting for the deployment", nil
+	}
+	var all []*corev1.Pod
+	for _, o := range pods.List() {
+		p := o.(*corev1.Pod)
+		if p.DeletionTimestamp == nil {
+			all = append(all, p)
+		}
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
+	// The cluster's reasons first: they end the wait.
+	for _, p := range all {
+		if err := podFailure(p); err != nil {
+			return false, nil, "", err
+		}
+	}
+	for _, cond := range d.Status.Conditions {
+		switch {
+		case cond.Type == appsv1.DeploymentProgressing && cond.Status == corev1.ConditionFalse:
+			return false, nil, "", fmt.Errorf("%w: deployment %s/%s: %s: %s", ErrRollout, d.Namespace, d.Name, cond.Reason, cond.Message)
+		case cond.Type == appsv1.DeploymentReplicaFailure && cond.Status == corev1.ConditionTrue && !transientFailure(cond.Message):
+			return false, nil, "", fmt.Errorf("%w: deployment %s/%s: %s: %s", ErrPodFailed, d.Namespace, d.Name, cond.Reason, cond.Message)
+		}
+	}
+	for _, p := range all {
+		if podReady(p) {
+			ready = append(ready, p)
+		}
+	}
+	st := d.Status
+	readyNow := min(st.ReadyReplicas, replicas)
+	if d.Generation > st.ObservedGeneration || d.Generation < gen {
+		readyNow = 0
+	} else if st.UpdatedReplicas == replicas && st.Replicas == replicas &&
+		st.ReadyReplicas == replicas && st.AvailableReplicas == replicas && int32(len(all)) == replicas {
+		if replicas == 0 {
+			return true, ready, "No pods running", nil
+		}
+		return true, ready, fmt.Sprintf("%d/%d pods ready", replicas, replicas), nil
+	}
+	if replicas == 0 {
+		return false, nil, fmt.Sprintf("Waiting for %d pods to stop", len(all)), nil
+	}
+	return false, nil, fmt.Sprintf("Waiting for %d/%d pods ready", readyNow, replicas), nil
+}
+
+// podFailure is the cluster's reason why p cannot run, or nil.
+func podFailure(p *corev1.Pod) error {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable {
+			return fmt.Errorf("%w: pod %s: FailedScheduling: %s", ErrPodFailed, p.Name, cond.Message)
+		}
+	}
+	for _, cs := range append(append([]corev1.ContainerStatus{}, p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		if w := cs.State.Waiting; w != nil && waitingReasons[w.Reason] {
+			if w.Message != "" {
+				return fmt.Errorf("%w: pod %s: container %s: %s: %s", ErrPodFailed, p.Name, cs.Name, w.Reason, w.Message)
+			}
+			return fmt.Errorf("%w: pod %s: container %s: %s", ErrPodFailed, p.Name, cs.Name, w.Reason)
+		}
+	}
+	if p.Status.Phase == corev1.PodFailed {
+		return fmt.Errorf("%w: pod %s failed: %s: %s", ErrPodFailed, p.Name, p.Status.Reason, p.Status.Message)
+	}
+	return nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, cond := range p.Status.Conditions {
+		if cond.Type == corev1.PodReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// transientFailure tells a pod creation refused for a moment: the quota's
+// usage or the namespace's ServiceAccount not there yet (the ReplicaSet
+// controller retries).
+func transientFailure(msg string) bool {
+	return strings.Contains(msg, "status unknown for quota") || strings.Contains(msg, "error looking up service account")
+}
