@@ -119,7 +119,9 @@ func TestStoreFullRefusesWritesAndRecovers(t *testing.T) {
 	}
 	t.Cleanup(func() { conn.Close() })
 	apps := clientsOf(conn).apps
-	ctx := testCtx(t)
+	// Filling the store in steps, and its recovery (a defragmentation at
+	// most every 30 s), take longer than testCtx allows on a loaded machine.
+	ctx := fillCtx(t)
 	metrics := "http://" + run.MetricsAddr
 	alarmGauge := func() string {
 		for _, line := range strings.Split(httpGet(t, http.DefaultClient, metrics+"/metrics"), "\n") {
@@ -298,7 +300,9 @@ func TestStoreNearlyFullStillTakesDeletes(t *testing.T) {
 	}
 	t.Cleanup(func() { conn.Close() })
 	api := clientsOf(conn)
-	ctx := testCtx(t)
+	// Filling the store in steps, and its recovery (a defragmentation at
+	// most every 30 s), take longer than testCtx allows on a loaded machine.
+	ctx := fillCtx(t)
 	metrics := "http://" + run.MetricsAddr + "/metrics"
 	cl := &edgeproto.CloudletKey{Organization: "op", Name: "edge"}
 	if _, err := drain(api.cloudlets.CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{NoWait: true,
@@ -375,4 +379,12 @@ func TestStoreNearlyFullStillTakesDeletes(t *testing.T) {
 		Deployment: "docker", ImagePath: "example/app"}}); err != nil {
 		t.Fatalf("a create once the store has room: %v", err)
 	}
+}
+
+// fillCtx bounds a test that fills the store and waits for it to recover.
+func fillCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
 }
