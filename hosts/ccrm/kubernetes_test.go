@@ -20,6 +20,8 @@ import (
 	"github.com/edgekit/edgekit/hosts/ccrm/ccrmtest"
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
+	"github.com/edgekit/edgekit/hosts/controller/ui"
+	"github.com/edgekit/edgekit/hosts/controller/ui/uitest"
 	"github.com/edgekit/edgekit/internal/testenv/k8senv"
 	"github.com/edgekit/edgekit/platforms/kubernetes"
 )
@@ -42,6 +44,18 @@ func (b *syncBuffer) String() string {
 	return b.buf.String()
 }
 
+// pageRecorder keeps every row the status page's sources emit, beside the
+// current rows.
+type pageRecorder struct {
+	*uitest.Recorder
+	all syncBuffer
+}
+
+func (p *pageRecorder) Put(row ui.Row) {
+	fmt.Fprintf(&p.all, "%+v\n", row)
+	p.Recorder.Put(row)
+}
+
 // k8sRegion is a controller, two replica processes serving the kubernetes
 // platform, and a cloudlet on the package's real control plane.
 type k8sRegion struct {
@@ -52,6 +66,7 @@ type k8sRegion struct {
 	// it and its bearer token.
 	secrets  []string
 	ctrlLog  *syncBuffer
+	page     *pageRecorder
 	replicas []*ccrmtest.Process
 }
 
@@ -82,8 +97,9 @@ func newK8sRegion(t *testing.T, ctx context.Context) *k8sRegion {
 		Region: ccrmtest.NewRegion(t, ccrmtest.RegionOptions{Cloudlets: 1,
 			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}),
 		cs: cs, cloudlet: &edgeproto.CloudletKey{Organization: "operator", Name: "k8s-e2e"},
-		secrets: secrets, ctrlLog: logs,
+		secrets: secrets, ctrlLog: logs, page: &pageRecorder{Recorder: uitest.NewRecorder()},
 	}
+	uitest.Run(t, r.page, r.Env.Controller.UISources()...)
 	for _, id := range []string{"k0", "k1"} {
 		r.replicas = append(r.replicas, ccrmtest.StartReplica(t, id,
 			r.ReplicaArgs(id, 2*time.Second, "--platforms", kubernetes.PlatformType), r.TokenEnv()))
@@ -173,7 +189,8 @@ func (r *k8sRegion) noSecret(t *testing.T, where, what string) {
 
 // A Kubernetes cloudlet served by two CCRM replica processes, end to end:
 // the kubeconfig reaches the replicas (they initialise the cloudlet and
-// drive its cluster with it) and nothing shows it; a cluster and an image
+// drive its cluster with it) and nothing shows it (Show output, the
+// status page, logs); a cluster and an image
 // App's instance go through create (READY once its pods run), an image
 // rollout, power off and on, and delete, which leaves nothing behind; an
 // instance whose pods fit on no node fails with the scheduler's reason;
@@ -310,10 +327,15 @@ func TestKubernetesCloudletEndToEnd(t *testing.T) {
 		killed = holder()
 		return killed != ""
 	})
+	victim := -1
 	for i, rp := range r.replicas {
 		if fmt.Sprintf("k%d", i) == killed {
 			rp.Kill()
+			victim = i
 		}
+	}
+	if victim < 0 {
+		t.Fatalf("the create is claimed by %q, not by a replica of the test", killed)
 	}
 	state := func() (edgeproto.TrackedState, []string) { return r.appInstState(t, ctx, kk) }
 	controllertest.WaitFor(t, 60*time.Second, "the killed create to end READY", func() bool {
@@ -346,7 +368,7 @@ func TestKubernetesCloudletEndToEnd(t *testing.T) {
 
 	// The kubeconfig reached the replicas (they drove the cluster with
 	// it) and shows nowhere: not in Show output, the controller's logs
-	// or the replicas' logs.
+	// or the replicas' logs, nor in any row of the status page.
 	s, err := r.Cloudlet.ShowCloudlets(ctx, &edgeproto.ShowCloudletsRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -371,6 +393,9 @@ func TestKubernetesCloudletEndToEnd(t *testing.T) {
 	if shown != 1 {
 		t.Errorf("ShowCloudlets showed the cloudlet %d times, want once", shown)
 	}
+	r.page.Wait(t, "Cloudlet", (&edgeproto.Cloudlet{Key: r.cloudlet}).GetKeyString(), 10*time.Second, "READY on the status page",
+		func(row ui.Row, found bool) bool { return found && row.State == "READY" })
+	r.noSecret(t, "the status page's rows", r.page.all.String())
 	if r.ctrlLog.String() == "" {
 		t.Error("the controller logged nothing: the log check would prove nothing")
 	}
