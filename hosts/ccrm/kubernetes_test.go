@@ -70,14 +70,17 @@ type k8sRegion struct {
 	replicas []*ccrmtest.Process
 }
 
-func newK8sRegion(t *testing.T, ctx context.Context) *k8sRegion {
+// newK8sRegion starts the region of cloudlet k8s-<name>, with a node
+// e2e-<name> added to the control plane; via, when not nil, changes the
+// kubeconfig the cloudlet is given.
+func newK8sRegion(t *testing.T, ctx context.Context, name string, via func([]byte) []byte) *k8sRegion {
 	t.Helper()
 	env := k8senv.ForTest(t)
 	cs, err := k8s.NewForConfig(env.RESTConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := env.AddNode(ctx, k8senv.Node{Name: "e2e-node", CPU: "4", Memory: "8Gi"}); err != nil {
+	if err := env.AddNode(ctx, k8senv.Node{Name: "e2e-" + name, CPU: "4", Memory: "8Gi"}); err != nil {
 		t.Fatal(err)
 	}
 	kc := env.Kubeconfig("edgekit-e2e-ccrm", "system:masters")
@@ -96,13 +99,16 @@ func newK8sRegion(t *testing.T, ctx context.Context) *k8sRegion {
 	r := &k8sRegion{
 		Region: ccrmtest.NewRegion(t, ccrmtest.RegionOptions{Cloudlets: 1,
 			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}),
-		cs: cs, cloudlet: &edgeproto.CloudletKey{Organization: "operator", Name: "k8s-e2e"},
+		cs: cs, cloudlet: &edgeproto.CloudletKey{Organization: "operator", Name: "k8s-" + name},
 		secrets: secrets, ctrlLog: logs, page: &pageRecorder{Recorder: uitest.NewRecorder()},
 	}
 	uitest.Run(t, r.page, r.Env.Controller.UISources()...)
 	for _, id := range []string{"k0", "k1"} {
 		r.replicas = append(r.replicas, ccrmtest.StartReplica(t, id,
 			r.ReplicaArgs(id, 2*time.Second, "--platforms", kubernetes.PlatformType), r.TokenEnv()))
+	}
+	if via != nil {
+		kc = via(kc)
 	}
 	// Served by the CCRM (no crm_override): a replica initialises it,
 	// which checks the kubeconfig's permissions on the API server.
@@ -199,7 +205,7 @@ func (r *k8sRegion) noSecret(t *testing.T, where, what string) {
 func TestKubernetesCloudletEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := newK8sRegion(t, ctx)
+	r := newK8sRegion(t, ctx, "e2e", nil)
 	ready, done := edgeproto.TrackedState_TRACKED_STATE_READY, edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE
 	conn := r.Env.Conn(r.Env.AdminToken())
 	flavors := edgeproto.NewFlavorServiceClient(conn)
