@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -200,12 +201,17 @@ func (r *k8sRegion) noSecret(t *testing.T, where, what string) {
 // App's instance go through create (READY once its pods run), an image
 // rollout, power off and on, and delete, which leaves nothing behind; an
 // instance whose pods fit on no node fails with the scheduler's reason;
-// the replica running a create killed with SIGKILL, the other finishes it
-// with exactly one Deployment.
+// the replica running a create killed with SIGKILL once it wrote the
+// Deployment, the other finishes it with exactly one Deployment.
 func TestKubernetesCloudletEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := newK8sRegion(t, ctx, "e2e", nil)
+	// The Service write of instance "killed" (after its Deployment's) is
+	// held: its replica is in the middle of the create when it is killed.
+	proxy := newHoldProxy(t, k8senv.ForTest(t), func(r *http.Request, body []byte) bool {
+		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/services") && bytes.Contains(body, []byte(`\"name\":\"killed\"`))
+	})
+	r := newK8sRegion(t, ctx, "e2e", proxy.kubeconfig(t))
 	ready, done := edgeproto.TrackedState_TRACKED_STATE_READY, edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE
 	conn := r.Env.Conn(r.Env.AdminToken())
 	flavors := edgeproto.NewFlavorServiceClient(conn)
@@ -328,11 +334,15 @@ func TestKubernetesCloudletEndToEnd(t *testing.T) {
 		Key: kk, AppKey: app.Key, ClusterKey: ck}})); err != nil {
 		t.Fatal(err)
 	}
-	var killed string
-	controllertest.WaitFor(t, 30*time.Second, "a replica to claim the create", func() bool {
-		killed = holder()
-		return killed != ""
-	})
+	select {
+	case <-proxy.reached:
+	case <-ctx.Done():
+		t.Fatal("no replica wrote the Service of the instance to kill the create of")
+	}
+	killed := holder()
+	if deps, err := r.deployments(ctx, kk.Name); err != nil || len(deps) != 1 {
+		t.Fatalf("deployments of %s when its Service is written: %v, %v; want one", kk.Name, deps, err)
+	}
 	victim := -1
 	for i, rp := range r.replicas {
 		if fmt.Sprintf("k%d", i) == killed {
@@ -353,9 +363,6 @@ func TestKubernetesCloudletEndToEnd(t *testing.T) {
 	}
 	if deps, err := r.deployments(ctx, kk.Name); err != nil || len(deps) != 1 {
 		t.Fatalf("deployments of %s after its replica was killed: %v, %v; want exactly one", kk.Name, deps, err)
-	}
-	if h := holder(); h == killed {
-		t.Errorf("the claim is still held by the killed replica %s", h)
 	}
 	p, err = ccrmtest.Wait(r.AppInst.DeleteAppInst(ctx, &edgeproto.DeleteAppInstRequest{Key: kk}))
 	r.want(t, "delete the killed replica's instance", p, err, done)
