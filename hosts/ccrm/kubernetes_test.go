@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -106,7 +107,7 @@ func newK8sRegion(t *testing.T, ctx context.Context, name string, via func([]byt
 	uitest.Run(t, r.page, r.Env.Controller.UISources()...)
 	for _, id := range []string{"k0", "k1"} {
 		r.replicas = append(r.replicas, ccrmtest.StartReplica(t, id,
-			r.ReplicaArgs(id, 2*time.Second, "--platforms", kubernetes.PlatformType), r.TokenEnv()))
+			r.ReplicaArgs(id, 2*time.Second, "--platforms", kubernetes.PlatformType, "--metrics-listen", "127.0.0.1:0"), r.TokenEnv()))
 	}
 	if via != nil {
 		kc = via(kc)
@@ -183,6 +184,30 @@ func (r *k8sRegion) appInstState(t *testing.T, ctx context.Context, key *edgepro
 	}
 }
 
+// scrapeMetrics reads the /metrics of a replica process, at the address
+// its log gives.
+func scrapeMetrics(t *testing.T, ctx context.Context, rp *ccrmtest.Process) string {
+	t.Helper()
+	m := regexp.MustCompile(`msg=metrics addr=(http://\S+/metrics)`).FindStringSubmatch(rp.Log())
+	if m == nil {
+		t.Fatal("the replica's log does not say where its metrics are")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m[1], nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK || len(b) == 0 {
+		t.Fatalf("metrics of the replica: %s, %d bytes, %v", resp.Status, len(b), err)
+	}
+	return string(b)
+}
+
 // noSecret fails t when what holds the kubeconfig or its token.
 func (r *k8sRegion) noSecret(t *testing.T, where, what string) {
 	t.Helper()
@@ -197,7 +222,7 @@ func (r *k8sRegion) noSecret(t *testing.T, where, what string) {
 // A Kubernetes cloudlet served by two CCRM replica processes, end to end:
 // the kubeconfig reaches the replicas (they initialise the cloudlet and
 // drive its cluster with it) and nothing shows it (Show output, the
-// status page, logs); a cluster and an image
+// status page, logs, the replicas' metrics); a cluster and an image
 // App's instance go through create (READY once its pods run), an image
 // rollout, power off and on, and delete, which leaves nothing behind; an
 // instance whose pods fit on no node fails with the scheduler's reason;
@@ -414,6 +439,9 @@ func TestKubernetesCloudletEndToEnd(t *testing.T) {
 	}
 	r.noSecret(t, "the controller's log", r.ctrlLog.String())
 	for i, rp := range r.replicas {
+		if i != victim {
+			r.noSecret(t, fmt.Sprintf("replica k%d's metrics", i), scrapeMetrics(t, ctx, rp))
+		}
 		if rp.Log() == "" {
 			t.Errorf("replica k%d logged nothing", i)
 		}
