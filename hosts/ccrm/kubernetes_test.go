@@ -105,9 +105,12 @@ func newK8sRegion(t *testing.T, ctx context.Context, name string, via func([]byt
 		secrets: secrets, ctrlLog: logs, page: &pageRecorder{Recorder: uitest.NewRecorder()},
 	}
 	uitest.Run(t, r.page, r.Env.Controller.UISources()...)
+	// One operation at a time each: while one replica is in the middle
+	// of an operation, the cloudlet's next one is the other's.
 	for _, id := range []string{"k0", "k1"} {
 		r.replicas = append(r.replicas, ccrmtest.StartReplica(t, id,
-			r.ReplicaArgs(id, 2*time.Second, "--platforms", kubernetes.PlatformType, "--metrics-listen", "127.0.0.1:0"), r.TokenEnv()))
+			r.ReplicaArgs(id, 2*time.Second, "--platforms", kubernetes.PlatformType, "--metrics-listen", "127.0.0.1:0",
+				"--workers", "1"), r.TokenEnv()))
 	}
 	if via != nil {
 		kc = via(kc)
@@ -227,7 +230,8 @@ func (r *k8sRegion) noSecret(t *testing.T, where, what string) {
 // rollout, power off and on, and delete, which leaves nothing behind; an
 // instance whose pods fit on no node fails with the scheduler's reason;
 // the replica running a create killed with SIGKILL once it wrote the
-// Deployment, the other finishes it with exactly one Deployment.
+// Deployment (while it is, the other replica serves the cloudlet too),
+// the other finishes it with exactly one Deployment.
 func TestKubernetesCloudletEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -368,6 +372,15 @@ func TestKubernetesCloudletEndToEnd(t *testing.T) {
 	if deps, err := r.deployments(ctx, kk.Name); err != nil || len(deps) != 1 {
 		t.Fatalf("deployments of %s when its Service is written: %v, %v; want one", kk.Name, deps, err)
 	}
+	// Both replicas serve the cloudlet at the same time: while the holder
+	// is in the middle of the create, the other creates another instance.
+	bk := &edgeproto.AppInstKey{Organization: "dev", Name: "beside"}
+	p, err = ccrmtest.Wait(r.AppInst.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: &edgeproto.AppInst{
+		Key: bk, AppKey: app.Key, ClusterKey: ck}}))
+	r.want(t, "create an instance beside the held create", p, err, ready)
+	if h := holder(); h != killed {
+		t.Fatalf("the held create is claimed by %q, was %q", h, killed)
+	}
 	victim := -1
 	for i, rp := range r.replicas {
 		if fmt.Sprintf("k%d", i) == killed {
@@ -377,6 +390,10 @@ func TestKubernetesCloudletEndToEnd(t *testing.T) {
 	}
 	if victim < 0 {
 		t.Fatalf("the create is claimed by %q, not by a replica of the test", killed)
+	}
+	besideDone := regexp.MustCompile(`msg="operation done" .*key="name=beside,organization=dev" op=create`)
+	if other := r.replicas[1-victim]; !besideDone.MatchString(other.Log()) {
+		t.Errorf("replica k%d did not create the instance beside the held create", 1-victim)
 	}
 	state := func() (edgeproto.TrackedState, []string) { return r.appInstState(t, ctx, kk) }
 	controllertest.WaitFor(t, 60*time.Second, "the killed create to end READY", func() bool {
@@ -389,8 +406,10 @@ func TestKubernetesCloudletEndToEnd(t *testing.T) {
 	if deps, err := r.deployments(ctx, kk.Name); err != nil || len(deps) != 1 {
 		t.Fatalf("deployments of %s after its replica was killed: %v, %v; want exactly one", kk.Name, deps, err)
 	}
-	p, err = ccrmtest.Wait(r.AppInst.DeleteAppInst(ctx, &edgeproto.DeleteAppInstRequest{Key: kk}))
-	r.want(t, "delete the killed replica's instance", p, err, done)
+	for _, k := range []*edgeproto.AppInstKey{kk, bk} {
+		p, err = ccrmtest.Wait(r.AppInst.DeleteAppInst(ctx, &edgeproto.DeleteAppInstRequest{Key: k}))
+		r.want(t, "delete instance "+k.Name, p, err, done)
+	}
 
 	// Delete: nothing of the instance or the cluster is left.
 	p, err = ccrmtest.Wait(r.AppInst.DeleteAppInst(ctx, &edgeproto.DeleteAppInstRequest{Key: ak}))
