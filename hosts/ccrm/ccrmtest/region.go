@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -31,6 +32,8 @@ type RegionOptions struct {
 	Members int
 	// ServerOptions go to the controller's gRPC server.
 	ServerOptions []grpc.ServerOption
+	// Logger receives the controller's logs; nil discards them.
+	Logger *slog.Logger
 }
 
 // Region is a controller on embedded etcd, a platform server with one fake
@@ -85,7 +88,7 @@ func NewRegion(t testing.TB, o RegionOptions) *Region {
 	if o.Cloudlets == 0 {
 		o.Cloudlets = 3
 	}
-	env := controllertest.Start(t, controllertest.Options{Members: o.Members, ServerOptions: o.ServerOptions})
+	env := controllertest.Start(t, controllertest.Options{Members: o.Members, ServerOptions: o.ServerOptions, Logger: o.Logger})
 	res, err := reservations.New(env.Store.Client(), env.Store.Prefix()+reservations.Prefix, reservations.Options{})
 	if err != nil {
 		t.Fatal(err)
