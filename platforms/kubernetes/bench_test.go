@@ -210,7 +210,7 @@ func BenchmarkAppInstsToReady(b *testing.B) {
 		b.StopTimer()
 		if iter == 1 {
 			reqs, _ := count.take()
-			b.Logf("direct: %d requests for %d Deployments and %d Services, waited for with one watch", reqs, len(deps.Items), len(svcs.Items))
+			b.Logf("direct: %d requests for %d Deployments and %d Services, waited for with a list and a watch", reqs, len(deps.Items), len(svcs.Items))
 		}
 
 		// Delete, through the engine, and clean up.
@@ -297,15 +297,13 @@ func submitAll(b *testing.B, ctx context.Context, eng *executor.Engine, insts []
 }
 
 // createDirect creates copies of deps and svcs in namespace ns, 64 at a
-// time, and waits with one watch until every Deployment has all its
-// replicas updated and ready.
+// time, and waits until every Deployment has all its replicas updated and
+// ready, watching them from before the first create (a list, then a watch
+// from its resourceVersion; again when the server ends the watch).
 func createDirect(b *testing.B, ctx context.Context, cs k8s.Interface, ns string, deps []appsv1.Deployment, svcs []corev1.Service) {
 	b.Helper()
-	w, err := cs.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer w.Stop()
+	allReady := make(chan error, 1)
+	go func() { allReady <- waitAvailable(ctx, cs, ns, len(deps)) }()
 	var (
 		wg   sync.WaitGroup
 		sem  = make(chan struct{}, 64)
@@ -339,26 +337,49 @@ func createDirect(b *testing.B, ctx context.Context, cs k8s.Interface, ns string
 	if len(errs) > 0 {
 		b.Fatalf("direct creates: %v", errs[0])
 	}
+	if err := <-allReady; err != nil {
+		b.Fatalf("direct: %v", err)
+	}
+}
+
+// waitAvailable waits until n Deployments of ns have all their replicas
+// updated and ready (bounded by ctx).
+func waitAvailable(ctx context.Context, cs k8s.Interface, ns string, n int) error {
 	ready := map[string]bool{}
-	for len(ready) < len(deps) {
-		select {
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				b.Fatalf("the watch of %s ended with %d/%d Deployments available", ns, len(ready), len(deps))
-			}
-			d, isDep := ev.Object.(*appsv1.Deployment)
-			if !isDep || ev.Type == watch.Deleted {
-				continue
-			}
-			want := int32(1)
-			if d.Spec.Replicas != nil {
-				want = *d.Spec.Replicas
-			}
-			if d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want && d.Status.ReadyReplicas == want {
-				ready[d.Name] = true
-			}
-		case <-ctx.Done():
-			b.Fatalf("direct: %d/%d Deployments available: %v", len(ready), len(deps), ctx.Err())
+	note := func(d *appsv1.Deployment) {
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		if d.Status.ObservedGeneration >= d.Generation && d.Status.UpdatedReplicas == want && d.Status.ReadyReplicas == want {
+			ready[d.Name] = true
 		}
 	}
+	for ctx.Err() == nil {
+		list, err := cs.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return err
+		}
+		for i := range list.Items {
+			note(&list.Items[i])
+		}
+		if len(ready) >= n {
+			return nil
+		}
+		w, err := cs.AppsV1().Deployments(ns).Watch(ctx, metav1.ListOptions{ResourceVersion: list.ResourceVersion})
+		if err != nil {
+			return err
+		}
+		for ev := range w.ResultChan() {
+			if d, ok := ev.Object.(*appsv1.Deployment); ok && ev.Type != watch.Deleted {
+				note(d)
+			}
+			if len(ready) >= n {
+				w.Stop()
+				return nil
+			}
+		}
+		w.Stop()
+	}
+	return fmt.Errorf("%d/%d Deployments of %s available: %w", len(ready), n, ns, ctx.Err())
 }
