@@ -2,7 +2,7 @@
 // a region on this machine, and the same binary is each of the region's
 // programs.
 //
-//	edgekit up [--state-dir DIR] [--fresh] [--base-port N] [--tour]   run a whole region until Ctrl-C
+//	edgekit up [--state-dir DIR] [--fresh] [--base-port N] [--kubeconfig FILE] [--tour]   run a whole region until Ctrl-C
 //	edgekit tour [--state-dir DIR]                                   the scripted tour, against a running region
 //	edgekit controller|crm|ccrm|fluidos-node [flags]                 one host: the flags of cmd/controller, cmd/crm...
 //	edgekit edgectl ...                                              the command-line client (cmd/edgectl)
@@ -34,8 +34,9 @@ import (
 	"github.com/edgekit/edgekit/internal/cmdutil"
 	"github.com/edgekit/edgekit/internal/demoapp"
 	"github.com/edgekit/edgekit/internal/kvservice"
-	_ "github.com/edgekit/edgekit/platforms/fake"  // registers "fake"
-	_ "github.com/edgekit/edgekit/platforms/local" // registers "local"
+	_ "github.com/edgekit/edgekit/platforms/fake"       // registers "fake"
+	_ "github.com/edgekit/edgekit/platforms/kubernetes" // registers "kubernetes"
+	_ "github.com/edgekit/edgekit/platforms/local"      // registers "local"
 )
 
 // command is one subcommand.

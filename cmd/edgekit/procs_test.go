@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgekit/edgekit/internal/testenv/k8senv"
 )
 
 // The programs the tests run, built once without the race detector (they
@@ -37,7 +39,7 @@ func TestMain(m *testing.M) {
 			panic("go build: " + err.Error() + "\n" + string(out))
 		}
 		edgekitBin, ctlBin = filepath.Join(dir, "edgekit"), filepath.Join(dir, "edgectl")
-		return m.Run()
+		return k8senv.Run(m) // the Kubernetes tests' control plane, closed after the tests
 	}()
 	os.Exit(code)
 }

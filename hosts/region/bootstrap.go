@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/platforms/kubernetes"
 	"github.com/edgekit/edgekit/platforms/local"
 )
 
@@ -19,6 +20,24 @@ type cloudletSpec struct {
 	name string
 	// crm: served by a CRM on the edge site; else by the CCRM replicas.
 	crm bool
+	// platform is the cloudlet's platform type; "" is the local platform.
+	platform string
+	// accessVars are the cloudlet's access variables (secrets).
+	accessVars map[string]string
+}
+
+// platformType is the cloudlet's platform type.
+func (c cloudletSpec) platformType() string {
+	if c.platform == "" {
+		return local.PlatformType
+	}
+	return c.platform
+}
+
+// k8sCloudlet is the cloudlet of the cluster of kubeconfig (its content).
+func k8sCloudlet(kubeconfig []byte) cloudletSpec {
+	return cloudletSpec{name: KubernetesCloudlet, platform: kubernetes.PlatformType,
+		accessVars: map[string]string{kubernetes.AccessVarKubeconfig: string(kubeconfig)}}
 }
 
 var cloudlets = []cloudletSpec{{name: EdgeCloudlet, crm: true}, {name: OffsiteCloudlet}}
@@ -111,8 +130,8 @@ func ensureCloudlet(ctx context.Context, a *api, c cloudletSpec, keyFile string)
 		}
 		return false, writeSecret(keyFile, resp.GetCrmAccessKey())
 	}
-	req := &edgeproto.Cloudlet{Key: c.key(), PlatformType: local.PlatformType, CrmOnEdge: c.crm}
-	if !c.crm {
+	req := &edgeproto.Cloudlet{Key: c.key(), PlatformType: c.platformType(), CrmOnEdge: c.crm, AccessVars: c.accessVars}
+	if !c.crm && c.platform == "" {
 		req.EnvVars = platformProperties(c.name)
 	}
 	s, err := a.cloudlets.CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{Cloudlet: req, NoWait: true})

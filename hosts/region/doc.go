@@ -4,7 +4,9 @@
 // The region: the controller (embedded etcd, development TLS), two CCRM
 // replicas, one edge cloudlet ("edge1") whose CRM runs on the local
 // platform, one cloudlet served by the CCRM replicas ("offsite1") on the
-// local platform, and two FLUIDOS nodes trading over mutual TLS: a
+// local platform, with Options.KubeconfigFile one more CCRM cloudlet
+// ("k8s1") on that Kubernetes cluster (platform kubernetes, the file's
+// content its access variable KUBECONFIG, never printed), and two FLUIDOS nodes trading over mutual TLS: a
 // provider selling a slice of this host and the key-value Service of
 // package kvservice (provisioned as a real process through its lifecycle
 // engine on the local platform), and a consumer that buys from it. Every process is the multi-call edgekit binary run with a

@@ -23,6 +23,9 @@ const (
 	EdgeCloudlet = "edge1"
 	// OffsiteCloudlet is served by the CCRM replicas on the local platform.
 	OffsiteCloudlet = "offsite1"
+	// KubernetesCloudlet is served by the CCRM replicas on the Kubernetes
+	// cluster of Options.KubeconfigFile, when one is given.
+	KubernetesCloudlet = "k8s1"
 	// Provider and Consumer are the FLUIDOS nodes' identities.
 	Provider = "provider"
 	Consumer = "consumer"

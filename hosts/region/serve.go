@@ -6,7 +6,6 @@ import (
 	"os"
 
 	"github.com/edgekit/edgekit/internal/cli/clientconfig"
-	"github.com/edgekit/edgekit/platforms/local"
 )
 
 // serve resumes what the last stop powered off, describes the region
@@ -50,8 +49,8 @@ func (u *upRun) describeLocked() *Info {
 		Controller: u.ports.controllerAPI, StatusPage: "https://" + u.ports.controllerHTTP + "/ui/",
 		AdminTokenFile: u.l.adminToken(), CAFile: u.l.caFile(), EdgectlConfig: u.o.EdgectlConfig, EdgectlContext: u.o.Context,
 		FluidosTLSDir: u.l.fluidosTLS(), Nodes: map[string]NodeInfo{}}
-	for _, c := range cloudlets {
-		info.Cloudlets = append(info.Cloudlets, CloudletInfo{Organization: Operator, Name: c.name, Manager: c.manager(), Platform: local.PlatformType})
+	for _, c := range u.cloudlets() {
+		info.Cloudlets = append(info.Cloudlets, CloudletInfo{Organization: Operator, Name: c.name, Manager: c.manager(), Platform: c.platformType()})
 	}
 	for _, id := range []string{Provider, Consumer} {
 		np := u.ports.nodes[id]

@@ -112,13 +112,13 @@ func (u *upRun) bootstrap(ctx context.Context, cr cmdutil.Ready, wg *sync.WaitGr
 			func(r cmdutil.Ready) string { return "metrics " + r.Listeners["metrics"] }, wg, errs)
 	}
 	since := map[string]time.Time{}
-	for _, c := range cloudlets {
+	for _, c := range u.cloudlets() {
 		created, err := ensureCloudlet(ctx, a, c, u.l.accessKey(c.name))
 		if err != nil {
 			return err
 		}
 		if created {
-			u.out.event("created", "cloudlet "+Operator+"/"+c.name, fmt.Sprintf("served by the %s, on the local platform", c.manager()))
+			u.out.event("created", "cloudlet "+Operator+"/"+c.name, fmt.Sprintf("served by the %s, on the %s platform", c.manager(), c.platformType()))
 		}
 		if c.crm {
 			args := []string{"crm", "--controller", cr.Listeners["api"], "--cloudlet", Operator + "/" + c.name,
@@ -131,13 +131,13 @@ func (u *upRun) bootstrap(ctx context.Context, cr cmdutil.Ready, wg *sync.WaitGr
 			u.launch(ctx, u.add("crm-"+c.name, args...), func(r cmdutil.Ready) string { return "metrics " + r.Listeners["metrics"] }, wg, errs)
 		}
 	}
-	for _, c := range cloudlets {
+	for _, c := range u.cloudlets() {
 		wg.Go(func() {
 			if err := waitCloudletReady(ctx, a, c.key(), since[c.name]); err != nil {
 				errs.add(err)
 				return
 			}
-			u.out.event("ready", "cloudlet "+Operator+"/"+c.name, fmt.Sprintf("READY, served by the %s on the local platform", c.manager()))
+			u.out.event("ready", "cloudlet "+Operator+"/"+c.name, fmt.Sprintf("READY, served by the %s on the %s platform", c.manager(), c.platformType()))
 		})
 	}
 	return nil

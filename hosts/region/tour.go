@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/internal/demoapp"
+	"github.com/edgekit/edgekit/platforms/kubernetes"
 )
 
 // Developer is the organization that owns what the tour creates.
@@ -21,6 +23,16 @@ const Developer = "developer"
 
 // tourApp is the application the tour deploys.
 var tourApp = &edgeproto.AppKey{Organization: Developer, Name: "tour-web", Version: "1"}
+
+// tourImageApp is the image application the tour deploys on a Kubernetes
+// cloudlet (KubernetesCloudlet): a container image, no command.
+var tourImageApp = &edgeproto.AppKey{Organization: Developer, Name: "tour-image", Version: "1"}
+
+// tourImage is the image of tourImageApp.
+const tourImage = "docker.io/library/nginx:1.27"
+
+// onKubernetes reports whether cloudlet c is on the kubernetes platform.
+func onKubernetes(c CloudletInfo) bool { return c.Platform == kubernetes.PlatformType }
 
 // tourStepTimeout bounds each step of the tour (a FLUIDOS purchase waits
 // for the provider's provisioning, bounded by the solver's own 2-minute
@@ -51,7 +63,9 @@ type tour struct {
 // progress as it comes: a cluster and an instance of a small web
 // application (Info.Executable serve) on each kind of cloudlet (the CRM's
 // and the CCRM's), a call to each instance, an update of the application
-// rolled out to the instances, a Service bought from the provider node
+// rolled out to the instances (on a Kubernetes cloudlet: an instance of
+// an image App, tour-image, READY when its pods are, neither called nor
+// updated), a Service bought from the provider node
 // through a solver, and the clean-up of everything it created. What an
 // interrupted tour left is cleaned up first. It returns the first failure.
 func Tour(ctx context.Context, info *Info, out io.Writer) error {
@@ -119,11 +133,20 @@ func (t *tour) show(what string) func(*edgeproto.Progress) {
 
 // eachCloudlet runs f for every cloudlet of the region at once.
 func (t *tour) eachCloudlet(f func(CloudletInfo) error) error {
+	return t.someCloudlets(func(CloudletInfo) bool { return true }, f)
+}
+
+// someCloudlets runs f for every cloudlet of the region that which
+// selects, at once.
+func (t *tour) someCloudlets(which func(CloudletInfo) bool, f func(CloudletInfo) error) error {
 	var (
 		wg   sync.WaitGroup
 		errs errList
 	)
 	for _, c := range t.info.Cloudlets {
+		if !which(c) {
+			continue
+		}
 		wg.Go(func() {
 			if err := f(c); err != nil {
 				errs.add(fmt.Errorf("%s: %w", c.Name, err))
@@ -134,11 +157,23 @@ func (t *tour) eachCloudlet(f func(CloudletInfo) error) error {
 	return errs.err()
 }
 
+// tourCluster is the tour's cluster on cloudlet c: on the local platform
+// of the region's flavor; on Kubernetes a namespace whose quota is one
+// node pool of 1 vCPU and 1 GB (the region's flavor is not one a
+// Kubernetes cloudlet offers: its flavors are its nodes' shapes).
+func tourCluster(c CloudletInfo) *edgeproto.ClusterInst {
+	ci := &edgeproto.ClusterInst{Key: clusterKey(c), CloudletKey: &edgeproto.CloudletKey{Organization: c.Organization, Name: c.Name},
+		FlavorName: Flavor, Deployment: c.Platform}
+	if onKubernetes(c) {
+		ci.FlavorName = ""
+		ci.NodePools = []*edgeproto.NodePool{{Name: "pool", NumNodes: 1, NodeResources: &edgeproto.NodeResources{Vcpus: 1, RamMb: 1024}}}
+	}
+	return ci
+}
+
 func (t *tour) createClusters(ctx context.Context) error {
 	return t.eachCloudlet(func(c CloudletInfo) error {
-		s, err := t.api.clusters.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
-			Key: clusterKey(c), CloudletKey: &edgeproto.CloudletKey{Organization: c.Organization, Name: c.Name},
-			FlavorName: Flavor, Deployment: c.Platform}})
+		s, err := t.api.clusters.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: tourCluster(c)})
 		if err != nil {
 			return err
 		}
@@ -156,17 +191,48 @@ func (t *tour) deploy(ctx context.Context) error {
 		return fmt.Errorf("App %s: %w", tourApp.GetName(), err)
 	}
 	t.out.printf("  App %s: %s serve, HTTP health check on /healthz\n", app.GetKeyString(), t.info.Executable)
+	if slices.ContainsFunc(t.info.Cloudlets, onKubernetes) {
+		img := &edgeproto.App{Key: tourImageApp, Deployment: kubernetes.PlatformType, ImageType: edgeproto.ImageType_IMAGE_TYPE_DOCKER,
+			ImagePath: tourImage, HealthCheck: edgeproto.HealthCheck_HEALTH_CHECK_HTTP, HealthCheckPath: "/",
+			Ports: []*edgeproto.Port{{Proto: edgeproto.PortProtocol_PORT_PROTOCOL_HTTP, InternalPort: 80}}}
+		if _, err := t.api.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: img}); err != nil {
+			return fmt.Errorf("App %s: %w", tourImageApp.GetName(), err)
+		}
+		t.out.printf("  App %s: image %s, HTTP health check on /, for the Kubernetes cloudlet\n", img.GetKeyString(), tourImage)
+	}
 	return t.eachCloudlet(func(c CloudletInfo) error {
+		app := tourApp
+		if onKubernetes(c) {
+			app = tourImageApp
+		}
 		s, err := t.api.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: &edgeproto.AppInst{
-			Key: instKey(c), AppKey: tourApp, ClusterKey: clusterKey(c)}})
+			Key: instKey(c), AppKey: app, ClusterKey: clusterKey(c)}})
 		if err != nil {
 			return err
 		}
 		if _, err := follow[*edgeproto.CreateAppInstResponse](s, t.show(label(c, "AppInst", instKey(c).GetName()))); err != nil {
 			return err
 		}
+		if onKubernetes(c) {
+			return t.pods(ctx, c)
+		}
 		return t.call(ctx, c, "hello")
 	})
+}
+
+// pods prints what the instance on Kubernetes cloudlet c runs: its
+// cluster's Service and pods are inside the cluster, out of the tour's
+// reach.
+func (t *tour) pods(ctx context.Context, c CloudletInfo) error {
+	ai, err := t.instance(ctx, instKey(c))
+	if err != nil {
+		return err
+	}
+	if ai == nil {
+		return fmt.Errorf("app instance %s is gone", instKey(c).GetName())
+	}
+	t.out.printf("  %-45s runs in the cluster: %v\n", label(c, "AppInst", instKey(c).GetName()), ai.GetRuntimeInfo().GetContainerIds())
+	return nil
 }
 
 // call calls the instance on cloudlet c and checks its greeting.
@@ -205,7 +271,8 @@ func (t *tour) update(ctx context.Context) error {
 		return fmt.Errorf("App %s: %w", tourApp.GetName(), err)
 	}
 	t.out.printf("  App %s: GREETING=bonjour; each instance is restarted with it (power state REBOOT_REQUESTED)\n", tourApp.GetName())
-	return t.eachCloudlet(func(c CloudletInfo) error {
+	notKubernetes := func(c CloudletInfo) bool { return !onKubernetes(c) }
+	return t.someCloudlets(notKubernetes, func(c CloudletInfo) error {
 		s, err := t.api.appInsts.UpdateAppInst(ctx, &edgeproto.UpdateAppInstRequest{AppInst: &edgeproto.AppInst{Key: instKey(c),
 			PowerState: edgeproto.PowerState_POWER_STATE_REBOOT_REQUESTED}, Fields: []string{edgeproto.AppInstFieldPowerState}})
 		if err != nil {
@@ -242,10 +309,12 @@ func (t *tour) cleanUp(ctx context.Context, quiet bool) error {
 	if err != nil {
 		return err
 	}
-	if _, err := t.api.apps.DeleteApp(ctx, &edgeproto.DeleteAppRequest{Key: tourApp}); err != nil && !gone(err) {
-		return fmt.Errorf("App %s: %w", tourApp.GetName(), err)
-	} else if err == nil && !quiet {
-		t.out.printf("  App %s deleted\n", tourApp.GetName())
+	for _, app := range []*edgeproto.AppKey{tourApp, tourImageApp} {
+		if _, err := t.api.apps.DeleteApp(ctx, &edgeproto.DeleteAppRequest{Key: app}); err != nil && !gone(err) {
+			return fmt.Errorf("App %s: %w", app.GetName(), err)
+		} else if err == nil && !quiet {
+			t.out.printf("  App %s deleted\n", app.GetName())
+		}
 	}
 	if err := t.eachCloudlet(func(c CloudletInfo) error {
 		s, err := t.api.clusters.DeleteClusterInst(ctx, &edgeproto.DeleteClusterInstRequest{Key: clusterKey(c)})

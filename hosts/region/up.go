@@ -51,6 +51,13 @@ type Options struct {
 	// StopTimeout bounds the stop of each process before it is killed;
 	// default DefaultStopTimeout.
 	StopTimeout time.Duration
+	// KubeconfigFile, when set, is a kubeconfig: Up adds the cloudlet
+	// KubernetesCloudlet on its cluster (platform kubernetes, served by the
+	// CCRM replicas), with the file's content as its access variable
+	// KUBECONFIG. A file that is not a usable kubeconfig fails Up before
+	// anything starts. A cloudlet an earlier Up created keeps the
+	// kubeconfig it was created with (Fresh starts over).
+	KubeconfigFile string
 	// OnReady, when set, runs in a goroutine of its own once the region is
 	// ready, with Up's context (the tour, for "edgekit up --tour").
 	OnReady func(ctx context.Context, info *Info)
@@ -62,6 +69,10 @@ type Options struct {
 // the state directory.
 func Up(ctx context.Context, o Options) error {
 	if err := o.defaults(); err != nil {
+		return err
+	}
+	kubeconfig, err := readKubeconfig(o.KubeconfigFile)
+	if err != nil {
 		return err
 	}
 	if err := checkStateDir(o.StateDir); err != nil {
@@ -76,7 +87,7 @@ func Up(ctx context.Context, o Options) error {
 		return err
 	}
 	defer unlock()
-	u := &upRun{o: o, l: l, out: newPrinter(o.Out), procs: map[string]*proc{}}
+	u := &upRun{o: o, l: l, out: newPrinter(o.Out), procs: map[string]*proc{}, kubeconfig: kubeconfig}
 	if err := u.prepare(); err != nil {
 		return err
 	}
@@ -157,6 +168,8 @@ type upRun struct {
 	out   *printer
 	ports ports
 	api   *api // the controller's API, once it serves
+	// kubeconfig is the content of Options.KubeconfigFile (a secret).
+	kubeconfig []byte
 
 	mu    sync.Mutex
 	procs map[string]*proc

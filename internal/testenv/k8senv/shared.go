@@ -26,7 +26,18 @@ var shared struct {
 //	func TestMain(m *testing.M) { k8senv.Shared(m) }
 //
 // A package whose tests never call ForTest starts nothing.
-func Shared(m *testing.M) {
+func Shared(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Shared for a TestMain that has more to do after the tests (it
+// returns the code instead of exiting):
+//
+//	func TestMain(m *testing.M) {
+//		setUp()
+//		code := k8senv.Run(m)
+//		tearDown()
+//		os.Exit(code)
+//	}
+func Run(m *testing.M) int {
 	shared.Lock()
 	shared.inMain = true
 	shared.Unlock()
@@ -43,7 +54,7 @@ func Shared(m *testing.M) {
 			}
 		}
 	}
-	os.Exit(code)
+	return code
 }
 
 // ForTest returns the test package's shared Env, starting it on first use.
@@ -58,7 +69,7 @@ func ForTest(t testing.TB) *Env {
 	shared.Lock()
 	defer shared.Unlock()
 	if !shared.inMain {
-		t.Fatal("k8senv: ForTest needs the package's TestMain to call k8senv.Shared(m), which closes the shared Env")
+		t.Fatal("k8senv: ForTest needs the package's TestMain to call k8senv.Shared(m) (or Run), which closes the shared Env")
 	}
 	if shared.env != nil {
 		return shared.env
