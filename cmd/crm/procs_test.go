@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/edgekit/edgekit/internal/testenv/logbuf"
 )
 
 // binaries are the programs the end-to-end tests run, built once.
@@ -66,31 +68,14 @@ type proc struct {
 	name string
 	cmd  *exec.Cmd
 	done chan struct{}
-	log  *lockedBuffer
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
+	log  *logbuf.Buffer
 }
 
 // start runs a program; it is stopped (SIGTERM, then SIGKILL) in
 // t.Cleanup, and its output is logged when the test failed.
 func start(t *testing.T, name, path string, args ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, name: name, cmd: exec.Command(path, args...), done: make(chan struct{}), log: &lockedBuffer{}}
+	p := &proc{t: t, name: name, cmd: exec.Command(path, args...), done: make(chan struct{}), log: &logbuf.Buffer{}}
 	p.cmd.Stdout, p.cmd.Stderr = p.log, p.log
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,32 +24,15 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller/ui"
 	"github.com/edgekit/edgekit/hosts/controller/ui/uitest"
 	"github.com/edgekit/edgekit/internal/testenv/k8senv"
+	"github.com/edgekit/edgekit/internal/testenv/logbuf"
 	"github.com/edgekit/edgekit/platforms/kubernetes"
 )
-
-// syncBuffer is a log destination safe for concurrent writers.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 // pageRecorder keeps every row the status page's sources emit, beside the
 // current rows.
 type pageRecorder struct {
 	*uitest.Recorder
-	all syncBuffer
+	all logbuf.Buffer
 }
 
 func (p *pageRecorder) Put(row ui.Row) {
@@ -67,7 +49,7 @@ type k8sRegion struct {
 	// secrets are what of the kubeconfig must never show: the whole of
 	// it and its bearer token.
 	secrets  []string
-	ctrlLog  *syncBuffer
+	ctrlLog  *logbuf.Buffer
 	page     *pageRecorder
 	replicas []*ccrmtest.Process
 }
@@ -97,7 +79,7 @@ func newK8sRegion(t *testing.T, ctx context.Context, name string, via func([]byt
 		}
 		secrets = append(secrets, ai.Token)
 	}
-	logs := &syncBuffer{}
+	logs := &logbuf.Buffer{}
 	r := &k8sRegion{
 		Region: ccrmtest.NewRegion(t, ccrmtest.RegionOptions{Cloudlets: 1,
 			Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}),

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/internal/etcd"
+	"github.com/edgekit/edgekit/internal/testenv/logbuf"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
@@ -29,24 +29,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 )
-
-// logBuffer is a log sink safe for concurrent writers.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // httpGet returns the body of a GET of url with client.
 func httpGet(t *testing.T, c *http.Client, u string) string {
@@ -103,7 +85,7 @@ func pageSnapshot(t *testing.T, base, token string) string {
 func TestStoreFullRefusesWritesAndRecovers(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	var logs logBuffer
+	var logs logbuf.Buffer
 	run, _ := startController(t, controller.Options{DataDir: filepath.Join(dir, "data"), Region: "r", Listen: "127.0.0.1:0",
 		MetricsListen: "127.0.0.1:0", EtcdQuotaBytes: 8 << 20, SpaceCheckInterval: 50 * time.Millisecond, StopTimeout: 2 * time.Second,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})

@@ -1,7 +1,6 @@
 package etcd_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -15,11 +14,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/edgekit/edgekit/internal/etcd"
+	"github.com/edgekit/edgekit/internal/testenv/logbuf"
 )
 
 func start(t *testing.T, cfg etcd.EmbedConfig) *etcd.Embedded {
@@ -100,27 +99,9 @@ func TestEmbeddedFixedPortTaken(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink that etcd's goroutines may write concurrently.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestEmbeddedLogsWarningsOnly(t *testing.T) {
 	t.Parallel()
-	var buf syncBuffer
+	var buf logbuf.Buffer
 	l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	m := start(t, etcd.EmbedConfig{DataDir: t.TempDir(), Logger: l})
 	_ = m.Close()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/internal/etcd"
+	"github.com/edgekit/edgekit/internal/testenv/logbuf"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -87,7 +88,7 @@ func TestSpaceGuardRecoversAfterDeletes(t *testing.T) {
 	const quota = 4 << 20
 	m := start(t, etcd.EmbedConfig{DataDir: t.TempDir(), QuotaBackendBytes: 2 * quota})
 	cli := m.Client()
-	var logs syncBuffer
+	var logs logbuf.Buffer
 	changes := make(chan bool, 16)
 	seen, last := false, false
 	observe := func(s etcd.SpaceState) {

@@ -1,7 +1,6 @@
 package kvservice
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -9,9 +8,10 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/edgekit/edgekit/internal/testenv/logbuf"
 )
 
 func do(t *testing.T, method, url, user, pass, body string) (int, string) {
@@ -68,24 +68,6 @@ func TestRunRefusesToStartWithoutAPassword(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the server's goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestRunServesUntilCancelledAndNeverPrintsThePassword(t *testing.T) {
 	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -96,7 +78,7 @@ func TestRunServesUntilCancelledAndNeverPrintsThePassword(t *testing.T) {
 	l.Close()
 	env := map[string]string{"PORT": port, "KV_PASSWORD": "planted-secret-123", "KV_START_DELAY": "10ms"}
 	ctx, cancel := context.WithCancel(context.Background())
-	var log syncBuffer
+	var log logbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- Run(ctx, func(k string) string { return env[k] }, &log) }()
 	url := "http://127.0.0.1:" + port

@@ -18,6 +18,7 @@ import (
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/executor"
+	"github.com/edgekit/edgekit/internal/testenv/logbuf"
 )
 
 // An engine process is this test binary started again with
@@ -186,7 +187,7 @@ type engineProc struct {
 	cmd    *exec.Cmd
 	lines  chan string   // what it prints on stdout, closed at its end
 	done   chan struct{} // closed once it exited and was reaped
-	stderr *syncBuffer
+	stderr *logbuf.Buffer
 }
 
 // engineTimeout bounds every wait for an engine process.
@@ -210,7 +211,7 @@ func startEngine(t *testing.T, sc scenario, op, pauseAt string) *engineProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ep := &engineProc{t: t, cmd: cmd, lines: make(chan string, 64), done: make(chan struct{}), stderr: &syncBuffer{}}
+	ep := &engineProc{t: t, cmd: cmd, lines: make(chan string, 64), done: make(chan struct{}), stderr: &logbuf.Buffer{}}
 	cmd.Stderr = ep.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

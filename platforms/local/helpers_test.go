@@ -1,7 +1,6 @@
 package local
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -26,6 +25,7 @@ import (
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/internal/testenv/freeport"
+	"github.com/edgekit/edgekit/internal/testenv/logbuf"
 )
 
 // testAppPath is the test server binary, built once by TestMain.
@@ -62,24 +62,6 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// syncBuffer collects log output from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // steps records progress messages.
 type steps struct {
 	mu  sync.Mutex
@@ -104,7 +86,7 @@ type env struct {
 	root     string
 	ports    portRange // chosen free at run time
 	p        *Platform
-	logs     *syncBuffer
+	logs     *logbuf.Buffer
 	res      *executor.MemReservations
 	cloudlet *edgeproto.Cloudlet
 	cluster  *edgeproto.ClusterInst
@@ -128,7 +110,7 @@ func newEnv(t *testing.T, opts ...option) *env {
 		t:     t,
 		root:  root,
 		ports: freePortRange(t, envPorts),
-		logs:  &syncBuffer{},
+		logs:  &logbuf.Buffer{},
 		res:   executor.NewMemReservations(),
 		cloudlet: &edgeproto.Cloudlet{
 			Key:          &edgeproto.CloudletKey{Organization: "operator", Name: "host"},

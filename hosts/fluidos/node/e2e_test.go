@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/internal/kvservice"
+	"github.com/edgekit/edgekit/internal/testenv/logbuf"
 	"github.com/edgekit/edgekit/platforms/local"
 )
 
@@ -31,24 +31,6 @@ import (
 var kvPath string
 
 func TestMain(m *testing.M) { os.Exit(nodetest.RunWithKV(m, &kvPath)) }
-
-// logBuffer collects a node's logs.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // localPlatform runs what a node sells as real processes, in a port range
 // of its own.
@@ -91,7 +73,7 @@ func TestEndToEndOnRealProcesses(t *testing.T) {
 	t.Parallel()
 	const planted = "planted-secret-7d1c0a"
 	nw := nodetest.NewNetwork(t)
-	var bobLogs, aliceLogs logBuffer
+	var bobLogs, aliceLogs logbuf.Buffer
 	debug := func(w io.Writer) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
