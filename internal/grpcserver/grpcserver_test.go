@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"net"
 	"strings"
 	"sync"
 	"testing"
@@ -14,33 +13,10 @@ import (
 	"github.com/edgekit/edgekit/internal/testenv/grpcsweep"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 )
-
-// serve serves s on a loopback port until the test ends and returns a
-// client connection to it.
-func serve(t *testing.T, s *grpc.Server) *grpc.ClientConn {
-	t.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { _ = s.Serve(lis) })
-	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = conn.Close()
-		s.Stop()
-		wg.Wait()
-	})
-	return conn
-}
 
 func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -55,7 +31,7 @@ func TestUndecodableRequestAnswersInvalidArgument(t *testing.T) {
 	s := grpc.NewServer(grpcserver.ServerOptions()...)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(grpcserver.Registrar(s), hs)
-	conn := serve(t, s)
+	conn := grpcsweep.Serve(t, s)
 	ctx := testCtx(t)
 
 	// Unary.
@@ -85,7 +61,7 @@ func TestUndecodableRequestAnswersInvalidArgument(t *testing.T) {
 	// (the codec defers only the errors of messages Registrar receives).
 	s2 := grpc.NewServer(grpcserver.ServerOptions()...)
 	healthpb.RegisterHealthServer(s2, health.NewServer())
-	err = serve(t, s2).Invoke(ctx, "/grpc.health.v1.Health/Check", &garbage, new([]byte), grpc.ForceCodecV2(grpcsweep.RawCodec{}))
+	err = grpcsweep.Serve(t, s2).Invoke(ctx, "/grpc.health.v1.Health/Check", &garbage, new([]byte), grpc.ForceCodecV2(grpcsweep.RawCodec{}))
 	if status.Code(err) != codes.Internal {
 		t.Errorf("directly registered: got %v, want gRPC's Internal", err)
 	}
@@ -115,7 +91,7 @@ func TestPanicAnswersInternalAndIsLogged(t *testing.T) {
 	u, st := grpcserver.Recover(log)
 	s := grpc.NewServer(append(grpcserver.ServerOptions(), grpc.ChainUnaryInterceptor(u), grpc.ChainStreamInterceptor(st))...)
 	healthpb.RegisterHealthServer(grpcserver.Registrar(s), panicky{})
-	conn := serve(t, s)
+	conn := grpcsweep.Serve(t, s)
 	ctx := testCtx(t)
 	c := healthpb.NewHealthClient(conn)
 	if _, err := c.Check(ctx, &healthpb.HealthCheckRequest{}); status.Code(err) != codes.Internal || strings.Contains(err.Error(), "boom") {
