@@ -120,9 +120,6 @@ func (t *tour) show(what string) func(*edgeproto.Progress) {
 	return func(p *edgeproto.Progress) {
 		state := strings.TrimPrefix(p.GetState().String(), "TRACKED_STATE_")
 		msg := p.GetMessage()
-		if msg == state {
-			msg = "" // the controller's word for a state change
-		}
 		if state == lastState && (msg == lastMsg || msg == "") {
 			return
 		}
