@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -10,18 +11,23 @@ import (
 )
 
 // stuckCache is a running cache whose handler can be made to block, so
-// that the cache stays behind etcd while a test writes.
+// that the cache stays behind etcd while a test writes. The handler blocks
+// on the first change at or after a revision the test chooses; the cache
+// has applied that change (handlers run after it) and applies no more.
+// Choosing by revision, not by "the next event", keeps a change the
+// handler has not been handed yet from being the one it blocks on.
 type stuckCache struct {
-	c       *store.Cache[*edgeproto.ClusterInst]
-	stuck   atomic.Bool
-	release chan struct{}
+	c         *store.Cache[*edgeproto.ClusterInst]
+	stuckFrom atomic.Int64 // 0: never
+	release   chan struct{}
+	once      sync.Once
 }
 
 func newStuckCache(t *testing.T, f *txFixture) *stuckCache {
 	t.Helper()
 	sc := &stuckCache{release: make(chan struct{})}
-	sc.c = store.NewCache(f.k, store.OnEvent(func(store.Event[*edgeproto.ClusterInst]) {
-		if sc.stuck.Load() {
+	sc.c = store.NewCache(f.k, store.OnEvent(func(ev store.Event[*edgeproto.ClusterInst]) {
+		if from := sc.stuckFrom.Load(); from != 0 && ev.Rev >= from {
 			<-sc.release
 		}
 	}))
@@ -30,14 +36,10 @@ func newStuckCache(t *testing.T, f *txFixture) *stuckCache {
 	return sc
 }
 
-// stickAfterNextEvent makes the cache apply the next change and no more.
-func (sc *stuckCache) stickAfterNextEvent() { sc.stuck.Store(true) }
+// stickAfter makes the cache apply the first change after rev and no more.
+func (sc *stuckCache) stickAfter(rev int64) { sc.stuckFrom.Store(rev + 1) }
 
-func (sc *stuckCache) unstick() {
-	if sc.stuck.CompareAndSwap(true, false) {
-		close(sc.release)
-	}
-}
+func (sc *stuckCache) unstick() { sc.once.Do(func() { close(sc.release) }) }
 
 // put writes c's flavor to etcd.
 func (f *txFixture) putFlavor(t *testing.T, flavor string) {
@@ -84,11 +86,11 @@ func TestCacheTxGet(t *testing.T) {
 	}
 	// The cache applies the next write (the update above, then v3) and no
 	// more: it is behind etcd.
+	sc.stickAfter(mustRev(t, f))
+	f.putFlavor(t, "v3")
 	if err := sc.c.WaitRev(f.ctx, mustRev(t, f)); err != nil {
 		t.Fatal(err)
 	}
-	sc.stickAfterNextEvent()
-	f.putFlavor(t, "v3")
 	f.putFlavor(t, "v4")
 	if seen, err := update(anyFlavor); err != nil || len(seen) != 2 || seen[0] != "v3" || seen[1] != "v4" {
 		t.Fatalf("stale cache: saw %v, %v; want [v3 v4]", seen, err)
@@ -122,8 +124,11 @@ func TestCacheTxGet(t *testing.T) {
 	sc.unstick()
 	other := cluster("c7", "acme")
 	sc2 := newStuckCache(t, f)
-	sc2.stickAfterNextEvent()
+	sc2.stickAfter(mustRev(t, f))
 	f.putFlavor(t, "v6")
+	if err := sc2.c.WaitRev(f.ctx, mustRev(t, f)); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := f.k.Create(f.ctx, other); err != nil {
 		t.Fatal(err)
 	}
