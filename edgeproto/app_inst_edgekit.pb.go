@@ -81,6 +81,7 @@ const (
 	AppInstFieldAnnotations             = "13"   // annotations
 	AppInstFieldCreatedAt               = "14"   // created_at
 	AppInstFieldUpdatedAt               = "15"   // updated_at
+	AppInstFieldRequestId               = "16"   // request_id
 )
 
 var _AppInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []fieldmap.ShapeField{
@@ -99,6 +100,7 @@ var _AppInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []f
 	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(AppInst{}.Annotations)}},
 	{Number: 14, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.CreatedAt)}},
 	{Number: 15, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInst{}.UpdatedAt)}},
+	{Number: 16, Name: "request_id", Off: unsafe.Offsetof(AppInst{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _AppInst_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInst", _AppInst_shape, false)
@@ -136,6 +138,7 @@ const (
 	AppInstInfoFieldRuntimeInfoPorts        = "7.3" // runtime_info.ports
 	AppInstInfoFieldUri                     = "8"   // uri
 	AppInstInfoFieldUpdatedAt               = "9"   // updated_at
+	AppInstInfoFieldRequestId               = "10"  // request_id
 )
 
 var _AppInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fields: []fieldmap.ShapeField{
@@ -148,6 +151,7 @@ var _AppInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fie
 	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _AppInstRuntime_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(AppInstInfo{}.RuntimeInfo)}},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(AppInstInfo{}.Uri), Op: fieldmap.OpString},
 	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(AppInstInfo{}.UpdatedAt)}},
+	{Number: 10, Name: "request_id", Off: unsafe.Offsetof(AppInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _AppInstInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstInfo", _AppInstInfo_shape, false)
@@ -211,6 +215,7 @@ func (m *AppInst) cloneTo(c *AppInst) *AppInst {
 	c.Annotations = maps.Clone(m.Annotations)
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	c.RequestId = m.RequestId
 	if m.Key != nil && m.AppKey != nil && m.ClusterKey != nil && m.CloudletKey != nil && m.RuntimeInfo != nil {
 		kb := new(_AppInst_kids)
 		c.Key = m.Key.cloneTo(&kb.Key)
@@ -256,6 +261,7 @@ func (m *AppInstInfo) cloneTo(c *AppInstInfo) *AppInstInfo {
 	c.PowerState = m.PowerState
 	c.Uri = m.Uri
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	c.RequestId = m.RequestId
 	if m.Key != nil && m.Status != nil && m.RuntimeInfo != nil {
 		kb := new(_AppInstInfo_kids)
 		c.Key = m.Key.cloneTo(&kb.Key)
@@ -320,7 +326,8 @@ func (m *AppInst) Equal(o *AppInst) bool {
 		!m.RuntimeInfo.Equal(o.RuntimeInfo) ||
 		!maps.Equal(m.Annotations, o.Annotations) ||
 		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
+		m.RequestId != o.RequestId {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -339,7 +346,8 @@ func (m *AppInstInfo) Equal(o *AppInstInfo) bool {
 		m.PowerState != o.PowerState ||
 		!m.RuntimeInfo.Equal(o.RuntimeInfo) ||
 		m.Uri != o.Uri ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
+		m.RequestId != o.RequestId {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -383,7 +391,7 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 	if src == nil {
 		src = new(AppInst)
 	}
-	for x := win.Cover&0x38e03e489 | win.Below&0x88024489; x != 0; x &= x - 1 {
+	for x := win.Cover&0x78e03e489 | win.Below&0x88024489; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -466,6 +474,8 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 34:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n
@@ -484,7 +494,7 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 	if src == nil {
 		src = new(AppInstInfo)
 	}
-	for x := win.Cover&0xc6079 | win.Below&0x4051; x != 0; x &= x - 1 {
+	for x := win.Cover&0x1c6079 | win.Below&0x4051; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -534,6 +544,8 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 20:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n

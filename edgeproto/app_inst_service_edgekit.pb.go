@@ -53,6 +53,7 @@ const (
 	CreateAppInstRequestFieldAppInstAnnotations             = "1.13"   // app_inst.annotations
 	CreateAppInstRequestFieldAppInstCreatedAt               = "1.14"   // app_inst.created_at
 	CreateAppInstRequestFieldAppInstUpdatedAt               = "1.15"   // app_inst.updated_at
+	CreateAppInstRequestFieldAppInstRequestId               = "1.16"   // app_inst.request_id
 	CreateAppInstRequestFieldNoWait                         = "2"      // no_wait
 )
 
@@ -146,6 +147,7 @@ const (
 	UpdateAppInstRequestFieldAppInstAnnotations             = "1.13"   // app_inst.annotations
 	UpdateAppInstRequestFieldAppInstCreatedAt               = "1.14"   // app_inst.created_at
 	UpdateAppInstRequestFieldAppInstUpdatedAt               = "1.15"   // app_inst.updated_at
+	UpdateAppInstRequestFieldAppInstRequestId               = "1.16"   // app_inst.request_id
 	UpdateAppInstRequestFieldFields                         = "2"      // fields
 	UpdateAppInstRequestFieldNoWait                         = "3"      // no_wait
 )
@@ -304,6 +306,7 @@ const (
 	ShowAppInstsRequestFieldFilterAnnotations             = "1.13"   // filter.annotations
 	ShowAppInstsRequestFieldFilterCreatedAt               = "1.14"   // filter.created_at
 	ShowAppInstsRequestFieldFilterUpdatedAt               = "1.15"   // filter.updated_at
+	ShowAppInstsRequestFieldFilterRequestId               = "1.16"   // filter.request_id
 )
 
 var _ShowAppInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstsRequest{}), Fields: []fieldmap.ShapeField{
@@ -360,6 +363,7 @@ const (
 	ShowAppInstsResponseFieldAppInstAnnotations             = "1.13"   // app_inst.annotations
 	ShowAppInstsResponseFieldAppInstCreatedAt               = "1.14"   // app_inst.created_at
 	ShowAppInstsResponseFieldAppInstUpdatedAt               = "1.15"   // app_inst.updated_at
+	ShowAppInstsResponseFieldAppInstRequestId               = "1.16"   // app_inst.request_id
 )
 
 var _ShowAppInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstsResponse{}), Fields: []fieldmap.ShapeField{
@@ -402,6 +406,7 @@ const (
 	ShowAppInstInfosRequestFieldFilterRuntimeInfoPorts        = "1.7.3" // filter.runtime_info.ports
 	ShowAppInstInfosRequestFieldFilterUri                     = "1.8"   // filter.uri
 	ShowAppInstInfosRequestFieldFilterUpdatedAt               = "1.9"   // filter.updated_at
+	ShowAppInstInfosRequestFieldFilterRequestId               = "1.10"  // filter.request_id
 )
 
 var _ShowAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstInfosRequest{}), Fields: []fieldmap.ShapeField{
@@ -446,6 +451,7 @@ const (
 	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts        = "1.7.3" // app_inst_info.runtime_info.ports
 	ShowAppInstInfosResponseFieldAppInstInfoUri                     = "1.8"   // app_inst_info.uri
 	ShowAppInstInfosResponseFieldAppInstInfoUpdatedAt               = "1.9"   // app_inst_info.updated_at
+	ShowAppInstInfosResponseFieldAppInstInfoRequestId               = "1.10"  // app_inst_info.request_id
 )
 
 var _ShowAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstInfosResponse{}), Fields: []fieldmap.ShapeField{
@@ -490,6 +496,7 @@ const (
 	WatchAppInstInfosRequestFieldFilterRuntimeInfoPorts        = "1.7.3" // filter.runtime_info.ports
 	WatchAppInstInfosRequestFieldFilterUri                     = "1.8"   // filter.uri
 	WatchAppInstInfosRequestFieldFilterUpdatedAt               = "1.9"   // filter.updated_at
+	WatchAppInstInfosRequestFieldFilterRequestId               = "1.10"  // filter.request_id
 )
 
 var _WatchAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAppInstInfosRequest{}), Fields: []fieldmap.ShapeField{
@@ -535,6 +542,7 @@ const (
 	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts        = "2.7.3" // app_inst_info.runtime_info.ports
 	WatchAppInstInfosResponseFieldAppInstInfoUri                     = "2.8"   // app_inst_info.uri
 	WatchAppInstInfosResponseFieldAppInstInfoUpdatedAt               = "2.9"   // app_inst_info.updated_at
+	WatchAppInstInfosResponseFieldAppInstInfoRequestId               = "2.10"  // app_inst_info.request_id
 )
 
 var _WatchAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAppInstInfosResponse{}), Fields: []fieldmap.ShapeField{
@@ -928,7 +936,7 @@ func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.
 		}
 		n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 	}
-	if win.Cover&(1<<35) != 0 && m.NoWait != src.NoWait {
+	if win.Cover&(1<<36) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
 	}
 	return n
@@ -983,10 +991,10 @@ func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.
 		}
 		n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 	}
-	if (win.Cover|win.Below)&(1<<35) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+35), &m.Fields, src.Fields)
+	if (win.Cover|win.Below)&(1<<36) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+36), &m.Fields, src.Fields)
 	}
-	if win.Cover&(1<<36) != 0 && m.NoWait != src.NoWait {
+	if win.Cover&(1<<37) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
 	}
 	return n

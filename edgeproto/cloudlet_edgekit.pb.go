@@ -117,6 +117,7 @@ const (
 	CloudletFieldNumDynamicIps                 = "19"   // num_dynamic_ips
 	CloudletFieldCreatedAt                     = "20"   // created_at
 	CloudletFieldUpdatedAt                     = "21"   // updated_at
+	CloudletFieldRequestId                     = "22"   // request_id
 )
 
 var _Cloudlet_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Cloudlet{}), Fields: []fieldmap.ShapeField{
@@ -141,6 +142,7 @@ var _Cloudlet_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Cloudlet{}), Fields: [
 	{Number: 19, Name: "num_dynamic_ips", Off: unsafe.Offsetof(Cloudlet{}.NumDynamicIps), Op: fieldmap.OpInt32},
 	{Number: 20, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Cloudlet{}.CreatedAt)}},
 	{Number: 21, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(Cloudlet{}.UpdatedAt)}},
+	{Number: 22, Name: "request_id", Off: unsafe.Offsetof(Cloudlet{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _Cloudlet_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Cloudlet", _Cloudlet_shape, true)
@@ -209,6 +211,7 @@ const (
 	CloudletInfoFieldTrustPolicyState                          = "15"     // trust_policy_state
 	CloudletInfoFieldActiveCrmInstance                         = "16"     // active_crm_instance
 	CloudletInfoFieldUpdatedAt                                 = "17"     // updated_at
+	CloudletInfoFieldRequestId                                 = "18"     // request_id
 )
 
 var _CloudletInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletInfo{}), Fields: []fieldmap.ShapeField{
@@ -229,6 +232,7 @@ var _CloudletInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletInfo{}), F
 	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
 	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},
 	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(CloudletInfo{}.UpdatedAt)}},
+	{Number: 18, Name: "request_id", Off: unsafe.Offsetof(CloudletInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _CloudletInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletInfo", _CloudletInfo_shape, false)
@@ -323,6 +327,7 @@ func (m *Cloudlet) cloneTo(c *Cloudlet) *Cloudlet {
 	c.NumDynamicIps = m.NumDynamicIps
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	c.RequestId = m.RequestId
 	if m.Key != nil && m.Location != nil && m.Config != nil {
 		kb := new(_Cloudlet_kids)
 		c.Key = m.Key.cloneTo(&kb.Key)
@@ -388,6 +393,7 @@ func (m *CloudletInfo) cloneTo(c *CloudletInfo) *CloudletInfo {
 	c.TrustPolicyState = m.TrustPolicyState
 	c.ActiveCrmInstance = m.ActiveCrmInstance
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	c.RequestId = m.RequestId
 	if m.Key != nil && m.Status != nil && m.ResourcesSnapshot != nil {
 		kb := new(_CloudletInfo_kids)
 		c.Key = m.Key.cloneTo(&kb.Key)
@@ -475,7 +481,8 @@ func (m *Cloudlet) Equal(o *Cloudlet) bool {
 		m.PhysicalName != o.PhysicalName ||
 		m.NumDynamicIps != o.NumDynamicIps ||
 		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
+		m.RequestId != o.RequestId {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -520,7 +527,8 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 	if !maps.Equal(m.Properties, o.Properties) ||
 		m.TrustPolicyState != o.TrustPolicyState ||
 		m.ActiveCrmInstance != o.ActiveCrmInstance ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
+		m.RequestId != o.RequestId {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -603,7 +611,7 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 	if src == nil {
 		src = new(Cloudlet)
 	}
-	for x := win.Cover&0xffe01c679 | win.Below&0x60018651; x != 0; x &= x - 1 {
+	for x := win.Cover&0x1ffe01c679 | win.Below&0x60018651; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -680,6 +688,8 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 36:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n
@@ -698,7 +708,7 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 	if src == nil {
 		src = new(CloudletInfo)
 	}
-	for x := win.Cover&0x78400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
+	for x := win.Cover&0xf8400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -764,6 +774,8 @@ func (m *CloudletInfo) copyInAt(src *CloudletInfo, fm *fieldmap.FieldMap, at int
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 51:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n

@@ -55,6 +55,7 @@ const (
 	CreateCloudletRequestFieldCloudletNumDynamicIps                 = "1.19"   // cloudlet.num_dynamic_ips
 	CreateCloudletRequestFieldCloudletCreatedAt                     = "1.20"   // cloudlet.created_at
 	CreateCloudletRequestFieldCloudletUpdatedAt                     = "1.21"   // cloudlet.updated_at
+	CreateCloudletRequestFieldCloudletRequestId                     = "1.22"   // cloudlet.request_id
 	CreateCloudletRequestFieldNoWait                                = "2"      // no_wait
 )
 
@@ -154,6 +155,7 @@ const (
 	UpdateCloudletRequestFieldCloudletNumDynamicIps                 = "1.19"   // cloudlet.num_dynamic_ips
 	UpdateCloudletRequestFieldCloudletCreatedAt                     = "1.20"   // cloudlet.created_at
 	UpdateCloudletRequestFieldCloudletUpdatedAt                     = "1.21"   // cloudlet.updated_at
+	UpdateCloudletRequestFieldCloudletRequestId                     = "1.22"   // cloudlet.request_id
 	UpdateCloudletRequestFieldFields                                = "2"      // fields
 	UpdateCloudletRequestFieldNoWait                                = "3"      // no_wait
 )
@@ -318,6 +320,7 @@ const (
 	ShowCloudletsRequestFieldFilterNumDynamicIps                 = "1.19"   // filter.num_dynamic_ips
 	ShowCloudletsRequestFieldFilterCreatedAt                     = "1.20"   // filter.created_at
 	ShowCloudletsRequestFieldFilterUpdatedAt                     = "1.21"   // filter.updated_at
+	ShowCloudletsRequestFieldFilterRequestId                     = "1.22"   // filter.request_id
 )
 
 var _ShowCloudletsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletsRequest{}), Fields: []fieldmap.ShapeField{
@@ -376,6 +379,7 @@ const (
 	ShowCloudletsResponseFieldCloudletNumDynamicIps                 = "1.19"   // cloudlet.num_dynamic_ips
 	ShowCloudletsResponseFieldCloudletCreatedAt                     = "1.20"   // cloudlet.created_at
 	ShowCloudletsResponseFieldCloudletUpdatedAt                     = "1.21"   // cloudlet.updated_at
+	ShowCloudletsResponseFieldCloudletRequestId                     = "1.22"   // cloudlet.request_id
 )
 
 var _ShowCloudletsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletsResponse{}), Fields: []fieldmap.ShapeField{
@@ -451,6 +455,7 @@ const (
 	ShowCloudletInfosRequestFieldFilterTrustPolicyState                          = "1.15"     // filter.trust_policy_state
 	ShowCloudletInfosRequestFieldFilterActiveCrmInstance                         = "1.16"     // filter.active_crm_instance
 	ShowCloudletInfosRequestFieldFilterUpdatedAt                                 = "1.17"     // filter.updated_at
+	ShowCloudletInfosRequestFieldFilterRequestId                                 = "1.18"     // filter.request_id
 )
 
 var _ShowCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletInfosRequest{}), Fields: []fieldmap.ShapeField{
@@ -526,6 +531,7 @@ const (
 	ShowCloudletInfosResponseFieldCloudletInfoTrustPolicyState                          = "1.15"     // cloudlet_info.trust_policy_state
 	ShowCloudletInfosResponseFieldCloudletInfoActiveCrmInstance                         = "1.16"     // cloudlet_info.active_crm_instance
 	ShowCloudletInfosResponseFieldCloudletInfoUpdatedAt                                 = "1.17"     // cloudlet_info.updated_at
+	ShowCloudletInfosResponseFieldCloudletInfoRequestId                                 = "1.18"     // cloudlet_info.request_id
 )
 
 var _ShowCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudletInfosResponse{}), Fields: []fieldmap.ShapeField{
@@ -601,6 +607,7 @@ const (
 	WatchCloudletInfosRequestFieldFilterTrustPolicyState                          = "1.15"     // filter.trust_policy_state
 	WatchCloudletInfosRequestFieldFilterActiveCrmInstance                         = "1.16"     // filter.active_crm_instance
 	WatchCloudletInfosRequestFieldFilterUpdatedAt                                 = "1.17"     // filter.updated_at
+	WatchCloudletInfosRequestFieldFilterRequestId                                 = "1.18"     // filter.request_id
 )
 
 var _WatchCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchCloudletInfosRequest{}), Fields: []fieldmap.ShapeField{
@@ -677,6 +684,7 @@ const (
 	WatchCloudletInfosResponseFieldCloudletInfoTrustPolicyState                          = "2.15"     // cloudlet_info.trust_policy_state
 	WatchCloudletInfosResponseFieldCloudletInfoActiveCrmInstance                         = "2.16"     // cloudlet_info.active_crm_instance
 	WatchCloudletInfosResponseFieldCloudletInfoUpdatedAt                                 = "2.17"     // cloudlet_info.updated_at
+	WatchCloudletInfosResponseFieldCloudletInfoRequestId                                 = "2.18"     // cloudlet_info.request_id
 )
 
 var _WatchCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchCloudletInfosResponse{}), Fields: []fieldmap.ShapeField{
@@ -1178,7 +1186,7 @@ func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldma
 		}
 		n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
 	}
-	if win.Cover&(1<<37) != 0 && m.NoWait != src.NoWait {
+	if win.Cover&(1<<38) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
 	}
 	return n
@@ -1236,10 +1244,10 @@ func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldma
 		}
 		n += m.Cloudlet.copyInAt(src.Cloudlet, fm, at+1, win.Shift(1))
 	}
-	if (win.Cover|win.Below)&(1<<37) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+37), &m.Fields, src.Fields)
+	if (win.Cover|win.Below)&(1<<38) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+38), &m.Fields, src.Fields)
 	}
-	if win.Cover&(1<<38) != 0 && m.NoWait != src.NoWait {
+	if win.Cover&(1<<39) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
 	}
 	return n

@@ -98,6 +98,7 @@ const (
 	ClusterInstFieldMultiTenant                           = "15"       // multi_tenant
 	ClusterInstFieldCreatedAt                             = "16"       // created_at
 	ClusterInstFieldUpdatedAt                             = "17"       // updated_at
+	ClusterInstFieldRequestId                             = "18"       // request_id
 )
 
 var _ClusterInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fields: []fieldmap.ShapeField{
@@ -118,6 +119,7 @@ var _ClusterInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fie
 	{Number: 15, Name: "multi_tenant", Off: unsafe.Offsetof(ClusterInst{}.MultiTenant), Op: fieldmap.OpBool},
 	{Number: 16, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInst{}.CreatedAt)}},
 	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInst{}.UpdatedAt)}},
+	{Number: 18, Name: "request_id", Off: unsafe.Offsetof(ClusterInst{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _ClusterInst_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterInst", _ClusterInst_shape, true)
@@ -165,6 +167,7 @@ const (
 	ClusterInstInfoFieldResourcesVmsContainersRestarts    = "6.1.6.5" // resources.vms.containers.restarts
 	ClusterInstInfoFieldKubeconfig                        = "7"       // kubeconfig
 	ClusterInstInfoFieldUpdatedAt                         = "8"       // updated_at
+	ClusterInstInfoFieldRequestId                         = "9"       // request_id
 )
 
 var _ClusterInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInstInfo{}), Fields: []fieldmap.ShapeField{
@@ -176,6 +179,7 @@ var _ClusterInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInstInfo
 	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _InfraResources_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(ClusterInstInfo{}.Resources)}},
 	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
 	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(ClusterInstInfo{}.UpdatedAt)}},
+	{Number: 9, Name: "request_id", Off: unsafe.Offsetof(ClusterInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _ClusterInstInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterInstInfo", _ClusterInstInfo_shape, false)
@@ -244,6 +248,7 @@ func (m *ClusterInst) cloneTo(c *ClusterInst) *ClusterInst {
 	c.MultiTenant = m.MultiTenant
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	c.RequestId = m.RequestId
 	if m.Key != nil && m.CloudletKey != nil && m.Resources != nil {
 		kb := new(_ClusterInst_kids)
 		c.Key = m.Key.cloneTo(&kb.Key)
@@ -282,6 +287,7 @@ func (m *ClusterInstInfo) cloneTo(c *ClusterInstInfo) *ClusterInstInfo {
 	c.NotifyId = m.NotifyId
 	c.Kubeconfig = m.Kubeconfig
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	c.RequestId = m.RequestId
 	if m.Key != nil && m.Status != nil && m.Resources != nil {
 		kb := new(_ClusterInstInfo_kids)
 		c.Key = m.Key.cloneTo(&kb.Key)
@@ -349,7 +355,8 @@ func (m *ClusterInst) Equal(o *ClusterInst) bool {
 		m.ReservedBy != o.ReservedBy ||
 		m.MultiTenant != o.MultiTenant ||
 		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
+		m.RequestId != o.RequestId {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -367,7 +374,8 @@ func (m *ClusterInstInfo) Equal(o *ClusterInstInfo) bool {
 		!m.Status.Equal(o.Status) ||
 		!m.Resources.Equal(o.Resources) ||
 		m.Kubeconfig != o.Kubeconfig ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
+		m.RequestId != o.RequestId {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -421,7 +429,7 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 	if src == nil {
 		src = new(ClusterInst)
 	}
-	for x := win.Cover&0xfc000f007c9 | win.Below&0x4000800489; x != 0; x &= x - 1 {
+	for x := win.Cover&0x1fc000f007c9 | win.Below&0x4000800489; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -490,6 +498,8 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 44:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n
@@ -508,51 +518,57 @@ func (m *ClusterInstInfo) copyInAt(src *ClusterInstInfo, fm *fieldmap.FieldMap, 
 	if src == nil {
 		src = new(ClusterInstInfo)
 	}
-	if win.Cover&(1<<0) != 0 {
-		if !m.Key.Equal(src.Key) {
-			m.Key, n = src.Key.Clone(), n+1
+	for x := win.Cover&0x70002079 | win.Below&0x2051; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !m.Key.Equal(src.Key) {
+					m.Key, n = src.Key.Clone(), n+1
+				}
+			} else if m.Key != nil || src.Key != nil {
+				if m.Key == nil {
+					m.Key, n = new(ClusterKey), n+1
+				}
+				n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+			}
+		case 3:
+			n += fieldmap.Set(&m.State, src.State)
+		case 4:
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
+		case 5:
+			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !m.Status.Equal(src.Status) {
+					m.Status, n = src.Status.Clone(), n+1
+				}
+			} else if m.Status != nil || src.Status != nil {
+				if m.Status == nil {
+					m.Status, n = new(StatusInfo), n+1
+				}
+				n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
+			}
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if !m.Resources.Equal(src.Resources) {
+					m.Resources, n = src.Resources.Clone(), n+1
+				}
+			} else if m.Resources != nil || src.Resources != nil {
+				if m.Resources == nil {
+					m.Resources, n = new(InfraResources), n+1
+				}
+				n += m.Resources.copyInAt(src.Resources, fm, at+14, win.Shift(14))
+			}
+		case 28:
+			n += fieldmap.Set(&m.Kubeconfig, src.Kubeconfig)
+		case 29:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
+		case 30:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
-	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		if m.Key == nil {
-			m.Key, n = new(ClusterKey), n+1
-		}
-		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
-	}
-	if win.Cover&(1<<3) != 0 && m.State != src.State {
-		m.State, n = src.State, n+1
-	}
-	if (win.Cover|win.Below)&(1<<4) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
-	}
-	if win.Cover&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId, n = src.NotifyId, n+1
-	}
-	if win.Cover&(1<<6) != 0 {
-		if !m.Status.Equal(src.Status) {
-			m.Status, n = src.Status.Clone(), n+1
-		}
-	} else if win.Below&(1<<6) != 0 && (m.Status != nil || src.Status != nil) {
-		if m.Status == nil {
-			m.Status, n = new(StatusInfo), n+1
-		}
-		n += m.Status.copyInAt(src.Status, fm, at+7, win.Shift(7))
-	}
-	if win.Cover&(1<<13) != 0 {
-		if !m.Resources.Equal(src.Resources) {
-			m.Resources, n = src.Resources.Clone(), n+1
-		}
-	} else if win.Below&(1<<13) != 0 && (m.Resources != nil || src.Resources != nil) {
-		if m.Resources == nil {
-			m.Resources, n = new(InfraResources), n+1
-		}
-		n += m.Resources.copyInAt(src.Resources, fm, at+14, win.Shift(14))
-	}
-	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig, n = src.Kubeconfig, n+1
-	}
-	if win.Cover&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }

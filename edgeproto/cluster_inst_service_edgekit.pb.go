@@ -63,6 +63,7 @@ const (
 	CreateClusterInstRequestFieldClusterInstMultiTenant                           = "1.15"       // cluster_inst.multi_tenant
 	CreateClusterInstRequestFieldClusterInstCreatedAt                             = "1.16"       // cluster_inst.created_at
 	CreateClusterInstRequestFieldClusterInstUpdatedAt                             = "1.17"       // cluster_inst.updated_at
+	CreateClusterInstRequestFieldClusterInstRequestId                             = "1.18"       // cluster_inst.request_id
 	CreateClusterInstRequestFieldNoWait                                           = "2"          // no_wait
 )
 
@@ -168,6 +169,7 @@ const (
 	UpdateClusterInstRequestFieldClusterInstMultiTenant                           = "1.15"       // cluster_inst.multi_tenant
 	UpdateClusterInstRequestFieldClusterInstCreatedAt                             = "1.16"       // cluster_inst.created_at
 	UpdateClusterInstRequestFieldClusterInstUpdatedAt                             = "1.17"       // cluster_inst.updated_at
+	UpdateClusterInstRequestFieldClusterInstRequestId                             = "1.18"       // cluster_inst.request_id
 	UpdateClusterInstRequestFieldFields                                           = "2"          // fields
 	UpdateClusterInstRequestFieldNoWait                                           = "3"          // no_wait
 )
@@ -340,6 +342,7 @@ const (
 	ShowClusterInstsRequestFieldFilterMultiTenant                           = "1.15"       // filter.multi_tenant
 	ShowClusterInstsRequestFieldFilterCreatedAt                             = "1.16"       // filter.created_at
 	ShowClusterInstsRequestFieldFilterUpdatedAt                             = "1.17"       // filter.updated_at
+	ShowClusterInstsRequestFieldFilterRequestId                             = "1.18"       // filter.request_id
 )
 
 var _ShowClusterInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstsRequest{}), Fields: []fieldmap.ShapeField{
@@ -408,6 +411,7 @@ const (
 	ShowClusterInstsResponseFieldClusterInstMultiTenant                           = "1.15"       // cluster_inst.multi_tenant
 	ShowClusterInstsResponseFieldClusterInstCreatedAt                             = "1.16"       // cluster_inst.created_at
 	ShowClusterInstsResponseFieldClusterInstUpdatedAt                             = "1.17"       // cluster_inst.updated_at
+	ShowClusterInstsResponseFieldClusterInstRequestId                             = "1.18"       // cluster_inst.request_id
 )
 
 var _ShowClusterInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstsResponse{}), Fields: []fieldmap.ShapeField{
@@ -462,6 +466,7 @@ const (
 	ShowClusterInstInfosRequestFieldFilterResourcesVmsContainersRestarts    = "1.6.1.6.5" // filter.resources.vms.containers.restarts
 	ShowClusterInstInfosRequestFieldFilterKubeconfig                        = "1.7"       // filter.kubeconfig
 	ShowClusterInstInfosRequestFieldFilterUpdatedAt                         = "1.8"       // filter.updated_at
+	ShowClusterInstInfosRequestFieldFilterRequestId                         = "1.9"       // filter.request_id
 )
 
 var _ShowClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstInfosRequest{}), Fields: []fieldmap.ShapeField{
@@ -516,6 +521,7 @@ const (
 	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersRestarts    = "1.6.1.6.5" // cluster_inst_info.resources.vms.containers.restarts
 	ShowClusterInstInfosResponseFieldClusterInstInfoKubeconfig                        = "1.7"       // cluster_inst_info.kubeconfig
 	ShowClusterInstInfosResponseFieldClusterInstInfoUpdatedAt                         = "1.8"       // cluster_inst_info.updated_at
+	ShowClusterInstInfosResponseFieldClusterInstInfoRequestId                         = "1.9"       // cluster_inst_info.request_id
 )
 
 var _ShowClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClusterInstInfosResponse{}), Fields: []fieldmap.ShapeField{
@@ -570,6 +576,7 @@ const (
 	WatchClusterInstInfosRequestFieldFilterResourcesVmsContainersRestarts    = "1.6.1.6.5" // filter.resources.vms.containers.restarts
 	WatchClusterInstInfosRequestFieldFilterKubeconfig                        = "1.7"       // filter.kubeconfig
 	WatchClusterInstInfosRequestFieldFilterUpdatedAt                         = "1.8"       // filter.updated_at
+	WatchClusterInstInfosRequestFieldFilterRequestId                         = "1.9"       // filter.request_id
 )
 
 var _WatchClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchClusterInstInfosRequest{}), Fields: []fieldmap.ShapeField{
@@ -625,6 +632,7 @@ const (
 	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVmsContainersRestarts    = "2.6.1.6.5" // cluster_inst_info.resources.vms.containers.restarts
 	WatchClusterInstInfosResponseFieldClusterInstInfoKubeconfig                        = "2.7"       // cluster_inst_info.kubeconfig
 	WatchClusterInstInfosResponseFieldClusterInstInfoUpdatedAt                         = "2.8"       // cluster_inst_info.updated_at
+	WatchClusterInstInfosResponseFieldClusterInstInfoRequestId                         = "2.9"       // cluster_inst_info.request_id
 )
 
 var _WatchClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchClusterInstInfosResponse{}), Fields: []fieldmap.ShapeField{
@@ -1018,7 +1026,7 @@ func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *f
 		}
 		n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
 	}
-	if win.Cover&(1<<45) != 0 && m.NoWait != src.NoWait {
+	if win.Cover&(1<<46) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
 	}
 	return n
@@ -1073,10 +1081,10 @@ func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *f
 		}
 		n += m.ClusterInst.copyInAt(src.ClusterInst, fm, at+1, win.Shift(1))
 	}
-	if (win.Cover|win.Below)&(1<<45) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+45), &m.Fields, src.Fields)
+	if (win.Cover|win.Below)&(1<<46) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+46), &m.Fields, src.Fields)
 	}
-	if win.Cover&(1<<46) != 0 && m.NoWait != src.NoWait {
+	if win.Cover&(1<<47) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
 	}
 	return n

@@ -10,6 +10,7 @@ import (
 var appInstSpec = &infoSpec{
 	kind:       "AppInst",
 	key:        edgeproto.AppInstInfoFieldKey,
+	request:    edgeproto.AppInstInfoFieldRequestId,
 	state:      edgeproto.AppInstInfoFieldState,
 	errors:     edgeproto.AppInstInfoFieldErrors,
 	status:     edgeproto.AppInstInfoFieldStatus,
@@ -83,7 +84,7 @@ func (e *Engine) appInstRequest(inst *edgeproto.AppInst) (request, error) {
 // runAppInst runs what inst's state asks for or, with undo, removes what a
 // failed create left (see undoSpec).
 func (e *Engine) runAppInst(ctx context.Context, key string, inst *edgeproto.AppInst, undo bool) error {
-	r := newReporter(e.appInstInfos, appInstSpec, &edgeproto.AppInstInfo{Key: inst.Key.Clone()}, appInstStatus)
+	r := newReporter(e.appInstInfos, appInstSpec, &edgeproto.AppInstInfo{Key: inst.Key.Clone(), RequestId: inst.RequestId}, appInstStatus)
 	to := e.timeouts()
 	p := e.cfg.Platform
 	var (

@@ -13,6 +13,7 @@ import (
 var cloudletSpec = &infoSpec{
 	kind:       "Cloudlet",
 	key:        edgeproto.CloudletInfoFieldKey,
+	request:    edgeproto.CloudletInfoFieldRequestId,
 	state:      edgeproto.CloudletInfoFieldState,
 	errors:     edgeproto.CloudletInfoFieldErrors,
 	status:     edgeproto.CloudletInfoFieldStatus,
@@ -112,7 +113,7 @@ func (e *Engine) cloudletRequest(c *edgeproto.Cloudlet) (request, error) {
 
 func (e *Engine) runCloudlet(ctx context.Context, key string, c *edgeproto.Cloudlet, w cloudletWork) error {
 	log := e.log.With(slog.String("kind", cloudletSpec.kind), slog.String("key", key))
-	r := newReporter(e.cloudletInfos, cloudletSpec, &edgeproto.CloudletInfo{Key: c.Key.Clone()}, cloudletStatus)
+	r := newReporter(e.cloudletInfos, cloudletSpec, &edgeproto.CloudletInfo{Key: c.Key.Clone(), RequestId: c.RequestId}, cloudletStatus)
 	start := time.Now()
 	var (
 		final   []func(*edgeproto.CloudletInfo) []string

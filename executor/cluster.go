@@ -10,6 +10,7 @@ import (
 var clusterSpec = &infoSpec{
 	kind:       "ClusterInst",
 	key:        edgeproto.ClusterInstInfoFieldKey,
+	request:    edgeproto.ClusterInstInfoFieldRequestId,
 	state:      edgeproto.ClusterInstInfoFieldState,
 	errors:     edgeproto.ClusterInstInfoFieldErrors,
 	status:     edgeproto.ClusterInstInfoFieldStatus,
@@ -71,7 +72,7 @@ func (e *Engine) clusterRequest(ci *edgeproto.ClusterInst) (request, error) {
 // runClusterInst runs what ci's state asks for or, with undo, removes what a
 // failed create left (see undoSpec).
 func (e *Engine) runClusterInst(ctx context.Context, key string, ci *edgeproto.ClusterInst, undo bool) error {
-	r := newReporter(e.clusterInfos, clusterSpec, &edgeproto.ClusterInstInfo{Key: ci.Key.Clone()}, clusterStatus)
+	r := newReporter(e.clusterInfos, clusterSpec, &edgeproto.ClusterInstInfo{Key: ci.Key.Clone(), RequestId: ci.RequestId}, clusterStatus)
 	to := e.timeouts()
 	var cloudlet *edgeproto.Cloudlet
 	lookupCloudlet := func(forDelete bool) func(ctx context.Context) error {

@@ -110,6 +110,18 @@ func (k *known[T]) send(ctx context.Context, info T, fm *fieldmap.FieldMap) erro
 	key := KeyString(info)
 	o := k.lock(key, func() T { return info.ProtoReflect().New().Interface().(T) })
 	defer o.mu.Unlock()
+	if laterRequest(info, o.info) {
+		// The receiver accepted a later request: what the record holds
+		// answers one it superseded. Its flags are not sent again with
+		// this request's id (the undelivered ones would be misreported;
+		// the receiver refuses them under their own id anyway).
+		if o.undelivered != nil {
+			k.log.LogAttrs(ctx, slog.LevelDebug, "dropping undelivered flags of an earlier request", slog.String("kind", k.kind),
+				slog.String("key", key), slog.String("fields", o.undelivered.String()))
+		}
+		o.undelivered = nil
+		o.fields = o.info.FieldSchema().NewFieldMap()
+	}
 	o.info.CopyInFields(info, fm)
 	o.fields.Set(fm.Fields()...)
 	out := fm
@@ -128,6 +140,14 @@ func (k *known[T]) send(ctx context.Context, info T, fm *fieldmap.FieldMap) erro
 	o.undelivered = nil
 	k.forgetIfGone(key, o)
 	return nil
+}
+
+// laterRequest reports whether info answers a later request than last:
+// both carry a request_id and info's is the greater.
+func laterRequest[T any](info, last T) bool {
+	a, ok := any(info).(interface{ GetRequestId() int64 })
+	b, ok2 := any(last).(interface{ GetRequestId() int64 })
+	return ok && ok2 && a.GetRequestId() != 0 && a.GetRequestId() > b.GetRequestId()
 }
 
 // resendAll sends the last known Info of every object once, carrying every
@@ -230,8 +250,9 @@ func (k *known[T]) forget(key string, o *knownObj[T]) {
 
 // Resend sends again the last known Info of every object the engine
 // reported on and did not forget, one report per object carrying every
-// flag the engine ever set in it, in the order Cloudlets, ClusterInsts,
-// AppInsts, TrustPolicyExceptions and by key. A host calls it after its
+// flag the engine set in it since the object's latest request (its
+// request_id; every flag ever set for objects without one), in the order
+// Cloudlets, ClusterInsts, AppInsts, TrustPolicyExceptions and by key. A host calls it after its
 // link to the receiver came back (a reconnect), so that reports lost with
 // the link, final ones included, arrive; a receiver applies them as any
 // report (they are idempotent).

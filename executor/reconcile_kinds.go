@@ -23,7 +23,7 @@ func (e *Engine) clusterOps() *kindOps[*edgeproto.ClusterInst] {
 			return e.runClusterInst(ctx, key, o.Clone(), true)
 		},
 		report: func(ctx context.Context, key string, host, inv *edgeproto.ClusterInst) error {
-			r := newReporter(e.clusterInfos, clusterSpec, &edgeproto.ClusterInstInfo{Key: host.Key.Clone()}, clusterStatus)
+			r := newReporter(e.clusterInfos, clusterSpec, &edgeproto.ClusterInstInfo{Key: host.Key.Clone(), RequestId: host.RequestId}, clusterStatus)
 			return finalReport(ctx, r, key, func(i *edgeproto.ClusterInstInfo) []string {
 				i.State = host.State
 				flags := []string{clusterSpec.state}
@@ -54,7 +54,7 @@ func (e *Engine) appInstOps() *kindOps[*edgeproto.AppInst] {
 			return e.runAppInst(ctx, key, o.Clone(), true)
 		},
 		report: func(ctx context.Context, key string, host, inv *edgeproto.AppInst) error {
-			r := newReporter(e.appInstInfos, appInstSpec, &edgeproto.AppInstInfo{Key: host.Key.Clone()}, appInstStatus)
+			r := newReporter(e.appInstInfos, appInstSpec, &edgeproto.AppInstInfo{Key: host.Key.Clone(), RequestId: host.RequestId}, appInstStatus)
 			return finalReport(ctx, r, key, func(i *edgeproto.AppInstInfo) []string {
 				i.State = host.State
 				flags := []string{appInstSpec.state}

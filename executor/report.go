@@ -14,6 +14,9 @@ type infoSpec struct {
 	key, state, errors, status     string
 	taskNumber, taskName, stepName string
 	msgCount, msgs                 string
+	// request is the flag of the Info's request_id ("" when the Info has
+	// none): see reporter.
+	request string
 }
 
 func (s *infoSpec) stepFlags() []string { return []string{s.stepName, s.msgCount, s.msgs} }
@@ -35,10 +38,18 @@ type infoObject[T any] interface {
 // serialised with the engine's own reports, and steps arriving after the
 // final report are dropped, so a receiver never sees progress after an
 // outcome.
+//
+// Every report also carries the key and, when the object the engine acts
+// on has one, its request_id (copied into the Info the reporter starts
+// from): the receiver tells by it which request the report answers, and
+// refuses a report of an earlier request that arrives late (a report sent
+// again after a reconnect, once the next request was accepted). A request
+// without an id (0: a host that does not set it) sends no such flag.
 type reporter[T infoObject[T]] struct {
 	out      *known[T]
 	spec     *infoSpec
 	statusOf func(T) *edgeproto.StatusInfo // nil when T has no status
+	request  string                        // flag of the request id, "" when unset
 
 	mu     sync.Mutex
 	info   T
@@ -48,8 +59,14 @@ type reporter[T infoObject[T]] struct {
 
 var _ Progress = (*reporter[*edgeproto.ClusterInstInfo])(nil)
 
+// newReporter returns the reporter of the object whose Info starts as info
+// (its key and, for a request that has one, its request_id).
 func newReporter[T infoObject[T]](out *known[T], spec *infoSpec, info T, statusOf func(T) *edgeproto.StatusInfo) *reporter[T] {
-	return &reporter[T]{out: out, spec: spec, info: info, statusOf: statusOf, ctx: context.Background()}
+	r := &reporter[T]{out: out, spec: spec, info: info, statusOf: statusOf, ctx: context.Background()}
+	if id, ok := any(info).(interface{ GetRequestId() int64 }); ok && spec.request != "" && id.GetRequestId() != 0 {
+		r.request = spec.request
+	}
+	return r
 }
 
 // setContext sets the context progress steps are sent with.
@@ -132,6 +149,9 @@ func (r *reporter[T]) close() {
 func (r *reporter[T]) sendLocked(ctx context.Context, mutate func(T) []string, flags []string) error {
 	if mutate != nil {
 		flags = append(flags, mutate(r.info)...)
+	}
+	if r.request != "" {
+		flags = append(flags, r.request)
 	}
 	return r.out.send(ctx, r.info, fieldsOf(r.info.FieldSchema(), r.spec.key, flags))
 }

@@ -59,16 +59,25 @@ var (
 	// ErrStaleReport says that the report is about an object that no longer
 	// exists, or comes under a claim that is no longer current.
 	ErrStaleReport = errors.New("stale report")
+	// ErrStaleRequest says that the report answers an earlier request than
+	// the object's current one (its request_id is below the object's): a
+	// report of a finished change arriving late, after the next change was
+	// requested. It matches ErrStaleReport too.
+	ErrStaleRequest = fmt.Errorf("%w: it answers an earlier request", ErrStaleReport)
 )
 
 // ApplyInfo applies a partial Info report from a resource manager: info is
 // a *CloudletInfo, *ClusterInstInfo or *AppInstInfo carrying the fields fm
 // names (it must name the key). The report is applied with CopyInFields in
 // one store transaction that also checks the reporter's rights, the fence,
-// and the transition from the object's state to the reported one (a stale
-// or out-of-order state is refused and logged, never applied), mirrors the
-// state, errors and shown fields onto the object, and removes the object
-// and its Info on DELETE_DONE.
+// the request the report answers (a report whose request_id is below the
+// object's is refused with ErrStaleRequest: it belongs to a change that
+// was superseded), and the transition from the object's state to the
+// reported one (a stale or out-of-order state is refused and logged, never
+// applied), mirrors the state, errors and shown fields onto the object,
+// and removes the object and its Info on DELETE_DONE. Every report is
+// counted by result (applied, stale_request, stale, rejected_transition,
+// refused, error).
 func (c *Controller) ApplyInfo(ctx context.Context, rep Reporter, info proto.Message, fm *fieldmap.FieldMap) error {
 	var err error
 	switch i := info.(type) {
@@ -103,6 +112,8 @@ func reportResult(err error) string {
 		return "applied"
 	case errors.Is(err, edgeproto.ErrInfoStateRejected):
 		return "rejected_transition"
+	case errors.Is(err, ErrStaleRequest):
+		return "stale_request"
 	case errors.Is(err, ErrStaleReport):
 		return "stale"
 	case errors.Is(err, ErrReportRefused):
@@ -166,6 +177,9 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 		if f := rep.Fence; f != nil {
 			tx.Require(clientv3.Compare(clientv3.CreateRevision(f.Key), "=", f.Revision))
 		}
+		if err := checkRequest(tk, obj, info, fm); err != nil {
+			return err
+		}
 		cur, found, err := txGet(tx, tk.info, tk.infoCache, key)
 		if err != nil {
 			return err
@@ -220,6 +234,25 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 		return fmt.Errorf("%w: claim %s is no longer at revision %d", ErrStaleReport, rep.Fence.Key, rep.Fence.Revision)
 	}
 	return err
+}
+
+// checkRequest refuses a report that answers an earlier request than the
+// object's current one: its request_id, when fm names it and it is not 0,
+// is below the object's. A report without a request_id (a resource
+// manager that predates it, or a report about no request: a cloudlet's
+// connection state) and an object without one (stored before request ids
+// existed) are not checked, and are judged by the transition table alone
+// as before.
+func checkRequest[T store.Object[T], I store.Object[I]](tk *tracked[T, I], obj T, info I, fm *fieldmap.FieldMap) error {
+	if !fm.Has(tk.requestFlag) {
+		return nil
+	}
+	got, want := tk.infoRequest(info), tk.request(obj)
+	if got == 0 || want == 0 || got >= want {
+		return nil
+	}
+	return fmt.Errorf("%w: %s %s report answers request %d, the object is at request %d (%s)",
+		ErrStaleRequest, tk.name, obj.GetKeyString(), got, want, stateName(tk.state(obj)))
 }
 
 // startsWork reports whether a report on an object in state objState says

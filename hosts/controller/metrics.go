@@ -30,7 +30,7 @@ func newMetrics(reg prometheus.Registerer, objects prometheus.Collector) (*metri
 		}, []string{"kind", "op"}),
 		reports: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "edgekit", Subsystem: "controller", Name: "info_reports_total",
-			Help: "Info reports from resource managers, by Info kind and result (applied, rejected_transition, stale, refused, error).",
+			Help: "Info reports from resource managers, by Info kind and result (applied, rejected_transition, stale_request, stale, refused, error).",
 		}, []string{"kind", "result"}),
 	}
 	for _, c := range []prometheus.Collector{m.calls, m.requests, m.reports, objects} {

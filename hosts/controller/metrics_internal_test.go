@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -51,5 +52,19 @@ func TestStoreMetricsLabelEveryOperationWithAKind(t *testing.T) {
 	}
 	if kinds["txn"] != mixedKind || kinds["get"] != "Cloudlet" {
 		t.Errorf("kind labels by op = %v, want txn: %s, get: Cloudlet", kinds, mixedKind)
+	}
+}
+
+// A report refused for answering an earlier request is counted apart from
+// other stale reports.
+func TestReportResultNamesAStaleRequest(t *testing.T) {
+	for err, want := range map[error]string{
+		nil:                                  "applied",
+		fmt.Errorf("x: %w", ErrStaleRequest): "stale_request",
+		fmt.Errorf("x: %w", ErrStaleReport):  "stale",
+	} {
+		if got := reportResult(err); got != want {
+			t.Errorf("reportResult(%v) = %q, want %q", err, got, want)
+		}
 	}
 }

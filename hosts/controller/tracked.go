@@ -33,6 +33,15 @@ type tracked[T store.Object[T], I store.Object[I]] struct {
 	setOverride func(T, edgeproto.CRMOverride)
 	// cloudletOf is the cloudlet whose resource manager acts on obj.
 	cloudletOf func(T) *edgeproto.CloudletKey
+	// request and setRequest read and set the object's request_id: the
+	// identity of the latest request, which the reports answering it
+	// carry back (see requestID).
+	request    func(T) int64
+	setRequest func(T, int64)
+	// infoRequest is the request_id of an Info report, requestFlag its
+	// flag.
+	infoRequest func(I) int64
+	requestFlag string
 
 	// infoOwner is the organization that owns an Info (the object's owner).
 	infoOwner func(I) string
@@ -64,6 +73,16 @@ func (tk *tracked[T, I]) removeAll(c *Controller, tx *store.Tx, obj T) {
 		tk.deleted(tx, obj)
 	}
 }
+
+// requestID is the identity of the request that tx writes: the store
+// revision tx read at. Every request transaction reads the object first,
+// and commits only if it read the object's latest version, so the
+// revision read is at or past the commit of the object's previous request
+// (its previous incarnation's too, for a create after a delete): ids only
+// grow for a key. A resource manager's reports carry the id of the
+// request they answer (the Info's request_id), and ApplyInfo refuses one
+// whose id is below the object's.
+func requestID(tx *store.Tx) int64 { return tx.Rev() }
 
 // op is a change the user asks for.
 type op int
@@ -103,6 +122,7 @@ func (tk *tracked[T, I]) create(ctx context.Context, c *Controller, obj T, noWai
 	tk.setOverride(obj, edgeproto.CRMOverride_CRM_OVERRIDE_UNSPECIFIED)
 	ignore := edgeproto.IgnoresCRM(override)
 	stored, rev, err := createObject(ctx, c, tk.kind, tk.rules, obj, func(tx *store.Tx, obj T) error {
+		tk.setRequest(obj, requestID(tx))
 		if ignore {
 			tk.setState(obj, edgeproto.TrackedState_TRACKED_STATE_READY)
 		} else {
@@ -150,6 +170,7 @@ func (tk *tracked[T, I]) update(ctx context.Context, c *Controller, src T, flags
 				tk.name, cur.GetKeyString(), stateName(st))
 		}
 		tk.setErrors(next, nil)
+		tk.setRequest(next, requestID(tx))
 		if ignore {
 			tk.setState(next, edgeproto.TrackedState_TRACKED_STATE_READY)
 		} else {
@@ -205,6 +226,7 @@ func (tk *tracked[T, I]) remove(ctx context.Context, c *Controller, keyMsg proto
 		next := cur.Clone()
 		tk.setState(next, edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED)
 		tk.setErrors(next, nil)
+		tk.setRequest(next, requestID(tx))
 		stamp(next, "updated_at")
 		if err := tk.resetInfo(tx, key); err != nil {
 			return err

@@ -46,10 +46,15 @@
 //     not needed. A report the controller rejected (a stale state) is not
 //     sent again. Changes are merged into one report only within a phase
 //     of an object: the changes of a phase not yet sent when its state
-//     changes (the steps of CREATING when READY is reported) go as they
-//     were, before the new state, so the controller shows every progress
-//     message with the state it was reported in. A report sent again goes
-//     as it was, before anything reported after it.
+//     changes (the steps of CREATING when READY is reported), or when the
+//     engine starts on a later request of the object (its request_id),
+//     go as they were, before the new state, so the controller shows every
+//     progress message with the state it was reported in. A report sent
+//     again goes as it was, before anything reported after it: one that
+//     answers a request the controller has superseded since (the READY of
+//     a create, sent again after a reconnect, once an update was
+//     requested) carries the older request_id and the controller rejects
+//     it rather than take it for the outcome of the newer request.
 //
 // # Stopping
 //

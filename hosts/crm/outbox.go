@@ -18,8 +18,14 @@ type infoKind struct {
 	name string // "AppInstInfo"
 	// phase is the flag of the Info's state: a report changing it starts a
 	// new phase of the object, which the outbox never merges with what
-	// was reported in the phase before (see outbox).
+	// was reported in the phase before (see outbox). So does a report
+	// answering another request than the cached Info (request).
 	phase string
+	// requestFlag is the flag of the Info's request_id ("" when it has
+	// none); request returns the request_id of the cached Info of key (0:
+	// none).
+	requestFlag string
+	request     func(key string) int64
 	// partial returns the cached Info of key with only the fields of fm.
 	partial func(key string, fm *fieldmap.FieldMap) (notify.Info, bool)
 	// gone reports whether the cached Info says its object is gone
@@ -33,9 +39,14 @@ func newInfoKind[T interface {
 	notify.Info
 }](c *executor.Cache[T], phase string, gone func(T) bool) *infoKind {
 	var zero T
+	requestFlag, err := zero.FieldSchema().FlagOf("request_id")
+	if err != nil {
+		requestFlag = ""
+	}
 	return &infoKind{
-		name:  notify.KindOf(zero),
-		phase: phase,
+		name:        notify.KindOf(zero),
+		phase:       phase,
+		requestFlag: requestFlag,
 		partial: func(key string, fm *fieldmap.FieldMap) (notify.Info, bool) {
 			cur, ok := c.Get(key)
 			if !ok {
@@ -49,8 +60,23 @@ func newInfoKind[T interface {
 			cur, ok := c.Get(key)
 			return !ok || gone(cur)
 		},
+		request: func(key string) int64 {
+			cur, ok := c.Get(key)
+			if !ok {
+				return 0
+			}
+			return requestOf(cur)
+		},
 		forget: c.Delete,
 	}
+}
+
+// requestOf is the request_id of an Info, 0 when it has none.
+func requestOf(info any) int64 {
+	if r, ok := info.(interface{ GetRequestId() int64 }); ok {
+		return r.GetRequestId()
+	}
+	return 0
 }
 
 // obEntry is what the outbox holds for one Info.
@@ -148,7 +174,11 @@ func sender[T interface {
 		if flags == nil {
 			flags = topFlags(info.FieldSchema())
 		}
-		o.report(k, executor.KeyString(info), flags, func() { c.Apply(info, fm) })
+		var request int64
+		if k.requestFlag != "" && flags.Has(k.requestFlag) {
+			request = requestOf(info)
+		}
+		o.report(k, executor.KeyString(info), flags, request, func() { c.Apply(info, fm) })
 		return nil
 	})
 }
@@ -185,10 +215,12 @@ func (o *outbox) change(e *obEntry, fn func()) {
 
 // report records a report changing the fields of fm of an Info, which
 // apply (when not nil) applies to the cache. When the report starts a new
-// phase (it changes the state) and changes of the phase before are
+// phase (it changes the state, or answers another request than the
+// cached Info: request, when not 0) and changes of the phase before are
 // pending, the cached Info is set aside with their flags before apply
-// runs.
-func (o *outbox) report(k *infoKind, key string, fm *fieldmap.FieldMap, apply func()) {
+// runs, so that what was reported for one request never goes out with
+// the request_id of another.
+func (o *outbox) report(k *infoKind, key string, fm *fieldmap.FieldMap, request int64, apply func()) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	e := o.entries[k.name+"/"+key]
@@ -197,7 +229,8 @@ func (o *outbox) report(k *infoKind, key string, fm *fieldmap.FieldMap, apply fu
 		o.entries[e.id()] = e
 	}
 	o.change(e, func() {
-		if e.pending != nil && k.phase != "" && fm.Has(k.phase) && len(e.queued) < maxQueued {
+		newPhase := k.phase != "" && fm.Has(k.phase) || request != 0 && k.request != nil && request != k.request(key)
+		if e.pending != nil && newPhase && len(e.queued) < maxQueued {
 			if info, ok := k.partial(key, e.pending); ok {
 				e.queued = append(e.queued, snapshot{info: info, fields: e.pending})
 				e.pending = nil

@@ -68,6 +68,7 @@ var rules = map[protoreflect.FullName]map[string]Access{
 		edgeproto.CloudletFieldTrustPolicyState:          Owned,
 		edgeproto.CloudletFieldCreatedAt:                 Owned,
 		edgeproto.CloudletFieldUpdatedAt:                 Owned,
+		edgeproto.CloudletFieldRequestId:                 Owned, // the controller's id of the latest request
 	},
 	"edgeproto.v1.ClusterInst": {
 		edgeproto.ClusterInstFieldKey:         Key,
@@ -79,6 +80,7 @@ var rules = map[protoreflect.FullName]map[string]Access{
 		edgeproto.ClusterInstFieldReservedBy:  Owned, // set when an application reserves the cluster
 		edgeproto.ClusterInstFieldCreatedAt:   Owned,
 		edgeproto.ClusterInstFieldUpdatedAt:   Owned,
+		edgeproto.ClusterInstFieldRequestId:   Owned, // the controller's id of the latest request
 	},
 	"edgeproto.v1.App": {
 		edgeproto.AppFieldKey:       Key,
@@ -97,6 +99,7 @@ var rules = map[protoreflect.FullName]map[string]Access{
 		edgeproto.AppInstFieldRuntimeInfo: Owned,
 		edgeproto.AppInstFieldCreatedAt:   Owned,
 		edgeproto.AppInstFieldUpdatedAt:   Owned,
+		edgeproto.AppInstFieldRequestId:   Owned, // the controller's id of the latest request
 	},
 	"edgeproto.v1.Flavor": {
 		edgeproto.FlavorFieldKey: Key,

@@ -89,9 +89,11 @@ const (
 	// The report was applied.
 	Verdict_VERDICT_APPLIED Verdict = 1
 	// The controller judged the report and did not apply it: a stale or
-	// out-of-order state, an object that no longer exists, an object of
-	// another cloudlet, or a malformed report (no Info, unknown flags).
-	// Sending it again would not change the verdict.
+	// out-of-order state, a report answering an earlier request than the
+	// object's current one (its Info's request_id is below the object's), an
+	// object that no longer exists, an object of another cloudlet, or a
+	// malformed report (no Info, unknown flags). Sending it again would not
+	// change the verdict.
 	Verdict_VERDICT_REJECTED Verdict = 2
 	// The controller could not judge the report (its store was
 	// unreachable); the CRM sends it again later.
@@ -294,7 +296,9 @@ func (x *Hello) GetInstance() string {
 
 // Report is one partial Info report: the controller applies the fields it
 // names to the stored Info with CopyInFields, after checking that the
-// object belongs to the CRM's cloudlet and that the reported state is a
+// object belongs to the CRM's cloudlet, that the report answers the
+// object's current request (the Info's request_id, when the report names
+// it, is not below the object's) and that the reported state is a
 // transition the object accepts.
 type Report struct {
 	state protoimpl.MessageState `protogen:"open.v1"`

@@ -82,6 +82,7 @@ const (
 	ConnectRequestFieldReportCloudletInfoTrustPolicyState                          = "2.2.15"      // report.cloudlet_info.trust_policy_state
 	ConnectRequestFieldReportCloudletInfoActiveCrmInstance                         = "2.2.16"      // report.cloudlet_info.active_crm_instance
 	ConnectRequestFieldReportCloudletInfoUpdatedAt                                 = "2.2.17"      // report.cloudlet_info.updated_at
+	ConnectRequestFieldReportCloudletInfoRequestId                                 = "2.2.18"      // report.cloudlet_info.request_id
 	ConnectRequestFieldReportClusterInstInfo                                       = "2.3"         // report.cluster_inst_info
 	ConnectRequestFieldReportClusterInstInfoKey                                    = "2.3.1"       // report.cluster_inst_info.key
 	ConnectRequestFieldReportClusterInstInfoKeyName                                = "2.3.1.1"     // report.cluster_inst_info.key.name
@@ -113,6 +114,7 @@ const (
 	ConnectRequestFieldReportClusterInstInfoResourcesVmsContainersRestarts         = "2.3.6.1.6.5" // report.cluster_inst_info.resources.vms.containers.restarts
 	ConnectRequestFieldReportClusterInstInfoKubeconfig                             = "2.3.7"       // report.cluster_inst_info.kubeconfig
 	ConnectRequestFieldReportClusterInstInfoUpdatedAt                              = "2.3.8"       // report.cluster_inst_info.updated_at
+	ConnectRequestFieldReportClusterInstInfoRequestId                              = "2.3.9"       // report.cluster_inst_info.request_id
 	ConnectRequestFieldReportAppInstInfo                                           = "2.4"         // report.app_inst_info
 	ConnectRequestFieldReportAppInstInfoKey                                        = "2.4.1"       // report.app_inst_info.key
 	ConnectRequestFieldReportAppInstInfoKeyName                                    = "2.4.1.1"     // report.app_inst_info.key.name
@@ -134,6 +136,7 @@ const (
 	ConnectRequestFieldReportAppInstInfoRuntimeInfoPorts                           = "2.4.7.3"     // report.app_inst_info.runtime_info.ports
 	ConnectRequestFieldReportAppInstInfoUri                                        = "2.4.8"       // report.app_inst_info.uri
 	ConnectRequestFieldReportAppInstInfoUpdatedAt                                  = "2.4.9"       // report.app_inst_info.updated_at
+	ConnectRequestFieldReportAppInstInfoRequestId                                  = "2.4.10"      // report.app_inst_info.request_id
 	ConnectRequestFieldReportFields                                                = "2.5"         // report.fields
 )
 
@@ -219,6 +222,7 @@ var _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_shape = &fieldmap.Sh
 	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
 	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},
 	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.UpdatedAt)}},
+	{Number: 18, Name: "request_id", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.IpAddr{}), Fields: []fieldmap.ShapeField{
@@ -256,6 +260,7 @@ var _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape = &fieldmap
 	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Resources)}},
 	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
 	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.UpdatedAt)}},
+	{Number: 9, Name: "request_id", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstRuntime{}), Fields: []fieldmap.ShapeField{
@@ -274,6 +279,7 @@ var _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape = &fieldmap.Sha
 	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RuntimeInfo)}},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Uri), Op: fieldmap.OpString},
 	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.UpdatedAt)}},
+	{Number: 10, Name: "request_id", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _Report_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Report{}), Fields: []fieldmap.ShapeField{
@@ -379,6 +385,7 @@ const (
 	ReportFieldCloudletInfoTrustPolicyState                          = "2.15"      // cloudlet_info.trust_policy_state
 	ReportFieldCloudletInfoActiveCrmInstance                         = "2.16"      // cloudlet_info.active_crm_instance
 	ReportFieldCloudletInfoUpdatedAt                                 = "2.17"      // cloudlet_info.updated_at
+	ReportFieldCloudletInfoRequestId                                 = "2.18"      // cloudlet_info.request_id
 	ReportFieldClusterInstInfo                                       = "3"         // cluster_inst_info
 	ReportFieldClusterInstInfoKey                                    = "3.1"       // cluster_inst_info.key
 	ReportFieldClusterInstInfoKeyName                                = "3.1.1"     // cluster_inst_info.key.name
@@ -410,6 +417,7 @@ const (
 	ReportFieldClusterInstInfoResourcesVmsContainersRestarts         = "3.6.1.6.5" // cluster_inst_info.resources.vms.containers.restarts
 	ReportFieldClusterInstInfoKubeconfig                             = "3.7"       // cluster_inst_info.kubeconfig
 	ReportFieldClusterInstInfoUpdatedAt                              = "3.8"       // cluster_inst_info.updated_at
+	ReportFieldClusterInstInfoRequestId                              = "3.9"       // cluster_inst_info.request_id
 	ReportFieldAppInstInfo                                           = "4"         // app_inst_info
 	ReportFieldAppInstInfoKey                                        = "4.1"       // app_inst_info.key
 	ReportFieldAppInstInfoKeyName                                    = "4.1.1"     // app_inst_info.key.name
@@ -431,6 +439,7 @@ const (
 	ReportFieldAppInstInfoRuntimeInfoPorts                           = "4.7.3"     // app_inst_info.runtime_info.ports
 	ReportFieldAppInstInfoUri                                        = "4.8"       // app_inst_info.uri
 	ReportFieldAppInstInfoUpdatedAt                                  = "4.9"       // app_inst_info.updated_at
+	ReportFieldAppInstInfoRequestId                                  = "4.10"      // app_inst_info.request_id
 	ReportFieldFields                                                = "5"         // fields
 )
 
@@ -515,6 +524,7 @@ const (
 	ConnectResponseFieldUpdateCloudletNumDynamicIps                            = "2.5.19"       // update.cloudlet.num_dynamic_ips
 	ConnectResponseFieldUpdateCloudletCreatedAt                                = "2.5.20"       // update.cloudlet.created_at
 	ConnectResponseFieldUpdateCloudletUpdatedAt                                = "2.5.21"       // update.cloudlet.updated_at
+	ConnectResponseFieldUpdateCloudletRequestId                                = "2.5.22"       // update.cloudlet.request_id
 	ConnectResponseFieldUpdateTrustPolicy                                      = "2.6"          // update.trust_policy
 	ConnectResponseFieldUpdateTrustPolicyKey                                   = "2.6.1"        // update.trust_policy.key
 	ConnectResponseFieldUpdateTrustPolicyKeyOrganization                       = "2.6.1.1"      // update.trust_policy.key.organization
@@ -609,6 +619,7 @@ const (
 	ConnectResponseFieldUpdateClusterInstMultiTenant                           = "2.8.15"       // update.cluster_inst.multi_tenant
 	ConnectResponseFieldUpdateClusterInstCreatedAt                             = "2.8.16"       // update.cluster_inst.created_at
 	ConnectResponseFieldUpdateClusterInstUpdatedAt                             = "2.8.17"       // update.cluster_inst.updated_at
+	ConnectResponseFieldUpdateClusterInstRequestId                             = "2.8.18"       // update.cluster_inst.request_id
 	ConnectResponseFieldUpdateAppInst                                          = "2.9"          // update.app_inst
 	ConnectResponseFieldUpdateAppInstKey                                       = "2.9.1"        // update.app_inst.key
 	ConnectResponseFieldUpdateAppInstKeyName                                   = "2.9.1.1"      // update.app_inst.key.name
@@ -644,6 +655,7 @@ const (
 	ConnectResponseFieldUpdateAppInstAnnotations                               = "2.9.13"       // update.app_inst.annotations
 	ConnectResponseFieldUpdateAppInstCreatedAt                                 = "2.9.14"       // update.app_inst.created_at
 	ConnectResponseFieldUpdateAppInstUpdatedAt                                 = "2.9.15"       // update.app_inst.updated_at
+	ConnectResponseFieldUpdateAppInstRequestId                                 = "2.9.16"       // update.app_inst.request_id
 	ConnectResponseFieldSyncEnd                                                = "3"            // sync_end
 	ConnectResponseFieldSyncEndRevision                                        = "3.1"          // sync_end.revision
 	ConnectResponseFieldSyncEndObjects                                         = "3.2"          // sync_end.objects
@@ -733,6 +745,7 @@ var _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_shape = &fieldmap.Shape
 	{Number: 19, Name: "num_dynamic_ips", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.NumDynamicIps), Op: fieldmap.OpInt32},
 	{Number: 20, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.CreatedAt)}},
 	{Number: 21, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.Cloudlet{}.UpdatedAt)}},
+	{Number: 22, Name: "request_id", Off: unsafe.Offsetof(edgeproto.Cloudlet{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_TrustPolicyKeyj9gh4y_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyKey{}), Fields: []fieldmap.ShapeField{
@@ -835,6 +848,7 @@ var _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_shape = &fieldmap.Sh
 	{Number: 15, Name: "multi_tenant", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.MultiTenant), Op: fieldmap.OpBool},
 	{Number: 16, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.CreatedAt)}},
 	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInst{}.UpdatedAt)}},
+	{Number: 18, Name: "request_id", Off: unsafe.Offsetof(edgeproto.ClusterInst{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInst{}), Fields: []fieldmap.ShapeField{
@@ -853,6 +867,7 @@ var _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_shape = &fieldmap.Shape{S
 	{Number: 13, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.AppInst{}.Annotations)}},
 	{Number: 14, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInst{}.CreatedAt)}},
 	{Number: 15, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInst{}.UpdatedAt)}},
+	{Number: 16, Name: "request_id", Off: unsafe.Offsetof(edgeproto.AppInst{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _Update_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Update{}), Fields: []fieldmap.ShapeField{
@@ -1001,6 +1016,7 @@ const (
 	UpdateFieldCloudletNumDynamicIps                            = "5.19"       // cloudlet.num_dynamic_ips
 	UpdateFieldCloudletCreatedAt                                = "5.20"       // cloudlet.created_at
 	UpdateFieldCloudletUpdatedAt                                = "5.21"       // cloudlet.updated_at
+	UpdateFieldCloudletRequestId                                = "5.22"       // cloudlet.request_id
 	UpdateFieldTrustPolicy                                      = "6"          // trust_policy
 	UpdateFieldTrustPolicyKey                                   = "6.1"        // trust_policy.key
 	UpdateFieldTrustPolicyKeyOrganization                       = "6.1.1"      // trust_policy.key.organization
@@ -1095,6 +1111,7 @@ const (
 	UpdateFieldClusterInstMultiTenant                           = "8.15"       // cluster_inst.multi_tenant
 	UpdateFieldClusterInstCreatedAt                             = "8.16"       // cluster_inst.created_at
 	UpdateFieldClusterInstUpdatedAt                             = "8.17"       // cluster_inst.updated_at
+	UpdateFieldClusterInstRequestId                             = "8.18"       // cluster_inst.request_id
 	UpdateFieldAppInst                                          = "9"          // app_inst
 	UpdateFieldAppInstKey                                       = "9.1"        // app_inst.key
 	UpdateFieldAppInstKeyName                                   = "9.1.1"      // app_inst.key.name
@@ -1130,6 +1147,7 @@ const (
 	UpdateFieldAppInstAnnotations                               = "9.13"       // app_inst.annotations
 	UpdateFieldAppInstCreatedAt                                 = "9.14"       // app_inst.created_at
 	UpdateFieldAppInstUpdatedAt                                 = "9.15"       // app_inst.updated_at
+	UpdateFieldAppInstRequestId                                 = "9.16"       // app_inst.request_id
 )
 
 var _Update_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Update", _Update_shape, false)
@@ -1942,7 +1960,7 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 			n += _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+2, win.Shift(2))
 		}
 	}
-	if win.Cover&(1<<53) != 0 {
+	if win.Cover&(1<<54) != 0 {
 		if s1, ok := src.Info.(*Report_ClusterInstInfo); ok && s1 != nil {
 			if d1, ok := m.Info.(*Report_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
 				m.Info = &Report_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
@@ -1952,7 +1970,7 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 			m.Info = nil
 			n++
 		}
-	} else if win.Below&(1<<53) != 0 {
+	} else if win.Below&(1<<54) != 0 {
 		var s1 *edgeproto.ClusterInstInfo
 		sok := false
 		if w, ok := src.Info.(*Report_ClusterInstInfo); ok && w != nil {
@@ -1970,11 +1988,11 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 			n++
 		}
 		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+54, fm.Window(at+54))
+			n += _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+55, fm.Window(at+55))
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	if cw1.Cover&(1<<20) != 0 {
+	if cw1.Cover&(1<<22) != 0 {
 		if s1, ok := src.Info.(*Report_AppInstInfo); ok && s1 != nil {
 			if d1, ok := m.Info.(*Report_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
 				m.Info = &Report_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
@@ -1984,7 +2002,7 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 			m.Info = nil
 			n++
 		}
-	} else if cw1.Below&(1<<20) != 0 {
+	} else if cw1.Below&(1<<22) != 0 {
 		var s1 *edgeproto.AppInstInfo
 		sok := false
 		if w, ok := src.Info.(*Report_AppInstInfo); ok && w != nil {
@@ -2002,11 +2020,11 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 			n++
 		}
 		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+85, cw1.Shift(21))
+			n += _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+87, cw1.Shift(23))
 		}
 	}
-	if (cw1.Cover|cw1.Below)&(1<<41) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+105), &m.Fields, src.Fields)
+	if (cw1.Cover|cw1.Below)&(1<<44) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+108), &m.Fields, src.Fields)
 	}
 	return n
 }
@@ -2016,7 +2034,7 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 	if src == nil {
 		src = new(edgeproto.CloudletInfo)
 	}
-	for x := win.Cover&0x78400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
+	for x := win.Cover&0xf8400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -2082,6 +2100,8 @@ func _File_edgekit_notify_v1_notify_proto_CloudletInfof13kpb_copyInAt(m, src *ed
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 51:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n
@@ -2245,51 +2265,57 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_copyInAt(m, src 
 	if src == nil {
 		src = new(edgeproto.ClusterInstInfo)
 	}
-	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key, n = fieldmap.Clone(src.Key), n+1
+	for x := win.Cover&0x70002079 | win.Below&0x2051; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key, n = fieldmap.Clone(src.Key), n+1
+				}
+			} else if m.Key != nil || src.Key != nil {
+				if m.Key == nil {
+					m.Key, n = new(edgeproto.ClusterKey), n+1
+				}
+				n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+			}
+		case 3:
+			n += fieldmap.Set(&m.State, src.State)
+		case 4:
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
+		case 5:
+			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status, n = fieldmap.Clone(src.Status), n+1
+				}
+			} else if m.Status != nil || src.Status != nil {
+				if m.Status == nil {
+					m.Status, n = new(edgeproto.StatusInfo), n+1
+				}
+				n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
+			}
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if !fieldmap.Equal(m.Resources, src.Resources) {
+					m.Resources, n = fieldmap.Clone(src.Resources), n+1
+				}
+			} else if m.Resources != nil || src.Resources != nil {
+				if m.Resources == nil {
+					m.Resources, n = new(edgeproto.InfraResources), n+1
+				}
+				n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
+			}
+		case 28:
+			n += fieldmap.Set(&m.Kubeconfig, src.Kubeconfig)
+		case 29:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
+		case 30:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
-	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		if m.Key == nil {
-			m.Key, n = new(edgeproto.ClusterKey), n+1
-		}
-		n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-	}
-	if win.Cover&(1<<3) != 0 && m.State != src.State {
-		m.State, n = src.State, n+1
-	}
-	if (win.Cover|win.Below)&(1<<4) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
-	}
-	if win.Cover&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId, n = src.NotifyId, n+1
-	}
-	if win.Cover&(1<<6) != 0 {
-		if !fieldmap.Equal(m.Status, src.Status) {
-			m.Status, n = fieldmap.Clone(src.Status), n+1
-		}
-	} else if win.Below&(1<<6) != 0 && (m.Status != nil || src.Status != nil) {
-		if m.Status == nil {
-			m.Status, n = new(edgeproto.StatusInfo), n+1
-		}
-		n += _File_edgekit_notify_v1_notify_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
-	}
-	if win.Cover&(1<<13) != 0 {
-		if !fieldmap.Equal(m.Resources, src.Resources) {
-			m.Resources, n = fieldmap.Clone(src.Resources), n+1
-		}
-	} else if win.Below&(1<<13) != 0 && (m.Resources != nil || src.Resources != nil) {
-		if m.Resources == nil {
-			m.Resources, n = new(edgeproto.InfraResources), n+1
-		}
-		n += _File_edgekit_notify_v1_notify_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
-	}
-	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig, n = src.Kubeconfig, n+1
-	}
-	if win.Cover&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
@@ -2373,7 +2399,7 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 	if src == nil {
 		src = new(edgeproto.AppInstInfo)
 	}
-	for x := win.Cover&0xc6079 | win.Below&0x4051; x != 0; x &= x - 1 {
+	for x := win.Cover&0x1c6079 | win.Below&0x4051; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -2423,6 +2449,8 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 20:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n
@@ -2537,7 +2565,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 		}
 	}
 	cw3 := fm.Window(at + 192)
-	if cw3.Cover&(1<<3) != 0 {
+	if cw3.Cover&(1<<6) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); !ok || d1 == nil || !d1.SyncEnd.Equal(s1.SyncEnd) {
 				m.Msg = &ConnectResponse_SyncEnd{SyncEnd: s1.SyncEnd.Clone()}
@@ -2547,7 +2575,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			m.Msg = nil
 			n++
 		}
-	} else if cw3.Below&(1<<3) != 0 {
+	} else if cw3.Below&(1<<6) != 0 {
 		var s1 *SyncEnd
 		sok := false
 		if w, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
@@ -2565,10 +2593,10 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+196, cw3.Shift(4))
+			n += d1.copyInAt(s1, fm, at+199, cw3.Shift(7))
 		}
 	}
-	if cw3.Cover&(1<<6) != 0 {
+	if cw3.Cover&(1<<9) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_ReportAck); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_ReportAck); !ok || d1 == nil || !d1.ReportAck.Equal(s1.ReportAck) {
 				m.Msg = &ConnectResponse_ReportAck{ReportAck: s1.ReportAck.Clone()}
@@ -2578,7 +2606,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			m.Msg = nil
 			n++
 		}
-	} else if cw3.Below&(1<<6) != 0 {
+	} else if cw3.Below&(1<<9) != 0 {
 		var s1 *ReportAck
 		sok := false
 		if w, ok := src.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
@@ -2596,10 +2624,10 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+199, cw3.Shift(7))
+			n += d1.copyInAt(s1, fm, at+202, cw3.Shift(10))
 		}
 	}
-	if cw3.Cover&(1<<10) != 0 {
+	if cw3.Cover&(1<<13) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_Keepalive); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_Keepalive); !ok || d1 == nil || !d1.Keepalive.Equal(s1.Keepalive) {
 				m.Msg = &ConnectResponse_Keepalive{Keepalive: s1.Keepalive.Clone()}
@@ -2732,7 +2760,7 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			n += _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(d1, s1, fm, at+26, win.Shift(26))
 		}
 	}
-	if win.Cover&(1<<62) != 0 {
+	if win.Cover&(1<<63) != 0 {
 		if s1, ok := src.Object.(*Update_TrustPolicy); ok && s1 != nil {
 			if d1, ok := m.Object.(*Update_TrustPolicy); !ok || d1 == nil || !fieldmap.Equal(d1.TrustPolicy, s1.TrustPolicy) {
 				m.Object = &Update_TrustPolicy{TrustPolicy: fieldmap.Clone(s1.TrustPolicy)}
@@ -2742,7 +2770,7 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			m.Object = nil
 			n++
 		}
-	} else if win.Below&(1<<62) != 0 {
+	} else if win.Below&(1<<63) != 0 {
 		var s1 *edgeproto.TrustPolicy
 		sok := false
 		if w, ok := src.Object.(*Update_TrustPolicy); ok && w != nil {
@@ -2760,11 +2788,11 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			n++
 		}
 		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(d1, s1, fm, at+63, fm.Window(at+63))
+			n += _File_edgekit_notify_v1_notify_proto_TrustPolicy1vjteaj_copyInAt(d1, s1, fm, at+64, fm.Window(at+64))
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	if cw1.Cover&(1<<7) != 0 {
+	if cw1.Cover&(1<<8) != 0 {
 		if s1, ok := src.Object.(*Update_App); ok && s1 != nil {
 			if d1, ok := m.Object.(*Update_App); !ok || d1 == nil || !fieldmap.Equal(d1.App, s1.App) {
 				m.Object = &Update_App{App: fieldmap.Clone(s1.App)}
@@ -2774,7 +2802,7 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			m.Object = nil
 			n++
 		}
-	} else if cw1.Below&(1<<7) != 0 {
+	} else if cw1.Below&(1<<8) != 0 {
 		var s1 *edgeproto.App
 		sok := false
 		if w, ok := src.Object.(*Update_App); ok && w != nil {
@@ -2792,10 +2820,10 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			n++
 		}
 		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(d1, s1, fm, at+72, cw1.Shift(8))
+			n += _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(d1, s1, fm, at+73, cw1.Shift(9))
 		}
 	}
-	if cw1.Cover&(1<<47) != 0 {
+	if cw1.Cover&(1<<48) != 0 {
 		if s1, ok := src.Object.(*Update_ClusterInst); ok && s1 != nil {
 			if d1, ok := m.Object.(*Update_ClusterInst); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInst, s1.ClusterInst) {
 				m.Object = &Update_ClusterInst{ClusterInst: fieldmap.Clone(s1.ClusterInst)}
@@ -2805,7 +2833,7 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			m.Object = nil
 			n++
 		}
-	} else if cw1.Below&(1<<47) != 0 {
+	} else if cw1.Below&(1<<48) != 0 {
 		var s1 *edgeproto.ClusterInst
 		sok := false
 		if w, ok := src.Object.(*Update_ClusterInst); ok && w != nil {
@@ -2823,11 +2851,11 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			n++
 		}
 		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(d1, s1, fm, at+112, fm.Window(at+112))
+			n += _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(d1, s1, fm, at+113, fm.Window(at+113))
 		}
 	}
 	cw2 := fm.Window(at + 128)
-	if cw2.Cover&(1<<28) != 0 {
+	if cw2.Cover&(1<<30) != 0 {
 		if s1, ok := src.Object.(*Update_AppInst); ok && s1 != nil {
 			if d1, ok := m.Object.(*Update_AppInst); !ok || d1 == nil || !fieldmap.Equal(d1.AppInst, s1.AppInst) {
 				m.Object = &Update_AppInst{AppInst: fieldmap.Clone(s1.AppInst)}
@@ -2837,7 +2865,7 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			m.Object = nil
 			n++
 		}
-	} else if cw2.Below&(1<<28) != 0 {
+	} else if cw2.Below&(1<<30) != 0 {
 		var s1 *edgeproto.AppInst
 		sok := false
 		if w, ok := src.Object.(*Update_AppInst); ok && w != nil {
@@ -2855,7 +2883,7 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			n++
 		}
 		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(d1, s1, fm, at+157, cw2.Shift(29))
+			n += _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(d1, s1, fm, at+159, fm.Window(at+159))
 		}
 	}
 	return n
@@ -2986,7 +3014,7 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 	if src == nil {
 		src = new(edgeproto.Cloudlet)
 	}
-	for x := win.Cover&0xffe01c679 | win.Below&0x60018651; x != 0; x &= x - 1 {
+	for x := win.Cover&0x1ffe01c679 | win.Below&0x60018651; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -3063,6 +3091,8 @@ func _File_edgekit_notify_v1_notify_proto_Cloudlet1gitje3_copyInAt(m, src *edgep
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 36:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n
@@ -3338,7 +3368,7 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 	if src == nil {
 		src = new(edgeproto.ClusterInst)
 	}
-	for x := win.Cover&0xfc000f007c9 | win.Below&0x4000800489; x != 0; x &= x - 1 {
+	for x := win.Cover&0x1fc000f007c9 | win.Below&0x4000800489; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -3407,6 +3437,8 @@ func _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(m, src *ed
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 44:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n
@@ -3467,7 +3499,7 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 	if src == nil {
 		src = new(edgeproto.AppInst)
 	}
-	for x := win.Cover&0x38e03e489 | win.Below&0x88024489; x != 0; x &= x - 1 {
+	for x := win.Cover&0x78e03e489 | win.Below&0x88024489; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -3550,6 +3582,8 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 34:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n

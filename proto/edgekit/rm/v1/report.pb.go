@@ -206,7 +206,8 @@ func (*ReportInfoRequest_AppInstInfo) isReportInfoRequest_Info() {}
 type ReportInfoResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The report was applied. When false, reason says why it was not (a
-	// stale or out-of-order state, an object that no longer exists, a claim
+	// stale or out-of-order state, a report answering an earlier request than
+	// the object's current one, an object that no longer exists, a claim
 	// that is no longer current); such a report must not be retried.
 	Applied bool `protobuf:"varint,1,opt,name=applied,proto3" json:"applied,omitempty"`
 	// Why the report was not applied.

@@ -97,6 +97,7 @@ const (
 	ReportInfoRequestFieldCloudletInfoTrustPolicyState                          = "1.15"      // cloudlet_info.trust_policy_state
 	ReportInfoRequestFieldCloudletInfoActiveCrmInstance                         = "1.16"      // cloudlet_info.active_crm_instance
 	ReportInfoRequestFieldCloudletInfoUpdatedAt                                 = "1.17"      // cloudlet_info.updated_at
+	ReportInfoRequestFieldCloudletInfoRequestId                                 = "1.18"      // cloudlet_info.request_id
 	ReportInfoRequestFieldClusterInstInfo                                       = "2"         // cluster_inst_info
 	ReportInfoRequestFieldClusterInstInfoKey                                    = "2.1"       // cluster_inst_info.key
 	ReportInfoRequestFieldClusterInstInfoKeyName                                = "2.1.1"     // cluster_inst_info.key.name
@@ -128,6 +129,7 @@ const (
 	ReportInfoRequestFieldClusterInstInfoResourcesVmsContainersRestarts         = "2.6.1.6.5" // cluster_inst_info.resources.vms.containers.restarts
 	ReportInfoRequestFieldClusterInstInfoKubeconfig                             = "2.7"       // cluster_inst_info.kubeconfig
 	ReportInfoRequestFieldClusterInstInfoUpdatedAt                              = "2.8"       // cluster_inst_info.updated_at
+	ReportInfoRequestFieldClusterInstInfoRequestId                              = "2.9"       // cluster_inst_info.request_id
 	ReportInfoRequestFieldAppInstInfo                                           = "3"         // app_inst_info
 	ReportInfoRequestFieldAppInstInfoKey                                        = "3.1"       // app_inst_info.key
 	ReportInfoRequestFieldAppInstInfoKeyName                                    = "3.1.1"     // app_inst_info.key.name
@@ -149,6 +151,7 @@ const (
 	ReportInfoRequestFieldAppInstInfoRuntimeInfoPorts                           = "3.7.3"     // app_inst_info.runtime_info.ports
 	ReportInfoRequestFieldAppInstInfoUri                                        = "3.8"       // app_inst_info.uri
 	ReportInfoRequestFieldAppInstInfoUpdatedAt                                  = "3.9"       // app_inst_info.updated_at
+	ReportInfoRequestFieldAppInstInfoRequestId                                  = "3.10"      // app_inst_info.request_id
 	ReportInfoRequestFieldFields                                                = "4"         // fields
 	ReportInfoRequestFieldFence                                                 = "5"         // fence
 	ReportInfoRequestFieldFenceKey                                              = "5.1"       // fence.key
@@ -231,6 +234,7 @@ var _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_shape = &fieldmap.Shape{
 	{Number: 15, Name: "trust_policy_state", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.TrustPolicyState), Op: fieldmap.OpInt32},
 	{Number: 16, Name: "active_crm_instance", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.ActiveCrmInstance), Op: fieldmap.OpString},
 	{Number: 17, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.UpdatedAt)}},
+	{Number: 18, Name: "request_id", Off: unsafe.Offsetof(edgeproto.CloudletInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _File_edgekit_rm_v1_report_proto_IpAddr18yubbf_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.IpAddr{}), Fields: []fieldmap.ShapeField{
@@ -268,6 +272,7 @@ var _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Sha
 	{Number: 6, Name: "resources", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Resources)}},
 	{Number: 7, Name: "kubeconfig", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.Kubeconfig), Op: fieldmap.OpString},
 	{Number: 8, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.UpdatedAt)}},
+	{Number: 9, Name: "request_id", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstRuntime{}), Fields: []fieldmap.ShapeField{
@@ -286,6 +291,7 @@ var _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{S
 	{Number: 7, Name: "runtime_info", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RuntimeInfo)}},
 	{Number: 8, Name: "uri", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.Uri), Op: fieldmap.OpString},
 	{Number: 9, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.UpdatedAt)}},
+	{Number: 10, Name: "request_id", Off: unsafe.Offsetof(edgeproto.AppInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
 var _ReportInfoRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoRequest{}), Fields: []fieldmap.ShapeField{
@@ -547,7 +553,7 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 			n += _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(d1, s1, fm, at+1, win.Shift(1))
 		}
 	}
-	if win.Cover&(1<<52) != 0 {
+	if win.Cover&(1<<53) != 0 {
 		if s1, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && s1 != nil {
 			if d1, ok := m.Info.(*ReportInfoRequest_ClusterInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInstInfo, s1.ClusterInstInfo) {
 				m.Info = &ReportInfoRequest_ClusterInstInfo{ClusterInstInfo: fieldmap.Clone(s1.ClusterInstInfo)}
@@ -557,7 +563,7 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 			m.Info = nil
 			n++
 		}
-	} else if win.Below&(1<<52) != 0 {
+	} else if win.Below&(1<<53) != 0 {
 		var s1 *edgeproto.ClusterInstInfo
 		sok := false
 		if w, ok := src.Info.(*ReportInfoRequest_ClusterInstInfo); ok && w != nil {
@@ -575,11 +581,11 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 			n++
 		}
 		if d1 != nil {
-			n += _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+53, fm.Window(at+53))
+			n += _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(d1, s1, fm, at+54, fm.Window(at+54))
 		}
 	}
 	cw1 := fm.Window(at + 64)
-	if cw1.Cover&(1<<19) != 0 {
+	if cw1.Cover&(1<<21) != 0 {
 		if s1, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && s1 != nil {
 			if d1, ok := m.Info.(*ReportInfoRequest_AppInstInfo); !ok || d1 == nil || !fieldmap.Equal(d1.AppInstInfo, s1.AppInstInfo) {
 				m.Info = &ReportInfoRequest_AppInstInfo{AppInstInfo: fieldmap.Clone(s1.AppInstInfo)}
@@ -589,7 +595,7 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 			m.Info = nil
 			n++
 		}
-	} else if cw1.Below&(1<<19) != 0 {
+	} else if cw1.Below&(1<<21) != 0 {
 		var s1 *edgeproto.AppInstInfo
 		sok := false
 		if w, ok := src.Info.(*ReportInfoRequest_AppInstInfo); ok && w != nil {
@@ -607,21 +613,21 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 			n++
 		}
 		if d1 != nil {
-			n += _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+84, cw1.Shift(20))
+			n += _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+86, cw1.Shift(22))
 		}
 	}
-	if (cw1.Cover|cw1.Below)&(1<<40) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+104), &m.Fields, src.Fields)
+	if (cw1.Cover|cw1.Below)&(1<<43) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+107), &m.Fields, src.Fields)
 	}
-	if cw1.Cover&(1<<41) != 0 {
+	if cw1.Cover&(1<<44) != 0 {
 		if !m.Fence.Equal(src.Fence) {
 			m.Fence, n = src.Fence.Clone(), n+1
 		}
-	} else if cw1.Below&(1<<41) != 0 && (m.Fence != nil || src.Fence != nil) {
+	} else if cw1.Below&(1<<44) != 0 && (m.Fence != nil || src.Fence != nil) {
 		if m.Fence == nil {
 			m.Fence, n = new(Fence), n+1
 		}
-		n += m.Fence.copyInAt(src.Fence, fm, at+106, cw1.Shift(42))
+		n += m.Fence.copyInAt(src.Fence, fm, at+109, cw1.Shift(45))
 	}
 	return n
 }
@@ -631,7 +637,7 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 	if src == nil {
 		src = new(edgeproto.CloudletInfo)
 	}
-	for x := win.Cover&0x78400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
+	for x := win.Cover&0xf8400040e03f9 | win.Below&0x840004080211; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -697,6 +703,8 @@ func _File_edgekit_rm_v1_report_proto_CloudletInfof13kpb_copyInAt(m, src *edgepr
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 51:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n
@@ -874,51 +882,57 @@ func _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_copyInAt(m, src *edg
 	if src == nil {
 		src = new(edgeproto.ClusterInstInfo)
 	}
-	if win.Cover&(1<<0) != 0 {
-		if !fieldmap.Equal(m.Key, src.Key) {
-			m.Key, n = fieldmap.Clone(src.Key), n+1
+	for x := win.Cover&0x70002079 | win.Below&0x2051; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			if win.Cover&(1<<0) != 0 {
+				if !fieldmap.Equal(m.Key, src.Key) {
+					m.Key, n = fieldmap.Clone(src.Key), n+1
+				}
+			} else if m.Key != nil || src.Key != nil {
+				if m.Key == nil {
+					m.Key, n = new(edgeproto.ClusterKey), n+1
+				}
+				n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
+			}
+		case 3:
+			n += fieldmap.Set(&m.State, src.State)
+		case 4:
+			n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
+		case 5:
+			n += fieldmap.Set(&m.NotifyId, src.NotifyId)
+		case 6:
+			if win.Cover&(1<<6) != 0 {
+				if !fieldmap.Equal(m.Status, src.Status) {
+					m.Status, n = fieldmap.Clone(src.Status), n+1
+				}
+			} else if m.Status != nil || src.Status != nil {
+				if m.Status == nil {
+					m.Status, n = new(edgeproto.StatusInfo), n+1
+				}
+				n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
+			}
+		case 13:
+			if win.Cover&(1<<13) != 0 {
+				if !fieldmap.Equal(m.Resources, src.Resources) {
+					m.Resources, n = fieldmap.Clone(src.Resources), n+1
+				}
+			} else if m.Resources != nil || src.Resources != nil {
+				if m.Resources == nil {
+					m.Resources, n = new(edgeproto.InfraResources), n+1
+				}
+				n += _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
+			}
+		case 28:
+			n += fieldmap.Set(&m.Kubeconfig, src.Kubeconfig)
+		case 29:
+			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
+				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
+				n++
+			}
+		case 30:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
-	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
-		if m.Key == nil {
-			m.Key, n = new(edgeproto.ClusterKey), n+1
-		}
-		n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.Key, src.Key, fm, at+1, win.Shift(1))
-	}
-	if win.Cover&(1<<3) != 0 && m.State != src.State {
-		m.State, n = src.State, n+1
-	}
-	if (win.Cover|win.Below)&(1<<4) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+4), &m.Errors, src.Errors)
-	}
-	if win.Cover&(1<<5) != 0 && m.NotifyId != src.NotifyId {
-		m.NotifyId, n = src.NotifyId, n+1
-	}
-	if win.Cover&(1<<6) != 0 {
-		if !fieldmap.Equal(m.Status, src.Status) {
-			m.Status, n = fieldmap.Clone(src.Status), n+1
-		}
-	} else if win.Below&(1<<6) != 0 && (m.Status != nil || src.Status != nil) {
-		if m.Status == nil {
-			m.Status, n = new(edgeproto.StatusInfo), n+1
-		}
-		n += _File_edgekit_rm_v1_report_proto_StatusInfoddfjyf_copyInAt(m.Status, src.Status, fm, at+7, win.Shift(7))
-	}
-	if win.Cover&(1<<13) != 0 {
-		if !fieldmap.Equal(m.Resources, src.Resources) {
-			m.Resources, n = fieldmap.Clone(src.Resources), n+1
-		}
-	} else if win.Below&(1<<13) != 0 && (m.Resources != nil || src.Resources != nil) {
-		if m.Resources == nil {
-			m.Resources, n = new(edgeproto.InfraResources), n+1
-		}
-		n += _File_edgekit_rm_v1_report_proto_InfraResourcesmn0opy_copyInAt(m.Resources, src.Resources, fm, at+14, win.Shift(14))
-	}
-	if win.Cover&(1<<28) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig, n = src.Kubeconfig, n+1
-	}
-	if win.Cover&(1<<29) != 0 && !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
-		m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
-		n++
 	}
 	return n
 }
@@ -1002,7 +1016,7 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 	if src == nil {
 		src = new(edgeproto.AppInstInfo)
 	}
-	for x := win.Cover&0xc6079 | win.Below&0x4051; x != 0; x &= x - 1 {
+	for x := win.Cover&0x1c6079 | win.Below&0x4051; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -1052,6 +1066,8 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 20:
+			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
 	return n

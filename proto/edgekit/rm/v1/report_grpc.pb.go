@@ -30,8 +30,9 @@ const (
 //
 // ReportService takes the Info reports of resource managers that reach the
 // controller over gRPC (the CCRM replicas, and test hosts). The controller
-// checks every report against the transition table and applies it with
-// CopyInFields in one store transaction.
+// checks every report against the object's current request (the Info's
+// request_id) and the transition table, and applies it with CopyInFields
+// in one store transaction.
 type ReportServiceClient interface {
 	// ReportInfo applies one partial Info report.
 	ReportInfo(ctx context.Context, in *ReportInfoRequest, opts ...grpc.CallOption) (*ReportInfoResponse, error)
@@ -61,8 +62,9 @@ func (c *reportServiceClient) ReportInfo(ctx context.Context, in *ReportInfoRequ
 //
 // ReportService takes the Info reports of resource managers that reach the
 // controller over gRPC (the CCRM replicas, and test hosts). The controller
-// checks every report against the transition table and applies it with
-// CopyInFields in one store transaction.
+// checks every report against the object's current request (the Info's
+// request_id) and the transition table, and applies it with CopyInFields
+// in one store transaction.
 type ReportServiceServer interface {
 	// ReportInfo applies one partial Info report.
 	ReportInfo(context.Context, *ReportInfoRequest) (*ReportInfoResponse, error)
