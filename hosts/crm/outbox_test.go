@@ -2,6 +2,7 @@ package crm
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -108,5 +109,53 @@ func TestOutboxKeepsPhasesApart(t *testing.T) {
 	o.ack(r.GetSeq(), notifyv1.Verdict_VERDICT_APPLIED)
 	if g := got(next()); g != "DELETE_DONE" {
 		t.Errorf("then %q, want DELETE_DONE", g)
+	}
+}
+
+// A report answering a later request than what the outbox has pending for
+// the object starts a new phase even when it sets no state (a cloudlet's
+// update begins with its task only): the pending READY of the earlier
+// request goes as it was, with that request's request_id, never merged
+// into a report carrying the later request_id, where the controller would
+// take it for the later request's outcome.
+func TestOutboxNeverMergesTwoRequests(t *testing.T) {
+	t.Parallel()
+	cache := executor.NewCache[*edgeproto.ClusterInstInfo]()
+	kind := newInfoKind(cache, edgeproto.ClusterInstInfoFieldState, func(i *edgeproto.ClusterInstInfo) bool { return trackedGone(i.GetState()) })
+	o := newOutbox(time.Hour, func(string, string) bool { return true })
+	send := sender(o, cache, kind)
+	key := &edgeproto.ClusterKey{Organization: "dev", Name: "c1"}
+	report := func(info *edgeproto.ClusterInstInfo, flags ...string) {
+		t.Helper()
+		fm := info.FieldSchema().NewFieldMap()
+		fm.Set(edgeproto.ClusterInstInfoFieldKey, edgeproto.ClusterInstInfoFieldRequestId)
+		fm.Set(flags...)
+		if err := send.Send(context.Background(), info, fm); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report(&edgeproto.ClusterInstInfo{Key: key, RequestId: 7, State: edgeproto.TrackedState_TRACKED_STATE_READY},
+		edgeproto.ClusterInstInfoFieldState)
+	st := &edgeproto.StatusInfo{}
+	st.SetTask("Updating ClusterInst")
+	report(&edgeproto.ClusterInstInfo{Key: key, RequestId: 9, Status: st}, edgeproto.ClusterInstInfoFieldStatus)
+
+	var got []string
+	for range 2 {
+		r, ok := o.next()
+		if !ok {
+			t.Fatalf("no report ready after %v", got)
+		}
+		i := r.GetClusterInstInfo()
+		s := "-"
+		if slices.Contains(r.GetFields(), edgeproto.ClusterInstInfoFieldState) {
+			s = strings.TrimPrefix(i.GetState().String(), "TRACKED_STATE_")
+		}
+		got = append(got, fmt.Sprintf("%d %s %s", i.GetRequestId(), s, strings.Join(i.GetStatus().GetMsgs(), ",")))
+		o.ack(r.GetSeq(), notifyv1.Verdict_VERDICT_APPLIED)
+	}
+	want := []string{"7 READY ", "9 - Updating ClusterInst"}
+	if !slices.Equal(got, want) {
+		t.Errorf("reports %q, want %q", got, want)
 	}
 }
