@@ -125,7 +125,11 @@
 // back-off, ended early by the operation's context). When an intermediate
 // report still fails, its flags travel again with the object's next
 // report, so the receiver ends up with every field even if it missed a
-// step. When the final report of an operation (its outcome) fails, the
+// step. Every report of an operation carries the request_id of the object
+// the engine acts on (when it has one), so that the receiver can refuse a
+// report of a request it has superseded since; the undelivered flags of
+// an earlier request never travel with a later request's reports. When
+// the final report of an operation (its outcome) fails, the
 // request's Handle fails with an error matching ErrReportFailed: the
 // platform's work is done or undone, the operation can be submitted again
 // (the platform adopts what exists, deleting what is absent succeeds), and

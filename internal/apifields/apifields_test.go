@@ -247,3 +247,26 @@ func TestCheckCreate(t *testing.T) {
 		t.Errorf("CheckCreate with an owned nested field = %v, want the error naming location.latitude", err)
 	}
 }
+
+// request_id identifies the controller's requests: users never set it.
+func TestRequestIDIsTheControllers(t *testing.T) {
+	t.Parallel()
+	for _, obj := range []interface {
+		proto.Message
+		GetRequestId() int64
+	}{
+		&edgeproto.Cloudlet{RequestId: 5},
+		&edgeproto.ClusterInst{RequestId: 5},
+		&edgeproto.AppInst{RequestId: 5},
+	} {
+		var fe *apifields.FieldError
+		if err := apifields.CheckCreate(obj); !errors.As(err, &fe) || !strings.Contains(err.Error(), "request_id") {
+			t.Errorf("CheckCreate(%T with request_id) = %v, want an error naming request_id", obj, err)
+		}
+		name := obj.ProtoReflect().Descriptor().FullName()
+		flag := fmt.Sprint(obj.ProtoReflect().Descriptor().Fields().ByName("request_id").Number())
+		if got := apifields.Of(name, flag); got != apifields.Owned {
+			t.Errorf("%s.request_id is %v, want owned", name, got)
+		}
+	}
+}
