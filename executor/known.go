@@ -151,7 +151,7 @@ func laterRequest[T any](info, last T) bool {
 }
 
 // resendAll sends the last known Info of every object once, carrying every
-// flag ever reported, and returns how many objects it tried and the errors.
+// flag reported since its latest request, and returns how many objects it tried and the errors.
 func (k *known[T]) resendAll(ctx context.Context) (int, []error) {
 	if k.sender == nil {
 		return 0, nil
@@ -252,10 +252,10 @@ func (k *known[T]) forget(key string, o *knownObj[T]) {
 // reported on and did not forget, one report per object carrying every
 // flag the engine set in it since the object's latest request (its
 // request_id; every flag ever set for objects without one), in the order
-// Cloudlets, ClusterInsts, AppInsts, TrustPolicyExceptions and by key. A host calls it after its
-// link to the receiver came back (a reconnect), so that reports lost with
-// the link, final ones included, arrive; a receiver applies them as any
-// report (they are idempotent).
+// Cloudlets, ClusterInsts, AppInsts, TrustPolicyExceptions and by key. A
+// host calls it after its link to the receiver came back (a reconnect),
+// so that reports lost with the link, final ones included, arrive; a
+// receiver applies them as any report (they are idempotent).
 //
 // Resend runs beside operations: each object's reports are serialised, so
 // a receiver never gets an older state after a newer one. Each report is
