@@ -89,6 +89,9 @@ type k8sEdge struct {
 	admin, op, dev    string
 	adminC, opC, devC *grpc.ClientConn
 	secrets           []string
+	keyFile           string // the cloudlet's access key
+	// stopCRM stops the running CRM and waits until Run returned.
+	stopCRM func()
 	// events is the status page's event stream, followed by an admin
 	// since before the cloudlet was created.
 	events *uitest.Stream
@@ -119,16 +122,13 @@ func newK8sEdge(t *testing.T, ctx context.Context) *k8sEdge {
 	if err := os.WriteFile(tokens, []byte(e.op+" org:operator\n"+e.dev+" org:developer\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	debug := func(b *logbuf.Buffer) *slog.Logger {
-		return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
 	cctx, stopCtrl := context.WithCancel(context.Background())
 	ready := make(chan *controller.Running, 1)
 	var cwg sync.WaitGroup
 	t.Cleanup(func() { stopCtrl(); cwg.Wait() })
 	cwg.Go(func() {
 		err := controller.Run(cctx, controller.Options{DataDir: filepath.Join(dir, "data"), Listen: "127.0.0.1:0",
-			MetricsListen: "127.0.0.1:0", TokensFile: tokens, Logger: debug(e.ctrlLog), StopTimeout: 10 * time.Second,
+			MetricsListen: "127.0.0.1:0", TokensFile: tokens, Logger: debugLogger(e.ctrlLog), StopTimeout: 10 * time.Second,
 			Ready: func(r *controller.Running) { ready <- r }})
 		if err != nil {
 			t.Errorf("controller: %v", err)
@@ -189,13 +189,27 @@ func newK8sEdge(t *testing.T, ctx context.Context) *k8sEdge {
 	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	rctx, stopCRM := context.WithCancel(context.Background())
+	e.keyFile = keyFile
+	e.startCRM(t, ctx)
+	controllertest.WaitFor(t, 60*time.Second, "the cloudlet READY", func() bool {
+		cl := e.showCloudlet(t, ctx, e.adminC)
+		return cl.GetState() == edgeproto.TrackedState_TRACKED_STATE_READY
+	})
+	return e
+}
+
+// startCRM runs the cloudlet's CRM (as its main does) until stopCRM or
+// the test's end, which stops it before the controller.
+func (e *k8sEdge) startCRM(t *testing.T, ctx context.Context) {
+	t.Helper()
+	rctx, cancel := context.WithCancel(context.Background())
 	crmReady := make(chan *crm.Running, 1)
-	var rwg sync.WaitGroup
-	t.Cleanup(func() { stopCRM(); rwg.Wait() }) // before the controller stops
-	rwg.Go(func() {
-		err := crm.Run(rctx, crm.Options{Controller: e.ctrl.Addr, Cloudlet: "operator/k8s-edge", AccessKeyFile: keyFile,
-			Platform: kubernetes.PlatformType, MetricsListen: "127.0.0.1:0", Logger: debug(e.crmLog), StopTimeout: 10 * time.Second,
+	var wg sync.WaitGroup
+	e.stopCRM = func() { cancel(); wg.Wait() }
+	t.Cleanup(e.stopCRM)
+	wg.Go(func() {
+		err := crm.Run(rctx, crm.Options{Controller: e.ctrl.Addr, Cloudlet: "operator/k8s-edge", AccessKeyFile: e.keyFile,
+			Platform: kubernetes.PlatformType, MetricsListen: "127.0.0.1:0", Logger: debugLogger(e.crmLog), StopTimeout: 10 * time.Second,
 			ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond,
 			Ready: func(r *crm.Running) { crmReady <- r }})
 		if err != nil {
@@ -207,11 +221,11 @@ func newK8sEdge(t *testing.T, ctx context.Context) *k8sEdge {
 	case <-ctx.Done():
 		t.Fatal("the CRM did not become ready")
 	}
-	controllertest.WaitFor(t, 60*time.Second, "the cloudlet READY", func() bool {
-		cl := e.showCloudlet(t, ctx, e.adminC)
-		return cl.GetState() == edgeproto.TrackedState_TRACKED_STATE_READY
-	})
-	return e
+}
+
+// debugLogger logs everything into b.
+func debugLogger(b *logbuf.Buffer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
 // show reads a Show stream to its end.
@@ -527,6 +541,30 @@ func TestKubernetesCloudletOnTheEdge(t *testing.T) {
 	}
 	if dep.Status.UpdatedReplicas != 1 || dep.Status.ReadyReplicas != 1 {
 		t.Errorf("deployment status after the rollout %+v, want 1 updated and ready", dep.Status)
+	}
+
+	// The CRM restarts while the instance changes: the new process (a
+	// platform that never saw the cloudlet) gets the kubeconfig from the
+	// controller again and rolls the next image out.
+	e.stopCRM()
+	if _, err := apps.UpdateApp(ctx, &edgeproto.UpdateAppRequest{App: &edgeproto.App{Key: app.Key, ImagePath: "registry.example/web:3"},
+		Fields: []string{edgeproto.AppFieldImagePath}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := controllertest.Drain(insts.UpdateAppInst(ctx, &edgeproto.UpdateAppInstRequest{NoWait: true, AppInst: &edgeproto.AppInst{
+		Key: ak, Annotations: map[string]string{"rollout": "3"}}, Fields: []string{edgeproto.AppInstFieldAnnotations}})); err != nil {
+		t.Fatal(err)
+	}
+	e.startCRM(t, ctx)
+	controllertest.WaitFor(t, 60*time.Second, "the instance READY after its update while the CRM was down", func() bool {
+		got := e.showAppInst(t, ctx, ak)
+		return got.GetState() == ready && got.GetAnnotations()["rollout"] == "3"
+	})
+	if dep, err = e.cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if img := dep.Spec.Template.Spec.Containers[0].Image; img != "registry.example/web:3" {
+		t.Errorf("image after the update while the CRM was down %q, want registry.example/web:3", img)
 	}
 
 	// Delete: the Deployment and the namespace go.
