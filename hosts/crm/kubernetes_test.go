@@ -40,38 +40,39 @@ import (
 // TestMain closes the control plane that k8senv.ForTest starts.
 func TestMain(m *testing.M) { k8senv.Shared(m) }
 
-// Markers planted in the cloudlet's kubeconfig: a comment (which only the
-// kubeconfig's text carries) and the token of an extra user no context
-// uses (which its parsed form carries too). Neither changes what the
-// kubeconfig grants.
+// Markers planted in the cloudlet's kubeconfigs (followed by the user's
+// name): a comment (which only the kubeconfig's text carries) and the
+// token of an extra user no context uses (which its parsed form carries
+// too). Neither changes what the kubeconfig grants.
 const (
-	plantedComment = "edgekit-planted-kubeconfig-comment-5f1c9e"
-	plantedToken   = "edgekit-planted-kubeconfig-token-83d2a7"
+	plantedComment = "edgekit-planted-kubeconfig-comment-5f1c9e-"
+	plantedToken   = "edgekit-planted-kubeconfig-token-83d2a7-"
 )
 
-// plantedKubeconfig returns a kubeconfig of env's cluster for a user of
-// system:masters, with the planted markers, and the strings of it that
-// must never show: the whole of it, its bearer token and the markers.
-func plantedKubeconfig(t *testing.T, env *k8senv.Env) ([]byte, []string) {
+// plantedKubeconfig returns a kubeconfig of env's cluster for user in
+// groups, with the planted markers, and adds to *secrets what of it must
+// never show: the whole of it, its bearer token and the markers.
+func plantedKubeconfig(t *testing.T, env *k8senv.Env, secrets *[]string, user string, groups ...string) []byte {
 	t.Helper()
-	cfg, err := clientcmd.Load(env.Kubeconfig("edgekit-e2e-crm", "system:masters"))
+	cfg, err := clientcmd.Load(env.Kubeconfig(user, groups...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets := []string{plantedComment, plantedToken}
+	*secrets = append(*secrets, plantedComment+user, plantedToken+user)
 	for _, ai := range cfg.AuthInfos {
 		if len(ai.Token) < 16 {
 			t.Fatalf("the test kubeconfig carries no bearer token to look for (%d bytes)", len(ai.Token))
 		}
-		secrets = append(secrets, ai.Token)
+		*secrets = append(*secrets, ai.Token)
 	}
-	cfg.AuthInfos["planted-unused"] = &clientcmdapi.AuthInfo{Token: plantedToken}
+	cfg.AuthInfos["planted-unused"] = &clientcmdapi.AuthInfo{Token: plantedToken + user}
 	b, err := clientcmd.Write(*cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc := append([]byte("# "+plantedComment+"\n"), b...)
-	return kc, append(secrets, string(kc))
+	kc := append([]byte("# "+plantedComment+user+"\n"), b...)
+	*secrets = append(*secrets, string(kc))
+	return kc
 }
 
 // k8sEdge is a controller and a CRM run as their mains run them (in the
@@ -79,6 +80,7 @@ func plantedKubeconfig(t *testing.T, env *k8senv.Env) ([]byte, []string) {
 // kubernetes platform for a crm_on_edge cloudlet whose access variable
 // KUBECONFIG is the package's control plane's.
 type k8sEdge struct {
+	env             *k8senv.Env
 	cs              k8s.Interface
 	cloudlet        *edgeproto.CloudletKey
 	ctrl            *controller.Running
@@ -107,9 +109,9 @@ func newK8sEdge(t *testing.T, ctx context.Context) *k8sEdge {
 	if err := env.AddNode(ctx, k8senv.Node{Name: "crm-edge", CPU: "4", Memory: "8Gi"}); err != nil {
 		t.Fatal(err)
 	}
-	kc, secrets := plantedKubeconfig(t, env)
-	e := &k8sEdge{cs: cs, cloudlet: &edgeproto.CloudletKey{Organization: "operator", Name: "k8s-edge"},
-		ctrlLog: &logbuf.Buffer{}, crmLog: &logbuf.Buffer{}, secrets: secrets}
+	e := &k8sEdge{env: env, cs: cs, cloudlet: &edgeproto.CloudletKey{Organization: "operator", Name: "k8s-edge"},
+		ctrlLog: &logbuf.Buffer{}, crmLog: &logbuf.Buffer{}}
+	kc := plantedKubeconfig(t, env, &e.secrets, "edgekit-e2e-crm", "system:masters")
 
 	// The controller, with tokens of the operator and the developer.
 	dir := t.TempDir()
@@ -471,6 +473,34 @@ func TestKubernetesCloudletOnTheEdge(t *testing.T) {
 	apps := edgeproto.NewAppServiceClient(e.devC)
 	clusters := edgeproto.NewClusterInstServiceClient(e.devC)
 	insts := edgeproto.NewAppInstServiceClient(e.devC)
+
+	// The operator replaces the kubeconfig: the CRM initialises the
+	// cloudlet again with the new one. One of a user without permissions
+	// fails naming what it lacks (so the new kubeconfig is the one in
+	// use); then one that may do everything.
+	cloudlets := edgeproto.NewCloudletServiceClient(e.opC)
+	update := func(kc []byte) error {
+		_, err := controllertest.Drain(cloudlets.UpdateCloudlet(ctx, &edgeproto.UpdateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{
+			Key: e.cloudlet, AccessVars: map[string]string{kubernetes.AccessVarKubeconfig: string(kc)}},
+			Fields: []string{edgeproto.CloudletFieldAccessVars}}))
+		return err
+	}
+	err := update(plantedKubeconfig(t, e.env, &e.secrets, "edgekit-e2e-crm-nobody"))
+	if err == nil || !strings.Contains(err.Error(), kubernetes.ErrForbidden.Error()) {
+		t.Fatalf("update to a kubeconfig without permissions: %v, want %q", err, kubernetes.ErrForbidden)
+	}
+	e.noSecret(t, "the error of the update to a kubeconfig without permissions", err.Error())
+	if cl := e.showCloudlet(t, ctx, e.opC); cl.GetState() != edgeproto.TrackedState_TRACKED_STATE_UPDATE_ERROR ||
+		!strings.Contains(strings.Join(cl.GetErrors(), "; "), kubernetes.ErrForbidden.Error()) {
+		t.Fatalf("the cloudlet after the update to a kubeconfig without permissions is %v (%q), want UPDATE_ERROR naming the permissions",
+			cl.GetState(), cl.GetErrors())
+	}
+	if err := update(plantedKubeconfig(t, e.env, &e.secrets, "edgekit-e2e-crm-admin", "system:masters")); err != nil {
+		t.Fatalf("update to a kubeconfig of an admin: %v", err)
+	}
+	if st := e.showCloudlet(t, ctx, e.opC).GetState(); st != ready {
+		t.Fatalf("the cloudlet after the update to a kubeconfig of an admin is %v, want READY", st)
+	}
 
 	app := &edgeproto.App{Key: &edgeproto.AppKey{Organization: "developer", Name: "img", Version: "1"},
 		Deployment: kubernetes.PlatformType, ImageType: edgeproto.ImageType_IMAGE_TYPE_DOCKER, ImagePath: "registry.example/web:1",
