@@ -34,7 +34,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/encoding/protojson"
-	"google.golang.org/protobuf/proto"
 )
 
 // TestMain closes the control plane that k8senv.ForTest starts.
@@ -124,23 +123,11 @@ func newK8sEdge(t *testing.T, ctx context.Context) *k8sEdge {
 	if err := os.WriteFile(tokens, []byte(e.op+" org:operator\n"+e.dev+" org:developer\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cctx, stopCtrl := context.WithCancel(context.Background())
-	ready := make(chan *controller.Running, 1)
-	var cwg sync.WaitGroup
-	t.Cleanup(func() { stopCtrl(); cwg.Wait() })
-	cwg.Go(func() {
-		err := controller.Run(cctx, controller.Options{DataDir: filepath.Join(dir, "data"), Listen: "127.0.0.1:0",
+	e.ctrl, _ = runUntilReady(t, ctx, "controller", func(ctx context.Context, ready func(*controller.Running)) error {
+		return controller.Run(ctx, controller.Options{DataDir: filepath.Join(dir, "data"), Listen: "127.0.0.1:0",
 			MetricsListen: "127.0.0.1:0", TokensFile: tokens, Logger: debugLogger(e.ctrlLog), StopTimeout: 10 * time.Second,
-			Ready: func(r *controller.Running) { ready <- r }})
-		if err != nil {
-			t.Errorf("controller: %v", err)
-		}
+			Ready: ready})
 	})
-	select {
-	case e.ctrl = <-ready:
-	case <-ctx.Done():
-		t.Fatal("the controller did not become ready")
-	}
 	admin, err := os.ReadFile(e.ctrl.AdminTokenFile)
 	if err != nil {
 		t.Fatal(err)
@@ -204,25 +191,40 @@ func newK8sEdge(t *testing.T, ctx context.Context) *k8sEdge {
 // the test's end, which stops it before the controller.
 func (e *k8sEdge) startCRM(t *testing.T, ctx context.Context) {
 	t.Helper()
-	rctx, cancel := context.WithCancel(context.Background())
-	crmReady := make(chan *crm.Running, 1)
-	var wg sync.WaitGroup
-	e.stopCRM = func() { cancel(); wg.Wait() }
-	t.Cleanup(e.stopCRM)
-	wg.Go(func() {
-		err := crm.Run(rctx, crm.Options{Controller: e.ctrl.Addr, Cloudlet: "operator/k8s-edge", AccessKeyFile: e.keyFile,
+	e.crm, e.stopCRM = runUntilReady(t, ctx, "crm", func(ctx context.Context, ready func(*crm.Running)) error {
+		return crm.Run(ctx, crm.Options{Controller: e.ctrl.Addr, Cloudlet: "operator/k8s-edge", AccessKeyFile: e.keyFile,
 			Platform: kubernetes.PlatformType, MetricsListen: "127.0.0.1:0", Logger: debugLogger(e.crmLog), StopTimeout: 10 * time.Second,
-			ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond,
-			Ready: func(r *crm.Running) { crmReady <- r }})
-		if err != nil {
-			t.Errorf("crm: %v", err)
+			ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond, Ready: ready})
+	})
+}
+
+// runUntilReady runs run (a process's Run, calling ready once it serves)
+// in a goroutine and returns what it gave ready, and stop, which ends it
+// and waits until it returned; the test's end stops it too (the later
+// started first). An error of run fails t.
+func runUntilReady[R any](t *testing.T, ctx context.Context, name string, run func(ctx context.Context, ready func(R)) error) (R, func()) {
+	t.Helper()
+	rctx, cancel := context.WithCancel(context.Background())
+	readyCh, done := make(chan R, 1), make(chan struct{})
+	var wg sync.WaitGroup
+	stop := func() { cancel(); wg.Wait() }
+	t.Cleanup(stop)
+	wg.Go(func() {
+		defer close(done)
+		if err := run(rctx, func(r R) { readyCh <- r }); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	})
 	select {
-	case e.crm = <-crmReady:
+	case r := <-readyCh:
+		return r, stop
+	case <-done:
+		t.Fatalf("the %s returned before it was ready", name)
 	case <-ctx.Done():
-		t.Fatal("the CRM did not become ready")
+		t.Fatalf("the %s did not become ready", name)
 	}
+	var none R
+	return none, stop
 }
 
 // debugLogger logs everything into b.
@@ -230,24 +232,23 @@ func debugLogger(b *logbuf.Buffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-// show reads a Show stream to its end.
-func show[R any, P interface {
-	*R
-	proto.Message
-}](s interface{ Recv() (P, error) }, err error) ([]P, error) {
-	if err != nil {
-		return nil, err
-	}
-	var out []P
-	for {
-		m, err := s.Recv()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
+// shown returns a function that reads a Show stream to its end and
+// returns the object of key in it (get takes it out of a response), or nil
+// when the stream has none; an error of the stream fails t.
+func shown[R any, T interface{ GetKeyString() string }](t *testing.T, key string, get func(R) T) func(s interface{ Recv() (R, error) }, err error) T {
+	return func(s interface{ Recv() (R, error) }, err error) T {
+		t.Helper()
+		rs, err := controllertest.Collect(s, err)
 		if err != nil {
-			return out, err
+			t.Fatal(err)
 		}
-		out = append(out, m)
+		var none T
+		for _, r := range rs {
+			if o := get(r); o.GetKeyString() == key {
+				return o
+			}
+		}
+		return none
 	}
 }
 
@@ -255,47 +256,27 @@ func show[R any, P interface {
 // conn (nil when it shows none).
 func (e *k8sEdge) showCloudlet(t *testing.T, ctx context.Context, conn *grpc.ClientConn) *edgeproto.Cloudlet {
 	t.Helper()
-	ms, err := show(edgeproto.NewCloudletServiceClient(conn).ShowCloudlets(ctx,
-		&edgeproto.ShowCloudletsRequest{Filter: &edgeproto.Cloudlet{Key: e.cloudlet}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if proto.Equal(m.GetCloudlet().GetKey(), e.cloudlet) {
-			return m.GetCloudlet()
-		}
-	}
-	return nil
+	key := &edgeproto.Cloudlet{Key: e.cloudlet}
+	return shown(t, key.GetKeyString(), (*edgeproto.ShowCloudletsResponse).GetCloudlet)(
+		edgeproto.NewCloudletServiceClient(conn).ShowCloudlets(ctx, &edgeproto.ShowCloudletsRequest{Filter: key}))
 }
 
+// showCluster is the cluster of key as ShowClusterInsts shows it to the
+// developer (nil when it shows none).
 func (e *k8sEdge) showCluster(t *testing.T, ctx context.Context, key *edgeproto.ClusterKey) *edgeproto.ClusterInst {
 	t.Helper()
-	ms, err := show(edgeproto.NewClusterInstServiceClient(e.devC).ShowClusterInsts(ctx,
-		&edgeproto.ShowClusterInstsRequest{Filter: &edgeproto.ClusterInst{Key: key}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if proto.Equal(m.GetClusterInst().GetKey(), key) {
-			return m.GetClusterInst()
-		}
-	}
-	return nil
+	f := &edgeproto.ClusterInst{Key: key}
+	return shown(t, f.GetKeyString(), (*edgeproto.ShowClusterInstsResponse).GetClusterInst)(
+		edgeproto.NewClusterInstServiceClient(e.devC).ShowClusterInsts(ctx, &edgeproto.ShowClusterInstsRequest{Filter: f}))
 }
 
+// showAppInst is the instance of key as ShowAppInsts shows it to the
+// developer (nil when it shows none).
 func (e *k8sEdge) showAppInst(t *testing.T, ctx context.Context, key *edgeproto.AppInstKey) *edgeproto.AppInst {
 	t.Helper()
-	ms, err := show(edgeproto.NewAppInstServiceClient(e.devC).ShowAppInsts(ctx,
-		&edgeproto.ShowAppInstsRequest{Filter: &edgeproto.AppInst{Key: key}}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range ms {
-		if proto.Equal(m.GetAppInst().GetKey(), key) {
-			return m.GetAppInst()
-		}
-	}
-	return nil
+	f := &edgeproto.AppInst{Key: key}
+	return shown(t, f.GetKeyString(), (*edgeproto.ShowAppInstsResponse).GetAppInst)(
+		edgeproto.NewAppInstServiceClient(e.devC).ShowAppInsts(ctx, &edgeproto.ShowAppInstsRequest{Filter: f}))
 }
 
 // namespaces lists the namespaces the platform made for the edge's
@@ -396,11 +377,11 @@ func (e *k8sEdge) searchSecrets(t *testing.T, ctx context.Context) {
 		if len(cl.GetAccessVars()) != 0 {
 			t.Errorf("ShowCloudlets as %s shows access variables %v", who, slices.Sorted(maps.Keys(cl.GetAccessVars())))
 		}
-		cls, err := show(edgeproto.NewCloudletServiceClient(conn).ShowCloudlets(ctx, &edgeproto.ShowCloudletsRequest{}))
+		cls, err := controllertest.Collect(edgeproto.NewCloudletServiceClient(conn).ShowCloudlets(ctx, &edgeproto.ShowCloudletsRequest{}))
 		if err != nil {
 			t.Fatal(err)
 		}
-		infos, err := show(edgeproto.NewCloudletServiceClient(conn).ShowCloudletInfos(ctx, &edgeproto.ShowCloudletInfosRequest{}))
+		infos, err := controllertest.Collect(edgeproto.NewCloudletServiceClient(conn).ShowCloudletInfos(ctx, &edgeproto.ShowCloudletInfosRequest{}))
 		if err != nil {
 			t.Fatal(err)
 		}
