@@ -90,7 +90,10 @@ type k8sEdge struct {
 	admin, op, dev    string
 	adminC, opC, devC *grpc.ClientConn
 	secrets           []string
-	keyFile           string // the cloudlet's access key
+	// progress is what the calls of changes answered (their progress
+	// streams), searched like Show output.
+	progress strings.Builder
+	keyFile  string // the cloudlet's access key
 	// stopCRM stops the running CRM and waits until Run returned.
 	stopCRM func()
 	// events is the status page's event stream, followed by an admin
@@ -167,6 +170,7 @@ func newK8sEdge(t *testing.T, ctx context.Context) *k8sEdge {
 		if err != nil {
 			t.Fatalf("create cloudlet: %v", err)
 		}
+		fmt.Fprintf(&e.progress, "%v\n", r.GetProgress())
 		if r.GetCrmAccessKey() != "" {
 			key = r.GetCrmAccessKey()
 		}
@@ -364,7 +368,7 @@ func (e *k8sEdge) edgectl(t *testing.T, ctx context.Context, token string, args 
 
 // searchSecrets looks for the kubeconfig everywhere a user or an operator
 // reads: Show output over gRPC (admin and the operator), edgectl's show
-// in every format, the status page (its HTML, its snapshot and every event
+// in every format, the progress the changes answered, the status page (its HTML, its snapshot and every event
 // its stream sent), /metrics of the controller and of the CRM, and the
 // logs of both.
 func (e *k8sEdge) searchSecrets(t *testing.T, ctx context.Context) {
@@ -393,12 +397,14 @@ func (e *k8sEdge) searchSecrets(t *testing.T, ctx context.Context) {
 			fmt.Fprintf(&all, "%v\n%s\n", m, protojson.Format(m))
 		}
 		e.noSecret(t, "ShowCloudlets and ShowCloudletInfos as "+who, all.String())
-		for _, o := range []string{"table", "json", "yaml"} {
-			out := e.edgectl(t, ctx, map[string]string{"admin": e.admin, "the operator": e.op}[who], "show", "cloudlets", "-o", o)
-			if !strings.Contains(out, e.cloudlet.Name) {
-				t.Errorf("edgectl show cloudlets -o %s as %s does not show the cloudlet:\n%s", o, who, out)
+		for _, kind := range []string{"cloudlets", "cloudletinfos"} {
+			for _, o := range []string{"table", "json", "yaml"} {
+				out := e.edgectl(t, ctx, map[string]string{"admin": e.admin, "the operator": e.op}[who], "show", kind, "-o", o)
+				if !strings.Contains(out, e.cloudlet.Name) {
+					t.Errorf("edgectl show %s -o %s as %s does not show the cloudlet:\n%s", kind, o, who, out)
+				}
+				e.noSecret(t, "edgectl show "+kind+" -o "+o+" as "+who, out)
 			}
-			e.noSecret(t, "edgectl show cloudlets -o "+o+" as "+who, out)
 		}
 	}
 
@@ -422,14 +428,18 @@ func (e *k8sEdge) searchSecrets(t *testing.T, ctx context.Context) {
 	}
 	e.noSecret(t, "the status page's events", strings.Join(events, "\n"))
 
+	e.noSecret(t, "the progress answered to the changes", e.progress.String())
 	e.noSecret(t, "the controller's /metrics", httpGet(t, ctx, http.DefaultClient, "http://"+e.ctrl.MetricsAddr+"/metrics"))
 	e.noSecret(t, "the CRM's /metrics", httpGet(t, ctx, http.DefaultClient, "http://"+e.crm.MetricsAddr+"/metrics"))
 	e.noSecret(t, "the controller's log", e.ctrlLog.String())
 	e.noSecret(t, "the CRM's log", e.crmLog.String())
 }
 
+// want fails t unless the change of step ended without an error in s; it
+// keeps the change's progress for searchSecrets.
 func (e *k8sEdge) want(t *testing.T, step string, ps []*edgeproto.Progress, err error, s edgeproto.TrackedState) {
 	t.Helper()
+	fmt.Fprintf(&e.progress, "%v\n", ps)
 	if err != nil {
 		t.Fatalf("%s: %v (%v)", step, err, ps)
 	}
@@ -461,9 +471,10 @@ func TestKubernetesCloudletOnTheEdge(t *testing.T) {
 	// use); then one that may do everything.
 	cloudlets := edgeproto.NewCloudletServiceClient(e.opC)
 	update := func(kc []byte) error {
-		_, err := controllertest.Drain(cloudlets.UpdateCloudlet(ctx, &edgeproto.UpdateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{
+		ps, err := controllertest.Drain(cloudlets.UpdateCloudlet(ctx, &edgeproto.UpdateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{
 			Key: e.cloudlet, AccessVars: map[string]string{kubernetes.AccessVarKubeconfig: string(kc)}},
 			Fields: []string{edgeproto.CloudletFieldAccessVars}}))
+		fmt.Fprintf(&e.progress, "%v\n", ps)
 		return err
 	}
 	err := update(plantedKubeconfig(t, e.env, &e.secrets, "edgekit-e2e-crm-nobody"))
