@@ -2,7 +2,6 @@ package crm_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -155,21 +154,14 @@ func newK8sEdge(t *testing.T, ctx context.Context) *k8sEdge {
 
 	// The operator creates the cloudlet with its kubeconfig, and runs its
 	// CRM on the site.
-	s, err := edgeproto.NewCloudletServiceClient(e.opC).CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{NoWait: true,
+	rs, err := controllertest.Collect(edgeproto.NewCloudletServiceClient(e.opC).CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{NoWait: true,
 		Cloudlet: &edgeproto.Cloudlet{Key: e.cloudlet, PlatformType: kubernetes.PlatformType, CrmOnEdge: true,
-			AccessVars: map[string]string{kubernetes.AccessVarKubeconfig: string(kc)}}})
+			AccessVars: map[string]string{kubernetes.AccessVarKubeconfig: string(kc)}}}))
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("create cloudlet: %v", err)
 	}
 	key := ""
-	for {
-		r, err := s.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatalf("create cloudlet: %v", err)
-		}
+	for _, r := range rs {
 		fmt.Fprintf(&e.progress, "%v\n", r.GetProgress())
 		if r.GetCrmAccessKey() != "" {
 			key = r.GetCrmAccessKey()
@@ -178,11 +170,10 @@ func newK8sEdge(t *testing.T, ctx context.Context) *k8sEdge {
 	if key == "" {
 		t.Fatal("create cloudlet: no access key in the answer")
 	}
-	keyFile := filepath.Join(t.TempDir(), "k8s-edge.key")
-	if err := os.WriteFile(keyFile, []byte(key+"\n"), 0o600); err != nil {
+	e.keyFile = filepath.Join(t.TempDir(), "k8s-edge.key")
+	if err := os.WriteFile(e.keyFile, []byte(key+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.keyFile = keyFile
 	e.startCRM(t, ctx)
 	controllertest.WaitFor(t, 60*time.Second, "the cloudlet READY", func() bool {
 		cl := e.showCloudlet(t, ctx, e.adminC)
