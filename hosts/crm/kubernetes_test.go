@@ -448,6 +448,7 @@ func (e *k8sEdge) want(t *testing.T, step string, ps []*edgeproto.Progress, err 
 // the controller's Show and on the cluster. Then the kubeconfig, with
 // markers planted in it, is searched for everywhere it must never be.
 func TestKubernetesCloudletOnTheEdge(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // the CRM runs outside a cluster: no in-cluster configuration
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	e := newK8sEdge(t, ctx)
@@ -459,11 +460,14 @@ func TestKubernetesCloudletOnTheEdge(t *testing.T) {
 	// The operator replaces the kubeconfig: the CRM initialises the
 	// cloudlet again with the new one. One of a user without permissions
 	// fails naming what it lacks (so the new kubeconfig is the one in
-	// use); then one that may do everything.
+	// use); then one that may do everything; then none, and that one again.
 	cloudlets := edgeproto.NewCloudletServiceClient(e.opC)
 	update := func(kc []byte) error {
-		ps, err := controllertest.Drain(cloudlets.UpdateCloudlet(ctx, &edgeproto.UpdateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{
-			Key: e.cloudlet, AccessVars: map[string]string{kubernetes.AccessVarKubeconfig: string(kc)}},
+		cl := &edgeproto.Cloudlet{Key: e.cloudlet}
+		if kc != nil {
+			cl.AccessVars = map[string]string{kubernetes.AccessVarKubeconfig: string(kc)}
+		}
+		ps, err := controllertest.Drain(cloudlets.UpdateCloudlet(ctx, &edgeproto.UpdateCloudletRequest{Cloudlet: cl,
 			Fields: []string{edgeproto.CloudletFieldAccessVars}}))
 		fmt.Fprintf(&e.progress, "%v\n", ps)
 		return err
@@ -478,8 +482,18 @@ func TestKubernetesCloudletOnTheEdge(t *testing.T) {
 		t.Fatalf("the cloudlet after the update to a kubeconfig without permissions is %v (%q), want UPDATE_ERROR naming the permissions",
 			cl.GetState(), cl.GetErrors())
 	}
-	if err := update(plantedKubeconfig(t, e.env, &e.secrets, "edgekit-e2e-crm-admin", "system:masters")); err != nil {
+	admin := plantedKubeconfig(t, e.env, &e.secrets, "edgekit-e2e-crm-admin", "system:masters")
+	if err := update(admin); err != nil {
 		t.Fatalf("update to a kubeconfig of an admin: %v", err)
+	}
+	// Without a kubeconfig (the CRM runs outside a cluster) the update
+	// fails naming the variable: the CRM does not go on with the
+	// credentials it was given before.
+	if err := update(nil); err == nil || !strings.Contains(err.Error(), "has no access variable "+kubernetes.AccessVarKubeconfig) {
+		t.Fatalf("update removing the kubeconfig: %v, want an error naming %s", err, kubernetes.AccessVarKubeconfig)
+	}
+	if err := update(admin); err != nil {
+		t.Fatalf("update to the kubeconfig of an admin again: %v", err)
 	}
 	if st := e.showCloudlet(t, ctx, e.opC).GetState(); st != ready {
 		t.Fatalf("the cloudlet after the update to a kubeconfig of an admin is %v, want READY", st)
