@@ -54,7 +54,7 @@ var Permissions = func() []Permission {
 // SelfSubjectAccessReview per verb and resource), failing with an error
 // naming what is missing. It creates nothing.
 func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudlet, _ executor.Reservations, pr executor.Progress) error {
-	c, err := p.connFor(cloudlet)
+	c, err := p.initConn(cloudlet)
 	if err != nil {
 		return err
 	}

@@ -105,6 +105,55 @@ func TestKubeconfigNeverInErrors(t *testing.T) {
 	}
 }
 
+// TestCredentialsTheCloudletNoLongerCarriesAreNotUsed: a platform built
+// without a kubeconfig (a CRM's) learns the cloudlet's from its calls and
+// serves the calls that know only the cloudlet's key with it; once the
+// cloudlet carries none (removed) or an unusable one, neither kind of
+// call uses the earlier credentials, and a usable one serves again.
+func TestCredentialsTheCloudletNoLongerCarriesAreNotUsed(t *testing.T) {
+	t.Setenv("KUBERNETES_SERVICE_HOST", "") // outside a cluster: no in-cluster configuration
+	env := testEnv(t)
+	ctx := testCtx(t)
+	p := newPlatform(t)
+	cl := testCloudlet("replaced", env.AdminKubeconfig())
+	ci := testCluster(cl, "replaced")
+	app := testApp()
+	inst := testInst(ci, app, "web")
+	// Deleting an instance that is absent succeeds when the cluster can be
+	// reached: a call that knows only the cloudlet's key.
+	byKey := func() error { return p.DeleteAppInst(ctx, ci, app, inst, nil, &steps{}) }
+	if err := p.InitCloudlet(ctx, cl, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := byKey(); err != nil {
+		t.Fatalf("a call by key after InitCloudlet: %v", err)
+	}
+	for _, c := range []struct {
+		what, kubeconfig, want string
+	}{
+		{"no kubeconfig", "", "has no access variable " + AccessVarKubeconfig},
+		{"an unusable kubeconfig", "not: [a kubeconfig", AccessVarKubeconfig + " is not a usable kubeconfig"},
+	} {
+		next := cl.Clone()
+		next.AccessVars = nil
+		if c.kubeconfig != "" {
+			next.AccessVars = map[string]string{AccessVarKubeconfig: c.kubeconfig}
+		}
+		if err := p.InitCloudlet(ctx, next, nil, &steps{}); !errors.Is(err, ErrAccess) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("InitCloudlet with %s after a usable one: %v, want ErrAccess: ...%s", c.what, err, c.want)
+		}
+		if err := byKey(); !errors.Is(err, ErrAccess) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("a call by key once the cloudlet has %s: %v, want ErrAccess: ...%s", c.what, err, c.want)
+		}
+		if err := p.InitCloudlet(ctx, cl, nil, &steps{}); err != nil {
+			t.Fatalf("InitCloudlet with the usable kubeconfig again: %v", err)
+		}
+		if err := byKey(); err != nil {
+			t.Fatalf("a call by key with the usable kubeconfig again: %v", err)
+		}
+	}
+}
+
 // TestGatherCloudletInfo reports the nodes with their GPUs, one flavor per
 // node shape, and a snapshot that counts pod requests.
 func TestGatherCloudletInfo(t *testing.T) {

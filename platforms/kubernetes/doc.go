@@ -3,11 +3,20 @@
 // the platforms registry.
 //
 // Access: the cloudlet's access variable KUBECONFIG holds a kubeconfig
-// (its content). platforms.Config.AccessVars (which the CCRM fills from
-// the cloudlet) or Config.Kubeconfig serve calls that carry no cloudlet
-// (the AppInst calls); without any, the in-cluster configuration of a host
-// running in a pod is used. The kubeconfig is a secret: it is never
-// logged, and an unusable one fails naming the variable, never quoting it.
+// (its content). A call uses the kubeconfig the cloudlet it is given
+// carries; a call given none (the AppInst calls, the delete of what a
+// cloudlet the host no longer has had) uses the clients an earlier call
+// built for the cloudlet (a CRM's platform, built before it knows the
+// cloudlet, learns the kubeconfig so), else Config.Kubeconfig (which
+// platforms.Config.AccessVars fills: the CCRM builds a cloudlet's
+// platform from the cloudlet), else the in-cluster configuration of a
+// host running in a pod. InitCloudlet, which the engine runs again
+// whenever the cloudlet changes, takes the cloudlet as the truth: clients
+// built from a kubeconfig it no longer carries (replaced or removed) are
+// never used again, and when none can be built from what it carries the
+// calls given no kubeconfig fail with the same error. The kubeconfig is a
+// secret: it is never logged, and an unusable one fails naming the
+// variable, never quoting it.
 //
 // What each object is:
 //

@@ -57,11 +57,12 @@ var (
 	_ executor.InventoryPlatform = (*Platform)(nil)
 )
 
-// conn is the clients of one cluster.
+// conn is the clients of one cluster, or why they could not be built.
 type conn struct {
 	fp  [32]byte // hash of the kubeconfig it was built from
 	cs  k8s.Interface
 	dyn dynamic.Interface
+	err error // set instead of cs and dyn
 }
 
 // New returns a platform configured by cfg.
@@ -102,23 +103,43 @@ func (p *Platform) Features() executor.Features {
 
 // connFor returns the clients of cloudlet's cluster: from its access
 // variables when it carries a kubeconfig, else the clients an earlier call
-// built for the same cloudlet, else from Config.Kubeconfig, else in-cluster.
+// built for the same cloudlet, else from Config.Kubeconfig, else
+// in-cluster. A cloudlet may carry no kubeconfig because the engine knows
+// only its key (the delete of what a gone cloudlet had).
 func (p *Platform) connFor(cloudlet *edgeproto.Cloudlet) (*conn, error) {
-	return p.conn(cloudlet.GetKey(), []byte(cloudlet.GetAccessVars()[AccessVarKubeconfig]))
+	return p.conn(cloudlet.GetKey(), []byte(cloudlet.GetAccessVars()[AccessVarKubeconfig]), false)
+}
+
+// initConn is connFor for InitCloudlet, which the engine runs with the
+// cloudlet as its host has it whenever the cloudlet changes: what the
+// cloudlet carries is authoritative. Clients built from a kubeconfig it
+// no longer carries (replaced or removed) are dropped; when the new ones
+// cannot be built, every later call that does not bring a kubeconfig
+// fails with the same error, until a call builds usable ones.
+func (p *Platform) initConn(cloudlet *edgeproto.Cloudlet) (*conn, error) {
+	return p.conn(cloudlet.GetKey(), []byte(cloudlet.GetAccessVars()[AccessVarKubeconfig]), true)
 }
 
 // connByKey is connFor for calls that only know the cloudlet's key.
 func (p *Platform) connByKey(key *edgeproto.CloudletKey) (*conn, error) {
-	return p.conn(key, nil)
+	return p.conn(key, nil, false)
 }
 
-func (p *Platform) conn(key *edgeproto.CloudletKey, kubeconfig []byte) (*conn, error) {
+// conn returns the clients of the cloudlet of key built from kubeconfig;
+// an empty one means the clients already built for the cloudlet (unless
+// replace is set), else those of Config.Kubeconfig, else of the
+// in-cluster configuration. With replace, a failure to build them is
+// remembered in their place.
+func (p *Platform) conn(key *edgeproto.CloudletKey, kubeconfig []byte, replace bool) (*conn, error) {
 	id := executor.KeyString(key)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	cur := p.conns[id]
 	if len(kubeconfig) == 0 {
-		if cur != nil {
+		if cur != nil && !replace {
+			if cur.err != nil {
+				return nil, cur.err
+			}
 			return cur, nil
 		}
 		kubeconfig = p.cfg.Kubeconfig
@@ -127,9 +148,24 @@ func (p *Platform) conn(key *edgeproto.CloudletKey, kubeconfig []byte) (*conn, e
 	if len(kubeconfig) > 0 {
 		fp = sha256.Sum256(kubeconfig)
 	}
-	if cur != nil && cur.fp == fp {
+	if cur != nil && cur.err == nil && cur.fp == fp {
 		return cur, nil
 	}
+	c, err := p.build(id, kubeconfig)
+	if err != nil {
+		if replace {
+			p.conns[id] = &conn{fp: fp, err: err}
+		}
+		return nil, err
+	}
+	c.fp = fp
+	p.conns[id] = c
+	return c, nil
+}
+
+// build builds the clients of cloudlet id from kubeconfig, or from the
+// in-cluster configuration when it is empty.
+func (p *Platform) build(id string, kubeconfig []byte) (*conn, error) {
 	var rc *rest.Config
 	var err error
 	if len(kubeconfig) > 0 {
@@ -145,14 +181,13 @@ func (p *Platform) conn(key *edgeproto.CloudletKey, kubeconfig []byte) (*conn, e
 	}
 	rc.QPS, rc.Burst = p.cfg.QPS, p.cfg.Burst
 	rc.UserAgent = "edgekit"
-	c := &conn{fp: fp}
+	c := &conn{}
 	if c.cs, err = k8s.NewForConfig(rc); err != nil {
 		return nil, fmt.Errorf("%w: cloudlet %s: %v", ErrAccess, id, err)
 	}
 	if c.dyn, err = dynamic.NewForConfig(rc); err != nil {
 		return nil, fmt.Errorf("%w: cloudlet %s: %v", ErrAccess, id, err)
 	}
-	p.conns[id] = c
 	return c, nil
 }
 

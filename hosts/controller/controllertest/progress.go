@@ -15,10 +15,24 @@ func Drain[R any, P interface {
 	*R
 	GetProgress() *edgeproto.Progress
 }](s interface{ Recv() (P, error) }, err error) ([]*edgeproto.Progress, error) {
+	rs, err := Collect(s, err)
+	out := make([]*edgeproto.Progress, len(rs))
+	for i, r := range rs {
+		out[i] = r.GetProgress()
+	}
+	return out, err
+}
+
+// Collect reads a server stream (a Show, a progress stream) to its end and
+// returns its responses and the call's error (with the responses read
+// before it):
+//
+//	rs, err := controllertest.Collect(cli.ShowCloudlets(ctx, req))
+func Collect[R any](s interface{ Recv() (R, error) }, err error) ([]R, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []*edgeproto.Progress
+	var out []R
 	for {
 		r, err := s.Recv()
 		if errors.Is(err, io.EOF) {
@@ -27,7 +41,7 @@ func Drain[R any, P interface {
 		if err != nil {
 			return out, err
 		}
-		out = append(out, r.GetProgress())
+		out = append(out, r)
 	}
 }
 

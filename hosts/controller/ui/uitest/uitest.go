@@ -190,5 +190,22 @@ func (s *Stream) Next(timeout time.Duration) string {
 	}
 }
 
+// Received returns the data of the events that arrived and were not
+// taken by Next yet, without waiting for more.
+func (s *Stream) Received() []string {
+	var out []string
+	for {
+		select {
+		case d, ok := <-s.data:
+			if !ok {
+				return out
+			}
+			out = append(out, d)
+		default:
+			return out
+		}
+	}
+}
+
 // Close closes the stream, as a page that closes does.
 func (s *Stream) Close() { s.once.Do(func() { _ = s.body.Close() }) }
