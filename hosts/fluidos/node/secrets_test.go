@@ -8,6 +8,8 @@ import (
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
@@ -60,6 +62,17 @@ func jsonStrings(v any, out []string) []string {
 	return out
 }
 
+// credentials are what n's API hands over for the allocation or
+// contract id n bought.
+func credentials(t *testing.T, n *nodetest.Node, id string) *fluidos.PeeringTargetCredentials {
+	t.Helper()
+	resp, err := n.Allocations().GetCredentials(ctxT(t), &fluidos.GetCredentialsRequest{Id: id})
+	if err != nil {
+		t.Fatalf("credentials of %s from %s: %v", id, n.ID(), err)
+	}
+	return resp.GetCredentials()
+}
+
 // secretsOf are the secrets in credentials a seller handed over.
 func secretsOf(cr *fluidos.PeeringTargetCredentials) []string {
 	var out []string
@@ -96,14 +109,14 @@ func TestReleasedContractsLeaveNoSecretInEitherStore(t *testing.T) {
 			t.Fatalf("solver %s ended %v", s.GetId(), st)
 		}
 		alice.WaitAllocation(st.GetAllocationId(), bought, 20*time.Second, "ACTIVE", nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_ACTIVE))
-		// What the buyer got, as it keeps it.
-		a, _, err := alice.Running().Node.Consumer.BoughtAllocations().Get(ctx, st.GetAllocationId())
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := secretsOf(a.GetCredentials())
+		// What the buyer got, asked of its API.
+		got := secretsOf(credentials(t, alice, st.GetAllocationId()))
 		if len(got) == 0 {
-			t.Fatalf("the buyer got no credentials for %s: %v", st.GetContractId(), a.GetCredentials())
+			t.Fatalf("the buyer got no credentials for %s", st.GetContractId())
+		}
+		// The seller's API hands over none of its buyer's credentials.
+		if _, err := bob.Allocations().GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: st.GetContractId()}); status.Code(err) != codes.PermissionDenied {
+			t.Errorf("the seller asked for its buyer's credentials: %v, want PermissionDenied", err)
 		}
 		secrets = append(secrets, got...)
 		contracts = append(contracts, st.GetContractId())
@@ -136,6 +149,14 @@ func TestReleasedContractsLeaveNoSecretInEitherStore(t *testing.T) {
 	for _, n := range []*nodetest.Node{alice, bob} {
 		for key, found := range storedSecrets(t, n, secrets) {
 			t.Errorf("%s keeps %q after the release in %s", n.ID(), found, key)
+		}
+	}
+
+	// The buyer's API says the credentials are gone.
+	for _, c := range contracts {
+		if _, err := alice.Allocations().GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: c}); status.Code(err) != codes.FailedPrecondition ||
+			!strings.Contains(err.Error(), "dropped") {
+			t.Errorf("credentials of the released %s: %v, want FailedPrecondition saying they were dropped", c, err)
 		}
 	}
 
