@@ -333,6 +333,34 @@ func (c *Consumer) forget(ctx context.Context, a *fluidos.Allocation) {
 	redact("allocation", err)
 }
 
+// forgetFailed drops the secrets of a solver that failed without buying
+// (a refused reservation or purchase, a timeout): its configuration
+// parameters, in the solver and in its reservations. A solver that bought
+// a contract keeps them until the contract ends (forget).
+func (c *Consumer) forgetFailed(ctx context.Context, solverID string) {
+	sv, _, err := c.solvers.Get(ctx, solverID)
+	if err != nil || sv.GetStatus().GetContractId() != "" {
+		return
+	}
+	rs, _, err := c.reservations.List(ctx)
+	if err != nil {
+		c.log.WarnContext(ctx, "dropping the secrets of a failed solver", "solver", solverID, "err", err)
+		return
+	}
+	for _, r := range rs {
+		if r.GetSolverId() != solverID || r.GetStatus().GetContractId() != "" || proto.Equal(r, r.Redacted()) {
+			continue
+		}
+		if _, _, err := c.reservations.Modify(ctx, r.GetKeyString(), redactIn[*fluidos.Reservation]); err != nil && !errors.Is(err, store.ErrNotFound) {
+			c.log.WarnContext(ctx, "dropping the secrets of a failed solver", "reservation", r.GetId(), "err", err)
+			return
+		}
+	}
+	if _, _, err := c.solvers.Modify(ctx, solverID, redactIn[*fluidos.Solver]); err != nil && !errors.Is(err, store.ErrNotFound) {
+		c.log.WarnContext(ctx, "dropping the secrets of a failed solver", "solver", solverID, "err", err)
+	}
+}
+
 // redactIn clears the secrets of a stored object, reporting whether it
 // changed.
 func redactIn[T interface {

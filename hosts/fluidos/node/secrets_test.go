@@ -177,3 +177,34 @@ func TestReleasedContractsLeaveNoSecretInEitherStore(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedSolverLeavesNoSecret has a seller refuse a service (a hosting
+// policy it does not offer): the failed solver and its reservation keep
+// no password on the buyer's side, and the seller keeps none.
+func TestRefusedSolverLeavesNoSecret(t *testing.T) {
+	t.Parallel()
+	const password = "Refused-Pass-8830"
+	nw := nodetest.NewNetwork(t)
+	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity("amd64"), Blueprints: []*fluidos.ServiceBlueprint{kvservice.Blueprint("kv", 0)}})
+	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), Peers: []string{bob.RearAddr()}})
+	cfg := &fluidos.Configuration{Spec: &fluidos.Configuration_Service{Service: &fluidos.ServiceConfiguration{
+		Parameters: map[string]string{"password": password}, HostingPolicy: fluidos.HostingPolicy_HOSTING_POLICY_CONSUMER}}}
+	s := solve(t, alice, allocate(kvSelector(), cfg))
+	if st := s.GetStatus(); st.GetSolverPhase() != fluidos.Phase_PHASE_FAILED || st.GetReservationPhase() != fluidos.Phase_PHASE_FAILED || st.GetReservationId() == "" {
+		t.Fatalf("solver ended %v, want its reservation refused", st)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(storedSecrets(t, alice, []string{password})) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	for _, n := range []*nodetest.Node{alice, bob} {
+		for key, found := range storedSecrets(t, n, []string{password}) {
+			t.Errorf("%s keeps %q after the refusal in %s", n.ID(), found, key)
+		}
+	}
+	// The failed solver is still there to be looked at, with its selector.
+	got, err := alice.Solvers().GetSolver(ctxT(t), &fluidos.GetSolverRequest{Id: s.GetId()})
+	if err != nil || got.GetSolver().GetSelector().GetService() == nil || got.GetSolver().GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_FAILED {
+		t.Errorf("the failed solver (%v): %v", err, got.GetSolver())
+	}
+}

@@ -54,7 +54,9 @@ func TestOnlyShowCredentialsShowsSecrets(t *testing.T) {
 		}
 		out, _, err = run(t, nw, alice, "show", "solver", solver, "-o", "json")
 		var sv struct {
-			Status struct{ ContractID string `json:"contract_id"` }
+			Status struct {
+				ContractID string `json:"contract_id"`
+			}
 		}
 		if err != nil || json.Unmarshal([]byte(out), &sv) != nil || sv.Status.ContractID == "" {
 			t.Fatalf("show solver %s (%v):\n%s", solver, err, out)
