@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/edgekit/edgekit/fieldmap"
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/fluidos/rear"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
@@ -363,11 +364,8 @@ func (c *Consumer) forgetFailed(ctx context.Context, solverID string) {
 
 // redactIn clears the secrets of a stored object, reporting whether it
 // changed.
-func redactIn[T interface {
-	proto.Message
-	Redact()
-}](cur T) (bool, error) {
+func redactIn[T proto.Message](cur T) (bool, error) {
 	before := proto.Clone(cur)
-	cur.Redact()
+	fieldmap.Redact(cur)
 	return !proto.Equal(before, cur), nil
 }

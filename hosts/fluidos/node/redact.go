@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/edgekit/edgekit/fieldmap"
 	"github.com/edgekit/edgekit/fluidos"
 )
 
@@ -15,24 +16,15 @@ var showsSecrets = map[string]bool{
 	fluidos.AllocationService_GetCredentials_FullMethodName: true,
 }
 
-// redacter is an answer with generated Redact: it clears the fields marked
-// debug_redact, at every depth.
-type redacter interface {
-	proto.Message
-	Redact()
-}
-
 // redacted is the answer of method as the API sends it: a copy without
 // its secrets (the handler's objects may be shared, so they are not
 // changed), unless method is one that shows them.
 func redacted(method string, resp any) any {
-	m, ok := resp.(redacter)
+	m, ok := resp.(proto.Message)
 	if !ok || showsSecrets[method] || !m.ProtoReflect().IsValid() {
 		return resp
 	}
-	c := proto.Clone(m).(redacter)
-	c.Redact()
-	return c
+	return fieldmap.Redacted(m)
 }
 
 // redactUnary and redactStream clear the secrets of every answer of the

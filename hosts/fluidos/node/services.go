@@ -242,7 +242,8 @@ func (s *services) DeleteServiceBlueprint(ctx context.Context, req *fluidos.Dele
 }
 
 // GetContract implements fluidos.ContractServiceServer. A contract this
-// node sold is shown without its credentials, which are its buyer's.
+// node sold is shown without its credentials, which are its buyer's (and
+// the API's interceptor redacts every answer anyway).
 func (s *services) GetContract(ctx context.Context, req *fluidos.GetContractRequest) (*fluidos.GetContractResponse, error) {
 	role := req.GetRole()
 	if role != fluidos.ContractRole_CONTRACT_ROLE_SOLD {

@@ -11,6 +11,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
+
+	"github.com/edgekit/edgekit/fieldmap"
 )
 
 type format string
@@ -41,22 +43,13 @@ type view[T proto.Message] struct {
 	secrets bool
 }
 
-// redacter is an object with generated Redact.
-type redacter interface {
-	proto.Message
-	Redact()
-}
-
 // shown is o as a view that does not print secrets prints it: a copy
 // without its debug_redact fields.
 func shown[T proto.Message](o T) T {
-	r, ok := any(o).(redacter)
-	if !ok || !r.ProtoReflect().IsValid() {
+	if !o.ProtoReflect().IsValid() {
 		return o
 	}
-	c := proto.Clone(r).(redacter)
-	c.Redact()
-	return c.(T)
+	return fieldmap.Redacted(o)
 }
 
 var marshal = protojson.MarshalOptions{UseProtoNames: true}
