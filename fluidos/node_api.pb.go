@@ -1594,6 +1594,117 @@ func (x *ReleaseContractResponse) GetRole() ContractRole {
 	return ContractRole_CONTRACT_ROLE_UNSPECIFIED
 }
 
+// GetCredentialsRequest names what this node bought.
+type GetCredentialsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the allocation (a-<contract>) or of the contract.
+	Id            string `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCredentialsRequest) Reset() {
+	*x = GetCredentialsRequest{}
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[32]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCredentialsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCredentialsRequest) ProtoMessage() {}
+
+func (x *GetCredentialsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[32]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCredentialsRequest.ProtoReflect.Descriptor instead.
+func (*GetCredentialsRequest) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{32}
+}
+
+func (x *GetCredentialsRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+// GetCredentialsResponse is the credentials of what this node bought.
+type GetCredentialsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Identifier of the contract.
+	ContractId string `protobuf:"bytes,1,opt,name=contract_id,json=contractId,proto3" json:"contract_id,omitempty"`
+	// Identifier of the allocation; empty when the credentials are the
+	// contract's (nothing provisioned).
+	AllocationId string `protobuf:"bytes,2,opt,name=allocation_id,json=allocationId,proto3" json:"allocation_id,omitempty"`
+	// The credentials.
+	Credentials   *PeeringTargetCredentials `protobuf:"bytes,3,opt,name=credentials,proto3" json:"credentials,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetCredentialsResponse) Reset() {
+	*x = GetCredentialsResponse{}
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetCredentialsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetCredentialsResponse) ProtoMessage() {}
+
+func (x *GetCredentialsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetCredentialsResponse.ProtoReflect.Descriptor instead.
+func (*GetCredentialsResponse) Descriptor() ([]byte, []int) {
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *GetCredentialsResponse) GetContractId() string {
+	if x != nil {
+		return x.ContractId
+	}
+	return ""
+}
+
+func (x *GetCredentialsResponse) GetAllocationId() string {
+	if x != nil {
+		return x.AllocationId
+	}
+	return ""
+}
+
+func (x *GetCredentialsResponse) GetCredentials() *PeeringTargetCredentials {
+	if x != nil {
+		return x.Credentials
+	}
+	return nil
+}
+
 // GetAllocationRequest names an allocation.
 type GetAllocationRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1607,7 +1718,7 @@ type GetAllocationRequest struct {
 
 func (x *GetAllocationRequest) Reset() {
 	*x = GetAllocationRequest{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[32]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1619,7 +1730,7 @@ func (x *GetAllocationRequest) String() string {
 func (*GetAllocationRequest) ProtoMessage() {}
 
 func (x *GetAllocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[32]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1632,7 +1743,7 @@ func (x *GetAllocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAllocationRequest.ProtoReflect.Descriptor instead.
 func (*GetAllocationRequest) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{32}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetAllocationRequest) GetId() string {
@@ -1662,7 +1773,7 @@ type GetAllocationResponse struct {
 
 func (x *GetAllocationResponse) Reset() {
 	*x = GetAllocationResponse{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[33]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1674,7 +1785,7 @@ func (x *GetAllocationResponse) String() string {
 func (*GetAllocationResponse) ProtoMessage() {}
 
 func (x *GetAllocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[33]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1687,7 +1798,7 @@ func (x *GetAllocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAllocationResponse.ProtoReflect.Descriptor instead.
 func (*GetAllocationResponse) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{33}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *GetAllocationResponse) GetAllocation() *Allocation {
@@ -1715,7 +1826,7 @@ type ListAllocationsRequest struct {
 
 func (x *ListAllocationsRequest) Reset() {
 	*x = ListAllocationsRequest{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[34]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1727,7 +1838,7 @@ func (x *ListAllocationsRequest) String() string {
 func (*ListAllocationsRequest) ProtoMessage() {}
 
 func (x *ListAllocationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[34]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1740,7 +1851,7 @@ func (x *ListAllocationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAllocationsRequest.ProtoReflect.Descriptor instead.
 func (*ListAllocationsRequest) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{34}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListAllocationsRequest) GetRole() ContractRole {
@@ -1763,7 +1874,7 @@ type AllocationEntry struct {
 
 func (x *AllocationEntry) Reset() {
 	*x = AllocationEntry{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[35]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1775,7 +1886,7 @@ func (x *AllocationEntry) String() string {
 func (*AllocationEntry) ProtoMessage() {}
 
 func (x *AllocationEntry) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[35]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1788,7 +1899,7 @@ func (x *AllocationEntry) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AllocationEntry.ProtoReflect.Descriptor instead.
 func (*AllocationEntry) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{35}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *AllocationEntry) GetAllocation() *Allocation {
@@ -1816,7 +1927,7 @@ type ListAllocationsResponse struct {
 
 func (x *ListAllocationsResponse) Reset() {
 	*x = ListAllocationsResponse{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[36]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1828,7 +1939,7 @@ func (x *ListAllocationsResponse) String() string {
 func (*ListAllocationsResponse) ProtoMessage() {}
 
 func (x *ListAllocationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[36]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1841,7 +1952,7 @@ func (x *ListAllocationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListAllocationsResponse.ProtoReflect.Descriptor instead.
 func (*ListAllocationsResponse) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{36}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListAllocationsResponse) GetAllocations() []*AllocationEntry {
@@ -1864,7 +1975,7 @@ type WatchAllocationRequest struct {
 
 func (x *WatchAllocationRequest) Reset() {
 	*x = WatchAllocationRequest{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[37]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1876,7 +1987,7 @@ func (x *WatchAllocationRequest) String() string {
 func (*WatchAllocationRequest) ProtoMessage() {}
 
 func (x *WatchAllocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[37]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1889,7 +2000,7 @@ func (x *WatchAllocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAllocationRequest.ProtoReflect.Descriptor instead.
 func (*WatchAllocationRequest) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{37}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *WatchAllocationRequest) GetId() string {
@@ -1919,7 +2030,7 @@ type WatchAllocationResponse struct {
 
 func (x *WatchAllocationResponse) Reset() {
 	*x = WatchAllocationResponse{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[38]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1931,7 +2042,7 @@ func (x *WatchAllocationResponse) String() string {
 func (*WatchAllocationResponse) ProtoMessage() {}
 
 func (x *WatchAllocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[38]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1944,7 +2055,7 @@ func (x *WatchAllocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAllocationResponse.ProtoReflect.Descriptor instead.
 func (*WatchAllocationResponse) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{38}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *WatchAllocationResponse) GetAllocation() *Allocation {
@@ -1974,7 +2085,7 @@ type DeploySliceInstanceRequest struct {
 
 func (x *DeploySliceInstanceRequest) Reset() {
 	*x = DeploySliceInstanceRequest{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[39]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1986,7 +2097,7 @@ func (x *DeploySliceInstanceRequest) String() string {
 func (*DeploySliceInstanceRequest) ProtoMessage() {}
 
 func (x *DeploySliceInstanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[39]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1999,7 +2110,7 @@ func (x *DeploySliceInstanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeploySliceInstanceRequest.ProtoReflect.Descriptor instead.
 func (*DeploySliceInstanceRequest) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{39}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *DeploySliceInstanceRequest) GetContractId() string {
@@ -2027,7 +2138,7 @@ type DeploySliceInstanceResponse struct {
 
 func (x *DeploySliceInstanceResponse) Reset() {
 	*x = DeploySliceInstanceResponse{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[40]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2039,7 +2150,7 @@ func (x *DeploySliceInstanceResponse) String() string {
 func (*DeploySliceInstanceResponse) ProtoMessage() {}
 
 func (x *DeploySliceInstanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[40]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2052,7 +2163,7 @@ func (x *DeploySliceInstanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeploySliceInstanceResponse.ProtoReflect.Descriptor instead.
 func (*DeploySliceInstanceResponse) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{40}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *DeploySliceInstanceResponse) GetInstance() *SliceInstance {
@@ -2075,7 +2186,7 @@ type GetSliceInstanceRequest struct {
 
 func (x *GetSliceInstanceRequest) Reset() {
 	*x = GetSliceInstanceRequest{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[41]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2087,7 +2198,7 @@ func (x *GetSliceInstanceRequest) String() string {
 func (*GetSliceInstanceRequest) ProtoMessage() {}
 
 func (x *GetSliceInstanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[41]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2100,7 +2211,7 @@ func (x *GetSliceInstanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSliceInstanceRequest.ProtoReflect.Descriptor instead.
 func (*GetSliceInstanceRequest) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{41}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *GetSliceInstanceRequest) GetContractId() string {
@@ -2128,7 +2239,7 @@ type GetSliceInstanceResponse struct {
 
 func (x *GetSliceInstanceResponse) Reset() {
 	*x = GetSliceInstanceResponse{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[42]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2140,7 +2251,7 @@ func (x *GetSliceInstanceResponse) String() string {
 func (*GetSliceInstanceResponse) ProtoMessage() {}
 
 func (x *GetSliceInstanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[42]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2153,7 +2264,7 @@ func (x *GetSliceInstanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetSliceInstanceResponse.ProtoReflect.Descriptor instead.
 func (*GetSliceInstanceResponse) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{42}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *GetSliceInstanceResponse) GetInstance() *SliceInstance {
@@ -2174,7 +2285,7 @@ type ListSliceInstancesRequest struct {
 
 func (x *ListSliceInstancesRequest) Reset() {
 	*x = ListSliceInstancesRequest{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[43]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2186,7 +2297,7 @@ func (x *ListSliceInstancesRequest) String() string {
 func (*ListSliceInstancesRequest) ProtoMessage() {}
 
 func (x *ListSliceInstancesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[43]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2199,7 +2310,7 @@ func (x *ListSliceInstancesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSliceInstancesRequest.ProtoReflect.Descriptor instead.
 func (*ListSliceInstancesRequest) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{43}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *ListSliceInstancesRequest) GetContractId() string {
@@ -2220,7 +2331,7 @@ type ListSliceInstancesResponse struct {
 
 func (x *ListSliceInstancesResponse) Reset() {
 	*x = ListSliceInstancesResponse{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[44]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2232,7 +2343,7 @@ func (x *ListSliceInstancesResponse) String() string {
 func (*ListSliceInstancesResponse) ProtoMessage() {}
 
 func (x *ListSliceInstancesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[44]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2245,7 +2356,7 @@ func (x *ListSliceInstancesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSliceInstancesResponse.ProtoReflect.Descriptor instead.
 func (*ListSliceInstancesResponse) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{44}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *ListSliceInstancesResponse) GetInstances() []*SliceInstance {
@@ -2268,7 +2379,7 @@ type DeleteSliceInstanceRequest struct {
 
 func (x *DeleteSliceInstanceRequest) Reset() {
 	*x = DeleteSliceInstanceRequest{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[45]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2280,7 +2391,7 @@ func (x *DeleteSliceInstanceRequest) String() string {
 func (*DeleteSliceInstanceRequest) ProtoMessage() {}
 
 func (x *DeleteSliceInstanceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[45]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2293,7 +2404,7 @@ func (x *DeleteSliceInstanceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSliceInstanceRequest.ProtoReflect.Descriptor instead.
 func (*DeleteSliceInstanceRequest) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{45}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *DeleteSliceInstanceRequest) GetContractId() string {
@@ -2321,7 +2432,7 @@ type DeleteSliceInstanceResponse struct {
 
 func (x *DeleteSliceInstanceResponse) Reset() {
 	*x = DeleteSliceInstanceResponse{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[46]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2333,7 +2444,7 @@ func (x *DeleteSliceInstanceResponse) String() string {
 func (*DeleteSliceInstanceResponse) ProtoMessage() {}
 
 func (x *DeleteSliceInstanceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[46]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2346,7 +2457,7 @@ func (x *DeleteSliceInstanceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteSliceInstanceResponse.ProtoReflect.Descriptor instead.
 func (*DeleteSliceInstanceResponse) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{46}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *DeleteSliceInstanceResponse) GetInstance() *SliceInstance {
@@ -2365,7 +2476,7 @@ type GetNodeRequest struct {
 
 func (x *GetNodeRequest) Reset() {
 	*x = GetNodeRequest{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[47]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2377,7 +2488,7 @@ func (x *GetNodeRequest) String() string {
 func (*GetNodeRequest) ProtoMessage() {}
 
 func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[47]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2390,7 +2501,7 @@ func (x *GetNodeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeRequest.ProtoReflect.Descriptor instead.
 func (*GetNodeRequest) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{47}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{49}
 }
 
 // GetNodeResponse is the node's identity.
@@ -2406,7 +2517,7 @@ type GetNodeResponse struct {
 
 func (x *GetNodeResponse) Reset() {
 	*x = GetNodeResponse{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[48]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2418,7 +2529,7 @@ func (x *GetNodeResponse) String() string {
 func (*GetNodeResponse) ProtoMessage() {}
 
 func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[48]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2431,7 +2542,7 @@ func (x *GetNodeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetNodeResponse.ProtoReflect.Descriptor instead.
 func (*GetNodeResponse) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{48}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *GetNodeResponse) GetNode() *NodeIdentity {
@@ -2457,7 +2568,7 @@ type ListPeersRequest struct {
 
 func (x *ListPeersRequest) Reset() {
 	*x = ListPeersRequest{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[49]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2469,7 +2580,7 @@ func (x *ListPeersRequest) String() string {
 func (*ListPeersRequest) ProtoMessage() {}
 
 func (x *ListPeersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[49]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2482,7 +2593,7 @@ func (x *ListPeersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPeersRequest.ProtoReflect.Descriptor instead.
 func (*ListPeersRequest) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{49}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{51}
 }
 
 // Peer is a known peer.
@@ -2498,7 +2609,7 @@ type Peer struct {
 
 func (x *Peer) Reset() {
 	*x = Peer{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[50]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2510,7 +2621,7 @@ func (x *Peer) String() string {
 func (*Peer) ProtoMessage() {}
 
 func (x *Peer) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[50]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2523,7 +2634,7 @@ func (x *Peer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Peer.ProtoReflect.Descriptor instead.
 func (*Peer) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{50}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *Peer) GetAddress() string {
@@ -2551,7 +2662,7 @@ type ListPeersResponse struct {
 
 func (x *ListPeersResponse) Reset() {
 	*x = ListPeersResponse{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[51]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2563,7 +2674,7 @@ func (x *ListPeersResponse) String() string {
 func (*ListPeersResponse) ProtoMessage() {}
 
 func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[51]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2576,7 +2687,7 @@ func (x *ListPeersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPeersResponse.ProtoReflect.Descriptor instead.
 func (*ListPeersResponse) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{51}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ListPeersResponse) GetPeers() []*Peer {
@@ -2597,7 +2708,7 @@ type AddPeerRequest struct {
 
 func (x *AddPeerRequest) Reset() {
 	*x = AddPeerRequest{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[52]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2609,7 +2720,7 @@ func (x *AddPeerRequest) String() string {
 func (*AddPeerRequest) ProtoMessage() {}
 
 func (x *AddPeerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[52]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2622,7 +2733,7 @@ func (x *AddPeerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddPeerRequest.ProtoReflect.Descriptor instead.
 func (*AddPeerRequest) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{52}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *AddPeerRequest) GetAddress() string {
@@ -2641,7 +2752,7 @@ type AddPeerResponse struct {
 
 func (x *AddPeerResponse) Reset() {
 	*x = AddPeerResponse{}
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[53]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2653,7 +2764,7 @@ func (x *AddPeerResponse) String() string {
 func (*AddPeerResponse) ProtoMessage() {}
 
 func (x *AddPeerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_fluidos_v1_node_api_proto_msgTypes[53]
+	mi := &file_fluidos_v1_node_api_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2666,7 +2777,7 @@ func (x *AddPeerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AddPeerResponse.ProtoReflect.Descriptor instead.
 func (*AddPeerResponse) Descriptor() ([]byte, []int) {
-	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{53}
+	return file_fluidos_v1_node_api_proto_rawDescGZIP(), []int{55}
 }
 
 var File_fluidos_v1_node_api_proto protoreflect.FileDescriptor
@@ -2750,7 +2861,14 @@ const file_fluidos_v1_node_api_proto_rawDesc = "" +
 	"\n" +
 	"allocation\x18\x01 \x01(\v2\x16.fluidos.v1.AllocationR\n" +
 	"allocation\x12,\n" +
-	"\x04role\x18\x02 \x01(\x0e2\x18.fluidos.v1.ContractRoleR\x04role\"T\n" +
+	"\x04role\x18\x02 \x01(\x0e2\x18.fluidos.v1.ContractRoleR\x04role\"'\n" +
+	"\x15GetCredentialsRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xa6\x01\n" +
+	"\x16GetCredentialsResponse\x12\x1f\n" +
+	"\vcontract_id\x18\x01 \x01(\tR\n" +
+	"contractId\x12#\n" +
+	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12F\n" +
+	"\vcredentials\x18\x03 \x01(\v2$.fluidos.v1.PeeringTargetCredentialsR\vcredentials\"T\n" +
 	"\x14GetAllocationRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12,\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x18.fluidos.v1.ContractRoleR\x04role\"}\n" +
@@ -2834,8 +2952,9 @@ const file_fluidos_v1_node_api_proto_rawDesc = "" +
 	"\x0fContractService\x12N\n" +
 	"\vGetContract\x12\x1e.fluidos.v1.GetContractRequest\x1a\x1f.fluidos.v1.GetContractResponse\x12T\n" +
 	"\rListContracts\x12 .fluidos.v1.ListContractsRequest\x1a!.fluidos.v1.ListContractsResponse\x12Z\n" +
-	"\x0fReleaseContract\x12\".fluidos.v1.ReleaseContractRequest\x1a#.fluidos.v1.ReleaseContractResponse2\xa3\x02\n" +
-	"\x11AllocationService\x12T\n" +
+	"\x0fReleaseContract\x12\".fluidos.v1.ReleaseContractRequest\x1a#.fluidos.v1.ReleaseContractResponse2\xfc\x02\n" +
+	"\x11AllocationService\x12W\n" +
+	"\x0eGetCredentials\x12!.fluidos.v1.GetCredentialsRequest\x1a\".fluidos.v1.GetCredentialsResponse\x12T\n" +
 	"\rGetAllocation\x12 .fluidos.v1.GetAllocationRequest\x1a!.fluidos.v1.GetAllocationResponse\x12Z\n" +
 	"\x0fListAllocations\x12\".fluidos.v1.ListAllocationsRequest\x1a#.fluidos.v1.ListAllocationsResponse\x12\\\n" +
 	"\x0fWatchAllocation\x12\".fluidos.v1.WatchAllocationRequest\x1a#.fluidos.v1.WatchAllocationResponse0\x012\xa2\x03\n" +
@@ -2862,7 +2981,7 @@ func file_fluidos_v1_node_api_proto_rawDescGZIP() []byte {
 }
 
 var file_fluidos_v1_node_api_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
-var file_fluidos_v1_node_api_proto_msgTypes = make([]protoimpl.MessageInfo, 54)
+var file_fluidos_v1_node_api_proto_msgTypes = make([]protoimpl.MessageInfo, 56)
 var file_fluidos_v1_node_api_proto_goTypes = []any{
 	(ContractRole)(0),                      // 0: fluidos.v1.ContractRole
 	(*CreateSolverRequest)(nil),            // 1: fluidos.v1.CreateSolverRequest
@@ -2897,140 +3016,146 @@ var file_fluidos_v1_node_api_proto_goTypes = []any{
 	(*ListContractsResponse)(nil),          // 30: fluidos.v1.ListContractsResponse
 	(*ReleaseContractRequest)(nil),         // 31: fluidos.v1.ReleaseContractRequest
 	(*ReleaseContractResponse)(nil),        // 32: fluidos.v1.ReleaseContractResponse
-	(*GetAllocationRequest)(nil),           // 33: fluidos.v1.GetAllocationRequest
-	(*GetAllocationResponse)(nil),          // 34: fluidos.v1.GetAllocationResponse
-	(*ListAllocationsRequest)(nil),         // 35: fluidos.v1.ListAllocationsRequest
-	(*AllocationEntry)(nil),                // 36: fluidos.v1.AllocationEntry
-	(*ListAllocationsResponse)(nil),        // 37: fluidos.v1.ListAllocationsResponse
-	(*WatchAllocationRequest)(nil),         // 38: fluidos.v1.WatchAllocationRequest
-	(*WatchAllocationResponse)(nil),        // 39: fluidos.v1.WatchAllocationResponse
-	(*DeploySliceInstanceRequest)(nil),     // 40: fluidos.v1.DeploySliceInstanceRequest
-	(*DeploySliceInstanceResponse)(nil),    // 41: fluidos.v1.DeploySliceInstanceResponse
-	(*GetSliceInstanceRequest)(nil),        // 42: fluidos.v1.GetSliceInstanceRequest
-	(*GetSliceInstanceResponse)(nil),       // 43: fluidos.v1.GetSliceInstanceResponse
-	(*ListSliceInstancesRequest)(nil),      // 44: fluidos.v1.ListSliceInstancesRequest
-	(*ListSliceInstancesResponse)(nil),     // 45: fluidos.v1.ListSliceInstancesResponse
-	(*DeleteSliceInstanceRequest)(nil),     // 46: fluidos.v1.DeleteSliceInstanceRequest
-	(*DeleteSliceInstanceResponse)(nil),    // 47: fluidos.v1.DeleteSliceInstanceResponse
-	(*GetNodeRequest)(nil),                 // 48: fluidos.v1.GetNodeRequest
-	(*GetNodeResponse)(nil),                // 49: fluidos.v1.GetNodeResponse
-	(*ListPeersRequest)(nil),               // 50: fluidos.v1.ListPeersRequest
-	(*Peer)(nil),                           // 51: fluidos.v1.Peer
-	(*ListPeersResponse)(nil),              // 52: fluidos.v1.ListPeersResponse
-	(*AddPeerRequest)(nil),                 // 53: fluidos.v1.AddPeerRequest
-	(*AddPeerResponse)(nil),                // 54: fluidos.v1.AddPeerResponse
-	(*Solver)(nil),                         // 55: fluidos.v1.Solver
-	(*Discovery)(nil),                      // 56: fluidos.v1.Discovery
-	(*PeeringCandidate)(nil),               // 57: fluidos.v1.PeeringCandidate
-	(*Selector)(nil),                       // 58: fluidos.v1.Selector
-	(*Flavor)(nil),                         // 59: fluidos.v1.Flavor
-	(*PeerResult)(nil),                     // 60: fluidos.v1.PeerResult
-	(*ServiceBlueprint)(nil),               // 61: fluidos.v1.ServiceBlueprint
-	(*Contract)(nil),                       // 62: fluidos.v1.Contract
-	(*Allocation)(nil),                     // 63: fluidos.v1.Allocation
-	(*SliceInstance)(nil),                  // 64: fluidos.v1.SliceInstance
-	(*NodeIdentity)(nil),                   // 65: fluidos.v1.NodeIdentity
+	(*GetCredentialsRequest)(nil),          // 33: fluidos.v1.GetCredentialsRequest
+	(*GetCredentialsResponse)(nil),         // 34: fluidos.v1.GetCredentialsResponse
+	(*GetAllocationRequest)(nil),           // 35: fluidos.v1.GetAllocationRequest
+	(*GetAllocationResponse)(nil),          // 36: fluidos.v1.GetAllocationResponse
+	(*ListAllocationsRequest)(nil),         // 37: fluidos.v1.ListAllocationsRequest
+	(*AllocationEntry)(nil),                // 38: fluidos.v1.AllocationEntry
+	(*ListAllocationsResponse)(nil),        // 39: fluidos.v1.ListAllocationsResponse
+	(*WatchAllocationRequest)(nil),         // 40: fluidos.v1.WatchAllocationRequest
+	(*WatchAllocationResponse)(nil),        // 41: fluidos.v1.WatchAllocationResponse
+	(*DeploySliceInstanceRequest)(nil),     // 42: fluidos.v1.DeploySliceInstanceRequest
+	(*DeploySliceInstanceResponse)(nil),    // 43: fluidos.v1.DeploySliceInstanceResponse
+	(*GetSliceInstanceRequest)(nil),        // 44: fluidos.v1.GetSliceInstanceRequest
+	(*GetSliceInstanceResponse)(nil),       // 45: fluidos.v1.GetSliceInstanceResponse
+	(*ListSliceInstancesRequest)(nil),      // 46: fluidos.v1.ListSliceInstancesRequest
+	(*ListSliceInstancesResponse)(nil),     // 47: fluidos.v1.ListSliceInstancesResponse
+	(*DeleteSliceInstanceRequest)(nil),     // 48: fluidos.v1.DeleteSliceInstanceRequest
+	(*DeleteSliceInstanceResponse)(nil),    // 49: fluidos.v1.DeleteSliceInstanceResponse
+	(*GetNodeRequest)(nil),                 // 50: fluidos.v1.GetNodeRequest
+	(*GetNodeResponse)(nil),                // 51: fluidos.v1.GetNodeResponse
+	(*ListPeersRequest)(nil),               // 52: fluidos.v1.ListPeersRequest
+	(*Peer)(nil),                           // 53: fluidos.v1.Peer
+	(*ListPeersResponse)(nil),              // 54: fluidos.v1.ListPeersResponse
+	(*AddPeerRequest)(nil),                 // 55: fluidos.v1.AddPeerRequest
+	(*AddPeerResponse)(nil),                // 56: fluidos.v1.AddPeerResponse
+	(*Solver)(nil),                         // 57: fluidos.v1.Solver
+	(*Discovery)(nil),                      // 58: fluidos.v1.Discovery
+	(*PeeringCandidate)(nil),               // 59: fluidos.v1.PeeringCandidate
+	(*Selector)(nil),                       // 60: fluidos.v1.Selector
+	(*Flavor)(nil),                         // 61: fluidos.v1.Flavor
+	(*PeerResult)(nil),                     // 62: fluidos.v1.PeerResult
+	(*ServiceBlueprint)(nil),               // 63: fluidos.v1.ServiceBlueprint
+	(*Contract)(nil),                       // 64: fluidos.v1.Contract
+	(*Allocation)(nil),                     // 65: fluidos.v1.Allocation
+	(*PeeringTargetCredentials)(nil),       // 66: fluidos.v1.PeeringTargetCredentials
+	(*SliceInstance)(nil),                  // 67: fluidos.v1.SliceInstance
+	(*NodeIdentity)(nil),                   // 68: fluidos.v1.NodeIdentity
 }
 var file_fluidos_v1_node_api_proto_depIdxs = []int32{
-	55, // 0: fluidos.v1.CreateSolverRequest.solver:type_name -> fluidos.v1.Solver
-	55, // 1: fluidos.v1.CreateSolverResponse.solver:type_name -> fluidos.v1.Solver
-	55, // 2: fluidos.v1.GetSolverResponse.solver:type_name -> fluidos.v1.Solver
-	55, // 3: fluidos.v1.ListSolversResponse.solvers:type_name -> fluidos.v1.Solver
-	55, // 4: fluidos.v1.WatchSolverResponse.solver:type_name -> fluidos.v1.Solver
-	56, // 5: fluidos.v1.GetDiscoveryResponse.discovery:type_name -> fluidos.v1.Discovery
-	57, // 6: fluidos.v1.GetDiscoveryResponse.candidates:type_name -> fluidos.v1.PeeringCandidate
-	58, // 7: fluidos.v1.ListFlavorsRequest.selector:type_name -> fluidos.v1.Selector
-	59, // 8: fluidos.v1.ListFlavorsResponse.flavors:type_name -> fluidos.v1.Flavor
-	58, // 9: fluidos.v1.ListPeerFlavorsRequest.selector:type_name -> fluidos.v1.Selector
-	59, // 10: fluidos.v1.PeerFlavor.flavor:type_name -> fluidos.v1.Flavor
+	57, // 0: fluidos.v1.CreateSolverRequest.solver:type_name -> fluidos.v1.Solver
+	57, // 1: fluidos.v1.CreateSolverResponse.solver:type_name -> fluidos.v1.Solver
+	57, // 2: fluidos.v1.GetSolverResponse.solver:type_name -> fluidos.v1.Solver
+	57, // 3: fluidos.v1.ListSolversResponse.solvers:type_name -> fluidos.v1.Solver
+	57, // 4: fluidos.v1.WatchSolverResponse.solver:type_name -> fluidos.v1.Solver
+	58, // 5: fluidos.v1.GetDiscoveryResponse.discovery:type_name -> fluidos.v1.Discovery
+	59, // 6: fluidos.v1.GetDiscoveryResponse.candidates:type_name -> fluidos.v1.PeeringCandidate
+	60, // 7: fluidos.v1.ListFlavorsRequest.selector:type_name -> fluidos.v1.Selector
+	61, // 8: fluidos.v1.ListFlavorsResponse.flavors:type_name -> fluidos.v1.Flavor
+	60, // 9: fluidos.v1.ListPeerFlavorsRequest.selector:type_name -> fluidos.v1.Selector
+	61, // 10: fluidos.v1.PeerFlavor.flavor:type_name -> fluidos.v1.Flavor
 	16, // 11: fluidos.v1.ListPeerFlavorsResponse.flavors:type_name -> fluidos.v1.PeerFlavor
-	60, // 12: fluidos.v1.ListPeerFlavorsResponse.peer_results:type_name -> fluidos.v1.PeerResult
-	61, // 13: fluidos.v1.CreateServiceBlueprintRequest.blueprint:type_name -> fluidos.v1.ServiceBlueprint
-	61, // 14: fluidos.v1.CreateServiceBlueprintResponse.blueprint:type_name -> fluidos.v1.ServiceBlueprint
-	61, // 15: fluidos.v1.GetServiceBlueprintResponse.blueprint:type_name -> fluidos.v1.ServiceBlueprint
-	61, // 16: fluidos.v1.ListServiceBlueprintsResponse.blueprints:type_name -> fluidos.v1.ServiceBlueprint
+	62, // 12: fluidos.v1.ListPeerFlavorsResponse.peer_results:type_name -> fluidos.v1.PeerResult
+	63, // 13: fluidos.v1.CreateServiceBlueprintRequest.blueprint:type_name -> fluidos.v1.ServiceBlueprint
+	63, // 14: fluidos.v1.CreateServiceBlueprintResponse.blueprint:type_name -> fluidos.v1.ServiceBlueprint
+	63, // 15: fluidos.v1.GetServiceBlueprintResponse.blueprint:type_name -> fluidos.v1.ServiceBlueprint
+	63, // 16: fluidos.v1.ListServiceBlueprintsResponse.blueprints:type_name -> fluidos.v1.ServiceBlueprint
 	0,  // 17: fluidos.v1.GetContractRequest.role:type_name -> fluidos.v1.ContractRole
-	62, // 18: fluidos.v1.GetContractResponse.contract:type_name -> fluidos.v1.Contract
+	64, // 18: fluidos.v1.GetContractResponse.contract:type_name -> fluidos.v1.Contract
 	0,  // 19: fluidos.v1.GetContractResponse.role:type_name -> fluidos.v1.ContractRole
 	0,  // 20: fluidos.v1.ListContractsRequest.role:type_name -> fluidos.v1.ContractRole
-	62, // 21: fluidos.v1.ContractEntry.contract:type_name -> fluidos.v1.Contract
+	64, // 21: fluidos.v1.ContractEntry.contract:type_name -> fluidos.v1.Contract
 	0,  // 22: fluidos.v1.ContractEntry.role:type_name -> fluidos.v1.ContractRole
 	29, // 23: fluidos.v1.ListContractsResponse.contracts:type_name -> fluidos.v1.ContractEntry
 	0,  // 24: fluidos.v1.ReleaseContractRequest.role:type_name -> fluidos.v1.ContractRole
-	63, // 25: fluidos.v1.ReleaseContractResponse.allocation:type_name -> fluidos.v1.Allocation
+	65, // 25: fluidos.v1.ReleaseContractResponse.allocation:type_name -> fluidos.v1.Allocation
 	0,  // 26: fluidos.v1.ReleaseContractResponse.role:type_name -> fluidos.v1.ContractRole
-	0,  // 27: fluidos.v1.GetAllocationRequest.role:type_name -> fluidos.v1.ContractRole
-	63, // 28: fluidos.v1.GetAllocationResponse.allocation:type_name -> fluidos.v1.Allocation
-	0,  // 29: fluidos.v1.GetAllocationResponse.role:type_name -> fluidos.v1.ContractRole
-	0,  // 30: fluidos.v1.ListAllocationsRequest.role:type_name -> fluidos.v1.ContractRole
-	63, // 31: fluidos.v1.AllocationEntry.allocation:type_name -> fluidos.v1.Allocation
-	0,  // 32: fluidos.v1.AllocationEntry.role:type_name -> fluidos.v1.ContractRole
-	36, // 33: fluidos.v1.ListAllocationsResponse.allocations:type_name -> fluidos.v1.AllocationEntry
-	0,  // 34: fluidos.v1.WatchAllocationRequest.role:type_name -> fluidos.v1.ContractRole
-	63, // 35: fluidos.v1.WatchAllocationResponse.allocation:type_name -> fluidos.v1.Allocation
-	0,  // 36: fluidos.v1.WatchAllocationResponse.role:type_name -> fluidos.v1.ContractRole
-	64, // 37: fluidos.v1.DeploySliceInstanceRequest.instance:type_name -> fluidos.v1.SliceInstance
-	64, // 38: fluidos.v1.DeploySliceInstanceResponse.instance:type_name -> fluidos.v1.SliceInstance
-	64, // 39: fluidos.v1.GetSliceInstanceResponse.instance:type_name -> fluidos.v1.SliceInstance
-	64, // 40: fluidos.v1.ListSliceInstancesResponse.instances:type_name -> fluidos.v1.SliceInstance
-	64, // 41: fluidos.v1.DeleteSliceInstanceResponse.instance:type_name -> fluidos.v1.SliceInstance
-	65, // 42: fluidos.v1.GetNodeResponse.node:type_name -> fluidos.v1.NodeIdentity
-	51, // 43: fluidos.v1.ListPeersResponse.peers:type_name -> fluidos.v1.Peer
-	1,  // 44: fluidos.v1.SolverService.CreateSolver:input_type -> fluidos.v1.CreateSolverRequest
-	3,  // 45: fluidos.v1.SolverService.GetSolver:input_type -> fluidos.v1.GetSolverRequest
-	5,  // 46: fluidos.v1.SolverService.ListSolvers:input_type -> fluidos.v1.ListSolversRequest
-	7,  // 47: fluidos.v1.SolverService.DeleteSolver:input_type -> fluidos.v1.DeleteSolverRequest
-	9,  // 48: fluidos.v1.SolverService.WatchSolver:input_type -> fluidos.v1.WatchSolverRequest
-	11, // 49: fluidos.v1.SolverService.GetDiscovery:input_type -> fluidos.v1.GetDiscoveryRequest
-	13, // 50: fluidos.v1.FlavorService.ListFlavors:input_type -> fluidos.v1.ListFlavorsRequest
-	15, // 51: fluidos.v1.FlavorService.ListPeerFlavors:input_type -> fluidos.v1.ListPeerFlavorsRequest
-	18, // 52: fluidos.v1.ServiceBlueprintService.CreateServiceBlueprint:input_type -> fluidos.v1.CreateServiceBlueprintRequest
-	20, // 53: fluidos.v1.ServiceBlueprintService.GetServiceBlueprint:input_type -> fluidos.v1.GetServiceBlueprintRequest
-	22, // 54: fluidos.v1.ServiceBlueprintService.ListServiceBlueprints:input_type -> fluidos.v1.ListServiceBlueprintsRequest
-	24, // 55: fluidos.v1.ServiceBlueprintService.DeleteServiceBlueprint:input_type -> fluidos.v1.DeleteServiceBlueprintRequest
-	26, // 56: fluidos.v1.ContractService.GetContract:input_type -> fluidos.v1.GetContractRequest
-	28, // 57: fluidos.v1.ContractService.ListContracts:input_type -> fluidos.v1.ListContractsRequest
-	31, // 58: fluidos.v1.ContractService.ReleaseContract:input_type -> fluidos.v1.ReleaseContractRequest
-	33, // 59: fluidos.v1.AllocationService.GetAllocation:input_type -> fluidos.v1.GetAllocationRequest
-	35, // 60: fluidos.v1.AllocationService.ListAllocations:input_type -> fluidos.v1.ListAllocationsRequest
-	38, // 61: fluidos.v1.AllocationService.WatchAllocation:input_type -> fluidos.v1.WatchAllocationRequest
-	40, // 62: fluidos.v1.SliceService.DeploySliceInstance:input_type -> fluidos.v1.DeploySliceInstanceRequest
-	42, // 63: fluidos.v1.SliceService.GetSliceInstance:input_type -> fluidos.v1.GetSliceInstanceRequest
-	44, // 64: fluidos.v1.SliceService.ListSliceInstances:input_type -> fluidos.v1.ListSliceInstancesRequest
-	46, // 65: fluidos.v1.SliceService.DeleteSliceInstance:input_type -> fluidos.v1.DeleteSliceInstanceRequest
-	48, // 66: fluidos.v1.NodeService.GetNode:input_type -> fluidos.v1.GetNodeRequest
-	50, // 67: fluidos.v1.NodeService.ListPeers:input_type -> fluidos.v1.ListPeersRequest
-	53, // 68: fluidos.v1.NodeService.AddPeer:input_type -> fluidos.v1.AddPeerRequest
-	2,  // 69: fluidos.v1.SolverService.CreateSolver:output_type -> fluidos.v1.CreateSolverResponse
-	4,  // 70: fluidos.v1.SolverService.GetSolver:output_type -> fluidos.v1.GetSolverResponse
-	6,  // 71: fluidos.v1.SolverService.ListSolvers:output_type -> fluidos.v1.ListSolversResponse
-	8,  // 72: fluidos.v1.SolverService.DeleteSolver:output_type -> fluidos.v1.DeleteSolverResponse
-	10, // 73: fluidos.v1.SolverService.WatchSolver:output_type -> fluidos.v1.WatchSolverResponse
-	12, // 74: fluidos.v1.SolverService.GetDiscovery:output_type -> fluidos.v1.GetDiscoveryResponse
-	14, // 75: fluidos.v1.FlavorService.ListFlavors:output_type -> fluidos.v1.ListFlavorsResponse
-	17, // 76: fluidos.v1.FlavorService.ListPeerFlavors:output_type -> fluidos.v1.ListPeerFlavorsResponse
-	19, // 77: fluidos.v1.ServiceBlueprintService.CreateServiceBlueprint:output_type -> fluidos.v1.CreateServiceBlueprintResponse
-	21, // 78: fluidos.v1.ServiceBlueprintService.GetServiceBlueprint:output_type -> fluidos.v1.GetServiceBlueprintResponse
-	23, // 79: fluidos.v1.ServiceBlueprintService.ListServiceBlueprints:output_type -> fluidos.v1.ListServiceBlueprintsResponse
-	25, // 80: fluidos.v1.ServiceBlueprintService.DeleteServiceBlueprint:output_type -> fluidos.v1.DeleteServiceBlueprintResponse
-	27, // 81: fluidos.v1.ContractService.GetContract:output_type -> fluidos.v1.GetContractResponse
-	30, // 82: fluidos.v1.ContractService.ListContracts:output_type -> fluidos.v1.ListContractsResponse
-	32, // 83: fluidos.v1.ContractService.ReleaseContract:output_type -> fluidos.v1.ReleaseContractResponse
-	34, // 84: fluidos.v1.AllocationService.GetAllocation:output_type -> fluidos.v1.GetAllocationResponse
-	37, // 85: fluidos.v1.AllocationService.ListAllocations:output_type -> fluidos.v1.ListAllocationsResponse
-	39, // 86: fluidos.v1.AllocationService.WatchAllocation:output_type -> fluidos.v1.WatchAllocationResponse
-	41, // 87: fluidos.v1.SliceService.DeploySliceInstance:output_type -> fluidos.v1.DeploySliceInstanceResponse
-	43, // 88: fluidos.v1.SliceService.GetSliceInstance:output_type -> fluidos.v1.GetSliceInstanceResponse
-	45, // 89: fluidos.v1.SliceService.ListSliceInstances:output_type -> fluidos.v1.ListSliceInstancesResponse
-	47, // 90: fluidos.v1.SliceService.DeleteSliceInstance:output_type -> fluidos.v1.DeleteSliceInstanceResponse
-	49, // 91: fluidos.v1.NodeService.GetNode:output_type -> fluidos.v1.GetNodeResponse
-	52, // 92: fluidos.v1.NodeService.ListPeers:output_type -> fluidos.v1.ListPeersResponse
-	54, // 93: fluidos.v1.NodeService.AddPeer:output_type -> fluidos.v1.AddPeerResponse
-	69, // [69:94] is the sub-list for method output_type
-	44, // [44:69] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	66, // 27: fluidos.v1.GetCredentialsResponse.credentials:type_name -> fluidos.v1.PeeringTargetCredentials
+	0,  // 28: fluidos.v1.GetAllocationRequest.role:type_name -> fluidos.v1.ContractRole
+	65, // 29: fluidos.v1.GetAllocationResponse.allocation:type_name -> fluidos.v1.Allocation
+	0,  // 30: fluidos.v1.GetAllocationResponse.role:type_name -> fluidos.v1.ContractRole
+	0,  // 31: fluidos.v1.ListAllocationsRequest.role:type_name -> fluidos.v1.ContractRole
+	65, // 32: fluidos.v1.AllocationEntry.allocation:type_name -> fluidos.v1.Allocation
+	0,  // 33: fluidos.v1.AllocationEntry.role:type_name -> fluidos.v1.ContractRole
+	38, // 34: fluidos.v1.ListAllocationsResponse.allocations:type_name -> fluidos.v1.AllocationEntry
+	0,  // 35: fluidos.v1.WatchAllocationRequest.role:type_name -> fluidos.v1.ContractRole
+	65, // 36: fluidos.v1.WatchAllocationResponse.allocation:type_name -> fluidos.v1.Allocation
+	0,  // 37: fluidos.v1.WatchAllocationResponse.role:type_name -> fluidos.v1.ContractRole
+	67, // 38: fluidos.v1.DeploySliceInstanceRequest.instance:type_name -> fluidos.v1.SliceInstance
+	67, // 39: fluidos.v1.DeploySliceInstanceResponse.instance:type_name -> fluidos.v1.SliceInstance
+	67, // 40: fluidos.v1.GetSliceInstanceResponse.instance:type_name -> fluidos.v1.SliceInstance
+	67, // 41: fluidos.v1.ListSliceInstancesResponse.instances:type_name -> fluidos.v1.SliceInstance
+	67, // 42: fluidos.v1.DeleteSliceInstanceResponse.instance:type_name -> fluidos.v1.SliceInstance
+	68, // 43: fluidos.v1.GetNodeResponse.node:type_name -> fluidos.v1.NodeIdentity
+	53, // 44: fluidos.v1.ListPeersResponse.peers:type_name -> fluidos.v1.Peer
+	1,  // 45: fluidos.v1.SolverService.CreateSolver:input_type -> fluidos.v1.CreateSolverRequest
+	3,  // 46: fluidos.v1.SolverService.GetSolver:input_type -> fluidos.v1.GetSolverRequest
+	5,  // 47: fluidos.v1.SolverService.ListSolvers:input_type -> fluidos.v1.ListSolversRequest
+	7,  // 48: fluidos.v1.SolverService.DeleteSolver:input_type -> fluidos.v1.DeleteSolverRequest
+	9,  // 49: fluidos.v1.SolverService.WatchSolver:input_type -> fluidos.v1.WatchSolverRequest
+	11, // 50: fluidos.v1.SolverService.GetDiscovery:input_type -> fluidos.v1.GetDiscoveryRequest
+	13, // 51: fluidos.v1.FlavorService.ListFlavors:input_type -> fluidos.v1.ListFlavorsRequest
+	15, // 52: fluidos.v1.FlavorService.ListPeerFlavors:input_type -> fluidos.v1.ListPeerFlavorsRequest
+	18, // 53: fluidos.v1.ServiceBlueprintService.CreateServiceBlueprint:input_type -> fluidos.v1.CreateServiceBlueprintRequest
+	20, // 54: fluidos.v1.ServiceBlueprintService.GetServiceBlueprint:input_type -> fluidos.v1.GetServiceBlueprintRequest
+	22, // 55: fluidos.v1.ServiceBlueprintService.ListServiceBlueprints:input_type -> fluidos.v1.ListServiceBlueprintsRequest
+	24, // 56: fluidos.v1.ServiceBlueprintService.DeleteServiceBlueprint:input_type -> fluidos.v1.DeleteServiceBlueprintRequest
+	26, // 57: fluidos.v1.ContractService.GetContract:input_type -> fluidos.v1.GetContractRequest
+	28, // 58: fluidos.v1.ContractService.ListContracts:input_type -> fluidos.v1.ListContractsRequest
+	31, // 59: fluidos.v1.ContractService.ReleaseContract:input_type -> fluidos.v1.ReleaseContractRequest
+	33, // 60: fluidos.v1.AllocationService.GetCredentials:input_type -> fluidos.v1.GetCredentialsRequest
+	35, // 61: fluidos.v1.AllocationService.GetAllocation:input_type -> fluidos.v1.GetAllocationRequest
+	37, // 62: fluidos.v1.AllocationService.ListAllocations:input_type -> fluidos.v1.ListAllocationsRequest
+	40, // 63: fluidos.v1.AllocationService.WatchAllocation:input_type -> fluidos.v1.WatchAllocationRequest
+	42, // 64: fluidos.v1.SliceService.DeploySliceInstance:input_type -> fluidos.v1.DeploySliceInstanceRequest
+	44, // 65: fluidos.v1.SliceService.GetSliceInstance:input_type -> fluidos.v1.GetSliceInstanceRequest
+	46, // 66: fluidos.v1.SliceService.ListSliceInstances:input_type -> fluidos.v1.ListSliceInstancesRequest
+	48, // 67: fluidos.v1.SliceService.DeleteSliceInstance:input_type -> fluidos.v1.DeleteSliceInstanceRequest
+	50, // 68: fluidos.v1.NodeService.GetNode:input_type -> fluidos.v1.GetNodeRequest
+	52, // 69: fluidos.v1.NodeService.ListPeers:input_type -> fluidos.v1.ListPeersRequest
+	55, // 70: fluidos.v1.NodeService.AddPeer:input_type -> fluidos.v1.AddPeerRequest
+	2,  // 71: fluidos.v1.SolverService.CreateSolver:output_type -> fluidos.v1.CreateSolverResponse
+	4,  // 72: fluidos.v1.SolverService.GetSolver:output_type -> fluidos.v1.GetSolverResponse
+	6,  // 73: fluidos.v1.SolverService.ListSolvers:output_type -> fluidos.v1.ListSolversResponse
+	8,  // 74: fluidos.v1.SolverService.DeleteSolver:output_type -> fluidos.v1.DeleteSolverResponse
+	10, // 75: fluidos.v1.SolverService.WatchSolver:output_type -> fluidos.v1.WatchSolverResponse
+	12, // 76: fluidos.v1.SolverService.GetDiscovery:output_type -> fluidos.v1.GetDiscoveryResponse
+	14, // 77: fluidos.v1.FlavorService.ListFlavors:output_type -> fluidos.v1.ListFlavorsResponse
+	17, // 78: fluidos.v1.FlavorService.ListPeerFlavors:output_type -> fluidos.v1.ListPeerFlavorsResponse
+	19, // 79: fluidos.v1.ServiceBlueprintService.CreateServiceBlueprint:output_type -> fluidos.v1.CreateServiceBlueprintResponse
+	21, // 80: fluidos.v1.ServiceBlueprintService.GetServiceBlueprint:output_type -> fluidos.v1.GetServiceBlueprintResponse
+	23, // 81: fluidos.v1.ServiceBlueprintService.ListServiceBlueprints:output_type -> fluidos.v1.ListServiceBlueprintsResponse
+	25, // 82: fluidos.v1.ServiceBlueprintService.DeleteServiceBlueprint:output_type -> fluidos.v1.DeleteServiceBlueprintResponse
+	27, // 83: fluidos.v1.ContractService.GetContract:output_type -> fluidos.v1.GetContractResponse
+	30, // 84: fluidos.v1.ContractService.ListContracts:output_type -> fluidos.v1.ListContractsResponse
+	32, // 85: fluidos.v1.ContractService.ReleaseContract:output_type -> fluidos.v1.ReleaseContractResponse
+	34, // 86: fluidos.v1.AllocationService.GetCredentials:output_type -> fluidos.v1.GetCredentialsResponse
+	36, // 87: fluidos.v1.AllocationService.GetAllocation:output_type -> fluidos.v1.GetAllocationResponse
+	39, // 88: fluidos.v1.AllocationService.ListAllocations:output_type -> fluidos.v1.ListAllocationsResponse
+	41, // 89: fluidos.v1.AllocationService.WatchAllocation:output_type -> fluidos.v1.WatchAllocationResponse
+	43, // 90: fluidos.v1.SliceService.DeploySliceInstance:output_type -> fluidos.v1.DeploySliceInstanceResponse
+	45, // 91: fluidos.v1.SliceService.GetSliceInstance:output_type -> fluidos.v1.GetSliceInstanceResponse
+	47, // 92: fluidos.v1.SliceService.ListSliceInstances:output_type -> fluidos.v1.ListSliceInstancesResponse
+	49, // 93: fluidos.v1.SliceService.DeleteSliceInstance:output_type -> fluidos.v1.DeleteSliceInstanceResponse
+	51, // 94: fluidos.v1.NodeService.GetNode:output_type -> fluidos.v1.GetNodeResponse
+	54, // 95: fluidos.v1.NodeService.ListPeers:output_type -> fluidos.v1.ListPeersResponse
+	56, // 96: fluidos.v1.NodeService.AddPeer:output_type -> fluidos.v1.AddPeerResponse
+	71, // [71:97] is the sub-list for method output_type
+	45, // [45:71] is the sub-list for method input_type
+	45, // [45:45] is the sub-list for extension type_name
+	45, // [45:45] is the sub-list for extension extendee
+	0,  // [0:45] is the sub-list for field type_name
 }
 
 func init() { file_fluidos_v1_node_api_proto_init() }
@@ -3053,7 +3178,7 @@ func file_fluidos_v1_node_api_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_fluidos_v1_node_api_proto_rawDesc), len(file_fluidos_v1_node_api_proto_rawDesc)),
 			NumEnums:      1,
-			NumMessages:   54,
+			NumMessages:   56,
 			NumExtensions: 0,
 			NumServices:   7,
 		},

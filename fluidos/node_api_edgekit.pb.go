@@ -3383,6 +3383,65 @@ func NewReleaseContractResponseFieldMap(flags ...string) (*fieldmap.FieldMap, er
 	return _ReleaseContractResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
+// Field flags of GetCredentialsRequest: dot-joined field numbers from GetCredentialsRequest.
+const (
+	GetCredentialsRequestFieldId = "1" // id
+)
+
+var _GetCredentialsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetCredentialsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "id", Off: unsafe.Offsetof(GetCredentialsRequest{}.Id), Op: fieldmap.OpString},
+}}
+
+var _GetCredentialsRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetCredentialsRequest", _GetCredentialsRequest_shape, false)
+
+// GetCredentialsRequestAllFields lists the leaf flags of GetCredentialsRequest, which select every field.
+var GetCredentialsRequestAllFields = slices.Clone(_GetCredentialsRequest_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of GetCredentialsRequest.
+func (*GetCredentialsRequest) FieldSchema() *fieldmap.Schema {
+	return _GetCredentialsRequest_fieldSchema
+}
+
+// NewGetCredentialsRequestFieldMap returns a FieldMap of GetCredentialsRequest holding flags, or an error naming the first it lacks.
+func NewGetCredentialsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _GetCredentialsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of GetCredentialsResponse: dot-joined field numbers from GetCredentialsResponse.
+const (
+	GetCredentialsResponseFieldContractId             = "1"   // contract_id
+	GetCredentialsResponseFieldAllocationId           = "2"   // allocation_id
+	GetCredentialsResponseFieldCredentials            = "3"   // credentials
+	GetCredentialsResponseFieldCredentialsClusterId   = "3.1" // credentials.cluster_id
+	GetCredentialsResponseFieldCredentialsClusterName = "3.2" // credentials.cluster_name
+	GetCredentialsResponseFieldCredentialsEndpoint    = "3.3" // credentials.endpoint
+	GetCredentialsResponseFieldCredentialsKubeconfig  = "3.4" // credentials.kubeconfig
+	GetCredentialsResponseFieldCredentialsToken       = "3.5" // credentials.token
+	GetCredentialsResponseFieldCredentialsUsername    = "3.6" // credentials.username
+	GetCredentialsResponseFieldCredentialsPassword    = "3.7" // credentials.password
+)
+
+var _GetCredentialsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetCredentialsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "contract_id", Off: unsafe.Offsetof(GetCredentialsResponse{}.ContractId), Op: fieldmap.OpString},
+	{Number: 2, Name: "allocation_id", Off: unsafe.Offsetof(GetCredentialsResponse{}.AllocationId), Op: fieldmap.OpString},
+	{Number: 3, Name: "credentials", Kind: fieldmap.KindMessage, Sub: _PeeringTargetCredentials_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(GetCredentialsResponse{}.Credentials)}},
+}}
+
+var _GetCredentialsResponse_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GetCredentialsResponse", _GetCredentialsResponse_shape, false)
+
+// GetCredentialsResponseAllFields lists the leaf flags of GetCredentialsResponse, which select every field.
+var GetCredentialsResponseAllFields = slices.Clone(_GetCredentialsResponse_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of GetCredentialsResponse.
+func (*GetCredentialsResponse) FieldSchema() *fieldmap.Schema {
+	return _GetCredentialsResponse_fieldSchema
+}
+
+// NewGetCredentialsResponseFieldMap returns a FieldMap of GetCredentialsResponse holding flags, or an error naming the first it lacks.
+func NewGetCredentialsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _GetCredentialsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
 // Field flags of GetAllocationRequest: dot-joined field numbers from GetAllocationRequest.
 const (
 	GetAllocationRequestFieldId   = "1" // id
@@ -4781,6 +4840,42 @@ func (m *ReleaseContractResponse) cloneTo(c *ReleaseContractResponse) *ReleaseCo
 }
 
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetCredentialsRequest) Clone() *GetCredentialsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetCredentialsRequest))
+}
+
+// cloneTo makes c, a zero GetCredentialsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *GetCredentialsRequest) cloneTo(c *GetCredentialsRequest) *GetCredentialsRequest {
+	c.Id = m.Id
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *GetCredentialsResponse) Clone() *GetCredentialsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(GetCredentialsResponse))
+}
+
+// cloneTo makes c, a zero GetCredentialsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *GetCredentialsResponse) cloneTo(c *GetCredentialsResponse) *GetCredentialsResponse {
+	c.ContractId = m.ContractId
+	c.AllocationId = m.AllocationId
+	c.Credentials = m.Credentials.Clone()
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *GetAllocationRequest) Clone() *GetAllocationRequest {
 	if m == nil {
 		return nil
@@ -5571,6 +5666,30 @@ func (m *ReleaseContractResponse) Equal(o *ReleaseContractResponse) bool {
 	}
 	if !m.Allocation.Equal(o.Allocation) ||
 		m.Role != o.Role {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *GetCredentialsRequest) Equal(o *GetCredentialsRequest) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if m.Id != o.Id {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *GetCredentialsResponse) Equal(o *GetCredentialsResponse) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if m.ContractId != o.ContractId ||
+		m.AllocationId != o.AllocationId ||
+		!m.Credentials.Equal(o.Credentials) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -6549,6 +6668,57 @@ func (m *ReleaseContractResponse) copyInAt(src *ReleaseContractResponse, fm *fie
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *GetCredentialsRequest) CopyInFields(src *GetCredentialsRequest, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_GetCredentialsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *GetCredentialsRequest) copyInAt(src *GetCredentialsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(GetCredentialsRequest)
+	}
+	if win.Cover&(1<<0) != 0 && m.Id != src.Id {
+		m.Id, n = src.Id, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *GetCredentialsResponse) CopyInFields(src *GetCredentialsResponse, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_GetCredentialsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *GetCredentialsResponse) copyInAt(src *GetCredentialsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(GetCredentialsResponse)
+	}
+	if win.Cover&(1<<0) != 0 && m.ContractId != src.ContractId {
+		m.ContractId, n = src.ContractId, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.AllocationId != src.AllocationId {
+		m.AllocationId, n = src.AllocationId, n+1
+	}
+	if win.Cover&(1<<2) != 0 {
+		if !m.Credentials.Equal(src.Credentials) {
+			m.Credentials, n = src.Credentials.Clone(), n+1
+		}
+	} else if win.Below&(1<<2) != 0 && (m.Credentials != nil || src.Credentials != nil) {
+		if m.Credentials == nil {
+			m.Credentials, n = new(PeeringTargetCredentials), n+1
+		}
+		n += m.Credentials.copyInAt(src.Credentials, fm, at+3, win.Shift(3))
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetAllocationRequest) CopyInFields(src *GetAllocationRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetAllocationRequest_fieldSchema); m != nil && b != nil {
 		return m.copyInAt(src, b, 0, b.Window(0))
@@ -7195,6 +7365,16 @@ func (m *ReleaseContractResponse) DiffFields(o *ReleaseContractResponse) *fieldm
 }
 
 // DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *GetCredentialsRequest) DiffFields(o *GetCredentialsRequest) *fieldmap.FieldMap {
+	return fieldmap.Diff(_GetCredentialsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *GetCredentialsResponse) DiffFields(o *GetCredentialsResponse) *fieldmap.FieldMap {
+	return fieldmap.Diff(_GetCredentialsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *GetAllocationRequest) DiffFields(o *GetAllocationRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_GetAllocationRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
@@ -7780,6 +7960,22 @@ func (m *ReleaseContractResponse) ValidateEnums() error {
 // ValidateFields returns an error for a flag of fm ReleaseContractResponse lacks or a list action it refuses.
 func (*ReleaseContractResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ReleaseContractResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: GetCredentialsRequest has none.
+func (m *GetCredentialsRequest) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm GetCredentialsRequest lacks or a list action it refuses.
+func (*GetCredentialsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _GetCredentialsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: GetCredentialsResponse has none.
+func (m *GetCredentialsResponse) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm GetCredentialsResponse lacks or a list action it refuses.
+func (*GetCredentialsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _GetCredentialsResponse_fieldSchema.Check(fm)
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
@@ -8432,6 +8628,30 @@ func (m *ReleaseContractResponse) Redact() {
 
 // Redacted returns a deep copy of m with its debug_redact fields cleared.
 func (m *ReleaseContractResponse) Redacted() *ReleaseContractResponse {
+	if m == nil {
+		return nil
+	}
+	c := m.Clone()
+	c.Redact()
+	return c
+}
+
+// Redact clears the fields of m marked debug_redact: GetCredentialsRequest has none.
+func (m *GetCredentialsRequest) Redact() {}
+
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *GetCredentialsRequest) Redacted() *GetCredentialsRequest { return m.Clone() }
+
+// Redact clears every field of m marked debug_redact, at every depth.
+func (m *GetCredentialsResponse) Redact() {
+	if m == nil {
+		return
+	}
+	m.Credentials.Redact()
+}
+
+// Redacted returns a deep copy of m with its debug_redact fields cleared.
+func (m *GetCredentialsResponse) Redacted() *GetCredentialsResponse {
 	if m == nil {
 		return nil
 	}

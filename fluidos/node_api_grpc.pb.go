@@ -916,6 +916,7 @@ var ContractService_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
+	AllocationService_GetCredentials_FullMethodName  = "/fluidos.v1.AllocationService/GetCredentials"
 	AllocationService_GetAllocation_FullMethodName   = "/fluidos.v1.AllocationService/GetAllocation"
 	AllocationService_ListAllocations_FullMethodName = "/fluidos.v1.AllocationService/ListAllocations"
 	AllocationService_WatchAllocation_FullMethodName = "/fluidos.v1.AllocationService/WatchAllocation"
@@ -926,10 +927,18 @@ const (
 // For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
 //
 // AllocationService shows the allocations of what this node sold (the
-// provisioning it does) and bought (what its sellers report, with the
-// credentials they handed over). The credentials of an allocation this
-// node sold are its buyer's and are never shown.
+// provisioning it does) and bought (what its sellers report). No answer of
+// this node's API holds a secret (its debug_redact fields are cleared),
+// but GetCredentials: the credentials a seller handed over for what this
+// node bought. The credentials of an allocation this node sold are its
+// buyer's and are never shown.
 type AllocationServiceClient interface {
+	// GetCredentials returns the credentials a seller handed over for what
+	// this node bought: the allocation's once provisioned, else the
+	// contract's. PermissionDenied for what this node sold;
+	// FailedPrecondition when there are none (not yet, or dropped when the
+	// contract ended).
+	GetCredentials(ctx context.Context, in *GetCredentialsRequest, opts ...grpc.CallOption) (*GetCredentialsResponse, error)
 	// GetAllocation returns one allocation.
 	GetAllocation(ctx context.Context, in *GetAllocationRequest, opts ...grpc.CallOption) (*GetAllocationResponse, error)
 	// ListAllocations returns the allocations of one side, or both.
@@ -945,6 +954,16 @@ type allocationServiceClient struct {
 
 func NewAllocationServiceClient(cc grpc.ClientConnInterface) AllocationServiceClient {
 	return &allocationServiceClient{cc}
+}
+
+func (c *allocationServiceClient) GetCredentials(ctx context.Context, in *GetCredentialsRequest, opts ...grpc.CallOption) (*GetCredentialsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetCredentialsResponse)
+	err := c.cc.Invoke(ctx, AllocationService_GetCredentials_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func (c *allocationServiceClient) GetAllocation(ctx context.Context, in *GetAllocationRequest, opts ...grpc.CallOption) (*GetAllocationResponse, error) {
@@ -991,10 +1010,18 @@ type AllocationService_WatchAllocationClient = grpc.ServerStreamingClient[WatchA
 // for forward compatibility.
 //
 // AllocationService shows the allocations of what this node sold (the
-// provisioning it does) and bought (what its sellers report, with the
-// credentials they handed over). The credentials of an allocation this
-// node sold are its buyer's and are never shown.
+// provisioning it does) and bought (what its sellers report). No answer of
+// this node's API holds a secret (its debug_redact fields are cleared),
+// but GetCredentials: the credentials a seller handed over for what this
+// node bought. The credentials of an allocation this node sold are its
+// buyer's and are never shown.
 type AllocationServiceServer interface {
+	// GetCredentials returns the credentials a seller handed over for what
+	// this node bought: the allocation's once provisioned, else the
+	// contract's. PermissionDenied for what this node sold;
+	// FailedPrecondition when there are none (not yet, or dropped when the
+	// contract ended).
+	GetCredentials(context.Context, *GetCredentialsRequest) (*GetCredentialsResponse, error)
 	// GetAllocation returns one allocation.
 	GetAllocation(context.Context, *GetAllocationRequest) (*GetAllocationResponse, error)
 	// ListAllocations returns the allocations of one side, or both.
@@ -1012,6 +1039,9 @@ type AllocationServiceServer interface {
 // pointer dereference when methods are called.
 type UnimplementedAllocationServiceServer struct{}
 
+func (UnimplementedAllocationServiceServer) GetCredentials(context.Context, *GetCredentialsRequest) (*GetCredentialsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetCredentials not implemented")
+}
 func (UnimplementedAllocationServiceServer) GetAllocation(context.Context, *GetAllocationRequest) (*GetAllocationResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetAllocation not implemented")
 }
@@ -1040,6 +1070,24 @@ func RegisterAllocationServiceServer(s grpc.ServiceRegistrar, srv AllocationServ
 		t.testEmbeddedByValue()
 	}
 	s.RegisterService(&AllocationService_ServiceDesc, srv)
+}
+
+func _AllocationService_GetCredentials_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetCredentialsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AllocationServiceServer).GetCredentials(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AllocationService_GetCredentials_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AllocationServiceServer).GetCredentials(ctx, req.(*GetCredentialsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
 }
 
 func _AllocationService_GetAllocation_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
@@ -1096,6 +1144,10 @@ var AllocationService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "fluidos.v1.AllocationService",
 	HandlerType: (*AllocationServiceServer)(nil),
 	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "GetCredentials",
+			Handler:    _AllocationService_GetCredentials_Handler,
+		},
 		{
 			MethodName: "GetAllocation",
 			Handler:    _AllocationService_GetAllocation_Handler,

@@ -100,7 +100,8 @@ func TestSellerKilledMidAllocationAndMidTeardown(t *testing.T) {
 	bob := startNode(t, append([]string{"--rear-listen", rear}, bobArgs...)...)
 	alice := startNode(t, "--id", "alice", "--data-dir", t.TempDir(), "--dev-tls", caDir, "--peers", rear,
 		"--renew-interval", "200ms")
-	solvers := fluidos.NewSolverServiceClient(api(t, caDir, alice.attr("api")))
+	aliceAPI := api(t, caDir, alice.attr("api"))
+	solvers := fluidos.NewSolverServiceClient(aliceAPI)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	created, err := solvers.CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: &fluidos.Solver{
@@ -142,7 +143,11 @@ func TestSellerKilledMidAllocationAndMidTeardown(t *testing.T) {
 		t.Errorf("after the restart the service runs as %v; want the adopted %d alone", pids, started)
 	}
 	s := poll(t, 30*time.Second, "the solver SOLVED", getSolver, func(s *fluidos.Solver) bool { return s.GetStatus().GetSolverPhase() == fluidos.Phase_PHASE_SOLVED })
-	cr := s.GetStatus().GetCredentials()
+	creds, err := fluidos.NewAllocationServiceClient(aliceAPI).GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: s.GetStatus().GetAllocationId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr := creds.GetCredentials()
 	if code := kvPut(cr.GetEndpoint(), cr.GetUsername(), cr.GetPassword()); code != http.StatusNoContent {
 		t.Errorf("using the service after the seller's restart: %d", code)
 	}

@@ -86,17 +86,16 @@ func (t *tour) buyService(ctx context.Context) error {
 	}
 	k := c.GetContract()
 	t.out.printf("  contract %s: %s bought %q from %s\n", k.GetId(), k.GetBuyer().GetNodeId(), k.GetFlavor().GetId(), k.GetSeller().GetNodeId())
-	a, err := n.allocations.GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: st.GetAllocationId(), Role: fluidos.ContractRole_CONTRACT_ROLE_BOUGHT})
+	a, err := n.allocations.GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: st.GetAllocationId()})
 	if err != nil {
-		return fmt.Errorf("allocation %s: %w", st.GetAllocationId(), err)
+		return fmt.Errorf("credentials of allocation %s: %w", st.GetAllocationId(), err)
 	}
-	cred := a.GetAllocation().GetCredentials()
+	cred := a.GetCredentials()
 	if cred.GetEndpoint() == "" || cred.GetPassword() != password {
-		return fmt.Errorf("allocation %s is %s without the credentials of the service (endpoint %q)", st.GetAllocationId(),
-			a.GetAllocation().GetStatus().GetState(), cred.GetEndpoint())
+		return fmt.Errorf("allocation %s handed over no credentials of the service (endpoint %q)", st.GetAllocationId(), cred.GetEndpoint())
 	}
 	t.out.printf("  allocation %s: the provider runs the service; credentials handed over: %s, user %s\n",
-		a.GetAllocation().GetId(), cred.GetEndpoint(), cred.GetUsername())
+		a.GetAllocationId(), cred.GetEndpoint(), cred.GetUsername())
 	return useKV(ctx, t.out, cred)
 }
 

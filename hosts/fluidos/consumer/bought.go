@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/edgekit/edgekit/fieldmap"
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/fluidos/rear"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
@@ -117,6 +118,9 @@ func (c *Consumer) followAll(ctx context.Context, due map[string]time.Time) (nex
 	for _, a := range as {
 		id := a.GetId()
 		seen[id] = true
+		if provider.Ended(a) && !proto.Equal(a, a.Redacted()) {
+			c.forget(ctx, a) // an earlier forget did not finish
+		}
 		if provider.Ended(a) || c.unfollowed(a) {
 			continue
 		}
@@ -178,13 +182,16 @@ func (c *Consumer) follow(ctx context.Context, a *fluidos.Allocation) time.Durat
 		if a.GetStatus().GetState() != fluidos.AllocationState_ALLOCATION_STATE_INACTIVE || a.GetStatus().GetMessage() != "waiting for the seller to provision" {
 			msg = fmt.Sprintf("the seller no longer knows the contract: %v", err)
 		}
-		c.record(ctx, a.GetId(), func(cur *fluidos.Allocation) {
+		got := c.record(ctx, a.GetId(), func(cur *fluidos.Allocation) {
 			if msg == msgUnfollowed {
 				cur.Status.Message = msg
 			} else {
 				cur.Status.State, cur.Status.Message = fluidos.AllocationState_ALLOCATION_STATE_ERROR, msg
 			}
 		})
+		if got != nil && provider.Ended(got) {
+			c.forget(ctx, got)
+		}
 		return c.cfg.RenewInterval
 	case err != nil:
 		c.log.InfoContext(ctx, "seller not reached", "allocation", a.GetId(), "seller", seller.GetNodeId(), "err", err)
@@ -213,6 +220,7 @@ func (c *Consumer) follow(ctx context.Context, a *fluidos.Allocation) time.Durat
 		}
 	})
 	if got != nil && provider.Ended(got) {
+		c.forget(ctx, got)
 		return 0
 	}
 	switch view.GetStatus().GetState() {
@@ -264,7 +272,7 @@ func (c *Consumer) contractEnded(ctx context.Context, a *fluidos.Allocation) {
 			return false, nil
 		}
 		ct.State, ct.ReleasedAt, ct.ReleaseReason = fluidos.ContractState_CONTRACT_STATE_RELEASED, timestamppb.Now(), a.GetReleaseReason()
-		ct.PeeringTargetCredentials = nil
+		ct.Redact()
 		return true, nil
 	})
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
@@ -272,4 +280,92 @@ func (c *Consumer) contractEnded(ctx context.Context, a *fluidos.Allocation) {
 		return
 	}
 	c.log.InfoContext(ctx, "contract released", "contract", a.GetContractId(), "state", a.GetStatus().GetState().String())
+}
+
+// forget drops every secret this node keeps of a bought allocation that
+// ended (released, expired, failed): the credentials and configuration
+// parameters in the solvers and reservations that bought its contract, in
+// the contract and in the allocation itself. What accounting needs stays:
+// ids, parties, flavor and price, times, states and reasons. The
+// allocation goes last, so that a forget cut short is done again by the
+// keeper (which forgets an ended allocation still holding a secret).
+func (c *Consumer) forget(ctx context.Context, a *fluidos.Allocation) {
+	contract := a.GetContractId()
+	redact := func(kind string, err error) bool {
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			if ctx.Err() == nil {
+				c.log.WarnContext(ctx, "dropping the secrets of an ended contract", "contract", contract, "record", kind, "err", err)
+			}
+			return false
+		}
+		return true
+	}
+	svs, _, err := c.solvers.List(ctx)
+	if !redact("solvers", err) {
+		return
+	}
+	for _, sv := range svs {
+		if sv.GetStatus().GetContractId() != contract || proto.Equal(sv, sv.Redacted()) {
+			continue
+		}
+		_, _, err := c.solvers.Modify(ctx, sv.GetKeyString(), redactIn[*fluidos.Solver])
+		if !redact("solver "+sv.GetId(), err) {
+			return
+		}
+	}
+	rs, _, err := c.reservations.List(ctx)
+	if !redact("reservations", err) {
+		return
+	}
+	for _, r := range rs {
+		if r.GetStatus().GetContractId() != contract || proto.Equal(r, r.Redacted()) {
+			continue
+		}
+		_, _, err := c.reservations.Modify(ctx, r.GetKeyString(), redactIn[*fluidos.Reservation])
+		if !redact("reservation "+r.GetId(), err) {
+			return
+		}
+	}
+	_, _, err = c.bought.Modify(ctx, contract, redactIn[*fluidos.Contract])
+	if !redact("contract", err) {
+		return
+	}
+	_, _, err = c.boughtAllocs.Modify(ctx, a.GetKeyString(), redactIn[*fluidos.Allocation])
+	redact("allocation", err)
+}
+
+// forgetFailed drops the secrets of a solver that failed without buying
+// (a refused reservation or purchase, a timeout): its configuration
+// parameters, in the solver and in its reservations. A solver that bought
+// a contract keeps them until the contract ends (forget).
+func (c *Consumer) forgetFailed(ctx context.Context, solverID string) {
+	sv, _, err := c.solvers.Get(ctx, solverID)
+	if err != nil || sv.GetStatus().GetContractId() != "" {
+		return
+	}
+	rs, _, err := c.reservations.List(ctx)
+	if err != nil {
+		c.log.WarnContext(ctx, "dropping the secrets of a failed solver", "solver", solverID, "err", err)
+		return
+	}
+	for _, r := range rs {
+		if r.GetSolverId() != solverID || r.GetStatus().GetContractId() != "" || proto.Equal(r, r.Redacted()) {
+			continue
+		}
+		if _, _, err := c.reservations.Modify(ctx, r.GetKeyString(), redactIn[*fluidos.Reservation]); err != nil && !errors.Is(err, store.ErrNotFound) {
+			c.log.WarnContext(ctx, "dropping the secrets of a failed solver", "reservation", r.GetId(), "err", err)
+			return
+		}
+	}
+	if _, _, err := c.solvers.Modify(ctx, solverID, redactIn[*fluidos.Solver]); err != nil && !errors.Is(err, store.ErrNotFound) {
+		c.log.WarnContext(ctx, "dropping the secrets of a failed solver", "solver", solverID, "err", err)
+	}
+}
+
+// redactIn clears the secrets of a stored object, reporting whether it
+// changed.
+func redactIn[T proto.Message](cur T) (bool, error) {
+	before := proto.Clone(cur)
+	fieldmap.Redact(cur)
+	return !proto.Equal(before, cur), nil
 }

@@ -135,6 +135,9 @@ func (c *Consumer) finish(ctx context.Context, id string, err error, msg string)
 	if _, serr := c.status(ctx, id, func(st *fluidos.SolverStatus) { st.SolverPhase, st.Message = phase, msg }); serr != nil {
 		return c.stopOr(ctx, serr)
 	}
+	if err != nil {
+		c.forgetFailed(ctx, id)
+	}
 	return err
 }
 

@@ -36,8 +36,9 @@ type api struct {
 }
 
 // newAPI builds the gRPC server: the node's services, health and
-// reflection, with authentication, logging, metrics and the recovery of a
-// handler's panic (an Internal answer and a log line) in interceptors.
+// reflection, with authentication, logging, metrics, the recovery of a
+// handler's panic (an Internal answer and a log line) and the redaction of
+// every answer's secrets (but the credentials call's) in interceptors.
 // Over TLS a caller must present a certificate of the trusted authorities
 // whose name is one of the allowed clients.
 func newAPI(n *Node, o Options, bundle *devtls.Bundle, reg prometheus.Registerer, log *slog.Logger) (*api, error) {
@@ -85,7 +86,7 @@ func newAPI(n *Node, o Options, bundle *devtls.Bundle, reg prometheus.Registerer
 			err = statusOf(err)
 			observe(ctx, info.FullMethod, start, err)
 			return resp, err
-		}, recoverUnary),
+		}, recoverUnary, redactUnary),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 			start := time.Now()
 			if err := authorize(ss.Context()); err != nil {
@@ -95,7 +96,7 @@ func newAPI(n *Node, o Options, bundle *devtls.Bundle, reg prometheus.Registerer
 			err := statusOf(h(srv, ss))
 			observe(ss.Context(), info.FullMethod, start, err)
 			return err
-		}, recoverStream))
+		}, recoverStream, redactStream))
 	if bundle != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(bundle.ServerConfig())))
 	}

@@ -90,7 +90,7 @@ func TestEndToEndOnRealProcesses(t *testing.T) {
 	if svc.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
 		t.Fatalf("service solver ended %v", svc.GetStatus())
 	}
-	cr := svc.GetStatus().GetCredentials()
+	cr := credentials(t, alice, svc.GetStatus().GetAllocationId())
 	if code, _ := httpDo(http.MethodPut, cr.GetEndpoint()+"/kv/greeting", cr.GetUsername(), cr.GetPassword(), "hello"); code != http.StatusNoContent {
 		t.Fatalf("PUT to the service bought: %d", code)
 	}
@@ -108,17 +108,17 @@ func TestEndToEndOnRealProcesses(t *testing.T) {
 	if err := syscall.Kill(pids[0], syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	a := alice.WaitAllocation(svc.GetStatus().GetAllocationId(), bought, 30*time.Second, "ACTIVE after a restart", func(a *fluidos.Allocation) bool {
+	alice.WaitAllocation(svc.GetStatus().GetAllocationId(), bought, 30*time.Second, "ACTIVE after a restart", func(a *fluidos.Allocation) bool {
 		return a.GetStatus().GetRestarts() == 1 && a.GetStatus().GetState() == fluidos.AllocationState_ALLOCATION_STATE_ACTIVE
 	})
-	cr = a.GetCredentials()
+	cr = credentials(t, alice, svc.GetStatus().GetAllocationId())
 	if code, _ := httpDo(http.MethodPut, cr.GetEndpoint()+"/kv/greeting", cr.GetUsername(), cr.GetPassword(), "again"); code != http.StatusNoContent {
 		t.Errorf("PUT to the restarted service: %d", code)
 	}
 
 	// A K8Slice, and an instance on it deployed from alice's side.
 	sl := solve(t, alice, allocate(cpuAtLeast(1000), partition(1000, 512<<20, 2)))
-	if sl.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED || sl.GetStatus().GetCredentials().GetToken() == "" {
+	if sl.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED || credentials(t, alice, sl.GetStatus().GetAllocationId()).GetToken() == "" {
 		t.Fatalf("slice solver ended %v", sl.GetStatus())
 	}
 	cid := sl.GetStatus().GetContractId()

@@ -128,7 +128,7 @@ func TestEdgekitNodeBuysFromAReferenceNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := got.GetContract()
-	if c.GetSeller().GetNodeId() != "provider-9f2c" || !strings.Contains(c.GetPeeringTargetCredentials().GetKubeconfig(), "kind: Config") ||
+	if c.GetSeller().GetNodeId() != "provider-9f2c" || !strings.Contains(credentials(t, alice, c.GetId()).GetKubeconfig(), "kind: Config") ||
 		c.GetExtraInformation()["tier"] != "gold" || c.GetNetworkRequestsText() == "" {
 		t.Errorf("the reference contract was not kept whole: %v", c)
 	}

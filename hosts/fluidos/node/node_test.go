@@ -67,8 +67,8 @@ func TestTwoNodesBuyAK8SliceWithASolver(t *testing.T) {
 		c.GetFlavor().GetK8Slice().GetCharacteristics().GetCpu() != 1000 {
 		t.Errorf("alice's contract %v (%v)", c, got.GetRole())
 	}
-	if c.GetPeeringTargetCredentials().GetClusterId() != "bob" {
-		t.Errorf("the buyer did not get the contract's credentials: %v", c.GetPeeringTargetCredentials())
+	if cr := credentials(t, alice, c.GetId()); cr.GetClusterId() != "bob" {
+		t.Errorf("the buyer did not get the contract's credentials: %v", cr)
 	}
 	sold, err := bob.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: st.GetContractId(), Role: fluidos.ContractRole_CONTRACT_ROLE_SOLD})
 	if err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/edgekit/edgekit/fluidos"
@@ -240,7 +242,8 @@ func (s *services) DeleteServiceBlueprint(ctx context.Context, req *fluidos.Dele
 }
 
 // GetContract implements fluidos.ContractServiceServer. A contract this
-// node sold is shown without its credentials, which are its buyer's.
+// node sold is shown without its credentials, which are its buyer's (and
+// the API's interceptor redacts every answer anyway).
 func (s *services) GetContract(ctx context.Context, req *fluidos.GetContractRequest) (*fluidos.GetContractResponse, error) {
 	role := req.GetRole()
 	if role != fluidos.ContractRole_CONTRACT_ROLE_SOLD {
@@ -349,6 +352,45 @@ func (s *services) find(ctx context.Context, id string, role fluidos.ContractRol
 		}
 	}
 	return nil, 0, side{}, store.ErrNotFound
+}
+
+// GetCredentials implements fluidos.AllocationServiceServer: the
+// credentials of what this node bought, the only answer of the API that
+// keeps its secrets.
+func (s *services) GetCredentials(ctx context.Context, req *fluidos.GetCredentialsRequest) (*fluidos.GetCredentialsResponse, error) {
+	id := req.GetId()
+	if id == "" {
+		return nil, invalid("id: want an allocation's (a-<contract>) or a contract's")
+	}
+	contract := strings.TrimPrefix(id, "a-")
+	a, _, aerr := s.n.Consumer.BoughtAllocations().Get(ctx, provider.AllocationID(contract))
+	state := func() string { return strings.TrimPrefix(a.GetStatus().GetState().String(), "ALLOCATION_STATE_") }
+	switch {
+	case aerr == nil && a.GetCredentials() != nil:
+		return &fluidos.GetCredentialsResponse{ContractId: contract, AllocationId: a.GetId(), Credentials: a.GetCredentials()}, nil
+	case aerr == nil && provider.Ended(a):
+		return nil, status.Errorf(codes.FailedPrecondition, "allocation %s is %s: its credentials were dropped when it ended (%s)",
+			a.GetId(), state(), a.GetStatus().GetMessage())
+	case aerr != nil && !errors.Is(aerr, store.ErrNotFound):
+		return nil, aerr
+	}
+	// Nothing provisioned (yet): the contract's own credentials.
+	c, _, err := s.n.Consumer.BoughtContracts().Get(ctx, contract)
+	switch {
+	case err == nil && c.GetPeeringTargetCredentials() != nil:
+		return &fluidos.GetCredentialsResponse{ContractId: contract, Credentials: c.GetPeeringTargetCredentials()}, nil
+	case aerr == nil:
+		return nil, status.Errorf(codes.FailedPrecondition, "allocation %s is %s: no credentials yet (%s)", a.GetId(), state(), a.GetStatus().GetMessage())
+	case err == nil:
+		return nil, status.Errorf(codes.FailedPrecondition, "contract %s holds no credentials (%s)", contract,
+			strings.TrimPrefix(c.GetState().String(), "CONTRACT_STATE_"))
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	if _, err := s.n.Provider.Contract(ctx, contract); err == nil {
+		return nil, status.Errorf(codes.PermissionDenied, "contract %s was sold by this node: its credentials are its buyer's", contract)
+	}
+	return nil, status.Errorf(codes.NotFound, "this node bought no contract %q", contract)
 }
 
 // GetAllocation implements fluidos.AllocationServiceServer.

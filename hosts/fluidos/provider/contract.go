@@ -191,9 +191,12 @@ func (p *Provider) released(ctx context.Context, a *fluidos.Allocation) {
 
 // Finish closes the books of an allocation whose teardown is done, in one
 // store transaction: the allocation ends in state final (RELEASED, or
-// ERROR for one that failed) with msg and without credentials, its
-// contract is RELEASED, and its transaction RELEASED with what it held put
-// back on sale, exactly once however often Finish runs.
+// ERROR for one that failed) with msg, its contract is RELEASED, and its
+// transaction RELEASED with what it held put back on sale, exactly once
+// however often Finish runs. The three records keep what accounting needs
+// (ids, parties, flavor, price, times, what was held) and lose every
+// secret (debug_redact fields: credentials, the buyer's configuration
+// parameters, kubeconfigs).
 func (p *Provider) Finish(ctx context.Context, allocationID string, final fluidos.AllocationState, msg string) error {
 	restored := false
 	err := p.rounds(ctx, func(tx *store.Tx) error {
@@ -211,7 +214,8 @@ func (p *Provider) Finish(ctx context.Context, allocationID string, final fluido
 			st = &fluidos.AllocationStatus{}
 		}
 		st.State, st.Message, st.Task, st.Step, st.LastUpdateTime = final, msg, "", "", now
-		a.Status, a.Credentials, a.ReleaseRequested = st, nil, true
+		a.Status, a.ReleaseRequested = st, true
+		a.Redact()
 		if err := p.allocations.TxPut(tx, a); err != nil {
 			return err
 		}
@@ -219,17 +223,27 @@ func (p *Provider) Finish(ctx context.Context, allocationID string, final fluido
 		if err != nil || !ok {
 			return err
 		}
-		if !released(c) {
-			c.State, c.ReleasedAt, c.ReleaseReason = fluidos.ContractState_CONTRACT_STATE_RELEASED, now, a.GetReleaseReason()
-			if err := p.contracts.TxPut(tx, c); err != nil {
+		if rc := c.Redacted(); !released(c) || !proto.Equal(rc, c) {
+			if !released(c) {
+				rc.State, rc.ReleasedAt, rc.ReleaseReason = fluidos.ContractState_CONTRACT_STATE_RELEASED, now, a.GetReleaseReason()
+			}
+			if err := p.contracts.TxPut(tx, rc); err != nil {
 				return err
 			}
 		}
 		t, ok, err := p.txns.TxGet(tx, c.GetTransactionId())
-		if err != nil || !ok || t.GetState() != fluidos.TransactionState_TRANSACTION_STATE_PURCHASED {
+		if err != nil || !ok {
 			return err
 		}
+		if t.GetState() != fluidos.TransactionState_TRANSACTION_STATE_PURCHASED {
+			if rt := t.Redacted(); !proto.Equal(rt, t) {
+				return p.txns.TxPut(tx, rt)
+			}
+			return nil
+		}
+		held := t.GetConfiguration()
 		t.State = fluidos.TransactionState_TRANSACTION_STATE_RELEASED
+		t = t.Redacted()
 		if err := p.txns.TxPut(tx, t); err != nil {
 			return err
 		}
@@ -237,7 +251,7 @@ func (p *Provider) Finish(ctx context.Context, allocationID string, final fluido
 		if err != nil || !ok {
 			return err
 		}
-		restore(f, t.GetConfiguration())
+		restore(f, held)
 		f.UpdatedAt = now
 		restored = true
 		return p.flavors.TxPut(tx, f)

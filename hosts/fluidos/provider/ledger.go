@@ -257,7 +257,10 @@ func (p *Provider) admit(ctx context.Context, req *fluidos.ReserveRequest) error
 
 // txExpire marks a reserved transaction expired and puts what it held
 // back into its flavor (f may be nil: the flavor is gone).
+// The expired transaction keeps no secret of the buyer's configuration.
 func (p *Provider) txExpire(tx *store.Tx, t *fluidos.Transaction, f *fluidos.Flavor) error {
+	held := t.GetConfiguration()
+	t = t.Redacted()
 	t.State = fluidos.TransactionState_TRANSACTION_STATE_EXPIRED
 	if err := p.close(tx, t); err != nil {
 		return err
@@ -265,7 +268,7 @@ func (p *Provider) txExpire(tx *store.Tx, t *fluidos.Transaction, f *fluidos.Fla
 	if f == nil {
 		return nil
 	}
-	restore(f, t.GetConfiguration())
+	restore(f, held)
 	f.UpdatedAt = timestamppb.Now()
 	return p.flavors.TxPut(tx, f)
 }

@@ -3,8 +3,11 @@ package provider_test
 import (
 	"errors"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/fluidos/rear"
@@ -241,5 +244,49 @@ func TestExpiryReleasesOnTime(t *testing.T) {
 	}
 	if _, err := c.Purchase(ctx, e.addr(), seller, tx.GetId(), &fluidos.PurchaseRequest{}); statusOf(err) != http.StatusRequestTimeout {
 		t.Errorf("purchase after expiry: %v, want 408", err)
+	}
+}
+
+// TestExpiredTransactionKeepsNoSecret lets a service reservation expire
+// unbought: the transaction stays for the record, without the buyer's
+// configuration parameters or kubeconfig in any value of the store, and
+// the service is back on sale.
+func TestExpiredTransactionKeepsNoSecret(t *testing.T) {
+	t.Parallel()
+	const password = "expiredpass42"
+	e := newEnv(t, withTTL(300*time.Millisecond))
+	ctx := ctxT(t)
+	svc := provider.ServiceFlavorID(seller, "kv")
+	tx, err := e.client("alice").Reserve(ctx, e.addr(), seller,
+		&fluidos.ReserveRequest{FlavorId: svc, Buyer: buyerNode("alice"), Configuration: svcCfg(map[string]string{"password": password})}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var expired *fluidos.Transaction
+	waitFor(t, 10*time.Second, "the transaction expired", func() bool {
+		txs, err := e.p.Transactions(ctx)
+		for _, x := range txs {
+			if x.GetId() == tx.GetId() && x.GetState() == fluidos.TransactionState_TRANSACTION_STATE_EXPIRED {
+				expired = x
+			}
+		}
+		return err == nil && expired != nil
+	})
+	if expired.GetBuyer().GetNodeId() != "alice" || expired.GetFlavorId() != svc || expired.GetExpirationTime() == nil {
+		t.Errorf("the expired transaction lost its record: %v", expired)
+	}
+	resp, err := e.store.Client().Get(ctx, e.store.Prefix(), clientv3.WithPrefix())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range resp.Kvs {
+		for _, s := range []string{password, "secret kubeconfig"} {
+			if strings.Contains(string(kv.Value), s) {
+				t.Errorf("%s keeps %q after the expiry", kv.Key, s)
+			}
+		}
+	}
+	if f, err := e.p.Flavor(ctx, svc); err != nil || !f.GetAvailability() || f.GetService().GetSoldInstances() != 0 {
+		t.Errorf("the service is not back on sale (%v): %v", err, f)
 	}
 }

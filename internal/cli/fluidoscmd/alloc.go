@@ -80,8 +80,13 @@ func (c *cli) showAllocationsCommand() *cobra.Command {
 func (c *cli) showCredentialsCommand() *cobra.Command {
 	return &cobra.Command{
 		Use:   "credentials ID",
-		Short: "Show the credentials a seller handed over for what the node bought (ID: the allocation's, the contract's or the solver's)",
-		Args:  cobra.ExactArgs(1),
+		Short: "Show the credentials a seller handed over for what the node bought (ID: the allocation's, the contract's or the solver's); the only command that shows them",
+		Long: `Show the credentials a seller handed over for what the node bought: the
+allocation's once provisioned, else the contract's. ID is the allocation's,
+the contract's or the solver's. No other command shows a password, a token
+or a kubeconfig; they are dropped from the node's records when the contract
+ends (released, expired or failed), and this command says so.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(api apiClients) error {
 				id := allocationID(args[0])
@@ -90,19 +95,19 @@ func (c *cli) showCredentialsCommand() *cobra.Command {
 					if err != nil {
 						return err
 					}
-					if id = s.GetSolver().GetStatus().GetAllocationId(); id == "" {
-						return fmt.Errorf("solver %s has no allocation (%s)", args[0], s.GetSolver().GetStatus().GetMessage())
+					st := s.GetSolver().GetStatus()
+					if id = st.GetAllocationId(); id == "" {
+						id = st.GetContractId()
+					}
+					if id == "" {
+						return fmt.Errorf("solver %s bought nothing (%s)", args[0], st.GetMessage())
 					}
 				}
-				resp, err := api.allocations.GetAllocation(api.ctx, &fluidos.GetAllocationRequest{Id: id, Role: fluidos.ContractRole_CONTRACT_ROLE_BOUGHT})
+				resp, err := api.allocations.GetCredentials(api.ctx, &fluidos.GetCredentialsRequest{Id: id})
 				if err != nil {
 					return err
 				}
-				a := resp.GetAllocation()
-				if a.GetCredentials() == nil {
-					return fmt.Errorf("allocation %s is %s: no credentials yet (%s)", a.GetId(), allocationState(a.GetStatus().GetState()), a.GetStatus().GetMessage())
-				}
-				return print(c.opts.Out, c.output, credentialsView, []*fluidos.PeeringTargetCredentials{a.GetCredentials()}, true)
+				return print(c.opts.Out, c.output, credentialsView, []*fluidos.PeeringTargetCredentials{resp.GetCredentials()}, true)
 			})
 		},
 	}

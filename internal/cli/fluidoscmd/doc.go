@@ -16,7 +16,12 @@
 // provision what was bought; "show credentials" prints what the seller
 // handed over (an endpoint, a user name and a password for a service; an
 // endpoint and a token for a slice, on which "create instance" runs the
-// seller's images). Deleting a solver releases what it bought.
+// seller's images). It is the only command that prints secrets: every
+// other output, in every format, comes without passwords, tokens,
+// kubeconfigs or configuration parameters (the node's API drops them from
+// its answers, and the command redacts what it prints too). Deleting a
+// solver releases what it bought; once a contract ends its credentials
+// are gone from both nodes.
 //
 // Filters are written KEY=VALUE (a match), KEY>=VALUE and KEY<=VALUE (a
 // range), KEY~REGEX (a regular expression), for the fields of REAR's

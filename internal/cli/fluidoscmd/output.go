@@ -11,6 +11,8 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"sigs.k8s.io/yaml"
+
+	"github.com/edgekit/edgekit/fieldmap"
 )
 
 type format string
@@ -35,16 +37,37 @@ func parseFormat(s string) (format, error) {
 type view[T proto.Message] struct {
 	header []string
 	row    func(T) []string
+	// secrets says the view prints secrets: only the credentials'. Every
+	// other view prints its objects without their debug_redact fields,
+	// whatever the node answered.
+	secrets bool
+}
+
+// shown is o as a view that does not print secrets prints it: a copy
+// without its debug_redact fields.
+func shown[T proto.Message](o T) T {
+	if !o.ProtoReflect().IsValid() {
+		return o
+	}
+	return fieldmap.Redacted(o)
 }
 
 var marshal = protojson.MarshalOptions{UseProtoNames: true}
 
 // print writes objs as the chosen format: a table of the view's columns,
-// a JSON array (or object when single), or YAML.
+// a JSON array (or object when single), or YAML; without their secrets
+// unless the view is one that shows them.
 func print[T proto.Message](w io.Writer, f string, v view[T], objs []T, single bool) error {
 	ft, err := parseFormat(f)
 	if err != nil {
 		return err
+	}
+	if !v.secrets {
+		redacted := make([]T, len(objs))
+		for i, o := range objs {
+			redacted[i] = shown(o)
+		}
+		objs = redacted
 	}
 	if ft == formatTable {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)

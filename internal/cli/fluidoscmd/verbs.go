@@ -174,7 +174,7 @@ func (c *cli) showContractsCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "contracts [ID]",
 		Aliases: []string{"contract"},
-		Short:   "Show the contracts the node sold and bought (the credentials of those it sold are never shown)",
+		Short:   "Show the contracts the node sold and bought, without credentials (see show credentials)",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			r, err := parseRole(roleName)

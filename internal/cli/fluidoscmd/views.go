@@ -142,7 +142,7 @@ func allocationState(s fluidos.AllocationState) string {
 }
 
 var allocationView = view[*fluidos.AllocationEntry]{
-	header: []string{"ID", "ROLE", "TYPE", "STATE", "PEER", "ENDPOINT", "MESSAGE"},
+	header: []string{"ID", "ROLE", "TYPE", "STATE", "PEER", "EXPIRES", "MESSAGE"},
 	row: func(e *fluidos.AllocationEntry) []string {
 		a := e.GetAllocation()
 		peer := a.GetSeller().GetNodeId()
@@ -154,12 +154,14 @@ var allocationView = view[*fluidos.AllocationEntry]{
 			msg += " (" + strings.TrimSuffix(t+", "+a.GetStatus().GetStep(), ", ") + ")"
 		}
 		return []string{a.GetId(), role(e.GetRole()), strings.ToLower(strings.TrimPrefix(a.GetFlavorType().String(), "FLAVOR_TYPE_")),
-			allocationState(a.GetStatus().GetState()), orDash(peer), orDash(a.GetCredentials().GetEndpoint()), msg}
+			allocationState(a.GetStatus().GetState()), orDash(peer), when(a.GetExpirationTime()), msg}
 	},
 }
 
+// credentialsView is the one view that prints secrets.
 var credentialsView = view[*fluidos.PeeringTargetCredentials]{
-	header: []string{"ENDPOINT", "USERNAME", "PASSWORD", "CLUSTER", "TOKEN"},
+	secrets: true,
+	header:  []string{"ENDPOINT", "USERNAME", "PASSWORD", "CLUSTER", "TOKEN"},
 	row: func(c *fluidos.PeeringTargetCredentials) []string {
 		return []string{orDash(c.GetEndpoint()), orDash(c.GetUsername()), orDash(c.GetPassword()), orDash(c.GetClusterId()), orDash(c.GetToken())}
 	},

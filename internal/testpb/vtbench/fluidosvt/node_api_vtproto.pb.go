@@ -607,6 +607,42 @@ func (m *ReleaseContractResponse) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
+func (m *GetCredentialsRequest) CloneVT() *GetCredentialsRequest {
+	if m == nil {
+		return (*GetCredentialsRequest)(nil)
+	}
+	r := new(GetCredentialsRequest)
+	r.Id = m.Id
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetCredentialsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *GetCredentialsResponse) CloneVT() *GetCredentialsResponse {
+	if m == nil {
+		return (*GetCredentialsResponse)(nil)
+	}
+	r := new(GetCredentialsResponse)
+	r.ContractId = m.ContractId
+	r.AllocationId = m.AllocationId
+	r.Credentials = m.Credentials.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *GetCredentialsResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
 func (m *GetAllocationRequest) CloneVT() *GetAllocationRequest {
 	if m == nil {
 		return (*GetAllocationRequest)(nil)
@@ -1722,6 +1758,50 @@ func (this *ReleaseContractResponse) EqualVT(that *ReleaseContractResponse) bool
 
 func (this *ReleaseContractResponse) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*ReleaseContractResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *GetCredentialsRequest) EqualVT(that *GetCredentialsRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Id != that.Id {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *GetCredentialsRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*GetCredentialsRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *GetCredentialsResponse) EqualVT(that *GetCredentialsResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.ContractId != that.ContractId {
+		return false
+	}
+	if this.AllocationId != that.AllocationId {
+		return false
+	}
+	if !this.Credentials.EqualVT(that.Credentials) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *GetCredentialsResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*GetCredentialsResponse)
 	if !ok {
 		return false
 	}
