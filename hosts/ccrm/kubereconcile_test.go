@@ -58,8 +58,12 @@ func TestKubernetesReconcileRemovesWhatTheRegionDeleted(t *testing.T) {
 	// what the region no longer has, and nothing else.
 	k0 := r.replicas[0]
 	k0.Restart()
+	controllertest.WaitFor(t, 60*time.Second, "the restarted replica to remove the namespace of cluster gone", func() bool {
+		nss, err := r.namespaces(ctx)
+		return err == nil && !slices.Contains(nss, goneNS)
+	})
 	reconciled := regexp.MustCompile(`msg="cloudlet reconciled" .*cloudlet="[^"]*name=k8s-rec[^"]*" .*delete=2 none=0 busy=0`)
-	controllertest.WaitFor(t, 60*time.Second, "the restarted replica to reconcile the cloudlet", func() bool {
+	controllertest.WaitFor(t, 30*time.Second, "the restarted replica to log its reconciliation of the cloudlet", func() bool {
 		return reconciled.MatchString(k0.Log())
 	})
 	if nss, err := r.namespaces(ctx); err != nil || !slices.Equal(nss, []string{keptNS}) {
