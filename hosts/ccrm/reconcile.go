@@ -44,6 +44,7 @@ func (r *Replica) reconcileCloudlets(ctx context.Context, interval time.Duration
 	tick := time.NewTicker(rescanEvery)
 	defer tick.Stop()
 	for ctx.Err() == nil {
+		var due []*edgeproto.Cloudlet
 		served := map[string]bool{}
 		for _, cl := range r.cloudlets.List() {
 			key := cl.GetKeyString()
@@ -51,9 +52,16 @@ func (r *Replica) reconcileCloudlets(ctx context.Context, interval time.Duration
 				continue
 			}
 			served[key] = true
-			if time.Now().Before(next[key]) {
-				continue
+			if !time.Now().Before(next[key]) {
+				due = append(due, cl)
 			}
+		}
+		for key := range next {
+			if !served[key] {
+				delete(next, key) // reconciled again once it is served and READY
+			}
+		}
+		for _, cl := range due {
 			s := r.currentSession()
 			if s == nil || !s.Alive() || r.isDraining() || ctx.Err() != nil {
 				break // tried again at the next tick
@@ -62,12 +70,7 @@ func (r *Replica) reconcileCloudlets(ctx context.Context, interval time.Duration
 			if err := r.reconcileCloudlet(ctx, s, cl.Clone()); err != nil && !errors.Is(err, executor.ErrUnsupported) {
 				wait = min(wait, reconcileRetry)
 			}
-			next[key] = time.Now().Add(wait)
-		}
-		for key := range next {
-			if !served[key] {
-				delete(next, key) // reconciled again once it is served and READY
-			}
+			next[cl.GetKeyString()] = time.Now().Add(wait)
 		}
 		select {
 		case <-ctx.Done():
