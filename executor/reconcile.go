@@ -177,8 +177,8 @@ func OrphansOnly() ReconcileOption {
 	return func(o *reconcileOptions) { o.orphansOnly = true }
 }
 
-// decide is the package's decide limited by the options: with orphansOnly, only the
-// removal of what the host does not have.
+// decide is the package's decide limited by the options: with
+// orphansOnly, only the removal of what the host does not have.
 func (o *reconcileOptions) decide(host edgeproto.TrackedState, hostHas bool, inv edgeproto.TrackedState, invHas bool) ReconcileAction {
 	act := decide(host, hostHas, inv, invHas)
 	if o.orphansOnly && act != ReconcileNone {
