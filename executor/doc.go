@@ -86,6 +86,9 @@
 // present on both sides is reported with its real state and runtime. The
 // table is in Reconcile's documentation; everything is reported through
 // the Senders as usual. An error listing either side changes nothing.
+// A host that runs its requests itself narrows it to removing what it no
+// longer has (OrphansOnly) and holds its own lock on each object while it
+// is acted on (WithReconcileGuard: the object is read again under it).
 //
 // # Input limits
 //

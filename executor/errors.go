@@ -13,6 +13,10 @@ var (
 	// ErrSuperseded resolves the Handle of a queued request that a newer
 	// request for the same object replaced before it started.
 	ErrSuperseded = errors.New("superseded by a newer request")
+	// ErrBusy is what a ReconcileGuard wraps when another party holds the
+	// object (another CCRM replica's claim): Reconcile leaves the object
+	// alone (ReconcileBusy).
+	ErrBusy = errors.New("held by another party")
 	// ErrStopped is returned by Submit after the engine stopped, and
 	// resolves the Handle of a request that was still queued when it did.
 	ErrStopped = errors.New("engine stopped")

@@ -141,6 +141,56 @@ func decide(host edgeproto.TrackedState, hostHas bool, inv edgeproto.TrackedStat
 	return ReconcileNone
 }
 
+// ReconcileOption changes what Reconcile does.
+type ReconcileOption func(*reconcileOptions)
+
+type reconcileOptions struct {
+	orphansOnly bool
+	guard       ReconcileGuard
+}
+
+// ReconcileGuard runs around each action of Reconcile, in the action's
+// worker, before the host's object is read again: it returns the context
+// to run the action under (one carrying the host's lock or fence on the
+// object, say) and a function called once the action ended. An error
+// wrapping ErrBusy leaves the object alone (ReconcileBusy, no error);
+// another error fails the item and nothing is done for the object. Since
+// the host's object is read again after the guard returned, a guard that
+// keeps the host from changing the object (or from acting on it elsewhere)
+// until its release makes the action's decision hold while it runs.
+type ReconcileGuard func(ctx context.Context, kind, key string) (context.Context, func(), error)
+
+// WithReconcileGuard runs every action of Reconcile under g.
+func WithReconcileGuard(g ReconcileGuard) ReconcileOption {
+	return func(o *reconcileOptions) { o.guard = g }
+}
+
+// OrphansOnly limits Reconcile to removing what the platform has and the
+// host no longer has (absent, DELETE_DONE or NOT_PRESENT): every object
+// the host has is left to the host's own requests, whatever its state.
+// The decision is made again when each removal starts, from the host's
+// object read then: an object the host has by then (created again
+// meanwhile) is left alone (ReconcileNone). A host that runs its requests
+// itself and only needs what was deleted while no engine watched removed
+// uses it.
+func OrphansOnly() ReconcileOption {
+	return func(o *reconcileOptions) { o.orphansOnly = true }
+}
+
+// decide is the package's decide limited by the options: with
+// orphansOnly, only the removal of what the host does not have.
+func (o *reconcileOptions) decide(host edgeproto.TrackedState, hostHas bool, inv edgeproto.TrackedState, invHas bool) ReconcileAction {
+	act := decide(host, hostHas, inv, invHas)
+	if o.orphansOnly && act != ReconcileNone {
+		gone := !hostHas || host == edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE ||
+			host == edgeproto.TrackedState_TRACKED_STATE_NOT_PRESENT
+		if act != ReconcileDelete || !gone {
+			return ReconcileNone
+		}
+	}
+	return act
+}
+
 // reconcilable is a ClusterInst or an AppInst.
 type reconcilable interface {
 	proto.Message
@@ -239,6 +289,9 @@ func (p *pending) item(ctx context.Context) ReconcileItem {
 // bound to ctx as with SubmitContext; when ctx ends Reconcile returns what
 // it did so far and ctx's error.
 //
+// Options narrow what Reconcile does (OrphansOnly) and wrap each action
+// (WithReconcileGuard).
+//
 // An error listing the inventory or the host's objects, or an inventory
 // entry without a key or of another cloudlet, makes Reconcile return that
 // error before it does anything: it never deletes on a partial view. It
@@ -247,7 +300,13 @@ func (p *pending) item(ctx context.Context) ReconcileItem {
 // called before Start, but it waits for the work it queued: call it once
 // Start runs. After Start returned it is ErrStopped. The result lists what
 // was done for each object; its Err joins the failures.
-func (e *Engine) Reconcile(ctx context.Context, cloudlet *edgeproto.Cloudlet) (*ReconcileResult, error) {
+func (e *Engine) Reconcile(ctx context.Context, cloudlet *edgeproto.Cloudlet, opts ...ReconcileOption) (*ReconcileResult, error) {
+	var ro reconcileOptions
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&ro)
+		}
+	}
 	if cloudlet == nil || KeyString(cloudlet.GetKey()) == "" {
 		return nil, fmt.Errorf("%w: Reconcile needs a cloudlet with a key", ErrBadObject)
 	}
@@ -284,16 +343,17 @@ func (e *Engine) Reconcile(ctx context.Context, cloudlet *edgeproto.Cloudlet) (*
 	if err != nil {
 		return nil, fmt.Errorf("listing the cloudlet's app instances: %w", err)
 	}
-	clusters, err := plans(ck, clusterSpec.kind, inv.Clusters, hostClusters)
+	clusters, err := plans(&ro, ck, clusterSpec.kind, inv.Clusters, hostClusters)
 	if err != nil {
 		return nil, err
 	}
-	insts, err := plans(ck, appInstSpec.kind, inv.AppInsts, hostInsts)
+	insts, err := plans(&ro, ck, appInstSpec.kind, inv.AppInsts, hostInsts)
 	if err != nil {
 		return nil, err
 	}
 	res := &ReconcileResult{Cloudlet: ck}
-	log.LogAttrs(ctx, slog.LevelInfo, "reconciling", slog.Int("clusters", len(clusters)), slog.Int("appinsts", len(insts)))
+	log.LogAttrs(ctx, slog.LevelInfo, "reconciling", slog.Int("clusters", len(clusters)), slog.Int("appinsts", len(insts)),
+		slog.Bool("orphans_only", ro.orphansOnly))
 
 	// Three waves: instances to remove, clusters, the other instances.
 	removal := func(p plan[*edgeproto.AppInst]) bool {
@@ -302,10 +362,10 @@ func (e *Engine) Reconcile(ctx context.Context, cloudlet *edgeproto.Cloudlet) (*
 	clusterOps, instOps := e.clusterOps(), e.appInstOps()
 	var clusterItems, instItems []*pending
 	waves := []func() ([]*pending, error){
-		func() ([]*pending, error) { return runWave(ctx, e, instOps, insts, removal) },
-		func() ([]*pending, error) { return runWave(ctx, e, clusterOps, clusters, nil) },
+		func() ([]*pending, error) { return runWave(ctx, e, &ro, instOps, insts, removal) },
+		func() ([]*pending, error) { return runWave(ctx, e, &ro, clusterOps, clusters, nil) },
 		func() ([]*pending, error) {
-			return runWave(ctx, e, instOps, insts, func(p plan[*edgeproto.AppInst]) bool { return !removal(p) })
+			return runWave(ctx, e, &ro, instOps, insts, func(p plan[*edgeproto.AppInst]) bool { return !removal(p) })
 		},
 	}
 	var werr error
@@ -351,7 +411,7 @@ func waitAll(ctx context.Context, ps []*pending) error {
 // plans pairs the inventory entries with the host's objects by key and
 // decides an action for each; it fails on an entry without a key, of
 // another cloudlet, or listed twice.
-func plans[O reconcilable](cloudlet, kind string, inv, host []O) ([]plan[O], error) {
+func plans[O reconcilable](ro *reconcileOptions, cloudlet, kind string, inv, host []O) ([]plan[O], error) {
 	byKey := map[string]*plan[O]{}
 	var keys []string
 	add := func(side string, o O, isHost bool) error {
@@ -392,7 +452,7 @@ func plans[O reconcilable](cloudlet, kind string, inv, host []O) ([]plan[O], err
 	out := make([]plan[O], 0, len(keys))
 	for _, k := range keys {
 		p := byKey[k]
-		p.action = decide(p.host.GetState(), p.hostHas, p.inv.GetState(), p.invHas)
+		p.action = ro.decide(p.host.GetState(), p.hostHas, p.inv.GetState(), p.invHas)
 		if p.action != ReconcileNone {
 			out = append(out, *p)
 		}
@@ -401,8 +461,8 @@ func plans[O reconcilable](cloudlet, kind string, inv, host []O) ([]plan[O], err
 }
 
 // runWave queues the planned actions that pick selects (nil: all), each
-// bound to ctx, and returns them.
-func runWave[O reconcilable](ctx context.Context, e *Engine, ops *kindOps[O], ps []plan[O], pick func(plan[O]) bool) ([]*pending, error) {
+// bound to ctx and run under the options' guard, and returns them.
+func runWave[O reconcilable](ctx context.Context, e *Engine, ro *reconcileOptions, ops *kindOps[O], ps []plan[O], pick func(plan[O]) bool) ([]*pending, error) {
 	var out []*pending
 	for _, p := range ps {
 		if pick != nil && !pick(p) {
@@ -412,7 +472,21 @@ func runWave[O reconcilable](ctx context.Context, e *Engine, ops *kindOps[O], ps
 		out = append(out, pd)
 		h := newHandle(ops.kind, p.key)
 		run := func(ctx context.Context) (err error) {
-			pd.action, err = reconcileOne(ctx, ops, p)
+			if ro.guard != nil {
+				gctx, done, err := ro.guard(ctx, ops.kind, p.key)
+				if errors.Is(err, ErrBusy) {
+					pd.action = ReconcileBusy
+					return nil
+				}
+				if err != nil {
+					return &OpError{Kind: ops.kind, Key: p.key, Op: "reconcile", Err: err}
+				}
+				if done != nil {
+					defer done()
+				}
+				ctx = gctx
+			}
+			pd.action, err = reconcileOne(ctx, ro, ops, p)
 			return err
 		}
 		queued, err := e.q.pushIdle(ops.kind+"/"+p.key, &task{handle: h, run: run, ctx: ctx})
@@ -430,7 +504,7 @@ func runWave[O reconcilable](ctx context.Context, e *Engine, ops *kindOps[O], ps
 
 // reconcileOne re-reads the host's object, decides again (the host may
 // have changed it since it was listed) and acts.
-func reconcileOne[O reconcilable](ctx context.Context, ops *kindOps[O], p plan[O]) (ReconcileAction, error) {
+func reconcileOne[O reconcilable](ctx context.Context, ro *reconcileOptions, ops *kindOps[O], p plan[O]) (ReconcileAction, error) {
 	byKey := p.inv
 	if p.hostHas {
 		byKey = p.host
@@ -440,7 +514,7 @@ func reconcileOne[O reconcilable](ctx context.Context, ops *kindOps[O], p plan[O
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return p.action, &OpError{Kind: ops.kind, Key: p.key, Op: "reconcile", Err: err}
 	}
-	act := decide(cur.GetState(), hostHas, p.inv.GetState(), p.invHas)
+	act := ro.decide(cur.GetState(), hostHas, p.inv.GetState(), p.invHas)
 	var state edgeproto.TrackedState
 	switch act {
 	case ReconcileNone:

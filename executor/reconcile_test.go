@@ -48,6 +48,10 @@ type reconcileCase struct {
 	// wantPlatform is what the platform lists afterwards: name -> state.
 	wantPlatform map[string]edgeproto.TrackedState
 	check        func(t *testing.T, w *world)
+	// opts are Reconcile's options, given the case's world (nil: none).
+	opts func(w *world) []executor.ReconcileOption
+	// once skips the second pass that checks convergence.
+	once bool
 }
 
 func TestReconcile(t *testing.T) {
@@ -408,7 +412,11 @@ func runReconcile(t *testing.T, tc reconcileCase) {
 	if tc.before != nil {
 		after = tc.before(t, eng, p)
 	}
-	result, err := eng.Reconcile(waitCtx(t), cl)
+	var opts []executor.ReconcileOption
+	if tc.opts != nil {
+		opts = tc.opts(w)
+	}
+	result, err := eng.Reconcile(waitCtx(t), cl, opts...)
 	if after != nil {
 		after()
 	}
@@ -456,13 +464,13 @@ func runReconcile(t *testing.T, tc reconcileCase) {
 	if tc.check != nil {
 		tc.check(t, w)
 	}
-	if err != nil || tc.configure != nil || len(tc.wantItemErr) > 0 {
+	if err != nil || tc.configure != nil || len(tc.wantItemErr) > 0 || tc.once {
 		return
 	}
 	// Converged: once the host applies what was reported, a second pass
 	// has nothing left to change.
 	mirror(w)
-	result, err = eng.Reconcile(waitCtx(t), cl)
+	result, err = eng.Reconcile(waitCtx(t), cl, opts...)
 	if err != nil {
 		t.Fatalf("second Reconcile: %v", err)
 	}

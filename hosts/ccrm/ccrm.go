@@ -27,6 +27,9 @@ const (
 	DefaultWorkers      = 16
 	DefaultDrainTimeout = 10 * time.Second
 	DefaultGCInterval   = time.Minute
+	// DefaultReconcileInterval is how often a replica reconciles each
+	// cloudlet it serves, beside once when it starts serving it.
+	DefaultReconcileInterval = 5 * time.Minute
 	// rescanEvery is how often a replica looks for work without being
 	// woken by a change (claims whose release it missed, back-offs ended).
 	rescanEvery = time.Second
@@ -68,6 +71,12 @@ type Config struct {
 	// owner no longer exists (with etcd reservations only). 0 means
 	// DefaultGCInterval; negative turns it off.
 	GCInterval time.Duration
+	// ReconcileInterval is how often the replica reconciles each cloudlet
+	// it serves (with jitter), beside once when it starts serving it:
+	// what the platform has and the region no longer has (deleted while
+	// no replica watched) is removed (see Replica.reconcileCloudlets). 0
+	// means DefaultReconcileInterval; negative turns reconciliation off.
+	ReconcileInterval time.Duration
 	// ReportRetry bounds the retries of a report (see executor.Config).
 	ReportRetry executor.RetryPolicy
 	// OnReportRejected, when set, is told about every report the
@@ -149,6 +158,9 @@ func New(cfg Config) (*Replica, error) {
 	}
 	if cfg.DrainTimeout == 0 {
 		cfg.DrainTimeout = DefaultDrainTimeout
+	}
+	if cfg.ReconcileInterval == 0 {
+		cfg.ReconcileInterval = DefaultReconcileInterval
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -257,12 +269,16 @@ func (r *Replica) Start(ctx context.Context) error {
 	mwg.Go(func() { r.claims.start(mctx) })
 	mwg.Go(func() { r.collectGarbage(mctx, r.cfg.GCInterval) })
 	mwg.Go(func() { r.followSettings(mctx) })
+	// In r.wg, which shutdown waits for before it stops the engines: a
+	// reconciliation in progress uses its cloudlet's engine.
+	r.wg.Go(func() { r.reconcileCloudlets(mctx, r.cfg.ReconcileInterval) })
 	defer func() {
 		mcancel()
 		mwg.Wait()
 	}()
 	r.log.LogAttrs(ctx, slog.LevelInfo, "replica started", slog.Int("workers", r.cfg.Workers),
-		slog.Duration("lease_ttl", r.cfg.LeaseTTL), slog.Any("platforms", r.cfg.Platforms))
+		slog.Duration("lease_ttl", r.cfg.LeaseTTL), slog.Any("platforms", r.cfg.Platforms),
+		slog.Duration("reconcile_interval", r.cfg.ReconcileInterval))
 	r.loop(ctx)
 	r.shutdown(engCancel)
 	return nil

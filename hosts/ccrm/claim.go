@@ -34,6 +34,10 @@ type Claim struct {
 	// cloudlet is the object's cloudlet as read with the claim (see
 	// claimedCloudlet); set before the operation starts, then only read.
 	cloudlet *edgeproto.Cloudlet
+	// orphan marks the claim of a reconciliation's removal of what the
+	// region no longer has (see reconcileGuard): its reports have no
+	// object to apply to and are not sent.
+	orphan bool
 }
 
 // Valid reports whether the claim is certainly still held: not released

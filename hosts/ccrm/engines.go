@@ -102,7 +102,7 @@ func (r *Replica) engineFor(cl *edgeproto.Cloudlet) (*executor.Engine, error) {
 		return nil, fmt.Errorf("ccrm: platform %q of cloudlet %s: %w", cl.GetPlatformType(), key, err)
 	}
 	eng, err := executor.New(executor.Config{
-		Platform:         fencedPlatform{p: p},
+		Platform:         fence(p),
 		Objects:          r.objects,
 		Reservations:     r.res,
 		CloudletInfos:    reportSender(r, cloudletInfoReport),

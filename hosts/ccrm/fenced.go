@@ -20,6 +20,27 @@ type fencedPlatform struct {
 
 var _ executor.Platform = fencedPlatform{}
 
+// fencedInventoryPlatform is a fencedPlatform whose platform lists what it
+// has (executor.InventoryPlatform): listing is a read and needs no claim.
+type fencedInventoryPlatform struct {
+	fencedPlatform
+	inv executor.InventoryPlatform
+}
+
+var _ executor.InventoryPlatform = fencedInventoryPlatform{}
+
+func (f fencedInventoryPlatform) ListInsts(ctx context.Context, c *edgeproto.Cloudlet) (*executor.Inventory, error) {
+	return f.inv.ListInsts(ctx, c)
+}
+
+// fence wraps p in a fencedPlatform that keeps p's listing role.
+func fence(p executor.Platform) executor.Platform {
+	if inv, ok := p.(executor.InventoryPlatform); ok {
+		return fencedInventoryPlatform{fencedPlatform: fencedPlatform{p: p}, inv: inv}
+	}
+	return fencedPlatform{p: p}
+}
+
 func check(ctx context.Context, op string) error {
 	c, ok := ClaimFrom(ctx)
 	if !ok || !c.Valid() {

@@ -147,29 +147,11 @@ func TestKubernetesPausedReplicasWriteIsFenced(t *testing.T) {
 	proxy := newHoldProxy(t, env, func(r *http.Request, body []byte) bool {
 		return strings.Contains(r.URL.Path, "/deployments") && bytes.Contains(body, []byte("registry.example/web:2"))
 	})
-	r := newK8sRegion(t, ctx, "fence", proxy.kubeconfig(t))
+	r := newK8sRegion(t, ctx, "fence", k8sOptions{via: proxy.kubeconfig(t)})
 	ready := edgeproto.TrackedState_TRACKED_STATE_READY
-	conn := r.Env.Conn(r.Env.AdminToken())
-	apps := edgeproto.NewAppServiceClient(conn)
-	app := &edgeproto.App{Key: &edgeproto.AppKey{Organization: "dev", Name: "img", Version: "1"},
-		Deployment: kubernetes.PlatformType, ImageType: edgeproto.ImageType_IMAGE_TYPE_DOCKER, ImagePath: "registry.example/web:1"}
-	if _, err := apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: app}); err != nil {
-		t.Fatal(err)
-	}
-	ck := &edgeproto.ClusterKey{Organization: "dev", Name: "fence"}
-	p, err := ccrmtest.Wait(r.Cluster.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
-		Key: ck, CloudletKey: r.cloudlet, Deployment: kubernetes.PlatformType,
-		NodePools: []*edgeproto.NodePool{{Name: "pool", NumNodes: 1, NodeResources: &edgeproto.NodeResources{Vcpus: 2, RamMb: 2048}}}}}))
-	r.want(t, "create cluster", p, err, ready)
-	ak := &edgeproto.AppInstKey{Organization: "dev", Name: "web"}
-	p, err = ccrmtest.Wait(r.AppInst.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: &edgeproto.AppInst{
-		Key: ak, AppKey: app.Key, ClusterKey: ck}}))
-	r.want(t, "create instance", p, err, ready)
-	deps, err := r.deployments(ctx, ak.Name)
-	if err != nil || len(deps) != 1 {
-		t.Fatalf("deployments of %s: %v, %v; want one", ak.Name, deps, err)
-	}
-	ns, name, _ := strings.Cut(deps[0], "/")
+	apps, app := r.apps, r.app
+	ck := r.readyCluster(t, ctx, "fence", 2, 2048)
+	ak, ns, name := r.readyInstance(t, ctx, "web", ck)
 
 	rollout := func(image string, wait bool) {
 		t.Helper()

@@ -52,12 +52,23 @@ type k8sRegion struct {
 	ctrlLog  *logbuf.Buffer
 	page     *pageRecorder
 	replicas []*ccrmtest.Process
+	// apps is the controller's App service; app the region's App.
+	apps edgeproto.AppServiceClient
+	app  *edgeproto.App
+}
+
+// k8sOptions change the region newK8sRegion starts.
+type k8sOptions struct {
+	// via, when not nil, changes the kubeconfig the cloudlet is given.
+	via func([]byte) []byte
+	// replicaArgs are more arguments of every replica.
+	replicaArgs []string
 }
 
 // newK8sRegion starts the region of cloudlet k8s-<name>, with a node
-// e2e-<name> added to the control plane; via, when not nil, changes the
-// kubeconfig the cloudlet is given.
-func newK8sRegion(t *testing.T, ctx context.Context, name string, via func([]byte) []byte) *k8sRegion {
+// e2e-<name> added to the control plane, and an App "img" of an image
+// (registry.example/web:1) with a TCP port.
+func newK8sRegion(t *testing.T, ctx context.Context, name string, o k8sOptions) *k8sRegion {
 	t.Helper()
 	env := k8senv.ForTest(t)
 	cs, err := k8s.NewForConfig(env.RESTConfig())
@@ -90,12 +101,11 @@ func newK8sRegion(t *testing.T, ctx context.Context, name string, via func([]byt
 	// One operation at a time each: while one replica is in the middle
 	// of an operation, the cloudlet's next one is the other's.
 	for _, id := range []string{"k0", "k1"} {
-		r.replicas = append(r.replicas, ccrmtest.StartReplica(t, id,
-			r.ReplicaArgs(id, 2*time.Second, "--platforms", kubernetes.PlatformType, "--metrics-listen", "127.0.0.1:0",
-				"--workers", "1"), r.TokenEnv()))
+		args := append([]string{"--platforms", kubernetes.PlatformType, "--metrics-listen", "127.0.0.1:0", "--workers", "1"}, o.replicaArgs...)
+		r.replicas = append(r.replicas, ccrmtest.StartReplica(t, id, r.ReplicaArgs(id, 2*time.Second, args...), r.TokenEnv()))
 	}
-	if via != nil {
-		kc = via(kc)
+	if o.via != nil {
+		kc = o.via(kc)
 	}
 	// Served by the CCRM (no crm_override): a replica initialises it,
 	// which checks the kubeconfig's permissions on the API server.
@@ -105,7 +115,50 @@ func newK8sRegion(t *testing.T, ctx context.Context, name string, via func([]byt
 	if err != nil || p.GetState() != edgeproto.TrackedState_TRACKED_STATE_READY {
 		t.Fatalf("create cloudlet: %v, %v", p, err)
 	}
+	r.apps = edgeproto.NewAppServiceClient(r.Env.Conn(r.Env.AdminToken()))
+	r.app = &edgeproto.App{Key: &edgeproto.AppKey{Organization: "dev", Name: "img", Version: "1"},
+		Deployment: kubernetes.PlatformType, ImageType: edgeproto.ImageType_IMAGE_TYPE_DOCKER, ImagePath: "registry.example/web:1",
+		Ports: []*edgeproto.Port{{Proto: edgeproto.PortProtocol_PORT_PROTOCOL_TCP, InternalPort: 8080}}}
+	if _, err := r.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: r.app}); err != nil {
+		t.Fatal(err)
+	}
 	return r
+}
+
+// readyCluster creates cluster dev/<name> of nodes of vcpus and ramMB on
+// the region's cloudlet, READY with one namespace.
+func (r *k8sRegion) readyCluster(t *testing.T, ctx context.Context, name string, vcpus uint64, ramMB uint64) *edgeproto.ClusterKey {
+	t.Helper()
+	ck := &edgeproto.ClusterKey{Organization: "dev", Name: name}
+	before, err := r.namespaces(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := ccrmtest.Wait(r.Cluster.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
+		Key: ck, CloudletKey: r.cloudlet, Deployment: kubernetes.PlatformType,
+		NodePools: []*edgeproto.NodePool{{Name: "pool", NumNodes: 1, NodeResources: &edgeproto.NodeResources{Vcpus: vcpus, RamMb: ramMB}}}}}))
+	r.want(t, "create cluster "+name, p, err, edgeproto.TrackedState_TRACKED_STATE_READY)
+	if nss, err := r.namespaces(ctx); err != nil || len(nss) != len(before)+1 {
+		t.Fatalf("namespaces of the cloudlet after the create of cluster %s: %v, %v; want one more than %v", name, nss, err, before)
+	}
+	return ck
+}
+
+// readyInstance creates instance dev/<name> of the region's App on
+// cluster ck, READY with one Deployment, whose namespace and name it
+// returns.
+func (r *k8sRegion) readyInstance(t *testing.T, ctx context.Context, name string, ck *edgeproto.ClusterKey) (*edgeproto.AppInstKey, string, string) {
+	t.Helper()
+	ak := &edgeproto.AppInstKey{Organization: "dev", Name: name}
+	p, err := ccrmtest.Wait(r.AppInst.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: &edgeproto.AppInst{
+		Key: ak, AppKey: r.app.Key, ClusterKey: ck}}))
+	r.want(t, "create instance "+name, p, err, edgeproto.TrackedState_TRACKED_STATE_READY)
+	deps, err := r.deployments(ctx, ak.Name)
+	if err != nil || len(deps) != 1 {
+		t.Fatalf("deployments of %s: %v, %v; want one", ak.Name, deps, err)
+	}
+	ns, dep, _ := strings.Cut(deps[0], "/")
+	return ak, ns, dep
 }
 
 // deployments lists the Deployments of instance name on the region's
@@ -173,10 +226,13 @@ func (r *k8sRegion) appInstState(t *testing.T, ctx context.Context, key *edgepro
 // its log gives.
 func scrapeMetrics(t *testing.T, ctx context.Context, rp *ccrmtest.Process) string {
 	t.Helper()
-	m := regexp.MustCompile(`msg=metrics addr=(http://\S+/metrics)`).FindStringSubmatch(rp.Log())
-	if m == nil {
+	// The log holds every run of the process: the last address is the
+	// current run's.
+	all := regexp.MustCompile(`msg=metrics addr=(http://\S+/metrics)`).FindAllStringSubmatch(rp.Log(), -1)
+	if all == nil {
 		t.Fatal("the replica's log does not say where its metrics are")
 	}
+	m := all[len(all)-1]
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, m[1], nil)
 	if err != nil {
 		t.Fatal(err)
@@ -222,43 +278,18 @@ func TestKubernetesCloudletEndToEnd(t *testing.T) {
 	proxy := newHoldProxy(t, k8senv.ForTest(t), func(r *http.Request, body []byte) bool {
 		return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/services") && bytes.Contains(body, []byte(`\"name\":\"killed\"`))
 	})
-	r := newK8sRegion(t, ctx, "e2e", proxy.kubeconfig(t))
+	r := newK8sRegion(t, ctx, "e2e", k8sOptions{via: proxy.kubeconfig(t)})
 	ready, done := edgeproto.TrackedState_TRACKED_STATE_READY, edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE
-	conn := r.Env.Conn(r.Env.AdminToken())
-	flavors := edgeproto.NewFlavorServiceClient(conn)
-	apps := edgeproto.NewAppServiceClient(conn)
+	apps, app := r.apps, r.app
 	const huge = "k8s.node.64c.1024m"
-	if _, err := flavors.CreateFlavor(ctx, &edgeproto.CreateFlavorRequest{Flavor: &edgeproto.Flavor{
+	if _, err := edgeproto.NewFlavorServiceClient(r.Env.Conn(r.Env.AdminToken())).CreateFlavor(ctx, &edgeproto.CreateFlavorRequest{Flavor: &edgeproto.Flavor{
 		Key: &edgeproto.FlavorKey{Name: huge}, Vcpus: 64, RamMb: 1024}}); err != nil {
 		t.Fatal(err)
 	}
-	app := &edgeproto.App{Key: &edgeproto.AppKey{Organization: "dev", Name: "img", Version: "1"},
-		Deployment: kubernetes.PlatformType, ImageType: edgeproto.ImageType_IMAGE_TYPE_DOCKER, ImagePath: "registry.example/web:1",
-		Ports: []*edgeproto.Port{{Proto: edgeproto.PortProtocol_PORT_PROTOCOL_TCP, InternalPort: 8080}}}
-	if _, err := apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: app}); err != nil {
-		t.Fatal(err)
-	}
-
-	ck := &edgeproto.ClusterKey{Organization: "dev", Name: "e2e"}
-	p, err := ccrmtest.Wait(r.Cluster.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
-		Key: ck, CloudletKey: r.cloudlet, Deployment: kubernetes.PlatformType,
-		NodePools: []*edgeproto.NodePool{{Name: "pool", NumNodes: 1, NodeResources: &edgeproto.NodeResources{Vcpus: 128, RamMb: 8192}}}}}))
-	r.want(t, "create cluster", p, err, ready)
-	nss, err := r.namespaces(ctx)
-	if err != nil || len(nss) != 1 {
-		t.Fatalf("namespaces of the cloudlet after the cluster's create: %v, %v; want one", nss, err)
-	}
+	ck := r.readyCluster(t, ctx, "e2e", 128, 8192)
 
 	// An image App's instance: READY once its pods run.
-	ak := &edgeproto.AppInstKey{Organization: "dev", Name: "web"}
-	p, err = ccrmtest.Wait(r.AppInst.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: &edgeproto.AppInst{
-		Key: ak, AppKey: app.Key, ClusterKey: ck}}))
-	r.want(t, "create instance", p, err, ready)
-	deps, err := r.deployments(ctx, ak.Name)
-	if err != nil || len(deps) != 1 {
-		t.Fatalf("deployments of %s: %v, %v; want one", ak.Name, deps, err)
-	}
-	ns, name, _ := strings.Cut(deps[0], "/")
+	ak, ns, name := r.readyInstance(t, ctx, "web", ck)
 	running := func() int {
 		pods, err := r.cs.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: kubernetes.LabelManagedBy + "=edgekit"})
 		if err != nil {
@@ -281,7 +312,7 @@ func TestKubernetesCloudletEndToEnd(t *testing.T) {
 		Fields: []string{edgeproto.AppFieldImagePath}}); err != nil {
 		t.Fatal(err)
 	}
-	p, err = ccrmtest.Wait(r.AppInst.UpdateAppInst(ctx, &edgeproto.UpdateAppInstRequest{AppInst: &edgeproto.AppInst{
+	p, err := ccrmtest.Wait(r.AppInst.UpdateAppInst(ctx, &edgeproto.UpdateAppInstRequest{AppInst: &edgeproto.AppInst{
 		Key: ak, Annotations: map[string]string{"rollout": "2"}}, Fields: []string{edgeproto.AppInstFieldAnnotations}}))
 	r.want(t, "update instance", p, err, ready)
 	dep, err := r.cs.AppsV1().Deployments(ns).Get(ctx, name, metav1.GetOptions{})

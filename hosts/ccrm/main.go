@@ -47,6 +47,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.DurationVar(&o.Replica.LeaseTTL, "lease-ttl", DefaultLeaseTTL, "TTL of the replica's lease: how long its claims outlive it")
 	fs.IntVar(&o.Replica.Workers, "workers", DefaultWorkers, "operations the replica runs at once (claims it holds)")
 	fs.DurationVar(&o.Replica.DrainTimeout, "drain-timeout", DefaultDrainTimeout, "how long running operations may finish after a stop signal before their claims are handed back")
+	fs.DurationVar(&o.Replica.ReconcileInterval, "reconcile-interval", DefaultReconcileInterval, "how often each served cloudlet is reconciled (beside once when the replica starts serving it): what its platform has and the region no longer has is removed; negative: never")
 	fs.StringVar(&o.MetricsListen, "metrics-listen", "127.0.0.1:0", "address of /metrics (empty: none)")
 	hf.Register(fs)
 	if err := cmdutil.Parse(fs, args); err != nil {

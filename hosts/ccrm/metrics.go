@@ -13,6 +13,8 @@ type metrics struct {
 	reportRejections *prometheus.CounterVec // by kind and reason
 	sessionsLost     prometheus.Counter
 	collected        prometheus.Counter
+	reconciles       *prometheus.CounterVec // by result
+	reconciled       *prometheus.CounterVec // by kind, action and result
 }
 
 func newMetrics(reg prometheus.Registerer, held func() float64) (*metrics, error) {
@@ -38,6 +40,12 @@ func newMetrics(reg prometheus.Registerer, held func() float64) (*metrics, error
 		collected: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "edgekit_ccrm_reservations_collected_total", Help: "Reserved values deleted because their owner no longer exists.",
 		}),
+		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edgekit_ccrm_reconciliations_total", Help: "Reconciliations of a cloudlet with its platform, by result (ok, error: the platform or the region could not be listed, or an action failed).",
+		}, []string{"result"}),
+		reconciled: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "edgekit_ccrm_reconcile_actions_total", Help: "Objects a reconciliation acted on, by kind, action (delete: removed from the platform as the region no longer has them; none: the region had them again; busy: claimed by another replica) and result (ok, error).",
+		}, []string{"kind", "action", "result"}),
 	}
 	// Series that exist from the start, so that rates and alerts see zeros.
 	for _, kind := range []string{"Cloudlet", "ClusterInst", "AppInst"} {
@@ -46,10 +54,13 @@ func newMetrics(reg prometheus.Registerer, held func() float64) (*metrics, error
 			m.operations.WithLabelValues(kind, res)
 		}
 	}
+	for _, res := range []string{"ok", "error"} {
+		m.reconciles.WithLabelValues(res)
+	}
 	for _, o := range []string{"taken", "contended"} {
 		m.claims.WithLabelValues(o)
 	}
-	for _, c := range []prometheus.Collector{m.claimsHeld, m.claims, m.takeovers, m.operations, m.reportRejections, m.sessionsLost, m.collected} {
+	for _, c := range []prometheus.Collector{m.claimsHeld, m.claims, m.takeovers, m.operations, m.reportRejections, m.sessionsLost, m.collected, m.reconciles, m.reconciled} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -32,6 +32,11 @@ func reportSender[T proto.Message](r *Replica, wrap func(T) *rmv1.ReportInfoRequ
 			r.metrics.reportRejections.WithLabelValues(kind, "no_claim").Inc()
 			return fmt.Errorf("%w: %w: report on %s not sent", executor.ErrReportRejected, ErrNoClaim, executor.KeyString(info))
 		}
+		if c.orphan {
+			// The region has no such object: nobody to tell that it is
+			// being removed from the platform.
+			return nil
+		}
 		req := wrap(info)
 		req.Fields = encodeFields(fm)
 		req.Fence = &rmv1.Fence{Key: c.Fence.Key, Revision: c.Fence.Revision}

@@ -34,6 +34,9 @@ func NewHost(st *store.Store, reports rmv1.ReportServiceClient, platform executo
 		LeaseTTL:     10 * time.Second,
 		DrainTimeout: time.Second,
 		GCInterval:   -1,
+		// The controller's tests place objects on their platform as they
+		// need: no reconciliation removes any of them.
+		ReconcileInterval: -1,
 		OnReportRejected: func(kind, key, reason string) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
