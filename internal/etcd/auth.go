@@ -108,9 +108,10 @@ func checkAuthName(what, name string) error {
 // EnableAuth makes the cluster of cli match p and turns authentication on.
 // It is idempotent: roles and users that exist are kept, a role's
 // permissions that p does not list are revoked, the roles p gives a user
-// are granted and others it holds are revoked. Users and roles that p
-// does not name are left as they are, with the "root" user that etcd
-// requires (created without a password when missing). Once
+// are granted and others it holds are revoked, and a user p does not list
+// loses the roles of p it holds. Other users and roles are left as they
+// are, with the "root" user that etcd requires (created without a
+// password when missing). Once
 // authentication is on, cli must authenticate as a user with RootRole.
 func EnableAuth(ctx context.Context, cli *clientv3.Client, p AuthPolicy) error {
 	if err := p.Validate(); err != nil {
@@ -129,6 +130,9 @@ func EnableAuth(ctx context.Context, cli *clientv3.Client, p AuthPolicy) error {
 		if err := applyUser(ctx, cli, u, u.Name != rootUser || slices.ContainsFunc(p.Users, func(pu User) bool { return pu.Name == rootUser })); err != nil {
 			return fmt.Errorf("etcd auth: user %s: %w", u.Name, err)
 		}
+	}
+	if err := revokeOthers(ctx, cli, p, users); err != nil {
+		return err
 	}
 	st, err := cli.AuthStatus(ctx)
 	if err != nil {
@@ -206,6 +210,35 @@ func applyUser(ctx context.Context, cli *clientv3.Client, u User, exact bool) er
 			if !slices.Contains(u.Roles, r) {
 				if _, err := cli.UserRevokeRole(ctx, u.Name, r); err != nil {
 					return fmt.Errorf("revoke role %s: %w", r, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// revokeOthers takes the roles of p from every user p does not list, so
+// that a user dropped from the policy loses its access.
+func revokeOthers(ctx context.Context, cli *clientv3.Client, p AuthPolicy, listed []User) error {
+	if len(p.Roles) == 0 {
+		return nil
+	}
+	all, err := cli.UserList(ctx)
+	if err != nil {
+		return fmt.Errorf("etcd auth: list users: %w", err)
+	}
+	for _, name := range all.Users {
+		if slices.ContainsFunc(listed, func(u User) bool { return u.Name == name }) {
+			continue
+		}
+		got, err := cli.UserGet(ctx, name)
+		if err != nil {
+			return fmt.Errorf("etcd auth: user %s: %w", name, err)
+		}
+		for _, r := range got.Roles {
+			if slices.ContainsFunc(p.Roles, func(pr Role) bool { return pr.Name == r }) {
+				if _, err := cli.UserRevokeRole(ctx, name, r); err != nil {
+					return fmt.Errorf("etcd auth: user %s: revoke role %s: %w", name, r, err)
 				}
 			}
 		}
