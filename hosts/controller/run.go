@@ -225,6 +225,11 @@ func Run(ctx context.Context, o Options) error {
 	if o.TLS != nil && o.TLS.ClientAuth >= tls.VerifyClientCertIfGiven {
 		ncfg.RequireClientCert = true
 	}
+	if o.DevTLS && ncfg.CloudletCertName == nil {
+		// The development authority names a CRM's certificate after its
+		// cloudlet: hold each CRM to its own.
+		ncfg.CloudletCertName = notify.CRMCertName
+	}
 	ns, err := notify.New(ncfg)
 	if err != nil {
 		return err
