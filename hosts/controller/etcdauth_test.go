@@ -137,9 +137,17 @@ func TestDevTLSEtcdAuthentication(t *testing.T) {
 		}
 	}
 
+	// Started again on the same data without --dev-tls: refused, saying
+	// why, rather than failing on its first request.
+	stop()
+	plain := opts
+	plain.DevTLS = false
+	if err := controller.Run(ctx, plain); err == nil || !strings.Contains(err.Error(), "has authentication on") {
+		t.Errorf("started without --dev-tls on an authenticated etcd: %v", err)
+	}
+
 	// Started again on the same data, the controller finds authentication
 	// on and applies its roles again, with a user fewer.
-	stop()
 	opts.EtcdCCRMUsers = []string{"ccrm-a"}
 	run, _ = startController(t, opts)
 	a := devEtcdClient(t, tlsDir, "ccrm-a", run.EtcdEndpoints)

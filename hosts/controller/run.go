@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -316,6 +317,16 @@ func openEtcd(ctx context.Context, o Options, log *slog.Logger) (cli *clientv3.C
 	})
 	if err != nil {
 		return nil, nil, false, nil, fmt.Errorf("controller: %w", err)
+	}
+	if len(o.EtcdEndpoints) == 0 && embed.Auth == nil {
+		// A data directory that ran with authentication keeps it.
+		cctx, cancel := context.WithTimeout(ctx, etcd.DefaultReadyTimeout)
+		_, err := e.Client.Get(cctx, store.Root, clientv3.WithPrefix(), clientv3.WithLimit(1), clientv3.WithKeysOnly())
+		cancel()
+		if errors.Is(err, rpctypes.ErrUserEmpty) || errors.Is(err, rpctypes.ErrPermissionDenied) {
+			e.Close()
+			return nil, nil, false, nil, fmt.Errorf("controller: the embedded etcd under %s has authentication on (it ran with --dev-tls or etcd server certificates): start the controller with them again", embed.DataDir)
+		}
 	}
 	return e.Client, e.Endpoints, embed.Auth != nil, e.Close, nil
 }
