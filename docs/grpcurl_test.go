@@ -40,15 +40,26 @@ type grpcurlCall struct {
 }
 
 // documentedCalls reads the grpcurl commands of the operator guide's
-// shell blocks (continuation lines joined).
+// shell blocks.
 func documentedCalls(t *testing.T) []grpcurlCall {
+	t.Helper()
+	var calls []grpcurlCall
+	for _, line := range documentedCommands(t, "grpcurl ") {
+		calls = append(calls, parseGrpcurl(t, line))
+	}
+	return calls
+}
+
+// documentedCommands returns the commands of the operator guide's shell
+// blocks that start with prefix (continuation lines joined).
+func documentedCommands(t *testing.T, prefix string) []string {
 	t.Helper()
 	f, err := os.Open("operator.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var calls []grpcurlCall
+	var cmds []string
 	var cmd strings.Builder
 	inBlock := false
 	sc := bufio.NewScanner(f)
@@ -68,20 +79,53 @@ func documentedCalls(t *testing.T) []grpcurlCall {
 		cmd.WriteString(line)
 		full := strings.TrimSpace(cmd.String())
 		cmd.Reset()
-		if strings.HasPrefix(full, "grpcurl ") {
-			calls = append(calls, parseGrpcurl(t, full))
+		if strings.HasPrefix(full, prefix) {
+			cmds = append(cmds, full)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return calls
+	return cmds
 }
 
-// parseGrpcurl splits a grpcurl command line as the shell would (quotes;
-// $(...) kept as one word), and reads its flags and arguments.
+// parseGrpcurl splits a grpcurl command line as the shell would, and reads
+// its flags and arguments.
 func parseGrpcurl(t *testing.T, line string) grpcurlCall {
 	t.Helper()
+	words := shellWords(line)
+	c := grpcurlCall{line: line}
+	var args []string
+	for i := 1; i < len(words); i++ {
+		switch words[i] {
+		case "-plaintext":
+		case "-H", "-d":
+			if i+1 == len(words) {
+				t.Fatalf("%s: %s without a value", line, words[i])
+			}
+			if words[i] == "-H" {
+				c.headers = append(c.headers, words[i+1])
+			} else {
+				c.body = words[i+1]
+			}
+			i++
+		default:
+			if strings.HasPrefix(words[i], "-") {
+				t.Fatalf("%s: flag %s not known to this test", line, words[i])
+			}
+			args = append(args, words[i])
+		}
+	}
+	if len(args) != 2 {
+		t.Fatalf("%s: want an address and a method, got %q", line, args)
+	}
+	c.addr, c.method = args[0], args[1]
+	return c
+}
+
+// shellWords splits a command line as the shell would (quotes; $(...)
+// kept as one word).
+func shellWords(line string) []string {
 	var words []string
 	var w strings.Builder
 	quote, depth, inWord := rune(0), 0, false
@@ -117,33 +161,7 @@ func parseGrpcurl(t *testing.T, line string) grpcurlCall {
 	if inWord {
 		words = append(words, w.String())
 	}
-	c := grpcurlCall{line: line}
-	var args []string
-	for i := 1; i < len(words); i++ {
-		switch words[i] {
-		case "-plaintext":
-		case "-H", "-d":
-			if i+1 == len(words) {
-				t.Fatalf("%s: %s without a value", line, words[i])
-			}
-			if words[i] == "-H" {
-				c.headers = append(c.headers, words[i+1])
-			} else {
-				c.body = words[i+1]
-			}
-			i++
-		default:
-			if strings.HasPrefix(words[i], "-") {
-				t.Fatalf("%s: flag %s not known to this test", line, words[i])
-			}
-			args = append(args, words[i])
-		}
-	}
-	if len(args) != 2 {
-		t.Fatalf("%s: want an address and a method, got %q", line, args)
-	}
-	c.addr, c.method = args[0], args[1]
-	return c
+	return words
 }
 
 func TestOperatorGuideGrpcurlCalls(t *testing.T) {

@@ -120,6 +120,10 @@ func TestUpTourAndCleanShutdown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The controller's etcd serves TLS and authenticates its clients.
+	if ep, err := os.ReadFile(filepath.Join(s.state, "controller", "etcd-endpoint")); err != nil || !strings.HasPrefix(string(ep), "https://") {
+		t.Errorf("the controller's etcd endpoint %q (%v): want https", ep, err)
+	}
 
 	// edgectl, with nothing but the context up wrote.
 	out := s.run(30*time.Second, ctlBin, "show", "cloudlets")

@@ -29,8 +29,16 @@ import (
 type Options struct {
 	// EtcdEndpoints are the client URLs of the controller's etcd. Required.
 	EtcdEndpoints []string
-	// EtcdCAFile, EtcdCertFile and EtcdKeyFile are etcd client TLS files.
+	// EtcdCAFile, EtcdCertFile and EtcdKeyFile are etcd client TLS files;
+	// the certificate's Common Name is the replica's etcd user. With
+	// DevTLSDir and no etcd files, the development authority issues them
+	// (see EtcdUser).
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	// EtcdUser is, with DevTLSDir and no etcd files, the name of the etcd
+	// client certificate the authority issues, and so the replica's etcd
+	// user; "" means controller.DefaultEtcdCCRMUser. The controller gives
+	// it the CCRM role when it is one of its --etcd-ccrm-users.
+	EtcdUser string
 	// Region is the controller's region (default "local").
 	Region string
 	// Controller is the address of the controller's gRPC API. Required.
@@ -96,8 +104,12 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("ccrm: controller %s: %w", o.Controller, err)
 	}
 	defer conn.Close()
-	cli, err := etcd.NewClient(etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile,
-		CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile, Logger: log})
+	ecfg, err := o.etcdClient()
+	if err != nil {
+		return err
+	}
+	ecfg.Logger = log
+	cli, err := etcd.NewClient(ecfg)
 	if err != nil {
 		return fmt.Errorf("ccrm: %w", err)
 	}
@@ -139,6 +151,30 @@ func Run(ctx context.Context, o Options) error {
 		cancel()
 	}
 	return err
+}
+
+// etcdClient returns how the replica reaches etcd: with the files given,
+// or with a certificate of the development authority.
+func (o *Options) etcdClient() (etcd.ClientConfig, error) {
+	if o.DevTLSDir == "" || o.EtcdCAFile != "" || o.EtcdCertFile != "" || o.EtcdKeyFile != "" {
+		if o.EtcdUser != "" {
+			return etcd.ClientConfig{}, errors.New("ccrm: an etcd user names a certificate of the development authority: give it with --dev-tls and without etcd TLS files")
+		}
+		return etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile}, nil
+	}
+	user := o.EtcdUser
+	if user == "" {
+		user = controller.DefaultEtcdCCRMUser
+	}
+	ca, err := devtls.OpenCA(o.DevTLSDir)
+	if err != nil {
+		return etcd.ClientConfig{}, fmt.Errorf("ccrm: dev TLS: %w", err)
+	}
+	cc, err := etcd.DevClientConfig(ca, user, o.EtcdEndpoints)
+	if err != nil {
+		return etcd.ClientConfig{}, fmt.Errorf("ccrm: etcd user: %w", err)
+	}
+	return cc, nil
 }
 
 // transport returns the credentials to reach the controller with.

@@ -21,7 +21,13 @@ import (
 // edgekit binary shares its flags. It returns flag.ErrHelp after -h, an
 // error for bad arguments (after printing usage to stderr) and for a
 // controller that could not run.
+//
+// "controller etcd-setup [flags]" sets up the etcd users and roles of a
+// region on an external cluster instead (see EtcdSetupMain).
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "etcd-setup" {
+		return EtcdSetupMain(ctx, args[1:], os.Stdout, stderr)
+	}
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
@@ -37,9 +43,14 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.EtcdListen, "etcd-listen", "", "client address of the embedded etcd (default: a free loopback port)")
 	fs.Int64Var(&o.EtcdQuotaBytes, "etcd-quota-bytes", DefaultEtcdQuotaBytes,
 		"database quota of the embedded etcd, in bytes: past it writes are refused (reads and deletes work) until deletes free space; start-up refuses when --data-dir's disk cannot hold it and etcd's WAL")
-	fs.StringVar(&o.EtcdCAFile, "etcd-ca-file", "", "CA of an external etcd cluster")
-	fs.StringVar(&o.EtcdCertFile, "etcd-cert-file", "", "client certificate for an external etcd cluster")
-	fs.StringVar(&o.EtcdKeyFile, "etcd-key-file", "", "client key for an external etcd cluster")
+	fs.StringVar(&o.EtcdCAFile, "etcd-ca-file", "", "CA of the etcd servers' certificates (an external cluster, or the embedded etcd with --etcd-server-cert-file)")
+	fs.StringVar(&o.EtcdCertFile, "etcd-cert-file", "", "the controller's etcd client certificate; its Common Name is its etcd user")
+	fs.StringVar(&o.EtcdKeyFile, "etcd-key-file", "", "key of --etcd-cert-file")
+	fs.StringVar(&o.EtcdServerCertFile, "etcd-server-cert-file", "", "serve the embedded etcd over TLS with this certificate, require client certificates and turn etcd authentication on (default with --dev-tls: certificates of the development authority)")
+	fs.StringVar(&o.EtcdServerKeyFile, "etcd-server-key-file", "", "key of --etcd-server-cert-file")
+	fs.StringVar(&o.EtcdClientCAFile, "etcd-client-ca-file", "", "CA of the etcd client certificates the embedded etcd accepts (with --etcd-server-cert-file)")
+	var ccrmUsers string
+	fs.StringVar(&ccrmUsers, "etcd-ccrm-users", DefaultEtcdCCRMUser, "comma-separated etcd users of the CCRM replicas (the Common Names of their etcd client certificates), when the embedded etcd authenticates")
 	var tlsCert, tlsKey, tlsClientCA string
 	fs.BoolVar(&o.DevTLS, "dev-tls", false, "serve TLS (the API, the status page and /metrics) with a local certificate authority created under <data-dir>/tls (clients trust <data-dir>/tls/ca.crt)")
 	fs.StringVar(&tlsCert, "tls-cert-file", "", "serve TLS with this certificate (PEM)")
@@ -59,6 +70,10 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	if etcdEndpoints != "" {
 		o.EtcdEndpoints = strings.Split(etcdEndpoints, ",")
+	}
+	o.EtcdCCRMUsers = cmdutil.SplitList(ccrmUsers)
+	if o.EtcdCCRMUsers == nil {
+		o.EtcdCCRMUsers = []string{}
 	}
 	if o.TLS, err = serverTLS(tlsCert, tlsKey, tlsClientCA); err != nil {
 		return err

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
@@ -60,9 +61,23 @@ type Options struct {
 	// data (deletes go on), so that the NOSPACE alarm, which refuses the
 	// requests of deletion too, is a last resort.
 	SpaceCheckInterval time.Duration
-	// EtcdCAFile, EtcdCertFile and EtcdKeyFile are the client TLS files of
-	// an external cluster.
+	// EtcdCAFile, EtcdCertFile and EtcdKeyFile are the controller's etcd
+	// client TLS files: of an external cluster, or of the embedded one when
+	// it serves EtcdServerCertFile.
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	// EtcdServerCertFile and EtcdServerKeyFile, when set, make the
+	// embedded etcd serve its clients over TLS with this certificate,
+	// require client certificates signed by EtcdClientCAFile, and turn
+	// etcd's authentication on (see EtcdAuthPolicy): the controller is
+	// the user named by the Common Name of EtcdCertFile, the CCRMs those
+	// of EtcdCCRMUsers. With DevTLS and none of them, the development
+	// authority issues them all (the controller is "controller").
+	// Without either, the embedded etcd serves plain HTTP without
+	// authentication, for loopback use only.
+	EtcdServerCertFile, EtcdServerKeyFile, EtcdClientCAFile string
+	// EtcdCCRMUsers are the etcd users of the CCRM replicas when the
+	// embedded etcd authenticates; nil means DefaultEtcdCCRMUser.
+	EtcdCCRMUsers []string
 	// TLS serves the API with this configuration; nil serves plaintext
 	// (loopback use only) unless DevTLS is set.
 	TLS *tls.Config
@@ -114,6 +129,9 @@ type Running struct {
 	AdminTokenFile string
 	// CAFile is the development authority's certificate, with DevTLS.
 	CAFile string
+	// EtcdAuth says whether the embedded etcd serves TLS and
+	// authenticates its clients.
+	EtcdAuth bool
 	// Controller is the running controller.
 	Controller *Controller
 	// Notify is the notify server the CRMs connect to.
@@ -155,7 +173,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.EtcdQuotaBytes == 0 {
 		o.EtcdQuotaBytes = DefaultEtcdQuotaBytes
 	}
-	cli, endpoints, stopEtcd, err := openEtcd(ctx, o, log)
+	cli, endpoints, etcdAuth, stopEtcd, err := openEtcd(ctx, o, log)
 	if err != nil {
 		return err
 	}
@@ -208,6 +226,11 @@ func Run(ctx context.Context, o Options) error {
 	if o.TLS != nil && o.TLS.ClientAuth >= tls.VerifyClientCertIfGiven {
 		ncfg.RequireClientCert = true
 	}
+	if o.DevTLS && ncfg.CloudletCertName == nil {
+		// The development authority names a CRM's certificate after its
+		// cloudlet: hold each CRM to its own.
+		ncfg.CloudletCertName = notify.CRMCertName
+	}
 	ns, err := notify.New(ncfg)
 	if err != nil {
 		return err
@@ -228,6 +251,7 @@ func Run(ctx context.Context, o Options) error {
 	if o.DevTLS {
 		run.CAFile = filepath.Join(o.DataDir, "tls", "ca.crt")
 	}
+	run.EtcdAuth = etcdAuth
 
 	var metricsSrv *http.Server
 	if o.MetricsListen != "" {
@@ -272,19 +296,82 @@ func Run(ctx context.Context, o Options) error {
 }
 
 // openEtcd connects to the external cluster of o, or starts the embedded
-// one under DataDir/etcd. stop closes the client and stops the server.
-func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Client, []string, func(), error) {
+// one under DataDir/etcd, over TLS with authentication when o gives it
+// certificates (or DevTLS). stop closes the client and stops the server.
+func openEtcd(ctx context.Context, o Options, log *slog.Logger) (cli *clientv3.Client, endpoints []string, auth bool, stop func(), err error) {
+	embed := etcd.EmbedConfig{Name: "controller", DataDir: filepath.Join(o.DataDir, "etcd"), ClientAddr: o.EtcdListen, Logger: log,
+		QuotaBackendBytes: o.EtcdQuotaBytes}
+	if len(o.EtcdEndpoints) == 0 {
+		if embed.ClientTLS, embed.Auth, err = embeddedEtcdAuth(o); err != nil {
+			return nil, nil, false, nil, fmt.Errorf("controller: embedded etcd: %w", err)
+		}
+		if embed.Auth == nil {
+			log.Warn("the embedded etcd serves plain HTTP without authentication (loopback use only); give --dev-tls or --etcd-server-cert-file")
+		}
+	}
 	e, err := etcd.Open(ctx, etcd.OpenConfig{
-		Client: etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile},
-		Embed: etcd.EmbedConfig{Name: "controller", DataDir: filepath.Join(o.DataDir, "etcd"), ClientAddr: o.EtcdListen, Logger: log,
-			QuotaBackendBytes: o.EtcdQuotaBytes},
+		Client:       etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile},
+		Embed:        embed,
 		EndpointFile: filepath.Join(o.DataDir, "etcd-endpoint"),
 		Logger:       log,
 	})
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("controller: %w", err)
+		return nil, nil, false, nil, fmt.Errorf("controller: %w", err)
 	}
-	return e.Client, e.Endpoints, e.Close, nil
+	if len(o.EtcdEndpoints) == 0 && embed.Auth == nil {
+		// A data directory that ran with authentication keeps it.
+		cctx, cancel := context.WithTimeout(ctx, etcd.DefaultReadyTimeout)
+		_, err := e.Client.Get(cctx, store.Root, clientv3.WithPrefix(), clientv3.WithLimit(1), clientv3.WithKeysOnly())
+		cancel()
+		if errors.Is(err, rpctypes.ErrUserEmpty) || errors.Is(err, rpctypes.ErrPermissionDenied) {
+			e.Close()
+			return nil, nil, false, nil, fmt.Errorf("controller: the embedded etcd under %s has authentication on (it ran with --dev-tls or etcd server certificates): start the controller with them again", embed.DataDir)
+		}
+	}
+	return e.Client, e.Endpoints, embed.Auth != nil, e.Close, nil
+}
+
+// embeddedEtcdAuth returns the TLS and the authorization of the embedded
+// etcd o asks for: nil, nil without certificates nor DevTLS.
+func embeddedEtcdAuth(o Options) (*etcd.ServerTLS, *etcd.AuthPolicy, error) {
+	ccrms := o.EtcdCCRMUsers
+	if ccrms == nil {
+		ccrms = []string{DefaultEtcdCCRMUser}
+	}
+	var t *etcd.ServerTLS
+	var controllerUser string
+	switch {
+	case o.EtcdServerCertFile != "" || o.EtcdServerKeyFile != "" || o.EtcdClientCAFile != "":
+		if o.EtcdServerCertFile == "" || o.EtcdServerKeyFile == "" || o.EtcdClientCAFile == "" {
+			return nil, nil, errors.New("the server certificate, its key and the client CA go together (--etcd-server-cert-file, --etcd-server-key-file, --etcd-client-ca-file)")
+		}
+		if o.EtcdCertFile == "" || o.EtcdKeyFile == "" || o.EtcdCAFile == "" {
+			return nil, nil, errors.New("a TLS embedded etcd needs the controller's client certificate, its key and the CA of the server certificate (--etcd-cert-file, --etcd-key-file, --etcd-ca-file)")
+		}
+		name, err := certCommonName(o.EtcdCertFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("controller client certificate: %w", err)
+		}
+		controllerUser = name
+		t = &etcd.ServerTLS{CertFile: o.EtcdServerCertFile, KeyFile: o.EtcdServerKeyFile, TrustedCAFile: o.EtcdClientCAFile,
+			ClientCertAuth: true, ClientCertFile: o.EtcdCertFile, ClientKeyFile: o.EtcdKeyFile}
+	case o.DevTLS:
+		ca, err := devtls.OpenCA(filepath.Join(o.DataDir, "tls"))
+		if err != nil {
+			return nil, nil, err
+		}
+		controllerUser = devControllerName
+		if t, err = etcd.DevServerTLS(ca, controllerUser); err != nil {
+			return nil, nil, err
+		}
+	default:
+		return nil, nil, nil
+	}
+	p, err := EtcdAuthPolicy(o.Region, EtcdUsers{Controller: controllerUser, CCRMs: ccrms})
+	if err != nil {
+		return nil, nil, err
+	}
+	return t, &p, nil
 }
 
 // guardSpace runs an etcd.SpaceGuard on cli until stop is called: it
@@ -328,6 +415,11 @@ func httpTLS(api *tls.Config) *tls.Config {
 	return cfg
 }
 
+// devControllerName is the name of the controller's certificate from the
+// development authority: the API serves it and the controller presents it
+// to the embedded etcd, where it is the etcd user "controller".
+const devControllerName = "controller"
+
 // devServerTLS opens (or creates) the development authority in dir and
 // returns the controller's server configuration: it presents the
 // "controller" certificate and verifies client certificates when given,
@@ -337,7 +429,7 @@ func devServerTLS(dir string) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := ca.Issue("controller", devtls.LeafOptions{})
+	b, err := ca.Issue(devControllerName, devtls.LeafOptions{})
 	if err != nil {
 		return nil, err
 	}

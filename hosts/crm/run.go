@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/hosts/controller/notify"
 	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/platforms"
 	"github.com/prometheus/client_golang/prometheus"
@@ -209,13 +210,7 @@ func devClientTLS(dir string, cloudlet *edgeproto.CloudletKey) (*tls.Config, err
 	if err != nil {
 		return nil, err
 	}
-	name := []byte("crm-" + cloudlet.GetOrganization() + "." + cloudlet.GetName())
-	for i, c := range name {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
-			name[i] = '_'
-		}
-	}
-	b, err := ca.Issue(string(name[:min(len(name), 63)]), devtls.LeafOptions{})
+	b, err := ca.Issue(notify.CRMCertName(cloudlet), devtls.LeafOptions{})
 	if err != nil {
 		return nil, err
 	}

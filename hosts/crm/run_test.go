@@ -17,7 +17,9 @@ import (
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
+	"github.com/edgekit/edgekit/hosts/controller/notify"
 	"github.com/edgekit/edgekit/hosts/crm"
+	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/platforms"
 	notifyv1 "github.com/edgekit/edgekit/proto/edgekit/notify/v1"
@@ -86,11 +88,39 @@ func TestRunWithDevTLS(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Send(&notifyv1.ConnectRequest{Msg: &notifyv1.ConnectRequest_Hello{Hello: &notifyv1.Hello{CloudletKey: site, AccessKey: key}}}); err != nil {
+	// io.EOF: the server ended the stream already; Recv says why.
+	if err := st.Send(&notifyv1.ConnectRequest{Msg: &notifyv1.ConnectRequest_Hello{Hello: &notifyv1.Hello{CloudletKey: site, AccessKey: key}}}); err != nil && !errors.Is(err, io.EOF) {
 		t.Fatal(err)
 	}
 	if _, err := st.Recv(); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("notify without a client certificate: %v, want Unauthenticated", err)
+	}
+
+	// Another site's CRM, with its own certificate of the authority and
+	// site1's stolen key, is refused: the certificate names site2.
+	ca, err := devtls.OpenCA(filepath.Join(dir, "tls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := ca.Issue(notify.CRMCertName(&edgeproto.CloudletKey{Organization: "operator", Name: "site2"}), devtls.LeafOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	otherConn, err := grpc.NewClient(r.Addr, grpc.WithTransportCredentials(credentials.NewTLS(other.ClientConfig())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer otherConn.Close()
+	st, err = notifyv1.NewNotifyServiceClient(otherConn).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// io.EOF: the server ended the stream already; Recv says why.
+	if err := st.Send(&notifyv1.ConnectRequest{Msg: &notifyv1.ConnectRequest_Hello{Hello: &notifyv1.Hello{CloudletKey: site, AccessKey: key}}}); err != nil && !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	if _, err := st.Recv(); status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "crm-operator.site2") {
+		t.Fatalf("site2's certificate with site1's key: %v, want Unauthenticated naming the certificate", err)
 	}
 
 	// The key in a file, as an operator would keep it.

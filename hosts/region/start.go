@@ -68,8 +68,13 @@ func (u *upRun) start(ctx context.Context) error {
 			return fmt.Sprintf("REAR %s, API %s", r.Listeners["rear"], r.Listeners["api"])
 		}, &wg, &errs)
 	}
+	// Each CCRM replica is its own etcd user, with the CCRM role.
+	var ccrmUsers []string
+	for i := range u.ports.ccrmMetrics {
+		ccrmUsers = append(ccrmUsers, ccrmName(i))
+	}
 	ctrl := u.add("controller", "controller", "--data-dir", u.l.controller(), "--region", RegionName, "--dev-tls",
-		"--listen", u.ports.controllerAPI, "--http-listen", u.ports.controllerHTTP,
+		"--etcd-ccrm-users", strings.Join(ccrmUsers, ","), "--listen", u.ports.controllerAPI, "--http-listen", u.ports.controllerHTTP,
 		"--fluidos-nodes", u.ports.nodes[Provider].api+","+u.ports.nodes[Consumer].api, "--fluidos-dev-tls", u.l.fluidosTLS())
 	if err := ctrl.start(); err != nil {
 		return err
@@ -105,9 +110,9 @@ func (u *upRun) bootstrap(ctx context.Context, cr cmdutil.Ready, wg *sync.WaitGr
 		return err
 	}
 	for i, addr := range u.ports.ccrmMetrics {
-		name := "ccrm-" + string(rune('a'+i))
+		name := ccrmName(i)
 		u.launch(ctx, u.add(name, "ccrm", "--etcd-endpoints", strings.Join(cr.Etcd, ","), "--controller", cr.Listeners["api"],
-			"--region", RegionName, "--dev-tls", u.l.controllerTLS(), "--replica-id", name, "--state-dir", u.l.ccrmState(),
+			"--region", RegionName, "--dev-tls", u.l.controllerTLS(), "--etcd-user", name, "--replica-id", name, "--state-dir", u.l.ccrmState(),
 			"--metrics-listen", addr, "--lease-ttl", "5s"),
 			func(r cmdutil.Ready) string { return "metrics " + r.Listeners["metrics"] }, wg, errs)
 	}
@@ -142,6 +147,10 @@ func (u *upRun) bootstrap(ctx context.Context, cr cmdutil.Ready, wg *sync.WaitGr
 	}
 	return nil
 }
+
+// ccrmName is the name of the i-th CCRM replica: its replica id, process
+// name and etcd user.
+func ccrmName(i int) string { return "ccrm-" + string(rune('a'+i)) }
 
 // errList collects errors from goroutines.
 type errList struct {

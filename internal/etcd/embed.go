@@ -82,6 +82,13 @@ type EmbedConfig struct {
 	JoinExisting bool
 	// ClientTLS, when set, serves clients over TLS.
 	ClientTLS *ServerTLS
+	// Auth, when set, is applied with EnableAuth once the member serves
+	// (at every start, so a changed policy takes effect), which turns
+	// etcd's authentication on. It needs ClientTLS with ClientCertAuth:
+	// clients authenticate by the Common Name of their certificate, and
+	// the member's own client (ClientCertFile, or CertFile) must be a
+	// user of the policy with RootRole.
+	Auth *AuthPolicy
 	// Logger receives etcd's warnings and errors; nil discards them.
 	Logger *slog.Logger
 	// ReadyTimeout bounds the wait for the member to serve; default
@@ -187,6 +194,14 @@ func (c *EmbedConfig) fill() error {
 			return fmt.Errorf("embedded etcd %s: %s address %q is not a loopback address (set AllowRemote to serve other hosts)", c.Name, a.what, a.addr)
 		}
 	}
+	if c.Auth != nil {
+		if c.ClientTLS == nil || !c.ClientTLS.ClientCertAuth {
+			return fmt.Errorf("embedded etcd %s: authentication needs client TLS with client certificates (users authenticate by their certificate's Common Name)", c.Name)
+		}
+		if err := c.Auth.Validate(); err != nil {
+			return fmt.Errorf("embedded etcd %s: %w", c.Name, err)
+		}
+	}
 	if c.InitialCluster != "" && zeroPort(c.PeerAddr) {
 		return fmt.Errorf("embedded etcd %s: a member of a multi-member cluster needs a fixed peer port", c.Name)
 	}
@@ -271,6 +286,15 @@ func startOnce(ctx context.Context, c EmbedConfig) (*Embedded, error) {
 		return nil, err
 	}
 	m.client = cli
+	if c.Auth != nil {
+		actx, cancel := context.WithTimeout(ctx, c.ReadyTimeout)
+		err := EnableAuth(actx, cli, *c.Auth)
+		cancel()
+		if err != nil {
+			m.closeEtcd()
+			return nil, fmt.Errorf("embedded etcd %s: %w", c.Name, err)
+		}
+	}
 	return m, nil
 }
 

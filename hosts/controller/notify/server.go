@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/fieldmap"
+	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/store"
 	notifyv1 "github.com/edgekit/edgekit/proto/edgekit/notify/v1"
 	"github.com/prometheus/client_golang/prometheus"
@@ -82,6 +83,27 @@ type Config struct {
 	// RequireClientCert refuses streams whose connection did not present a
 	// verified TLS client certificate (mutual TLS).
 	RequireClientCert bool
+	// CloudletCertName, when set, binds certificates to cloudlets: a
+	// stream whose connection presented a verified client certificate is
+	// refused unless the certificate's Common Name is CloudletCertName of
+	// the Hello's cloudlet, so that a cloudlet's access key alone does not
+	// let another site's CRM in. The controller sets CRMCertName under a
+	// development authority, which names its CRM certificates so.
+	CloudletCertName func(*edgeproto.CloudletKey) string
+}
+
+// CRMCertName is the name (Common Name) of the certificate a development
+// authority issues to the CRM of cloudlet k: "crm-<organization>.<name>",
+// every character but letters, digits, '.', '-' and '_' replaced by '_',
+// cut to 63 bytes.
+func CRMCertName(k *edgeproto.CloudletKey) string {
+	name := []byte("crm-" + k.GetOrganization() + "." + k.GetName())
+	for i, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			name[i] = '_'
+		}
+	}
+	return string(name[:min(len(name), 63)])
 }
 
 // Server serves NotifyService. Create it with New and register it on the
@@ -238,6 +260,11 @@ func (s *Server) hello(stream grpc.BidiStreamingServer[notifyv1.ConnectRequest, 
 	if k.GetOrganization() == "" || k.GetName() == "" {
 		return nil, status.Error(codes.InvalidArgument, "Hello: cloudlet_key needs an organization and a name")
 	}
+	if s.cfg.CloudletCertName != nil {
+		if err := s.checkCloudletCert(ctx, k); err != nil {
+			return nil, err
+		}
+	}
 	if err := s.cfg.Backend.VerifyAccessKey(ctx, k, h.GetAccessKey()); err != nil {
 		if errors.Is(err, ErrBadAccessKey) {
 			return nil, status.Errorf(codes.Unauthenticated, "cloudlet %s: wrong access key, or the cloudlet has none", cloudletKeyString(k))
@@ -245,6 +272,22 @@ func (s *Server) hello(stream grpc.BidiStreamingServer[notifyv1.ConnectRequest, 
 		return nil, status.Errorf(codes.Unavailable, "checking the access key: %v", err)
 	}
 	return h, nil
+}
+
+// checkCloudletCert refuses a connection whose verified client
+// certificate names another cloudlet than k.
+func (s *Server) checkCloudletCert(ctx context.Context, k *edgeproto.CloudletKey) error {
+	if !verifiedClientCert(ctx) {
+		return nil
+	}
+	id, err := devtls.PeerFromContext(ctx)
+	if err != nil {
+		return status.Errorf(codes.Unauthenticated, "cloudlet %s: reading the client certificate: %v", cloudletKeyString(k), err)
+	}
+	if want := s.cfg.CloudletCertName(k); id.Name != want {
+		return status.Errorf(codes.Unauthenticated, "cloudlet %s: the client certificate is %q's, not this cloudlet's (%q)", cloudletKeyString(k), id.Name, want)
+	}
+	return nil
 }
 
 func verifiedClientCert(ctx context.Context) bool {

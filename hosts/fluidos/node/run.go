@@ -342,11 +342,25 @@ func devBundle(dir, nodeID, advertise string) (*devtls.Bundle, error) {
 }
 
 // openEtcd connects to the external cluster of o, or starts the embedded
-// one under DataDir/etcd. stop closes the client and stops the server.
+// one under DataDir/etcd. Under a development authority (DevTLSDir) the
+// embedded etcd serves TLS, requires certificates of the authority and
+// authenticates: the node, by its certificate (Common Name NodeID), is its
+// only user. stop closes the client and stops the server.
 func openEtcd(ctx context.Context, o Options, log *slog.Logger) (*clientv3.Client, []string, func(), error) {
+	embed := etcd.EmbedConfig{DataDir: filepath.Join(o.DataDir, "etcd"), Logger: log}
+	if len(o.EtcdEndpoints) == 0 && o.TLS == nil && o.DevTLSDir != "" {
+		ca, err := devtls.OpenCA(o.DevTLSDir)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("fluidos node: embedded etcd: %w", err)
+		}
+		if embed.ClientTLS, err = etcd.DevServerTLS(ca, o.NodeID); err != nil {
+			return nil, nil, nil, fmt.Errorf("fluidos node: embedded etcd: %w", err)
+		}
+		embed.Auth = &etcd.AuthPolicy{Users: []etcd.User{{Name: o.NodeID, Roles: []string{etcd.RootRole}}}}
+	}
 	e, err := etcd.Open(ctx, etcd.OpenConfig{
 		Client: etcd.ClientConfig{Endpoints: o.EtcdEndpoints, CAFile: o.EtcdCAFile, CertFile: o.EtcdCertFile, KeyFile: o.EtcdKeyFile},
-		Embed:  etcd.EmbedConfig{DataDir: filepath.Join(o.DataDir, "etcd"), Logger: log},
+		Embed:  embed,
 		Logger: log,
 	})
 	if err != nil {
