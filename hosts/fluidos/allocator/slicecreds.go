@@ -1,0 +1,107 @@
+package allocator
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/fluidos"
+)
+
+// Optional resources of a slice's node pool that the local platform does
+// not read and the Kubernetes platform puts into the namespace's quota
+// (platforms/kubernetes OptResGPU and OptResStorage).
+const (
+	optResGPU     = "gpu"
+	optResStorage = "storage"
+)
+
+// tokenGrace is the least a slice's token outlives its contract's end:
+// the release that follows the end revokes it anyway.
+const tokenGrace = time.Minute
+
+// sliceTokens remembers, by allocation, until when the kubeconfig handed
+// to the buyer works. It is memory only: after a restart the allocator
+// issues a new token once (the earlier ones keep working until they
+// expire or the release revokes them).
+type sliceTokens struct {
+	mu  sync.Mutex
+	exp map[string]time.Time
+}
+
+func (s *sliceTokens) get(id string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.exp[id]
+	return t, ok
+}
+
+func (s *sliceTokens) set(id string, t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.exp == nil {
+		s.exp = map[string]time.Time{}
+	}
+	s.exp[id] = t
+}
+
+func (s *sliceTokens) forget(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.exp, id)
+}
+
+// clusterDeployment is the deployment of the clusters the allocator makes:
+// "kubernetes" on a platform whose cloudlet is one Kubernetes cluster (a
+// namespace), "process" elsewhere (the local platform).
+func (a *Allocator) clusterDeployment() string {
+	if a.cfg.Platform.Features().IsSingleKubernetesCluster {
+		return "kubernetes"
+	}
+	return "process"
+}
+
+// sliceKubeconfig sets creds.Kubeconfig to a kubeconfig scoped to the
+// slice's cluster when the platform issues such credentials (a Kubernetes
+// cloudlet: a ServiceAccount of the slice's namespace), through the
+// engine. The one the allocation carries (prev) is kept while its token
+// outlives the contract; a new token is issued when the contract was
+// renewed past it, and once after a restart. It returns a note for the
+// buyer ("" when the platform issues none).
+func (a *Allocator) sliceKubeconfig(ctx context.Context, al *fluidos.Allocation, cluster *edgeproto.ClusterInst, prev, creds *fluidos.PeeringTargetCredentials) (string, error) {
+	if !a.eng.SupportsClusterCredentials() {
+		return "", nil
+	}
+	end := al.GetExpirationTime().AsTime()
+	if exp, ok := a.tokens.get(al.GetId()); ok && prev.GetKubeconfig() != "" && !exp.Before(end) {
+		creds.Kubeconfig = prev.GetKubeconfig()
+		return "; its kubeconfig (credentials) works in the slice's namespace", nil
+	}
+	// Twice the time left: renewals keep the contract going for a while
+	// before the next token is needed.
+	cc, err := a.eng.IssueClusterCredentials(ctx, cluster.GetKey(), end.Add(max(time.Until(end), tokenGrace)))
+	if err != nil {
+		return "", fmt.Errorf("issuing the slice's kubeconfig: %w", err)
+	}
+	a.tokens.set(al.GetId(), cc.ExpiresAt)
+	creds.Kubeconfig = cc.Kubeconfig
+	return "; its kubeconfig (credentials) works in the slice's namespace", nil
+}
+
+// revokeSlice revokes every kubeconfig issued for an allocation's slice,
+// through the engine, before its cluster is deleted: its tokens stop
+// working at once, whatever the namespace's deletion takes.
+func (a *Allocator) revokeSlice(ctx context.Context, al *fluidos.Allocation) error {
+	if al.GetFlavorType() != fluidos.FlavorType_FLAVOR_TYPE_K8SLICE || !a.eng.SupportsClusterCredentials() {
+		return nil
+	}
+	ci := clusterKey(al)
+	ci.CloudletKey = a.cloudlet.GetKey()
+	if err := a.eng.RevokeClusterCredentials(ctx, ci); err != nil {
+		return fmt.Errorf("revoking the slice's kubeconfig: %w", err)
+	}
+	a.tokens.forget(al.GetId())
+	return nil
+}
