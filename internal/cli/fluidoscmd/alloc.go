@@ -78,10 +78,21 @@ func (c *cli) showAllocationsCommand() *cobra.Command {
 }
 
 func (c *cli) showCredentialsCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "credentials ID",
+	var kubeconfigFile string
+	cmd := &cobra.Command{
+		Use:   "credentials ID [--kubeconfig FILE]",
 		Short: "Show the credentials a seller handed over for what the node bought (ID: the allocation's, the contract's or the solver's)",
-		Args:  cobra.ExactArgs(1),
+		Long: `Show the credentials a seller handed over for what the node bought (ID: the
+allocation's, the contract's or the solver's).
+
+A K8Slice bought from a node whose cloudlet is a Kubernetes cluster comes
+with a kubeconfig of the slice's namespace: --kubeconfig FILE writes it to
+FILE, readable by its owner only (mode 0600), for kubectl and any other
+Kubernetes client:
+
+  show credentials c-t-... --kubeconfig slice.kubeconfig
+  kubectl --kubeconfig slice.kubeconfig create deployment web --image=nginx`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(api apiClients) error {
 				id := allocationID(args[0])
@@ -102,10 +113,15 @@ func (c *cli) showCredentialsCommand() *cobra.Command {
 				if a.GetCredentials() == nil {
 					return fmt.Errorf("allocation %s is %s: no credentials yet (%s)", a.GetId(), allocationState(a.GetStatus().GetState()), a.GetStatus().GetMessage())
 				}
+				if kubeconfigFile != "" {
+					return c.writeKubeconfig(a, kubeconfigFile)
+				}
 				return print(c.opts.Out, c.output, credentialsView, []*fluidos.PeeringTargetCredentials{a.GetCredentials()}, true)
 			})
 		},
 	}
+	cmd.Flags().StringVar(&kubeconfigFile, "kubeconfig", "", "write the kubeconfig of a K8Slice to this file (mode 0600) instead of showing the credentials")
+	return cmd
 }
 
 // watchAllocation prints an allocation at each change until it ends.

@@ -1,8 +1,11 @@
 package k8s_test
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +22,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
+	"github.com/edgekit/edgekit/internal/cli/fluidoscmd"
 	"github.com/edgekit/edgekit/internal/testenv/k8senv"
 	"github.com/edgekit/edgekit/internal/testenv/logbuf"
 	"github.com/edgekit/edgekit/platforms/kubernetes"
@@ -120,7 +124,29 @@ func TestK8SliceIsANamespaceWithItsOwnKubeconfig(t *testing.T) {
 		t.Error("bob's API shows the slice's kubeconfig")
 	}
 
-	tenant, ns := slicetest.Client(t, []byte(kubeconfig))
+	// edgectl writes it to a file only its owner reads, even one that
+	// existed with a wider mode.
+	file := filepath.Join(t.TempDir(), "slice.kubeconfig")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, notes bytes.Buffer
+	cmd := fluidoscmd.NewCommand(fluidoscmd.Options{Out: &out, ErrOut: &notes})
+	cmd.SetArgs([]string{"--node", alice.Options().APIListen, "--dev-tls", nw.CADir(), "--timeout", "60s",
+		"show", "credentials", st.GetContractId(), "--kubeconfig", file})
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatalf("edgectl fluidos show credentials --kubeconfig: %v\n%s", err, notes.String())
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	written, _ := os.ReadFile(file)
+	if fi.Mode().Perm() != 0o600 || string(written) != kubeconfig || strings.Contains(out.String(), token) || !strings.Contains(notes.String(), "kubectl --kubeconfig "+file) {
+		t.Errorf("edgectl wrote the kubeconfig with mode %v (same %v); printed %q, noted %q", fi.Mode().Perm(), string(written) == kubeconfig, out.String(), notes.String())
+	}
+
+	tenant, ns := slicetest.Client(t, written)
 	q, err := admin.CoreV1().ResourceQuotas(ns).List(ctx, metav1.ListOptions{})
 	if err != nil || len(q.Items) != 1 {
 		t.Fatalf("quotas of the slice's namespace %s: %v, %v", ns, q, err)
