@@ -18,39 +18,48 @@ const (
 	optResStorage = "storage"
 )
 
-// tokenGrace is the least a slice's token outlives its contract's end:
-// the release that follows the end revokes it anyway.
-const tokenGrace = time.Minute
-
-// sliceTokens remembers, by allocation, until when the kubeconfig handed
-// to the buyer works. It is memory only: after a restart the allocator
-// issues a new token once (the earlier ones keep working until they
-// expire or the release revokes them).
+// sliceTokens remembers, by allocation, when the token of the kubeconfig
+// handed to the buyer was issued and until when it works. It is memory
+// only: after a restart the allocator issues a new token once (the
+// earlier ones keep working until they expire or the release revokes
+// them).
 type sliceTokens struct {
-	mu  sync.Mutex
-	exp map[string]time.Time
+	mu sync.Mutex
+	m  map[string]tokenLife
 }
 
-func (s *sliceTokens) get(id string) (time.Time, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.exp[id]
-	return t, ok
-}
+type tokenLife struct{ issued, expires time.Time }
 
-func (s *sliceTokens) set(id string, t time.Time) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.exp == nil {
-		s.exp = map[string]time.Time{}
+// due tells whether the token of a slice whose contract ends at end must
+// be replaced: none is known, or it expires before end and half its life
+// is gone (so that a cluster that caps token lifetimes below the
+// contract's gets a new token every half lifetime, not at every check).
+func (l tokenLife) due(now, end time.Time) bool {
+	if l.expires.IsZero() {
+		return true
 	}
-	s.exp[id] = t
+	return l.expires.Before(end) && l.expires.Sub(now) < l.expires.Sub(l.issued)/2
+}
+
+func (s *sliceTokens) get(id string) tokenLife {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.m[id]
+}
+
+func (s *sliceTokens) set(id string, l tokenLife) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string]tokenLife{}
+	}
+	s.m[id] = l
 }
 
 func (s *sliceTokens) forget(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.exp, id)
+	delete(s.m, id)
 }
 
 // clusterDeployment is the deployment of the clusters the allocator makes:
@@ -67,25 +76,27 @@ func (a *Allocator) clusterDeployment() string {
 // slice's cluster when the platform issues such credentials (a Kubernetes
 // cloudlet: a ServiceAccount of the slice's namespace), through the
 // engine. The one the allocation carries (prev) is kept while its token
-// outlives the contract; a new token is issued when the contract was
-// renewed past it, and once after a restart. It returns a note for the
-// buyer ("" when the platform issues none).
+// outlives the contract; a new token is issued when renewals pushed the
+// contract's end past it (see tokenLife.due), and once after a restart.
+// It returns a note for the buyer ("" when the platform issues none).
 func (a *Allocator) sliceKubeconfig(ctx context.Context, al *fluidos.Allocation, cluster *edgeproto.ClusterInst, prev, creds *fluidos.PeeringTargetCredentials) (string, error) {
 	if !a.eng.SupportsClusterCredentials() {
 		return "", nil
 	}
-	end := al.GetExpirationTime().AsTime()
-	if exp, ok := a.tokens.get(al.GetId()); ok && prev.GetKubeconfig() != "" && !exp.Before(end) {
+	now, end := time.Now(), al.GetExpirationTime().AsTime()
+	if prev.GetKubeconfig() != "" && !a.tokens.get(al.GetId()).due(now, end) {
 		creds.Kubeconfig = prev.GetKubeconfig()
 		return "; its kubeconfig (credentials) works in the slice's namespace", nil
 	}
 	// Twice the time left: renewals keep the contract going for a while
-	// before the next token is needed.
-	cc, err := a.eng.IssueClusterCredentials(ctx, cluster.GetKey(), end.Add(max(time.Until(end), tokenGrace)))
+	// before the next token is needed (the platform may round the lifetime
+	// up: ten minutes at least on Kubernetes). The release that follows
+	// the end revokes it anyway.
+	cc, err := a.eng.IssueClusterCredentials(ctx, cluster.GetKey(), end.Add(max(end.Sub(now), 0)))
 	if err != nil {
 		return "", fmt.Errorf("issuing the slice's kubeconfig: %w", err)
 	}
-	a.tokens.set(al.GetId(), cc.ExpiresAt)
+	a.tokens.set(al.GetId(), tokenLife{issued: now, expires: cc.ExpiresAt})
 	creds.Kubeconfig = cc.Kubeconfig
 	return "; its kubeconfig (credentials) works in the slice's namespace", nil
 }
