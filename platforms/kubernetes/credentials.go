@@ -2,6 +2,7 @@ package kubernetes
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -66,8 +68,9 @@ var TenantRules = []rbacv1.PolicyRule{
 }
 
 // IssueClusterCredentials makes (or adopts) the cluster's tenant in its
-// namespace (the ServiceAccount, a Role of TenantRules and the
-// RoleBinding between them, fenced like every write) and returns a
+// namespace (TenantPodSecurity enforced on the namespace, the
+// ServiceAccount, a Role of TenantRules and the RoleBinding between
+// them, fenced like every write) and returns a
 // kubeconfig with a new token of the ServiceAccount from the TokenRequest
 // API, valid until at least until (MinTokenLifetime at least; the API
 // server may cap it: ExpiresAt says). The kubeconfig names the API server
@@ -87,6 +90,9 @@ func (p *Platform) IssueClusterCredentials(ctx context.Context, cloudlet *edgepr
 	}
 	if err != nil {
 		return nil, apiErr(ctx, "reading", gvrNamespace, "", ns, err)
+	}
+	if err := enforcePodSecurity(ctx, c, got); err != nil {
+		return nil, fmt.Errorf("cluster %s: %w", executor.KeyString(ci), err)
 	}
 	labels := mergeLabels(clusterLabels(clk, ck), map[string]string{LabelKind: "tenant"})
 	meta := metav1.ObjectMeta{Labels: labels, Annotations: clusterAnnotations(clk, ck)}
@@ -128,6 +134,49 @@ func (p *Platform) IssueClusterCredentials(ctx context.Context, cloudlet *edgepr
 		Subject:    "system:serviceaccount:" + ns + ":" + TenantName,
 		ExpiresAt:  tr.Status.ExpirationTimestamp.Time,
 	}, nil
+}
+
+// TenantPodSecurity is the Pod Security Standard enforced in a namespace
+// whose tenant has credentials: no privileged pods, host namespaces, host
+// paths or host ports, by which a workload would leave the namespace.
+const TenantPodSecurity = "baseline"
+
+// LabelPodSecurity is the namespace label of the Pod Security admission.
+const LabelPodSecurity = "pod-security.kubernetes.io/enforce"
+
+// enforcePodSecurity labels the namespace ns (as read) with
+// TenantPodSecurity, unless it is so labelled: a merge patch of that
+// label alone (under a field manager of its own, so that the cluster's
+// own applies keep it), fenced, with the resourceVersion read as its
+// precondition, read again when it lost a race.
+func enforcePodSecurity(ctx context.Context, c *conn, ns *corev1.Namespace) error {
+	for range writeAttempts {
+		if ns.Labels[LabelPodSecurity] == TenantPodSecurity {
+			return nil
+		}
+		if err := checkFence(ctx, gvrNamespace, ns); err != nil {
+			return err
+		}
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{
+			"labels": map[string]string{LabelPodSecurity: TenantPodSecurity}, "resourceVersion": ns.ResourceVersion,
+		}})
+		if err != nil {
+			return err
+		}
+		_, err = c.cs.CoreV1().Namespaces().Patch(ctx, ns.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: FieldManager + "-tenant"})
+		if err == nil {
+			return nil
+		}
+		if !apierrors.IsConflict(err) {
+			return apiErr(ctx, "labelling", gvrNamespace, "", ns.Name, err)
+		}
+		cur, err := c.cs.CoreV1().Namespaces().Get(ctx, ns.Name, metav1.GetOptions{})
+		if err != nil {
+			return apiErr(ctx, "reading", gvrNamespace, "", ns.Name, err)
+		}
+		ns = cur
+	}
+	return fmt.Errorf("labelling namespace %s: it kept changing", ns.Name)
 }
 
 // tenantKubeconfig is a kubeconfig of the cluster c talks to, with token,

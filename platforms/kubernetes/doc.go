@@ -38,9 +38,10 @@
 //     at once may both pass). Delete removes the namespace and waits until
 //     it is gone.
 //   - Credentials of a cluster's tenant (executor.ClusterCredentialsPlatform):
-//     IssueClusterCredentials makes a ServiceAccount, a Role of
+//     IssueClusterCredentials enforces the baseline Pod Security Standard
+//     on the cluster's namespace, makes a ServiceAccount, a Role of
 //     TenantRules (workloads in the namespace, nothing else) and a
-//     RoleBinding in the cluster's namespace, and returns a kubeconfig of
+//     RoleBinding there, and returns a kubeconfig of
 //     the cloudlet's API server and authority with a TokenRequest token
 //     of the ServiceAccount lasting until the time asked (ten minutes at
 //     least); RevokeClusterCredentials deletes the three, after which the

@@ -121,8 +121,9 @@ func QuotaRefusal(ctx context.Context, cs k8s.Interface, ns string, d *appsv1.De
 
 // CheckConfined checks that cs, a tenant of namespace ns, is refused
 // (403) listing namespaces, nodes, pods of other namespaces and Secrets
-// elsewhere, reading a Secret of another namespace, and changing the
-// NetworkPolicies of its own namespace. other is a namespace that is not
+// elsewhere, reading a Secret of another namespace, changing the
+// NetworkPolicies of its own namespace, and running a pod that would
+// reach its node (privileged, host network, host path). other is a namespace that is not
 // the tenant's.
 func CheckConfined(t testing.TB, ctx context.Context, cs k8s.Interface, ns, other string) {
 	t.Helper()
@@ -137,10 +138,34 @@ func CheckConfined(t testing.TB, ctx context.Context, cs k8s.Interface, ns, othe
 			return cs.NetworkingV1().NetworkPolicies(ns).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{})
 		},
 		"read its own namespace object": func() error { _, err := cs.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{}); return err },
+		"run a pod mounting its node's root (Pod Security)": func() error {
+			_, err := cs.CoreV1().Pods(ns).Create(ctx, hostPod(), metav1.CreateOptions{})
+			return err
+		},
 	} {
 		if err := call(); !apierrors.IsForbidden(err) {
 			t.Errorf("the tenant of %s may %s: %v, want 403 Forbidden", ns, what, err)
 		}
+	}
+}
+
+// hostPod is a pod that would reach its node: privileged, in the host's
+// network, mounting the node's root.
+func hostPod() *corev1.Pod {
+	yes := true
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "escape"},
+		Spec: corev1.PodSpec{
+			HostNetwork: true,
+			Volumes:     []corev1.Volume{{Name: "root", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/"}}}},
+			Containers: []corev1.Container{{
+				Name: "main", Image: "registry.example/escape:1",
+				SecurityContext: &corev1.SecurityContext{Privileged: &yes},
+				VolumeMounts:    []corev1.VolumeMount{{Name: "root", MountPath: "/host"}},
+				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+					corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")}},
+			}},
+		},
 	}
 }
 
