@@ -213,6 +213,8 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--image", "kv=/a", "--image", "kv=/b"}, "twice"},
 		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--port-range", "30000-20000"}, "--port-range"},
 		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--flavors", filepath.Join(dir, "absent.yaml")}, "--flavors"},
+		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--kubeconfig", filepath.Join(dir, "kc")}, "--platform kubernetes"},
+		{[]string{"--data-dir", dir, "--id", "n", "--insecure-rear", "--platform", "kubernetes", "--kubeconfig", filepath.Join(dir, "absent")}, "--kubeconfig"},
 	} {
 		err := node.Main(context.Background(), c.args, io.Discard)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,6 +76,14 @@ func TestShippedClusterRoleIsEnough(t *testing.T) {
 	ci := testCluster(ok, "rbac")
 	if err := p.CreateCluster(ctx, ok, ci, nil, &steps{}); err != nil {
 		t.Fatalf("CreateCluster with the shipped ClusterRole: %v", err)
+	}
+	// It is enough to issue and revoke a tenant's credentials too (RBAC
+	// lets it grant only what it holds).
+	if _, err := p.IssueClusterCredentials(ctx, ok, ci, time.Now().Add(time.Hour)); err != nil {
+		t.Fatalf("IssueClusterCredentials with the shipped ClusterRole: %v", err)
+	}
+	if err := p.RevokeClusterCredentials(ctx, ok, ci); err != nil {
+		t.Fatalf("RevokeClusterCredentials with the shipped ClusterRole: %v", err)
 	}
 	if err := p.DeleteCluster(ctx, ok, ci, nil, &steps{}); err != nil {
 		t.Fatalf("DeleteCluster with the shipped ClusterRole: %v", err)

@@ -109,6 +109,7 @@ func (p *Platform) setupCluster(ctx context.Context, c *conn, cloudlet *edgeprot
 	if sz.gpus > 0 {
 		hard["requests.nvidia.com/gpu"] = *resource.NewQuantity(sz.gpus, resource.DecimalSI)
 	}
+	partitionQuota(hard, sz)
 	if _, err := apply(ctx, c, gvrQuota, ns, quotaName, fixed(&corev1.ResourceQuota{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"},
 		ObjectMeta: metav1.ObjectMeta{Labels: labels},

@@ -33,7 +33,10 @@
 //     the cloudlet's resource quotas, and its clusters. CleanupCloudlet
 //     deletes nothing.
 //   - ClusterInst: a namespace (multi-tenant model) with a ResourceQuota
-//     from its node pools (or one node of its flavor), a LimitRange giving
+//     from its node pools (or one node of its flavor; a pool's optional
+//     resources cpu, memory, pods, gpu and storage, Kubernetes quantities,
+//     set the quota exactly, pods and requests.storage included), a
+//     LimitRange giving
 //     containers default requests and limits, a NetworkPolicy admitting
 //     ingress only from the namespace's own pods, and the cloudlet's trust
 //     policy; it waits until the namespace's default ServiceAccount exists
@@ -43,6 +46,15 @@
 //     executor.ErrInsufficientResources naming the resource (two creates
 //     at once may both pass). Delete removes the namespace and waits until
 //     it is gone.
+//   - Credentials of a cluster's tenant (executor.ClusterCredentialsPlatform):
+//     IssueClusterCredentials enforces the baseline Pod Security Standard
+//     on the cluster's namespace, makes a ServiceAccount, a Role of
+//     TenantRules (workloads in the namespace, nothing else) and a
+//     RoleBinding there, and returns a kubeconfig of
+//     the cloudlet's API server and authority with a TokenRequest token
+//     of the ServiceAccount lasting until the time asked (ten minutes at
+//     least); RevokeClusterCredentials deletes the three, after which the
+//     API server refuses every token of the ServiceAccount.
 //   - AppInst of an App with deployment "kubernetes" (or "docker"): a
 //     Deployment of image_path with the App's command and args, its plain
 //     environment in the spec and its secret environment in a Secret read

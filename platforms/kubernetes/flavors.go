@@ -45,16 +45,23 @@ type size struct {
 	milliCPU int64
 	memMB    int64
 	gpus     int64
+	// Set only by a node pool's exact partition (see poolPartition):
+	// memory in bytes (memMB rounds it down), pods, and storage in bytes.
+	memBytes, pods, storage int64
 }
 
-func (s size) empty() bool { return s.milliCPU == 0 && s.memMB == 0 && s.gpus == 0 }
+func (s size) empty() bool {
+	return s.milliCPU == 0 && s.memMB == 0 && s.gpus == 0 && s.memBytes == 0 && s.pods == 0 && s.storage == 0
+}
 
 func (s size) list() corev1.ResourceList {
 	l := corev1.ResourceList{}
 	if s.milliCPU > 0 {
 		l[corev1.ResourceCPU] = *resource.NewMilliQuantity(s.milliCPU, resource.DecimalSI)
 	}
-	if s.memMB > 0 {
+	if s.memBytes > 0 {
+		l[corev1.ResourceMemory] = *resource.NewQuantity(s.memBytes, resource.BinarySI)
+	} else if s.memMB > 0 {
 		l[corev1.ResourceMemory] = *resource.NewQuantity(s.memMB<<20, resource.BinarySI)
 	}
 	return l
@@ -121,9 +128,16 @@ func clusterSize(ci *edgeproto.ClusterInst) (size, error) {
 			}
 			ns = fs
 		}
+		ns, err := poolPartition(np, ns)
+		if err != nil {
+			return size{}, err
+		}
 		s.milliCPU += n * ns.milliCPU
 		s.memMB += n * ns.memMB
 		s.gpus += n * ns.gpus
+		s.memBytes += n * ns.memBytes
+		s.pods += n * ns.pods
+		s.storage += n * ns.storage
 	}
 	return s, nil
 }

@@ -53,13 +53,15 @@ type Platform struct {
 }
 
 var (
-	_ executor.Platform          = (*Platform)(nil)
-	_ executor.InventoryPlatform = (*Platform)(nil)
+	_ executor.Platform                   = (*Platform)(nil)
+	_ executor.InventoryPlatform          = (*Platform)(nil)
+	_ executor.ClusterCredentialsPlatform = (*Platform)(nil)
 )
 
 // conn is the clients of one cluster, or why they could not be built.
 type conn struct {
 	fp  [32]byte // hash of the kubeconfig it was built from
+	rc  *rest.Config
 	cs  k8s.Interface
 	dyn dynamic.Interface
 	err error // set instead of cs and dyn
@@ -181,7 +183,7 @@ func (p *Platform) build(id string, kubeconfig []byte) (*conn, error) {
 	}
 	rc.QPS, rc.Burst = p.cfg.QPS, p.cfg.Burst
 	rc.UserAgent = "edgekit"
-	c := &conn{}
+	c := &conn{rc: rc}
 	if c.cs, err = k8s.NewForConfig(rc); err != nil {
 		return nil, fmt.Errorf("%w: cloudlet %s: %v", ErrAccess, id, err)
 	}

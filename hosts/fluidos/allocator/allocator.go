@@ -99,6 +99,7 @@ type Allocator struct {
 	pending  map[string]bool // woken before Start
 	inflight map[string]*executor.Handle
 	slices   map[string]*sync.Mutex
+	tokens   sliceTokens    // until when each slice's kubeconfig works
 	failures map[string]int // consecutive failed restarts, by allocation
 	wg       sync.WaitGroup
 }

@@ -24,9 +24,16 @@
 //
 //   - K8Slice: a cluster sized to the partition sold (one node pool whose
 //     "cpu", "memory" and "pods" the local platform enforces as the
-//     cluster's quota) and a random token; the buyer gets the slice's id,
-//     the node's REAR endpoint and the token, with which it runs instances
-//     of the node's images on the slice (SliceHandler).
+//     cluster's quota; the Kubernetes platform makes it a namespace whose
+//     ResourceQuota is these and "gpu" and "storage") and a random token;
+//     the buyer gets the slice's id, the node's REAR endpoint and the
+//     token, with which it runs instances of the node's images on the
+//     slice (SliceHandler). When the platform issues scoped cluster
+//     credentials (executor.ClusterCredentialsPlatform: the Kubernetes
+//     platform), the buyer also gets a kubeconfig confined to the slice's
+//     namespace, whose token outlives the contract's end; when a renewal
+//     pushes the end past it, or once after a restart, a new one is
+//     issued. The teardown revokes them before it deletes the cluster.
 //   - Service: the blueprint's "app" template rendered with the buyer's
 //     validated configuration (Go text/template, no HTML escaping; a
 //     missing key is an error; functions image and json) into an App,
@@ -67,7 +74,7 @@
 // # Secrets
 //
 // The buyer's configuration, the rendered App's secret environment
-// values, slice tokens and credentials live in the store only; nothing is
+// values, slice tokens, kubeconfigs and credentials live in the store only; nothing is
 // logged but keys, and an error of a template has every configuration
 // value it quotes replaced by "[redacted]".
 package allocator

@@ -322,6 +322,9 @@ func (a *Allocator) teardown(ctx context.Context, al *fluidos.Allocation) error 
 		if err := a.deleteApps(ctx, id); err != nil {
 			return err
 		}
+		if err := a.revokeSlice(ctx, al); err != nil {
+			return err
+		}
 		if err := ensureGone(ctx, a, a.clusterKind(), clusterKey(al).GetKeyString()); err != nil {
 			return err
 		}
@@ -396,6 +399,6 @@ func (a *Allocator) activate(ctx context.Context, al *fluidos.Allocation, creds 
 }
 
 func equalCreds(x, y *fluidos.PeeringTargetCredentials) bool {
-	return x.GetEndpoint() == y.GetEndpoint() && x.GetToken() == y.GetToken() && x.GetUsername() == y.GetUsername() &&
+	return x.GetEndpoint() == y.GetEndpoint() && x.GetToken() == y.GetToken() && x.GetKubeconfig() == y.GetKubeconfig() && x.GetUsername() == y.GetUsername() &&
 		x.GetPassword() == y.GetPassword() && x.GetClusterId() == y.GetClusterId() && x.GetClusterName() == y.GetClusterName()
 }

@@ -119,7 +119,7 @@ func (a *Allocator) serviceApp(ctx context.Context, al *fluidos.Allocation, c *f
 func (a *Allocator) ownCluster(al *fluidos.Allocation, pools []*edgeproto.NodePool) *edgeproto.ClusterInst {
 	c := clusterKey(al)
 	c.CloudletKey = a.cloudlet.GetKey()
-	c.Deployment = "process"
+	c.Deployment = a.clusterDeployment()
 	c.NodePools = pools
 	return c
 }

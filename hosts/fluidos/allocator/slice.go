@@ -37,16 +37,21 @@ func (a *Allocator) provisionSlice(ctx context.Context, al *fluidos.Allocation, 
 	creds := &fluidos.PeeringTargetCredentials{
 		ClusterId: al.GetId(), ClusterName: cluster.GetKey().GetName(), Endpoint: a.cfg.Self.GetIp(), Token: token,
 	}
+	note, err := a.sliceKubeconfig(ctx, al, cluster, al.GetCredentials(), creds)
+	if err != nil {
+		return err
+	}
 	res := &fluidos.AllocationResources{Cluster: cluster.GetKeyString()}
-	return a.activate(ctx, al, creds, res, fmt.Sprintf("slice ready (%s): run instances on it at %s with its token", size, creds.GetEndpoint()))
+	return a.activate(ctx, al, creds, res, fmt.Sprintf("slice ready (%s): run instances on it at %s with its token%s", size, creds.GetEndpoint(), note))
 }
 
 // slicePools size a slice's cluster: one node of the partition, its exact
 // CPU, memory and pods in the optional resources the local platform reads
-// as the cluster's quota, and whole cores, MiB and GiB for platforms that
-// read those.
+// as the cluster's quota (the Kubernetes platform reads them too, and its
+// GPUs and storage), and whole cores, MiB and GiB for platforms that read
+// those.
 func slicePools(k *fluidos.K8SliceCharacteristics) []*edgeproto.NodePool {
-	return []*edgeproto.NodePool{{
+	pools := []*edgeproto.NodePool{{
 		Name: "slice", NumNodes: 1,
 		NodeResources: &edgeproto.NodeResources{
 			Vcpus:  uint64((max(k.GetCpu(), 0) + 999) / 1000),
@@ -59,6 +64,14 @@ func slicePools(k *fluidos.K8SliceCharacteristics) []*edgeproto.NodePool {
 			},
 		},
 	}}
+	opt := pools[0].NodeResources.OptResMap
+	if g := k.GetGpu().GetCores(); g > 0 {
+		opt[optResGPU] = strconv.FormatInt(g, 10)
+	}
+	if st := k.GetStorage(); st > 0 {
+		opt[optResStorage] = strconv.FormatInt(st, 10)
+	}
+	return pools
 }
 
 // newToken is 32 random bytes, in hex.

@@ -32,7 +32,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs := flag.NewFlagSet("fluidos-node", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o Options
-	var etcdEndpoints, peers, apiClients, price, blueprints, flavors, portRange, tlsCert, tlsKey, tlsCA string
+	var etcdEndpoints, peers, apiClients, price, blueprints, flavors, portRange, tlsCert, tlsKey, tlsCA, kubeconfig string
 	images := imageFlag{}
 	var hf cmdutil.HostFlags
 	fs.StringVar(&o.NodeID, "id", "", "node identifier, also its certificate's Common Name (required)")
@@ -64,7 +64,8 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.DurationVar(&o.RenewInterval, "renew-interval", 0, "how often this node renews the contracts it bought, and learns their health (default 10s)")
 	fs.DurationVar(&o.HealthInterval, "health-interval", 0, "how often what this node sold is checked, and restarted when it stopped (default 10s)")
 	fs.DurationVar(&o.OperationTimeout, "operation-timeout", 0, "bound of each provisioning operation (default 2m)")
-	fs.StringVar(&o.PlatformType, "platform", "local", "platform that provisions what this node sells: local (real processes) or fake (in memory, for demos)")
+	fs.StringVar(&o.PlatformType, "platform", "local", "platform that provisions what this node sells: local (real processes), kubernetes (a cluster: a K8Slice is a namespace with its own kubeconfig) or fake (in memory, for demos)")
+	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file of the cluster of --platform kubernetes (default: the cluster the node runs in)")
 	fs.StringVar(&o.PlatformDir, "platform-dir", "", "state directory of the platform (default: <data-dir>/platform)")
 	fs.StringVar(&portRange, "port-range", "", `ports the local platform hands out, "MIN-MAX" (default 20000-29999)`)
 	fs.Var(images, "image", "an executable buyers and blueprints may run, NAME=/absolute/path (repeatable)")
@@ -96,6 +97,9 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	o.Images = images
 	if o.PlatformProperties, err = platformProperties(portRange); err != nil {
+		return err
+	}
+	if err := kubeconfigFlag(&o, kubeconfig); err != nil {
 		return err
 	}
 	switch {

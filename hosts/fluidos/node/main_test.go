@@ -40,3 +40,36 @@ func TestReadBlueprints(t *testing.T) {
 		t.Errorf("bad: %v", err)
 	}
 }
+
+// TestKubeconfigFlag: --kubeconfig goes with --platform kubernetes and
+// becomes its KUBECONFIG access variable; a missing, empty or unusable
+// file fails naming the file, never quoting it.
+func TestKubeconfigFlag(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good")
+	bad := filepath.Join(dir, "bad")
+	empty := filepath.Join(dir, "empty")
+	const kc = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: https://127.0.0.1:6443\nusers:\n- name: u\n  user:\n    token: s3cret-token\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n"
+	for path, body := range map[string]string{good: kc, bad: "token: s3cret-never-shown\n[not yaml", empty: " \n"} {
+		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := Options{PlatformType: "kubernetes"}
+	if err := kubeconfigFlag(&o, good); err != nil || o.PlatformAccessVars["KUBECONFIG"] != kc {
+		t.Fatalf("a good kubeconfig: %v, access vars set %v", err, o.PlatformAccessVars["KUBECONFIG"] == kc)
+	}
+	if err := kubeconfigFlag(&Options{PlatformType: "local"}, good); err == nil || !strings.Contains(err.Error(), "--platform kubernetes") {
+		t.Errorf("--kubeconfig with --platform local: %v, want an error naming --platform kubernetes", err)
+	}
+	for _, path := range []string{bad, empty, filepath.Join(dir, "missing")} {
+		err := kubeconfigFlag(&Options{PlatformType: "kubernetes"}, path)
+		if err == nil || !strings.Contains(err.Error(), path) || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("--kubeconfig %s: %v, want an error naming the file and quoting nothing of it", path, err)
+		}
+	}
+	if err := kubeconfigFlag(&Options{PlatformType: "local"}, ""); err != nil {
+		t.Errorf("no --kubeconfig: %v", err)
+	}
+}

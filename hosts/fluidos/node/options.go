@@ -91,12 +91,14 @@ type Options struct {
 	PollInterval, RenewInterval time.Duration
 	// Platform provisions what the node sells; nil builds the platform
 	// registered as PlatformType (default "local": real processes) over
-	// PlatformDir (default DataDir/platform) with PlatformProperties, and
-	// closes it when the node stops.
+	// PlatformDir (default DataDir/platform) with PlatformProperties and
+	// PlatformAccessVars (secrets such as a Kubernetes platform's
+	// KUBECONFIG, never logged), and closes it when the node stops.
 	Platform           executor.Platform
 	PlatformType       string
 	PlatformDir        string
 	PlatformProperties map[string]string
+	PlatformAccessVars map[string]string
 	// Images are the executables buyers and blueprints may run, by name
 	// (allocator.Config.Images).
 	Images map[string]string

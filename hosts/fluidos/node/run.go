@@ -30,7 +30,8 @@ import (
 	"github.com/edgekit/edgekit/internal/etcd"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/platforms"
-	_ "github.com/edgekit/edgekit/platforms/fake" // registers "fake", for demos and tests
+	_ "github.com/edgekit/edgekit/platforms/fake"       // registers "fake", for demos and tests
+	_ "github.com/edgekit/edgekit/platforms/kubernetes" // registers "kubernetes"
 	"github.com/edgekit/edgekit/platforms/local"
 )
 
@@ -310,7 +311,7 @@ func openPlatform(o Options, log *slog.Logger) (executor.Platform, func(), error
 	if dir == "" {
 		dir = filepath.Join(o.DataDir, "platform")
 	}
-	p, err := platforms.New(typ, platforms.Config{Logger: log.With("side", "platform"), Dir: dir, Properties: o.PlatformProperties})
+	p, err := platforms.New(typ, platforms.Config{Logger: log.With("side", "platform"), Dir: dir, Properties: o.PlatformProperties, AccessVars: o.PlatformAccessVars})
 	if err != nil {
 		return nil, nil, fmt.Errorf("fluidos node: %w", err)
 	}

@@ -78,14 +78,23 @@ func (c *cli) showAllocationsCommand() *cobra.Command {
 }
 
 func (c *cli) showCredentialsCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "credentials ID",
+	var kubeconfigFile string
+	cmd := &cobra.Command{
+		Use:   "credentials ID [--kubeconfig FILE]",
 		Short: "Show the credentials a seller handed over for what the node bought (ID: the allocation's, the contract's or the solver's); the only command that shows them",
 		Long: `Show the credentials a seller handed over for what the node bought: the
 allocation's once provisioned, else the contract's. ID is the allocation's,
 the contract's or the solver's. No other command shows a password, a token
 or a kubeconfig; they are dropped from the node's records when the contract
-ends (released, expired or failed), and this command says so.`,
+ends (released, expired or failed), and this command says so.
+
+A K8Slice bought from a node whose cloudlet is a Kubernetes cluster comes
+with a kubeconfig of the slice's namespace: --kubeconfig FILE writes it to
+FILE, readable by its owner only (mode 0600), for kubectl and any other
+Kubernetes client:
+
+  show credentials c-t-... --kubeconfig slice.kubeconfig
+  kubectl --kubeconfig slice.kubeconfig create deployment web --image=nginx`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return c.call(cmd, func(api apiClients) error {
@@ -107,10 +116,15 @@ ends (released, expired or failed), and this command says so.`,
 				if err != nil {
 					return err
 				}
+				if kubeconfigFile != "" {
+					return c.writeKubeconfig(resp, kubeconfigFile)
+				}
 				return print(c.opts.Out, c.output, credentialsView, []*fluidos.PeeringTargetCredentials{resp.GetCredentials()}, true)
 			})
 		},
 	}
+	cmd.Flags().StringVar(&kubeconfigFile, "kubeconfig", "", "write the kubeconfig of a K8Slice to this file (mode 0600) instead of showing the credentials")
+	return cmd
 }
 
 // watchAllocation prints an allocation at each change until it ends.

@@ -238,6 +238,15 @@ func TestBuyAServiceUseItsCredentialsAndReleaseIt(t *testing.T) {
 	if err != nil || !strings.Contains(out, "cli-pass-123") || !strings.Contains(out, "admin") || !strings.Contains(out, "http://") {
 		t.Errorf("show credentials (%v):\n%s", err, out)
 	}
+	// A service comes with no kubeconfig: --kubeconfig says so and writes
+	// nothing.
+	file := filepath.Join(t.TempDir(), "kubeconfig")
+	if _, _, err := run(t, nw, alice, "show", "credentials", contract, "--kubeconfig", file); err == nil || !strings.Contains(err.Error(), "carries no kubeconfig") {
+		t.Errorf("show credentials --kubeconfig of a service: %v, want an error saying it carries no kubeconfig", err)
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("show credentials --kubeconfig of a service made %s: %v", file, err)
+	}
 	out, _, err = run(t, nw, bob, "show", "allocations", "-o", "yaml")
 	if err != nil || !strings.Contains(out, "ALLOCATION_STATE_ACTIVE") || strings.Contains(out, "cli-pass-123") {
 		t.Errorf("bob's allocations (%v): active, without the buyer's password, expected:\n%s", err, out)

@@ -64,8 +64,9 @@ func NewCommand(o Options) *cobra.Command {
   fluidos show flavors [--peers] [--type TYPE] [--filter KEY=VALUE ...]
   fluidos show contracts [ID] [--role sold|bought]; fluidos release contract ID
   fluidos show allocations [ID] [--role sold|bought]; fluidos watch allocation ID
-  fluidos show credentials ID                 (what a seller handed over for what was bought:
-                                              the only command that shows secrets; gone once the contract ends)
+  fluidos show credentials ID [--kubeconfig FILE]   (what a seller handed over for what was bought:
+                                              the only command that shows secrets; gone once the contract ends;
+                                              a K8Slice's kubeconfig, when it has one, to FILE, mode 0600)
   fluidos create instance NAME --contract ID --image IMAGE --cpu Q --memory Q [--port P/PROTO] [--env K=V]
   fluidos show instances --contract ID; fluidos delete instance NAME --contract ID
   fluidos create blueprint -f FILE; fluidos show blueprints; fluidos delete blueprint ID
