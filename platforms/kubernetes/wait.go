@@ -37,6 +37,7 @@ func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas in
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = r.sel }))
 	podInf := f.Core().V1().Pods().Informer()
 	depInf := f.Apps().V1().Deployments().Informer()
+	rsInf := f.Apps().V1().ReplicaSets().Informer()
 	changed := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -53,6 +54,9 @@ func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas in
 		return nil, err
 	}
 	if _, err := depInf.AddEventHandler(h); err != nil {
+		return nil, err
+	}
+	if _, err := rsInf.AddEventHandler(h); err != nil {
 		return nil, err
 	}
 	stop := make(chan struct{})
@@ -73,7 +77,7 @@ func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas in
 	}
 	last := ""
 	for {
-		done, pods, msg, err := rolloutState(depInf.GetStore(), podInf.GetStore(), r.name, gen, replicas)
+		done, pods, msg, err := rolloutState(depInf.GetStore(), rsInf.GetStore(), podInf.GetStore(), r.name, gen, replicas)
 		if err != nil {
 			return nil, err
 		}
@@ -92,8 +96,10 @@ func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas in
 	}
 }
 
-// rolloutState reads where a rollout is from the watched objects.
-func rolloutState(deps, pods cache.Store, name string, gen int64, replicas int32) (done bool, ready []*corev1.Pod, msg string, err error) {
+// rolloutState reads where a rollout is from the watched objects. Only
+// the pods of the current template can fail it: a pod of an older one (an
+// earlier update's pod that could not run) is being replaced.
+func rolloutState(deps, rss, pods cache.Store, name string, gen int64, replicas int32) (done bool, ready []*corev1.Pod, msg string, err error) {
 	var d *appsv1.Deployment
 	for _, o := range deps.List() {
 		if x := o.(*appsv1.Deployment); x.Name == name {
@@ -112,9 +118,14 @@ func rolloutState(deps, pods cache.Store, name string, gen int64, replicas int32
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	// The cluster's reasons first: they end the wait.
-	for _, p := range all {
-		if err := podFailure(p); err != nil {
-			return false, nil, "", err
+	if hash := currentTemplate(d, rss, gen); hash != "" {
+		for _, p := range all {
+			if p.Labels[appsv1.DefaultDeploymentUniqueLabelKey] != hash {
+				continue
+			}
+			if err := podFailure(p); err != nil {
+				return false, nil, "", err
+			}
 		}
 	}
 	for _, cond := range d.Status.Conditions {
@@ -145,6 +156,36 @@ func rolloutState(deps, pods cache.Store, name string, gen int64, replicas int32
 		return false, nil, fmt.Sprintf("Waiting for %d pods to stop", len(all)), nil
 	}
 	return false, nil, fmt.Sprintf("Waiting for %d/%d pods ready", readyNow, replicas), nil
+}
+
+// revisionAnnotation is the Deployment controller's revision of a
+// Deployment and of its ReplicaSets.
+const revisionAnnotation = "deployment.kubernetes.io/revision"
+
+// currentTemplate is the pod-template-hash of d's pods of its current
+// template (generation gen or later), once the Deployment controller made
+// its ReplicaSet; "" before.
+func currentTemplate(d *appsv1.Deployment, rss cache.Store, gen int64) string {
+	if d.Generation < gen || d.Status.ObservedGeneration < d.Generation {
+		return ""
+	}
+	rev := d.Annotations[revisionAnnotation]
+	if rev == "" {
+		return ""
+	}
+	for _, o := range rss.List() {
+		rs := o.(*appsv1.ReplicaSet)
+		owned := false
+		for _, ref := range rs.OwnerReferences {
+			if ref.Controller != nil && *ref.Controller && ref.UID == d.UID {
+				owned = true
+			}
+		}
+		if owned && rs.Annotations[revisionAnnotation] == rev {
+			return rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+		}
+	}
+	return ""
 }
 
 // podFailure is the cluster's reason why p cannot run, or nil.
