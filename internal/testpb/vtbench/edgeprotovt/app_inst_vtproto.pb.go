@@ -38,6 +38,13 @@ func (m *AppInstRuntime) CloneVT() *AppInstRuntime {
 		copy(tmpContainer, rhs)
 		r.Ports = tmpContainer
 	}
+	if rhs := m.Endpoints; rhs != nil {
+		tmpContainer := make([]*ServiceEndpoint, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Endpoints = tmpContainer
+	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -46,6 +53,27 @@ func (m *AppInstRuntime) CloneVT() *AppInstRuntime {
 }
 
 func (m *AppInstRuntime) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ServiceEndpoint) CloneVT() *ServiceEndpoint {
+	if m == nil {
+		return (*ServiceEndpoint)(nil)
+	}
+	r := new(ServiceEndpoint)
+	r.Kind = m.Kind
+	r.Host = m.Host
+	r.Port = m.Port
+	r.Protocol = m.Protocol
+	r.TargetPort = m.TargetPort
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ServiceEndpoint) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
@@ -158,11 +186,59 @@ func (this *AppInstRuntime) EqualVT(that *AppInstRuntime) bool {
 			return false
 		}
 	}
+	if len(this.Endpoints) != len(that.Endpoints) {
+		return false
+	}
+	for i, vx := range this.Endpoints {
+		vy := that.Endpoints[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ServiceEndpoint{}
+			}
+			if q == nil {
+				q = &ServiceEndpoint{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
 func (this *AppInstRuntime) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*AppInstRuntime)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ServiceEndpoint) EqualVT(that *ServiceEndpoint) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Kind != that.Kind {
+		return false
+	}
+	if this.Host != that.Host {
+		return false
+	}
+	if this.Port != that.Port {
+		return false
+	}
+	if this.Protocol != that.Protocol {
+		return false
+	}
+	if this.TargetPort != that.TargetPort {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ServiceEndpoint) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ServiceEndpoint)
 	if !ok {
 		return false
 	}
