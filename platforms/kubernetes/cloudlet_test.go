@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,8 +39,11 @@ func TestShippedClusterRoleIsEnough(t *testing.T) {
 	short := role.DeepCopy()
 	short.Name = "edgekit-platform-short"
 	for i, r := range short.Rules {
-		if len(r.APIGroups) == 1 && r.APIGroups[0] == "apps" {
+		if len(r.APIGroups) == 1 && r.APIGroups[0] == "apps" && slices.Contains(r.Resources, "deployments") {
+			short.Rules[i].Resources = []string{"deployments"}
 			short.Rules[i].Verbs = []string{"get", "list", "watch", "create", "patch"}
+			others := slices.DeleteFunc(slices.Clone(r.Resources), func(s string) bool { return s == "deployments" })
+			short.Rules = append(short.Rules, rbacv1.PolicyRule{APIGroups: r.APIGroups, Resources: others, Verbs: r.Verbs})
 		}
 	}
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, short, metav1.CreateOptions{}); err != nil {
@@ -75,6 +79,24 @@ func TestShippedClusterRoleIsEnough(t *testing.T) {
 	ci := testCluster(ok, "rbac")
 	if err := p.CreateCluster(ctx, ok, ci, nil, &steps{}); err != nil {
 		t.Fatalf("CreateCluster with the shipped ClusterRole: %v", err)
+	}
+	// An instance of an image and one of a manifest (its rollouts are
+	// watched through Deployments, ReplicaSets, StatefulSets and pods).
+	app := testApp()
+	inst := testInst(ci, app, "rbac-image")
+	if _, err := p.CreateAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatalf("CreateAppInst with the shipped ClusterRole: %v", err)
+	}
+	if err := p.DeleteAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatalf("DeleteAppInst with the shipped ClusterRole: %v", err)
+	}
+	mapp := manifestApp(twoDocManifest + statefulSetDoc)
+	minst := testInst(ci, mapp, "rbac-manifest")
+	if _, err := p.CreateAppInst(ctx, ci, mapp, minst, nil, &steps{}); err != nil {
+		t.Fatalf("CreateAppInst of a manifest with the shipped ClusterRole: %v", err)
+	}
+	if err := p.DeleteAppInst(ctx, ci, mapp, minst, nil, &steps{}); err != nil {
+		t.Fatalf("DeleteAppInst of a manifest with the shipped ClusterRole: %v", err)
 	}
 	if err := p.DeleteCluster(ctx, ok, ci, nil, &steps{}); err != nil {
 		t.Fatalf("DeleteCluster with the shipped ClusterRole: %v", err)

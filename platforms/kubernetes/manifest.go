@@ -247,6 +247,11 @@ func (p *Platform) deployManifest(ctx context.Context, c *conn, r appRefs, ann m
 	gens := map[string]int64{}
 	for _, o := range objs {
 		u := o.u.DeepCopy()
+		// What the API server owns (an object exported from a cluster
+		// carries it) is not written.
+		for _, f := range []string{"resourceVersion", "uid", "generation", "managedFields", "creationTimestamp", "deletionTimestamp", "ownerReferences", "selfLink"} {
+			unstructured.RemoveNestedField(u.Object, "metadata", f)
+		}
 		u.SetNamespace(r.ns)
 		u.SetLabels(mergeLabels(u.GetLabels(), labels))
 		u.SetAnnotations(mergeLabels(u.GetAnnotations(), ann))

@@ -39,6 +39,8 @@ apiVersion: v1
 kind: Service
 metadata:
   name: web
+  resourceVersion: "12345"
+  uid: 0d9f6a4e-0000-4000-8000-000000000000
 spec:
   selector:
     app: web
@@ -75,8 +77,9 @@ func manifestApp(manifest string) *edgeproto.App {
 	}
 }
 
-// TestManifestApp: an App given as a two-document manifest (Deployment and
-// Service) is applied into the cluster's namespace with the field manager
+// TestManifestApp: an App given as a manifest (a Deployment, a Service
+// exported from a cluster with its resourceVersion and uid, a StatefulSet)
+// is applied into the cluster's namespace with the field manager
 // edgekit, every object labelled with the instance and fenced, goes READY
 // once the Deployment's pods are, is listed by ListInsts, prunes what an
 // updated manifest drops, and is deleted by label.
