@@ -43,7 +43,9 @@ func TestShippedClusterRoleIsEnough(t *testing.T) {
 			short.Rules[i].Resources = []string{"deployments"}
 			short.Rules[i].Verbs = []string{"get", "list", "watch", "create", "patch"}
 			others := slices.DeleteFunc(slices.Clone(r.Resources), func(s string) bool { return s == "deployments" })
-			short.Rules = append(short.Rules, rbacv1.PolicyRule{APIGroups: r.APIGroups, Resources: others, Verbs: r.Verbs})
+			if len(others) > 0 {
+				short.Rules = append(short.Rules, rbacv1.PolicyRule{APIGroups: r.APIGroups, Resources: others, Verbs: r.Verbs})
+			}
 		}
 	}
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, short, metav1.CreateOptions{}); err != nil {

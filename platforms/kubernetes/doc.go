@@ -77,9 +77,10 @@
 //     anything is written. A record ConfigMap (<instance>-manifest) lists
 //     the resources written, so that an update deletes the objects the
 //     manifest no longer holds and a delete finds every kind; it also
-//     stands for the instance in ListInsts. Readiness waits for the
-//     manifest's Deployments and StatefulSets, with the same reasons as
-//     above; power off and reboot are refused (ErrUnsupported).
+//     stands for the instance in ListInsts. A Deployment of the manifest
+//     that sets no progressDeadlineSeconds gets the platform's. Readiness
+//     waits for the manifest's Deployments and StatefulSets, with the same
+//     reasons as above; power off and reboot are refused (ErrUnsupported).
 //   - TrustPolicy: an egress NetworkPolicy in every namespace of the
 //     cloudlet (tcp and udp rules to CIDRs and port ranges; DNS stays
 //     allowed; icmp is refused: NetworkPolicies cannot express it); an

@@ -263,6 +263,17 @@ func (p *Platform) deployManifest(ctx context.Context, c *conn, r appRefs, ann m
 				return nil, fmt.Errorf("%s: manifest: %s: %v", what, o, err)
 			}
 		}
+		// A Deployment that sets no progress deadline gets the one of
+		// the platform's own (see Config.ProgressDeadline).
+		if o.gvr == gvrDeployment {
+			if _, set, _ := unstructured.NestedFieldNoCopy(u.Object, "spec", "progressDeadlineSeconds"); !set {
+				if pd := p.progressDeadline(ctx); pd != nil {
+					if err := unstructured.SetNestedField(u.Object, int64(*pd), "spec", "progressDeadlineSeconds"); err != nil {
+						return nil, fmt.Errorf("%s: manifest: %s: %v", what, o, err)
+					}
+				}
+			}
+		}
 		out, err := apply(ctx, c, o.gvr, r.ns, u.GetName(), fixed(u))
 		if err != nil {
 			return nil, fmt.Errorf("%s: manifest: %s: %w", what, o, err)

@@ -1,10 +1,12 @@
 package kubernetes
 
 import (
+	"context"
 	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -220,5 +222,42 @@ func TestManifestRefused(t *testing.T) {
 	cms, _ := cs.CoreV1().ConfigMaps(r.ns).List(ctx, metav1.ListOptions{LabelSelector: r.sel})
 	if len(svcs.Items)+len(cms.Items) != 0 {
 		t.Errorf("a refused manifest wrote %d services and %d config maps", len(svcs.Items), len(cms.Items))
+	}
+}
+
+// TestStuckRolloutEndsWithProgressDeadline: pods held by a scheduling gate
+// stay pending with no reason of their own (nothing fails, nothing
+// progresses). The platform gives the Deployment its progress deadline, so
+// the create ends with the Deployment's ProgressDeadlineExceeded condition
+// (ErrRollout) rather than running into the operation's timeout, which
+// with Kubernetes' default deadline (600 s) comes first.
+func TestStuckRolloutEndsWithProgressDeadline(t *testing.T) {
+	env := testEnv(t)
+	p, err := New(Config{ProgressDeadline: 10 * time.Second, Kubeconfig: env.AdminKubeconfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+	cl := testCloudlet("stuck", env.AdminKubeconfig())
+	ci := testCluster(cl, "stuck")
+	if err := p.CreateCluster(ctx, cl, ci, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.DeleteCluster(testCtx(t), cl, ci, nil, &steps{}) })
+	gated := strings.Replace(strings.Split(twoDocManifest, "---")[0], "    spec:\n      containers:",
+		"    spec:\n      schedulingGates:\n      - name: example.com/never\n      containers:", 1)
+	if !strings.Contains(gated, "schedulingGates") {
+		t.Fatalf("the manifest was not gated:\n%s", gated)
+	}
+	app := manifestApp(gated)
+	inst := testInst(ci, app, "stuck")
+	cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	_, err = p.CreateAppInst(cctx, ci, app, inst, nil, &steps{})
+	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "ProgressDeadlineExceeded") {
+		t.Fatalf("create of pods that never schedule: %v, want ErrRollout naming ProgressDeadlineExceeded", err)
+	}
+	if err := p.DeleteAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatal(err)
 	}
 }
