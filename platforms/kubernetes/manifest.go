@@ -410,7 +410,7 @@ func manifestState(deps, stss, pods cache.Store, gens map[string]int64) (done bo
 			continue
 		}
 		found["deployments/"+d.Name] = true
-		for _, cond := range d.Status.Conditions {
+		for _, cond := range observedConditions(d, gen) {
 			switch {
 			case cond.Type == appsv1.DeploymentProgressing && cond.Status == corev1.ConditionFalse:
 				return false, nil, "", fmt.Errorf("%w: deployment %s/%s: %s: %s", ErrRollout, d.Namespace, d.Name, cond.Reason, cond.Message)

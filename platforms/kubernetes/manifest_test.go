@@ -257,6 +257,12 @@ func TestStuckRolloutEndsWithProgressDeadline(t *testing.T) {
 	if !errors.Is(err, ErrRollout) || !strings.Contains(err.Error(), "ProgressDeadlineExceeded") {
 		t.Fatalf("create of pods that never schedule: %v, want ErrRollout naming ProgressDeadlineExceeded", err)
 	}
+	// The gate lifted by an update: the condition of the stuck rollout
+	// does not fail the new one.
+	app.DeploymentManifest = strings.Split(twoDocManifest, "---")[0]
+	if _, err := p.UpdateAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatalf("update lifting the gate: %v", err)
+	}
 	if err := p.DeleteAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
 		t.Fatal(err)
 	}

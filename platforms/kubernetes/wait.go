@@ -128,7 +128,9 @@ func rolloutState(deps, rss, pods cache.Store, name string, gen int64, replicas 
 			}
 		}
 	}
-	for _, cond := range d.Status.Conditions {
+	// The conditions speak of the generation the controller observed: a
+	// stuck rollout an update just replaced is not this one's.
+	for _, cond := range observedConditions(d, gen) {
 		switch {
 		case cond.Type == appsv1.DeploymentProgressing && cond.Status == corev1.ConditionFalse:
 			return false, nil, "", fmt.Errorf("%w: deployment %s/%s: %s: %s", ErrRollout, d.Namespace, d.Name, cond.Reason, cond.Message)
@@ -156,6 +158,15 @@ func rolloutState(deps, rss, pods cache.Store, name string, gen int64, replicas 
 		return false, nil, fmt.Sprintf("Waiting for %d pods to stop", len(all)), nil
 	}
 	return false, nil, fmt.Sprintf("Waiting for %d/%d pods ready", readyNow, replicas), nil
+}
+
+// observedConditions are d's conditions once the Deployment controller
+// observed its generation (gen or later), none before.
+func observedConditions(d *appsv1.Deployment, gen int64) []appsv1.DeploymentCondition {
+	if d.Generation < gen || d.Status.ObservedGeneration < d.Generation {
+		return nil
+	}
+	return d.Status.Conditions
 }
 
 // revisionAnnotation is the Deployment controller's revision of a

@@ -69,3 +69,23 @@ func TestRolloutStateReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestRolloutStateIgnoresConditionsOfAReplacedRollout: the stuck
+// condition of the rollout an update just replaced (a generation the
+// Deployment controller has not observed yet) does not fail the new one.
+func TestRolloutStateIgnoresConditionsOfAReplacedRollout(t *testing.T) {
+	one := int32(1)
+	deps := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	_ = deps.Add(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "ns", Generation: 3},
+		Spec: appsv1.DeploymentSpec{Replicas: &one}, Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Conditions: []appsv1.DeploymentCondition{
+			{Type: appsv1.DeploymentProgressing, Status: corev1.ConditionFalse, Reason: "ProgressDeadlineExceeded"}}}})
+	empty := cache.NewStore(cache.MetaNamespaceKeyFunc)
+	done, _, msg, err := rolloutState(deps, empty, empty, "d", 3, 1)
+	if err != nil || done || !strings.HasPrefix(msg, "Waiting for") {
+		t.Fatalf("rollout of generation 3 with generation 2's stuck condition: done %v, %q, %v; want still waiting", done, msg, err)
+	}
+	done, _, _, err = manifestState(deps, empty, empty, map[string]int64{"deployments/d": 3})
+	if err != nil || done {
+		t.Fatalf("manifest rollout of generation 3 with generation 2's stuck condition: done %v, %v; want still waiting", done, err)
+	}
+}
