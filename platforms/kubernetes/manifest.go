@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/yaml"
 
@@ -324,63 +323,13 @@ func hasTemplate(u *unstructured.Unstructured) bool {
 // A pod that cannot run or a stuck rollout ends it with the cluster's
 // reason. It returns the instance's ready pods.
 func waitManifest(ctx context.Context, c *conn, r appRefs, gens map[string]int64, pr interface{ Step(string) }) ([]*corev1.Pod, error) {
-	f := informers.NewSharedInformerFactoryWithOptions(c.cs, 0, informers.WithNamespace(r.ns),
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = r.sel }))
-	podInf := f.Core().V1().Pods().Informer()
-	depInf := f.Apps().V1().Deployments().Informer()
-	stsInf := f.Apps().V1().StatefulSets().Informer()
-	changed := make(chan struct{}, 1)
-	poke := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}
-	h := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { poke() },
-		UpdateFunc: func(any, any) { poke() },
-		DeleteFunc: func(any) { poke() },
-	}
-	for _, inf := range []cache.SharedIndexInformer{podInf, depInf, stsInf} {
-		if _, err := inf.AddEventHandler(h); err != nil {
-			return nil, err
-		}
-	}
-	stop := make(chan struct{})
-	defer func() {
-		close(stop)
-		f.Shutdown()
-	}()
-	f.Start(stop)
-	synced := make(chan struct{})
-	go func() {
-		defer close(synced)
-		f.WaitForCacheSync(stop)
-	}()
-	select {
-	case <-synced:
-	case <-ctx.Done():
-		return nil, fmt.Errorf("watching the manifest's workloads in %s: %w", r.ns, ctxErr(ctx))
-	}
-	last := ""
-	for {
-		done, pods, msg, err := manifestState(depInf.GetStore(), stsInf.GetStore(), podInf.GetStore(), gens)
-		if err != nil {
-			return nil, err
-		}
-		if msg != last && pr != nil {
-			pr.Step(msg)
-			last = msg
-		}
-		if done {
-			return pods, nil
-		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("manifest in %s: %s: %w", r.ns, msg, ctxErr(ctx))
-		}
-	}
+	var pods []*corev1.Pod
+	err := watchInstance(ctx, c, r, "manifest in "+r.ns, pr, func(w watched) (bool, string, error) {
+		done, ready, msg, err := manifestState(w.deps, w.stss, w.pods, gens)
+		pods = ready
+		return done, msg, err
+	})
+	return pods, err
 }
 
 // manifestState reads where the manifest's workloads are.

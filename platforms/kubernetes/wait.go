@@ -33,11 +33,29 @@ var waitingReasons = map[string]bool{
 // loop) or a Deployment condition that says the rollout is stuck fails it
 // with the cluster's reason. It returns the ready pods.
 func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas int32, pr interface{ Step(string) }) ([]*corev1.Pod, error) {
+	var pods []*corev1.Pod
+	err := watchInstance(ctx, c, r, "deployment "+r.ns+"/"+r.name, pr, func(w watched) (bool, string, error) {
+		done, ready, msg, err := rolloutState(w.deps, w.rss, w.pods, r.name, gen, replicas)
+		pods = ready
+		return done, msg, err
+	})
+	return pods, err
+}
+
+// watched are the stores of an instance's watched objects.
+type watched struct{ pods, deps, rss, stss cache.Store }
+
+// watchInstance watches the instance's pods, Deployments, ReplicaSets and
+// StatefulSets (label r.sel in r.ns) and calls state on every change until
+// it reports done or an error, reporting its message as progress when it
+// changes. what names what is waited for, in errors.
+func watchInstance(ctx context.Context, c *conn, r appRefs, what string, pr interface{ Step(string) }, state func(watched) (done bool, msg string, err error)) error {
 	f := informers.NewSharedInformerFactoryWithOptions(c.cs, 0, informers.WithNamespace(r.ns),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = r.sel }))
 	podInf := f.Core().V1().Pods().Informer()
 	depInf := f.Apps().V1().Deployments().Informer()
 	rsInf := f.Apps().V1().ReplicaSets().Informer()
+	stsInf := f.Apps().V1().StatefulSets().Informer()
 	changed := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -50,14 +68,10 @@ func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas in
 		UpdateFunc: func(any, any) { poke() },
 		DeleteFunc: func(any) { poke() },
 	}
-	if _, err := podInf.AddEventHandler(h); err != nil {
-		return nil, err
-	}
-	if _, err := depInf.AddEventHandler(h); err != nil {
-		return nil, err
-	}
-	if _, err := rsInf.AddEventHandler(h); err != nil {
-		return nil, err
+	for _, inf := range []cache.SharedIndexInformer{podInf, depInf, rsInf, stsInf} {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return err
+		}
 	}
 	stop := make(chan struct{})
 	defer func() {
@@ -73,25 +87,26 @@ func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas in
 	select {
 	case <-synced:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("watching deployment %s/%s: %w", r.ns, r.name, ctxErr(ctx))
+		return fmt.Errorf("watching %s: %w", what, ctxErr(ctx))
 	}
+	w := watched{pods: podInf.GetStore(), deps: depInf.GetStore(), rss: rsInf.GetStore(), stss: stsInf.GetStore()}
 	last := ""
 	for {
-		done, pods, msg, err := rolloutState(depInf.GetStore(), rsInf.GetStore(), podInf.GetStore(), r.name, gen, replicas)
+		done, msg, err := state(w)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if msg != last && pr != nil {
 			pr.Step(msg)
 			last = msg
 		}
 		if done {
-			return pods, nil
+			return nil
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("deployment %s/%s: %s: %w", r.ns, r.name, msg, ctxErr(ctx))
+			return fmt.Errorf("%s: %s: %w", what, msg, ctxErr(ctx))
 		}
 	}
 }
