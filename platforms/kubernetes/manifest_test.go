@@ -178,7 +178,7 @@ func TestManifestApp(t *testing.T) {
 
 // TestManifestRefused: a manifest holding a cluster-scoped object or an
 // object of another namespace is refused naming the object, malformed YAML
-// naming its document, and nothing is written.
+// naming its document, power off is refused, and nothing is written.
 func TestManifestRefused(t *testing.T) {
 	env := testEnv(t)
 	cs := admin(t, env)
@@ -216,6 +216,14 @@ func TestManifestRefused(t *testing.T) {
 				t.Errorf("%s: %v, want it to name %q", tc.name, err, q)
 			}
 		}
+	}
+	// Power off of a manifest instance is refused: the platform does not
+	// know its workloads' replicas.
+	app := manifestApp(svc)
+	off := testInst(ci, app, "refused")
+	off.PowerState = edgeproto.PowerState_POWER_STATE_POWER_OFF_REQUESTED
+	if _, err := p.UpdateAppInst(ctx, ci, app, off, nil, &steps{}); !errors.Is(err, executor.ErrUnsupported) {
+		t.Errorf("power off of a manifest instance: %v, want ErrUnsupported", err)
 	}
 	r := refsOf(ci, testInst(ci, manifestApp(""), "refused"))
 	svcs, _ := cs.CoreV1().Services(r.ns).List(ctx, metav1.ListOptions{LabelSelector: r.sel})
