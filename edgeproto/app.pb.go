@@ -208,6 +208,67 @@ func (PortProtocol) EnumDescriptor() ([]byte, []int) {
 	return file_edgeproto_v1_app_proto_rawDescGZIP(), []int{2}
 }
 
+// AccessType is how an application's ports are reached from outside the
+// cluster it runs in.
+type AccessType int32
+
+const (
+	// Not set; the platform's default (on Kubernetes: inside the cluster
+	// only, or through a load balancer when a port sets public_port).
+	AccessType_ACCESS_TYPE_UNSPECIFIED AccessType = 0
+	// Only from inside the cluster (a ClusterIP Service on Kubernetes).
+	AccessType_ACCESS_TYPE_INTERNAL AccessType = 1
+	// Directly on the addresses of the cluster's nodes (a NodePort Service
+	// on Kubernetes).
+	AccessType_ACCESS_TYPE_DIRECT AccessType = 2
+	// Through a load balancer of the cluster (a LoadBalancer Service on
+	// Kubernetes).
+	AccessType_ACCESS_TYPE_LOAD_BALANCER AccessType = 3
+)
+
+// Enum value maps for AccessType.
+var (
+	AccessType_name = map[int32]string{
+		0: "ACCESS_TYPE_UNSPECIFIED",
+		1: "ACCESS_TYPE_INTERNAL",
+		2: "ACCESS_TYPE_DIRECT",
+		3: "ACCESS_TYPE_LOAD_BALANCER",
+	}
+	AccessType_value = map[string]int32{
+		"ACCESS_TYPE_UNSPECIFIED":   0,
+		"ACCESS_TYPE_INTERNAL":      1,
+		"ACCESS_TYPE_DIRECT":        2,
+		"ACCESS_TYPE_LOAD_BALANCER": 3,
+	}
+)
+
+func (x AccessType) Enum() *AccessType {
+	p := new(AccessType)
+	*p = x
+	return p
+}
+
+func (x AccessType) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (AccessType) Descriptor() protoreflect.EnumDescriptor {
+	return file_edgeproto_v1_app_proto_enumTypes[3].Descriptor()
+}
+
+func (AccessType) Type() protoreflect.EnumType {
+	return &file_edgeproto_v1_app_proto_enumTypes[3]
+}
+
+func (x AccessType) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use AccessType.Descriptor instead.
+func (AccessType) EnumDescriptor() ([]byte, []int) {
+	return file_edgeproto_v1_app_proto_rawDescGZIP(), []int{3}
+}
+
 // Port is a port an application listens on and where it is reached.
 type Port struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -476,7 +537,9 @@ type App struct {
 	// When the application was created.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,18,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When the application was last updated.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,19,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// How the application's ports are reached from outside its cluster.
+	AccessType    AccessType `protobuf:"varint,20,opt,name=access_type,json=accessType,proto3,enum=edgeproto.v1.AccessType" json:"access_type,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -644,6 +707,13 @@ func (x *App) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *App) GetAccessType() AccessType {
+	if x != nil {
+		return x.AccessType
+	}
+	return AccessType_ACCESS_TYPE_UNSPECIFIED
+}
+
 var File_edgeproto_v1_app_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_app_proto_rawDesc = "" +
@@ -668,7 +738,7 @@ const file_edgeproto_v1_app_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value\x12\x16\n" +
 	"\x06secret\x18\x03 \x01(\bR\x06secret\x12&\n" +
-	"\fsecret_value\x18\x04 \x01(\tB\x03\x80\x01\x01R\vsecretValue\"\xcc\a\n" +
+	"\fsecret_value\x18\x04 \x01(\tB\x03\x80\x01\x01R\vsecretValue\"\x87\b\n" +
 	"\x03App\x12.\n" +
 	"\x03key\x18\x01 \x01(\v2\x14.edgeproto.v1.AppKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x126\n" +
 	"\n" +
@@ -695,7 +765,9 @@ const file_edgeproto_v1_app_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x12 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x1a>\n" +
+	"updated_at\x18\x13 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x129\n" +
+	"\vaccess_type\x18\x14 \x01(\x0e2\x18.edgeproto.v1.AccessTypeR\n" +
+	"accessType\x1a>\n" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01:\x06\x92\xcf\x1c\x02\x10\x01*\xa5\x01\n" +
@@ -716,7 +788,13 @@ const file_edgeproto_v1_app_proto_rawDesc = "" +
 	"\x19PORT_PROTOCOL_UNSPECIFIED\x10\x00\x12\x15\n" +
 	"\x11PORT_PROTOCOL_TCP\x10\x01\x12\x15\n" +
 	"\x11PORT_PROTOCOL_UDP\x10\x02\x12\x16\n" +
-	"\x12PORT_PROTOCOL_HTTP\x10\x03B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
+	"\x12PORT_PROTOCOL_HTTP\x10\x03*z\n" +
+	"\n" +
+	"AccessType\x12\x1b\n" +
+	"\x17ACCESS_TYPE_UNSPECIFIED\x10\x00\x12\x18\n" +
+	"\x14ACCESS_TYPE_INTERNAL\x10\x01\x12\x16\n" +
+	"\x12ACCESS_TYPE_DIRECT\x10\x02\x12\x1d\n" +
+	"\x19ACCESS_TYPE_LOAD_BALANCER\x10\x03B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
 
 var (
 	file_edgeproto_v1_app_proto_rawDescOnce sync.Once
@@ -730,38 +808,40 @@ func file_edgeproto_v1_app_proto_rawDescGZIP() []byte {
 	return file_edgeproto_v1_app_proto_rawDescData
 }
 
-var file_edgeproto_v1_app_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_edgeproto_v1_app_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_edgeproto_v1_app_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_edgeproto_v1_app_proto_goTypes = []any{
 	(ImageType)(0),                // 0: edgeproto.v1.ImageType
 	(HealthCheck)(0),              // 1: edgeproto.v1.HealthCheck
 	(PortProtocol)(0),             // 2: edgeproto.v1.PortProtocol
-	(*Port)(nil),                  // 3: edgeproto.v1.Port
-	(*ConfigFile)(nil),            // 4: edgeproto.v1.ConfigFile
-	(*EnvVar)(nil),                // 5: edgeproto.v1.EnvVar
-	(*App)(nil),                   // 6: edgeproto.v1.App
-	nil,                           // 7: edgeproto.v1.App.AnnotationsEntry
-	(*AppKey)(nil),                // 8: edgeproto.v1.AppKey
-	(*SecurityRule)(nil),          // 9: edgeproto.v1.SecurityRule
-	(*timestamppb.Timestamp)(nil), // 10: google.protobuf.Timestamp
+	(AccessType)(0),               // 3: edgeproto.v1.AccessType
+	(*Port)(nil),                  // 4: edgeproto.v1.Port
+	(*ConfigFile)(nil),            // 5: edgeproto.v1.ConfigFile
+	(*EnvVar)(nil),                // 6: edgeproto.v1.EnvVar
+	(*App)(nil),                   // 7: edgeproto.v1.App
+	nil,                           // 8: edgeproto.v1.App.AnnotationsEntry
+	(*AppKey)(nil),                // 9: edgeproto.v1.AppKey
+	(*SecurityRule)(nil),          // 10: edgeproto.v1.SecurityRule
+	(*timestamppb.Timestamp)(nil), // 11: google.protobuf.Timestamp
 }
 var file_edgeproto_v1_app_proto_depIdxs = []int32{
 	2,  // 0: edgeproto.v1.Port.proto:type_name -> edgeproto.v1.PortProtocol
-	8,  // 1: edgeproto.v1.App.key:type_name -> edgeproto.v1.AppKey
+	9,  // 1: edgeproto.v1.App.key:type_name -> edgeproto.v1.AppKey
 	0,  // 2: edgeproto.v1.App.image_type:type_name -> edgeproto.v1.ImageType
-	3,  // 3: edgeproto.v1.App.ports:type_name -> edgeproto.v1.Port
-	4,  // 4: edgeproto.v1.App.configs:type_name -> edgeproto.v1.ConfigFile
-	5,  // 5: edgeproto.v1.App.env_vars:type_name -> edgeproto.v1.EnvVar
+	4,  // 3: edgeproto.v1.App.ports:type_name -> edgeproto.v1.Port
+	5,  // 4: edgeproto.v1.App.configs:type_name -> edgeproto.v1.ConfigFile
+	6,  // 5: edgeproto.v1.App.env_vars:type_name -> edgeproto.v1.EnvVar
 	1,  // 6: edgeproto.v1.App.health_check:type_name -> edgeproto.v1.HealthCheck
-	9,  // 7: edgeproto.v1.App.required_outbound_connections:type_name -> edgeproto.v1.SecurityRule
-	7,  // 8: edgeproto.v1.App.annotations:type_name -> edgeproto.v1.App.AnnotationsEntry
-	10, // 9: edgeproto.v1.App.created_at:type_name -> google.protobuf.Timestamp
-	10, // 10: edgeproto.v1.App.updated_at:type_name -> google.protobuf.Timestamp
-	11, // [11:11] is the sub-list for method output_type
-	11, // [11:11] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	10, // 7: edgeproto.v1.App.required_outbound_connections:type_name -> edgeproto.v1.SecurityRule
+	8,  // 8: edgeproto.v1.App.annotations:type_name -> edgeproto.v1.App.AnnotationsEntry
+	11, // 9: edgeproto.v1.App.created_at:type_name -> google.protobuf.Timestamp
+	11, // 10: edgeproto.v1.App.updated_at:type_name -> google.protobuf.Timestamp
+	3,  // 11: edgeproto.v1.App.access_type:type_name -> edgeproto.v1.AccessType
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_edgeproto_v1_app_proto_init() }
@@ -776,7 +856,7 @@ func file_edgeproto_v1_app_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_edgeproto_v1_app_proto_rawDesc), len(file_edgeproto_v1_app_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,

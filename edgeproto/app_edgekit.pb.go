@@ -146,6 +146,7 @@ const (
 	AppFieldAnnotations                             = "17"   // annotations
 	AppFieldCreatedAt                               = "18"   // created_at
 	AppFieldUpdatedAt                               = "19"   // updated_at
+	AppFieldAccessType                              = "20"   // access_type
 )
 
 var _App_shape = &fieldmap.Shape{Size: unsafe.Sizeof(App{}), Fields: []fieldmap.ShapeField{
@@ -168,6 +169,7 @@ var _App_shape = &fieldmap.Shape{Size: unsafe.Sizeof(App{}), Fields: []fieldmap.
 	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(App{}.Annotations)}},
 	{Number: 18, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(App{}.CreatedAt)}},
 	{Number: 19, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(App{}.UpdatedAt)}},
+	{Number: 20, Name: "access_type", Off: unsafe.Offsetof(App{}.AccessType), Op: fieldmap.OpInt32},
 }}
 
 var _App_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.App", _App_shape, true)
@@ -309,6 +311,7 @@ func (m *App) cloneTo(c *App) *App {
 	c.Annotations = maps.Clone(m.Annotations)
 	c.CreatedAt = fieldmap.CloneTimestamp(m.CreatedAt)
 	c.UpdatedAt = fieldmap.CloneTimestamp(m.UpdatedAt)
+	c.AccessType = m.AccessType
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -415,7 +418,8 @@ func (m *App) Equal(o *App) bool {
 	if m.Trusted != o.Trusted ||
 		!maps.Equal(m.Annotations, o.Annotations) ||
 		!fieldmap.EqualTimestamp(m.CreatedAt, o.CreatedAt) ||
-		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) {
+		!fieldmap.EqualTimestamp(m.UpdatedAt, o.UpdatedAt) ||
+		m.AccessType != o.AccessType {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -521,7 +525,7 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 	if src == nil {
 		src = new(App)
 	}
-	for x := win.Cover&0x787c2701f1 | win.Below&0x1040260101; x != 0; x &= x - 1 {
+	for x := win.Cover&0xf87c2701f1 | win.Below&0x1040260101; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -576,6 +580,8 @@ func (m *App) copyInAt(src *App, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 39:
+			n += fieldmap.Set(&m.AccessType, src.AccessType)
 		}
 	}
 	return n
@@ -650,6 +656,9 @@ func (m *App) ValidateEnums() error {
 	}
 	if v := m.HealthCheck; !(v >= 0 && v <= 3) {
 		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.App", Field: "health_check", Enum: "edgeproto.v1.HealthCheck", Value: int32(v)}
+	}
+	if v := m.AccessType; !(v >= 0 && v <= 3) {
+		return &fieldmap.InvalidEnumError{Message: "edgeproto.v1.App", Field: "access_type", Enum: "edgeproto.v1.AccessType", Value: int32(v)}
 	}
 	return nil
 }

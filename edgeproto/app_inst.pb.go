@@ -33,7 +33,10 @@ type AppInstRuntime struct {
 	// Process identifiers, for instances the platform runs as processes.
 	Pids []int64 `protobuf:"varint,2,rep,packed,name=pids,proto3" json:"pids,omitempty"`
 	// Ports the instance actually listens on.
-	Ports         []uint32 `protobuf:"varint,3,rep,packed,name=ports,proto3" json:"ports,omitempty"`
+	Ports []uint32 `protobuf:"varint,3,rep,packed,name=ports,proto3" json:"ports,omitempty"`
+	// Where the instance's services are reached: cluster addresses, node
+	// ports, load balancer ingresses.
+	Endpoints     []*ServiceEndpoint `protobuf:"bytes,4,rep,name=endpoints,proto3" json:"endpoints,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -89,6 +92,95 @@ func (x *AppInstRuntime) GetPorts() []uint32 {
 	return nil
 }
 
+func (x *AppInstRuntime) GetEndpoints() []*ServiceEndpoint {
+	if x != nil {
+		return x.Endpoints
+	}
+	return nil
+}
+
+// ServiceEndpoint is one address an instance's service is reached on.
+type ServiceEndpoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What kind of address: "cluster_ip", "node_port" or "load_balancer".
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Host name or IP address; empty for a node port (every node's address).
+	Host string `protobuf:"bytes,2,opt,name=host,proto3" json:"host,omitempty"`
+	// Port on that address.
+	Port int32 `protobuf:"varint,3,opt,name=port,proto3" json:"port,omitempty"`
+	// "tcp" or "udp".
+	Protocol string `protobuf:"bytes,4,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// Port the application listens on behind it.
+	TargetPort    int32 `protobuf:"varint,5,opt,name=target_port,json=targetPort,proto3" json:"target_port,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServiceEndpoint) Reset() {
+	*x = ServiceEndpoint{}
+	mi := &file_edgeproto_v1_app_inst_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServiceEndpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServiceEndpoint) ProtoMessage() {}
+
+func (x *ServiceEndpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_edgeproto_v1_app_inst_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServiceEndpoint.ProtoReflect.Descriptor instead.
+func (*ServiceEndpoint) Descriptor() ([]byte, []int) {
+	return file_edgeproto_v1_app_inst_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ServiceEndpoint) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ServiceEndpoint) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *ServiceEndpoint) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *ServiceEndpoint) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *ServiceEndpoint) GetTargetPort() int32 {
+	if x != nil {
+		return x.TargetPort
+	}
+	return 0
+}
+
 // AppInst is an application deployed on a cluster of a cloudlet.
 type AppInst struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -134,7 +226,7 @@ type AppInst struct {
 
 func (x *AppInst) Reset() {
 	*x = AppInst{}
-	mi := &file_edgeproto_v1_app_inst_proto_msgTypes[1]
+	mi := &file_edgeproto_v1_app_inst_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -146,7 +238,7 @@ func (x *AppInst) String() string {
 func (*AppInst) ProtoMessage() {}
 
 func (x *AppInst) ProtoReflect() protoreflect.Message {
-	mi := &file_edgeproto_v1_app_inst_proto_msgTypes[1]
+	mi := &file_edgeproto_v1_app_inst_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -159,7 +251,7 @@ func (x *AppInst) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppInst.ProtoReflect.Descriptor instead.
 func (*AppInst) Descriptor() ([]byte, []int) {
-	return file_edgeproto_v1_app_inst_proto_rawDescGZIP(), []int{1}
+	return file_edgeproto_v1_app_inst_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AppInst) GetKey() *AppInstKey {
@@ -307,7 +399,7 @@ type AppInstInfo struct {
 
 func (x *AppInstInfo) Reset() {
 	*x = AppInstInfo{}
-	mi := &file_edgeproto_v1_app_inst_proto_msgTypes[2]
+	mi := &file_edgeproto_v1_app_inst_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -319,7 +411,7 @@ func (x *AppInstInfo) String() string {
 func (*AppInstInfo) ProtoMessage() {}
 
 func (x *AppInstInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_edgeproto_v1_app_inst_proto_msgTypes[2]
+	mi := &file_edgeproto_v1_app_inst_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -332,7 +424,7 @@ func (x *AppInstInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppInstInfo.ProtoReflect.Descriptor instead.
 func (*AppInstInfo) Descriptor() ([]byte, []int) {
-	return file_edgeproto_v1_app_inst_proto_rawDescGZIP(), []int{2}
+	return file_edgeproto_v1_app_inst_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AppInstInfo) GetKey() *AppInstKey {
@@ -409,11 +501,19 @@ var File_edgeproto_v1_app_inst_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_app_inst_proto_rawDesc = "" +
 	"\n" +
-	"\x1bedgeproto/v1/app_inst.proto\x12\fedgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x16edgeproto/v1/app.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x18edgeproto/v1/state.proto\x1a\x19edgeproto/v1/status.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"_\n" +
+	"\x1bedgeproto/v1/app_inst.proto\x12\fedgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x16edgeproto/v1/app.proto\x1a\x17edgeproto/v1/keys.proto\x1a\x18edgeproto/v1/state.proto\x1a\x19edgeproto/v1/status.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\x9c\x01\n" +
 	"\x0eAppInstRuntime\x12#\n" +
 	"\rcontainer_ids\x18\x01 \x03(\tR\fcontainerIds\x12\x12\n" +
 	"\x04pids\x18\x02 \x03(\x03R\x04pids\x12\x14\n" +
-	"\x05ports\x18\x03 \x03(\rR\x05ports\"\xe9\x06\n" +
+	"\x05ports\x18\x03 \x03(\rR\x05ports\x12;\n" +
+	"\tendpoints\x18\x04 \x03(\v2\x1d.edgeproto.v1.ServiceEndpointR\tendpoints\"\x8a\x01\n" +
+	"\x0fServiceEndpoint\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04host\x18\x02 \x01(\tR\x04host\x12\x12\n" +
+	"\x04port\x18\x03 \x01(\x05R\x04port\x12\x1a\n" +
+	"\bprotocol\x18\x04 \x01(\tR\bprotocol\x12\x1f\n" +
+	"\vtarget_port\x18\x05 \x01(\x05R\n" +
+	"targetPort\"\xe9\x06\n" +
 	"\aAppInst\x122\n" +
 	"\x03key\x18\x01 \x01(\v2\x18.edgeproto.v1.AppInstKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x12-\n" +
 	"\aapp_key\x18\x02 \x01(\v2\x14.edgeproto.v1.AppKeyR\x06appKey\x129\n" +
@@ -468,47 +568,49 @@ func file_edgeproto_v1_app_inst_proto_rawDescGZIP() []byte {
 	return file_edgeproto_v1_app_inst_proto_rawDescData
 }
 
-var file_edgeproto_v1_app_inst_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_edgeproto_v1_app_inst_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_edgeproto_v1_app_inst_proto_goTypes = []any{
 	(*AppInstRuntime)(nil),        // 0: edgeproto.v1.AppInstRuntime
-	(*AppInst)(nil),               // 1: edgeproto.v1.AppInst
-	(*AppInstInfo)(nil),           // 2: edgeproto.v1.AppInstInfo
-	nil,                           // 3: edgeproto.v1.AppInst.AnnotationsEntry
-	(*AppInstKey)(nil),            // 4: edgeproto.v1.AppInstKey
-	(*AppKey)(nil),                // 5: edgeproto.v1.AppKey
-	(*ClusterKey)(nil),            // 6: edgeproto.v1.ClusterKey
-	(*CloudletKey)(nil),           // 7: edgeproto.v1.CloudletKey
-	(TrackedState)(0),             // 8: edgeproto.v1.TrackedState
-	(CRMOverride)(0),              // 9: edgeproto.v1.CRMOverride
-	(*Port)(nil),                  // 10: edgeproto.v1.Port
-	(PowerState)(0),               // 11: edgeproto.v1.PowerState
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
-	(*StatusInfo)(nil),            // 13: edgeproto.v1.StatusInfo
+	(*ServiceEndpoint)(nil),       // 1: edgeproto.v1.ServiceEndpoint
+	(*AppInst)(nil),               // 2: edgeproto.v1.AppInst
+	(*AppInstInfo)(nil),           // 3: edgeproto.v1.AppInstInfo
+	nil,                           // 4: edgeproto.v1.AppInst.AnnotationsEntry
+	(*AppInstKey)(nil),            // 5: edgeproto.v1.AppInstKey
+	(*AppKey)(nil),                // 6: edgeproto.v1.AppKey
+	(*ClusterKey)(nil),            // 7: edgeproto.v1.ClusterKey
+	(*CloudletKey)(nil),           // 8: edgeproto.v1.CloudletKey
+	(TrackedState)(0),             // 9: edgeproto.v1.TrackedState
+	(CRMOverride)(0),              // 10: edgeproto.v1.CRMOverride
+	(*Port)(nil),                  // 11: edgeproto.v1.Port
+	(PowerState)(0),               // 12: edgeproto.v1.PowerState
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*StatusInfo)(nil),            // 14: edgeproto.v1.StatusInfo
 }
 var file_edgeproto_v1_app_inst_proto_depIdxs = []int32{
-	4,  // 0: edgeproto.v1.AppInst.key:type_name -> edgeproto.v1.AppInstKey
-	5,  // 1: edgeproto.v1.AppInst.app_key:type_name -> edgeproto.v1.AppKey
-	6,  // 2: edgeproto.v1.AppInst.cluster_key:type_name -> edgeproto.v1.ClusterKey
-	7,  // 3: edgeproto.v1.AppInst.cloudlet_key:type_name -> edgeproto.v1.CloudletKey
-	8,  // 4: edgeproto.v1.AppInst.state:type_name -> edgeproto.v1.TrackedState
-	9,  // 5: edgeproto.v1.AppInst.crm_override:type_name -> edgeproto.v1.CRMOverride
-	10, // 6: edgeproto.v1.AppInst.mapped_ports:type_name -> edgeproto.v1.Port
-	11, // 7: edgeproto.v1.AppInst.power_state:type_name -> edgeproto.v1.PowerState
-	0,  // 8: edgeproto.v1.AppInst.runtime_info:type_name -> edgeproto.v1.AppInstRuntime
-	3,  // 9: edgeproto.v1.AppInst.annotations:type_name -> edgeproto.v1.AppInst.AnnotationsEntry
-	12, // 10: edgeproto.v1.AppInst.created_at:type_name -> google.protobuf.Timestamp
-	12, // 11: edgeproto.v1.AppInst.updated_at:type_name -> google.protobuf.Timestamp
-	4,  // 12: edgeproto.v1.AppInstInfo.key:type_name -> edgeproto.v1.AppInstKey
-	8,  // 13: edgeproto.v1.AppInstInfo.state:type_name -> edgeproto.v1.TrackedState
-	13, // 14: edgeproto.v1.AppInstInfo.status:type_name -> edgeproto.v1.StatusInfo
-	11, // 15: edgeproto.v1.AppInstInfo.power_state:type_name -> edgeproto.v1.PowerState
-	0,  // 16: edgeproto.v1.AppInstInfo.runtime_info:type_name -> edgeproto.v1.AppInstRuntime
-	12, // 17: edgeproto.v1.AppInstInfo.updated_at:type_name -> google.protobuf.Timestamp
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	1,  // 0: edgeproto.v1.AppInstRuntime.endpoints:type_name -> edgeproto.v1.ServiceEndpoint
+	5,  // 1: edgeproto.v1.AppInst.key:type_name -> edgeproto.v1.AppInstKey
+	6,  // 2: edgeproto.v1.AppInst.app_key:type_name -> edgeproto.v1.AppKey
+	7,  // 3: edgeproto.v1.AppInst.cluster_key:type_name -> edgeproto.v1.ClusterKey
+	8,  // 4: edgeproto.v1.AppInst.cloudlet_key:type_name -> edgeproto.v1.CloudletKey
+	9,  // 5: edgeproto.v1.AppInst.state:type_name -> edgeproto.v1.TrackedState
+	10, // 6: edgeproto.v1.AppInst.crm_override:type_name -> edgeproto.v1.CRMOverride
+	11, // 7: edgeproto.v1.AppInst.mapped_ports:type_name -> edgeproto.v1.Port
+	12, // 8: edgeproto.v1.AppInst.power_state:type_name -> edgeproto.v1.PowerState
+	0,  // 9: edgeproto.v1.AppInst.runtime_info:type_name -> edgeproto.v1.AppInstRuntime
+	4,  // 10: edgeproto.v1.AppInst.annotations:type_name -> edgeproto.v1.AppInst.AnnotationsEntry
+	13, // 11: edgeproto.v1.AppInst.created_at:type_name -> google.protobuf.Timestamp
+	13, // 12: edgeproto.v1.AppInst.updated_at:type_name -> google.protobuf.Timestamp
+	5,  // 13: edgeproto.v1.AppInstInfo.key:type_name -> edgeproto.v1.AppInstKey
+	9,  // 14: edgeproto.v1.AppInstInfo.state:type_name -> edgeproto.v1.TrackedState
+	14, // 15: edgeproto.v1.AppInstInfo.status:type_name -> edgeproto.v1.StatusInfo
+	12, // 16: edgeproto.v1.AppInstInfo.power_state:type_name -> edgeproto.v1.PowerState
+	0,  // 17: edgeproto.v1.AppInstInfo.runtime_info:type_name -> edgeproto.v1.AppInstRuntime
+	13, // 18: edgeproto.v1.AppInstInfo.updated_at:type_name -> google.protobuf.Timestamp
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_edgeproto_v1_app_inst_proto_init() }
@@ -526,7 +628,7 @@ func file_edgeproto_v1_app_inst_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_edgeproto_v1_app_inst_proto_rawDesc), len(file_edgeproto_v1_app_inst_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -21,15 +21,30 @@ const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of AppInstRuntime: dot-joined field numbers from AppInstRuntime.
 const (
-	AppInstRuntimeFieldContainerIds = "1" // container_ids
-	AppInstRuntimeFieldPids         = "2" // pids
-	AppInstRuntimeFieldPorts        = "3" // ports
+	AppInstRuntimeFieldContainerIds        = "1"   // container_ids
+	AppInstRuntimeFieldPids                = "2"   // pids
+	AppInstRuntimeFieldPorts               = "3"   // ports
+	AppInstRuntimeFieldEndpoints           = "4"   // endpoints
+	AppInstRuntimeFieldEndpointsKind       = "4.1" // endpoints.kind
+	AppInstRuntimeFieldEndpointsHost       = "4.2" // endpoints.host
+	AppInstRuntimeFieldEndpointsPort       = "4.3" // endpoints.port
+	AppInstRuntimeFieldEndpointsProtocol   = "4.4" // endpoints.protocol
+	AppInstRuntimeFieldEndpointsTargetPort = "4.5" // endpoints.target_port
 )
+
+var _ServiceEndpoint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceEndpoint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind", Off: unsafe.Offsetof(ServiceEndpoint{}.Kind), Op: fieldmap.OpString},
+	{Number: 2, Name: "host", Off: unsafe.Offsetof(ServiceEndpoint{}.Host), Op: fieldmap.OpString},
+	{Number: 3, Name: "port", Off: unsafe.Offsetof(ServiceEndpoint{}.Port), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "protocol", Off: unsafe.Offsetof(ServiceEndpoint{}.Protocol), Op: fieldmap.OpString},
+	{Number: 5, Name: "target_port", Off: unsafe.Offsetof(ServiceEndpoint{}.TargetPort), Op: fieldmap.OpInt32},
+}}
 
 var _AppInstRuntime_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstRuntime{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.ContainerIds), Op: fieldmap.OpListString},
 	{Number: 2, Name: "pids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.Pids), Op: fieldmap.OpListInt64},
 	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Off: unsafe.Offsetof(AppInstRuntime{}.Ports), Op: fieldmap.OpListUint32},
+	{Number: 4, Name: "endpoints", Kind: fieldmap.KindList, Sub: _ServiceEndpoint_shape, Value: &fieldmap.MessageList[*ServiceEndpoint]{Off: unsafe.Offsetof(AppInstRuntime{}.Endpoints)}},
 }}
 
 var _AppInstRuntime_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstRuntime", _AppInstRuntime_shape, false)
@@ -45,43 +60,71 @@ func NewAppInstRuntimeFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _AppInstRuntime_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
+// Field flags of ServiceEndpoint: dot-joined field numbers from ServiceEndpoint.
+const (
+	ServiceEndpointFieldKind       = "1" // kind
+	ServiceEndpointFieldHost       = "2" // host
+	ServiceEndpointFieldPort       = "3" // port
+	ServiceEndpointFieldProtocol   = "4" // protocol
+	ServiceEndpointFieldTargetPort = "5" // target_port
+)
+
+var _ServiceEndpoint_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ServiceEndpoint", _ServiceEndpoint_shape, false)
+
+// ServiceEndpointAllFields lists the leaf flags of ServiceEndpoint, which select every field.
+var ServiceEndpointAllFields = slices.Clone(_ServiceEndpoint_fieldSchema.Leaves())
+
+// FieldSchema returns the field flags of ServiceEndpoint.
+func (*ServiceEndpoint) FieldSchema() *fieldmap.Schema { return _ServiceEndpoint_fieldSchema }
+
+// NewServiceEndpointFieldMap returns a FieldMap of ServiceEndpoint holding flags, or an error naming the first it lacks.
+func NewServiceEndpointFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _ServiceEndpoint_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
 // Field flags of AppInst: dot-joined field numbers from AppInst.
 const (
-	AppInstFieldKey                     = "1"    // key
-	AppInstFieldKeyName                 = "1.1"  // key.name
-	AppInstFieldKeyOrganization         = "1.2"  // key.organization
-	AppInstFieldAppKey                  = "2"    // app_key
-	AppInstFieldAppKeyOrganization      = "2.1"  // app_key.organization
-	AppInstFieldAppKeyName              = "2.2"  // app_key.name
-	AppInstFieldAppKeyVersion           = "2.3"  // app_key.version
-	AppInstFieldClusterKey              = "3"    // cluster_key
-	AppInstFieldClusterKeyName          = "3.1"  // cluster_key.name
-	AppInstFieldClusterKeyOrganization  = "3.2"  // cluster_key.organization
-	AppInstFieldCloudletKey             = "4"    // cloudlet_key
-	AppInstFieldCloudletKeyOrganization = "4.1"  // cloudlet_key.organization
-	AppInstFieldCloudletKeyName         = "4.2"  // cloudlet_key.name
-	AppInstFieldState                   = "5"    // state
-	AppInstFieldErrors                  = "6"    // errors
-	AppInstFieldCrmOverride             = "7"    // crm_override
-	AppInstFieldUri                     = "8"    // uri
-	AppInstFieldMappedPorts             = "9"    // mapped_ports
-	AppInstFieldMappedPortsProto        = "9.1"  // mapped_ports.proto
-	AppInstFieldMappedPortsInternalPort = "9.2"  // mapped_ports.internal_port
-	AppInstFieldMappedPortsPublicPort   = "9.3"  // mapped_ports.public_port
-	AppInstFieldMappedPortsEndPort      = "9.4"  // mapped_ports.end_port
-	AppInstFieldMappedPortsTls          = "9.5"  // mapped_ports.tls
-	AppInstFieldMappedPortsFqdnPrefix   = "9.6"  // mapped_ports.fqdn_prefix
-	AppInstFieldMappedPortsMaxPktSize   = "9.7"  // mapped_ports.max_pkt_size
-	AppInstFieldFlavor                  = "10"   // flavor
-	AppInstFieldPowerState              = "11"   // power_state
-	AppInstFieldRuntimeInfo             = "12"   // runtime_info
-	AppInstFieldRuntimeInfoContainerIds = "12.1" // runtime_info.container_ids
-	AppInstFieldRuntimeInfoPids         = "12.2" // runtime_info.pids
-	AppInstFieldRuntimeInfoPorts        = "12.3" // runtime_info.ports
-	AppInstFieldAnnotations             = "13"   // annotations
-	AppInstFieldCreatedAt               = "14"   // created_at
-	AppInstFieldUpdatedAt               = "15"   // updated_at
-	AppInstFieldRequestId               = "16"   // request_id
+	AppInstFieldKey                            = "1"      // key
+	AppInstFieldKeyName                        = "1.1"    // key.name
+	AppInstFieldKeyOrganization                = "1.2"    // key.organization
+	AppInstFieldAppKey                         = "2"      // app_key
+	AppInstFieldAppKeyOrganization             = "2.1"    // app_key.organization
+	AppInstFieldAppKeyName                     = "2.2"    // app_key.name
+	AppInstFieldAppKeyVersion                  = "2.3"    // app_key.version
+	AppInstFieldClusterKey                     = "3"      // cluster_key
+	AppInstFieldClusterKeyName                 = "3.1"    // cluster_key.name
+	AppInstFieldClusterKeyOrganization         = "3.2"    // cluster_key.organization
+	AppInstFieldCloudletKey                    = "4"      // cloudlet_key
+	AppInstFieldCloudletKeyOrganization        = "4.1"    // cloudlet_key.organization
+	AppInstFieldCloudletKeyName                = "4.2"    // cloudlet_key.name
+	AppInstFieldState                          = "5"      // state
+	AppInstFieldErrors                         = "6"      // errors
+	AppInstFieldCrmOverride                    = "7"      // crm_override
+	AppInstFieldUri                            = "8"      // uri
+	AppInstFieldMappedPorts                    = "9"      // mapped_ports
+	AppInstFieldMappedPortsProto               = "9.1"    // mapped_ports.proto
+	AppInstFieldMappedPortsInternalPort        = "9.2"    // mapped_ports.internal_port
+	AppInstFieldMappedPortsPublicPort          = "9.3"    // mapped_ports.public_port
+	AppInstFieldMappedPortsEndPort             = "9.4"    // mapped_ports.end_port
+	AppInstFieldMappedPortsTls                 = "9.5"    // mapped_ports.tls
+	AppInstFieldMappedPortsFqdnPrefix          = "9.6"    // mapped_ports.fqdn_prefix
+	AppInstFieldMappedPortsMaxPktSize          = "9.7"    // mapped_ports.max_pkt_size
+	AppInstFieldFlavor                         = "10"     // flavor
+	AppInstFieldPowerState                     = "11"     // power_state
+	AppInstFieldRuntimeInfo                    = "12"     // runtime_info
+	AppInstFieldRuntimeInfoContainerIds        = "12.1"   // runtime_info.container_ids
+	AppInstFieldRuntimeInfoPids                = "12.2"   // runtime_info.pids
+	AppInstFieldRuntimeInfoPorts               = "12.3"   // runtime_info.ports
+	AppInstFieldRuntimeInfoEndpoints           = "12.4"   // runtime_info.endpoints
+	AppInstFieldRuntimeInfoEndpointsKind       = "12.4.1" // runtime_info.endpoints.kind
+	AppInstFieldRuntimeInfoEndpointsHost       = "12.4.2" // runtime_info.endpoints.host
+	AppInstFieldRuntimeInfoEndpointsPort       = "12.4.3" // runtime_info.endpoints.port
+	AppInstFieldRuntimeInfoEndpointsProtocol   = "12.4.4" // runtime_info.endpoints.protocol
+	AppInstFieldRuntimeInfoEndpointsTargetPort = "12.4.5" // runtime_info.endpoints.target_port
+	AppInstFieldAnnotations                    = "13"     // annotations
+	AppInstFieldCreatedAt                      = "14"     // created_at
+	AppInstFieldUpdatedAt                      = "15"     // updated_at
+	AppInstFieldRequestId                      = "16"     // request_id
 )
 
 var _AppInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []fieldmap.ShapeField{
@@ -118,27 +161,33 @@ func NewAppInstFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 
 // Field flags of AppInstInfo: dot-joined field numbers from AppInstInfo.
 const (
-	AppInstInfoFieldKey                     = "1"   // key
-	AppInstInfoFieldKeyName                 = "1.1" // key.name
-	AppInstInfoFieldKeyOrganization         = "1.2" // key.organization
-	AppInstInfoFieldState                   = "2"   // state
-	AppInstInfoFieldErrors                  = "3"   // errors
-	AppInstInfoFieldNotifyId                = "4"   // notify_id
-	AppInstInfoFieldStatus                  = "5"   // status
-	AppInstInfoFieldStatusTaskNumber        = "5.1" // status.task_number
-	AppInstInfoFieldStatusMaxTasks          = "5.2" // status.max_tasks
-	AppInstInfoFieldStatusTaskName          = "5.3" // status.task_name
-	AppInstInfoFieldStatusStepName          = "5.4" // status.step_name
-	AppInstInfoFieldStatusMsgCount          = "5.5" // status.msg_count
-	AppInstInfoFieldStatusMsgs              = "5.6" // status.msgs
-	AppInstInfoFieldPowerState              = "6"   // power_state
-	AppInstInfoFieldRuntimeInfo             = "7"   // runtime_info
-	AppInstInfoFieldRuntimeInfoContainerIds = "7.1" // runtime_info.container_ids
-	AppInstInfoFieldRuntimeInfoPids         = "7.2" // runtime_info.pids
-	AppInstInfoFieldRuntimeInfoPorts        = "7.3" // runtime_info.ports
-	AppInstInfoFieldUri                     = "8"   // uri
-	AppInstInfoFieldUpdatedAt               = "9"   // updated_at
-	AppInstInfoFieldRequestId               = "10"  // request_id
+	AppInstInfoFieldKey                            = "1"     // key
+	AppInstInfoFieldKeyName                        = "1.1"   // key.name
+	AppInstInfoFieldKeyOrganization                = "1.2"   // key.organization
+	AppInstInfoFieldState                          = "2"     // state
+	AppInstInfoFieldErrors                         = "3"     // errors
+	AppInstInfoFieldNotifyId                       = "4"     // notify_id
+	AppInstInfoFieldStatus                         = "5"     // status
+	AppInstInfoFieldStatusTaskNumber               = "5.1"   // status.task_number
+	AppInstInfoFieldStatusMaxTasks                 = "5.2"   // status.max_tasks
+	AppInstInfoFieldStatusTaskName                 = "5.3"   // status.task_name
+	AppInstInfoFieldStatusStepName                 = "5.4"   // status.step_name
+	AppInstInfoFieldStatusMsgCount                 = "5.5"   // status.msg_count
+	AppInstInfoFieldStatusMsgs                     = "5.6"   // status.msgs
+	AppInstInfoFieldPowerState                     = "6"     // power_state
+	AppInstInfoFieldRuntimeInfo                    = "7"     // runtime_info
+	AppInstInfoFieldRuntimeInfoContainerIds        = "7.1"   // runtime_info.container_ids
+	AppInstInfoFieldRuntimeInfoPids                = "7.2"   // runtime_info.pids
+	AppInstInfoFieldRuntimeInfoPorts               = "7.3"   // runtime_info.ports
+	AppInstInfoFieldRuntimeInfoEndpoints           = "7.4"   // runtime_info.endpoints
+	AppInstInfoFieldRuntimeInfoEndpointsKind       = "7.4.1" // runtime_info.endpoints.kind
+	AppInstInfoFieldRuntimeInfoEndpointsHost       = "7.4.2" // runtime_info.endpoints.host
+	AppInstInfoFieldRuntimeInfoEndpointsPort       = "7.4.3" // runtime_info.endpoints.port
+	AppInstInfoFieldRuntimeInfoEndpointsProtocol   = "7.4.4" // runtime_info.endpoints.protocol
+	AppInstInfoFieldRuntimeInfoEndpointsTargetPort = "7.4.5" // runtime_info.endpoints.target_port
+	AppInstInfoFieldUri                            = "8"     // uri
+	AppInstInfoFieldUpdatedAt                      = "9"     // updated_at
+	AppInstInfoFieldRequestId                      = "10"    // request_id
 )
 
 var _AppInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fields: []fieldmap.ShapeField{
@@ -180,6 +229,37 @@ func (m *AppInstRuntime) cloneTo(c *AppInstRuntime) *AppInstRuntime {
 	c.ContainerIds = slices.Clone(m.ContainerIds)
 	c.Pids = slices.Clone(m.Pids)
 	c.Ports = slices.Clone(m.Ports)
+	if s := m.Endpoints; s != nil {
+		out := make([]*ServiceEndpoint, len(s))
+		blk := make([]ServiceEndpoint, len(s))
+		for i, v := range s {
+			if v != nil {
+				out[i] = v.cloneTo(&blk[i])
+			}
+		}
+		c.Endpoints = out
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *ServiceEndpoint) Clone() *ServiceEndpoint {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(ServiceEndpoint))
+}
+
+// cloneTo makes c, a zero ServiceEndpoint, a deep copy of m, which is not nil, and returns c.
+func (m *ServiceEndpoint) cloneTo(c *ServiceEndpoint) *ServiceEndpoint {
+	c.Kind = m.Kind
+	c.Host = m.Host
+	c.Port = m.Port
+	c.Protocol = m.Protocol
+	c.TargetPort = m.TargetPort
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -295,6 +375,29 @@ func (m *AppInstRuntime) Equal(o *AppInstRuntime) bool {
 		!slices.Equal(m.Ports, o.Ports) {
 		return false
 	}
+	if len(m.Endpoints) != len(o.Endpoints) {
+		return false
+	}
+	for i, x := range m.Endpoints {
+		if y := o.Endpoints[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*ServiceEndpoint).Equal) {
+			return false
+		}
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *ServiceEndpoint) Equal(o *ServiceEndpoint) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if m.Kind != o.Kind ||
+		m.Host != o.Host ||
+		m.Port != o.Port ||
+		m.Protocol != o.Protocol ||
+		m.TargetPort != o.TargetPort {
+		return false
+	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
 
@@ -375,7 +478,41 @@ func (m *AppInstRuntime) copyInAt(src *AppInstRuntime, fm *fieldmap.FieldMap, at
 	if (win.Cover|win.Below)&(1<<2) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+2), &m.Ports, src.Ports)
 	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Endpoints, src.Endpoints)
+	}
 	return n
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *ServiceEndpoint) copyInAt(src *ServiceEndpoint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(ServiceEndpoint)
+	}
+	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
+		m.Kind, n = src.Kind, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Host != src.Host {
+		m.Host, n = src.Host, n+1
+	}
+	if win.Cover&(1<<2) != 0 && m.Port != src.Port {
+		m.Port, n = src.Port, n+1
+	}
+	if win.Cover&(1<<3) != 0 && m.Protocol != src.Protocol {
+		m.Protocol, n = src.Protocol, n+1
+	}
+	if win.Cover&(1<<4) != 0 && m.TargetPort != src.TargetPort {
+		m.TargetPort, n = src.TargetPort, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *ServiceEndpoint) CopyInFields(src *ServiceEndpoint, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_ServiceEndpoint_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
 }
 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
@@ -391,7 +528,7 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 	if src == nil {
 		src = new(AppInst)
 	}
-	for x := win.Cover&0x78e03e489 | win.Below&0x88024489; x != 0; x &= x - 1 {
+	for x := win.Cover&0x1e00e03e489 | win.Below&0x2008024489; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -462,19 +599,19 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 				}
 				n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+28, win.Shift(28))
 			}
-		case 31:
-			n += fieldmap.CopyMap(fm.ListActionAt(at+31), &m.Annotations, src.Annotations)
-		case 32:
+		case 37:
+			n += fieldmap.CopyMap(fm.ListActionAt(at+37), &m.Annotations, src.Annotations)
+		case 38:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
-		case 33:
+		case 39:
 			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
-		case 34:
+		case 40:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
@@ -494,7 +631,7 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 	if src == nil {
 		src = new(AppInstInfo)
 	}
-	for x := win.Cover&0x1c6079 | win.Below&0x4051; x != 0; x &= x - 1 {
+	for x := win.Cover&0x7006079 | win.Below&0x4051; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -537,14 +674,14 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 				}
 				n += m.RuntimeInfo.copyInAt(src.RuntimeInfo, fm, at+15, win.Shift(15))
 			}
-		case 18:
+		case 24:
 			n += fieldmap.Set(&m.Uri, src.Uri)
-		case 19:
+		case 25:
 			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
-		case 20:
+		case 26:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
@@ -554,6 +691,11 @@ func (m *AppInstInfo) copyInAt(src *AppInstInfo, fm *fieldmap.FieldMap, at int, 
 // DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *AppInstRuntime) DiffFields(o *AppInstRuntime) *fieldmap.FieldMap {
 	return fieldmap.Diff(_AppInstRuntime_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *ServiceEndpoint) DiffFields(o *ServiceEndpoint) *fieldmap.FieldMap {
+	return fieldmap.Diff(_ServiceEndpoint_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // DiffFields returns the flags of the fields where m and o differ, with their ancestors.
@@ -572,6 +714,14 @@ func (m *AppInstRuntime) ValidateEnums() error { return nil }
 // ValidateFields returns an error for a flag of fm AppInstRuntime lacks or a list action it refuses.
 func (*AppInstRuntime) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _AppInstRuntime_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: ServiceEndpoint has none.
+func (m *ServiceEndpoint) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm ServiceEndpoint lacks or a list action it refuses.
+func (*ServiceEndpoint) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _ServiceEndpoint_fieldSchema.Check(fm)
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
@@ -627,6 +777,12 @@ func (m *AppInstRuntime) Redact() {}
 
 // Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
 func (m *AppInstRuntime) Redacted() *AppInstRuntime { return m.Clone() }
+
+// Redact clears the fields of m marked debug_redact: ServiceEndpoint has none.
+func (m *ServiceEndpoint) Redact() {}
+
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *ServiceEndpoint) Redacted() *ServiceEndpoint { return m.Clone() }
 
 // Redact clears the fields of m marked debug_redact: AppInst has none.
 func (m *AppInst) Redact() {}

@@ -18,43 +18,49 @@ const _ = fieldmap.SupportPackageIsVersion3
 
 // Field flags of CreateAppInstRequest: dot-joined field numbers from CreateAppInstRequest.
 const (
-	CreateAppInstRequestFieldAppInst                        = "1"      // app_inst
-	CreateAppInstRequestFieldAppInstKey                     = "1.1"    // app_inst.key
-	CreateAppInstRequestFieldAppInstKeyName                 = "1.1.1"  // app_inst.key.name
-	CreateAppInstRequestFieldAppInstKeyOrganization         = "1.1.2"  // app_inst.key.organization
-	CreateAppInstRequestFieldAppInstAppKey                  = "1.2"    // app_inst.app_key
-	CreateAppInstRequestFieldAppInstAppKeyOrganization      = "1.2.1"  // app_inst.app_key.organization
-	CreateAppInstRequestFieldAppInstAppKeyName              = "1.2.2"  // app_inst.app_key.name
-	CreateAppInstRequestFieldAppInstAppKeyVersion           = "1.2.3"  // app_inst.app_key.version
-	CreateAppInstRequestFieldAppInstClusterKey              = "1.3"    // app_inst.cluster_key
-	CreateAppInstRequestFieldAppInstClusterKeyName          = "1.3.1"  // app_inst.cluster_key.name
-	CreateAppInstRequestFieldAppInstClusterKeyOrganization  = "1.3.2"  // app_inst.cluster_key.organization
-	CreateAppInstRequestFieldAppInstCloudletKey             = "1.4"    // app_inst.cloudlet_key
-	CreateAppInstRequestFieldAppInstCloudletKeyOrganization = "1.4.1"  // app_inst.cloudlet_key.organization
-	CreateAppInstRequestFieldAppInstCloudletKeyName         = "1.4.2"  // app_inst.cloudlet_key.name
-	CreateAppInstRequestFieldAppInstState                   = "1.5"    // app_inst.state
-	CreateAppInstRequestFieldAppInstErrors                  = "1.6"    // app_inst.errors
-	CreateAppInstRequestFieldAppInstCrmOverride             = "1.7"    // app_inst.crm_override
-	CreateAppInstRequestFieldAppInstUri                     = "1.8"    // app_inst.uri
-	CreateAppInstRequestFieldAppInstMappedPorts             = "1.9"    // app_inst.mapped_ports
-	CreateAppInstRequestFieldAppInstMappedPortsProto        = "1.9.1"  // app_inst.mapped_ports.proto
-	CreateAppInstRequestFieldAppInstMappedPortsInternalPort = "1.9.2"  // app_inst.mapped_ports.internal_port
-	CreateAppInstRequestFieldAppInstMappedPortsPublicPort   = "1.9.3"  // app_inst.mapped_ports.public_port
-	CreateAppInstRequestFieldAppInstMappedPortsEndPort      = "1.9.4"  // app_inst.mapped_ports.end_port
-	CreateAppInstRequestFieldAppInstMappedPortsTls          = "1.9.5"  // app_inst.mapped_ports.tls
-	CreateAppInstRequestFieldAppInstMappedPortsFqdnPrefix   = "1.9.6"  // app_inst.mapped_ports.fqdn_prefix
-	CreateAppInstRequestFieldAppInstMappedPortsMaxPktSize   = "1.9.7"  // app_inst.mapped_ports.max_pkt_size
-	CreateAppInstRequestFieldAppInstFlavor                  = "1.10"   // app_inst.flavor
-	CreateAppInstRequestFieldAppInstPowerState              = "1.11"   // app_inst.power_state
-	CreateAppInstRequestFieldAppInstRuntimeInfo             = "1.12"   // app_inst.runtime_info
-	CreateAppInstRequestFieldAppInstRuntimeInfoContainerIds = "1.12.1" // app_inst.runtime_info.container_ids
-	CreateAppInstRequestFieldAppInstRuntimeInfoPids         = "1.12.2" // app_inst.runtime_info.pids
-	CreateAppInstRequestFieldAppInstRuntimeInfoPorts        = "1.12.3" // app_inst.runtime_info.ports
-	CreateAppInstRequestFieldAppInstAnnotations             = "1.13"   // app_inst.annotations
-	CreateAppInstRequestFieldAppInstCreatedAt               = "1.14"   // app_inst.created_at
-	CreateAppInstRequestFieldAppInstUpdatedAt               = "1.15"   // app_inst.updated_at
-	CreateAppInstRequestFieldAppInstRequestId               = "1.16"   // app_inst.request_id
-	CreateAppInstRequestFieldNoWait                         = "2"      // no_wait
+	CreateAppInstRequestFieldAppInst                               = "1"        // app_inst
+	CreateAppInstRequestFieldAppInstKey                            = "1.1"      // app_inst.key
+	CreateAppInstRequestFieldAppInstKeyName                        = "1.1.1"    // app_inst.key.name
+	CreateAppInstRequestFieldAppInstKeyOrganization                = "1.1.2"    // app_inst.key.organization
+	CreateAppInstRequestFieldAppInstAppKey                         = "1.2"      // app_inst.app_key
+	CreateAppInstRequestFieldAppInstAppKeyOrganization             = "1.2.1"    // app_inst.app_key.organization
+	CreateAppInstRequestFieldAppInstAppKeyName                     = "1.2.2"    // app_inst.app_key.name
+	CreateAppInstRequestFieldAppInstAppKeyVersion                  = "1.2.3"    // app_inst.app_key.version
+	CreateAppInstRequestFieldAppInstClusterKey                     = "1.3"      // app_inst.cluster_key
+	CreateAppInstRequestFieldAppInstClusterKeyName                 = "1.3.1"    // app_inst.cluster_key.name
+	CreateAppInstRequestFieldAppInstClusterKeyOrganization         = "1.3.2"    // app_inst.cluster_key.organization
+	CreateAppInstRequestFieldAppInstCloudletKey                    = "1.4"      // app_inst.cloudlet_key
+	CreateAppInstRequestFieldAppInstCloudletKeyOrganization        = "1.4.1"    // app_inst.cloudlet_key.organization
+	CreateAppInstRequestFieldAppInstCloudletKeyName                = "1.4.2"    // app_inst.cloudlet_key.name
+	CreateAppInstRequestFieldAppInstState                          = "1.5"      // app_inst.state
+	CreateAppInstRequestFieldAppInstErrors                         = "1.6"      // app_inst.errors
+	CreateAppInstRequestFieldAppInstCrmOverride                    = "1.7"      // app_inst.crm_override
+	CreateAppInstRequestFieldAppInstUri                            = "1.8"      // app_inst.uri
+	CreateAppInstRequestFieldAppInstMappedPorts                    = "1.9"      // app_inst.mapped_ports
+	CreateAppInstRequestFieldAppInstMappedPortsProto               = "1.9.1"    // app_inst.mapped_ports.proto
+	CreateAppInstRequestFieldAppInstMappedPortsInternalPort        = "1.9.2"    // app_inst.mapped_ports.internal_port
+	CreateAppInstRequestFieldAppInstMappedPortsPublicPort          = "1.9.3"    // app_inst.mapped_ports.public_port
+	CreateAppInstRequestFieldAppInstMappedPortsEndPort             = "1.9.4"    // app_inst.mapped_ports.end_port
+	CreateAppInstRequestFieldAppInstMappedPortsTls                 = "1.9.5"    // app_inst.mapped_ports.tls
+	CreateAppInstRequestFieldAppInstMappedPortsFqdnPrefix          = "1.9.6"    // app_inst.mapped_ports.fqdn_prefix
+	CreateAppInstRequestFieldAppInstMappedPortsMaxPktSize          = "1.9.7"    // app_inst.mapped_ports.max_pkt_size
+	CreateAppInstRequestFieldAppInstFlavor                         = "1.10"     // app_inst.flavor
+	CreateAppInstRequestFieldAppInstPowerState                     = "1.11"     // app_inst.power_state
+	CreateAppInstRequestFieldAppInstRuntimeInfo                    = "1.12"     // app_inst.runtime_info
+	CreateAppInstRequestFieldAppInstRuntimeInfoContainerIds        = "1.12.1"   // app_inst.runtime_info.container_ids
+	CreateAppInstRequestFieldAppInstRuntimeInfoPids                = "1.12.2"   // app_inst.runtime_info.pids
+	CreateAppInstRequestFieldAppInstRuntimeInfoPorts               = "1.12.3"   // app_inst.runtime_info.ports
+	CreateAppInstRequestFieldAppInstRuntimeInfoEndpoints           = "1.12.4"   // app_inst.runtime_info.endpoints
+	CreateAppInstRequestFieldAppInstRuntimeInfoEndpointsKind       = "1.12.4.1" // app_inst.runtime_info.endpoints.kind
+	CreateAppInstRequestFieldAppInstRuntimeInfoEndpointsHost       = "1.12.4.2" // app_inst.runtime_info.endpoints.host
+	CreateAppInstRequestFieldAppInstRuntimeInfoEndpointsPort       = "1.12.4.3" // app_inst.runtime_info.endpoints.port
+	CreateAppInstRequestFieldAppInstRuntimeInfoEndpointsProtocol   = "1.12.4.4" // app_inst.runtime_info.endpoints.protocol
+	CreateAppInstRequestFieldAppInstRuntimeInfoEndpointsTargetPort = "1.12.4.5" // app_inst.runtime_info.endpoints.target_port
+	CreateAppInstRequestFieldAppInstAnnotations                    = "1.13"     // app_inst.annotations
+	CreateAppInstRequestFieldAppInstCreatedAt                      = "1.14"     // app_inst.created_at
+	CreateAppInstRequestFieldAppInstUpdatedAt                      = "1.15"     // app_inst.updated_at
+	CreateAppInstRequestFieldAppInstRequestId                      = "1.16"     // app_inst.request_id
+	CreateAppInstRequestFieldNoWait                                = "2"        // no_wait
 )
 
 var _CreateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppInstRequest{}), Fields: []fieldmap.ShapeField{
@@ -112,44 +118,50 @@ func NewCreateAppInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, erro
 
 // Field flags of UpdateAppInstRequest: dot-joined field numbers from UpdateAppInstRequest.
 const (
-	UpdateAppInstRequestFieldAppInst                        = "1"      // app_inst
-	UpdateAppInstRequestFieldAppInstKey                     = "1.1"    // app_inst.key
-	UpdateAppInstRequestFieldAppInstKeyName                 = "1.1.1"  // app_inst.key.name
-	UpdateAppInstRequestFieldAppInstKeyOrganization         = "1.1.2"  // app_inst.key.organization
-	UpdateAppInstRequestFieldAppInstAppKey                  = "1.2"    // app_inst.app_key
-	UpdateAppInstRequestFieldAppInstAppKeyOrganization      = "1.2.1"  // app_inst.app_key.organization
-	UpdateAppInstRequestFieldAppInstAppKeyName              = "1.2.2"  // app_inst.app_key.name
-	UpdateAppInstRequestFieldAppInstAppKeyVersion           = "1.2.3"  // app_inst.app_key.version
-	UpdateAppInstRequestFieldAppInstClusterKey              = "1.3"    // app_inst.cluster_key
-	UpdateAppInstRequestFieldAppInstClusterKeyName          = "1.3.1"  // app_inst.cluster_key.name
-	UpdateAppInstRequestFieldAppInstClusterKeyOrganization  = "1.3.2"  // app_inst.cluster_key.organization
-	UpdateAppInstRequestFieldAppInstCloudletKey             = "1.4"    // app_inst.cloudlet_key
-	UpdateAppInstRequestFieldAppInstCloudletKeyOrganization = "1.4.1"  // app_inst.cloudlet_key.organization
-	UpdateAppInstRequestFieldAppInstCloudletKeyName         = "1.4.2"  // app_inst.cloudlet_key.name
-	UpdateAppInstRequestFieldAppInstState                   = "1.5"    // app_inst.state
-	UpdateAppInstRequestFieldAppInstErrors                  = "1.6"    // app_inst.errors
-	UpdateAppInstRequestFieldAppInstCrmOverride             = "1.7"    // app_inst.crm_override
-	UpdateAppInstRequestFieldAppInstUri                     = "1.8"    // app_inst.uri
-	UpdateAppInstRequestFieldAppInstMappedPorts             = "1.9"    // app_inst.mapped_ports
-	UpdateAppInstRequestFieldAppInstMappedPortsProto        = "1.9.1"  // app_inst.mapped_ports.proto
-	UpdateAppInstRequestFieldAppInstMappedPortsInternalPort = "1.9.2"  // app_inst.mapped_ports.internal_port
-	UpdateAppInstRequestFieldAppInstMappedPortsPublicPort   = "1.9.3"  // app_inst.mapped_ports.public_port
-	UpdateAppInstRequestFieldAppInstMappedPortsEndPort      = "1.9.4"  // app_inst.mapped_ports.end_port
-	UpdateAppInstRequestFieldAppInstMappedPortsTls          = "1.9.5"  // app_inst.mapped_ports.tls
-	UpdateAppInstRequestFieldAppInstMappedPortsFqdnPrefix   = "1.9.6"  // app_inst.mapped_ports.fqdn_prefix
-	UpdateAppInstRequestFieldAppInstMappedPortsMaxPktSize   = "1.9.7"  // app_inst.mapped_ports.max_pkt_size
-	UpdateAppInstRequestFieldAppInstFlavor                  = "1.10"   // app_inst.flavor
-	UpdateAppInstRequestFieldAppInstPowerState              = "1.11"   // app_inst.power_state
-	UpdateAppInstRequestFieldAppInstRuntimeInfo             = "1.12"   // app_inst.runtime_info
-	UpdateAppInstRequestFieldAppInstRuntimeInfoContainerIds = "1.12.1" // app_inst.runtime_info.container_ids
-	UpdateAppInstRequestFieldAppInstRuntimeInfoPids         = "1.12.2" // app_inst.runtime_info.pids
-	UpdateAppInstRequestFieldAppInstRuntimeInfoPorts        = "1.12.3" // app_inst.runtime_info.ports
-	UpdateAppInstRequestFieldAppInstAnnotations             = "1.13"   // app_inst.annotations
-	UpdateAppInstRequestFieldAppInstCreatedAt               = "1.14"   // app_inst.created_at
-	UpdateAppInstRequestFieldAppInstUpdatedAt               = "1.15"   // app_inst.updated_at
-	UpdateAppInstRequestFieldAppInstRequestId               = "1.16"   // app_inst.request_id
-	UpdateAppInstRequestFieldFields                         = "2"      // fields
-	UpdateAppInstRequestFieldNoWait                         = "3"      // no_wait
+	UpdateAppInstRequestFieldAppInst                               = "1"        // app_inst
+	UpdateAppInstRequestFieldAppInstKey                            = "1.1"      // app_inst.key
+	UpdateAppInstRequestFieldAppInstKeyName                        = "1.1.1"    // app_inst.key.name
+	UpdateAppInstRequestFieldAppInstKeyOrganization                = "1.1.2"    // app_inst.key.organization
+	UpdateAppInstRequestFieldAppInstAppKey                         = "1.2"      // app_inst.app_key
+	UpdateAppInstRequestFieldAppInstAppKeyOrganization             = "1.2.1"    // app_inst.app_key.organization
+	UpdateAppInstRequestFieldAppInstAppKeyName                     = "1.2.2"    // app_inst.app_key.name
+	UpdateAppInstRequestFieldAppInstAppKeyVersion                  = "1.2.3"    // app_inst.app_key.version
+	UpdateAppInstRequestFieldAppInstClusterKey                     = "1.3"      // app_inst.cluster_key
+	UpdateAppInstRequestFieldAppInstClusterKeyName                 = "1.3.1"    // app_inst.cluster_key.name
+	UpdateAppInstRequestFieldAppInstClusterKeyOrganization         = "1.3.2"    // app_inst.cluster_key.organization
+	UpdateAppInstRequestFieldAppInstCloudletKey                    = "1.4"      // app_inst.cloudlet_key
+	UpdateAppInstRequestFieldAppInstCloudletKeyOrganization        = "1.4.1"    // app_inst.cloudlet_key.organization
+	UpdateAppInstRequestFieldAppInstCloudletKeyName                = "1.4.2"    // app_inst.cloudlet_key.name
+	UpdateAppInstRequestFieldAppInstState                          = "1.5"      // app_inst.state
+	UpdateAppInstRequestFieldAppInstErrors                         = "1.6"      // app_inst.errors
+	UpdateAppInstRequestFieldAppInstCrmOverride                    = "1.7"      // app_inst.crm_override
+	UpdateAppInstRequestFieldAppInstUri                            = "1.8"      // app_inst.uri
+	UpdateAppInstRequestFieldAppInstMappedPorts                    = "1.9"      // app_inst.mapped_ports
+	UpdateAppInstRequestFieldAppInstMappedPortsProto               = "1.9.1"    // app_inst.mapped_ports.proto
+	UpdateAppInstRequestFieldAppInstMappedPortsInternalPort        = "1.9.2"    // app_inst.mapped_ports.internal_port
+	UpdateAppInstRequestFieldAppInstMappedPortsPublicPort          = "1.9.3"    // app_inst.mapped_ports.public_port
+	UpdateAppInstRequestFieldAppInstMappedPortsEndPort             = "1.9.4"    // app_inst.mapped_ports.end_port
+	UpdateAppInstRequestFieldAppInstMappedPortsTls                 = "1.9.5"    // app_inst.mapped_ports.tls
+	UpdateAppInstRequestFieldAppInstMappedPortsFqdnPrefix          = "1.9.6"    // app_inst.mapped_ports.fqdn_prefix
+	UpdateAppInstRequestFieldAppInstMappedPortsMaxPktSize          = "1.9.7"    // app_inst.mapped_ports.max_pkt_size
+	UpdateAppInstRequestFieldAppInstFlavor                         = "1.10"     // app_inst.flavor
+	UpdateAppInstRequestFieldAppInstPowerState                     = "1.11"     // app_inst.power_state
+	UpdateAppInstRequestFieldAppInstRuntimeInfo                    = "1.12"     // app_inst.runtime_info
+	UpdateAppInstRequestFieldAppInstRuntimeInfoContainerIds        = "1.12.1"   // app_inst.runtime_info.container_ids
+	UpdateAppInstRequestFieldAppInstRuntimeInfoPids                = "1.12.2"   // app_inst.runtime_info.pids
+	UpdateAppInstRequestFieldAppInstRuntimeInfoPorts               = "1.12.3"   // app_inst.runtime_info.ports
+	UpdateAppInstRequestFieldAppInstRuntimeInfoEndpoints           = "1.12.4"   // app_inst.runtime_info.endpoints
+	UpdateAppInstRequestFieldAppInstRuntimeInfoEndpointsKind       = "1.12.4.1" // app_inst.runtime_info.endpoints.kind
+	UpdateAppInstRequestFieldAppInstRuntimeInfoEndpointsHost       = "1.12.4.2" // app_inst.runtime_info.endpoints.host
+	UpdateAppInstRequestFieldAppInstRuntimeInfoEndpointsPort       = "1.12.4.3" // app_inst.runtime_info.endpoints.port
+	UpdateAppInstRequestFieldAppInstRuntimeInfoEndpointsProtocol   = "1.12.4.4" // app_inst.runtime_info.endpoints.protocol
+	UpdateAppInstRequestFieldAppInstRuntimeInfoEndpointsTargetPort = "1.12.4.5" // app_inst.runtime_info.endpoints.target_port
+	UpdateAppInstRequestFieldAppInstAnnotations                    = "1.13"     // app_inst.annotations
+	UpdateAppInstRequestFieldAppInstCreatedAt                      = "1.14"     // app_inst.created_at
+	UpdateAppInstRequestFieldAppInstUpdatedAt                      = "1.15"     // app_inst.updated_at
+	UpdateAppInstRequestFieldAppInstRequestId                      = "1.16"     // app_inst.request_id
+	UpdateAppInstRequestFieldFields                                = "2"        // fields
+	UpdateAppInstRequestFieldNoWait                                = "3"        // no_wait
 )
 
 var _UpdateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppInstRequest{}), Fields: []fieldmap.ShapeField{
@@ -271,42 +283,48 @@ func NewDeleteAppInstResponseFieldMap(flags ...string) (*fieldmap.FieldMap, erro
 
 // Field flags of ShowAppInstsRequest: dot-joined field numbers from ShowAppInstsRequest.
 const (
-	ShowAppInstsRequestFieldFilter                        = "1"      // filter
-	ShowAppInstsRequestFieldFilterKey                     = "1.1"    // filter.key
-	ShowAppInstsRequestFieldFilterKeyName                 = "1.1.1"  // filter.key.name
-	ShowAppInstsRequestFieldFilterKeyOrganization         = "1.1.2"  // filter.key.organization
-	ShowAppInstsRequestFieldFilterAppKey                  = "1.2"    // filter.app_key
-	ShowAppInstsRequestFieldFilterAppKeyOrganization      = "1.2.1"  // filter.app_key.organization
-	ShowAppInstsRequestFieldFilterAppKeyName              = "1.2.2"  // filter.app_key.name
-	ShowAppInstsRequestFieldFilterAppKeyVersion           = "1.2.3"  // filter.app_key.version
-	ShowAppInstsRequestFieldFilterClusterKey              = "1.3"    // filter.cluster_key
-	ShowAppInstsRequestFieldFilterClusterKeyName          = "1.3.1"  // filter.cluster_key.name
-	ShowAppInstsRequestFieldFilterClusterKeyOrganization  = "1.3.2"  // filter.cluster_key.organization
-	ShowAppInstsRequestFieldFilterCloudletKey             = "1.4"    // filter.cloudlet_key
-	ShowAppInstsRequestFieldFilterCloudletKeyOrganization = "1.4.1"  // filter.cloudlet_key.organization
-	ShowAppInstsRequestFieldFilterCloudletKeyName         = "1.4.2"  // filter.cloudlet_key.name
-	ShowAppInstsRequestFieldFilterState                   = "1.5"    // filter.state
-	ShowAppInstsRequestFieldFilterErrors                  = "1.6"    // filter.errors
-	ShowAppInstsRequestFieldFilterCrmOverride             = "1.7"    // filter.crm_override
-	ShowAppInstsRequestFieldFilterUri                     = "1.8"    // filter.uri
-	ShowAppInstsRequestFieldFilterMappedPorts             = "1.9"    // filter.mapped_ports
-	ShowAppInstsRequestFieldFilterMappedPortsProto        = "1.9.1"  // filter.mapped_ports.proto
-	ShowAppInstsRequestFieldFilterMappedPortsInternalPort = "1.9.2"  // filter.mapped_ports.internal_port
-	ShowAppInstsRequestFieldFilterMappedPortsPublicPort   = "1.9.3"  // filter.mapped_ports.public_port
-	ShowAppInstsRequestFieldFilterMappedPortsEndPort      = "1.9.4"  // filter.mapped_ports.end_port
-	ShowAppInstsRequestFieldFilterMappedPortsTls          = "1.9.5"  // filter.mapped_ports.tls
-	ShowAppInstsRequestFieldFilterMappedPortsFqdnPrefix   = "1.9.6"  // filter.mapped_ports.fqdn_prefix
-	ShowAppInstsRequestFieldFilterMappedPortsMaxPktSize   = "1.9.7"  // filter.mapped_ports.max_pkt_size
-	ShowAppInstsRequestFieldFilterFlavor                  = "1.10"   // filter.flavor
-	ShowAppInstsRequestFieldFilterPowerState              = "1.11"   // filter.power_state
-	ShowAppInstsRequestFieldFilterRuntimeInfo             = "1.12"   // filter.runtime_info
-	ShowAppInstsRequestFieldFilterRuntimeInfoContainerIds = "1.12.1" // filter.runtime_info.container_ids
-	ShowAppInstsRequestFieldFilterRuntimeInfoPids         = "1.12.2" // filter.runtime_info.pids
-	ShowAppInstsRequestFieldFilterRuntimeInfoPorts        = "1.12.3" // filter.runtime_info.ports
-	ShowAppInstsRequestFieldFilterAnnotations             = "1.13"   // filter.annotations
-	ShowAppInstsRequestFieldFilterCreatedAt               = "1.14"   // filter.created_at
-	ShowAppInstsRequestFieldFilterUpdatedAt               = "1.15"   // filter.updated_at
-	ShowAppInstsRequestFieldFilterRequestId               = "1.16"   // filter.request_id
+	ShowAppInstsRequestFieldFilter                               = "1"        // filter
+	ShowAppInstsRequestFieldFilterKey                            = "1.1"      // filter.key
+	ShowAppInstsRequestFieldFilterKeyName                        = "1.1.1"    // filter.key.name
+	ShowAppInstsRequestFieldFilterKeyOrganization                = "1.1.2"    // filter.key.organization
+	ShowAppInstsRequestFieldFilterAppKey                         = "1.2"      // filter.app_key
+	ShowAppInstsRequestFieldFilterAppKeyOrganization             = "1.2.1"    // filter.app_key.organization
+	ShowAppInstsRequestFieldFilterAppKeyName                     = "1.2.2"    // filter.app_key.name
+	ShowAppInstsRequestFieldFilterAppKeyVersion                  = "1.2.3"    // filter.app_key.version
+	ShowAppInstsRequestFieldFilterClusterKey                     = "1.3"      // filter.cluster_key
+	ShowAppInstsRequestFieldFilterClusterKeyName                 = "1.3.1"    // filter.cluster_key.name
+	ShowAppInstsRequestFieldFilterClusterKeyOrganization         = "1.3.2"    // filter.cluster_key.organization
+	ShowAppInstsRequestFieldFilterCloudletKey                    = "1.4"      // filter.cloudlet_key
+	ShowAppInstsRequestFieldFilterCloudletKeyOrganization        = "1.4.1"    // filter.cloudlet_key.organization
+	ShowAppInstsRequestFieldFilterCloudletKeyName                = "1.4.2"    // filter.cloudlet_key.name
+	ShowAppInstsRequestFieldFilterState                          = "1.5"      // filter.state
+	ShowAppInstsRequestFieldFilterErrors                         = "1.6"      // filter.errors
+	ShowAppInstsRequestFieldFilterCrmOverride                    = "1.7"      // filter.crm_override
+	ShowAppInstsRequestFieldFilterUri                            = "1.8"      // filter.uri
+	ShowAppInstsRequestFieldFilterMappedPorts                    = "1.9"      // filter.mapped_ports
+	ShowAppInstsRequestFieldFilterMappedPortsProto               = "1.9.1"    // filter.mapped_ports.proto
+	ShowAppInstsRequestFieldFilterMappedPortsInternalPort        = "1.9.2"    // filter.mapped_ports.internal_port
+	ShowAppInstsRequestFieldFilterMappedPortsPublicPort          = "1.9.3"    // filter.mapped_ports.public_port
+	ShowAppInstsRequestFieldFilterMappedPortsEndPort             = "1.9.4"    // filter.mapped_ports.end_port
+	ShowAppInstsRequestFieldFilterMappedPortsTls                 = "1.9.5"    // filter.mapped_ports.tls
+	ShowAppInstsRequestFieldFilterMappedPortsFqdnPrefix          = "1.9.6"    // filter.mapped_ports.fqdn_prefix
+	ShowAppInstsRequestFieldFilterMappedPortsMaxPktSize          = "1.9.7"    // filter.mapped_ports.max_pkt_size
+	ShowAppInstsRequestFieldFilterFlavor                         = "1.10"     // filter.flavor
+	ShowAppInstsRequestFieldFilterPowerState                     = "1.11"     // filter.power_state
+	ShowAppInstsRequestFieldFilterRuntimeInfo                    = "1.12"     // filter.runtime_info
+	ShowAppInstsRequestFieldFilterRuntimeInfoContainerIds        = "1.12.1"   // filter.runtime_info.container_ids
+	ShowAppInstsRequestFieldFilterRuntimeInfoPids                = "1.12.2"   // filter.runtime_info.pids
+	ShowAppInstsRequestFieldFilterRuntimeInfoPorts               = "1.12.3"   // filter.runtime_info.ports
+	ShowAppInstsRequestFieldFilterRuntimeInfoEndpoints           = "1.12.4"   // filter.runtime_info.endpoints
+	ShowAppInstsRequestFieldFilterRuntimeInfoEndpointsKind       = "1.12.4.1" // filter.runtime_info.endpoints.kind
+	ShowAppInstsRequestFieldFilterRuntimeInfoEndpointsHost       = "1.12.4.2" // filter.runtime_info.endpoints.host
+	ShowAppInstsRequestFieldFilterRuntimeInfoEndpointsPort       = "1.12.4.3" // filter.runtime_info.endpoints.port
+	ShowAppInstsRequestFieldFilterRuntimeInfoEndpointsProtocol   = "1.12.4.4" // filter.runtime_info.endpoints.protocol
+	ShowAppInstsRequestFieldFilterRuntimeInfoEndpointsTargetPort = "1.12.4.5" // filter.runtime_info.endpoints.target_port
+	ShowAppInstsRequestFieldFilterAnnotations                    = "1.13"     // filter.annotations
+	ShowAppInstsRequestFieldFilterCreatedAt                      = "1.14"     // filter.created_at
+	ShowAppInstsRequestFieldFilterUpdatedAt                      = "1.15"     // filter.updated_at
+	ShowAppInstsRequestFieldFilterRequestId                      = "1.16"     // filter.request_id
 )
 
 var _ShowAppInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstsRequest{}), Fields: []fieldmap.ShapeField{
@@ -328,42 +346,48 @@ func NewShowAppInstsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error)
 
 // Field flags of ShowAppInstsResponse: dot-joined field numbers from ShowAppInstsResponse.
 const (
-	ShowAppInstsResponseFieldAppInst                        = "1"      // app_inst
-	ShowAppInstsResponseFieldAppInstKey                     = "1.1"    // app_inst.key
-	ShowAppInstsResponseFieldAppInstKeyName                 = "1.1.1"  // app_inst.key.name
-	ShowAppInstsResponseFieldAppInstKeyOrganization         = "1.1.2"  // app_inst.key.organization
-	ShowAppInstsResponseFieldAppInstAppKey                  = "1.2"    // app_inst.app_key
-	ShowAppInstsResponseFieldAppInstAppKeyOrganization      = "1.2.1"  // app_inst.app_key.organization
-	ShowAppInstsResponseFieldAppInstAppKeyName              = "1.2.2"  // app_inst.app_key.name
-	ShowAppInstsResponseFieldAppInstAppKeyVersion           = "1.2.3"  // app_inst.app_key.version
-	ShowAppInstsResponseFieldAppInstClusterKey              = "1.3"    // app_inst.cluster_key
-	ShowAppInstsResponseFieldAppInstClusterKeyName          = "1.3.1"  // app_inst.cluster_key.name
-	ShowAppInstsResponseFieldAppInstClusterKeyOrganization  = "1.3.2"  // app_inst.cluster_key.organization
-	ShowAppInstsResponseFieldAppInstCloudletKey             = "1.4"    // app_inst.cloudlet_key
-	ShowAppInstsResponseFieldAppInstCloudletKeyOrganization = "1.4.1"  // app_inst.cloudlet_key.organization
-	ShowAppInstsResponseFieldAppInstCloudletKeyName         = "1.4.2"  // app_inst.cloudlet_key.name
-	ShowAppInstsResponseFieldAppInstState                   = "1.5"    // app_inst.state
-	ShowAppInstsResponseFieldAppInstErrors                  = "1.6"    // app_inst.errors
-	ShowAppInstsResponseFieldAppInstCrmOverride             = "1.7"    // app_inst.crm_override
-	ShowAppInstsResponseFieldAppInstUri                     = "1.8"    // app_inst.uri
-	ShowAppInstsResponseFieldAppInstMappedPorts             = "1.9"    // app_inst.mapped_ports
-	ShowAppInstsResponseFieldAppInstMappedPortsProto        = "1.9.1"  // app_inst.mapped_ports.proto
-	ShowAppInstsResponseFieldAppInstMappedPortsInternalPort = "1.9.2"  // app_inst.mapped_ports.internal_port
-	ShowAppInstsResponseFieldAppInstMappedPortsPublicPort   = "1.9.3"  // app_inst.mapped_ports.public_port
-	ShowAppInstsResponseFieldAppInstMappedPortsEndPort      = "1.9.4"  // app_inst.mapped_ports.end_port
-	ShowAppInstsResponseFieldAppInstMappedPortsTls          = "1.9.5"  // app_inst.mapped_ports.tls
-	ShowAppInstsResponseFieldAppInstMappedPortsFqdnPrefix   = "1.9.6"  // app_inst.mapped_ports.fqdn_prefix
-	ShowAppInstsResponseFieldAppInstMappedPortsMaxPktSize   = "1.9.7"  // app_inst.mapped_ports.max_pkt_size
-	ShowAppInstsResponseFieldAppInstFlavor                  = "1.10"   // app_inst.flavor
-	ShowAppInstsResponseFieldAppInstPowerState              = "1.11"   // app_inst.power_state
-	ShowAppInstsResponseFieldAppInstRuntimeInfo             = "1.12"   // app_inst.runtime_info
-	ShowAppInstsResponseFieldAppInstRuntimeInfoContainerIds = "1.12.1" // app_inst.runtime_info.container_ids
-	ShowAppInstsResponseFieldAppInstRuntimeInfoPids         = "1.12.2" // app_inst.runtime_info.pids
-	ShowAppInstsResponseFieldAppInstRuntimeInfoPorts        = "1.12.3" // app_inst.runtime_info.ports
-	ShowAppInstsResponseFieldAppInstAnnotations             = "1.13"   // app_inst.annotations
-	ShowAppInstsResponseFieldAppInstCreatedAt               = "1.14"   // app_inst.created_at
-	ShowAppInstsResponseFieldAppInstUpdatedAt               = "1.15"   // app_inst.updated_at
-	ShowAppInstsResponseFieldAppInstRequestId               = "1.16"   // app_inst.request_id
+	ShowAppInstsResponseFieldAppInst                               = "1"        // app_inst
+	ShowAppInstsResponseFieldAppInstKey                            = "1.1"      // app_inst.key
+	ShowAppInstsResponseFieldAppInstKeyName                        = "1.1.1"    // app_inst.key.name
+	ShowAppInstsResponseFieldAppInstKeyOrganization                = "1.1.2"    // app_inst.key.organization
+	ShowAppInstsResponseFieldAppInstAppKey                         = "1.2"      // app_inst.app_key
+	ShowAppInstsResponseFieldAppInstAppKeyOrganization             = "1.2.1"    // app_inst.app_key.organization
+	ShowAppInstsResponseFieldAppInstAppKeyName                     = "1.2.2"    // app_inst.app_key.name
+	ShowAppInstsResponseFieldAppInstAppKeyVersion                  = "1.2.3"    // app_inst.app_key.version
+	ShowAppInstsResponseFieldAppInstClusterKey                     = "1.3"      // app_inst.cluster_key
+	ShowAppInstsResponseFieldAppInstClusterKeyName                 = "1.3.1"    // app_inst.cluster_key.name
+	ShowAppInstsResponseFieldAppInstClusterKeyOrganization         = "1.3.2"    // app_inst.cluster_key.organization
+	ShowAppInstsResponseFieldAppInstCloudletKey                    = "1.4"      // app_inst.cloudlet_key
+	ShowAppInstsResponseFieldAppInstCloudletKeyOrganization        = "1.4.1"    // app_inst.cloudlet_key.organization
+	ShowAppInstsResponseFieldAppInstCloudletKeyName                = "1.4.2"    // app_inst.cloudlet_key.name
+	ShowAppInstsResponseFieldAppInstState                          = "1.5"      // app_inst.state
+	ShowAppInstsResponseFieldAppInstErrors                         = "1.6"      // app_inst.errors
+	ShowAppInstsResponseFieldAppInstCrmOverride                    = "1.7"      // app_inst.crm_override
+	ShowAppInstsResponseFieldAppInstUri                            = "1.8"      // app_inst.uri
+	ShowAppInstsResponseFieldAppInstMappedPorts                    = "1.9"      // app_inst.mapped_ports
+	ShowAppInstsResponseFieldAppInstMappedPortsProto               = "1.9.1"    // app_inst.mapped_ports.proto
+	ShowAppInstsResponseFieldAppInstMappedPortsInternalPort        = "1.9.2"    // app_inst.mapped_ports.internal_port
+	ShowAppInstsResponseFieldAppInstMappedPortsPublicPort          = "1.9.3"    // app_inst.mapped_ports.public_port
+	ShowAppInstsResponseFieldAppInstMappedPortsEndPort             = "1.9.4"    // app_inst.mapped_ports.end_port
+	ShowAppInstsResponseFieldAppInstMappedPortsTls                 = "1.9.5"    // app_inst.mapped_ports.tls
+	ShowAppInstsResponseFieldAppInstMappedPortsFqdnPrefix          = "1.9.6"    // app_inst.mapped_ports.fqdn_prefix
+	ShowAppInstsResponseFieldAppInstMappedPortsMaxPktSize          = "1.9.7"    // app_inst.mapped_ports.max_pkt_size
+	ShowAppInstsResponseFieldAppInstFlavor                         = "1.10"     // app_inst.flavor
+	ShowAppInstsResponseFieldAppInstPowerState                     = "1.11"     // app_inst.power_state
+	ShowAppInstsResponseFieldAppInstRuntimeInfo                    = "1.12"     // app_inst.runtime_info
+	ShowAppInstsResponseFieldAppInstRuntimeInfoContainerIds        = "1.12.1"   // app_inst.runtime_info.container_ids
+	ShowAppInstsResponseFieldAppInstRuntimeInfoPids                = "1.12.2"   // app_inst.runtime_info.pids
+	ShowAppInstsResponseFieldAppInstRuntimeInfoPorts               = "1.12.3"   // app_inst.runtime_info.ports
+	ShowAppInstsResponseFieldAppInstRuntimeInfoEndpoints           = "1.12.4"   // app_inst.runtime_info.endpoints
+	ShowAppInstsResponseFieldAppInstRuntimeInfoEndpointsKind       = "1.12.4.1" // app_inst.runtime_info.endpoints.kind
+	ShowAppInstsResponseFieldAppInstRuntimeInfoEndpointsHost       = "1.12.4.2" // app_inst.runtime_info.endpoints.host
+	ShowAppInstsResponseFieldAppInstRuntimeInfoEndpointsPort       = "1.12.4.3" // app_inst.runtime_info.endpoints.port
+	ShowAppInstsResponseFieldAppInstRuntimeInfoEndpointsProtocol   = "1.12.4.4" // app_inst.runtime_info.endpoints.protocol
+	ShowAppInstsResponseFieldAppInstRuntimeInfoEndpointsTargetPort = "1.12.4.5" // app_inst.runtime_info.endpoints.target_port
+	ShowAppInstsResponseFieldAppInstAnnotations                    = "1.13"     // app_inst.annotations
+	ShowAppInstsResponseFieldAppInstCreatedAt                      = "1.14"     // app_inst.created_at
+	ShowAppInstsResponseFieldAppInstUpdatedAt                      = "1.15"     // app_inst.updated_at
+	ShowAppInstsResponseFieldAppInstRequestId                      = "1.16"     // app_inst.request_id
 )
 
 var _ShowAppInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstsResponse{}), Fields: []fieldmap.ShapeField{
@@ -385,28 +409,34 @@ func NewShowAppInstsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error
 
 // Field flags of ShowAppInstInfosRequest: dot-joined field numbers from ShowAppInstInfosRequest.
 const (
-	ShowAppInstInfosRequestFieldFilter                        = "1"     // filter
-	ShowAppInstInfosRequestFieldFilterKey                     = "1.1"   // filter.key
-	ShowAppInstInfosRequestFieldFilterKeyName                 = "1.1.1" // filter.key.name
-	ShowAppInstInfosRequestFieldFilterKeyOrganization         = "1.1.2" // filter.key.organization
-	ShowAppInstInfosRequestFieldFilterState                   = "1.2"   // filter.state
-	ShowAppInstInfosRequestFieldFilterErrors                  = "1.3"   // filter.errors
-	ShowAppInstInfosRequestFieldFilterNotifyId                = "1.4"   // filter.notify_id
-	ShowAppInstInfosRequestFieldFilterStatus                  = "1.5"   // filter.status
-	ShowAppInstInfosRequestFieldFilterStatusTaskNumber        = "1.5.1" // filter.status.task_number
-	ShowAppInstInfosRequestFieldFilterStatusMaxTasks          = "1.5.2" // filter.status.max_tasks
-	ShowAppInstInfosRequestFieldFilterStatusTaskName          = "1.5.3" // filter.status.task_name
-	ShowAppInstInfosRequestFieldFilterStatusStepName          = "1.5.4" // filter.status.step_name
-	ShowAppInstInfosRequestFieldFilterStatusMsgCount          = "1.5.5" // filter.status.msg_count
-	ShowAppInstInfosRequestFieldFilterStatusMsgs              = "1.5.6" // filter.status.msgs
-	ShowAppInstInfosRequestFieldFilterPowerState              = "1.6"   // filter.power_state
-	ShowAppInstInfosRequestFieldFilterRuntimeInfo             = "1.7"   // filter.runtime_info
-	ShowAppInstInfosRequestFieldFilterRuntimeInfoContainerIds = "1.7.1" // filter.runtime_info.container_ids
-	ShowAppInstInfosRequestFieldFilterRuntimeInfoPids         = "1.7.2" // filter.runtime_info.pids
-	ShowAppInstInfosRequestFieldFilterRuntimeInfoPorts        = "1.7.3" // filter.runtime_info.ports
-	ShowAppInstInfosRequestFieldFilterUri                     = "1.8"   // filter.uri
-	ShowAppInstInfosRequestFieldFilterUpdatedAt               = "1.9"   // filter.updated_at
-	ShowAppInstInfosRequestFieldFilterRequestId               = "1.10"  // filter.request_id
+	ShowAppInstInfosRequestFieldFilter                               = "1"       // filter
+	ShowAppInstInfosRequestFieldFilterKey                            = "1.1"     // filter.key
+	ShowAppInstInfosRequestFieldFilterKeyName                        = "1.1.1"   // filter.key.name
+	ShowAppInstInfosRequestFieldFilterKeyOrganization                = "1.1.2"   // filter.key.organization
+	ShowAppInstInfosRequestFieldFilterState                          = "1.2"     // filter.state
+	ShowAppInstInfosRequestFieldFilterErrors                         = "1.3"     // filter.errors
+	ShowAppInstInfosRequestFieldFilterNotifyId                       = "1.4"     // filter.notify_id
+	ShowAppInstInfosRequestFieldFilterStatus                         = "1.5"     // filter.status
+	ShowAppInstInfosRequestFieldFilterStatusTaskNumber               = "1.5.1"   // filter.status.task_number
+	ShowAppInstInfosRequestFieldFilterStatusMaxTasks                 = "1.5.2"   // filter.status.max_tasks
+	ShowAppInstInfosRequestFieldFilterStatusTaskName                 = "1.5.3"   // filter.status.task_name
+	ShowAppInstInfosRequestFieldFilterStatusStepName                 = "1.5.4"   // filter.status.step_name
+	ShowAppInstInfosRequestFieldFilterStatusMsgCount                 = "1.5.5"   // filter.status.msg_count
+	ShowAppInstInfosRequestFieldFilterStatusMsgs                     = "1.5.6"   // filter.status.msgs
+	ShowAppInstInfosRequestFieldFilterPowerState                     = "1.6"     // filter.power_state
+	ShowAppInstInfosRequestFieldFilterRuntimeInfo                    = "1.7"     // filter.runtime_info
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoContainerIds        = "1.7.1"   // filter.runtime_info.container_ids
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoPids                = "1.7.2"   // filter.runtime_info.pids
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoPorts               = "1.7.3"   // filter.runtime_info.ports
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoEndpoints           = "1.7.4"   // filter.runtime_info.endpoints
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoEndpointsKind       = "1.7.4.1" // filter.runtime_info.endpoints.kind
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoEndpointsHost       = "1.7.4.2" // filter.runtime_info.endpoints.host
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoEndpointsPort       = "1.7.4.3" // filter.runtime_info.endpoints.port
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoEndpointsProtocol   = "1.7.4.4" // filter.runtime_info.endpoints.protocol
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoEndpointsTargetPort = "1.7.4.5" // filter.runtime_info.endpoints.target_port
+	ShowAppInstInfosRequestFieldFilterUri                            = "1.8"     // filter.uri
+	ShowAppInstInfosRequestFieldFilterUpdatedAt                      = "1.9"     // filter.updated_at
+	ShowAppInstInfosRequestFieldFilterRequestId                      = "1.10"    // filter.request_id
 )
 
 var _ShowAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstInfosRequest{}), Fields: []fieldmap.ShapeField{
@@ -430,28 +460,34 @@ func NewShowAppInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, er
 
 // Field flags of ShowAppInstInfosResponse: dot-joined field numbers from ShowAppInstInfosResponse.
 const (
-	ShowAppInstInfosResponseFieldAppInstInfo                        = "1"     // app_inst_info
-	ShowAppInstInfosResponseFieldAppInstInfoKey                     = "1.1"   // app_inst_info.key
-	ShowAppInstInfosResponseFieldAppInstInfoKeyName                 = "1.1.1" // app_inst_info.key.name
-	ShowAppInstInfosResponseFieldAppInstInfoKeyOrganization         = "1.1.2" // app_inst_info.key.organization
-	ShowAppInstInfosResponseFieldAppInstInfoState                   = "1.2"   // app_inst_info.state
-	ShowAppInstInfosResponseFieldAppInstInfoErrors                  = "1.3"   // app_inst_info.errors
-	ShowAppInstInfosResponseFieldAppInstInfoNotifyId                = "1.4"   // app_inst_info.notify_id
-	ShowAppInstInfosResponseFieldAppInstInfoStatus                  = "1.5"   // app_inst_info.status
-	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskNumber        = "1.5.1" // app_inst_info.status.task_number
-	ShowAppInstInfosResponseFieldAppInstInfoStatusMaxTasks          = "1.5.2" // app_inst_info.status.max_tasks
-	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskName          = "1.5.3" // app_inst_info.status.task_name
-	ShowAppInstInfosResponseFieldAppInstInfoStatusStepName          = "1.5.4" // app_inst_info.status.step_name
-	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgCount          = "1.5.5" // app_inst_info.status.msg_count
-	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgs              = "1.5.6" // app_inst_info.status.msgs
-	ShowAppInstInfosResponseFieldAppInstInfoPowerState              = "1.6"   // app_inst_info.power_state
-	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfo             = "1.7"   // app_inst_info.runtime_info
-	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds = "1.7.1" // app_inst_info.runtime_info.container_ids
-	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids         = "1.7.2" // app_inst_info.runtime_info.pids
-	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts        = "1.7.3" // app_inst_info.runtime_info.ports
-	ShowAppInstInfosResponseFieldAppInstInfoUri                     = "1.8"   // app_inst_info.uri
-	ShowAppInstInfosResponseFieldAppInstInfoUpdatedAt               = "1.9"   // app_inst_info.updated_at
-	ShowAppInstInfosResponseFieldAppInstInfoRequestId               = "1.10"  // app_inst_info.request_id
+	ShowAppInstInfosResponseFieldAppInstInfo                               = "1"       // app_inst_info
+	ShowAppInstInfosResponseFieldAppInstInfoKey                            = "1.1"     // app_inst_info.key
+	ShowAppInstInfosResponseFieldAppInstInfoKeyName                        = "1.1.1"   // app_inst_info.key.name
+	ShowAppInstInfosResponseFieldAppInstInfoKeyOrganization                = "1.1.2"   // app_inst_info.key.organization
+	ShowAppInstInfosResponseFieldAppInstInfoState                          = "1.2"     // app_inst_info.state
+	ShowAppInstInfosResponseFieldAppInstInfoErrors                         = "1.3"     // app_inst_info.errors
+	ShowAppInstInfosResponseFieldAppInstInfoNotifyId                       = "1.4"     // app_inst_info.notify_id
+	ShowAppInstInfosResponseFieldAppInstInfoStatus                         = "1.5"     // app_inst_info.status
+	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskNumber               = "1.5.1"   // app_inst_info.status.task_number
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMaxTasks                 = "1.5.2"   // app_inst_info.status.max_tasks
+	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskName                 = "1.5.3"   // app_inst_info.status.task_name
+	ShowAppInstInfosResponseFieldAppInstInfoStatusStepName                 = "1.5.4"   // app_inst_info.status.step_name
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgCount                 = "1.5.5"   // app_inst_info.status.msg_count
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgs                     = "1.5.6"   // app_inst_info.status.msgs
+	ShowAppInstInfosResponseFieldAppInstInfoPowerState                     = "1.6"     // app_inst_info.power_state
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfo                    = "1.7"     // app_inst_info.runtime_info
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds        = "1.7.1"   // app_inst_info.runtime_info.container_ids
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids                = "1.7.2"   // app_inst_info.runtime_info.pids
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts               = "1.7.3"   // app_inst_info.runtime_info.ports
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpoints           = "1.7.4"   // app_inst_info.runtime_info.endpoints
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpointsKind       = "1.7.4.1" // app_inst_info.runtime_info.endpoints.kind
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpointsHost       = "1.7.4.2" // app_inst_info.runtime_info.endpoints.host
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpointsPort       = "1.7.4.3" // app_inst_info.runtime_info.endpoints.port
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpointsProtocol   = "1.7.4.4" // app_inst_info.runtime_info.endpoints.protocol
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpointsTargetPort = "1.7.4.5" // app_inst_info.runtime_info.endpoints.target_port
+	ShowAppInstInfosResponseFieldAppInstInfoUri                            = "1.8"     // app_inst_info.uri
+	ShowAppInstInfosResponseFieldAppInstInfoUpdatedAt                      = "1.9"     // app_inst_info.updated_at
+	ShowAppInstInfosResponseFieldAppInstInfoRequestId                      = "1.10"    // app_inst_info.request_id
 )
 
 var _ShowAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInstInfosResponse{}), Fields: []fieldmap.ShapeField{
@@ -475,28 +511,34 @@ func NewShowAppInstInfosResponseFieldMap(flags ...string) (*fieldmap.FieldMap, e
 
 // Field flags of WatchAppInstInfosRequest: dot-joined field numbers from WatchAppInstInfosRequest.
 const (
-	WatchAppInstInfosRequestFieldFilter                        = "1"     // filter
-	WatchAppInstInfosRequestFieldFilterKey                     = "1.1"   // filter.key
-	WatchAppInstInfosRequestFieldFilterKeyName                 = "1.1.1" // filter.key.name
-	WatchAppInstInfosRequestFieldFilterKeyOrganization         = "1.1.2" // filter.key.organization
-	WatchAppInstInfosRequestFieldFilterState                   = "1.2"   // filter.state
-	WatchAppInstInfosRequestFieldFilterErrors                  = "1.3"   // filter.errors
-	WatchAppInstInfosRequestFieldFilterNotifyId                = "1.4"   // filter.notify_id
-	WatchAppInstInfosRequestFieldFilterStatus                  = "1.5"   // filter.status
-	WatchAppInstInfosRequestFieldFilterStatusTaskNumber        = "1.5.1" // filter.status.task_number
-	WatchAppInstInfosRequestFieldFilterStatusMaxTasks          = "1.5.2" // filter.status.max_tasks
-	WatchAppInstInfosRequestFieldFilterStatusTaskName          = "1.5.3" // filter.status.task_name
-	WatchAppInstInfosRequestFieldFilterStatusStepName          = "1.5.4" // filter.status.step_name
-	WatchAppInstInfosRequestFieldFilterStatusMsgCount          = "1.5.5" // filter.status.msg_count
-	WatchAppInstInfosRequestFieldFilterStatusMsgs              = "1.5.6" // filter.status.msgs
-	WatchAppInstInfosRequestFieldFilterPowerState              = "1.6"   // filter.power_state
-	WatchAppInstInfosRequestFieldFilterRuntimeInfo             = "1.7"   // filter.runtime_info
-	WatchAppInstInfosRequestFieldFilterRuntimeInfoContainerIds = "1.7.1" // filter.runtime_info.container_ids
-	WatchAppInstInfosRequestFieldFilterRuntimeInfoPids         = "1.7.2" // filter.runtime_info.pids
-	WatchAppInstInfosRequestFieldFilterRuntimeInfoPorts        = "1.7.3" // filter.runtime_info.ports
-	WatchAppInstInfosRequestFieldFilterUri                     = "1.8"   // filter.uri
-	WatchAppInstInfosRequestFieldFilterUpdatedAt               = "1.9"   // filter.updated_at
-	WatchAppInstInfosRequestFieldFilterRequestId               = "1.10"  // filter.request_id
+	WatchAppInstInfosRequestFieldFilter                               = "1"       // filter
+	WatchAppInstInfosRequestFieldFilterKey                            = "1.1"     // filter.key
+	WatchAppInstInfosRequestFieldFilterKeyName                        = "1.1.1"   // filter.key.name
+	WatchAppInstInfosRequestFieldFilterKeyOrganization                = "1.1.2"   // filter.key.organization
+	WatchAppInstInfosRequestFieldFilterState                          = "1.2"     // filter.state
+	WatchAppInstInfosRequestFieldFilterErrors                         = "1.3"     // filter.errors
+	WatchAppInstInfosRequestFieldFilterNotifyId                       = "1.4"     // filter.notify_id
+	WatchAppInstInfosRequestFieldFilterStatus                         = "1.5"     // filter.status
+	WatchAppInstInfosRequestFieldFilterStatusTaskNumber               = "1.5.1"   // filter.status.task_number
+	WatchAppInstInfosRequestFieldFilterStatusMaxTasks                 = "1.5.2"   // filter.status.max_tasks
+	WatchAppInstInfosRequestFieldFilterStatusTaskName                 = "1.5.3"   // filter.status.task_name
+	WatchAppInstInfosRequestFieldFilterStatusStepName                 = "1.5.4"   // filter.status.step_name
+	WatchAppInstInfosRequestFieldFilterStatusMsgCount                 = "1.5.5"   // filter.status.msg_count
+	WatchAppInstInfosRequestFieldFilterStatusMsgs                     = "1.5.6"   // filter.status.msgs
+	WatchAppInstInfosRequestFieldFilterPowerState                     = "1.6"     // filter.power_state
+	WatchAppInstInfosRequestFieldFilterRuntimeInfo                    = "1.7"     // filter.runtime_info
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoContainerIds        = "1.7.1"   // filter.runtime_info.container_ids
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoPids                = "1.7.2"   // filter.runtime_info.pids
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoPorts               = "1.7.3"   // filter.runtime_info.ports
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoEndpoints           = "1.7.4"   // filter.runtime_info.endpoints
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoEndpointsKind       = "1.7.4.1" // filter.runtime_info.endpoints.kind
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoEndpointsHost       = "1.7.4.2" // filter.runtime_info.endpoints.host
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoEndpointsPort       = "1.7.4.3" // filter.runtime_info.endpoints.port
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoEndpointsProtocol   = "1.7.4.4" // filter.runtime_info.endpoints.protocol
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoEndpointsTargetPort = "1.7.4.5" // filter.runtime_info.endpoints.target_port
+	WatchAppInstInfosRequestFieldFilterUri                            = "1.8"     // filter.uri
+	WatchAppInstInfosRequestFieldFilterUpdatedAt                      = "1.9"     // filter.updated_at
+	WatchAppInstInfosRequestFieldFilterRequestId                      = "1.10"    // filter.request_id
 )
 
 var _WatchAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAppInstInfosRequest{}), Fields: []fieldmap.ShapeField{
@@ -520,29 +562,35 @@ func NewWatchAppInstInfosRequestFieldMap(flags ...string) (*fieldmap.FieldMap, e
 
 // Field flags of WatchAppInstInfosResponse: dot-joined field numbers from WatchAppInstInfosResponse.
 const (
-	WatchAppInstInfosResponseFieldType                               = "1"     // type
-	WatchAppInstInfosResponseFieldAppInstInfo                        = "2"     // app_inst_info
-	WatchAppInstInfosResponseFieldAppInstInfoKey                     = "2.1"   // app_inst_info.key
-	WatchAppInstInfosResponseFieldAppInstInfoKeyName                 = "2.1.1" // app_inst_info.key.name
-	WatchAppInstInfosResponseFieldAppInstInfoKeyOrganization         = "2.1.2" // app_inst_info.key.organization
-	WatchAppInstInfosResponseFieldAppInstInfoState                   = "2.2"   // app_inst_info.state
-	WatchAppInstInfosResponseFieldAppInstInfoErrors                  = "2.3"   // app_inst_info.errors
-	WatchAppInstInfosResponseFieldAppInstInfoNotifyId                = "2.4"   // app_inst_info.notify_id
-	WatchAppInstInfosResponseFieldAppInstInfoStatus                  = "2.5"   // app_inst_info.status
-	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskNumber        = "2.5.1" // app_inst_info.status.task_number
-	WatchAppInstInfosResponseFieldAppInstInfoStatusMaxTasks          = "2.5.2" // app_inst_info.status.max_tasks
-	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskName          = "2.5.3" // app_inst_info.status.task_name
-	WatchAppInstInfosResponseFieldAppInstInfoStatusStepName          = "2.5.4" // app_inst_info.status.step_name
-	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgCount          = "2.5.5" // app_inst_info.status.msg_count
-	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgs              = "2.5.6" // app_inst_info.status.msgs
-	WatchAppInstInfosResponseFieldAppInstInfoPowerState              = "2.6"   // app_inst_info.power_state
-	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfo             = "2.7"   // app_inst_info.runtime_info
-	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds = "2.7.1" // app_inst_info.runtime_info.container_ids
-	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids         = "2.7.2" // app_inst_info.runtime_info.pids
-	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts        = "2.7.3" // app_inst_info.runtime_info.ports
-	WatchAppInstInfosResponseFieldAppInstInfoUri                     = "2.8"   // app_inst_info.uri
-	WatchAppInstInfosResponseFieldAppInstInfoUpdatedAt               = "2.9"   // app_inst_info.updated_at
-	WatchAppInstInfosResponseFieldAppInstInfoRequestId               = "2.10"  // app_inst_info.request_id
+	WatchAppInstInfosResponseFieldType                                      = "1"       // type
+	WatchAppInstInfosResponseFieldAppInstInfo                               = "2"       // app_inst_info
+	WatchAppInstInfosResponseFieldAppInstInfoKey                            = "2.1"     // app_inst_info.key
+	WatchAppInstInfosResponseFieldAppInstInfoKeyName                        = "2.1.1"   // app_inst_info.key.name
+	WatchAppInstInfosResponseFieldAppInstInfoKeyOrganization                = "2.1.2"   // app_inst_info.key.organization
+	WatchAppInstInfosResponseFieldAppInstInfoState                          = "2.2"     // app_inst_info.state
+	WatchAppInstInfosResponseFieldAppInstInfoErrors                         = "2.3"     // app_inst_info.errors
+	WatchAppInstInfosResponseFieldAppInstInfoNotifyId                       = "2.4"     // app_inst_info.notify_id
+	WatchAppInstInfosResponseFieldAppInstInfoStatus                         = "2.5"     // app_inst_info.status
+	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskNumber               = "2.5.1"   // app_inst_info.status.task_number
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMaxTasks                 = "2.5.2"   // app_inst_info.status.max_tasks
+	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskName                 = "2.5.3"   // app_inst_info.status.task_name
+	WatchAppInstInfosResponseFieldAppInstInfoStatusStepName                 = "2.5.4"   // app_inst_info.status.step_name
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgCount                 = "2.5.5"   // app_inst_info.status.msg_count
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgs                     = "2.5.6"   // app_inst_info.status.msgs
+	WatchAppInstInfosResponseFieldAppInstInfoPowerState                     = "2.6"     // app_inst_info.power_state
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfo                    = "2.7"     // app_inst_info.runtime_info
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds        = "2.7.1"   // app_inst_info.runtime_info.container_ids
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids                = "2.7.2"   // app_inst_info.runtime_info.pids
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts               = "2.7.3"   // app_inst_info.runtime_info.ports
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpoints           = "2.7.4"   // app_inst_info.runtime_info.endpoints
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpointsKind       = "2.7.4.1" // app_inst_info.runtime_info.endpoints.kind
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpointsHost       = "2.7.4.2" // app_inst_info.runtime_info.endpoints.host
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpointsPort       = "2.7.4.3" // app_inst_info.runtime_info.endpoints.port
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpointsProtocol   = "2.7.4.4" // app_inst_info.runtime_info.endpoints.protocol
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpointsTargetPort = "2.7.4.5" // app_inst_info.runtime_info.endpoints.target_port
+	WatchAppInstInfosResponseFieldAppInstInfoUri                            = "2.8"     // app_inst_info.uri
+	WatchAppInstInfosResponseFieldAppInstInfoUpdatedAt                      = "2.9"     // app_inst_info.updated_at
+	WatchAppInstInfosResponseFieldAppInstInfoRequestId                      = "2.10"    // app_inst_info.request_id
 )
 
 var _WatchAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchAppInstInfosResponse{}), Fields: []fieldmap.ShapeField{
@@ -936,7 +984,7 @@ func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.
 		}
 		n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 	}
-	if win.Cover&(1<<36) != 0 && m.NoWait != src.NoWait {
+	if win.Cover&(1<<42) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
 	}
 	return n
@@ -991,10 +1039,10 @@ func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.
 		}
 		n += m.AppInst.copyInAt(src.AppInst, fm, at+1, win.Shift(1))
 	}
-	if (win.Cover|win.Below)&(1<<36) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+36), &m.Fields, src.Fields)
+	if (win.Cover|win.Below)&(1<<42) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+42), &m.Fields, src.Fields)
 	}
-	if win.Cover&(1<<37) != 0 && m.NoWait != src.NoWait {
+	if win.Cover&(1<<43) != 0 && m.NoWait != src.NoWait {
 		m.NoWait, n = src.NoWait, n+1
 	}
 	return n

@@ -58,6 +58,7 @@ const (
 	CreateAppRequestFieldAppAnnotations                             = "1.17"   // app.annotations
 	CreateAppRequestFieldAppCreatedAt                               = "1.18"   // app.created_at
 	CreateAppRequestFieldAppUpdatedAt                               = "1.19"   // app.updated_at
+	CreateAppRequestFieldAppAccessType                              = "1.20"   // app.access_type
 )
 
 var _CreateAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppRequest{}), Fields: []fieldmap.ShapeField{
@@ -119,6 +120,7 @@ const (
 	CreateAppResponseFieldAppAnnotations                             = "1.17"   // app.annotations
 	CreateAppResponseFieldAppCreatedAt                               = "1.18"   // app.created_at
 	CreateAppResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
+	CreateAppResponseFieldAppAccessType                              = "1.20"   // app.access_type
 )
 
 var _CreateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppResponse{}), Fields: []fieldmap.ShapeField{
@@ -180,6 +182,7 @@ const (
 	UpdateAppRequestFieldAppAnnotations                             = "1.17"   // app.annotations
 	UpdateAppRequestFieldAppCreatedAt                               = "1.18"   // app.created_at
 	UpdateAppRequestFieldAppUpdatedAt                               = "1.19"   // app.updated_at
+	UpdateAppRequestFieldAppAccessType                              = "1.20"   // app.access_type
 	UpdateAppRequestFieldFields                                     = "2"      // fields
 )
 
@@ -243,6 +246,7 @@ const (
 	UpdateAppResponseFieldAppAnnotations                             = "1.17"   // app.annotations
 	UpdateAppResponseFieldAppCreatedAt                               = "1.18"   // app.created_at
 	UpdateAppResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
+	UpdateAppResponseFieldAppAccessType                              = "1.20"   // app.access_type
 )
 
 var _UpdateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppResponse{}), Fields: []fieldmap.ShapeField{
@@ -344,6 +348,7 @@ const (
 	ShowAppsRequestFieldFilterAnnotations                             = "1.17"   // filter.annotations
 	ShowAppsRequestFieldFilterCreatedAt                               = "1.18"   // filter.created_at
 	ShowAppsRequestFieldFilterUpdatedAt                               = "1.19"   // filter.updated_at
+	ShowAppsRequestFieldFilterAccessType                              = "1.20"   // filter.access_type
 )
 
 var _ShowAppsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsRequest{}), Fields: []fieldmap.ShapeField{
@@ -405,6 +410,7 @@ const (
 	ShowAppsResponseFieldAppAnnotations                             = "1.17"   // app.annotations
 	ShowAppsResponseFieldAppCreatedAt                               = "1.18"   // app.created_at
 	ShowAppsResponseFieldAppUpdatedAt                               = "1.19"   // app.updated_at
+	ShowAppsResponseFieldAppAccessType                              = "1.20"   // app.access_type
 )
 
 var _ShowAppsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsResponse{}), Fields: []fieldmap.ShapeField{
@@ -721,8 +727,8 @@ func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap
 		}
 		n += m.App.copyInAt(src.App, fm, at+1, win.Shift(1))
 	}
-	if (win.Cover|win.Below)&(1<<40) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+40), &m.Fields, src.Fields)
+	if (win.Cover|win.Below)&(1<<41) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+41), &m.Fields, src.Fields)
 	}
 	return n
 }

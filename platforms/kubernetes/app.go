@@ -2,6 +2,9 @@ package kubernetes
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"fmt"
 	"sort"
 	"strconv"
@@ -15,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -98,11 +102,12 @@ func (p *Platform) deployApp(ctx context.Context, cluster *edgeproto.ClusterInst
 	}
 	r := refsOf(cluster, inst)
 	what := "app instance " + executor.KeyString(inst)
+	manifest := app.GetDeploymentManifest() != ""
 	res, err := flavorResources(app, inst)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	if update {
+	if update && !manifest {
 		_, err := c.cs.AppsV1().Deployments(r.ns).Get(ctx, r.name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil, fmt.Errorf("%s: deployment %s/%s: %w", what, r.ns, r.name, executor.ErrNotFound)
@@ -110,7 +115,7 @@ func (p *Platform) deployApp(ctx context.Context, cluster *edgeproto.ClusterInst
 		if err != nil {
 			return nil, apiErr(ctx, "reading", gvrDeployment, r.ns, r.name, err)
 		}
-	} else {
+	} else if !update {
 		ns, err := c.cs.CoreV1().Namespaces().Get(ctx, r.ns, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp != nil) {
 			return nil, fmt.Errorf("%s: namespace %s of cluster %s: %w", what, r.ns, executor.KeyString(inst.GetClusterKey()), executor.ErrClusterNotReady)
@@ -120,6 +125,9 @@ func (p *Platform) deployApp(ctx context.Context, cluster *edgeproto.ClusterInst
 		}
 	}
 	ann := r.annotations(cluster, app, inst)
+	if manifest {
+		return p.deployManifest(ctx, c, r, ann, app, inst, pr, update)
+	}
 	meta := func(string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Labels: mergeLabels(r.labels, map[string]string{LabelKind: kindApp}), Annotations: ann}
 	}
@@ -159,6 +167,8 @@ func (p *Platform) deployApp(ctx context.Context, cluster *edgeproto.ClusterInst
 
 	step(pr, "Creating deployment")
 	wanted := wantedReplicas(app, inst)
+	inputs := inputsHash(secretData, app.GetConfigs())
+	deadline := p.progressDeadline(ctx)
 	var replicas int32
 	depBuild := func(ready, reboot bool) build {
 		return func(cur *unstructured.Unstructured) (runtime.Object, error) {
@@ -166,6 +176,7 @@ func (p *Platform) deployApp(ctx context.Context, cluster *edgeproto.ClusterInst
 				return nil, fmt.Errorf("deployment %s/%s vanished: %w", r.ns, r.name, executor.ErrNotFound)
 			}
 			d := deployment(r, meta(""), app, res, secretName, configName)
+			d.Spec.ProgressDeadlineSeconds = deadline
 			state := stateCreating
 			if update || ready {
 				state = stateReady
@@ -183,8 +194,15 @@ func (p *Platform) deployApp(ctx context.Context, cluster *edgeproto.ClusterInst
 			if reboot {
 				restartedAt = time.Now().UTC().Format(time.RFC3339Nano)
 			}
+			ta := map[string]string{}
 			if restartedAt != "" {
-				d.Spec.Template.Annotations = map[string]string{AnnRestartedAt: restartedAt}
+				ta[AnnRestartedAt] = restartedAt
+			}
+			if inputs != "" {
+				ta[AnnInputsHash] = inputs
+			}
+			if len(ta) > 0 {
+				d.Spec.Template.Annotations = ta
 			}
 			return d, nil
 		}
@@ -201,12 +219,7 @@ func (p *Platform) deployApp(ctx context.Context, cluster *edgeproto.ClusterInst
 	}
 	if len(ports) > 0 {
 		step(pr, "Creating service")
-		svcType := corev1.ServiceTypeClusterIP
-		for _, pt := range app.GetPorts() {
-			if pt.GetPublicPort() != 0 {
-				svcType = corev1.ServiceTypeLoadBalancer
-			}
-		}
+		svcType := serviceType(app)
 		if _, err := apply(ctx, c, gvrService, r.ns, r.name, fixed(&corev1.Service{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"}, ObjectMeta: meta(""),
 			Spec: corev1.ServiceSpec{Type: svcType, Selector: map[string]string{LabelAppInst: r.labels[LabelAppInst]}, Ports: ports},
@@ -226,20 +239,152 @@ func (p *Platform) deployApp(ctx context.Context, cluster *edgeproto.ClusterInst
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 	}
-	rt := &edgeproto.AppInstRuntime{}
-	for _, pod := range pods {
-		for _, cs := range pod.Status.ContainerStatuses {
-			rt.ContainerIds = append(rt.ContainerIds, pod.Name+"/"+cs.Name)
-		}
-		if len(pod.Status.ContainerStatuses) == 0 {
-			rt.ContainerIds = append(rt.ContainerIds, pod.Name)
-		}
-	}
-	sort.Strings(rt.ContainerIds)
-	for _, sp := range ports {
-		rt.Ports = append(rt.Ports, uint32(sp.Port))
+	rt := &edgeproto.AppInstRuntime{ContainerIds: containerIDs(pods)}
+	if err := addServices(ctx, c, r, rt); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return rt, nil
+}
+
+// serviceType is the type of the Service of an App's ports from its
+// access type: ClusterIP for internal, NodePort for direct, LoadBalancer
+// for a load balancer; unset, ClusterIP unless a port asks for a public
+// port (LoadBalancer).
+func serviceType(app *edgeproto.App) corev1.ServiceType {
+	switch app.GetAccessType() {
+	case edgeproto.AccessType_ACCESS_TYPE_INTERNAL:
+		return corev1.ServiceTypeClusterIP
+	case edgeproto.AccessType_ACCESS_TYPE_DIRECT:
+		return corev1.ServiceTypeNodePort
+	case edgeproto.AccessType_ACCESS_TYPE_LOAD_BALANCER:
+		return corev1.ServiceTypeLoadBalancer
+	}
+	for _, pt := range app.GetPorts() {
+		if pt.GetPublicPort() != 0 {
+			return corev1.ServiceTypeLoadBalancer
+		}
+	}
+	return corev1.ServiceTypeClusterIP
+}
+
+// Kinds of ServiceEndpoint.
+const (
+	EndpointClusterIP    = "cluster_ip"
+	EndpointNodePort     = "node_port"
+	EndpointLoadBalancer = "load_balancer"
+)
+
+// addServices adds to rt the ports of the instance's Services and where
+// they are reached: the cluster IP and port, the node port (on every
+// node's address), each load balancer ingress (as the cluster's load
+// balancer controller reports it, when there is one).
+func addServices(ctx context.Context, c *conn, r appRefs, rt *edgeproto.AppInstRuntime) error {
+	l, err := c.cs.CoreV1().Services(r.ns).List(ctx, metav1.ListOptions{LabelSelector: r.sel})
+	if err != nil {
+		return apiErr(ctx, "listing", gvrService, r.ns, r.sel, err)
+	}
+	sort.Slice(l.Items, func(i, j int) bool { return l.Items[i].Name < l.Items[j].Name })
+	seen := map[uint32]bool{}
+	for i := range l.Items {
+		svc := &l.Items[i]
+		for _, sp := range svc.Spec.Ports {
+			if !seen[uint32(sp.Port)] {
+				seen[uint32(sp.Port)] = true
+				rt.Ports = append(rt.Ports, uint32(sp.Port))
+			}
+		}
+		rt.Endpoints = append(rt.Endpoints, serviceEndpoints(svc)...)
+	}
+	return nil
+}
+
+// serviceEndpoints are where svc's ports are reached.
+func serviceEndpoints(svc *corev1.Service) []*edgeproto.ServiceEndpoint {
+	var out []*edgeproto.ServiceEndpoint
+	for _, sp := range svc.Spec.Ports {
+		proto := strings.ToLower(string(sp.Protocol))
+		if proto == "" {
+			proto = "tcp"
+		}
+		target := int32(sp.TargetPort.IntValue())
+		if target == 0 && sp.TargetPort.Type == intstr.Int {
+			target = sp.Port
+		}
+		ep := func(kind, host string, port int32) *edgeproto.ServiceEndpoint {
+			return &edgeproto.ServiceEndpoint{Kind: kind, Host: host, Port: port, Protocol: proto, TargetPort: target}
+		}
+		if ip := svc.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone {
+			out = append(out, ep(EndpointClusterIP, ip, sp.Port))
+		}
+		if sp.NodePort != 0 {
+			out = append(out, ep(EndpointNodePort, "", sp.NodePort))
+		}
+		for _, in := range svc.Status.LoadBalancer.Ingress {
+			host := in.IP
+			if host == "" {
+				host = in.Hostname
+			}
+			if host != "" {
+				out = append(out, ep(EndpointLoadBalancer, host, sp.Port))
+			}
+		}
+	}
+	return out
+}
+
+// inputsHash is a digest of what the pods read from the Secret and the
+// ConfigMap (the secret environment and the configs), empty when there is
+// neither. On the pod template it makes a change of either a rollout (pods
+// read them when they start); it is a SHA-256 over all of them together,
+// never a value.
+func inputsHash(secretData map[string][]byte, configs []*edgeproto.ConfigFile) string {
+	if len(secretData) == 0 && len(configs) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	names := make([]string, 0, len(secretData))
+	for k := range secretData {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	field := func(b []byte) {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	field([]byte("env"))
+	for _, k := range names {
+		field([]byte(k))
+		field(secretData[k])
+	}
+	field([]byte("configs"))
+	for i, cf := range configs {
+		field([]byte(configKey(i, cf)))
+		field([]byte(cf.GetConfig()))
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// progressDeadline is the Deployment's progressDeadlineSeconds: the
+// configured ProgressDeadline, else nine tenths of the time left to the
+// operation (at least 10 s) so that a stuck rollout ends the wait with
+// the Deployment's ProgressDeadlineExceeded condition before the operation
+// times out, else nil (Kubernetes' default, 600 s).
+func (p *Platform) progressDeadline(ctx context.Context) *int32 {
+	d := p.cfg.ProgressDeadline
+	if d <= 0 {
+		dl, ok := ctx.Deadline()
+		if !ok {
+			return nil
+		}
+		d = time.Until(dl) * 9 / 10
+	}
+	secs := int64(d / time.Second)
+	secs = max(secs, 10)
+	secs = min(secs, 1<<30)
+	n := int32(secs)
+	return &n
 }
 
 func validateApp(app *edgeproto.App) error {
@@ -250,10 +395,10 @@ func validateApp(app *edgeproto.App) error {
 		return fmt.Errorf("%w: app %s: deployment %q (the kubernetes platform runs kubernetes and docker apps)", executor.ErrUnsupported, name, d)
 	}
 	if app.GetDeploymentManifest() != "" {
-		return fmt.Errorf("%w: app %s: deployment manifests are not applied yet; give an image_path", executor.ErrUnsupported, name)
+		return nil // checked against the cluster when it is applied
 	}
 	if strings.TrimSpace(app.GetImagePath()) == "" {
-		return fmt.Errorf("%w: app %s has no image_path", executor.ErrBadObject, name)
+		return fmt.Errorf("%w: app %s has no image_path (and no deployment_manifest)", executor.ErrBadObject, name)
 	}
 	for _, v := range app.GetEnvVars() {
 		if v.GetName() == "" || strings.ContainsAny(v.GetName(), "=\x00") {
@@ -448,6 +593,35 @@ func servicePorts(ports []*edgeproto.Port) ([]corev1.ServicePort, error) {
 	return out, nil
 }
 
+// manifestResources are the resources an instance may have written: those
+// its manifest record lists, those the App's manifest names (when the
+// cluster resolves them), then appResources.
+func manifestResources(ctx context.Context, c *conn, r appRefs, app *edgeproto.App) ([]schema.GroupVersionResource, error) {
+	rec, _, err := recordedResources(ctx, c, r)
+	if err != nil {
+		return nil, err
+	}
+	if app.GetDeploymentManifest() != "" {
+		if objs, err := manifestObjects(c, app, r.ns); err == nil {
+			for _, o := range objs {
+				rec = append(rec, o.gvr)
+			}
+		}
+	}
+	seen := map[schema.GroupVersionResource]bool{}
+	for _, g := range appResources {
+		seen[g] = true
+	}
+	var out []schema.GroupVersionResource
+	for _, g := range rec {
+		if !seen[g] {
+			seen[g] = true
+			out = append(out, g)
+		}
+	}
+	return append(out, appResources...), nil
+}
+
 // DeleteAppInst deletes everything labelled with the instance (foreground)
 // and waits until it is gone; what is absent is deleted already.
 func (p *Platform) DeleteAppInst(ctx context.Context, cluster *edgeproto.ClusterInst, app *edgeproto.App, inst *edgeproto.AppInst, _ executor.Reservations, pr executor.Progress) error {
@@ -457,14 +631,21 @@ func (p *Platform) DeleteAppInst(ctx context.Context, cluster *edgeproto.Cluster
 	}
 	r := refsOf(cluster, inst)
 	what := "app instance " + executor.KeyString(inst)
+	// What a manifest wrote (its record lists every resource written;
+	// the App's manifest as it is now adds what it names), then what an
+	// image App owns (the record, a ConfigMap, last).
+	res, err := manifestResources(ctx, c, r, app)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
 	step(pr, "Deleting deployment and service")
-	for _, gvr := range appResources {
+	for _, gvr := range res {
 		if err := deleteLabelled(ctx, c, gvr, r.ns, r.sel); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 	}
 	step(pr, "Waiting for pods to be gone")
-	for _, gvr := range append(appResources, gvrPod) {
+	for _, gvr := range append(res, gvrPod) {
 		if err := waitNone(ctx, c, gvr, r.ns, r.sel, ""); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}

@@ -1,12 +1,16 @@
 package kubernetes
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -186,6 +190,178 @@ func TestUnschedulableFailsWithTheSchedulersReason(t *testing.T) {
 	_, err := p.CreateAppInst(ctx, ci, app, inst, nil, &steps{})
 	if !errors.Is(err, ErrPodFailed) || !strings.Contains(err.Error(), "FailedScheduling") || !strings.Contains(err.Error(), "Insufficient cpu") {
 		t.Fatalf("create of pods too big for any node: %v, want ErrPodFailed with FailedScheduling: ... Insufficient cpu", err)
+	}
+	if err := p.DeleteAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUpdateUnschedulableFailsWithTheSchedulersReason: an update whose new
+// pods fit on no node ends with FailedScheduling and the scheduler's
+// message, well before the Deployment's default progress deadline (600 s)
+// and before the test's bounded wait, not with a timeout.
+func TestUpdateUnschedulableFailsWithTheSchedulersReason(t *testing.T) {
+	env := testEnv(t)
+	ctx := testCtx(t)
+	p := newPlatform(t)
+	cl := testCloudlet("upd-unschedulable", env.AdminKubeconfig())
+	ci := testCluster(cl, "grow")
+	if err := p.CreateCluster(ctx, cl, ci, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.DeleteCluster(testCtx(t), cl, ci, nil, &steps{}) })
+	app := testApp()
+	inst := testInst(ci, app, "grows")
+	if _, err := p.CreateAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+	inst.Flavor = "k8s.node.64c.1024m"
+	uctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	_, err := p.UpdateAppInst(uctx, ci, app, inst, nil, &steps{})
+	if !errors.Is(err, ErrPodFailed) || !strings.Contains(err.Error(), "FailedScheduling") || !strings.Contains(err.Error(), "Insufficient cpu") {
+		t.Fatalf("update to pods too big for any node: %v, want ErrPodFailed with FailedScheduling: ... Insufficient cpu", err)
+	}
+	// The Deployment's own progress deadline follows the operation's
+	// time (not Kubernetes' 600 s), so a rollout stuck without a pod
+	// reason ends with ProgressDeadlineExceeded before the timeout.
+	r := refsOf(ci, inst)
+	dep, err := admin(t, env).AppsV1().Deployments(r.ns).Get(ctx, r.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pd := dep.Spec.ProgressDeadlineSeconds; pd == nil || *pd <= 0 || *pd > 54 {
+		t.Errorf("progressDeadlineSeconds %v after an update with 60 s left, want at most 54", ptrStr(pd))
+	}
+	// Configured: the option wins.
+	p2, err := New(Config{ProgressDeadline: 30 * time.Second, Kubeconfig: env.AdminKubeconfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst.Flavor = ""
+	if _, err := p2.UpdateAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+	dep, err = admin(t, env).AppsV1().Deployments(r.ns).Get(ctx, r.name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pd := dep.Spec.ProgressDeadlineSeconds; pd == nil || *pd != 30 {
+		t.Errorf("progressDeadlineSeconds %v with ProgressDeadline 30 s, want 30", ptrStr(pd))
+	}
+	if err := p.DeleteAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ptrStr[T any](p *T) string {
+	if p == nil {
+		return "<nil>"
+	}
+	return fmt.Sprint(*p)
+}
+
+// TestSecretOrConfigChangeRollsPods: pods read the secret environment and
+// the configs when they start, so changing a secret value or a config is a
+// rollout (a new ReplicaSet whose pods replace the old ones); the pod
+// template carries a digest of them, never a value; an update that changes
+// neither is no rollout.
+func TestSecretOrConfigChangeRollsPods(t *testing.T) {
+	env := testEnv(t)
+	cs := admin(t, env)
+	ctx := testCtx(t)
+	p := newPlatform(t)
+	cl := testCloudlet("secret-roll", env.AdminKubeconfig())
+	ci := testCluster(cl, "roll")
+	if err := p.CreateCluster(ctx, cl, ci, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.DeleteCluster(testCtx(t), cl, ci, nil, &steps{}) })
+	app := testApp()
+	app.EnvVars = []*edgeproto.EnvVar{{Name: "TOKEN", Secret: true, SecretValue: "first-s3cret-value"}}
+	app.Configs = []*edgeproto.ConfigFile{{Kind: "app.yaml", Config: "level: info\n"}}
+	inst := testInst(ci, app, "rolls")
+	if _, err := p.CreateAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+	r := refsOf(ci, inst)
+	// state is the template's digest and the ReplicaSets' names; every
+	// live pod must belong to the newest ReplicaSet.
+	state := func(secretValues ...string) (string, []string) {
+		t.Helper()
+		dep, err := cs.AppsV1().Deployments(r.ns).Get(ctx, r.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := dep.Spec.Template.Annotations[AnnInputsHash]
+		if !strings.HasPrefix(h, "sha256:") {
+			t.Fatalf("pod template annotation %s = %q, want a sha256 digest", AnnInputsHash, h)
+		}
+		raw, _ := json.Marshal(dep)
+		for _, v := range secretValues {
+			if strings.Contains(string(raw), v) || strings.Contains(string(raw), "s3cret") {
+				t.Fatalf("a secret value is in the Deployment: %s", raw)
+			}
+		}
+		rss, err := cs.AppsV1().ReplicaSets(r.ns).List(ctx, metav1.ListOptions{LabelSelector: r.sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		var cur string
+		for _, rs := range rss.Items {
+			names = append(names, rs.Name)
+			if rs.Spec.Replicas != nil && *rs.Spec.Replicas > 0 {
+				cur = rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+			}
+		}
+		slices.Sort(names)
+		pods, err := cs.CoreV1().Pods(r.ns).List(ctx, metav1.ListOptions{LabelSelector: r.sel})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pod := range pods.Items {
+			if pod.DeletionTimestamp == nil && pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey] != cur {
+				t.Errorf("pod %s of template %s is live; the current template is %s", pod.Name, pod.Labels[appsv1.DefaultDeploymentUniqueLabelKey], cur)
+			}
+		}
+		return h, names
+	}
+	h1, rs1 := state("first-s3cret-value")
+	if len(rs1) != 1 {
+		t.Fatalf("replica sets after the create: %v, want one", rs1)
+	}
+
+	// The same App again: no rollout.
+	if _, err := p.UpdateAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+	if h, rs := state("first-s3cret-value"); h != h1 || !slices.Equal(rs, rs1) {
+		t.Errorf("an update changing nothing: digest %s -> %s, replica sets %v -> %v; want no rollout", h1, h, rs1, rs)
+	}
+
+	// A new secret value: a rollout.
+	app.EnvVars[0].SecretValue = "second-s3cret-value"
+	if _, err := p.UpdateAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+	sec, err := cs.CoreV1().Secrets(r.ns).Get(ctx, r.name+"-env", metav1.GetOptions{})
+	if err != nil || string(sec.Data["TOKEN"]) != "second-s3cret-value" {
+		t.Fatalf("secret after the update: %v, %v", sec, err)
+	}
+	h2, rs2 := state("first-s3cret-value", "second-s3cret-value")
+	if h2 == h1 || len(rs2) != 2 {
+		t.Errorf("a changed secret value: digest %s -> %s, replica sets %v -> %v; want a new digest and a new ReplicaSet", h1, h2, rs1, rs2)
+	}
+
+	// A changed config: a rollout.
+	app.Configs[0].Config = "level: debug\n"
+	if _, err := p.UpdateAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatal(err)
+	}
+	h3, rs3 := state("second-s3cret-value")
+	if h3 == h2 || len(rs3) != 3 {
+		t.Errorf("a changed config: digest %s -> %s, replica sets %v -> %v; want a new digest and a new ReplicaSet", h2, h3, rs2, rs3)
 	}
 	if err := p.DeleteAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
 		t.Fatal(err)

@@ -43,7 +43,8 @@ var Permissions = func() []Permission {
 	}
 	write := []string{"get", "list", "watch", "create", "patch", "delete"}
 	add("", []string{"namespaces", "resourcequotas", "limitranges", "services", "secrets", "configmaps"}, write...)
-	add("apps", []string{"deployments"}, write...)
+	add("apps", []string{"deployments", "statefulsets"}, write...)
+	add("apps", []string{"replicasets"}, "get", "list", "watch")
 	add("networking.k8s.io", []string{"networkpolicies"}, write...)
 	add("", []string{"pods", "nodes", "serviceaccounts"}, "get", "list", "watch")
 	return out

@@ -3,6 +3,7 @@ package kubernetes
 import (
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,8 +40,13 @@ func TestShippedClusterRoleIsEnough(t *testing.T) {
 	short := role.DeepCopy()
 	short.Name = "edgekit-platform-short"
 	for i, r := range short.Rules {
-		if len(r.APIGroups) == 1 && r.APIGroups[0] == "apps" {
+		if len(r.APIGroups) == 1 && r.APIGroups[0] == "apps" && slices.Contains(r.Resources, "deployments") {
+			short.Rules[i].Resources = []string{"deployments"}
 			short.Rules[i].Verbs = []string{"get", "list", "watch", "create", "patch"}
+			others := slices.DeleteFunc(slices.Clone(r.Resources), func(s string) bool { return s == "deployments" })
+			if len(others) > 0 {
+				short.Rules = append(short.Rules, rbacv1.PolicyRule{APIGroups: r.APIGroups, Resources: others, Verbs: r.Verbs})
+			}
 		}
 	}
 	if _, err := cs.RbacV1().ClusterRoles().Create(ctx, short, metav1.CreateOptions{}); err != nil {
@@ -84,6 +90,24 @@ func TestShippedClusterRoleIsEnough(t *testing.T) {
 	}
 	if err := p.RevokeClusterCredentials(ctx, ok, ci); err != nil {
 		t.Fatalf("RevokeClusterCredentials with the shipped ClusterRole: %v", err)
+	}
+	// An instance of an image and one of a manifest (its rollouts are
+	// watched through Deployments, ReplicaSets, StatefulSets and pods).
+	app := testApp()
+	inst := testInst(ci, app, "rbac-image")
+	if _, err := p.CreateAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatalf("CreateAppInst with the shipped ClusterRole: %v", err)
+	}
+	if err := p.DeleteAppInst(ctx, ci, app, inst, nil, &steps{}); err != nil {
+		t.Fatalf("DeleteAppInst with the shipped ClusterRole: %v", err)
+	}
+	mapp := manifestApp(twoDocManifest + statefulSetDoc)
+	minst := testInst(ci, mapp, "rbac-manifest")
+	if _, err := p.CreateAppInst(ctx, ci, mapp, minst, nil, &steps{}); err != nil {
+		t.Fatalf("CreateAppInst of a manifest with the shipped ClusterRole: %v", err)
+	}
+	if err := p.DeleteAppInst(ctx, ci, mapp, minst, nil, &steps{}); err != nil {
+		t.Fatalf("DeleteAppInst of a manifest with the shipped ClusterRole: %v", err)
 	}
 	if err := p.DeleteCluster(ctx, ok, ci, nil, &steps{}); err != nil {
 		t.Fatalf("DeleteCluster with the shipped ClusterRole: %v", err)

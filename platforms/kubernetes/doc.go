@@ -62,21 +62,46 @@
 //     ConfigMap mounted at /etc/edgekit/config, requests and limits from
 //     the instance's flavor (else the App's default flavor, else the
 //     LimitRange defaults), a readiness probe from the App's health check,
-//     and a Service for its ports (ClusterIP; LoadBalancer when a port asks
-//     for a public port). The annotation kubernetes.edgekit.io/replicas of
+//     and a Service for its ports after the App's access type (internal:
+//     ClusterIP, direct: NodePort, load balancer: LoadBalancer; unset:
+//     ClusterIP, LoadBalancer when a port asks for a public port). The
+//     pod template carries edgekit.io/inputs-hash, a SHA-256 of the secret
+//     environment and the configs (never a value), so that changing them
+//     rolls the pods. The annotation kubernetes.edgekit.io/replicas of
 //     the instance or the App sets the replicas (1 by default). Create and
-//     update wait, by watching the Deployment and its pods, until the
-//     current template's pods are all ready, reporting "Waiting for n/m
-//     pods ready"; a pod that cannot run ends the wait with the cluster's
-//     reason (ErrPodFailed: FailedScheduling with the scheduler's message,
-//     ImagePullBackOff, CrashLoopBackOff...), and a Deployment condition
-//     saying the rollout is stuck ends it with ErrRollout. Update is a
-//     rollout; power off scales to 0 and remembers the replicas in an
-//     annotation, power on restores them, reboot restarts the pods. Delete
-//     removes everything labelled with the instance (the Deployment in the
-//     foreground: its ReplicaSets and pods first) and waits until it and
-//     its pods are gone. Deployment manifests are refused
-//     (ErrUnsupported) for now.
+//     update wait, by watching the Deployment, its ReplicaSets and its
+//     pods, until the current template's pods are all ready, reporting
+//     "Waiting for n/m pods ready"; a pod of the current template that
+//     cannot run ends the wait with the cluster's reason (ErrPodFailed:
+//     FailedScheduling with the scheduler's message, ImagePullBackOff,
+//     CrashLoopBackOff...), and a Deployment condition saying the rollout
+//     is stuck ends it with ErrRollout. The Deployment's
+//     progressDeadlineSeconds is Config.ProgressDeadline, else nine tenths
+//     of the time the operation has left, so a rollout that makes no
+//     progress ends with ProgressDeadlineExceeded rather than a timeout.
+//     Update is a rollout; power off scales to 0 and remembers the
+//     replicas in an annotation, power on restores them, reboot restarts
+//     the pods. The runtime lists the ready pods' containers, the
+//     Service's ports and its endpoints (cluster IP and port, node ports,
+//     load balancer ingresses). Delete removes everything labelled with
+//     the instance (the Deployment in the foreground: its ReplicaSets and
+//     pods first) and waits until it and its pods are gone.
+//   - AppInst of an App with a deployment_manifest: its documents
+//     (decoded with apimachinery's YAML reader, numbered from 1; their
+//     kinds resolved through the cluster's discovery) are applied into
+//     the cluster's namespace like everything else (server-side apply,
+//     fenced), with the instance's labels and key annotations added to
+//     each object and to the pod template of each workload. An object of
+//     cluster scope or of another namespace, a kind the cluster does not
+//     serve and a document that does not parse are refused
+//     (executor.ErrBadObject) naming the object and its document, before
+//     anything is written. A record ConfigMap (<instance>-manifest) lists
+//     the resources written, so that an update deletes the objects the
+//     manifest no longer holds and a delete finds every kind; it also
+//     stands for the instance in ListInsts. A Deployment of the manifest
+//     that sets no progressDeadlineSeconds gets the platform's. Readiness
+//     waits for the manifest's Deployments and StatefulSets, with the same
+//     reasons as above; power off and reboot are refused (ErrUnsupported).
 //   - TrustPolicy: an egress NetworkPolicy in every namespace of the
 //     cloudlet (tcp and udp rules to CIDRs and port ranges; DNS stays
 //     allowed; icmp is refused: NetworkPolicies cannot express it); an

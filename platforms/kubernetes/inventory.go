@@ -12,7 +12,8 @@ import (
 )
 
 // ListInsts reports the cloudlet's clusters (its labelled namespaces) and
-// instances (its labelled Deployments), read from their labels and key
+// instances (its labelled Deployments, and the records of instances of
+// manifests), read from their labels and key
 // annotations: READY once their create finished, CREATING before. A
 // namespace being deleted is not listed; an object whose key annotation is
 // unreadable is skipped (it is not the platform's).
@@ -47,7 +48,20 @@ func (p *Platform) ListInsts(ctx context.Context, cloudlet *edgeproto.Cloudlet) 
 	if err != nil {
 		return nil, apiErr(ctx, "listing", gvrDeployment, "", "", err)
 	}
+	// An App given as a manifest has no Deployment of its own: its
+	// record (a ConfigMap) stands for it.
+	recs, err := c.cs.CoreV1().ConfigMaps("").List(ctx, metav1.ListOptions{LabelSelector: sel + "," + LabelKind + "=" + kindManifest})
+	if err != nil {
+		return nil, apiErr(ctx, "listing", gvrConfigMap, "", "", err)
+	}
+	objs := make([]metav1.ObjectMeta, 0, len(deps.Items)+len(recs.Items))
 	for _, d := range deps.Items {
+		objs = append(objs, d.ObjectMeta)
+	}
+	for _, r := range recs.Items {
+		objs = append(objs, r.ObjectMeta)
+	}
+	for _, d := range objs {
 		if d.DeletionTimestamp != nil || !live[d.Namespace] {
 			continue
 		}

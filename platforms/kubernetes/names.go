@@ -35,6 +35,10 @@ const (
 	AnnReplicas = "edgekit.io/powered-off-replicas"
 	// AnnRestartedAt on a pod template restarts the pods (reboot).
 	AnnRestartedAt = "edgekit.io/restarted-at"
+	// AnnInputsHash on a pod template is a digest of the Secret and the
+	// ConfigMap the pods read (never their values): a change rolls the
+	// Deployment.
+	AnnInputsHash = "edgekit.io/inputs-hash"
 	// AnnReplicasWanted, on an App or AppInst, asks for that many pods
 	// (default 1).
 	AnnReplicasWanted = "kubernetes.edgekit.io/replicas"

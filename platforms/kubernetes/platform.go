@@ -7,10 +7,13 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
+	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	k8s "k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -37,6 +40,13 @@ type Config struct {
 	Kubeconfig []byte
 	// Logger receives the platform's logs; nil discards them.
 	Logger *slog.Logger
+	// ProgressDeadline is the progressDeadlineSeconds of the Deployments
+	// the platform writes: a rollout that makes no progress for that long
+	// fails with the Deployment's ProgressDeadlineExceeded condition
+	// (ErrRollout). 0 means nine tenths of the time the operation has left
+	// (its context's deadline, which the engine sets from its timeouts),
+	// at least 10 s; Kubernetes' default (600 s) when it has none.
+	ProgressDeadline time.Duration
 	// QPS and Burst of the client; 0 means 50 and 100.
 	QPS   float32
 	Burst int
@@ -65,6 +75,8 @@ type conn struct {
 	cs  k8s.Interface
 	dyn dynamic.Interface
 	err error // set instead of cs and dyn
+	// mapper resolves the kinds of a manifest through discovery.
+	mapper *restmapper.DeferredDiscoveryRESTMapper
 }
 
 // New returns a platform configured by cfg.
@@ -190,6 +202,7 @@ func (p *Platform) build(id string, kubeconfig []byte) (*conn, error) {
 	if c.dyn, err = dynamic.NewForConfig(rc); err != nil {
 		return nil, fmt.Errorf("%w: cloudlet %s: %v", ErrAccess, id, err)
 	}
+	c.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(c.cs.Discovery()))
 	return c, nil
 }
 

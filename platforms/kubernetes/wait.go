@@ -33,10 +33,29 @@ var waitingReasons = map[string]bool{
 // loop) or a Deployment condition that says the rollout is stuck fails it
 // with the cluster's reason. It returns the ready pods.
 func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas int32, pr interface{ Step(string) }) ([]*corev1.Pod, error) {
+	var pods []*corev1.Pod
+	err := watchInstance(ctx, c, r, "deployment "+r.ns+"/"+r.name, pr, func(w watched) (bool, string, error) {
+		done, ready, msg, err := rolloutState(w.deps, w.rss, w.pods, r.name, gen, replicas)
+		pods = ready
+		return done, msg, err
+	})
+	return pods, err
+}
+
+// watched are the stores of an instance's watched objects.
+type watched struct{ pods, deps, rss, stss cache.Store }
+
+// watchInstance watches the instance's pods, Deployments, ReplicaSets and
+// StatefulSets (label r.sel in r.ns) and calls state on every change until
+// it reports done or an error, reporting its message as progress when it
+// changes. what names what is waited for, in errors.
+func watchInstance(ctx context.Context, c *conn, r appRefs, what string, pr interface{ Step(string) }, state func(watched) (done bool, msg string, err error)) error {
 	f := informers.NewSharedInformerFactoryWithOptions(c.cs, 0, informers.WithNamespace(r.ns),
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = r.sel }))
 	podInf := f.Core().V1().Pods().Informer()
 	depInf := f.Apps().V1().Deployments().Informer()
+	rsInf := f.Apps().V1().ReplicaSets().Informer()
+	stsInf := f.Apps().V1().StatefulSets().Informer()
 	changed := make(chan struct{}, 1)
 	poke := func() {
 		select {
@@ -49,11 +68,10 @@ func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas in
 		UpdateFunc: func(any, any) { poke() },
 		DeleteFunc: func(any) { poke() },
 	}
-	if _, err := podInf.AddEventHandler(h); err != nil {
-		return nil, err
-	}
-	if _, err := depInf.AddEventHandler(h); err != nil {
-		return nil, err
+	for _, inf := range []cache.SharedIndexInformer{podInf, depInf, rsInf, stsInf} {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return err
+		}
 	}
 	stop := make(chan struct{})
 	defer func() {
@@ -69,31 +87,34 @@ func waitRollout(ctx context.Context, c *conn, r appRefs, gen int64, replicas in
 	select {
 	case <-synced:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("watching deployment %s/%s: %w", r.ns, r.name, ctxErr(ctx))
+		return fmt.Errorf("watching %s: %w", what, ctxErr(ctx))
 	}
+	w := watched{pods: podInf.GetStore(), deps: depInf.GetStore(), rss: rsInf.GetStore(), stss: stsInf.GetStore()}
 	last := ""
 	for {
-		done, pods, msg, err := rolloutState(depInf.GetStore(), podInf.GetStore(), r.name, gen, replicas)
+		done, msg, err := state(w)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if msg != last && pr != nil {
 			pr.Step(msg)
 			last = msg
 		}
 		if done {
-			return pods, nil
+			return nil
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return nil, fmt.Errorf("deployment %s/%s: %s: %w", r.ns, r.name, msg, ctxErr(ctx))
+			return fmt.Errorf("%s: %s: %w", what, msg, ctxErr(ctx))
 		}
 	}
 }
 
-// rolloutState reads where a rollout is from the watched objects.
-func rolloutState(deps, pods cache.Store, name string, gen int64, replicas int32) (done bool, ready []*corev1.Pod, msg string, err error) {
+// rolloutState reads where a rollout is from the watched objects. Only
+// the pods of the current template can fail it: a pod of an older one (an
+// earlier update's pod that could not run) is being replaced.
+func rolloutState(deps, rss, pods cache.Store, name string, gen int64, replicas int32) (done bool, ready []*corev1.Pod, msg string, err error) {
 	var d *appsv1.Deployment
 	for _, o := range deps.List() {
 		if x := o.(*appsv1.Deployment); x.Name == name {
@@ -112,12 +133,19 @@ func rolloutState(deps, pods cache.Store, name string, gen int64, replicas int32
 	}
 	sort.Slice(all, func(i, j int) bool { return all[i].Name < all[j].Name })
 	// The cluster's reasons first: they end the wait.
-	for _, p := range all {
-		if err := podFailure(p); err != nil {
-			return false, nil, "", err
+	if hash := currentTemplate(d, rss, gen); hash != "" {
+		for _, p := range all {
+			if p.Labels[appsv1.DefaultDeploymentUniqueLabelKey] != hash {
+				continue
+			}
+			if err := podFailure(p); err != nil {
+				return false, nil, "", err
+			}
 		}
 	}
-	for _, cond := range d.Status.Conditions {
+	// The conditions speak of the generation the controller observed: a
+	// stuck rollout an update just replaced is not this one's.
+	for _, cond := range observedConditions(d, gen) {
 		switch {
 		case cond.Type == appsv1.DeploymentProgressing && cond.Status == corev1.ConditionFalse:
 			return false, nil, "", fmt.Errorf("%w: deployment %s/%s: %s: %s", ErrRollout, d.Namespace, d.Name, cond.Reason, cond.Message)
@@ -145,6 +173,45 @@ func rolloutState(deps, pods cache.Store, name string, gen int64, replicas int32
 		return false, nil, fmt.Sprintf("Waiting for %d pods to stop", len(all)), nil
 	}
 	return false, nil, fmt.Sprintf("Waiting for %d/%d pods ready", readyNow, replicas), nil
+}
+
+// observedConditions are d's conditions once the Deployment controller
+// observed its generation (gen or later), none before.
+func observedConditions(d *appsv1.Deployment, gen int64) []appsv1.DeploymentCondition {
+	if d.Generation < gen || d.Status.ObservedGeneration < d.Generation {
+		return nil
+	}
+	return d.Status.Conditions
+}
+
+// revisionAnnotation is the Deployment controller's revision of a
+// Deployment and of its ReplicaSets.
+const revisionAnnotation = "deployment.kubernetes.io/revision"
+
+// currentTemplate is the pod-template-hash of d's pods of its current
+// template (generation gen or later), once the Deployment controller made
+// its ReplicaSet; "" before.
+func currentTemplate(d *appsv1.Deployment, rss cache.Store, gen int64) string {
+	if d.Generation < gen || d.Status.ObservedGeneration < d.Generation {
+		return ""
+	}
+	rev := d.Annotations[revisionAnnotation]
+	if rev == "" {
+		return ""
+	}
+	for _, o := range rss.List() {
+		rs := o.(*appsv1.ReplicaSet)
+		owned := false
+		for _, ref := range rs.OwnerReferences {
+			if ref.Controller != nil && *ref.Controller && ref.UID == d.UID {
+				owned = true
+			}
+		}
+		if owned && rs.Annotations[revisionAnnotation] == rev {
+			return rs.Labels[appsv1.DefaultDeploymentUniqueLabelKey]
+		}
+	}
+	return ""
 }
 
 // podFailure is the cluster's reason why p cannot run, or nil.

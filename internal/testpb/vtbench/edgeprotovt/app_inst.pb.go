@@ -33,7 +33,10 @@ type AppInstRuntime struct {
 	// Process identifiers, for instances the platform runs as processes.
 	Pids []int64 `protobuf:"varint,2,rep,packed,name=pids,proto3" json:"pids,omitempty"`
 	// Ports the instance actually listens on.
-	Ports         []uint32 `protobuf:"varint,3,rep,packed,name=ports,proto3" json:"ports,omitempty"`
+	Ports []uint32 `protobuf:"varint,3,rep,packed,name=ports,proto3" json:"ports,omitempty"`
+	// Where the instance's services are reached: cluster addresses, node
+	// ports, load balancer ingresses.
+	Endpoints     []*ServiceEndpoint `protobuf:"bytes,4,rep,name=endpoints,proto3" json:"endpoints,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -89,6 +92,95 @@ func (x *AppInstRuntime) GetPorts() []uint32 {
 	return nil
 }
 
+func (x *AppInstRuntime) GetEndpoints() []*ServiceEndpoint {
+	if x != nil {
+		return x.Endpoints
+	}
+	return nil
+}
+
+// ServiceEndpoint is one address an instance's service is reached on.
+type ServiceEndpoint struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// What kind of address: "cluster_ip", "node_port" or "load_balancer".
+	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Host name or IP address; empty for a node port (every node's address).
+	Host string `protobuf:"bytes,2,opt,name=host,proto3" json:"host,omitempty"`
+	// Port on that address.
+	Port int32 `protobuf:"varint,3,opt,name=port,proto3" json:"port,omitempty"`
+	// "tcp" or "udp".
+	Protocol string `protobuf:"bytes,4,opt,name=protocol,proto3" json:"protocol,omitempty"`
+	// Port the application listens on behind it.
+	TargetPort    int32 `protobuf:"varint,5,opt,name=target_port,json=targetPort,proto3" json:"target_port,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ServiceEndpoint) Reset() {
+	*x = ServiceEndpoint{}
+	mi := &file_vtbench_edgeproto_v1_app_inst_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ServiceEndpoint) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ServiceEndpoint) ProtoMessage() {}
+
+func (x *ServiceEndpoint) ProtoReflect() protoreflect.Message {
+	mi := &file_vtbench_edgeproto_v1_app_inst_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ServiceEndpoint.ProtoReflect.Descriptor instead.
+func (*ServiceEndpoint) Descriptor() ([]byte, []int) {
+	return file_vtbench_edgeproto_v1_app_inst_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *ServiceEndpoint) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ServiceEndpoint) GetHost() string {
+	if x != nil {
+		return x.Host
+	}
+	return ""
+}
+
+func (x *ServiceEndpoint) GetPort() int32 {
+	if x != nil {
+		return x.Port
+	}
+	return 0
+}
+
+func (x *ServiceEndpoint) GetProtocol() string {
+	if x != nil {
+		return x.Protocol
+	}
+	return ""
+}
+
+func (x *ServiceEndpoint) GetTargetPort() int32 {
+	if x != nil {
+		return x.TargetPort
+	}
+	return 0
+}
+
 // AppInst is an application deployed on a cluster of a cloudlet.
 type AppInst struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -121,14 +213,20 @@ type AppInst struct {
 	// When the instance was created.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When the instance was last updated.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Identity of the latest change requested of the instance (create, update,
+	// delete): the store revision the controller read when it accepted the
+	// request. It only grows for a key, also across a delete and a new
+	// create. Set by the controller; the engine copies it into every report
+	// on the change (the Info's request_id).
+	RequestId     int64 `protobuf:"varint,16,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AppInst) Reset() {
 	*x = AppInst{}
-	mi := &file_vtbench_edgeproto_v1_app_inst_proto_msgTypes[1]
+	mi := &file_vtbench_edgeproto_v1_app_inst_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -140,7 +238,7 @@ func (x *AppInst) String() string {
 func (*AppInst) ProtoMessage() {}
 
 func (x *AppInst) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_edgeproto_v1_app_inst_proto_msgTypes[1]
+	mi := &file_vtbench_edgeproto_v1_app_inst_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -153,7 +251,7 @@ func (x *AppInst) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppInst.ProtoReflect.Descriptor instead.
 func (*AppInst) Descriptor() ([]byte, []int) {
-	return file_vtbench_edgeproto_v1_app_inst_proto_rawDescGZIP(), []int{1}
+	return file_vtbench_edgeproto_v1_app_inst_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AppInst) GetKey() *AppInstKey {
@@ -261,6 +359,13 @@ func (x *AppInst) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *AppInst) GetRequestId() int64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
 // AppInstInfo is what the engine reports about an application instance.
 type AppInstInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -281,14 +386,20 @@ type AppInstInfo struct {
 	// Address the instance is reached at.
 	Uri string `protobuf:"bytes,8,opt,name=uri,proto3" json:"uri,omitempty"`
 	// When the report was made.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The request_id of the instance the engine acted on: which request the
+	// report answers. The controller refuses a report whose request_id is
+	// below the instance's (a report of an earlier request arriving late). 0,
+	// or the flag absent (a resource manager that predates the field, a
+	// report about no request), is not checked.
+	RequestId     int64 `protobuf:"varint,10,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *AppInstInfo) Reset() {
 	*x = AppInstInfo{}
-	mi := &file_vtbench_edgeproto_v1_app_inst_proto_msgTypes[2]
+	mi := &file_vtbench_edgeproto_v1_app_inst_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -300,7 +411,7 @@ func (x *AppInstInfo) String() string {
 func (*AppInstInfo) ProtoMessage() {}
 
 func (x *AppInstInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_vtbench_edgeproto_v1_app_inst_proto_msgTypes[2]
+	mi := &file_vtbench_edgeproto_v1_app_inst_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -313,7 +424,7 @@ func (x *AppInstInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppInstInfo.ProtoReflect.Descriptor instead.
 func (*AppInstInfo) Descriptor() ([]byte, []int) {
-	return file_vtbench_edgeproto_v1_app_inst_proto_rawDescGZIP(), []int{2}
+	return file_vtbench_edgeproto_v1_app_inst_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AppInstInfo) GetKey() *AppInstKey {
@@ -379,15 +490,30 @@ func (x *AppInstInfo) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *AppInstInfo) GetRequestId() int64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
 var File_vtbench_edgeproto_v1_app_inst_proto protoreflect.FileDescriptor
 
 const file_vtbench_edgeproto_v1_app_inst_proto_rawDesc = "" +
 	"\n" +
-	"#vtbench/edgeproto/v1/app_inst.proto\x12\x14vtbench.edgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x1evtbench/edgeproto/v1/app.proto\x1a\x1fvtbench/edgeproto/v1/keys.proto\x1a vtbench/edgeproto/v1/state.proto\x1a!vtbench/edgeproto/v1/status.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"_\n" +
+	"#vtbench/edgeproto/v1/app_inst.proto\x12\x14vtbench.edgeproto.v1\x1a edgekit/options/v1/options.proto\x1a\x1evtbench/edgeproto/v1/app.proto\x1a\x1fvtbench/edgeproto/v1/keys.proto\x1a vtbench/edgeproto/v1/state.proto\x1a!vtbench/edgeproto/v1/status.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xa4\x01\n" +
 	"\x0eAppInstRuntime\x12#\n" +
 	"\rcontainer_ids\x18\x01 \x03(\tR\fcontainerIds\x12\x12\n" +
 	"\x04pids\x18\x02 \x03(\x03R\x04pids\x12\x14\n" +
-	"\x05ports\x18\x03 \x03(\rR\x05ports\"\x9a\a\n" +
+	"\x05ports\x18\x03 \x03(\rR\x05ports\x12C\n" +
+	"\tendpoints\x18\x04 \x03(\v2%.vtbench.edgeproto.v1.ServiceEndpointR\tendpoints\"\x8a\x01\n" +
+	"\x0fServiceEndpoint\x12\x12\n" +
+	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04host\x18\x02 \x01(\tR\x04host\x12\x12\n" +
+	"\x04port\x18\x03 \x01(\x05R\x04port\x12\x1a\n" +
+	"\bprotocol\x18\x04 \x01(\tR\bprotocol\x12\x1f\n" +
+	"\vtarget_port\x18\x05 \x01(\x05R\n" +
+	"targetPort\"\xb9\a\n" +
 	"\aAppInst\x12:\n" +
 	"\x03key\x18\x01 \x01(\v2 .vtbench.edgeproto.v1.AppInstKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x125\n" +
 	"\aapp_key\x18\x02 \x01(\v2\x1c.vtbench.edgeproto.v1.AppKeyR\x06appKey\x12A\n" +
@@ -408,10 +534,12 @@ const file_vtbench_edgeproto_v1_app_inst_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x1a>\n" +
+	"updated_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x10 \x01(\x03R\trequestId\x1a>\n" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcb\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xea\x03\n" +
 	"\vAppInstInfo\x12:\n" +
 	"\x03key\x18\x01 \x01(\v2 .vtbench.edgeproto.v1.AppInstKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x128\n" +
 	"\x05state\x18\x02 \x01(\x0e2\".vtbench.edgeproto.v1.TrackedStateR\x05state\x12\x16\n" +
@@ -423,7 +551,10 @@ const file_vtbench_edgeproto_v1_app_inst_proto_rawDesc = "" +
 	"\fruntime_info\x18\a \x01(\v2$.vtbench.edgeproto.v1.AppInstRuntimeR\vruntimeInfo\x12\x10\n" +
 	"\x03uri\x18\b \x01(\tR\x03uri\x129\n" +
 	"\n" +
-	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAtB@Z>github.com/edgekit/edgekit/internal/testpb/vtbench/edgeprotovtb\x06proto3"
+	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\n" +
+	" \x01(\x03R\trequestIdB@Z>github.com/edgekit/edgekit/internal/testpb/vtbench/edgeprotovtb\x06proto3"
 
 var (
 	file_vtbench_edgeproto_v1_app_inst_proto_rawDescOnce sync.Once
@@ -437,47 +568,49 @@ func file_vtbench_edgeproto_v1_app_inst_proto_rawDescGZIP() []byte {
 	return file_vtbench_edgeproto_v1_app_inst_proto_rawDescData
 }
 
-var file_vtbench_edgeproto_v1_app_inst_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_vtbench_edgeproto_v1_app_inst_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_vtbench_edgeproto_v1_app_inst_proto_goTypes = []any{
 	(*AppInstRuntime)(nil),        // 0: vtbench.edgeproto.v1.AppInstRuntime
-	(*AppInst)(nil),               // 1: vtbench.edgeproto.v1.AppInst
-	(*AppInstInfo)(nil),           // 2: vtbench.edgeproto.v1.AppInstInfo
-	nil,                           // 3: vtbench.edgeproto.v1.AppInst.AnnotationsEntry
-	(*AppInstKey)(nil),            // 4: vtbench.edgeproto.v1.AppInstKey
-	(*AppKey)(nil),                // 5: vtbench.edgeproto.v1.AppKey
-	(*ClusterKey)(nil),            // 6: vtbench.edgeproto.v1.ClusterKey
-	(*CloudletKey)(nil),           // 7: vtbench.edgeproto.v1.CloudletKey
-	(TrackedState)(0),             // 8: vtbench.edgeproto.v1.TrackedState
-	(CRMOverride)(0),              // 9: vtbench.edgeproto.v1.CRMOverride
-	(*Port)(nil),                  // 10: vtbench.edgeproto.v1.Port
-	(PowerState)(0),               // 11: vtbench.edgeproto.v1.PowerState
-	(*timestamppb.Timestamp)(nil), // 12: google.protobuf.Timestamp
-	(*StatusInfo)(nil),            // 13: vtbench.edgeproto.v1.StatusInfo
+	(*ServiceEndpoint)(nil),       // 1: vtbench.edgeproto.v1.ServiceEndpoint
+	(*AppInst)(nil),               // 2: vtbench.edgeproto.v1.AppInst
+	(*AppInstInfo)(nil),           // 3: vtbench.edgeproto.v1.AppInstInfo
+	nil,                           // 4: vtbench.edgeproto.v1.AppInst.AnnotationsEntry
+	(*AppInstKey)(nil),            // 5: vtbench.edgeproto.v1.AppInstKey
+	(*AppKey)(nil),                // 6: vtbench.edgeproto.v1.AppKey
+	(*ClusterKey)(nil),            // 7: vtbench.edgeproto.v1.ClusterKey
+	(*CloudletKey)(nil),           // 8: vtbench.edgeproto.v1.CloudletKey
+	(TrackedState)(0),             // 9: vtbench.edgeproto.v1.TrackedState
+	(CRMOverride)(0),              // 10: vtbench.edgeproto.v1.CRMOverride
+	(*Port)(nil),                  // 11: vtbench.edgeproto.v1.Port
+	(PowerState)(0),               // 12: vtbench.edgeproto.v1.PowerState
+	(*timestamppb.Timestamp)(nil), // 13: google.protobuf.Timestamp
+	(*StatusInfo)(nil),            // 14: vtbench.edgeproto.v1.StatusInfo
 }
 var file_vtbench_edgeproto_v1_app_inst_proto_depIdxs = []int32{
-	4,  // 0: vtbench.edgeproto.v1.AppInst.key:type_name -> vtbench.edgeproto.v1.AppInstKey
-	5,  // 1: vtbench.edgeproto.v1.AppInst.app_key:type_name -> vtbench.edgeproto.v1.AppKey
-	6,  // 2: vtbench.edgeproto.v1.AppInst.cluster_key:type_name -> vtbench.edgeproto.v1.ClusterKey
-	7,  // 3: vtbench.edgeproto.v1.AppInst.cloudlet_key:type_name -> vtbench.edgeproto.v1.CloudletKey
-	8,  // 4: vtbench.edgeproto.v1.AppInst.state:type_name -> vtbench.edgeproto.v1.TrackedState
-	9,  // 5: vtbench.edgeproto.v1.AppInst.crm_override:type_name -> vtbench.edgeproto.v1.CRMOverride
-	10, // 6: vtbench.edgeproto.v1.AppInst.mapped_ports:type_name -> vtbench.edgeproto.v1.Port
-	11, // 7: vtbench.edgeproto.v1.AppInst.power_state:type_name -> vtbench.edgeproto.v1.PowerState
-	0,  // 8: vtbench.edgeproto.v1.AppInst.runtime_info:type_name -> vtbench.edgeproto.v1.AppInstRuntime
-	3,  // 9: vtbench.edgeproto.v1.AppInst.annotations:type_name -> vtbench.edgeproto.v1.AppInst.AnnotationsEntry
-	12, // 10: vtbench.edgeproto.v1.AppInst.created_at:type_name -> google.protobuf.Timestamp
-	12, // 11: vtbench.edgeproto.v1.AppInst.updated_at:type_name -> google.protobuf.Timestamp
-	4,  // 12: vtbench.edgeproto.v1.AppInstInfo.key:type_name -> vtbench.edgeproto.v1.AppInstKey
-	8,  // 13: vtbench.edgeproto.v1.AppInstInfo.state:type_name -> vtbench.edgeproto.v1.TrackedState
-	13, // 14: vtbench.edgeproto.v1.AppInstInfo.status:type_name -> vtbench.edgeproto.v1.StatusInfo
-	11, // 15: vtbench.edgeproto.v1.AppInstInfo.power_state:type_name -> vtbench.edgeproto.v1.PowerState
-	0,  // 16: vtbench.edgeproto.v1.AppInstInfo.runtime_info:type_name -> vtbench.edgeproto.v1.AppInstRuntime
-	12, // 17: vtbench.edgeproto.v1.AppInstInfo.updated_at:type_name -> google.protobuf.Timestamp
-	18, // [18:18] is the sub-list for method output_type
-	18, // [18:18] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	1,  // 0: vtbench.edgeproto.v1.AppInstRuntime.endpoints:type_name -> vtbench.edgeproto.v1.ServiceEndpoint
+	5,  // 1: vtbench.edgeproto.v1.AppInst.key:type_name -> vtbench.edgeproto.v1.AppInstKey
+	6,  // 2: vtbench.edgeproto.v1.AppInst.app_key:type_name -> vtbench.edgeproto.v1.AppKey
+	7,  // 3: vtbench.edgeproto.v1.AppInst.cluster_key:type_name -> vtbench.edgeproto.v1.ClusterKey
+	8,  // 4: vtbench.edgeproto.v1.AppInst.cloudlet_key:type_name -> vtbench.edgeproto.v1.CloudletKey
+	9,  // 5: vtbench.edgeproto.v1.AppInst.state:type_name -> vtbench.edgeproto.v1.TrackedState
+	10, // 6: vtbench.edgeproto.v1.AppInst.crm_override:type_name -> vtbench.edgeproto.v1.CRMOverride
+	11, // 7: vtbench.edgeproto.v1.AppInst.mapped_ports:type_name -> vtbench.edgeproto.v1.Port
+	12, // 8: vtbench.edgeproto.v1.AppInst.power_state:type_name -> vtbench.edgeproto.v1.PowerState
+	0,  // 9: vtbench.edgeproto.v1.AppInst.runtime_info:type_name -> vtbench.edgeproto.v1.AppInstRuntime
+	4,  // 10: vtbench.edgeproto.v1.AppInst.annotations:type_name -> vtbench.edgeproto.v1.AppInst.AnnotationsEntry
+	13, // 11: vtbench.edgeproto.v1.AppInst.created_at:type_name -> google.protobuf.Timestamp
+	13, // 12: vtbench.edgeproto.v1.AppInst.updated_at:type_name -> google.protobuf.Timestamp
+	5,  // 13: vtbench.edgeproto.v1.AppInstInfo.key:type_name -> vtbench.edgeproto.v1.AppInstKey
+	9,  // 14: vtbench.edgeproto.v1.AppInstInfo.state:type_name -> vtbench.edgeproto.v1.TrackedState
+	14, // 15: vtbench.edgeproto.v1.AppInstInfo.status:type_name -> vtbench.edgeproto.v1.StatusInfo
+	12, // 16: vtbench.edgeproto.v1.AppInstInfo.power_state:type_name -> vtbench.edgeproto.v1.PowerState
+	0,  // 17: vtbench.edgeproto.v1.AppInstInfo.runtime_info:type_name -> vtbench.edgeproto.v1.AppInstRuntime
+	13, // 18: vtbench.edgeproto.v1.AppInstInfo.updated_at:type_name -> google.protobuf.Timestamp
+	19, // [19:19] is the sub-list for method output_type
+	19, // [19:19] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_vtbench_edgeproto_v1_app_inst_proto_init() }
@@ -495,7 +628,7 @@ func file_vtbench_edgeproto_v1_app_inst_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_vtbench_edgeproto_v1_app_inst_proto_rawDesc), len(file_vtbench_edgeproto_v1_app_inst_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

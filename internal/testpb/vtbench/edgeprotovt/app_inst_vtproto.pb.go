@@ -38,6 +38,13 @@ func (m *AppInstRuntime) CloneVT() *AppInstRuntime {
 		copy(tmpContainer, rhs)
 		r.Ports = tmpContainer
 	}
+	if rhs := m.Endpoints; rhs != nil {
+		tmpContainer := make([]*ServiceEndpoint, len(rhs))
+		for k, v := range rhs {
+			tmpContainer[k] = v.CloneVT()
+		}
+		r.Endpoints = tmpContainer
+	}
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -46,6 +53,27 @@ func (m *AppInstRuntime) CloneVT() *AppInstRuntime {
 }
 
 func (m *AppInstRuntime) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *ServiceEndpoint) CloneVT() *ServiceEndpoint {
+	if m == nil {
+		return (*ServiceEndpoint)(nil)
+	}
+	r := new(ServiceEndpoint)
+	r.Kind = m.Kind
+	r.Host = m.Host
+	r.Port = m.Port
+	r.Protocol = m.Protocol
+	r.TargetPort = m.TargetPort
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *ServiceEndpoint) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
@@ -66,6 +94,7 @@ func (m *AppInst) CloneVT() *AppInst {
 	r.RuntimeInfo = m.RuntimeInfo.CloneVT()
 	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
 	r.UpdatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.UpdatedAt).CloneVT())
+	r.RequestId = m.RequestId
 	if rhs := m.Errors; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -109,6 +138,7 @@ func (m *AppInstInfo) CloneVT() *AppInstInfo {
 	r.RuntimeInfo = m.RuntimeInfo.CloneVT()
 	r.Uri = m.Uri
 	r.UpdatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.UpdatedAt).CloneVT())
+	r.RequestId = m.RequestId
 	if rhs := m.Errors; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -158,11 +188,59 @@ func (this *AppInstRuntime) EqualVT(that *AppInstRuntime) bool {
 			return false
 		}
 	}
+	if len(this.Endpoints) != len(that.Endpoints) {
+		return false
+	}
+	for i, vx := range this.Endpoints {
+		vy := that.Endpoints[i]
+		if p, q := vx, vy; p != q {
+			if p == nil {
+				p = &ServiceEndpoint{}
+			}
+			if q == nil {
+				q = &ServiceEndpoint{}
+			}
+			if !p.EqualVT(q) {
+				return false
+			}
+		}
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
 func (this *AppInstRuntime) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*AppInstRuntime)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *ServiceEndpoint) EqualVT(that *ServiceEndpoint) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if this.Kind != that.Kind {
+		return false
+	}
+	if this.Host != that.Host {
+		return false
+	}
+	if this.Port != that.Port {
+		return false
+	}
+	if this.Protocol != that.Protocol {
+		return false
+	}
+	if this.TargetPort != that.TargetPort {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *ServiceEndpoint) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*ServiceEndpoint)
 	if !ok {
 		return false
 	}
@@ -248,6 +326,9 @@ func (this *AppInst) EqualVT(that *AppInst) bool {
 	if !(*timestamppb1.Timestamp)(this.UpdatedAt).EqualVT((*timestamppb1.Timestamp)(that.UpdatedAt)) {
 		return false
 	}
+	if this.RequestId != that.RequestId {
+		return false
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
@@ -295,6 +376,9 @@ func (this *AppInstInfo) EqualVT(that *AppInstInfo) bool {
 		return false
 	}
 	if !(*timestamppb1.Timestamp)(this.UpdatedAt).EqualVT((*timestamppb1.Timestamp)(that.UpdatedAt)) {
+		return false
+	}
+	if this.RequestId != that.RequestId {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

@@ -97,6 +97,7 @@ func (m *App) CloneVT() *App {
 	r.Trusted = m.Trusted
 	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
 	r.UpdatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.UpdatedAt).CloneVT())
+	r.AccessType = m.AccessType
 	if rhs := m.Ports; rhs != nil {
 		tmpContainer := make([]*Port, len(rhs))
 		for k, v := range rhs {
@@ -367,6 +368,9 @@ func (this *App) EqualVT(that *App) bool {
 		return false
 	}
 	if !(*timestamppb1.Timestamp)(this.UpdatedAt).EqualVT((*timestamppb1.Timestamp)(that.UpdatedAt)) {
+		return false
+	}
+	if this.AccessType != that.AccessType {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

@@ -134,6 +134,12 @@ const (
 	ConnectRequestFieldReportAppInstInfoRuntimeInfoContainerIds                    = "2.4.7.1"     // report.app_inst_info.runtime_info.container_ids
 	ConnectRequestFieldReportAppInstInfoRuntimeInfoPids                            = "2.4.7.2"     // report.app_inst_info.runtime_info.pids
 	ConnectRequestFieldReportAppInstInfoRuntimeInfoPorts                           = "2.4.7.3"     // report.app_inst_info.runtime_info.ports
+	ConnectRequestFieldReportAppInstInfoRuntimeInfoEndpoints                       = "2.4.7.4"     // report.app_inst_info.runtime_info.endpoints
+	ConnectRequestFieldReportAppInstInfoRuntimeInfoEndpointsKind                   = "2.4.7.4.1"   // report.app_inst_info.runtime_info.endpoints.kind
+	ConnectRequestFieldReportAppInstInfoRuntimeInfoEndpointsHost                   = "2.4.7.4.2"   // report.app_inst_info.runtime_info.endpoints.host
+	ConnectRequestFieldReportAppInstInfoRuntimeInfoEndpointsPort                   = "2.4.7.4.3"   // report.app_inst_info.runtime_info.endpoints.port
+	ConnectRequestFieldReportAppInstInfoRuntimeInfoEndpointsProtocol               = "2.4.7.4.4"   // report.app_inst_info.runtime_info.endpoints.protocol
+	ConnectRequestFieldReportAppInstInfoRuntimeInfoEndpointsTargetPort             = "2.4.7.4.5"   // report.app_inst_info.runtime_info.endpoints.target_port
 	ConnectRequestFieldReportAppInstInfoUri                                        = "2.4.8"       // report.app_inst_info.uri
 	ConnectRequestFieldReportAppInstInfoUpdatedAt                                  = "2.4.9"       // report.app_inst_info.updated_at
 	ConnectRequestFieldReportAppInstInfoRequestId                                  = "2.4.10"      // report.app_inst_info.request_id
@@ -263,10 +269,19 @@ var _File_edgekit_notify_v1_notify_proto_ClusterInstInfo27zv5x_shape = &fieldmap
 	{Number: 9, Name: "request_id", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
+var _File_edgekit_notify_v1_notify_proto_ServiceEndpoint4892ep_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ServiceEndpoint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind", Off: unsafe.Offsetof(edgeproto.ServiceEndpoint{}.Kind), Op: fieldmap.OpString},
+	{Number: 2, Name: "host", Off: unsafe.Offsetof(edgeproto.ServiceEndpoint{}.Host), Op: fieldmap.OpString},
+	{Number: 3, Name: "port", Off: unsafe.Offsetof(edgeproto.ServiceEndpoint{}.Port), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "protocol", Off: unsafe.Offsetof(edgeproto.ServiceEndpoint{}.Protocol), Op: fieldmap.OpString},
+	{Number: 5, Name: "target_port", Off: unsafe.Offsetof(edgeproto.ServiceEndpoint{}.TargetPort), Op: fieldmap.OpInt32},
+}}
+
 var _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstRuntime{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.ContainerIds), Op: fieldmap.OpListString},
 	{Number: 2, Name: "pids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Pids), Op: fieldmap.OpListInt64},
 	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Ports), Op: fieldmap.OpListUint32},
+	{Number: 4, Name: "endpoints", Kind: fieldmap.KindList, Sub: _File_edgekit_notify_v1_notify_proto_ServiceEndpoint4892ep_shape, Value: &fieldmap.MessageList[*edgeproto.ServiceEndpoint]{Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Endpoints)}},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstInfo{}), Fields: []fieldmap.ShapeField{
@@ -437,6 +452,12 @@ const (
 	ReportFieldAppInstInfoRuntimeInfoContainerIds                    = "4.7.1"     // app_inst_info.runtime_info.container_ids
 	ReportFieldAppInstInfoRuntimeInfoPids                            = "4.7.2"     // app_inst_info.runtime_info.pids
 	ReportFieldAppInstInfoRuntimeInfoPorts                           = "4.7.3"     // app_inst_info.runtime_info.ports
+	ReportFieldAppInstInfoRuntimeInfoEndpoints                       = "4.7.4"     // app_inst_info.runtime_info.endpoints
+	ReportFieldAppInstInfoRuntimeInfoEndpointsKind                   = "4.7.4.1"   // app_inst_info.runtime_info.endpoints.kind
+	ReportFieldAppInstInfoRuntimeInfoEndpointsHost                   = "4.7.4.2"   // app_inst_info.runtime_info.endpoints.host
+	ReportFieldAppInstInfoRuntimeInfoEndpointsPort                   = "4.7.4.3"   // app_inst_info.runtime_info.endpoints.port
+	ReportFieldAppInstInfoRuntimeInfoEndpointsProtocol               = "4.7.4.4"   // app_inst_info.runtime_info.endpoints.protocol
+	ReportFieldAppInstInfoRuntimeInfoEndpointsTargetPort             = "4.7.4.5"   // app_inst_info.runtime_info.endpoints.target_port
 	ReportFieldAppInstInfoUri                                        = "4.8"       // app_inst_info.uri
 	ReportFieldAppInstInfoUpdatedAt                                  = "4.9"       // app_inst_info.updated_at
 	ReportFieldAppInstInfoRequestId                                  = "4.10"      // app_inst_info.request_id
@@ -574,6 +595,7 @@ const (
 	ConnectResponseFieldUpdateAppAnnotations                                   = "2.7.17"       // update.app.annotations
 	ConnectResponseFieldUpdateAppCreatedAt                                     = "2.7.18"       // update.app.created_at
 	ConnectResponseFieldUpdateAppUpdatedAt                                     = "2.7.19"       // update.app.updated_at
+	ConnectResponseFieldUpdateAppAccessType                                    = "2.7.20"       // update.app.access_type
 	ConnectResponseFieldUpdateClusterInst                                      = "2.8"          // update.cluster_inst
 	ConnectResponseFieldUpdateClusterInstKey                                   = "2.8.1"        // update.cluster_inst.key
 	ConnectResponseFieldUpdateClusterInstKeyName                               = "2.8.1.1"      // update.cluster_inst.key.name
@@ -652,6 +674,12 @@ const (
 	ConnectResponseFieldUpdateAppInstRuntimeInfoContainerIds                   = "2.9.12.1"     // update.app_inst.runtime_info.container_ids
 	ConnectResponseFieldUpdateAppInstRuntimeInfoPids                           = "2.9.12.2"     // update.app_inst.runtime_info.pids
 	ConnectResponseFieldUpdateAppInstRuntimeInfoPorts                          = "2.9.12.3"     // update.app_inst.runtime_info.ports
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpoints                      = "2.9.12.4"     // update.app_inst.runtime_info.endpoints
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsKind                  = "2.9.12.4.1"   // update.app_inst.runtime_info.endpoints.kind
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsHost                  = "2.9.12.4.2"   // update.app_inst.runtime_info.endpoints.host
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsPort                  = "2.9.12.4.3"   // update.app_inst.runtime_info.endpoints.port
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsProtocol              = "2.9.12.4.4"   // update.app_inst.runtime_info.endpoints.protocol
+	ConnectResponseFieldUpdateAppInstRuntimeInfoEndpointsTargetPort            = "2.9.12.4.5"   // update.app_inst.runtime_info.endpoints.target_port
 	ConnectResponseFieldUpdateAppInstAnnotations                               = "2.9.13"       // update.app_inst.annotations
 	ConnectResponseFieldUpdateAppInstCreatedAt                                 = "2.9.14"       // update.app_inst.created_at
 	ConnectResponseFieldUpdateAppInstUpdatedAt                                 = "2.9.15"       // update.app_inst.updated_at
@@ -813,6 +841,7 @@ var _File_edgekit_notify_v1_notify_proto_Appsyxff4_shape = &fieldmap.Shape{Size:
 	{Number: 17, Name: "annotations", Kind: fieldmap.KindMap, Value: &fieldmap.ScalarMap[string, string]{Off: unsafe.Offsetof(edgeproto.App{}.Annotations)}},
 	{Number: 18, Name: "created_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.App{}.CreatedAt)}},
 	{Number: 19, Name: "updated_at", Value: &fieldmap.MessageField[*timestamppb.Timestamp]{Off: unsafe.Offsetof(edgeproto.App{}.UpdatedAt)}},
+	{Number: 20, Name: "access_type", Off: unsafe.Offsetof(edgeproto.App{}.AccessType), Op: fieldmap.OpInt32},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_NodeResources1lpn0we_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.NodeResources{}), Fields: []fieldmap.ShapeField{
@@ -1066,6 +1095,7 @@ const (
 	UpdateFieldAppAnnotations                                   = "7.17"       // app.annotations
 	UpdateFieldAppCreatedAt                                     = "7.18"       // app.created_at
 	UpdateFieldAppUpdatedAt                                     = "7.19"       // app.updated_at
+	UpdateFieldAppAccessType                                    = "7.20"       // app.access_type
 	UpdateFieldClusterInst                                      = "8"          // cluster_inst
 	UpdateFieldClusterInstKey                                   = "8.1"        // cluster_inst.key
 	UpdateFieldClusterInstKeyName                               = "8.1.1"      // cluster_inst.key.name
@@ -1144,6 +1174,12 @@ const (
 	UpdateFieldAppInstRuntimeInfoContainerIds                   = "9.12.1"     // app_inst.runtime_info.container_ids
 	UpdateFieldAppInstRuntimeInfoPids                           = "9.12.2"     // app_inst.runtime_info.pids
 	UpdateFieldAppInstRuntimeInfoPorts                          = "9.12.3"     // app_inst.runtime_info.ports
+	UpdateFieldAppInstRuntimeInfoEndpoints                      = "9.12.4"     // app_inst.runtime_info.endpoints
+	UpdateFieldAppInstRuntimeInfoEndpointsKind                  = "9.12.4.1"   // app_inst.runtime_info.endpoints.kind
+	UpdateFieldAppInstRuntimeInfoEndpointsHost                  = "9.12.4.2"   // app_inst.runtime_info.endpoints.host
+	UpdateFieldAppInstRuntimeInfoEndpointsPort                  = "9.12.4.3"   // app_inst.runtime_info.endpoints.port
+	UpdateFieldAppInstRuntimeInfoEndpointsProtocol              = "9.12.4.4"   // app_inst.runtime_info.endpoints.protocol
+	UpdateFieldAppInstRuntimeInfoEndpointsTargetPort            = "9.12.4.5"   // app_inst.runtime_info.endpoints.target_port
 	UpdateFieldAppInstAnnotations                               = "9.13"       // app_inst.annotations
 	UpdateFieldAppInstCreatedAt                                 = "9.14"       // app_inst.created_at
 	UpdateFieldAppInstUpdatedAt                                 = "9.15"       // app_inst.updated_at
@@ -2023,8 +2059,8 @@ func (m *Report) copyInAt(src *Report, fm *fieldmap.FieldMap, at int, win fieldm
 			n += _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+87, cw1.Shift(23))
 		}
 	}
-	if (cw1.Cover|cw1.Below)&(1<<44) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+108), &m.Fields, src.Fields)
+	if (cw1.Cover|cw1.Below)&(1<<50) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+114), &m.Fields, src.Fields)
 	}
 	return n
 }
@@ -2399,7 +2435,7 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 	if src == nil {
 		src = new(edgeproto.AppInstInfo)
 	}
-	for x := win.Cover&0x1c6079 | win.Below&0x4051; x != 0; x &= x - 1 {
+	for x := win.Cover&0x7006079 | win.Below&0x4051; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -2442,14 +2478,14 @@ func _File_edgekit_notify_v1_notify_proto_AppInstInfo5t4gbg_copyInAt(m, src *edg
 				}
 				n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15, win.Shift(15))
 			}
-		case 18:
+		case 24:
 			n += fieldmap.Set(&m.Uri, src.Uri)
-		case 19:
+		case 25:
 			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
-		case 20:
+		case 26:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
@@ -2469,6 +2505,32 @@ func _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m, src 
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+2), &m.Ports, src.Ports)
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Endpoints, src.Endpoints)
+	}
+	return n
+}
+
+// _File_edgekit_notify_v1_notify_proto_ServiceEndpoint4892ep_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_notify_v1_notify_proto_ServiceEndpoint4892ep_copyInAt(m, src *edgeproto.ServiceEndpoint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.ServiceEndpoint)
+	}
+	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
+		m.Kind, n = src.Kind, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Host != src.Host {
+		m.Host, n = src.Host, n+1
+	}
+	if win.Cover&(1<<2) != 0 && m.Port != src.Port {
+		m.Port, n = src.Port, n+1
+	}
+	if win.Cover&(1<<3) != 0 && m.Protocol != src.Protocol {
+		m.Protocol, n = src.Protocol, n+1
+	}
+	if win.Cover&(1<<4) != 0 && m.TargetPort != src.TargetPort {
+		m.TargetPort, n = src.TargetPort, n+1
 	}
 	return n
 }
@@ -2565,7 +2627,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 		}
 	}
 	cw3 := fm.Window(at + 192)
-	if cw3.Cover&(1<<6) != 0 {
+	if cw3.Cover&(1<<13) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); !ok || d1 == nil || !d1.SyncEnd.Equal(s1.SyncEnd) {
 				m.Msg = &ConnectResponse_SyncEnd{SyncEnd: s1.SyncEnd.Clone()}
@@ -2575,7 +2637,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			m.Msg = nil
 			n++
 		}
-	} else if cw3.Below&(1<<6) != 0 {
+	} else if cw3.Below&(1<<13) != 0 {
 		var s1 *SyncEnd
 		sok := false
 		if w, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
@@ -2593,10 +2655,10 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+199, cw3.Shift(7))
+			n += d1.copyInAt(s1, fm, at+206, cw3.Shift(14))
 		}
 	}
-	if cw3.Cover&(1<<9) != 0 {
+	if cw3.Cover&(1<<16) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_ReportAck); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_ReportAck); !ok || d1 == nil || !d1.ReportAck.Equal(s1.ReportAck) {
 				m.Msg = &ConnectResponse_ReportAck{ReportAck: s1.ReportAck.Clone()}
@@ -2606,7 +2668,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			m.Msg = nil
 			n++
 		}
-	} else if cw3.Below&(1<<9) != 0 {
+	} else if cw3.Below&(1<<16) != 0 {
 		var s1 *ReportAck
 		sok := false
 		if w, ok := src.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
@@ -2624,10 +2686,10 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+202, cw3.Shift(10))
+			n += d1.copyInAt(s1, fm, at+209, cw3.Shift(17))
 		}
 	}
-	if cw3.Cover&(1<<13) != 0 {
+	if cw3.Cover&(1<<20) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_Keepalive); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_Keepalive); !ok || d1 == nil || !d1.Keepalive.Equal(s1.Keepalive) {
 				m.Msg = &ConnectResponse_Keepalive{Keepalive: s1.Keepalive.Clone()}
@@ -2823,7 +2885,7 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			n += _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(d1, s1, fm, at+73, cw1.Shift(9))
 		}
 	}
-	if cw1.Cover&(1<<48) != 0 {
+	if cw1.Cover&(1<<49) != 0 {
 		if s1, ok := src.Object.(*Update_ClusterInst); ok && s1 != nil {
 			if d1, ok := m.Object.(*Update_ClusterInst); !ok || d1 == nil || !fieldmap.Equal(d1.ClusterInst, s1.ClusterInst) {
 				m.Object = &Update_ClusterInst{ClusterInst: fieldmap.Clone(s1.ClusterInst)}
@@ -2833,7 +2895,7 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			m.Object = nil
 			n++
 		}
-	} else if cw1.Below&(1<<48) != 0 {
+	} else if cw1.Below&(1<<49) != 0 {
 		var s1 *edgeproto.ClusterInst
 		sok := false
 		if w, ok := src.Object.(*Update_ClusterInst); ok && w != nil {
@@ -2851,11 +2913,11 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			n++
 		}
 		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(d1, s1, fm, at+113, fm.Window(at+113))
+			n += _File_edgekit_notify_v1_notify_proto_ClusterInst1p3f6n9_copyInAt(d1, s1, fm, at+114, fm.Window(at+114))
 		}
 	}
 	cw2 := fm.Window(at + 128)
-	if cw2.Cover&(1<<30) != 0 {
+	if cw2.Cover&(1<<31) != 0 {
 		if s1, ok := src.Object.(*Update_AppInst); ok && s1 != nil {
 			if d1, ok := m.Object.(*Update_AppInst); !ok || d1 == nil || !fieldmap.Equal(d1.AppInst, s1.AppInst) {
 				m.Object = &Update_AppInst{AppInst: fieldmap.Clone(s1.AppInst)}
@@ -2865,7 +2927,7 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			m.Object = nil
 			n++
 		}
-	} else if cw2.Below&(1<<30) != 0 {
+	} else if cw2.Below&(1<<31) != 0 {
 		var s1 *edgeproto.AppInst
 		sok := false
 		if w, ok := src.Object.(*Update_AppInst); ok && w != nil {
@@ -2883,7 +2945,7 @@ func (m *Update) copyInAt(src *Update, fm *fieldmap.FieldMap, at int, win fieldm
 			n++
 		}
 		if d1 != nil {
-			n += _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(d1, s1, fm, at+159, fm.Window(at+159))
+			n += _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(d1, s1, fm, at+160, fm.Window(at+160))
 		}
 	}
 	return n
@@ -3223,7 +3285,7 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 	if src == nil {
 		src = new(edgeproto.App)
 	}
-	for x := win.Cover&0x787c2701f1 | win.Below&0x1040260101; x != 0; x &= x - 1 {
+	for x := win.Cover&0xf87c2701f1 | win.Below&0x1040260101; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -3278,6 +3340,8 @@ func _File_edgekit_notify_v1_notify_proto_Appsyxff4_copyInAt(m, src *edgeproto.A
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
+		case 39:
+			n += fieldmap.Set(&m.AccessType, src.AccessType)
 		}
 	}
 	return n
@@ -3499,7 +3563,7 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 	if src == nil {
 		src = new(edgeproto.AppInst)
 	}
-	for x := win.Cover&0x78e03e489 | win.Below&0x88024489; x != 0; x &= x - 1 {
+	for x := win.Cover&0x1e00e03e489 | win.Below&0x2008024489; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -3570,19 +3634,19 @@ func _File_edgekit_notify_v1_notify_proto_AppInstu55jxc_copyInAt(m, src *edgepro
 				}
 				n += _File_edgekit_notify_v1_notify_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+28, win.Shift(28))
 			}
-		case 31:
-			n += fieldmap.CopyMap(fm.ListActionAt(at+31), &m.Annotations, src.Annotations)
-		case 32:
+		case 37:
+			n += fieldmap.CopyMap(fm.ListActionAt(at+37), &m.Annotations, src.Annotations)
+		case 38:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
-		case 33:
+		case 39:
 			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
-		case 34:
+		case 40:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}

@@ -149,6 +149,12 @@ const (
 	ReportInfoRequestFieldAppInstInfoRuntimeInfoContainerIds                    = "3.7.1"     // app_inst_info.runtime_info.container_ids
 	ReportInfoRequestFieldAppInstInfoRuntimeInfoPids                            = "3.7.2"     // app_inst_info.runtime_info.pids
 	ReportInfoRequestFieldAppInstInfoRuntimeInfoPorts                           = "3.7.3"     // app_inst_info.runtime_info.ports
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoEndpoints                       = "3.7.4"     // app_inst_info.runtime_info.endpoints
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoEndpointsKind                   = "3.7.4.1"   // app_inst_info.runtime_info.endpoints.kind
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoEndpointsHost                   = "3.7.4.2"   // app_inst_info.runtime_info.endpoints.host
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoEndpointsPort                   = "3.7.4.3"   // app_inst_info.runtime_info.endpoints.port
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoEndpointsProtocol               = "3.7.4.4"   // app_inst_info.runtime_info.endpoints.protocol
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoEndpointsTargetPort             = "3.7.4.5"   // app_inst_info.runtime_info.endpoints.target_port
 	ReportInfoRequestFieldAppInstInfoUri                                        = "3.8"       // app_inst_info.uri
 	ReportInfoRequestFieldAppInstInfoUpdatedAt                                  = "3.9"       // app_inst_info.updated_at
 	ReportInfoRequestFieldAppInstInfoRequestId                                  = "3.10"      // app_inst_info.request_id
@@ -275,10 +281,19 @@ var _File_edgekit_rm_v1_report_proto_ClusterInstInfo27zv5x_shape = &fieldmap.Sha
 	{Number: 9, Name: "request_id", Off: unsafe.Offsetof(edgeproto.ClusterInstInfo{}.RequestId), Op: fieldmap.OpInt64},
 }}
 
+var _File_edgekit_rm_v1_report_proto_ServiceEndpoint4892ep_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.ServiceEndpoint{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "kind", Off: unsafe.Offsetof(edgeproto.ServiceEndpoint{}.Kind), Op: fieldmap.OpString},
+	{Number: 2, Name: "host", Off: unsafe.Offsetof(edgeproto.ServiceEndpoint{}.Host), Op: fieldmap.OpString},
+	{Number: 3, Name: "port", Off: unsafe.Offsetof(edgeproto.ServiceEndpoint{}.Port), Op: fieldmap.OpInt32},
+	{Number: 4, Name: "protocol", Off: unsafe.Offsetof(edgeproto.ServiceEndpoint{}.Protocol), Op: fieldmap.OpString},
+	{Number: 5, Name: "target_port", Off: unsafe.Offsetof(edgeproto.ServiceEndpoint{}.TargetPort), Op: fieldmap.OpInt32},
+}}
+
 var _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstRuntime{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "container_ids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.ContainerIds), Op: fieldmap.OpListString},
 	{Number: 2, Name: "pids", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Pids), Op: fieldmap.OpListInt64},
 	{Number: 3, Name: "ports", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Ports), Op: fieldmap.OpListUint32},
+	{Number: 4, Name: "endpoints", Kind: fieldmap.KindList, Sub: _File_edgekit_rm_v1_report_proto_ServiceEndpoint4892ep_shape, Value: &fieldmap.MessageList[*edgeproto.ServiceEndpoint]{Off: unsafe.Offsetof(edgeproto.AppInstRuntime{}.Endpoints)}},
 }}
 
 var _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.AppInstInfo{}), Fields: []fieldmap.ShapeField{
@@ -616,18 +631,18 @@ func (m *ReportInfoRequest) copyInAt(src *ReportInfoRequest, fm *fieldmap.FieldM
 			n += _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(d1, s1, fm, at+86, cw1.Shift(22))
 		}
 	}
-	if (cw1.Cover|cw1.Below)&(1<<43) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+107), &m.Fields, src.Fields)
+	if (cw1.Cover|cw1.Below)&(1<<49) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+113), &m.Fields, src.Fields)
 	}
-	if cw1.Cover&(1<<44) != 0 {
+	if cw1.Cover&(1<<50) != 0 {
 		if !m.Fence.Equal(src.Fence) {
 			m.Fence, n = src.Fence.Clone(), n+1
 		}
-	} else if cw1.Below&(1<<44) != 0 && (m.Fence != nil || src.Fence != nil) {
+	} else if cw1.Below&(1<<50) != 0 && (m.Fence != nil || src.Fence != nil) {
 		if m.Fence == nil {
 			m.Fence, n = new(Fence), n+1
 		}
-		n += m.Fence.copyInAt(src.Fence, fm, at+109, cw1.Shift(45))
+		n += m.Fence.copyInAt(src.Fence, fm, at+115, cw1.Shift(51))
 	}
 	return n
 }
@@ -1016,7 +1031,7 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 	if src == nil {
 		src = new(edgeproto.AppInstInfo)
 	}
-	for x := win.Cover&0x1c6079 | win.Below&0x4051; x != 0; x &= x - 1 {
+	for x := win.Cover&0x7006079 | win.Below&0x4051; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if win.Cover&(1<<0) != 0 {
@@ -1059,14 +1074,14 @@ func _File_edgekit_rm_v1_report_proto_AppInstInfo5t4gbg_copyInAt(m, src *edgepro
 				}
 				n += _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m.RuntimeInfo, src.RuntimeInfo, fm, at+15, win.Shift(15))
 			}
-		case 18:
+		case 24:
 			n += fieldmap.Set(&m.Uri, src.Uri)
-		case 19:
+		case 25:
 			if !fieldmap.Equal(m.UpdatedAt, src.UpdatedAt) {
 				m.UpdatedAt = fieldmap.Clone(src.UpdatedAt)
 				n++
 			}
-		case 20:
+		case 26:
 			n += fieldmap.Set(&m.RequestId, src.RequestId)
 		}
 	}
@@ -1086,6 +1101,32 @@ func _File_edgekit_rm_v1_report_proto_AppInstRuntime1m7wqk4_copyInAt(m, src *edg
 	}
 	if (win.Cover|win.Below)&(1<<2) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+2), &m.Ports, src.Ports)
+	}
+	if (win.Cover|win.Below)&(1<<3) != 0 {
+		n += fieldmap.CopyMessageList(fm.ListActionAt(at+3), &m.Endpoints, src.Endpoints)
+	}
+	return n
+}
+
+// _File_edgekit_rm_v1_report_proto_ServiceEndpoint4892ep_copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func _File_edgekit_rm_v1_report_proto_ServiceEndpoint4892ep_copyInAt(m, src *edgeproto.ServiceEndpoint, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(edgeproto.ServiceEndpoint)
+	}
+	if win.Cover&(1<<0) != 0 && m.Kind != src.Kind {
+		m.Kind, n = src.Kind, n+1
+	}
+	if win.Cover&(1<<1) != 0 && m.Host != src.Host {
+		m.Host, n = src.Host, n+1
+	}
+	if win.Cover&(1<<2) != 0 && m.Port != src.Port {
+		m.Port, n = src.Port, n+1
+	}
+	if win.Cover&(1<<3) != 0 && m.Protocol != src.Protocol {
+		m.Protocol, n = src.Protocol, n+1
+	}
+	if win.Cover&(1<<4) != 0 && m.TargetPort != src.TargetPort {
+		m.TargetPort, n = src.TargetPort, n+1
 	}
 	return n
 }
