@@ -326,3 +326,29 @@ func RemoveKey(path, id string) error {
 	}
 	return nil
 }
+
+// HostKeys returns the envelope of a host process: over kp when given (an
+// external KMS), else over the key file at file, else over
+// dataDir/DefaultKeyFileName, created (0600, one new key) on first start.
+// With neither kp, file nor dataDir it returns nil: the host stores and
+// reads no encrypted value. keyFile names the file used, or "".
+func HostKeys(kp KeyProvider, file, dataDir string) (env *Envelope, keyFile string, err error) {
+	switch {
+	case kp != nil:
+		return NewEnvelope(kp), "", nil
+	case file != "":
+		k, err := OpenKeyFile(file)
+		if err != nil {
+			return nil, "", err
+		}
+		return NewEnvelope(k), file, nil
+	case dataDir != "":
+		path := filepath.Join(dataDir, DefaultKeyFileName)
+		k, _, err := EnsureKeyFile(path)
+		if err != nil {
+			return nil, "", err
+		}
+		return NewEnvelope(k), path, nil
+	}
+	return nil, "", nil
+}

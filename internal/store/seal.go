@@ -216,3 +216,29 @@ func (s *Store) KeyUsage(ctx context.Context) (map[string]int, error) {
 	st, err := s.Rewrap(ctx, RewrapOptions{DryRun: true})
 	return st.ByKey, err
 }
+
+// StartRewrap runs Rewrap in the background, once, when the store
+// encrypts: the migration of values written in clear before, and of
+// values sealed with an older key after a key was added. It logs what it
+// did; an error is logged and left for the rewrap command or the next
+// start. stop stops it and waits for it: call it before closing the etcd
+// client. Create every kind first.
+func (s *Store) StartRewrap(ctx context.Context) (stop func()) {
+	if s.env == nil {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		st, err := s.Rewrap(ctx, RewrapOptions{})
+		switch {
+		case err != nil && ctx.Err() == nil:
+			s.logger.Error("store: sealing stored values under the current key failed; run the rewrap command",
+				"err", err, "rewrapped", st.Rewrapped, "last_key", st.LastKey)
+		case err == nil && st.Rewrapped > 0:
+			s.logger.Info("store: sealed stored values under the current key", "rewrapped", st.Rewrapped, "scanned", st.Scanned)
+		}
+	}()
+	return func() { cancel(); <-done }
+}
