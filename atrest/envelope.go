@@ -143,7 +143,12 @@ type Envelope struct {
 
 	mu    sync.Mutex
 	cur   *dataKey
-	cache map[string]cipher.AEAD // by key id + "\x00" + wrapped bytes
+	cache map[string]cachedKey // by wrapped bytes
+}
+
+type cachedKey struct {
+	keyID string
+	aead  cipher.AEAD
 }
 
 type dataKey struct {
@@ -156,7 +161,7 @@ type dataKey struct {
 
 // NewEnvelope returns an Envelope over kp.
 func NewEnvelope(kp KeyProvider, opts ...Option) *Envelope {
-	e := &Envelope{kp: kp, cache: map[string]cipher.AEAD{}}
+	e := &Envelope{kp: kp, cache: map[string]cachedKey{}}
 	for _, o := range opts {
 		o(e)
 	}
@@ -226,7 +231,7 @@ func (e *Envelope) remember(keyID string, wrapped []byte, aead cipher.AEAD) {
 	if len(e.cache) >= maxCachedKeys {
 		clear(e.cache)
 	}
-	e.cache[keyID+"\x00"+string(wrapped)] = aead
+	e.cache[string(wrapped)] = cachedKey{keyID: keyID, aead: aead}
 }
 
 // CurrentKeyID returns the id of the key-encryption key values are sealed
@@ -293,12 +298,11 @@ func (e *Envelope) Open(sealed, aad []byte) ([]byte, error) {
 
 // unwrap returns the data key of a header, from the cache or the provider.
 func (e *Envelope) unwrap(h header) (cipher.AEAD, error) {
-	ck := h.keyID + "\x00" + string(h.wrapped)
 	e.mu.Lock()
-	aead, ok := e.cache[ck]
+	ck, ok := e.cache[string(h.wrapped)]
 	e.mu.Unlock()
-	if ok {
-		return aead, nil
+	if ok && ck.keyID == h.keyID {
+		return ck.aead, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), providerTimeout)
 	defer cancel()
@@ -306,7 +310,8 @@ func (e *Envelope) unwrap(h header) (cipher.AEAD, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: data key of key-encryption key %q: %w", ErrUndecryptable, h.keyID, err)
 	}
-	if aead, err = newAEAD(dek); err != nil {
+	aead, err := newAEAD(dek)
+	if err != nil {
 		return nil, fmt.Errorf("%w: data key of key-encryption key %q: %w", ErrUndecryptable, h.keyID, err)
 	}
 	if !e.perValue {

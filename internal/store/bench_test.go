@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/edgekit/edgekit/atrest"
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/internal/etcd"
 	"github.com/edgekit/edgekit/internal/store"
@@ -289,5 +291,45 @@ func BenchmarkUpdateInterleaved(b *testing.B) {
 				b.ReportMetric(storeRate/rawRate, "store/raw")
 			})
 		}
+	}
+}
+
+// BenchmarkDecodeSealed measures decoding one stored App with secrets
+// (Kind.Decode, what Get, List, a watch and a cache pay per value) in
+// clear and sealed, without etcd: the cost of opening a sealed value.
+func BenchmarkDecodeSealed(b *testing.B) {
+	kr, _, err := atrest.EnsureKeyFile(filepath.Join(b.TempDir(), atrest.DefaultKeyFileName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := etcdtest.New(b)
+	app := &edgeproto.App{Key: &edgeproto.AppKey{Organization: "dev", Name: "app", Version: "1"},
+		Deployment: "docker", ImagePath: "registry.example/app:1", AccessPorts: "tcp:80", Annotations: map[string]string{"team": "blue"},
+		EnvVars: []*edgeproto.EnvVar{{Name: "MODE", Value: "prod"}, {Name: "DB_PASSWORD", Secret: true, SecretValue: "s3cr3t"}}}
+	for _, bc := range []struct {
+		name string
+		opts []store.Option
+	}{{"plain", nil}, {"sealed", []store.Option{store.WithEncryption(atrest.NewEnvelope(kr))}}} {
+		s, err := store.New(srv.Client(), bc.name, bc.opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		k := store.NewKind[*edgeproto.App](s)
+		if _, err := k.Create(context.Background(), app); err != nil {
+			b.Fatal(err)
+		}
+		resp, err := srv.Client().Get(context.Background(), k.Path(app.GetKeyString()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		val := resp.Kvs[0].Value
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := k.Decode(app.GetKeyString(), val); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
