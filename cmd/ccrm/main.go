@@ -2,7 +2,8 @@
 // cloudlets without crm_on_edge, off the edge site. Run as many replicas
 // as wanted against one controller; they share the work through etcd.
 //
-//	ccrm --etcd-endpoints "$(cat region/etcd-endpoint)" --controller 127.0.0.1:55001 --dev-tls region/tls
+//	ccrm --etcd-endpoints "$(cat region/etcd-endpoint)" --controller 127.0.0.1:55001 --dev-tls region/tls \
+//	    --encryption-key-file region/encryption.keys
 //
 // It serves the platforms linked in here (fake, local); a build with other
 // platforms imports them and calls ccrm.Main the same way. SIGINT or

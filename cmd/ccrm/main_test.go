@@ -120,7 +120,8 @@ func TestControllerAndTwoReplicas(t *testing.T) {
 	var metrics []string
 	for _, id := range []string{"a", "b"} {
 		p := start(t, "ccrm", "--etcd-endpoints", strings.TrimSpace(string(endpoint)), "--controller", addr,
-			"--dev-tls", filepath.Join(data, "tls"), "--replica-id", id, "--metrics-listen", "127.0.0.1:0", "--lease-ttl", "3s")
+			"--dev-tls", filepath.Join(data, "tls"), "--replica-id", id, "--metrics-listen", "127.0.0.1:0", "--lease-ttl", "3s",
+			"--encryption-key-file", filepath.Join(data, "encryption.keys"))
 		metrics = append(metrics, p.await(t, "metrics")["addr"].(string)) // http://host:port/metrics
 		reps = append(reps, p)
 	}
@@ -148,7 +149,10 @@ func TestControllerAndTwoReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := &edgeproto.CloudletKey{Organization: "op", Name: "offsite"}
-	cs, err := edgeproto.NewCloudletServiceClient(conn).CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{Key: cl, PlatformType: "fake"}})
+	// Its access variables are stored encrypted: the replicas read them
+	// with the controller's key file.
+	cs, err := edgeproto.NewCloudletServiceClient(conn).CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{Key: cl, PlatformType: "fake",
+		AccessVars: map[string]string{"API_KEY": "AccessVar-Secret-456"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

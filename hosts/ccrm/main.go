@@ -44,6 +44,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.EtcdCertFile, "etcd-cert-file", "", "client certificate for etcd; its Common Name is the replica's etcd user (default with --dev-tls: one the authority issues, see --etcd-user)")
 	fs.StringVar(&o.EtcdKeyFile, "etcd-key-file", "", "client key for etcd")
 	fs.StringVar(&o.EtcdUser, "etcd-user", "", "with --dev-tls: the replica's etcd user, one of the controller's --etcd-ccrm-users (default \"ccrm\")")
+	fs.StringVar(&o.EncryptionKeyFile, "encryption-key-file", "", "the controller's key file, to read the cloudlets' encrypted access variables (the controller's <data-dir>/encryption.keys by default)")
 	fs.StringVar(&o.Replica.StateDir, "state-dir", "", "directory where platforms keep their state, per cloudlet (replicas of one machine share it)")
 	fs.DurationVar(&o.Replica.LeaseTTL, "lease-ttl", DefaultLeaseTTL, "TTL of the replica's lease: how long its claims outlive it")
 	fs.IntVar(&o.Replica.Workers, "workers", DefaultWorkers, "operations the replica runs at once (claims it holds)")

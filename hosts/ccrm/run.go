@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/edgekit/edgekit/atrest"
 	"log/slog"
 	"net"
 	"net/http"
@@ -39,6 +40,14 @@ type Options struct {
 	// user; "" means controller.DefaultEtcdCCRMUser. The controller gives
 	// it the CCRM role when it is one of its --etcd-ccrm-users.
 	EtcdUser string
+	// EncryptionKeyFile is the controller's key file (its
+	// --encryption-key-file, by default <data-dir>/encryption.keys): the
+	// CCRM reads the cloudlets' encrypted access variables with it. ""
+	// reads no encrypted value (a cloudlet's is then an error naming it).
+	EncryptionKeyFile string
+	// KeyProvider, when set, is used instead of EncryptionKeyFile (an
+	// external KMS, the controller's).
+	KeyProvider atrest.KeyProvider
 	// Region is the controller's region (default "local").
 	Region string
 	// Controller is the address of the controller's gRPC API. Required.
@@ -114,7 +123,11 @@ func Run(ctx context.Context, o Options) error {
 		return fmt.Errorf("ccrm: %w", err)
 	}
 	defer cli.Close()
-	st, err := store.New(cli, o.Region, store.WithLogger(log))
+	env, _, err := atrest.HostKeys(o.KeyProvider, o.EncryptionKeyFile, "")
+	if err != nil {
+		return fmt.Errorf("ccrm: encryption keys: %w", err)
+	}
+	st, err := store.New(cli, o.Region, store.WithLogger(log), store.WithEncryption(env))
 	if err != nil {
 		return fmt.Errorf("ccrm: %w", err)
 	}

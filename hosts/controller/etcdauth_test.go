@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -135,6 +136,13 @@ func TestDevTLSEtcdAuthentication(t *testing.T) {
 		if _, err := cli.Revoke(ctx, lease.ID); err != nil {
 			t.Errorf("%s revokes its lease: %v", user, err)
 		}
+	}
+
+	// The key commands reach this etcd with the controller's certificate
+	// from the data directory.
+	var keysErr bytes.Buffer
+	if err := controller.Main(ctx, []string{"keys", "list", "--data-dir", dir, "--region", "r"}, &keysErr); err != nil {
+		t.Errorf("controller keys list on a --dev-tls controller: %v\n%s", err, keysErr.String())
 	}
 
 	// Started again on the same data without --dev-tls: refused, saying

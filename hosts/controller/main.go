@@ -24,9 +24,14 @@ import (
 //
 // "controller etcd-setup [flags]" sets up the etcd users and roles of a
 // region on an external cluster instead (see EtcdSetupMain).
+// "controller rewrap" and "controller keys list|add|remove" manage the
+// keys that encrypt the stored secrets (see keysUsage).
 func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "etcd-setup" {
 		return EtcdSetupMain(ctx, args[1:], os.Stdout, stderr)
+	}
+	if len(args) > 0 && (args[0] == "rewrap" || args[0] == "keys") {
+		return keysMain(ctx, args, os.Stdout, stderr)
 	}
 	fs := flag.NewFlagSet("controller", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -56,6 +61,8 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&tlsCert, "tls-cert-file", "", "serve TLS with this certificate (PEM)")
 	fs.StringVar(&tlsKey, "tls-key-file", "", "key of --tls-cert-file (PEM)")
 	fs.StringVar(&tlsClientCA, "tls-client-ca-file", "", "verify client certificates, when given, against these authorities (PEM)")
+	fs.StringVar(&o.EncryptionKeyFile, "encryption-key-file", "",
+		"key file of the keys that encrypt stored secrets (default: <data-dir>/encryption.keys, created 0600 on the first start); back it up apart from etcd")
 	fs.StringVar(&o.TokensFile, "tokens-file", "", "file of API tokens, one \"<token> admin|ccrm|org:<organization>\" per line")
 	fs.DurationVar(&o.Notify.KeepaliveInterval, "notify-keepalive", 10*time.Second, "CRMs hear from the controller at least this often")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 10*time.Second, "how long in-flight calls may run after a stop signal")

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"fmt"
+	"github.com/edgekit/edgekit/atrest"
 	"os"
 	"path/filepath"
 	"sync"
@@ -83,7 +84,13 @@ func TestRestartMidOperation(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cli.Close() })
-	st, err := store.New(cli, "r")
+	// It reads the cloudlets' encrypted secrets with the controller's key
+	// file, as a CCRM given --encryption-key-file does.
+	keys, err := atrest.OpenKeyFile(filepath.Join(opts.DataDir, atrest.DefaultKeyFileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.New(cli, "r", store.WithEncryption(atrest.NewEnvelope(keys)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/edgekit/edgekit/atrest"
 	"github.com/edgekit/edgekit/hosts/controller/notify"
 	"github.com/edgekit/edgekit/hosts/controller/ui"
 	"github.com/edgekit/edgekit/internal/devtls"
@@ -91,6 +92,14 @@ type Options struct {
 	// tokens are also read from DataDir/admin.token, created on the first
 	// start.
 	TokensFile string
+	// EncryptionKeyFile is the key file of the key-encryption keys that
+	// seal the secrets (debug_redact fields) of stored objects; "" uses
+	// DataDir/encryption.keys, created (0600) on the first start. See
+	// package atrest for its format.
+	EncryptionKeyFile string
+	// KeyProvider, when set, wraps the data keys instead of a key file:
+	// an external KMS.
+	KeyProvider atrest.KeyProvider
 	// Logger receives logs; nil discards.
 	Logger *slog.Logger
 	// StopTimeout bounds the graceful stop (see Config.StopTimeout).
@@ -190,7 +199,11 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer stopGuard() // before etcd stops
-	st, err := store.New(cli, o.Region, store.WithLogger(log), store.WithObserver(store.ObserverFunc(func(ob store.Observation) {
+	env, keyFile, err := atrest.HostKeys(o.KeyProvider, o.EncryptionKeyFile, o.DataDir)
+	if err != nil {
+		return fmt.Errorf("controller: encryption keys: %w", err)
+	}
+	st, err := store.New(cli, o.Region, store.WithLogger(log), store.WithEncryption(env), store.WithObserver(store.ObserverFunc(func(ob store.Observation) {
 		sm.Observe(ob)
 		if errors.Is(ob.Err, store.ErrNoSpace) {
 			space.guard.Check()
@@ -238,6 +251,8 @@ func Run(ctx context.Context, o Options) error {
 	ns.Register(c)
 	stopNotify := context.AfterFunc(ctx, ns.Shutdown) // before the graceful stop waits for streams
 	defer stopNotify()
+	stopMigrate := st.StartRewrap(ctx) // every kind is registered by New
+	defer stopMigrate()                // before etcd stops
 	if o.Setup != nil {
 		if err := o.Setup(ctx, c); err != nil {
 			return err
@@ -282,7 +297,8 @@ func Run(ctx context.Context, o Options) error {
 		}
 	}
 	log.LogAttrs(ctx, slog.LevelInfo, "controller ready", slog.String("region", o.Region), slog.String("addr", run.Addr),
-		slog.String("metrics", run.MetricsAddr), slog.Any("etcd", endpoints), slog.String("admin_token_file", adminFile))
+		slog.String("metrics", run.MetricsAddr), slog.Any("etcd", endpoints), slog.String("admin_token_file", adminFile),
+		slog.String("encryption_key_file", keyFile))
 	if o.Ready != nil {
 		o.Ready(run)
 	}

@@ -2,6 +2,7 @@ package region
 
 import (
 	"fmt"
+	"github.com/edgekit/edgekit/atrest"
 	"math/rand/v2"
 	"net"
 	"os"
@@ -54,6 +55,7 @@ func (l layout) bin() string                     { return l.path("bin", "edgekit
 func (l layout) kvImage() string                 { return l.path("bin", KVImageName) }
 func (l layout) controller() string              { return l.path("controller") }
 func (l layout) controllerTLS() string           { return l.path("controller", "tls") }
+func (l layout) controllerKeys() string          { return l.path("controller", atrest.DefaultKeyFileName) }
 func (l layout) adminToken() string              { return l.path("controller", "admin.token") }
 func (l layout) caFile() string                  { return l.path("controller", "tls", "ca.crt") }
 func (l layout) crmState(cloudlet string) string { return l.path("crm", cloudlet) }

@@ -113,7 +113,7 @@ func (u *upRun) bootstrap(ctx context.Context, cr cmdutil.Ready, wg *sync.WaitGr
 		name := ccrmName(i)
 		u.launch(ctx, u.add(name, "ccrm", "--etcd-endpoints", strings.Join(cr.Etcd, ","), "--controller", cr.Listeners["api"],
 			"--region", RegionName, "--dev-tls", u.l.controllerTLS(), "--etcd-user", name, "--replica-id", name, "--state-dir", u.l.ccrmState(),
-			"--metrics-listen", addr, "--lease-ttl", "5s"),
+			"--metrics-listen", addr, "--lease-ttl", "5s", "--encryption-key-file", u.l.controllerKeys()),
 			func(r cmdutil.Ready) string { return "metrics " + r.Listeners["metrics"] }, wg, errs)
 	}
 	since := map[string]time.Time{}

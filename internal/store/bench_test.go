@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/edgekit/edgekit/atrest"
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/internal/etcd"
 	"github.com/edgekit/edgekit/internal/store"
@@ -290,4 +292,96 @@ func BenchmarkUpdateInterleaved(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkDecodeSealed measures decoding one stored App with secrets
+// (Kind.Decode, what Get, List, a watch and a cache pay per value) in
+// clear and sealed, without etcd: the cost of opening a sealed value.
+func BenchmarkDecodeSealed(b *testing.B) {
+	kr, _, err := atrest.EnsureKeyFile(filepath.Join(b.TempDir(), atrest.DefaultKeyFileName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := etcdtest.New(b)
+	app := &edgeproto.App{Key: &edgeproto.AppKey{Organization: "dev", Name: "app", Version: "1"},
+		Deployment: "docker", ImagePath: "registry.example/app:1", AccessPorts: "tcp:80", Annotations: map[string]string{"team": "blue"},
+		EnvVars: []*edgeproto.EnvVar{{Name: "MODE", Value: "prod"}, {Name: "DB_PASSWORD", Secret: true, SecretValue: "s3cr3t"}}}
+	for _, bc := range []struct {
+		name string
+		opts []store.Option
+	}{{"plain", nil}, {"sealed", []store.Option{store.WithEncryption(atrest.NewEnvelope(kr))}}} {
+		s, err := store.New(srv.Client(), bc.name, bc.opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		k := store.NewKind[*edgeproto.App](s)
+		if _, err := k.Create(context.Background(), app); err != nil {
+			b.Fatal(err)
+		}
+		resp, err := srv.Client().Get(context.Background(), k.Path(app.GetKeyString()))
+		if err != nil {
+			b.Fatal(err)
+		}
+		val := resp.Kvs[0].Value
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := k.Decode(app.GetKeyString(), val); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkListSealed10k alternates Kind.List of 10,000 Apps with secrets
+// stored in clear (region "plain") and sealed (region "sealed") on one
+// etcd member, and reports the cost of opening the sealed values.
+func BenchmarkListSealed10k(b *testing.B) {
+	kr, _, err := atrest.EnsureKeyFile(filepath.Join(b.TempDir(), atrest.DefaultKeyFileName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := etcdtest.New(b)
+	ctx := context.Background()
+	const n = 10000
+	var kinds [2]*store.Kind[*edgeproto.App]
+	for i, opts := range [][]store.Option{nil, {store.WithEncryption(atrest.NewEnvelope(kr))}} {
+		s, err := store.New(srv.Client(), []string{"plain", "sealed"}[i], opts...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		kinds[i] = store.NewKind[*edgeproto.App](s)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 32)
+		for j := range n {
+			sem <- struct{}{}
+			wg.Go(func() {
+				defer func() { <-sem }()
+				a := &edgeproto.App{Key: &edgeproto.AppKey{Organization: "dev", Name: fmt.Sprintf("app%05d", j), Version: "1"},
+					Deployment: "docker", ImagePath: "registry.example/app:1", AccessPorts: "tcp:80", Annotations: map[string]string{"team": "blue"},
+					EnvVars: []*edgeproto.EnvVar{{Name: "MODE", Value: "prod"}, {Name: "DB_PASSWORD", Secret: true, SecretValue: "s3cr3t"}}}
+				if _, err := kinds[i].Create(ctx, a); err != nil {
+					b.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	var took [2]time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range 2 {
+			c := (i + j) % 2
+			t0 := time.Now()
+			objs, _, err := kinds[c].List(ctx)
+			if err != nil || len(objs) != n {
+				b.Fatalf("list: %d, %v", len(objs), err)
+			}
+			took[c] += time.Since(t0)
+		}
+	}
+	b.ReportMetric(took[0].Seconds()/float64(b.N)*1000, "plain-ms")
+	b.ReportMetric(took[1].Seconds()/float64(b.N)*1000, "sealed-ms")
+	b.ReportMetric(100*(took[1].Seconds()/took[0].Seconds()-1), "cost-%")
 }

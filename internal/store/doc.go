@@ -12,6 +12,19 @@
 // readably; fields unknown to the reader are discarded, so that an older
 // binary reads what a newer one wrote.
 //
+// # Encryption at rest
+//
+// A store given WithEncryption seals the whole value of every kind whose
+// message has a debug_redact field at any depth (decided once per message
+// type from its descriptor): package atrest's envelope encryption, bound to
+// the value's etcd key. Every read path (Get, List, Tx reads, Decode,
+// Watch, Cache) opens sealed values; one that does not open is an
+// ErrBadValue naming its key. Values in clear are still read (values
+// written before encryption); Rewrap (and StartRewrap at a host's start)
+// seals them and moves values sealed with an older key-encryption key to
+// the current one, each with a compare-and-swap; KeyUsage counts values
+// per key.
+//
 // # Concurrency
 //
 // Every read-modify-write (Update, Modify, Delete with a check) is an

@@ -24,6 +24,8 @@ var (
 	ErrPrecondition = errors.New("precondition failed")
 	// ErrBadValue: a stored value cannot be decoded as its kind.
 	ErrBadValue = errors.New("bad stored value")
+	// ErrSeal: a value could not be encrypted (the key provider failed).
+	ErrSeal = errors.New("cannot encrypt the value")
 	// ErrNoSpace: etcd refused a write because its NOSPACE alarm is on
 	// (the database reached its quota). Writes that add data fail until
 	// the alarm is disarmed; reads and deletes work.

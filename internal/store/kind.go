@@ -14,6 +14,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 
+	"github.com/edgekit/edgekit/atrest"
 	"github.com/edgekit/edgekit/fieldmap"
 )
 
@@ -52,6 +53,9 @@ type Kind[T Message[T]] struct {
 	prefix string
 	mt     protoreflect.MessageType
 	recent *recent[T]
+	// sealed: the values are encrypted (the store has a key and T a
+	// debug_redact field).
+	sealed bool
 }
 
 // KindOption configures a Kind.
@@ -78,11 +82,16 @@ func NewKind[T Message[T]](s *Store, opts ...KindOption) *Kind[T] {
 	if err := checkName("kind name", cfg.name); err != nil {
 		panic(err)
 	}
-	if err := s.register(cfg.name, string(desc.FullName())); err != nil {
+	sensitive := hasRedacted(desc)
+	if err := s.register(cfg.name, string(desc.FullName()), sensitive); err != nil {
 		panic(err)
 	}
-	return &Kind[T]{s: s, name: cfg.name, prefix: s.prefix + cfg.name + "/", mt: mt, recent: newRecent[T](s.recentSize)}
+	return &Kind[T]{s: s, name: cfg.name, prefix: s.prefix + cfg.name + "/", mt: mt, recent: newRecent[T](s.recentSize),
+		sealed: sensitive && s.env != nil}
 }
+
+// Sealed reports whether the kind's values are encrypted in etcd.
+func (k *Kind[T]) Sealed() bool { return k.sealed }
 
 // Name returns the kind's name ("ClusterInst").
 func (k *Kind[T]) Name() string { return k.name }
@@ -115,18 +124,35 @@ var (
 	unmarshalOpts = protojson.UnmarshalOptions{DiscardUnknown: true}
 )
 
-// encode renders obj as the value stored in etcd.
+// encode renders obj as the value stored in etcd: protojson, sealed for
+// a sealed kind.
 func (k *Kind[T]) encode(op string, obj T) (string, error) {
+	key := KeyOf(obj)
 	b, err := marshalOpts.Marshal(obj)
 	if err != nil {
-		return "", &Error{Op: op, Kind: k.name, Key: KeyOf(obj), Err: ErrBadValue, Cause: err}
+		return "", &Error{Op: op, Kind: k.name, Key: key, Err: ErrBadValue, Cause: err}
+	}
+	if k.sealed {
+		if b, err = k.s.env.Seal(b, []byte(k.Path(key))); err != nil {
+			return "", &Error{Op: op, Kind: k.name, Key: key, Err: ErrSeal, Cause: err}
+		}
 	}
 	return string(b), nil
 }
 
 // decode reads the value stored under key. A value that is not protojson
-// of T, or whose object has another key, is an ErrBadValue naming key.
+// of T, or whose object has another key, is an ErrBadValue naming key. A
+// sealed value is opened first (whatever the kind: it may have been
+// written by a build that seals more kinds); one that does not open is an
+// ErrBadValue naming key whose cause matches atrest.ErrUndecryptable.
 func (k *Kind[T]) decode(op, key string, data []byte) (T, error) {
+	if atrest.IsSealed(data) {
+		var err error
+		if data, err = k.s.open(k.Path(key), data); err != nil {
+			var zero T
+			return zero, &Error{Op: op, Kind: k.name, Key: key, Err: ErrBadValue, Cause: err}
+		}
+	}
 	obj := k.New()
 	if err := unmarshalOpts.Unmarshal(data, obj); err != nil {
 		var zero T

@@ -13,6 +13,8 @@ import (
 	"go.etcd.io/etcd/api/v3/mvccpb"
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
+
+	"github.com/edgekit/edgekit/atrest"
 )
 
 // Root is the first element of every key the store writes.
@@ -36,8 +38,13 @@ type Store struct {
 	pageSize    int64
 	recentSize  int
 
-	mu    sync.Mutex
-	kinds map[string]string // kind name -> full proto name
+	// env seals the values of sensitive kinds (see WithEncryption); nil
+	// stores every value in clear.
+	env *atrest.Envelope
+
+	mu        sync.Mutex
+	kinds     map[string]string // kind name -> full proto name
+	sensitive map[string]bool   // kind names whose values are sealed
 }
 
 // Option configures a Store.
@@ -65,6 +72,15 @@ func WithPageSize(n int) Option { return func(s *Store) { s.pageSize = int64(max
 // no other process wrote the object since. Correctness does not depend on
 // it: the compare-and-swap checks the object's revision either way.
 func WithRecentSize(n int) Option { return func(s *Store) { s.recentSize = max(n, 0) } }
+
+// WithEncryption seals, with env, the value of every object whose message
+// type has a debug_redact field at any depth (App, Cloudlet, the FLUIDOS
+// contracts...): the whole protojson value is encrypted, bound to its etcd
+// key. Values of other kinds stay readable protojson. Values written in
+// clear before (legacy) are read as they are and sealed on their next
+// write, or by Rewrap. Without this option a sealed value does not decode:
+// an ErrBadValue naming its key.
+func WithEncryption(env *atrest.Envelope) Option { return func(s *Store) { s.env = env } }
 
 // Observation describes one finished operation of the store.
 type Observation struct {
@@ -108,6 +124,7 @@ func New(client *clientv3.Client, region string, opts ...Option) (*Store, error)
 		pageSize:    DefaultPageSize,
 		recentSize:  DefaultRecentSize,
 		kinds:       map[string]string{},
+		sensitive:   map[string]bool{},
 	}
 	for _, o := range opts {
 		o(s)
@@ -147,15 +164,21 @@ func (s *Store) observe(op, kind string, start time.Time, attempts int, err erro
 	}
 }
 
+// Encrypted reports whether the store seals the values of sensitive kinds.
+func (s *Store) Encrypted() bool { return s.env != nil }
+
 // register records a kind's name, refusing a second message type under
-// the same name.
-func (s *Store) register(name, full string) error {
+// the same name, and whether its values are sealed.
+func (s *Store) register(name, full string, sensitive bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if prev, ok := s.kinds[name]; ok && prev != full {
 		return fmt.Errorf("store: kind name %q is taken by %s; give %s another name with KindName", name, prev, full)
 	}
 	s.kinds[name] = full
+	if sensitive {
+		s.sensitive[name] = true
+	}
 	return nil
 }
 

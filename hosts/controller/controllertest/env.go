@@ -9,6 +9,7 @@ package controllertest
 
 import (
 	"context"
+	"github.com/edgekit/edgekit/atrest"
 	"log/slog"
 	"net"
 	"sync"
@@ -46,6 +47,9 @@ type Options struct {
 	// ServerOptions are added to the controller's gRPC server
 	// (interceptors that observe calls, for example).
 	ServerOptions []grpc.ServerOption
+	// KeyProvider, when set, makes the store encrypt the secrets it holds
+	// with data keys it wraps, as controller.Run does with its key file.
+	KeyProvider atrest.KeyProvider
 }
 
 // Env is a running controller (and host).
@@ -90,7 +94,11 @@ func Start(t testing.TB, opts Options) *Env {
 		e.Etcd = etcdtest.New(t)
 		cli = e.Etcd.Client()
 	}
-	st, err := store.New(cli, opts.Region, store.WithLogger(opts.Logger))
+	sopts := []store.Option{store.WithLogger(opts.Logger)}
+	if opts.KeyProvider != nil {
+		sopts = append(sopts, store.WithEncryption(atrest.NewEnvelope(opts.KeyProvider)))
+	}
+	st, err := store.New(cli, opts.Region, sopts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,10 @@ const accessKeyKind = "CloudletAccessKey"
 // sees it.
 type kindDef struct {
 	name string
-	// decode reads a stored value (protojson, unknown fields dropped, as
-	// the store writes them).
-	decode func(data []byte) (proto.Message, error)
+	// decode reads the stored value of a key string, through the store's
+	// own decoding (so an encrypted value is opened, and one that does not
+	// open is an error naming its key).
+	decode func(key string, data []byte) (proto.Message, error)
 	// stub is the object of a key string carrying only its key: what a
 	// delete sends.
 	stub func(key string) (proto.Message, error)
@@ -33,10 +34,10 @@ type kindDef struct {
 func defOf[T store.Object[T], K any](k *store.Kind[T], parse func(string) (K, error), withKey func(K) T) *kindDef {
 	return &kindDef{
 		name: k.Name(),
-		decode: func(data []byte) (proto.Message, error) {
-			obj := k.New()
-			if err := (protojson.UnmarshalOptions{DiscardUnknown: true}).Unmarshal(data, obj); err != nil {
-				return nil, fmt.Errorf("%s: %w: %w", k.Name(), store.ErrBadValue, err)
+		decode: func(key string, data []byte) (proto.Message, error) {
+			obj, err := k.Decode(key, data)
+			if err != nil {
+				return nil, err
 			}
 			return obj, nil
 		},

@@ -236,7 +236,7 @@ func (s *session) event(ev *clientv3.Event) error {
 		s.put(false, s.scope.remove(d, key, rev)...)
 		return nil
 	}
-	obj, err := d.decode(ev.Kv.Value)
+	obj, err := d.decode(key, ev.Kv.Value)
 	if err != nil {
 		s.log.LogAttrs(s.ctx, slog.LevelWarn, "undecodable object skipped", slog.String("kind", kind),
 			slog.String("key", key), slog.Any("error", err))

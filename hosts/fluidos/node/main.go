@@ -46,6 +46,8 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.EtcdCAFile, "etcd-ca-file", "", "CA of an external etcd cluster")
 	fs.StringVar(&o.EtcdCertFile, "etcd-cert-file", "", "client certificate for an external etcd cluster")
 	fs.StringVar(&o.EtcdKeyFile, "etcd-key-file", "", "client key for an external etcd cluster")
+	fs.StringVar(&o.EncryptionKeyFile, "encryption-key-file", "",
+		"key file of the keys that encrypt stored secrets (default: <data-dir>/encryption.keys, created 0600 on the first start); back it up apart from etcd")
 	fs.StringVar(&o.DevTLSDir, "dev-tls", "", "development authority directory, created when absent: the node gets a certificate named --id from it; nodes given the same directory trust each other")
 	fs.StringVar(&tlsCert, "tls-cert-file", "", "the node's certificate (PEM; its Common Name must be --id)")
 	fs.StringVar(&tlsKey, "tls-key-file", "", "key of --tls-cert-file (PEM, PKCS#8)")

@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"fmt"
+	"github.com/edgekit/edgekit/atrest"
 	"log/slog"
 	"net"
 	"time"
@@ -48,6 +49,13 @@ type Options struct {
 	// TLS files.
 	EtcdEndpoints                         []string
 	EtcdCAFile, EtcdCertFile, EtcdKeyFile string
+	// EncryptionKeyFile is the key file of the keys that encrypt the
+	// node's stored secrets (credentials, passwords, kubeconfigs); ""
+	// uses DataDir/encryption.keys, created (0600) on the first start.
+	EncryptionKeyFile string
+	// KeyProvider, when set, wraps the data keys instead of a key file:
+	// an external KMS.
+	KeyProvider atrest.KeyProvider
 	// RearListen is the REAR endpoint's address (port 0 picks a free one).
 	RearListen string
 	// Advertise is the host:port peers reach the REAR endpoint at; default

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/edgekit/edgekit/atrest"
 	"io"
 	"log/slog"
 	"net"
@@ -96,7 +97,11 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	defer stopEtcd()
-	st, err := store.New(cli, o.NodeID, store.WithLogger(log))
+	env, _, err := atrest.HostKeys(o.KeyProvider, o.EncryptionKeyFile, o.DataDir)
+	if err != nil {
+		return fmt.Errorf("fluidos node: encryption keys: %w", err)
+	}
+	st, err := store.New(cli, o.NodeID, store.WithLogger(log), store.WithEncryption(env))
 	if err != nil {
 		return fmt.Errorf("fluidos node: %w", err)
 	}
@@ -130,6 +135,10 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	// Every kind is registered by build: seal what is stored in clear or
+	// under an older key.
+	stopRewrap := st.StartRewrap(ctx)
+	defer stopRewrap()
 
 	var rearTLS *tls.Config
 	if bundle != nil {
