@@ -2863,12 +2863,12 @@ const file_fluidos_v1_node_api_proto_rawDesc = "" +
 	"allocation\x12,\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x18.fluidos.v1.ContractRoleR\x04role\"'\n" +
 	"\x15GetCredentialsRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xa6\x01\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xab\x01\n" +
 	"\x16GetCredentialsResponse\x12\x1f\n" +
 	"\vcontract_id\x18\x01 \x01(\tR\n" +
 	"contractId\x12#\n" +
-	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12F\n" +
-	"\vcredentials\x18\x03 \x01(\v2$.fluidos.v1.PeeringTargetCredentialsR\vcredentials\"T\n" +
+	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12K\n" +
+	"\vcredentials\x18\x03 \x01(\v2$.fluidos.v1.PeeringTargetCredentialsB\x03\x80\x01\x01R\vcredentials\"T\n" +
 	"\x14GetAllocationRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12,\n" +
 	"\x04role\x18\x02 \x01(\x0e2\x18.fluidos.v1.ContractRoleR\x04role\"}\n" +

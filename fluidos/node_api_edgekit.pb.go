@@ -8647,7 +8647,7 @@ func (m *GetCredentialsResponse) Redact() {
 	if m == nil {
 		return
 	}
-	m.Credentials.Redact()
+	m.Credentials = nil
 }
 
 // Redacted returns a deep copy of m with its debug_redact fields cleared.

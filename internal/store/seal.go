@@ -58,6 +58,20 @@ func (s *Store) open(path string, data []byte) ([]byte, error) {
 	return s.env.Open(data, []byte(path))
 }
 
+// Plaintext is a value as stored under the etcd key path, opened when it
+// is sealed and returned as it is otherwise: what a tool that reads etcd
+// directly (a backup check, a test) sees through the store's key.
+func (s *Store) Plaintext(path string, value []byte) ([]byte, error) {
+	if !atrest.IsSealed(value) {
+		return value, nil
+	}
+	b, err := s.open(path, value)
+	if err != nil {
+		return nil, fmt.Errorf("store: %s: %w", path, err)
+	}
+	return b, nil
+}
+
 // RewrapStats counts what Rewrap or KeyUsage saw.
 type RewrapStats struct {
 	// Scanned is how many keys were read.

@@ -12,7 +12,6 @@ import (
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
-	"github.com/edgekit/edgekit/internal/etcd"
 	"github.com/edgekit/edgekit/internal/kvservice"
 	"github.com/edgekit/edgekit/internal/store"
 )
@@ -50,12 +49,9 @@ func TestNodesStoreSecretsEncrypted(t *testing.T) {
 		secrets = append(secrets, c.GetToken())
 	}
 
-	for _, n := range []*nodeHandle{{"alice", alice.Running().EtcdEndpoints, alice.Options().DataDir}, {"bob", bob.Running().EtcdEndpoints, bob.Options().DataDir}} {
-		cli, err := etcd.NewClient(etcd.ClientConfig{Endpoints: n.endpoints})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cli.Close()
+	for _, n := range []*nodeHandle{{"alice", alice.Running().Node.Store.Client(), alice.Options().DataDir}, {"bob", bob.Running().Node.Store.Client(), bob.Options().DataDir}} {
+		// The node's own etcd client: its etcd authenticates the node.
+		cli := n.client
 		resp, err := cli.Get(ctx, store.Root, clientv3.WithPrefix())
 		if err != nil {
 			t.Fatal(err)
@@ -101,7 +97,7 @@ func TestNodesStoreSecretsEncrypted(t *testing.T) {
 }
 
 type nodeHandle struct {
-	id        string
-	endpoints []string
-	dataDir   string
+	id      string
+	client  *clientv3.Client
+	dataDir string
 }

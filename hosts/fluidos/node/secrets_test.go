@@ -25,15 +25,21 @@ func storedSecrets(t *testing.T, n *nodetest.Node, secrets []string) map[string]
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	resp, err := n.Running().Node.Store.Client().Get(ctx, "", clientv3.WithPrefix())
+	st := n.Running().Node.Store
+	resp, err := st.Client().Get(ctx, "", clientv3.WithPrefix())
 	if err != nil {
 		t.Fatal(err)
 	}
 	found := map[string][]string{}
 	for _, kv := range resp.Kvs {
-		text := string(kv.Value)
+		// Records are sealed at rest: read them as the node does.
+		value, err := st.Plaintext(string(kv.Key), kv.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(value)
 		var doc any
-		if json.Unmarshal(kv.Value, &doc) == nil {
+		if json.Unmarshal(value, &doc) == nil {
 			text += "\n" + strings.Join(jsonStrings(doc, nil), "\n")
 		}
 		for _, s := range secrets {

@@ -2862,12 +2862,12 @@ const file_vtbench_fluidos_v1_node_api_proto_rawDesc = "" +
 	"allocation\x124\n" +
 	"\x04role\x18\x02 \x01(\x0e2 .vtbench.fluidos.v1.ContractRoleR\x04role\"'\n" +
 	"\x15GetCredentialsRequest\x12\x0e\n" +
-	"\x02id\x18\x01 \x01(\tR\x02id\"\xae\x01\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\xb3\x01\n" +
 	"\x16GetCredentialsResponse\x12\x1f\n" +
 	"\vcontract_id\x18\x01 \x01(\tR\n" +
 	"contractId\x12#\n" +
-	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12N\n" +
-	"\vcredentials\x18\x03 \x01(\v2,.vtbench.fluidos.v1.PeeringTargetCredentialsR\vcredentials\"\\\n" +
+	"\rallocation_id\x18\x02 \x01(\tR\fallocationId\x12S\n" +
+	"\vcredentials\x18\x03 \x01(\v2,.vtbench.fluidos.v1.PeeringTargetCredentialsB\x03\x80\x01\x01R\vcredentials\"\\\n" +
 	"\x14GetAllocationRequest\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x124\n" +
 	"\x04role\x18\x02 \x01(\x0e2 .vtbench.fluidos.v1.ContractRoleR\x04role\"\x8d\x01\n" +
