@@ -178,8 +178,8 @@ func recordedFence(t *testing.T, path string) int64 {
 }
 
 // TestStaleFenceRefused: an engine whose claim moved to another engine
-// (over the same state directory) while it was paused has every write
-// refused with executor.ErrFenced once it resumes: its update does not
+// (over the same state directory) while it was paused (by the test hook,
+// before it locked the object) has every write refused with executor.ErrFenced once it resumes: its update does not
 // restart the instance, its deletes stop and remove nothing. Writes under
 // the newer fence, and under none, go on.
 func TestStaleFenceRefused(t *testing.T) {
@@ -199,19 +199,53 @@ func TestStaleFenceRefused(t *testing.T) {
 	if _, err := stale.CreateAppInst(fencedCtx(e.ctx(), 3), e.cluster, app, inst, e.res, nil); err != nil {
 		t.Fatal(err)
 	}
-	// The claims move to the other engine, which writes under them.
+	// The cluster's claim moves to the other engine, which writes under
+	// it; the instance's is still the first engine's.
 	if err := fresh.UpdateCluster(fencedCtx(e.ctx(), 10), e.cloudlet, e.cluster, e.res, nil); err != nil {
 		t.Fatal(err)
 	}
-	rt, err := fresh.UpdateAppInst(fencedCtx(e.ctx(), 11), e.cluster, app, inst, e.res, nil)
+	rt, err := stale.UpdateAppInst(fencedCtx(e.ctx(), 3), e.cluster, app, inst, e.res, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	statePath := filepath.Join(e.mustAppDir(inst), appStateFile)
+	if got := recordedFence(t, statePath); got != 3 {
+		t.Fatalf("state.json records fence %d, want 3", got)
+	}
+	pid := rt.Pids[0]
+
+	// The stale engine was paused at the start of a delete, before it
+	// locked the instance; the other one updates it meanwhile under its
+	// newer claim; resumed, the delete is refused and stops nothing.
+	paused, resume := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	stale.hook = func(point string) {
+		if point == hookBegin {
+			once.Do(func() {
+				close(paused)
+				<-resume
+			})
+		}
+	}
+	deleted := make(chan error, 1)
+	go func() {
+		deleted <- stale.DeleteAppInst(fencedCtx(e.ctx(), 3), e.cluster, app, e.newInst("a1"), e.res, nil)
+	}()
+	<-paused
+	if rt, err = fresh.UpdateAppInst(fencedCtx(e.ctx(), 11), e.cluster, app, inst, e.res, nil); err != nil {
+		t.Fatal(err)
+	}
+	close(resume)
+	if err := <-deleted; !errors.Is(err, executor.ErrFenced) {
+		t.Fatalf("delete resumed after the claim moved: %v, want ErrFenced", err)
+	}
+	if got := instProcs(t, e.root, inst); len(got) != 1 || int64(got[0]) != pid {
+		t.Fatalf("processes of the instance after the resumed delete: %v, want just %d", got, pid)
+	}
+	stale.hook = nil
 	if got := recordedFence(t, statePath); got != 11 {
 		t.Fatalf("state.json records fence %d, want 11", got)
 	}
-	pid := rt.Pids[0]
 
 	// The paused engine resumes under its old claims.
 	changed := newApp("EXTRA=1") // an update that would restart it

@@ -177,6 +177,7 @@ func (p *Platform) enter() error {
 
 // Points of an operation at which the test hook is called.
 const (
+	hookBegin           = "operation: before the object's locks"
 	hookAppIntent       = "app: launch recorded, process not started"
 	hookAppStarted      = "app: process started, not recorded"
 	hookAppRecorded     = "app: process recorded, not healthy yet"

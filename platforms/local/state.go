@@ -337,6 +337,7 @@ func (p *Platform) begin(ctx context.Context, l loc, err error) (func(), error) 
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
+	p.at(hookBegin)
 	unlock, err := p.lock(ctx, l)
 	if err != nil {
 		return nil, err
