@@ -1,6 +1,9 @@
 package executor
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Fence is the fencing token of the claim an operation runs under (a host
 // that coordinates several engine instances, such as the CCRM, sets it):
@@ -26,3 +29,9 @@ func FenceFrom(ctx context.Context) (f Fence, ok bool) {
 	f, ok = ctx.Value(fenceKey{}).(Fence)
 	return f, ok
 }
+
+// ErrFenced is matched by the error of a write a platform refused because
+// the object records a newer fence than the caller's: a newer claim holder
+// wrote it, so the caller's claim is stale and it must not touch the
+// object again.
+var ErrFenced = errors.New("fenced: object written under a newer claim")

@@ -166,6 +166,23 @@ func TestUpTourAndCleanShutdown(t *testing.T) {
 	if out := s.run(30*time.Second, ctlBin, "show", "appinsts"); strings.Contains(out, "tour-") || !strings.Contains(out, "keeper") {
 		t.Fatalf("after the tour, want keeper alone:\n%s", out)
 	}
+	// Both CCRM replicas serve offsite1 (each opened its local platform on
+	// the shared state directory and runs an engine for it).
+	for _, name := range []string{"ccrm-a", "ccrm-b"} {
+		b, err := os.ReadFile(filepath.Join(s.state, "logs", name+".log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		serving := false
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.Contains(l, `msg="engine started"`) && strings.Contains(l, "name=offsite1") {
+				serving = true
+			}
+		}
+		if !serving {
+			t.Errorf("%s runs no engine for offsite1:\n%s", name, b)
+		}
+	}
 	// The status page shows the contract the tour bought, on both nodes.
 	snap := statusSnapshot(t, info)
 	for _, want := range []string{`"kind":"Contract","key":"consumer/c-`, `"kind":"Contract","key":"provider/c-`, `"key":"name=keeper,organization=dev"`} {

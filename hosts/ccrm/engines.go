@@ -77,8 +77,8 @@ func (r *Replica) buildLock(key string) *sync.Mutex {
 // engineFor returns the running engine of cl's platform, building the
 // platform and starting an engine when there is none yet or when the
 // cloudlet changed since. The engine it replaces finishes what it runs and
-// stops, and its platform is closed (when it is an io.Closer: a platform
-// may hold its state directory), before the new platform is built.
+// stops, and its platform is closed (when it is an io.Closer), before the
+// new platform is built.
 func (r *Replica) engineFor(cl *edgeproto.Cloudlet) (*executor.Engine, error) {
 	key := cl.GetKeyString()
 	fp := fingerprint(cl)

@@ -142,7 +142,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("crm: %w", err)
 	}
-	if closer, ok := p.(io.Closer); ok { // the local platform's lock on its state directory
+	if closer, ok := p.(io.Closer); ok { // a platform that holds resources until closed
 		defer closer.Close()
 	}
 	if o.DevTLSDir != "" && o.TLS == nil {

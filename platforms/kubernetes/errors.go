@@ -1,6 +1,10 @@
 package kubernetes
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/edgekit/edgekit/executor"
+)
 
 // ErrAccess is matched by errors about the cloudlet's credentials: a
 // missing or unusable kubeconfig, an unreachable API server.
@@ -13,8 +17,9 @@ var ErrForbidden = errors.New("missing kubernetes permissions")
 
 // ErrFenced is matched by the error of a write refused because the object
 // records a newer fence than the caller's: a newer claim holder wrote it,
-// so the caller's claim is stale.
-var ErrFenced = errors.New("fenced: object written under a newer claim")
+// so the caller's claim is stale. It is executor.ErrFenced, which every
+// platform that records fences returns.
+var ErrFenced = executor.ErrFenced
 
 // ErrPodFailed is matched by the error of a create or update whose pods
 // cannot run; the error carries the cluster's reason (FailedScheduling,

@@ -181,7 +181,7 @@ func (p *Platform) UpdateAppInst(ctx context.Context, cluster *edgeproto.Cluster
 		}
 		p.log.InfoContext(ctx, "application instance powered off", "appinst", op.key)
 		rec.Pid, rec.StartTime, rec.Exe, rec.Phase, rec.Created = 0, 0, "", phaseOff, true
-		if err := p.writeRecord(op.statePath, &rec); err != nil {
+		if err := p.writeRecord(ctx, op.statePath, &rec); err != nil {
 			return nil, err
 		}
 		return rec.publish(inst), nil

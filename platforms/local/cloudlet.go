@@ -53,6 +53,15 @@ func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudle
 		return err
 	}
 	defer unlock()
+	// The record is written under its own exclusive lock, so that inits
+	// by several platforms over the directory do not remove each other's
+	// temporary file; the cloudlet's lock stays shared, so the init runs
+	// beside operations on its clusters.
+	release, err := p.locks.lock(ctx, l.mark+"#record", true)
+	if err != nil {
+		return err
+	}
+	defer release()
 	step(pr, "Preparing state directory")
 	p.removeTemps(ctx, l.dir, cloudletFile)
 	if err := p.mkdir(filepath.Join(l.dir, clustersDir)); err != nil {
@@ -71,7 +80,7 @@ func (p *Platform) InitCloudlet(ctx context.Context, cloudlet *edgeproto.Cloudle
 			Name:         cloudlet.GetKey().GetName(),
 			InitAt:       time.Now().UTC(),
 		}
-		if err := p.writeRecord(path, &rec); err != nil {
+		if err := p.writeRecord(ctx, path, &rec); err != nil {
 			return err
 		}
 	}

@@ -71,7 +71,7 @@ func (p *Platform) ensureCluster(ctx context.Context, cloudlet *edgeproto.Cloudl
 			Phase:        phaseCreating,
 			CreatedAt:    time.Now().UTC(),
 		}
-		if err := p.writeRecord(path, &rec); err != nil {
+		if err := p.writeRecord(ctx, path, &rec); err != nil {
 			return err
 		}
 	}
@@ -91,7 +91,7 @@ func (p *Platform) ensureCluster(ctx context.Context, cloudlet *edgeproto.Cloudl
 	}
 	if got != want || rec.Phase != phaseReady || !sameQuota(rec.Quota, q) {
 		rec.PortFirst, rec.PortLast, rec.Phase, rec.Quota = got.first, got.last, phaseReady, q
-		if err := p.writeRecord(path, &rec); err != nil {
+		if err := p.writeRecord(ctx, path, &rec); err != nil {
 			return err
 		}
 	}
@@ -132,7 +132,7 @@ func (p *Platform) DeleteCluster(ctx context.Context, cloudlet *edgeproto.Cloudl
 	case had && rec.Phase != phaseDeleting:
 		rng = portRange{rec.PortFirst, rec.PortLast}
 		rec.Phase = phaseDeleting
-		if err := p.writeRecord(path, &rec); err != nil {
+		if err := p.writeRecord(ctx, path, &rec); err != nil {
 			return err
 		}
 	case had:

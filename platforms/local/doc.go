@@ -72,20 +72,38 @@
 // objects by at most 64 bytes of their key and files by their path inside
 // the state directory, never by where it is on the host.
 //
-// # One platform per state directory
+// # Several platforms per state directory, fenced
 //
-// New takes an exclusive lock (flock) on <root>/lock and writes its pid
-// and program name there; a second platform over the same directory, in
-// this process or another one, fails with a *LockedError naming the
-// holder. The lock ends with Close (a platform built through the registry
-// is an io.Closer too) or with the holder's process, so a killed engine
-// never leaves it behind. Within one platform, operations
-// lock the objects they work on from the cloudlet down: shared on the
-// cloudlet and cluster of an instance, exclusive on the object. A cluster
-// delete therefore waits for the operations running on its instances, and
-// it first marks the cluster as being deleted, so that an instance create
-// arriving later (even after an interrupted delete) fails with
-// ErrClusterNotFound.
+// Several platforms may use one state directory at once, in this process
+// or others (the CCRM replicas serving one local cloudlet, each with its
+// own engine). Operations lock the objects they work on from the
+// cloudlet down: shared on the cloudlet and cluster of an instance,
+// exclusive on the object. Each lock is taken within the platform and on
+// the object's lock file (flock on <root>/locks/<hash of the object's
+// names>.lock, shared or exclusive the same way), so it holds between
+// platforms; it ends with the operation or with the holder's process, so
+// a killed engine never leaves one behind. Everything that decides what
+// runs — the check whether the instance's process already runs and its
+// start, a record's read and its write, the stop of a process and the
+// removal of its directory — happens under the object's exclusive lock,
+// so two platforms never start a duplicate or corrupt a record. A cluster
+// delete therefore waits for the operations running on its instances,
+// whichever platform runs them, and it first marks the cluster as being
+// deleted, so that an instance create arriving later (even after an
+// interrupted delete) fails with ErrClusterNotFound. Reads (ListInsts,
+// the cloudlet's snapshot) take shared locks on the cloudlet only, so they
+// run while other platforms work on its clusters and instances. New holds
+// <root>/lock only while it creates the directory's key.
+//
+// Each record (cloudlet.json, cluster.json, state.json) holds the fence
+// it was last written under (executor.FenceFrom: the token of the claim
+// the host runs the operation under; the greatest one that wrote it). An
+// operation under a fence older than its object's record is refused,
+// under the object's lock and before it starts, stops or writes anything,
+// with an error matching executor.ErrFenced: an engine whose claim moved
+// to another one while it was paused finds the new holder's fence and
+// does nothing. Operations without a fence (a host with one engine per
+// cloudlet) are not refused and keep the recorded fence.
 //
 // # Surviving a kill at any instant
 //
@@ -127,6 +145,7 @@
 // # On-disk layout
 //
 //	<root>/lock, <root>/key
+//	<root>/locks/<hash>.lock                                      one per object, kept after it is deleted
 //	<root>/cloudlets/<cloudlet>/cloudlet.json
 //	<root>/cloudlets/<cloudlet>/clusters/<cluster>/cluster.json   key, phase, port range, quota
 //	<root>/cloudlets/<cloudlet>/clusters/<cluster>/apps/<inst>/state.json
@@ -165,8 +184,8 @@
 // gone fails with ErrNotOwned. An exec that keeps the environment (a
 // wrapper script ending in `exec server`, the usual way) keeps the
 // process the platform's.
-// The state directory lock is an flock: it does not hold across hosts
-// sharing a network filesystem. Configuration files of the App (configs)
+// The object locks are flocks: they do not hold across hosts sharing a
+// network filesystem. Configuration files of the App (configs)
 // and images are ignored.
 //
 // # Security

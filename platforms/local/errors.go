@@ -12,10 +12,6 @@ import (
 var (
 	// ErrInvalidConfig reports a Config that New cannot use.
 	ErrInvalidConfig = errors.New("local: invalid config")
-	// ErrLocked reports that another platform (in this process or another
-	// one) holds the state directory; the error is a *LockedError naming
-	// the holder.
-	ErrLocked = errors.New("local: state directory in use")
 	// ErrClosed reports a call on a Platform after Close.
 	ErrClosed = errors.New("local: platform closed")
 	// ErrInvalidObject reports an object the platform cannot act on (a
@@ -55,21 +51,3 @@ var (
 	// errors.ErrUnsupported.
 	ErrUnsupported = fmt.Errorf("local: %w (%w)", executor.ErrUnsupported, errors.ErrUnsupported)
 )
-
-// LockedError says that the state directory is held by another platform.
-// It matches ErrLocked.
-type LockedError struct {
-	// Root is the state directory.
-	Root string
-	// Holder describes the holder as it recorded itself ("pid 1234
-	// (crm)"), or "unknown" when it has not written that yet.
-	Holder string
-}
-
-// Error names the directory and its holder.
-func (e *LockedError) Error() string {
-	return fmt.Sprintf("%v: %s is held by %s; only one engine may use a state directory", ErrLocked, e.Root, e.Holder)
-}
-
-// Is matches ErrLocked.
-func (e *LockedError) Is(target error) bool { return target == ErrLocked }

@@ -236,7 +236,7 @@ func (e *env) writeAppRecord(inst *edgeproto.AppInst, rec *appRecord) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.p.writeRecord(filepath.Join(dir, appStateFile), rec); err != nil {
+	if err := e.p.writeRecord(e.ctx(), filepath.Join(dir, appStateFile), rec); err != nil {
 		e.t.Fatal(err)
 	}
 }

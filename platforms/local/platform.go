@@ -31,10 +31,11 @@ const (
 // Config configures a local platform.
 type Config struct {
 	// Root is the state directory: every cloudlet, cluster and application
-	// instance the platform manages lives under it. Required. One
-	// platform at a time uses it (New locks it); a platform opened after
-	// another one closed, or after its process died, adopts the processes
-	// recorded there.
+	// instance the platform manages lives under it. Required. Several
+	// platforms, in this process or others, may use it at once: each
+	// operation locks the objects it works on (see the package doc), and
+	// a platform adopts the processes another one started and recorded
+	// there.
 	Root string
 	// Logger receives structured logs; nil discards them.
 	Logger *slog.Logger
@@ -64,20 +65,21 @@ type Config struct {
 
 // Platform runs clusters as directories and application instances as
 // processes on this host. It implements executor.Platform and
-// executor.InventoryPlatform. Its methods are safe for concurrent use. It
-// holds the state directory's lock until Close.
+// executor.InventoryPlatform. Its methods are safe for concurrent use,
+// also beside other Platforms over the same state directory.
 type Platform struct {
 	cfg Config
 	log *slog.Logger
 	key []byte // the state directory's key (config hashes)
 	id  string // rootID(key): the prefix of every process marker
 	// tag is random per Platform and part of the names of the temporary
-	// files it writes: one without it is the leftover of a write that a
-	// kill interrupted (one platform at a time uses the directory).
-	tag      string
-	rootLock *os.File
-	closed   atomic.Bool
-	locks    lockTable
+	// files it writes. Records are written under their object's
+	// exclusive lock, so a temporary file of a record found by the
+	// holder of that lock without its tag is the leftover of a write that
+	// a kill interrupted.
+	tag    string
+	closed atomic.Bool
+	locks  lockTable
 	// hook, when set (by tests), is called at named points of an
 	// operation, so a test can stop or kill the engine at an exact instant.
 	hook func(point string)
@@ -94,9 +96,9 @@ var (
 )
 
 // New returns a local platform over cfg.Root, creating the directory if
-// needed. It takes the directory's exclusive lock: while this Platform is
-// open (until Close, or until this process ends), New over the same
-// directory fails with a *LockedError naming the holder.
+// needed. It holds no lock on the directory once it returns: other
+// platforms over the same directory may be open at the same time (see
+// the package doc).
 func New(cfg Config) (*Platform, error) {
 	if cfg.Root == "" {
 		return nil, fmt.Errorf("%w: Root is empty", ErrInvalidConfig)
@@ -141,43 +143,27 @@ func New(cfg Config) (*Platform, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: Root %q: %w", ErrInvalidConfig, root, err)
 	}
-	lock, err := lockRoot(root)
+	key, err := prepareRoot(root)
 	if err != nil {
-		return nil, err
-	}
-	// No write runs in the directory before this platform: a temporary
-	// key file is the leftover of a kill while the key was created.
-	if _, err := removeTemps(root, "", keyFileName); err != nil {
-		_ = lock.Close()
-		return nil, fmt.Errorf("%w: removing a temporary key file of %s: %w", ErrInvalidConfig, root, err)
-	}
-	key, err := loadKey(root)
-	if err != nil {
-		_ = lock.Close()
 		return nil, err
 	}
 	tag := make([]byte, 8)
 	if _, err := rand.Read(tag); err != nil {
-		_ = lock.Close()
 		return nil, fmt.Errorf("%w: generating a tag: %w", ErrInvalidConfig, err)
 	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Platform{cfg: cfg, log: log.With("platform", PlatformType), key: key, id: rootID(key), tag: hex.EncodeToString(tag), rootLock: lock}, nil
+	return &Platform{cfg: cfg, log: log.With("platform", PlatformType), key: key, id: rootID(key), tag: hex.EncodeToString(tag), locks: lockTable{dir: filepath.Join(root, locksDir)}}, nil
 }
 
-// Close releases the state directory's lock; later calls fail with
-// ErrClosed. The processes the platform started keep running (a new
-// Platform over the directory adopts them). Closing twice is a no-op.
+// Close makes later calls fail with ErrClosed; the locks of operations
+// still running are released when they end. The processes the platform
+// started keep running (another Platform over the directory adopts them).
+// Closing twice is a no-op.
 func (p *Platform) Close() error {
-	if !p.closed.CompareAndSwap(false, true) {
-		return nil
-	}
-	if err := p.rootLock.Close(); err != nil {
-		return fmt.Errorf("local: releasing the state directory's lock: %w", err)
-	}
+	p.closed.Store(true)
 	return nil
 }
 
@@ -191,6 +177,7 @@ func (p *Platform) enter() error {
 
 // Points of an operation at which the test hook is called.
 const (
+	hookBegin           = "operation: before the object's locks"
 	hookAppIntent       = "app: launch recorded, process not started"
 	hookAppStarted      = "app: process started, not recorded"
 	hookAppRecorded     = "app: process recorded, not healthy yet"

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,33 +17,34 @@ import (
 
 // Files at the top of the state directory.
 const (
-	// lockFileName is locked (flock, exclusive) by the platform that uses
-	// the directory, and holds that platform's pid and program name.
+	// lockFileName is locked (flock, exclusive) by a platform while New
+	// prepares the directory (creates its key), and holds the pid and
+	// program name of the last platform that did.
 	lockFileName = "lock"
 	// keyFileName holds the directory's random key: 32 bytes, hex.
 	keyFileName = "key"
 )
 
-// lockRoot takes the exclusive lock of the state directory, or fails with
-// a *LockedError naming the holder. The lock belongs to the returned open
-// file: it is released when the file is closed or this process ends, so a
-// killed engine never leaves it behind. The file is close-on-exec, so the
-// processes the platform starts do not inherit it.
-func lockRoot(root string) (*os.File, error) {
+// prepareRoot creates what every platform over root shares, under the
+// exclusive lock of root's lock file, held only for that: the directory
+// of the objects' lock files and the directory's key (removing the
+// temporary file of a key creation a kill interrupted). It returns the
+// key. The lock belongs to an open file, so a platform killed while it
+// holds it never leaves it behind.
+func prepareRoot(root string) ([]byte, error) {
 	f, err := os.OpenFile(filepath.Join(root, lockFileName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("%w: lock file of %s: %w", ErrInvalidConfig, root, err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		holder := "unknown"
-		if b, rerr := io.ReadAll(io.LimitReader(f, 256)); rerr == nil && len(strings.TrimSpace(string(b))) > 0 {
-			holder = strings.TrimSpace(string(b))
+	defer f.Close()
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		if err == nil {
+			break
 		}
-		_ = f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &LockedError{Root: root, Holder: holder}
+		if !errors.Is(err, syscall.EINTR) {
+			return nil, fmt.Errorf("%w: locking %s: %w", ErrInvalidConfig, root, err)
 		}
-		return nil, fmt.Errorf("%w: locking %s: %w", ErrInvalidConfig, root, err)
 	}
 	self := "pid " + strconv.Itoa(os.Getpid())
 	if exe, err := os.Executable(); err == nil {
@@ -53,12 +53,20 @@ func lockRoot(root string) (*os.File, error) {
 	if err := f.Truncate(0); err == nil {
 		_, _ = f.WriteAt([]byte(self+"\n"), 0)
 	}
-	return f, nil
+	if err := os.MkdirAll(filepath.Join(root, locksDir), 0o700); err != nil {
+		return nil, fmt.Errorf("%w: Root %q: %w", ErrInvalidConfig, root, err)
+	}
+	// Nobody else writes the key while the lock is held: a temporary key
+	// file is the leftover of a kill while the key was created.
+	if _, err := removeTemps(root, "", keyFileName); err != nil {
+		return nil, fmt.Errorf("%w: removing a temporary key file of %s: %w", ErrInvalidConfig, root, err)
+	}
+	return loadKey(root)
 }
 
 // loadKey returns the state directory's key, creating it on first use. The
-// caller holds the directory's lock, so no other platform creates it
-// concurrently.
+// caller holds the directory's lock (see prepareRoot), so no other
+// platform creates it concurrently.
 func loadKey(root string) ([]byte, error) {
 	path := filepath.Join(root, keyFileName)
 	b, err := os.ReadFile(path)

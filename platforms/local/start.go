@@ -77,14 +77,14 @@ func (p *Platform) launch(ctx context.Context, op appOp, app *edgeproto.App, spe
 	}
 	if off {
 		rec.Phase, rec.Created = phaseOff, true
-		if err := p.writeRecord(op.statePath, &rec); err != nil {
+		if err := p.writeRecord(ctx, op.statePath, &rec); err != nil {
 			return appRecord{}, err
 		}
 		return rec, nil
 	}
 	// The intent: ports, launch id and requests on disk before anything
 	// runs; from then on the quota counts this instance.
-	if err := p.writeRecord(op.statePath, &rec); err != nil {
+	if err := p.writeRecord(ctx, op.statePath, &rec); err != nil {
 		return appRecord{}, err
 	}
 	release()
@@ -110,7 +110,7 @@ func (p *Platform) launch(ctx context.Context, op appOp, app *edgeproto.App, spe
 	}
 	p.at(hookAppStarted)
 	rec.Pid, rec.StartTime, rec.Exe, rec.BootID, rec.StartedAt = s.pid, s.startTime, s.exe, bootID(), time.Now().UTC()
-	if err := p.writeRecord(op.statePath, &rec); err != nil {
+	if err := p.writeRecord(ctx, op.statePath, &rec); err != nil {
 		return appRecord{}, err
 	}
 	p.at(hookAppRecorded)
@@ -122,7 +122,7 @@ func (p *Platform) launch(ctx context.Context, op appOp, app *edgeproto.App, spe
 	} else if !alive(s.pid, s.startTime) {
 		return appRecord{}, fmt.Errorf("application instance %s: %w: process exited right after start", op.key, ErrStart)
 	}
-	if err := p.markReady(op, &rec); err != nil {
+	if err := p.markReady(ctx, op, &rec); err != nil {
 		return appRecord{}, err
 	}
 	return rec, nil
@@ -140,7 +140,7 @@ func (p *Platform) awaitHealthy(ctx context.Context, op appOp, app *edgeproto.Ap
 			return err
 		}
 	}
-	return p.markReady(op, rec)
+	return p.markReady(ctx, op, rec)
 }
 
 func (p *Platform) waitHealthy(ctx context.Context, op appOp, pb probe, rec *appRecord, pr executor.Progress) error {
@@ -153,9 +153,9 @@ func (p *Platform) waitHealthy(ctx context.Context, op appOp, pb probe, rec *app
 	return nil
 }
 
-func (p *Platform) markReady(op appOp, rec *appRecord) error {
+func (p *Platform) markReady(ctx context.Context, op appOp, rec *appRecord) error {
 	rec.Phase, rec.Created = phaseReady, true
-	return p.writeRecord(op.statePath, rec)
+	return p.writeRecord(ctx, op.statePath, rec)
 }
 
 // failLaunch undoes a failed launch: it stops the launch's processes,
@@ -172,7 +172,7 @@ func (p *Platform) failLaunch(ctx context.Context, op appOp, res executor.Reserv
 	}
 	if rec.Created {
 		rec.Pid, rec.StartTime, rec.Exe, rec.Ports, rec.Mapped = 0, 0, "", nil, nil
-		if err := p.writeRecord(op.statePath, rec); err != nil {
+		if err := p.writeRecord(ctx, op.statePath, rec); err != nil {
 			p.log.WarnContext(ctx, "recording a failed restart", "appinst", op.key, "error", err)
 		}
 		return

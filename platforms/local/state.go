@@ -8,9 +8,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/executor"
 )
 
 // File and directory names of the on-disk layout (see the package doc).
@@ -42,8 +44,19 @@ const (
 	phaseDeleting = "deleting"
 )
 
+// fenced is the part of every record that holds the fence it was last
+// written under (see executor.Fence): the greatest token of the claims
+// that wrote it, 0 when none carried one.
+type fenced struct {
+	Fence int64 `json:"fence,omitempty"`
+}
+
+// stamp records token unless the record holds a greater one.
+func (f *fenced) stamp(token int64) { f.Fence = max(f.Fence, token) }
+
 // cloudletRecord marks an initialised cloudlet.
 type cloudletRecord struct {
+	fenced
 	Format       int       `json:"format"`
 	Organization string    `json:"organization"`
 	Name         string    `json:"name"`
@@ -52,6 +65,7 @@ type cloudletRecord struct {
 
 // clusterRecord is the state of a cluster: its key, phase and port range.
 type clusterRecord struct {
+	fenced
 	Format       int       `json:"format"`
 	Organization string    `json:"organization"`
 	Name         string    `json:"name"`
@@ -84,6 +98,7 @@ type mappedPort struct {
 // the file: ownership never rests on it (the process may exec another
 // program).
 type appRecord struct {
+	fenced
 	Format       int    `json:"format"`
 	Organization string `json:"organization"`
 	Name         string `json:"name"`
@@ -159,7 +174,19 @@ func (r *appRecord) format() int      { return r.Format }
 // writeRecord writes v to path atomically (temporary file, fsync,
 // rename), readable by the owner only. The temporary file's name starts
 // with "." and the record's name, then ".tmp" and this platform's tag.
-func (p *Platform) writeRecord(path string, v any) error {
+// The caller holds the object's exclusive lock. The record is stamped with
+// the fence ctx carries, or keeps the one on disk when that is greater;
+// a write under a fence older than the one on disk is refused
+// (executor.ErrFenced) and changes nothing.
+func (p *Platform) writeRecord(ctx context.Context, path string, v interface{ stamp(int64) }) error {
+	theirs, err := p.checkFence(ctx, path)
+	if err != nil {
+		return err
+	}
+	v.stamp(theirs)
+	if f, ok := executor.FenceFrom(ctx); ok {
+		v.stamp(f.Token)
+	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrState, err)
@@ -169,6 +196,33 @@ func (p *Platform) writeRecord(path string, v any) error {
 		return p.stateErr("writing", err)
 	}
 	return nil
+}
+
+// fenceOf returns the fence the record at path holds: 0 when it does not
+// exist, holds none or cannot be read (an unreadable record is reported by
+// the reads of the operation; it fences nothing).
+func fenceOf(path string) int64 {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	var f fenced
+	if json.Unmarshal(b, &f) != nil {
+		return 0
+	}
+	return f.Fence
+}
+
+// checkFence refuses, with an error matching executor.ErrFenced, an
+// operation under a fence older than the one the record at path holds,
+// and returns that one. The caller holds the object's lock, so the
+// record does not change until it is released.
+func (p *Platform) checkFence(ctx context.Context, path string) (int64, error) {
+	theirs := fenceOf(path)
+	if f, ok := executor.FenceFrom(ctx); ok && theirs > f.Token {
+		return theirs, fmt.Errorf("%w: %s was written under fence %d, this operation runs under %d (claim %s): a newer claim holds the object", executor.ErrFenced, p.rel(path), theirs, f.Token, f.Key)
+	}
+	return theirs, nil
 }
 
 // removeTemps removes from dir the temporary files of the records named
@@ -220,6 +274,7 @@ func (p *Platform) exists(path string) (bool, error) {
 type loc struct {
 	dir  string
 	mark string
+	file string // the name of the object's record in dir
 }
 
 // ancestors returns the marks of the objects above l, top-down: the locks
@@ -240,7 +295,7 @@ func (p *Platform) cloudletLoc(k *edgeproto.CloudletKey) (loc, error) {
 	if err != nil {
 		return loc{}, err
 	}
-	return loc{dir: filepath.Join(p.cfg.Root, cloudletsDir, n), mark: n}, nil
+	return loc{dir: filepath.Join(p.cfg.Root, cloudletsDir, n), mark: n, file: cloudletFile}, nil
 }
 
 // clusterLoc is where a cluster lives, under its cloudlet.
@@ -253,7 +308,7 @@ func (p *Platform) clusterLoc(c *edgeproto.ClusterInst) (loc, error) {
 	if err != nil {
 		return loc{}, err
 	}
-	return loc{dir: filepath.Join(cl.dir, clustersDir, n), mark: cl.mark + "/" + n}, nil
+	return loc{dir: filepath.Join(cl.dir, clustersDir, n), mark: cl.mark + "/" + n, file: clusterFile}, nil
 }
 
 // appLoc is where an application instance lives, under its cluster.
@@ -266,12 +321,15 @@ func (p *Platform) appLoc(c *edgeproto.ClusterInst, inst *edgeproto.AppInst) (lo
 	if err != nil {
 		return loc{}, err
 	}
-	return loc{dir: filepath.Join(cl.dir, appsDir, n), mark: cl.mark + "/" + n}, nil
+	return loc{dir: filepath.Join(cl.dir, appsDir, n), mark: cl.mark + "/" + n, file: appStateFile}, nil
 }
 
 // begin starts an operation on the object l, which locate returned with
 // err: it fails when err is set or the platform is closed, and otherwise
-// takes the object's locks (see lock).
+// takes the object's locks (see lock). Under them, it refuses an
+// operation whose fence is older than the one the object's record holds
+// (see checkFence): a stale claim holder never starts, stops or removes
+// anything.
 func (p *Platform) begin(ctx context.Context, l loc, err error) (func(), error) {
 	if err != nil {
 		return nil, err
@@ -279,7 +337,51 @@ func (p *Platform) begin(ctx context.Context, l loc, err error) (func(), error) 
 	if err := p.enter(); err != nil {
 		return nil, err
 	}
-	return p.lock(ctx, l)
+	p.at(hookBegin)
+	unlock, err := p.lock(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	path := filepath.Join(l.dir, l.file)
+	theirs, err := p.checkFence(ctx, path)
+	if err == nil {
+		err = p.raiseFence(ctx, path, theirs)
+	}
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// raiseFence records the fence ctx carries in the record at path when it
+// is greater than theirs (the record's), before the operation does
+// anything, so that an operation that ends up writing nothing (an update
+// with nothing to change, a failure) still fences off older claims. A
+// missing or unreadable record is left alone. The caller holds the
+// object's exclusive lock.
+func (p *Platform) raiseFence(ctx context.Context, path string, theirs int64) error {
+	f, ok := executor.FenceFrom(ctx)
+	if !ok || f.Token <= theirs {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil || m == nil {
+		return nil
+	}
+	m["fence"] = json.RawMessage(strconv.FormatInt(f.Token, 10))
+	out, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrState, err)
+	}
+	if err := writeFileVia(path, append(out, '\n'), p.tag, nil); err != nil {
+		return p.stateErr("writing", err)
+	}
+	return nil
 }
 
 // lock takes the locks of an operation on l: shared on its ancestors,

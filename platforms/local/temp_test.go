@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // TestTempFilesOfInterruptedWritesAreRemoved: the temporary files that a
@@ -65,16 +66,18 @@ func TestTempFilesOfInterruptedWritesAreRemoved(t *testing.T) {
 }
 
 // TestTempFileOfAWriteInProgressIsKept: an init of a cloudlet runs beside
-// another one (both hold the cloudlet's lock shared); the temporary file
-// of the first one's write is not taken for a leftover by the second, so
-// the first one's rename succeeds.
+// another one, by another platform over the same directory (both hold the
+// cloudlet's lock shared); the second one waits for the first one's
+// record write, so the temporary file of that write is not taken for a
+// leftover and the first one's rename succeeds.
 func TestTempFileOfAWriteInProgressIsKept(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	other := e.newPlatform()
+	t.Cleanup(func() { _ = other.Close() })
 	reached, release := make(chan struct{}), make(chan struct{})
 	var writes atomic.Int32
 	e.p.hook = func(point string) {
-		// The first write waits; the second init's own write goes on.
 		if point == hookTempWritten+cloudletFile && writes.Add(1) == 1 {
 			close(reached)
 			<-release
@@ -83,12 +86,38 @@ func TestTempFileOfAWriteInProgressIsKept(t *testing.T) {
 	first := make(chan error, 1)
 	go func() { first <- e.p.InitCloudlet(e.ctx(), e.cloudlet, e.res, nil) }()
 	<-reached
-	if err := e.p.InitCloudlet(e.ctx(), e.cloudlet, e.res, nil); err != nil {
-		t.Errorf("second init: %v", err)
+	second := make(chan error, 1)
+	go func() { second <- other.InitCloudlet(e.ctx(), e.cloudlet, e.res, nil) }()
+	// Release the first write once the second init waits for the
+	// record's lock (or, were it not locked, once the second init ended).
+	l, err := other.cloudletLoc(e.cloudlet.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waiting := func() bool {
+		other.locks.mu.Lock()
+		defer other.locks.mu.Unlock()
+		return other.locks.m[l.mark+"#record"] != nil
+	}
+	var secondErr error
+	secondDone := false
+	deadline := time.Now().Add(20 * time.Second)
+	for !waiting() && !secondDone && time.Now().Before(deadline) {
+		select {
+		case secondErr = <-second:
+			secondDone = true
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
 	close(release)
 	if err := <-first; err != nil {
 		t.Fatalf("first init, whose write was in progress: %v", err)
+	}
+	if !secondDone {
+		secondErr = <-second
+	}
+	if secondErr != nil {
+		t.Errorf("second init: %v", secondErr)
 	}
 	checkNoTemps(t, e.root)
 }
