@@ -35,7 +35,11 @@ var _AppInstRuntime_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstRuntime{}
 var _AppInstRuntime_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstRuntime", _AppInstRuntime_shape, false)
 
 // AppInstRuntimeAllFields lists the leaf flags of AppInstRuntime, which select every field.
-var AppInstRuntimeAllFields = slices.Clone(_AppInstRuntime_fieldSchema.Leaves())
+var AppInstRuntimeAllFields = []string{
+	AppInstRuntimeFieldContainerIds,
+	AppInstRuntimeFieldPids,
+	AppInstRuntimeFieldPorts,
+}
 
 // FieldSchema returns the field flags of AppInstRuntime.
 func (*AppInstRuntime) FieldSchema() *fieldmap.Schema { return _AppInstRuntime_fieldSchema }
@@ -106,7 +110,31 @@ var _AppInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []f
 var _AppInst_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInst", _AppInst_shape, false)
 
 // AppInstAllFields lists the leaf flags of AppInst, which select every field.
-var AppInstAllFields = slices.Clone(_AppInst_fieldSchema.Leaves())
+var AppInstAllFields = []string{
+	AppInstFieldKeyName,
+	AppInstFieldKeyOrganization,
+	AppInstFieldAppKeyOrganization,
+	AppInstFieldAppKeyName,
+	AppInstFieldAppKeyVersion,
+	AppInstFieldClusterKeyName,
+	AppInstFieldClusterKeyOrganization,
+	AppInstFieldCloudletKeyOrganization,
+	AppInstFieldCloudletKeyName,
+	AppInstFieldState,
+	AppInstFieldErrors,
+	AppInstFieldCrmOverride,
+	AppInstFieldUri,
+	AppInstFieldMappedPorts,
+	AppInstFieldFlavor,
+	AppInstFieldPowerState,
+	AppInstFieldRuntimeInfoContainerIds,
+	AppInstFieldRuntimeInfoPids,
+	AppInstFieldRuntimeInfoPorts,
+	AppInstFieldAnnotations,
+	AppInstFieldCreatedAt,
+	AppInstFieldUpdatedAt,
+	AppInstFieldRequestId,
+}
 
 // FieldSchema returns the field flags of AppInst.
 func (*AppInst) FieldSchema() *fieldmap.Schema { return _AppInst_fieldSchema }
@@ -157,7 +185,26 @@ var _AppInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fie
 var _AppInstInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstInfo", _AppInstInfo_shape, false)
 
 // AppInstInfoAllFields lists the leaf flags of AppInstInfo, which select every field.
-var AppInstInfoAllFields = slices.Clone(_AppInstInfo_fieldSchema.Leaves())
+var AppInstInfoAllFields = []string{
+	AppInstInfoFieldKeyName,
+	AppInstInfoFieldKeyOrganization,
+	AppInstInfoFieldState,
+	AppInstInfoFieldErrors,
+	AppInstInfoFieldNotifyId,
+	AppInstInfoFieldStatusTaskNumber,
+	AppInstInfoFieldStatusMaxTasks,
+	AppInstInfoFieldStatusTaskName,
+	AppInstInfoFieldStatusStepName,
+	AppInstInfoFieldStatusMsgCount,
+	AppInstInfoFieldStatusMsgs,
+	AppInstInfoFieldPowerState,
+	AppInstInfoFieldRuntimeInfoContainerIds,
+	AppInstInfoFieldRuntimeInfoPids,
+	AppInstInfoFieldRuntimeInfoPorts,
+	AppInstInfoFieldUri,
+	AppInstInfoFieldUpdatedAt,
+	AppInstInfoFieldRequestId,
+}
 
 // FieldSchema returns the field flags of AppInstInfo.
 func (*AppInstInfo) FieldSchema() *fieldmap.Schema { return _AppInstInfo_fieldSchema }

@@ -121,7 +121,13 @@ type AppInst struct {
 	// When the instance was created.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,14,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When the instance was last updated.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,15,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Identity of the latest change requested of the instance (create, update,
+	// delete): the store revision the controller read when it accepted the
+	// request. It only grows for a key, also across a delete and a new
+	// create. Set by the controller; the engine copies it into every report
+	// on the change (the Info's request_id).
+	RequestId     int64 `protobuf:"varint,16,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -261,6 +267,13 @@ func (x *AppInst) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *AppInst) GetRequestId() int64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
 // AppInstInfo is what the engine reports about an application instance.
 type AppInstInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -281,7 +294,13 @@ type AppInstInfo struct {
 	// Address the instance is reached at.
 	Uri string `protobuf:"bytes,8,opt,name=uri,proto3" json:"uri,omitempty"`
 	// When the report was made.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,9,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The request_id of the instance the engine acted on: which request the
+	// report answers. The controller refuses a report whose request_id is
+	// below the instance's (a report of an earlier request arriving late). 0,
+	// or the flag absent (a resource manager that predates the field, a
+	// report about no request), is not checked.
+	RequestId     int64 `protobuf:"varint,10,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -379,6 +398,13 @@ func (x *AppInstInfo) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *AppInstInfo) GetRequestId() int64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
 var File_vtbench_edgeproto_v1_app_inst_proto protoreflect.FileDescriptor
 
 const file_vtbench_edgeproto_v1_app_inst_proto_rawDesc = "" +
@@ -387,7 +413,7 @@ const file_vtbench_edgeproto_v1_app_inst_proto_rawDesc = "" +
 	"\x0eAppInstRuntime\x12#\n" +
 	"\rcontainer_ids\x18\x01 \x03(\tR\fcontainerIds\x12\x12\n" +
 	"\x04pids\x18\x02 \x03(\x03R\x04pids\x12\x14\n" +
-	"\x05ports\x18\x03 \x03(\rR\x05ports\"\x9a\a\n" +
+	"\x05ports\x18\x03 \x03(\rR\x05ports\"\xb9\a\n" +
 	"\aAppInst\x12:\n" +
 	"\x03key\x18\x01 \x01(\v2 .vtbench.edgeproto.v1.AppInstKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x125\n" +
 	"\aapp_key\x18\x02 \x01(\v2\x1c.vtbench.edgeproto.v1.AppKeyR\x06appKey\x12A\n" +
@@ -408,10 +434,12 @@ const file_vtbench_edgeproto_v1_app_inst_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x0e \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x1a>\n" +
+	"updated_at\x18\x0f \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x10 \x01(\x03R\trequestId\x1a>\n" +
 	"\x10AnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xcb\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xea\x03\n" +
 	"\vAppInstInfo\x12:\n" +
 	"\x03key\x18\x01 \x01(\v2 .vtbench.edgeproto.v1.AppInstKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x128\n" +
 	"\x05state\x18\x02 \x01(\x0e2\".vtbench.edgeproto.v1.TrackedStateR\x05state\x12\x16\n" +
@@ -423,7 +451,10 @@ const file_vtbench_edgeproto_v1_app_inst_proto_rawDesc = "" +
 	"\fruntime_info\x18\a \x01(\v2$.vtbench.edgeproto.v1.AppInstRuntimeR\vruntimeInfo\x12\x10\n" +
 	"\x03uri\x18\b \x01(\tR\x03uri\x129\n" +
 	"\n" +
-	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAtB@Z>github.com/edgekit/edgekit/internal/testpb/vtbench/edgeprotovtb\x06proto3"
+	"updated_at\x18\t \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\n" +
+	" \x01(\x03R\trequestIdB@Z>github.com/edgekit/edgekit/internal/testpb/vtbench/edgeprotovtb\x06proto3"
 
 var (
 	file_vtbench_edgeproto_v1_app_inst_proto_rawDescOnce sync.Once

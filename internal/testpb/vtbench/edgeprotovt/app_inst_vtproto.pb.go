@@ -66,6 +66,7 @@ func (m *AppInst) CloneVT() *AppInst {
 	r.RuntimeInfo = m.RuntimeInfo.CloneVT()
 	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
 	r.UpdatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.UpdatedAt).CloneVT())
+	r.RequestId = m.RequestId
 	if rhs := m.Errors; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -109,6 +110,7 @@ func (m *AppInstInfo) CloneVT() *AppInstInfo {
 	r.RuntimeInfo = m.RuntimeInfo.CloneVT()
 	r.Uri = m.Uri
 	r.UpdatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.UpdatedAt).CloneVT())
+	r.RequestId = m.RequestId
 	if rhs := m.Errors; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -248,6 +250,9 @@ func (this *AppInst) EqualVT(that *AppInst) bool {
 	if !(*timestamppb1.Timestamp)(this.UpdatedAt).EqualVT((*timestamppb1.Timestamp)(that.UpdatedAt)) {
 		return false
 	}
+	if this.RequestId != that.RequestId {
+		return false
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
@@ -295,6 +300,9 @@ func (this *AppInstInfo) EqualVT(that *AppInstInfo) bool {
 		return false
 	}
 	if !(*timestamppb1.Timestamp)(this.UpdatedAt).EqualVT((*timestamppb1.Timestamp)(that.UpdatedAt)) {
+		return false
+	}
+	if this.RequestId != that.RequestId {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

@@ -307,7 +307,13 @@ type Cloudlet struct {
 	// When the cloudlet was created.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,20,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When the cloudlet was last updated.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,21,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Identity of the latest change requested of the cloudlet (create, update,
+	// delete): the store revision the controller read when it accepted the
+	// request. It only grows for a key, also across a delete and a new
+	// create. Set by the controller; the engine copies it into every report
+	// on the change (the Info's request_id).
+	RequestId     int64 `protobuf:"varint,22,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -489,6 +495,13 @@ func (x *Cloudlet) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *Cloudlet) GetRequestId() int64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
 // CloudletInfo is what a cloudlet's resource manager reports about it.
 type CloudletInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -525,7 +538,13 @@ type CloudletInfo struct {
 	// Identifier of the active resource manager instance.
 	ActiveCrmInstance string `protobuf:"bytes,16,opt,name=active_crm_instance,json=activeCrmInstance,proto3" json:"active_crm_instance,omitempty"`
 	// When the report was made.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The request_id of the cloudlet the engine acted on: which request the
+	// report answers. The controller refuses a report whose request_id is
+	// below the cloudlet's (a report of an earlier request arriving late). 0,
+	// or the flag absent (a resource manager that predates the field, a
+	// report about no request), is not checked.
+	RequestId     int64 `protobuf:"varint,18,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -679,6 +698,13 @@ func (x *CloudletInfo) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *CloudletInfo) GetRequestId() int64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
 var File_vtbench_edgeproto_v1_cloudlet_proto protoreflect.FileDescriptor
 
 const file_vtbench_edgeproto_v1_cloudlet_proto_rawDesc = "" +
@@ -695,7 +721,7 @@ const file_vtbench_edgeproto_v1_cloudlet_proto_rawDesc = "" +
 	"\tcache_dir\x18\x05 \x01(\tR\bcacheDir\x12\x1b\n" +
 	"\ttest_mode\x18\x06 \x01(\bR\btestMode\x128\n" +
 	"\x16crm_access_private_key\x18\a \x01(\tB\x03\x80\x01\x01R\x13crmAccessPrivateKey\x12&\n" +
-	"\x0faccess_api_addr\x18\b \x01(\tR\raccessApiAddr\"\x99\v\n" +
+	"\x0faccess_api_addr\x18\b \x01(\tR\raccessApiAddr\"\xb8\v\n" +
 	"\bCloudlet\x12;\n" +
 	"\x03key\x18\x01 \x01(\v2!.vtbench.edgeproto.v1.CloudletKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x128\n" +
 	"\x05state\x18\x02 \x01(\x0e2\".vtbench.edgeproto.v1.TrackedStateR\x05state\x12\x16\n" +
@@ -721,7 +747,9 @@ const file_vtbench_edgeproto_v1_cloudlet_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x14 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x1a:\n" +
+	"updated_at\x18\x15 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x16 \x01(\x03R\trequestId\x1a:\n" +
 	"\fEnvVarsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a>\n" +
@@ -730,7 +758,7 @@ const file_vtbench_edgeproto_v1_cloudlet_proto_rawDesc = "" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a=\n" +
 	"\x0fAccessVarsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01:\x06\x92\xcf\x1c\x02\x10\x01\"\xac\b\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01:\x06\x92\xcf\x1c\x02\x10\x01\"\xcb\b\n" +
 	"\fCloudletInfo\x12;\n" +
 	"\x03key\x18\x01 \x01(\v2!.vtbench.edgeproto.v1.CloudletKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x129\n" +
 	"\x05state\x18\x02 \x01(\x0e2#.vtbench.edgeproto.v1.CloudletStateR\x05state\x12\x16\n" +
@@ -755,7 +783,9 @@ const file_vtbench_edgeproto_v1_cloudlet_proto_rawDesc = "" +
 	"\x12trust_policy_state\x18\x0f \x01(\x0e2\".vtbench.edgeproto.v1.TrackedStateR\x10trustPolicyState\x12.\n" +
 	"\x13active_crm_instance\x18\x10 \x01(\tR\x11activeCrmInstance\x129\n" +
 	"\n" +
-	"updated_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x1a=\n" +
+	"updated_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x12 \x01(\x03R\trequestId\x1a=\n" +
 	"\x0fPropertiesEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01*\xf3\x01\n" +

@@ -84,6 +84,7 @@ func (m *Cloudlet) CloneVT() *Cloudlet {
 	r.NumDynamicIps = m.NumDynamicIps
 	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
 	r.UpdatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.UpdatedAt).CloneVT())
+	r.RequestId = m.RequestId
 	if rhs := m.Errors; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -151,6 +152,7 @@ func (m *CloudletInfo) CloneVT() *CloudletInfo {
 	r.TrustPolicyState = m.TrustPolicyState
 	r.ActiveCrmInstance = m.ActiveCrmInstance
 	r.UpdatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.UpdatedAt).CloneVT())
+	r.RequestId = m.RequestId
 	if rhs := m.Errors; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -378,6 +380,9 @@ func (this *Cloudlet) EqualVT(that *Cloudlet) bool {
 	if !(*timestamppb1.Timestamp)(this.UpdatedAt).EqualVT((*timestamppb1.Timestamp)(that.UpdatedAt)) {
 		return false
 	}
+	if this.RequestId != that.RequestId {
+		return false
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
@@ -486,6 +491,9 @@ func (this *CloudletInfo) EqualVT(that *CloudletInfo) bool {
 		return false
 	}
 	if !(*timestamppb1.Timestamp)(this.UpdatedAt).EqualVT((*timestamppb1.Timestamp)(that.UpdatedAt)) {
+		return false
+	}
+	if this.RequestId != that.RequestId {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

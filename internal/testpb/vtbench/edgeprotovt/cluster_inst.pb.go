@@ -187,7 +187,13 @@ type ClusterInst struct {
 	// When the cluster was created.
 	CreatedAt *timestamppb.Timestamp `protobuf:"bytes,16,opt,name=created_at,json=createdAt,proto3" json:"created_at,omitempty"`
 	// When the cluster was last updated.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,17,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// Identity of the latest change requested of the cluster (create, update,
+	// delete): the store revision the controller read when it accepted the
+	// request. It only grows for a key, also across a delete and a new
+	// create. Set by the controller; the engine copies it into every report
+	// on the change (the Info's request_id).
+	RequestId     int64 `protobuf:"varint,18,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -341,6 +347,13 @@ func (x *ClusterInst) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ClusterInst) GetRequestId() int64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
 // ClusterInstInfo is what the engine reports about a cluster.
 type ClusterInstInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -359,7 +372,13 @@ type ClusterInstInfo struct {
 	// Kubeconfig giving access to the cluster.
 	Kubeconfig string `protobuf:"bytes,7,opt,name=kubeconfig,proto3" json:"kubeconfig,omitempty"`
 	// When the report was made.
-	UpdatedAt     *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	UpdatedAt *timestamppb.Timestamp `protobuf:"bytes,8,opt,name=updated_at,json=updatedAt,proto3" json:"updated_at,omitempty"`
+	// The request_id of the cluster the engine acted on: which request the
+	// report answers. The controller refuses a report whose request_id is
+	// below the cluster's (a report of an earlier request arriving late). 0,
+	// or the flag absent (a resource manager that predates the field, a
+	// report about no request), is not checked.
+	RequestId     int64 `protobuf:"varint,9,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -450,6 +469,13 @@ func (x *ClusterInstInfo) GetUpdatedAt() *timestamppb.Timestamp {
 	return nil
 }
 
+func (x *ClusterInstInfo) GetRequestId() int64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
 var File_vtbench_edgeproto_v1_cluster_inst_proto protoreflect.FileDescriptor
 
 const file_vtbench_edgeproto_v1_cluster_inst_proto_rawDesc = "" +
@@ -459,7 +485,7 @@ const file_vtbench_edgeproto_v1_cluster_inst_proto_rawDesc = "" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1b\n" +
 	"\tnum_nodes\x18\x02 \x01(\rR\bnumNodes\x12J\n" +
 	"\x0enode_resources\x18\x03 \x01(\v2#.vtbench.edgeproto.v1.NodeResourcesR\rnodeResources\x12\x1a\n" +
-	"\bscalable\x18\x04 \x01(\bR\bscalable\"\xe4\a\n" +
+	"\bscalable\x18\x04 \x01(\bR\bscalable\"\x83\b\n" +
 	"\vClusterInst\x12:\n" +
 	"\x03key\x18\x01 \x01(\v2 .vtbench.edgeproto.v1.ClusterKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x12D\n" +
 	"\fcloudlet_key\x18\x02 \x01(\v2!.vtbench.edgeproto.v1.CloudletKeyR\vcloudletKey\x128\n" +
@@ -487,10 +513,12 @@ const file_vtbench_edgeproto_v1_cluster_inst_proto_rawDesc = "" +
 	"\n" +
 	"created_at\x18\x10 \x01(\v2\x1a.google.protobuf.TimestampR\tcreatedAt\x129\n" +
 	"\n" +
-	"updated_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x1aC\n" +
+	"updated_at\x18\x11 \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x12 \x01(\x03R\trequestId\x1aC\n" +
 	"\x15InfraAnnotationsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01:\x06\x92\xcf\x1c\x02\x10\x01\"\x9a\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01:\x06\x92\xcf\x1c\x02\x10\x01\"\xb9\x03\n" +
 	"\x0fClusterInstInfo\x12:\n" +
 	"\x03key\x18\x01 \x01(\v2 .vtbench.edgeproto.v1.ClusterKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x128\n" +
 	"\x05state\x18\x02 \x01(\x0e2\".vtbench.edgeproto.v1.TrackedStateR\x05state\x12\x16\n" +
@@ -502,7 +530,9 @@ const file_vtbench_edgeproto_v1_cluster_inst_proto_rawDesc = "" +
 	"kubeconfig\x18\a \x01(\tB\x03\x80\x01\x01R\n" +
 	"kubeconfig\x129\n" +
 	"\n" +
-	"updated_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt*T\n" +
+	"updated_at\x18\b \x01(\v2\x1a.google.protobuf.TimestampR\tupdatedAt\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\t \x01(\x03R\trequestId*T\n" +
 	"\bIpAccess\x12\x19\n" +
 	"\x15IP_ACCESS_UNSPECIFIED\x10\x00\x12\x17\n" +
 	"\x13IP_ACCESS_DEDICATED\x10\x01\x12\x14\n" +

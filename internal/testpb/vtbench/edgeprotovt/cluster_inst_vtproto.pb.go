@@ -57,6 +57,7 @@ func (m *ClusterInst) CloneVT() *ClusterInst {
 	r.MultiTenant = m.MultiTenant
 	r.CreatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.CreatedAt).CloneVT())
 	r.UpdatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.UpdatedAt).CloneVT())
+	r.RequestId = m.RequestId
 	if rhs := m.Errors; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -99,6 +100,7 @@ func (m *ClusterInstInfo) CloneVT() *ClusterInstInfo {
 	r.Resources = m.Resources.CloneVT()
 	r.Kubeconfig = m.Kubeconfig
 	r.UpdatedAt = (*timestamppb.Timestamp)((*timestamppb1.Timestamp)(m.UpdatedAt).CloneVT())
+	r.RequestId = m.RequestId
 	if rhs := m.Errors; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -229,6 +231,9 @@ func (this *ClusterInst) EqualVT(that *ClusterInst) bool {
 	if !(*timestamppb1.Timestamp)(this.UpdatedAt).EqualVT((*timestamppb1.Timestamp)(that.UpdatedAt)) {
 		return false
 	}
+	if this.RequestId != that.RequestId {
+		return false
+	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
 
@@ -273,6 +278,9 @@ func (this *ClusterInstInfo) EqualVT(that *ClusterInstInfo) bool {
 		return false
 	}
 	if !(*timestamppb1.Timestamp)(this.UpdatedAt).EqualVT((*timestamppb1.Timestamp)(that.UpdatedAt)) {
+		return false
+	}
+	if this.RequestId != that.RequestId {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
