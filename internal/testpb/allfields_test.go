@@ -12,7 +12,7 @@ import (
 // generator writes as a literal so that no schema is built at init, lists
 // exactly the leaf flags the message's runtime schema computes, in the
 // same order: recursion stops, cycles, lists, maps, oneofs, groups and
-// deep nesting included.
+// deep nesting included (ChainD01 reaches below the constant depth).
 func TestAllFieldsMatchSchema(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -70,6 +70,24 @@ func TestAllFieldsMatchSchema(t *testing.T) {
 		{"TortureEnumKey", testpb.TortureEnumKeyAllFields, (*testpb.TortureEnumKey)(nil).FieldSchema()},
 		{"TortureEmptyKey", testpb.TortureEmptyKeyAllFields, (*testpb.TortureEmptyKey)(nil).FieldSchema()},
 		{"TortureOptionalKey", testpb.TortureOptionalKeyAllFields, (*testpb.TortureOptionalKey)(nil).FieldSchema()},
+		{"ChainD01", testpb.ChainD01AllFields, (*testpb.ChainD01)(nil).FieldSchema()},
+		{"ChainD02", testpb.ChainD02AllFields, (*testpb.ChainD02)(nil).FieldSchema()},
+		{"ChainD03", testpb.ChainD03AllFields, (*testpb.ChainD03)(nil).FieldSchema()},
+		{"ChainD04", testpb.ChainD04AllFields, (*testpb.ChainD04)(nil).FieldSchema()},
+		{"ChainD05", testpb.ChainD05AllFields, (*testpb.ChainD05)(nil).FieldSchema()},
+		{"ChainD06", testpb.ChainD06AllFields, (*testpb.ChainD06)(nil).FieldSchema()},
+		{"ChainD07", testpb.ChainD07AllFields, (*testpb.ChainD07)(nil).FieldSchema()},
+		{"ChainD08", testpb.ChainD08AllFields, (*testpb.ChainD08)(nil).FieldSchema()},
+		{"ChainD09", testpb.ChainD09AllFields, (*testpb.ChainD09)(nil).FieldSchema()},
+		{"ChainD10", testpb.ChainD10AllFields, (*testpb.ChainD10)(nil).FieldSchema()},
+		{"ChainD11", testpb.ChainD11AllFields, (*testpb.ChainD11)(nil).FieldSchema()},
+		{"ChainD12", testpb.ChainD12AllFields, (*testpb.ChainD12)(nil).FieldSchema()},
+		{"ChainD13", testpb.ChainD13AllFields, (*testpb.ChainD13)(nil).FieldSchema()},
+		{"ChainD14", testpb.ChainD14AllFields, (*testpb.ChainD14)(nil).FieldSchema()},
+		{"ChainD15", testpb.ChainD15AllFields, (*testpb.ChainD15)(nil).FieldSchema()},
+		{"ChainD16", testpb.ChainD16AllFields, (*testpb.ChainD16)(nil).FieldSchema()},
+		{"ChainD17", testpb.ChainD17AllFields, (*testpb.ChainD17)(nil).FieldSchema()},
+		{"ChainD18", testpb.ChainD18AllFields, (*testpb.ChainD18)(nil).FieldSchema()},
 	}
 	for _, tt := range tests {
 		if len(tt.all) == 0 && len(tt.schema.Leaves()) == 0 {
