@@ -42,7 +42,18 @@ var _Progress_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Progress{}), Fields: [
 var _Progress_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Progress", _Progress_shape, false)
 
 // ProgressAllFields lists the leaf flags of Progress, which select every field.
-var ProgressAllFields = slices.Clone(_Progress_fieldSchema.Leaves())
+var ProgressAllFields = []string{
+	ProgressFieldState,
+	ProgressFieldMessage,
+	ProgressFieldErrors,
+	ProgressFieldStatusTaskNumber,
+	ProgressFieldStatusMaxTasks,
+	ProgressFieldStatusTaskName,
+	ProgressFieldStatusStepName,
+	ProgressFieldStatusMsgCount,
+	ProgressFieldStatusMsgs,
+	ProgressFieldFinal,
+}
 
 // FieldSchema returns the field flags of Progress.
 func (*Progress) FieldSchema() *fieldmap.Schema { return _Progress_fieldSchema }

@@ -43,7 +43,15 @@ var _Port_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Port{}), Fields: []fieldma
 var _Port_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Port", _Port_shape, false)
 
 // PortAllFields lists the leaf flags of Port, which select every field.
-var PortAllFields = slices.Clone(_Port_fieldSchema.Leaves())
+var PortAllFields = []string{
+	PortFieldProto,
+	PortFieldInternalPort,
+	PortFieldPublicPort,
+	PortFieldEndPort,
+	PortFieldTls,
+	PortFieldFqdnPrefix,
+	PortFieldMaxPktSize,
+}
 
 // FieldSchema returns the field flags of Port.
 func (*Port) FieldSchema() *fieldmap.Schema { return _Port_fieldSchema }
@@ -67,7 +75,10 @@ var _ConfigFile_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigFile{}), Field
 var _ConfigFile_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ConfigFile", _ConfigFile_shape, false)
 
 // ConfigFileAllFields lists the leaf flags of ConfigFile, which select every field.
-var ConfigFileAllFields = slices.Clone(_ConfigFile_fieldSchema.Leaves())
+var ConfigFileAllFields = []string{
+	ConfigFileFieldKind,
+	ConfigFileFieldConfig,
+}
 
 // FieldSchema returns the field flags of ConfigFile.
 func (*ConfigFile) FieldSchema() *fieldmap.Schema { return _ConfigFile_fieldSchema }
@@ -95,7 +106,12 @@ var _EnvVar_shape = &fieldmap.Shape{Size: unsafe.Sizeof(EnvVar{}), Fields: []fie
 var _EnvVar_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.EnvVar", _EnvVar_shape, false)
 
 // EnvVarAllFields lists the leaf flags of EnvVar, which select every field.
-var EnvVarAllFields = slices.Clone(_EnvVar_fieldSchema.Leaves())
+var EnvVarAllFields = []string{
+	EnvVarFieldName,
+	EnvVarFieldValue,
+	EnvVarFieldSecret,
+	EnvVarFieldSecretValue,
+}
 
 // FieldSchema returns the field flags of EnvVar.
 func (*EnvVar) FieldSchema() *fieldmap.Schema { return _EnvVar_fieldSchema }
@@ -175,7 +191,30 @@ var _App_shape = &fieldmap.Shape{Size: unsafe.Sizeof(App{}), Fields: []fieldmap.
 var _App_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.App", _App_shape, true)
 
 // AppAllFields lists the leaf flags of App, which select every field.
-var AppAllFields = slices.Clone(_App_fieldSchema.Leaves())
+var AppAllFields = []string{
+	AppFieldKeyOrganization,
+	AppFieldKeyName,
+	AppFieldKeyVersion,
+	AppFieldImageType,
+	AppFieldImagePath,
+	AppFieldDeployment,
+	AppFieldAccessPorts,
+	AppFieldPorts,
+	AppFieldCommand,
+	AppFieldArgs,
+	AppFieldConfigs,
+	AppFieldEnvVars,
+	AppFieldHealthCheck,
+	AppFieldHealthCheckPath,
+	AppFieldDefaultFlavor,
+	AppFieldDeploymentManifest,
+	AppFieldRequiredOutboundConnections,
+	AppFieldTrusted,
+	AppFieldAnnotations,
+	AppFieldCreatedAt,
+	AppFieldUpdatedAt,
+	AppFieldAccessType,
+}
 
 // FieldSchema returns the field flags of App.
 func (*App) FieldSchema() *fieldmap.Schema { return _App_fieldSchema }

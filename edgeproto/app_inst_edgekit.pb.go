@@ -50,7 +50,12 @@ var _AppInstRuntime_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstRuntime{}
 var _AppInstRuntime_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstRuntime", _AppInstRuntime_shape, false)
 
 // AppInstRuntimeAllFields lists the leaf flags of AppInstRuntime, which select every field.
-var AppInstRuntimeAllFields = slices.Clone(_AppInstRuntime_fieldSchema.Leaves())
+var AppInstRuntimeAllFields = []string{
+	AppInstRuntimeFieldContainerIds,
+	AppInstRuntimeFieldPids,
+	AppInstRuntimeFieldPorts,
+	AppInstRuntimeFieldEndpoints,
+}
 
 // FieldSchema returns the field flags of AppInstRuntime.
 func (*AppInstRuntime) FieldSchema() *fieldmap.Schema { return _AppInstRuntime_fieldSchema }
@@ -72,7 +77,13 @@ const (
 var _ServiceEndpoint_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ServiceEndpoint", _ServiceEndpoint_shape, false)
 
 // ServiceEndpointAllFields lists the leaf flags of ServiceEndpoint, which select every field.
-var ServiceEndpointAllFields = slices.Clone(_ServiceEndpoint_fieldSchema.Leaves())
+var ServiceEndpointAllFields = []string{
+	ServiceEndpointFieldKind,
+	ServiceEndpointFieldHost,
+	ServiceEndpointFieldPort,
+	ServiceEndpointFieldProtocol,
+	ServiceEndpointFieldTargetPort,
+}
 
 // FieldSchema returns the field flags of ServiceEndpoint.
 func (*ServiceEndpoint) FieldSchema() *fieldmap.Schema { return _ServiceEndpoint_fieldSchema }
@@ -149,7 +160,32 @@ var _AppInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInst{}), Fields: []f
 var _AppInst_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInst", _AppInst_shape, false)
 
 // AppInstAllFields lists the leaf flags of AppInst, which select every field.
-var AppInstAllFields = slices.Clone(_AppInst_fieldSchema.Leaves())
+var AppInstAllFields = []string{
+	AppInstFieldKeyName,
+	AppInstFieldKeyOrganization,
+	AppInstFieldAppKeyOrganization,
+	AppInstFieldAppKeyName,
+	AppInstFieldAppKeyVersion,
+	AppInstFieldClusterKeyName,
+	AppInstFieldClusterKeyOrganization,
+	AppInstFieldCloudletKeyOrganization,
+	AppInstFieldCloudletKeyName,
+	AppInstFieldState,
+	AppInstFieldErrors,
+	AppInstFieldCrmOverride,
+	AppInstFieldUri,
+	AppInstFieldMappedPorts,
+	AppInstFieldFlavor,
+	AppInstFieldPowerState,
+	AppInstFieldRuntimeInfoContainerIds,
+	AppInstFieldRuntimeInfoPids,
+	AppInstFieldRuntimeInfoPorts,
+	AppInstFieldRuntimeInfoEndpoints,
+	AppInstFieldAnnotations,
+	AppInstFieldCreatedAt,
+	AppInstFieldUpdatedAt,
+	AppInstFieldRequestId,
+}
 
 // FieldSchema returns the field flags of AppInst.
 func (*AppInst) FieldSchema() *fieldmap.Schema { return _AppInst_fieldSchema }
@@ -206,7 +242,27 @@ var _AppInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstInfo{}), Fie
 var _AppInstInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstInfo", _AppInstInfo_shape, false)
 
 // AppInstInfoAllFields lists the leaf flags of AppInstInfo, which select every field.
-var AppInstInfoAllFields = slices.Clone(_AppInstInfo_fieldSchema.Leaves())
+var AppInstInfoAllFields = []string{
+	AppInstInfoFieldKeyName,
+	AppInstInfoFieldKeyOrganization,
+	AppInstInfoFieldState,
+	AppInstInfoFieldErrors,
+	AppInstInfoFieldNotifyId,
+	AppInstInfoFieldStatusTaskNumber,
+	AppInstInfoFieldStatusMaxTasks,
+	AppInstInfoFieldStatusTaskName,
+	AppInstInfoFieldStatusStepName,
+	AppInstInfoFieldStatusMsgCount,
+	AppInstInfoFieldStatusMsgs,
+	AppInstInfoFieldPowerState,
+	AppInstInfoFieldRuntimeInfoContainerIds,
+	AppInstInfoFieldRuntimeInfoPids,
+	AppInstInfoFieldRuntimeInfoPorts,
+	AppInstInfoFieldRuntimeInfoEndpoints,
+	AppInstInfoFieldUri,
+	AppInstInfoFieldUpdatedAt,
+	AppInstInfoFieldRequestId,
+}
 
 // FieldSchema returns the field flags of AppInstInfo.
 func (*AppInstInfo) FieldSchema() *fieldmap.Schema { return _AppInstInfo_fieldSchema }

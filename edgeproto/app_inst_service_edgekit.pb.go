@@ -71,7 +71,33 @@ var _CreateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppI
 var _CreateAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstRequest", _CreateAppInstRequest_shape, false)
 
 // CreateAppInstRequestAllFields lists the leaf flags of CreateAppInstRequest, which select every field.
-var CreateAppInstRequestAllFields = slices.Clone(_CreateAppInstRequest_fieldSchema.Leaves())
+var CreateAppInstRequestAllFields = []string{
+	CreateAppInstRequestFieldAppInstKeyName,
+	CreateAppInstRequestFieldAppInstKeyOrganization,
+	CreateAppInstRequestFieldAppInstAppKeyOrganization,
+	CreateAppInstRequestFieldAppInstAppKeyName,
+	CreateAppInstRequestFieldAppInstAppKeyVersion,
+	CreateAppInstRequestFieldAppInstClusterKeyName,
+	CreateAppInstRequestFieldAppInstClusterKeyOrganization,
+	CreateAppInstRequestFieldAppInstCloudletKeyOrganization,
+	CreateAppInstRequestFieldAppInstCloudletKeyName,
+	CreateAppInstRequestFieldAppInstState,
+	CreateAppInstRequestFieldAppInstErrors,
+	CreateAppInstRequestFieldAppInstCrmOverride,
+	CreateAppInstRequestFieldAppInstUri,
+	CreateAppInstRequestFieldAppInstMappedPorts,
+	CreateAppInstRequestFieldAppInstFlavor,
+	CreateAppInstRequestFieldAppInstPowerState,
+	CreateAppInstRequestFieldAppInstRuntimeInfoContainerIds,
+	CreateAppInstRequestFieldAppInstRuntimeInfoPids,
+	CreateAppInstRequestFieldAppInstRuntimeInfoPorts,
+	CreateAppInstRequestFieldAppInstRuntimeInfoEndpoints,
+	CreateAppInstRequestFieldAppInstAnnotations,
+	CreateAppInstRequestFieldAppInstCreatedAt,
+	CreateAppInstRequestFieldAppInstUpdatedAt,
+	CreateAppInstRequestFieldAppInstRequestId,
+	CreateAppInstRequestFieldNoWait,
+}
 
 // FieldSchema returns the field flags of CreateAppInstRequest.
 func (*CreateAppInstRequest) FieldSchema() *fieldmap.Schema { return _CreateAppInstRequest_fieldSchema }
@@ -104,7 +130,18 @@ var _CreateAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateApp
 var _CreateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppInstResponse", _CreateAppInstResponse_shape, false)
 
 // CreateAppInstResponseAllFields lists the leaf flags of CreateAppInstResponse, which select every field.
-var CreateAppInstResponseAllFields = slices.Clone(_CreateAppInstResponse_fieldSchema.Leaves())
+var CreateAppInstResponseAllFields = []string{
+	CreateAppInstResponseFieldProgressState,
+	CreateAppInstResponseFieldProgressMessage,
+	CreateAppInstResponseFieldProgressErrors,
+	CreateAppInstResponseFieldProgressStatusTaskNumber,
+	CreateAppInstResponseFieldProgressStatusMaxTasks,
+	CreateAppInstResponseFieldProgressStatusTaskName,
+	CreateAppInstResponseFieldProgressStatusStepName,
+	CreateAppInstResponseFieldProgressStatusMsgCount,
+	CreateAppInstResponseFieldProgressStatusMsgs,
+	CreateAppInstResponseFieldProgressFinal,
+}
 
 // FieldSchema returns the field flags of CreateAppInstResponse.
 func (*CreateAppInstResponse) FieldSchema() *fieldmap.Schema {
@@ -173,7 +210,34 @@ var _UpdateAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppI
 var _UpdateAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstRequest", _UpdateAppInstRequest_shape, false)
 
 // UpdateAppInstRequestAllFields lists the leaf flags of UpdateAppInstRequest, which select every field.
-var UpdateAppInstRequestAllFields = slices.Clone(_UpdateAppInstRequest_fieldSchema.Leaves())
+var UpdateAppInstRequestAllFields = []string{
+	UpdateAppInstRequestFieldAppInstKeyName,
+	UpdateAppInstRequestFieldAppInstKeyOrganization,
+	UpdateAppInstRequestFieldAppInstAppKeyOrganization,
+	UpdateAppInstRequestFieldAppInstAppKeyName,
+	UpdateAppInstRequestFieldAppInstAppKeyVersion,
+	UpdateAppInstRequestFieldAppInstClusterKeyName,
+	UpdateAppInstRequestFieldAppInstClusterKeyOrganization,
+	UpdateAppInstRequestFieldAppInstCloudletKeyOrganization,
+	UpdateAppInstRequestFieldAppInstCloudletKeyName,
+	UpdateAppInstRequestFieldAppInstState,
+	UpdateAppInstRequestFieldAppInstErrors,
+	UpdateAppInstRequestFieldAppInstCrmOverride,
+	UpdateAppInstRequestFieldAppInstUri,
+	UpdateAppInstRequestFieldAppInstMappedPorts,
+	UpdateAppInstRequestFieldAppInstFlavor,
+	UpdateAppInstRequestFieldAppInstPowerState,
+	UpdateAppInstRequestFieldAppInstRuntimeInfoContainerIds,
+	UpdateAppInstRequestFieldAppInstRuntimeInfoPids,
+	UpdateAppInstRequestFieldAppInstRuntimeInfoPorts,
+	UpdateAppInstRequestFieldAppInstRuntimeInfoEndpoints,
+	UpdateAppInstRequestFieldAppInstAnnotations,
+	UpdateAppInstRequestFieldAppInstCreatedAt,
+	UpdateAppInstRequestFieldAppInstUpdatedAt,
+	UpdateAppInstRequestFieldAppInstRequestId,
+	UpdateAppInstRequestFieldFields,
+	UpdateAppInstRequestFieldNoWait,
+}
 
 // FieldSchema returns the field flags of UpdateAppInstRequest.
 func (*UpdateAppInstRequest) FieldSchema() *fieldmap.Schema { return _UpdateAppInstRequest_fieldSchema }
@@ -206,7 +270,18 @@ var _UpdateAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateApp
 var _UpdateAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppInstResponse", _UpdateAppInstResponse_shape, false)
 
 // UpdateAppInstResponseAllFields lists the leaf flags of UpdateAppInstResponse, which select every field.
-var UpdateAppInstResponseAllFields = slices.Clone(_UpdateAppInstResponse_fieldSchema.Leaves())
+var UpdateAppInstResponseAllFields = []string{
+	UpdateAppInstResponseFieldProgressState,
+	UpdateAppInstResponseFieldProgressMessage,
+	UpdateAppInstResponseFieldProgressErrors,
+	UpdateAppInstResponseFieldProgressStatusTaskNumber,
+	UpdateAppInstResponseFieldProgressStatusMaxTasks,
+	UpdateAppInstResponseFieldProgressStatusTaskName,
+	UpdateAppInstResponseFieldProgressStatusStepName,
+	UpdateAppInstResponseFieldProgressStatusMsgCount,
+	UpdateAppInstResponseFieldProgressStatusMsgs,
+	UpdateAppInstResponseFieldProgressFinal,
+}
 
 // FieldSchema returns the field flags of UpdateAppInstResponse.
 func (*UpdateAppInstResponse) FieldSchema() *fieldmap.Schema {
@@ -236,7 +311,12 @@ var _DeleteAppInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppI
 var _DeleteAppInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstRequest", _DeleteAppInstRequest_shape, false)
 
 // DeleteAppInstRequestAllFields lists the leaf flags of DeleteAppInstRequest, which select every field.
-var DeleteAppInstRequestAllFields = slices.Clone(_DeleteAppInstRequest_fieldSchema.Leaves())
+var DeleteAppInstRequestAllFields = []string{
+	DeleteAppInstRequestFieldKeyName,
+	DeleteAppInstRequestFieldKeyOrganization,
+	DeleteAppInstRequestFieldNoWait,
+	DeleteAppInstRequestFieldCrmOverride,
+}
 
 // FieldSchema returns the field flags of DeleteAppInstRequest.
 func (*DeleteAppInstRequest) FieldSchema() *fieldmap.Schema { return _DeleteAppInstRequest_fieldSchema }
@@ -269,7 +349,18 @@ var _DeleteAppInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteApp
 var _DeleteAppInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppInstResponse", _DeleteAppInstResponse_shape, false)
 
 // DeleteAppInstResponseAllFields lists the leaf flags of DeleteAppInstResponse, which select every field.
-var DeleteAppInstResponseAllFields = slices.Clone(_DeleteAppInstResponse_fieldSchema.Leaves())
+var DeleteAppInstResponseAllFields = []string{
+	DeleteAppInstResponseFieldProgressState,
+	DeleteAppInstResponseFieldProgressMessage,
+	DeleteAppInstResponseFieldProgressErrors,
+	DeleteAppInstResponseFieldProgressStatusTaskNumber,
+	DeleteAppInstResponseFieldProgressStatusMaxTasks,
+	DeleteAppInstResponseFieldProgressStatusTaskName,
+	DeleteAppInstResponseFieldProgressStatusStepName,
+	DeleteAppInstResponseFieldProgressStatusMsgCount,
+	DeleteAppInstResponseFieldProgressStatusMsgs,
+	DeleteAppInstResponseFieldProgressFinal,
+}
 
 // FieldSchema returns the field flags of DeleteAppInstResponse.
 func (*DeleteAppInstResponse) FieldSchema() *fieldmap.Schema {
@@ -334,7 +425,32 @@ var _ShowAppInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppInst
 var _ShowAppInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsRequest", _ShowAppInstsRequest_shape, false)
 
 // ShowAppInstsRequestAllFields lists the leaf flags of ShowAppInstsRequest, which select every field.
-var ShowAppInstsRequestAllFields = slices.Clone(_ShowAppInstsRequest_fieldSchema.Leaves())
+var ShowAppInstsRequestAllFields = []string{
+	ShowAppInstsRequestFieldFilterKeyName,
+	ShowAppInstsRequestFieldFilterKeyOrganization,
+	ShowAppInstsRequestFieldFilterAppKeyOrganization,
+	ShowAppInstsRequestFieldFilterAppKeyName,
+	ShowAppInstsRequestFieldFilterAppKeyVersion,
+	ShowAppInstsRequestFieldFilterClusterKeyName,
+	ShowAppInstsRequestFieldFilterClusterKeyOrganization,
+	ShowAppInstsRequestFieldFilterCloudletKeyOrganization,
+	ShowAppInstsRequestFieldFilterCloudletKeyName,
+	ShowAppInstsRequestFieldFilterState,
+	ShowAppInstsRequestFieldFilterErrors,
+	ShowAppInstsRequestFieldFilterCrmOverride,
+	ShowAppInstsRequestFieldFilterUri,
+	ShowAppInstsRequestFieldFilterMappedPorts,
+	ShowAppInstsRequestFieldFilterFlavor,
+	ShowAppInstsRequestFieldFilterPowerState,
+	ShowAppInstsRequestFieldFilterRuntimeInfoContainerIds,
+	ShowAppInstsRequestFieldFilterRuntimeInfoPids,
+	ShowAppInstsRequestFieldFilterRuntimeInfoPorts,
+	ShowAppInstsRequestFieldFilterRuntimeInfoEndpoints,
+	ShowAppInstsRequestFieldFilterAnnotations,
+	ShowAppInstsRequestFieldFilterCreatedAt,
+	ShowAppInstsRequestFieldFilterUpdatedAt,
+	ShowAppInstsRequestFieldFilterRequestId,
+}
 
 // FieldSchema returns the field flags of ShowAppInstsRequest.
 func (*ShowAppInstsRequest) FieldSchema() *fieldmap.Schema { return _ShowAppInstsRequest_fieldSchema }
@@ -397,7 +513,32 @@ var _ShowAppInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppIns
 var _ShowAppInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstsResponse", _ShowAppInstsResponse_shape, false)
 
 // ShowAppInstsResponseAllFields lists the leaf flags of ShowAppInstsResponse, which select every field.
-var ShowAppInstsResponseAllFields = slices.Clone(_ShowAppInstsResponse_fieldSchema.Leaves())
+var ShowAppInstsResponseAllFields = []string{
+	ShowAppInstsResponseFieldAppInstKeyName,
+	ShowAppInstsResponseFieldAppInstKeyOrganization,
+	ShowAppInstsResponseFieldAppInstAppKeyOrganization,
+	ShowAppInstsResponseFieldAppInstAppKeyName,
+	ShowAppInstsResponseFieldAppInstAppKeyVersion,
+	ShowAppInstsResponseFieldAppInstClusterKeyName,
+	ShowAppInstsResponseFieldAppInstClusterKeyOrganization,
+	ShowAppInstsResponseFieldAppInstCloudletKeyOrganization,
+	ShowAppInstsResponseFieldAppInstCloudletKeyName,
+	ShowAppInstsResponseFieldAppInstState,
+	ShowAppInstsResponseFieldAppInstErrors,
+	ShowAppInstsResponseFieldAppInstCrmOverride,
+	ShowAppInstsResponseFieldAppInstUri,
+	ShowAppInstsResponseFieldAppInstMappedPorts,
+	ShowAppInstsResponseFieldAppInstFlavor,
+	ShowAppInstsResponseFieldAppInstPowerState,
+	ShowAppInstsResponseFieldAppInstRuntimeInfoContainerIds,
+	ShowAppInstsResponseFieldAppInstRuntimeInfoPids,
+	ShowAppInstsResponseFieldAppInstRuntimeInfoPorts,
+	ShowAppInstsResponseFieldAppInstRuntimeInfoEndpoints,
+	ShowAppInstsResponseFieldAppInstAnnotations,
+	ShowAppInstsResponseFieldAppInstCreatedAt,
+	ShowAppInstsResponseFieldAppInstUpdatedAt,
+	ShowAppInstsResponseFieldAppInstRequestId,
+}
 
 // FieldSchema returns the field flags of ShowAppInstsResponse.
 func (*ShowAppInstsResponse) FieldSchema() *fieldmap.Schema { return _ShowAppInstsResponse_fieldSchema }
@@ -446,7 +587,27 @@ var _ShowAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowApp
 var _ShowAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosRequest", _ShowAppInstInfosRequest_shape, false)
 
 // ShowAppInstInfosRequestAllFields lists the leaf flags of ShowAppInstInfosRequest, which select every field.
-var ShowAppInstInfosRequestAllFields = slices.Clone(_ShowAppInstInfosRequest_fieldSchema.Leaves())
+var ShowAppInstInfosRequestAllFields = []string{
+	ShowAppInstInfosRequestFieldFilterKeyName,
+	ShowAppInstInfosRequestFieldFilterKeyOrganization,
+	ShowAppInstInfosRequestFieldFilterState,
+	ShowAppInstInfosRequestFieldFilterErrors,
+	ShowAppInstInfosRequestFieldFilterNotifyId,
+	ShowAppInstInfosRequestFieldFilterStatusTaskNumber,
+	ShowAppInstInfosRequestFieldFilterStatusMaxTasks,
+	ShowAppInstInfosRequestFieldFilterStatusTaskName,
+	ShowAppInstInfosRequestFieldFilterStatusStepName,
+	ShowAppInstInfosRequestFieldFilterStatusMsgCount,
+	ShowAppInstInfosRequestFieldFilterStatusMsgs,
+	ShowAppInstInfosRequestFieldFilterPowerState,
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoContainerIds,
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoPids,
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoPorts,
+	ShowAppInstInfosRequestFieldFilterRuntimeInfoEndpoints,
+	ShowAppInstInfosRequestFieldFilterUri,
+	ShowAppInstInfosRequestFieldFilterUpdatedAt,
+	ShowAppInstInfosRequestFieldFilterRequestId,
+}
 
 // FieldSchema returns the field flags of ShowAppInstInfosRequest.
 func (*ShowAppInstInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -497,7 +658,27 @@ var _ShowAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAp
 var _ShowAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppInstInfosResponse", _ShowAppInstInfosResponse_shape, false)
 
 // ShowAppInstInfosResponseAllFields lists the leaf flags of ShowAppInstInfosResponse, which select every field.
-var ShowAppInstInfosResponseAllFields = slices.Clone(_ShowAppInstInfosResponse_fieldSchema.Leaves())
+var ShowAppInstInfosResponseAllFields = []string{
+	ShowAppInstInfosResponseFieldAppInstInfoKeyName,
+	ShowAppInstInfosResponseFieldAppInstInfoKeyOrganization,
+	ShowAppInstInfosResponseFieldAppInstInfoState,
+	ShowAppInstInfosResponseFieldAppInstInfoErrors,
+	ShowAppInstInfosResponseFieldAppInstInfoNotifyId,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskNumber,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMaxTasks,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusTaskName,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusStepName,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgCount,
+	ShowAppInstInfosResponseFieldAppInstInfoStatusMsgs,
+	ShowAppInstInfosResponseFieldAppInstInfoPowerState,
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds,
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids,
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts,
+	ShowAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpoints,
+	ShowAppInstInfosResponseFieldAppInstInfoUri,
+	ShowAppInstInfosResponseFieldAppInstInfoUpdatedAt,
+	ShowAppInstInfosResponseFieldAppInstInfoRequestId,
+}
 
 // FieldSchema returns the field flags of ShowAppInstInfosResponse.
 func (*ShowAppInstInfosResponse) FieldSchema() *fieldmap.Schema {
@@ -548,7 +729,27 @@ var _WatchAppInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(WatchA
 var _WatchAppInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosRequest", _WatchAppInstInfosRequest_shape, false)
 
 // WatchAppInstInfosRequestAllFields lists the leaf flags of WatchAppInstInfosRequest, which select every field.
-var WatchAppInstInfosRequestAllFields = slices.Clone(_WatchAppInstInfosRequest_fieldSchema.Leaves())
+var WatchAppInstInfosRequestAllFields = []string{
+	WatchAppInstInfosRequestFieldFilterKeyName,
+	WatchAppInstInfosRequestFieldFilterKeyOrganization,
+	WatchAppInstInfosRequestFieldFilterState,
+	WatchAppInstInfosRequestFieldFilterErrors,
+	WatchAppInstInfosRequestFieldFilterNotifyId,
+	WatchAppInstInfosRequestFieldFilterStatusTaskNumber,
+	WatchAppInstInfosRequestFieldFilterStatusMaxTasks,
+	WatchAppInstInfosRequestFieldFilterStatusTaskName,
+	WatchAppInstInfosRequestFieldFilterStatusStepName,
+	WatchAppInstInfosRequestFieldFilterStatusMsgCount,
+	WatchAppInstInfosRequestFieldFilterStatusMsgs,
+	WatchAppInstInfosRequestFieldFilterPowerState,
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoContainerIds,
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoPids,
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoPorts,
+	WatchAppInstInfosRequestFieldFilterRuntimeInfoEndpoints,
+	WatchAppInstInfosRequestFieldFilterUri,
+	WatchAppInstInfosRequestFieldFilterUpdatedAt,
+	WatchAppInstInfosRequestFieldFilterRequestId,
+}
 
 // FieldSchema returns the field flags of WatchAppInstInfosRequest.
 func (*WatchAppInstInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -601,7 +802,28 @@ var _WatchAppInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Watch
 var _WatchAppInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchAppInstInfosResponse", _WatchAppInstInfosResponse_shape, false)
 
 // WatchAppInstInfosResponseAllFields lists the leaf flags of WatchAppInstInfosResponse, which select every field.
-var WatchAppInstInfosResponseAllFields = slices.Clone(_WatchAppInstInfosResponse_fieldSchema.Leaves())
+var WatchAppInstInfosResponseAllFields = []string{
+	WatchAppInstInfosResponseFieldType,
+	WatchAppInstInfosResponseFieldAppInstInfoKeyName,
+	WatchAppInstInfosResponseFieldAppInstInfoKeyOrganization,
+	WatchAppInstInfosResponseFieldAppInstInfoState,
+	WatchAppInstInfosResponseFieldAppInstInfoErrors,
+	WatchAppInstInfosResponseFieldAppInstInfoNotifyId,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskNumber,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMaxTasks,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusTaskName,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusStepName,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgCount,
+	WatchAppInstInfosResponseFieldAppInstInfoStatusMsgs,
+	WatchAppInstInfosResponseFieldAppInstInfoPowerState,
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoContainerIds,
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPids,
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoPorts,
+	WatchAppInstInfosResponseFieldAppInstInfoRuntimeInfoEndpoints,
+	WatchAppInstInfosResponseFieldAppInstInfoUri,
+	WatchAppInstInfosResponseFieldAppInstInfoUpdatedAt,
+	WatchAppInstInfosResponseFieldAppInstInfoRequestId,
+}
 
 // FieldSchema returns the field flags of WatchAppInstInfosResponse.
 func (*WatchAppInstInfosResponse) FieldSchema() *fieldmap.Schema {

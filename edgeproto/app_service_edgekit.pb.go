@@ -68,7 +68,30 @@ var _CreateAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppReque
 var _CreateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppRequest", _CreateAppRequest_shape, false)
 
 // CreateAppRequestAllFields lists the leaf flags of CreateAppRequest, which select every field.
-var CreateAppRequestAllFields = slices.Clone(_CreateAppRequest_fieldSchema.Leaves())
+var CreateAppRequestAllFields = []string{
+	CreateAppRequestFieldAppKeyOrganization,
+	CreateAppRequestFieldAppKeyName,
+	CreateAppRequestFieldAppKeyVersion,
+	CreateAppRequestFieldAppImageType,
+	CreateAppRequestFieldAppImagePath,
+	CreateAppRequestFieldAppDeployment,
+	CreateAppRequestFieldAppAccessPorts,
+	CreateAppRequestFieldAppPorts,
+	CreateAppRequestFieldAppCommand,
+	CreateAppRequestFieldAppArgs,
+	CreateAppRequestFieldAppConfigs,
+	CreateAppRequestFieldAppEnvVars,
+	CreateAppRequestFieldAppHealthCheck,
+	CreateAppRequestFieldAppHealthCheckPath,
+	CreateAppRequestFieldAppDefaultFlavor,
+	CreateAppRequestFieldAppDeploymentManifest,
+	CreateAppRequestFieldAppRequiredOutboundConnections,
+	CreateAppRequestFieldAppTrusted,
+	CreateAppRequestFieldAppAnnotations,
+	CreateAppRequestFieldAppCreatedAt,
+	CreateAppRequestFieldAppUpdatedAt,
+	CreateAppRequestFieldAppAccessType,
+}
 
 // FieldSchema returns the field flags of CreateAppRequest.
 func (*CreateAppRequest) FieldSchema() *fieldmap.Schema { return _CreateAppRequest_fieldSchema }
@@ -130,7 +153,30 @@ var _CreateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateAppResp
 var _CreateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateAppResponse", _CreateAppResponse_shape, false)
 
 // CreateAppResponseAllFields lists the leaf flags of CreateAppResponse, which select every field.
-var CreateAppResponseAllFields = slices.Clone(_CreateAppResponse_fieldSchema.Leaves())
+var CreateAppResponseAllFields = []string{
+	CreateAppResponseFieldAppKeyOrganization,
+	CreateAppResponseFieldAppKeyName,
+	CreateAppResponseFieldAppKeyVersion,
+	CreateAppResponseFieldAppImageType,
+	CreateAppResponseFieldAppImagePath,
+	CreateAppResponseFieldAppDeployment,
+	CreateAppResponseFieldAppAccessPorts,
+	CreateAppResponseFieldAppPorts,
+	CreateAppResponseFieldAppCommand,
+	CreateAppResponseFieldAppArgs,
+	CreateAppResponseFieldAppConfigs,
+	CreateAppResponseFieldAppEnvVars,
+	CreateAppResponseFieldAppHealthCheck,
+	CreateAppResponseFieldAppHealthCheckPath,
+	CreateAppResponseFieldAppDefaultFlavor,
+	CreateAppResponseFieldAppDeploymentManifest,
+	CreateAppResponseFieldAppRequiredOutboundConnections,
+	CreateAppResponseFieldAppTrusted,
+	CreateAppResponseFieldAppAnnotations,
+	CreateAppResponseFieldAppCreatedAt,
+	CreateAppResponseFieldAppUpdatedAt,
+	CreateAppResponseFieldAppAccessType,
+}
 
 // FieldSchema returns the field flags of CreateAppResponse.
 func (*CreateAppResponse) FieldSchema() *fieldmap.Schema { return _CreateAppResponse_fieldSchema }
@@ -194,7 +240,31 @@ var _UpdateAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppReque
 var _UpdateAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppRequest", _UpdateAppRequest_shape, false)
 
 // UpdateAppRequestAllFields lists the leaf flags of UpdateAppRequest, which select every field.
-var UpdateAppRequestAllFields = slices.Clone(_UpdateAppRequest_fieldSchema.Leaves())
+var UpdateAppRequestAllFields = []string{
+	UpdateAppRequestFieldAppKeyOrganization,
+	UpdateAppRequestFieldAppKeyName,
+	UpdateAppRequestFieldAppKeyVersion,
+	UpdateAppRequestFieldAppImageType,
+	UpdateAppRequestFieldAppImagePath,
+	UpdateAppRequestFieldAppDeployment,
+	UpdateAppRequestFieldAppAccessPorts,
+	UpdateAppRequestFieldAppPorts,
+	UpdateAppRequestFieldAppCommand,
+	UpdateAppRequestFieldAppArgs,
+	UpdateAppRequestFieldAppConfigs,
+	UpdateAppRequestFieldAppEnvVars,
+	UpdateAppRequestFieldAppHealthCheck,
+	UpdateAppRequestFieldAppHealthCheckPath,
+	UpdateAppRequestFieldAppDefaultFlavor,
+	UpdateAppRequestFieldAppDeploymentManifest,
+	UpdateAppRequestFieldAppRequiredOutboundConnections,
+	UpdateAppRequestFieldAppTrusted,
+	UpdateAppRequestFieldAppAnnotations,
+	UpdateAppRequestFieldAppCreatedAt,
+	UpdateAppRequestFieldAppUpdatedAt,
+	UpdateAppRequestFieldAppAccessType,
+	UpdateAppRequestFieldFields,
+}
 
 // FieldSchema returns the field flags of UpdateAppRequest.
 func (*UpdateAppRequest) FieldSchema() *fieldmap.Schema { return _UpdateAppRequest_fieldSchema }
@@ -256,7 +326,30 @@ var _UpdateAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateAppResp
 var _UpdateAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateAppResponse", _UpdateAppResponse_shape, false)
 
 // UpdateAppResponseAllFields lists the leaf flags of UpdateAppResponse, which select every field.
-var UpdateAppResponseAllFields = slices.Clone(_UpdateAppResponse_fieldSchema.Leaves())
+var UpdateAppResponseAllFields = []string{
+	UpdateAppResponseFieldAppKeyOrganization,
+	UpdateAppResponseFieldAppKeyName,
+	UpdateAppResponseFieldAppKeyVersion,
+	UpdateAppResponseFieldAppImageType,
+	UpdateAppResponseFieldAppImagePath,
+	UpdateAppResponseFieldAppDeployment,
+	UpdateAppResponseFieldAppAccessPorts,
+	UpdateAppResponseFieldAppPorts,
+	UpdateAppResponseFieldAppCommand,
+	UpdateAppResponseFieldAppArgs,
+	UpdateAppResponseFieldAppConfigs,
+	UpdateAppResponseFieldAppEnvVars,
+	UpdateAppResponseFieldAppHealthCheck,
+	UpdateAppResponseFieldAppHealthCheckPath,
+	UpdateAppResponseFieldAppDefaultFlavor,
+	UpdateAppResponseFieldAppDeploymentManifest,
+	UpdateAppResponseFieldAppRequiredOutboundConnections,
+	UpdateAppResponseFieldAppTrusted,
+	UpdateAppResponseFieldAppAnnotations,
+	UpdateAppResponseFieldAppCreatedAt,
+	UpdateAppResponseFieldAppUpdatedAt,
+	UpdateAppResponseFieldAppAccessType,
+}
 
 // FieldSchema returns the field flags of UpdateAppResponse.
 func (*UpdateAppResponse) FieldSchema() *fieldmap.Schema { return _UpdateAppResponse_fieldSchema }
@@ -281,7 +374,11 @@ var _DeleteAppRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppReque
 var _DeleteAppRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppRequest", _DeleteAppRequest_shape, false)
 
 // DeleteAppRequestAllFields lists the leaf flags of DeleteAppRequest, which select every field.
-var DeleteAppRequestAllFields = slices.Clone(_DeleteAppRequest_fieldSchema.Leaves())
+var DeleteAppRequestAllFields = []string{
+	DeleteAppRequestFieldKeyOrganization,
+	DeleteAppRequestFieldKeyName,
+	DeleteAppRequestFieldKeyVersion,
+}
 
 // FieldSchema returns the field flags of DeleteAppRequest.
 func (*DeleteAppRequest) FieldSchema() *fieldmap.Schema { return _DeleteAppRequest_fieldSchema }
@@ -296,7 +393,7 @@ var _DeleteAppResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteAppResp
 var _DeleteAppResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteAppResponse", _DeleteAppResponse_shape, false)
 
 // DeleteAppResponseAllFields lists the leaf flags of DeleteAppResponse, which select every field.
-var DeleteAppResponseAllFields = slices.Clone(_DeleteAppResponse_fieldSchema.Leaves())
+var DeleteAppResponseAllFields = []string{}
 
 // FieldSchema returns the field flags of DeleteAppResponse.
 func (*DeleteAppResponse) FieldSchema() *fieldmap.Schema { return _DeleteAppResponse_fieldSchema }
@@ -358,7 +455,30 @@ var _ShowAppsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsRequest
 var _ShowAppsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsRequest", _ShowAppsRequest_shape, false)
 
 // ShowAppsRequestAllFields lists the leaf flags of ShowAppsRequest, which select every field.
-var ShowAppsRequestAllFields = slices.Clone(_ShowAppsRequest_fieldSchema.Leaves())
+var ShowAppsRequestAllFields = []string{
+	ShowAppsRequestFieldFilterKeyOrganization,
+	ShowAppsRequestFieldFilterKeyName,
+	ShowAppsRequestFieldFilterKeyVersion,
+	ShowAppsRequestFieldFilterImageType,
+	ShowAppsRequestFieldFilterImagePath,
+	ShowAppsRequestFieldFilterDeployment,
+	ShowAppsRequestFieldFilterAccessPorts,
+	ShowAppsRequestFieldFilterPorts,
+	ShowAppsRequestFieldFilterCommand,
+	ShowAppsRequestFieldFilterArgs,
+	ShowAppsRequestFieldFilterConfigs,
+	ShowAppsRequestFieldFilterEnvVars,
+	ShowAppsRequestFieldFilterHealthCheck,
+	ShowAppsRequestFieldFilterHealthCheckPath,
+	ShowAppsRequestFieldFilterDefaultFlavor,
+	ShowAppsRequestFieldFilterDeploymentManifest,
+	ShowAppsRequestFieldFilterRequiredOutboundConnections,
+	ShowAppsRequestFieldFilterTrusted,
+	ShowAppsRequestFieldFilterAnnotations,
+	ShowAppsRequestFieldFilterCreatedAt,
+	ShowAppsRequestFieldFilterUpdatedAt,
+	ShowAppsRequestFieldFilterAccessType,
+}
 
 // FieldSchema returns the field flags of ShowAppsRequest.
 func (*ShowAppsRequest) FieldSchema() *fieldmap.Schema { return _ShowAppsRequest_fieldSchema }
@@ -420,7 +540,30 @@ var _ShowAppsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowAppsRespon
 var _ShowAppsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowAppsResponse", _ShowAppsResponse_shape, false)
 
 // ShowAppsResponseAllFields lists the leaf flags of ShowAppsResponse, which select every field.
-var ShowAppsResponseAllFields = slices.Clone(_ShowAppsResponse_fieldSchema.Leaves())
+var ShowAppsResponseAllFields = []string{
+	ShowAppsResponseFieldAppKeyOrganization,
+	ShowAppsResponseFieldAppKeyName,
+	ShowAppsResponseFieldAppKeyVersion,
+	ShowAppsResponseFieldAppImageType,
+	ShowAppsResponseFieldAppImagePath,
+	ShowAppsResponseFieldAppDeployment,
+	ShowAppsResponseFieldAppAccessPorts,
+	ShowAppsResponseFieldAppPorts,
+	ShowAppsResponseFieldAppCommand,
+	ShowAppsResponseFieldAppArgs,
+	ShowAppsResponseFieldAppConfigs,
+	ShowAppsResponseFieldAppEnvVars,
+	ShowAppsResponseFieldAppHealthCheck,
+	ShowAppsResponseFieldAppHealthCheckPath,
+	ShowAppsResponseFieldAppDefaultFlavor,
+	ShowAppsResponseFieldAppDeploymentManifest,
+	ShowAppsResponseFieldAppRequiredOutboundConnections,
+	ShowAppsResponseFieldAppTrusted,
+	ShowAppsResponseFieldAppAnnotations,
+	ShowAppsResponseFieldAppCreatedAt,
+	ShowAppsResponseFieldAppUpdatedAt,
+	ShowAppsResponseFieldAppAccessType,
+}
 
 // FieldSchema returns the field flags of ShowAppsResponse.
 func (*ShowAppsResponse) FieldSchema() *fieldmap.Schema { return _ShowAppsResponse_fieldSchema }

@@ -33,7 +33,10 @@ var _Location_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: [
 var _Location_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Location", _Location_shape, false)
 
 // LocationAllFields lists the leaf flags of Location, which select every field.
-var LocationAllFields = slices.Clone(_Location_fieldSchema.Leaves())
+var LocationAllFields = []string{
+	LocationFieldLatitude,
+	LocationFieldLongitude,
+}
 
 // FieldSchema returns the field flags of Location.
 func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
@@ -69,7 +72,16 @@ var _PlatformConfig_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PlatformConfig{}
 var _PlatformConfig_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.PlatformConfig", _PlatformConfig_shape, false)
 
 // PlatformConfigAllFields lists the leaf flags of PlatformConfig, which select every field.
-var PlatformConfigAllFields = slices.Clone(_PlatformConfig_fieldSchema.Leaves())
+var PlatformConfigAllFields = []string{
+	PlatformConfigFieldRegion,
+	PlatformConfigFieldNotifyControllerAddrs,
+	PlatformConfigFieldContainerRegistryPath,
+	PlatformConfigFieldDeploymentTag,
+	PlatformConfigFieldCacheDir,
+	PlatformConfigFieldTestMode,
+	PlatformConfigFieldCrmAccessPrivateKey,
+	PlatformConfigFieldAccessApiAddr,
+}
 
 // FieldSchema returns the field flags of PlatformConfig.
 func (*PlatformConfig) FieldSchema() *fieldmap.Schema { return _PlatformConfig_fieldSchema }
@@ -148,7 +160,39 @@ var _Cloudlet_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Cloudlet{}), Fields: [
 var _Cloudlet_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Cloudlet", _Cloudlet_shape, true)
 
 // CloudletAllFields lists the leaf flags of Cloudlet, which select every field.
-var CloudletAllFields = slices.Clone(_Cloudlet_fieldSchema.Leaves())
+var CloudletAllFields = []string{
+	CloudletFieldKeyOrganization,
+	CloudletFieldKeyName,
+	CloudletFieldState,
+	CloudletFieldErrors,
+	CloudletFieldPlatformType,
+	CloudletFieldLocationLatitude,
+	CloudletFieldLocationLongitude,
+	CloudletFieldFlavorNames,
+	CloudletFieldResourceQuotas,
+	CloudletFieldDefaultResourceAlertThreshold,
+	CloudletFieldEnvVars,
+	CloudletFieldConfigRegion,
+	CloudletFieldConfigNotifyControllerAddrs,
+	CloudletFieldConfigContainerRegistryPath,
+	CloudletFieldConfigDeploymentTag,
+	CloudletFieldConfigCacheDir,
+	CloudletFieldConfigTestMode,
+	CloudletFieldConfigCrmAccessPrivateKey,
+	CloudletFieldConfigAccessApiAddr,
+	CloudletFieldCrmOnEdge,
+	CloudletFieldMaintenanceState,
+	CloudletFieldTrustPolicy,
+	CloudletFieldTrustPolicyState,
+	CloudletFieldAnnotations,
+	CloudletFieldAccessVars,
+	CloudletFieldCrmOverride,
+	CloudletFieldPhysicalName,
+	CloudletFieldNumDynamicIps,
+	CloudletFieldCreatedAt,
+	CloudletFieldUpdatedAt,
+	CloudletFieldRequestId,
+}
 
 // FieldSchema returns the field flags of Cloudlet.
 func (*Cloudlet) FieldSchema() *fieldmap.Schema { return _Cloudlet_fieldSchema }
@@ -238,7 +282,35 @@ var _CloudletInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletInfo{}), F
 var _CloudletInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletInfo", _CloudletInfo_shape, false)
 
 // CloudletInfoAllFields lists the leaf flags of CloudletInfo, which select every field.
-var CloudletInfoAllFields = slices.Clone(_CloudletInfo_fieldSchema.Leaves())
+var CloudletInfoAllFields = []string{
+	CloudletInfoFieldKeyOrganization,
+	CloudletInfoFieldKeyName,
+	CloudletInfoFieldState,
+	CloudletInfoFieldErrors,
+	CloudletInfoFieldNotifyId,
+	CloudletInfoFieldController,
+	CloudletInfoFieldCompatibilityVersion,
+	CloudletInfoFieldReleaseVersion,
+	CloudletInfoFieldFlavors,
+	CloudletInfoFieldControllerCacheReceived,
+	CloudletInfoFieldMaintenanceState,
+	CloudletInfoFieldStatusTaskNumber,
+	CloudletInfoFieldStatusMaxTasks,
+	CloudletInfoFieldStatusTaskName,
+	CloudletInfoFieldStatusStepName,
+	CloudletInfoFieldStatusMsgCount,
+	CloudletInfoFieldStatusMsgs,
+	CloudletInfoFieldResourcesSnapshotInfo,
+	CloudletInfoFieldResourcesSnapshotClusterInsts,
+	CloudletInfoFieldResourcesSnapshotVmAppInsts,
+	CloudletInfoFieldResourcesSnapshotTakenAt,
+	CloudletInfoFieldNodeInfos,
+	CloudletInfoFieldProperties,
+	CloudletInfoFieldTrustPolicyState,
+	CloudletInfoFieldActiveCrmInstance,
+	CloudletInfoFieldUpdatedAt,
+	CloudletInfoFieldRequestId,
+}
 
 // FieldSchema returns the field flags of CloudletInfo.
 func (*CloudletInfo) FieldSchema() *fieldmap.Schema { return _CloudletInfo_fieldSchema }

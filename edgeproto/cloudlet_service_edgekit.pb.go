@@ -67,7 +67,40 @@ var _CreateCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateClo
 var _CreateCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateCloudletRequest", _CreateCloudletRequest_shape, false)
 
 // CreateCloudletRequestAllFields lists the leaf flags of CreateCloudletRequest, which select every field.
-var CreateCloudletRequestAllFields = slices.Clone(_CreateCloudletRequest_fieldSchema.Leaves())
+var CreateCloudletRequestAllFields = []string{
+	CreateCloudletRequestFieldCloudletKeyOrganization,
+	CreateCloudletRequestFieldCloudletKeyName,
+	CreateCloudletRequestFieldCloudletState,
+	CreateCloudletRequestFieldCloudletErrors,
+	CreateCloudletRequestFieldCloudletPlatformType,
+	CreateCloudletRequestFieldCloudletLocationLatitude,
+	CreateCloudletRequestFieldCloudletLocationLongitude,
+	CreateCloudletRequestFieldCloudletFlavorNames,
+	CreateCloudletRequestFieldCloudletResourceQuotas,
+	CreateCloudletRequestFieldCloudletDefaultResourceAlertThreshold,
+	CreateCloudletRequestFieldCloudletEnvVars,
+	CreateCloudletRequestFieldCloudletConfigRegion,
+	CreateCloudletRequestFieldCloudletConfigNotifyControllerAddrs,
+	CreateCloudletRequestFieldCloudletConfigContainerRegistryPath,
+	CreateCloudletRequestFieldCloudletConfigDeploymentTag,
+	CreateCloudletRequestFieldCloudletConfigCacheDir,
+	CreateCloudletRequestFieldCloudletConfigTestMode,
+	CreateCloudletRequestFieldCloudletConfigCrmAccessPrivateKey,
+	CreateCloudletRequestFieldCloudletConfigAccessApiAddr,
+	CreateCloudletRequestFieldCloudletCrmOnEdge,
+	CreateCloudletRequestFieldCloudletMaintenanceState,
+	CreateCloudletRequestFieldCloudletTrustPolicy,
+	CreateCloudletRequestFieldCloudletTrustPolicyState,
+	CreateCloudletRequestFieldCloudletAnnotations,
+	CreateCloudletRequestFieldCloudletAccessVars,
+	CreateCloudletRequestFieldCloudletCrmOverride,
+	CreateCloudletRequestFieldCloudletPhysicalName,
+	CreateCloudletRequestFieldCloudletNumDynamicIps,
+	CreateCloudletRequestFieldCloudletCreatedAt,
+	CreateCloudletRequestFieldCloudletUpdatedAt,
+	CreateCloudletRequestFieldCloudletRequestId,
+	CreateCloudletRequestFieldNoWait,
+}
 
 // FieldSchema returns the field flags of CreateCloudletRequest.
 func (*CreateCloudletRequest) FieldSchema() *fieldmap.Schema {
@@ -104,7 +137,19 @@ var _CreateCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateCl
 var _CreateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateCloudletResponse", _CreateCloudletResponse_shape, false)
 
 // CreateCloudletResponseAllFields lists the leaf flags of CreateCloudletResponse, which select every field.
-var CreateCloudletResponseAllFields = slices.Clone(_CreateCloudletResponse_fieldSchema.Leaves())
+var CreateCloudletResponseAllFields = []string{
+	CreateCloudletResponseFieldProgressState,
+	CreateCloudletResponseFieldProgressMessage,
+	CreateCloudletResponseFieldProgressErrors,
+	CreateCloudletResponseFieldProgressStatusTaskNumber,
+	CreateCloudletResponseFieldProgressStatusMaxTasks,
+	CreateCloudletResponseFieldProgressStatusTaskName,
+	CreateCloudletResponseFieldProgressStatusStepName,
+	CreateCloudletResponseFieldProgressStatusMsgCount,
+	CreateCloudletResponseFieldProgressStatusMsgs,
+	CreateCloudletResponseFieldProgressFinal,
+	CreateCloudletResponseFieldCrmAccessKey,
+}
 
 // FieldSchema returns the field flags of CreateCloudletResponse.
 func (*CreateCloudletResponse) FieldSchema() *fieldmap.Schema {
@@ -169,7 +214,41 @@ var _UpdateCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateClo
 var _UpdateCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletRequest", _UpdateCloudletRequest_shape, false)
 
 // UpdateCloudletRequestAllFields lists the leaf flags of UpdateCloudletRequest, which select every field.
-var UpdateCloudletRequestAllFields = slices.Clone(_UpdateCloudletRequest_fieldSchema.Leaves())
+var UpdateCloudletRequestAllFields = []string{
+	UpdateCloudletRequestFieldCloudletKeyOrganization,
+	UpdateCloudletRequestFieldCloudletKeyName,
+	UpdateCloudletRequestFieldCloudletState,
+	UpdateCloudletRequestFieldCloudletErrors,
+	UpdateCloudletRequestFieldCloudletPlatformType,
+	UpdateCloudletRequestFieldCloudletLocationLatitude,
+	UpdateCloudletRequestFieldCloudletLocationLongitude,
+	UpdateCloudletRequestFieldCloudletFlavorNames,
+	UpdateCloudletRequestFieldCloudletResourceQuotas,
+	UpdateCloudletRequestFieldCloudletDefaultResourceAlertThreshold,
+	UpdateCloudletRequestFieldCloudletEnvVars,
+	UpdateCloudletRequestFieldCloudletConfigRegion,
+	UpdateCloudletRequestFieldCloudletConfigNotifyControllerAddrs,
+	UpdateCloudletRequestFieldCloudletConfigContainerRegistryPath,
+	UpdateCloudletRequestFieldCloudletConfigDeploymentTag,
+	UpdateCloudletRequestFieldCloudletConfigCacheDir,
+	UpdateCloudletRequestFieldCloudletConfigTestMode,
+	UpdateCloudletRequestFieldCloudletConfigCrmAccessPrivateKey,
+	UpdateCloudletRequestFieldCloudletConfigAccessApiAddr,
+	UpdateCloudletRequestFieldCloudletCrmOnEdge,
+	UpdateCloudletRequestFieldCloudletMaintenanceState,
+	UpdateCloudletRequestFieldCloudletTrustPolicy,
+	UpdateCloudletRequestFieldCloudletTrustPolicyState,
+	UpdateCloudletRequestFieldCloudletAnnotations,
+	UpdateCloudletRequestFieldCloudletAccessVars,
+	UpdateCloudletRequestFieldCloudletCrmOverride,
+	UpdateCloudletRequestFieldCloudletPhysicalName,
+	UpdateCloudletRequestFieldCloudletNumDynamicIps,
+	UpdateCloudletRequestFieldCloudletCreatedAt,
+	UpdateCloudletRequestFieldCloudletUpdatedAt,
+	UpdateCloudletRequestFieldCloudletRequestId,
+	UpdateCloudletRequestFieldFields,
+	UpdateCloudletRequestFieldNoWait,
+}
 
 // FieldSchema returns the field flags of UpdateCloudletRequest.
 func (*UpdateCloudletRequest) FieldSchema() *fieldmap.Schema {
@@ -204,7 +283,18 @@ var _UpdateCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateCl
 var _UpdateCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateCloudletResponse", _UpdateCloudletResponse_shape, false)
 
 // UpdateCloudletResponseAllFields lists the leaf flags of UpdateCloudletResponse, which select every field.
-var UpdateCloudletResponseAllFields = slices.Clone(_UpdateCloudletResponse_fieldSchema.Leaves())
+var UpdateCloudletResponseAllFields = []string{
+	UpdateCloudletResponseFieldProgressState,
+	UpdateCloudletResponseFieldProgressMessage,
+	UpdateCloudletResponseFieldProgressErrors,
+	UpdateCloudletResponseFieldProgressStatusTaskNumber,
+	UpdateCloudletResponseFieldProgressStatusMaxTasks,
+	UpdateCloudletResponseFieldProgressStatusTaskName,
+	UpdateCloudletResponseFieldProgressStatusStepName,
+	UpdateCloudletResponseFieldProgressStatusMsgCount,
+	UpdateCloudletResponseFieldProgressStatusMsgs,
+	UpdateCloudletResponseFieldProgressFinal,
+}
 
 // FieldSchema returns the field flags of UpdateCloudletResponse.
 func (*UpdateCloudletResponse) FieldSchema() *fieldmap.Schema {
@@ -234,7 +324,12 @@ var _DeleteCloudletRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteClo
 var _DeleteCloudletRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletRequest", _DeleteCloudletRequest_shape, false)
 
 // DeleteCloudletRequestAllFields lists the leaf flags of DeleteCloudletRequest, which select every field.
-var DeleteCloudletRequestAllFields = slices.Clone(_DeleteCloudletRequest_fieldSchema.Leaves())
+var DeleteCloudletRequestAllFields = []string{
+	DeleteCloudletRequestFieldKeyOrganization,
+	DeleteCloudletRequestFieldKeyName,
+	DeleteCloudletRequestFieldNoWait,
+	DeleteCloudletRequestFieldCrmOverride,
+}
 
 // FieldSchema returns the field flags of DeleteCloudletRequest.
 func (*DeleteCloudletRequest) FieldSchema() *fieldmap.Schema {
@@ -269,7 +364,18 @@ var _DeleteCloudletResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteCl
 var _DeleteCloudletResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteCloudletResponse", _DeleteCloudletResponse_shape, false)
 
 // DeleteCloudletResponseAllFields lists the leaf flags of DeleteCloudletResponse, which select every field.
-var DeleteCloudletResponseAllFields = slices.Clone(_DeleteCloudletResponse_fieldSchema.Leaves())
+var DeleteCloudletResponseAllFields = []string{
+	DeleteCloudletResponseFieldProgressState,
+	DeleteCloudletResponseFieldProgressMessage,
+	DeleteCloudletResponseFieldProgressErrors,
+	DeleteCloudletResponseFieldProgressStatusTaskNumber,
+	DeleteCloudletResponseFieldProgressStatusMaxTasks,
+	DeleteCloudletResponseFieldProgressStatusTaskName,
+	DeleteCloudletResponseFieldProgressStatusStepName,
+	DeleteCloudletResponseFieldProgressStatusMsgCount,
+	DeleteCloudletResponseFieldProgressStatusMsgs,
+	DeleteCloudletResponseFieldProgressFinal,
+}
 
 // FieldSchema returns the field flags of DeleteCloudletResponse.
 func (*DeleteCloudletResponse) FieldSchema() *fieldmap.Schema {
@@ -330,7 +436,39 @@ var _ShowCloudletsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloudl
 var _ShowCloudletsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsRequest", _ShowCloudletsRequest_shape, false)
 
 // ShowCloudletsRequestAllFields lists the leaf flags of ShowCloudletsRequest, which select every field.
-var ShowCloudletsRequestAllFields = slices.Clone(_ShowCloudletsRequest_fieldSchema.Leaves())
+var ShowCloudletsRequestAllFields = []string{
+	ShowCloudletsRequestFieldFilterKeyOrganization,
+	ShowCloudletsRequestFieldFilterKeyName,
+	ShowCloudletsRequestFieldFilterState,
+	ShowCloudletsRequestFieldFilterErrors,
+	ShowCloudletsRequestFieldFilterPlatformType,
+	ShowCloudletsRequestFieldFilterLocationLatitude,
+	ShowCloudletsRequestFieldFilterLocationLongitude,
+	ShowCloudletsRequestFieldFilterFlavorNames,
+	ShowCloudletsRequestFieldFilterResourceQuotas,
+	ShowCloudletsRequestFieldFilterDefaultResourceAlertThreshold,
+	ShowCloudletsRequestFieldFilterEnvVars,
+	ShowCloudletsRequestFieldFilterConfigRegion,
+	ShowCloudletsRequestFieldFilterConfigNotifyControllerAddrs,
+	ShowCloudletsRequestFieldFilterConfigContainerRegistryPath,
+	ShowCloudletsRequestFieldFilterConfigDeploymentTag,
+	ShowCloudletsRequestFieldFilterConfigCacheDir,
+	ShowCloudletsRequestFieldFilterConfigTestMode,
+	ShowCloudletsRequestFieldFilterConfigCrmAccessPrivateKey,
+	ShowCloudletsRequestFieldFilterConfigAccessApiAddr,
+	ShowCloudletsRequestFieldFilterCrmOnEdge,
+	ShowCloudletsRequestFieldFilterMaintenanceState,
+	ShowCloudletsRequestFieldFilterTrustPolicy,
+	ShowCloudletsRequestFieldFilterTrustPolicyState,
+	ShowCloudletsRequestFieldFilterAnnotations,
+	ShowCloudletsRequestFieldFilterAccessVars,
+	ShowCloudletsRequestFieldFilterCrmOverride,
+	ShowCloudletsRequestFieldFilterPhysicalName,
+	ShowCloudletsRequestFieldFilterNumDynamicIps,
+	ShowCloudletsRequestFieldFilterCreatedAt,
+	ShowCloudletsRequestFieldFilterUpdatedAt,
+	ShowCloudletsRequestFieldFilterRequestId,
+}
 
 // FieldSchema returns the field flags of ShowCloudletsRequest.
 func (*ShowCloudletsRequest) FieldSchema() *fieldmap.Schema { return _ShowCloudletsRequest_fieldSchema }
@@ -389,7 +527,39 @@ var _ShowCloudletsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCloud
 var _ShowCloudletsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletsResponse", _ShowCloudletsResponse_shape, false)
 
 // ShowCloudletsResponseAllFields lists the leaf flags of ShowCloudletsResponse, which select every field.
-var ShowCloudletsResponseAllFields = slices.Clone(_ShowCloudletsResponse_fieldSchema.Leaves())
+var ShowCloudletsResponseAllFields = []string{
+	ShowCloudletsResponseFieldCloudletKeyOrganization,
+	ShowCloudletsResponseFieldCloudletKeyName,
+	ShowCloudletsResponseFieldCloudletState,
+	ShowCloudletsResponseFieldCloudletErrors,
+	ShowCloudletsResponseFieldCloudletPlatformType,
+	ShowCloudletsResponseFieldCloudletLocationLatitude,
+	ShowCloudletsResponseFieldCloudletLocationLongitude,
+	ShowCloudletsResponseFieldCloudletFlavorNames,
+	ShowCloudletsResponseFieldCloudletResourceQuotas,
+	ShowCloudletsResponseFieldCloudletDefaultResourceAlertThreshold,
+	ShowCloudletsResponseFieldCloudletEnvVars,
+	ShowCloudletsResponseFieldCloudletConfigRegion,
+	ShowCloudletsResponseFieldCloudletConfigNotifyControllerAddrs,
+	ShowCloudletsResponseFieldCloudletConfigContainerRegistryPath,
+	ShowCloudletsResponseFieldCloudletConfigDeploymentTag,
+	ShowCloudletsResponseFieldCloudletConfigCacheDir,
+	ShowCloudletsResponseFieldCloudletConfigTestMode,
+	ShowCloudletsResponseFieldCloudletConfigCrmAccessPrivateKey,
+	ShowCloudletsResponseFieldCloudletConfigAccessApiAddr,
+	ShowCloudletsResponseFieldCloudletCrmOnEdge,
+	ShowCloudletsResponseFieldCloudletMaintenanceState,
+	ShowCloudletsResponseFieldCloudletTrustPolicy,
+	ShowCloudletsResponseFieldCloudletTrustPolicyState,
+	ShowCloudletsResponseFieldCloudletAnnotations,
+	ShowCloudletsResponseFieldCloudletAccessVars,
+	ShowCloudletsResponseFieldCloudletCrmOverride,
+	ShowCloudletsResponseFieldCloudletPhysicalName,
+	ShowCloudletsResponseFieldCloudletNumDynamicIps,
+	ShowCloudletsResponseFieldCloudletCreatedAt,
+	ShowCloudletsResponseFieldCloudletUpdatedAt,
+	ShowCloudletsResponseFieldCloudletRequestId,
+}
 
 // FieldSchema returns the field flags of ShowCloudletsResponse.
 func (*ShowCloudletsResponse) FieldSchema() *fieldmap.Schema {
@@ -465,7 +635,35 @@ var _ShowCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCl
 var _ShowCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosRequest", _ShowCloudletInfosRequest_shape, false)
 
 // ShowCloudletInfosRequestAllFields lists the leaf flags of ShowCloudletInfosRequest, which select every field.
-var ShowCloudletInfosRequestAllFields = slices.Clone(_ShowCloudletInfosRequest_fieldSchema.Leaves())
+var ShowCloudletInfosRequestAllFields = []string{
+	ShowCloudletInfosRequestFieldFilterKeyOrganization,
+	ShowCloudletInfosRequestFieldFilterKeyName,
+	ShowCloudletInfosRequestFieldFilterState,
+	ShowCloudletInfosRequestFieldFilterErrors,
+	ShowCloudletInfosRequestFieldFilterNotifyId,
+	ShowCloudletInfosRequestFieldFilterController,
+	ShowCloudletInfosRequestFieldFilterCompatibilityVersion,
+	ShowCloudletInfosRequestFieldFilterReleaseVersion,
+	ShowCloudletInfosRequestFieldFilterFlavors,
+	ShowCloudletInfosRequestFieldFilterControllerCacheReceived,
+	ShowCloudletInfosRequestFieldFilterMaintenanceState,
+	ShowCloudletInfosRequestFieldFilterStatusTaskNumber,
+	ShowCloudletInfosRequestFieldFilterStatusMaxTasks,
+	ShowCloudletInfosRequestFieldFilterStatusTaskName,
+	ShowCloudletInfosRequestFieldFilterStatusStepName,
+	ShowCloudletInfosRequestFieldFilterStatusMsgCount,
+	ShowCloudletInfosRequestFieldFilterStatusMsgs,
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotInfo,
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotClusterInsts,
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInsts,
+	ShowCloudletInfosRequestFieldFilterResourcesSnapshotTakenAt,
+	ShowCloudletInfosRequestFieldFilterNodeInfos,
+	ShowCloudletInfosRequestFieldFilterProperties,
+	ShowCloudletInfosRequestFieldFilterTrustPolicyState,
+	ShowCloudletInfosRequestFieldFilterActiveCrmInstance,
+	ShowCloudletInfosRequestFieldFilterUpdatedAt,
+	ShowCloudletInfosRequestFieldFilterRequestId,
+}
 
 // FieldSchema returns the field flags of ShowCloudletInfosRequest.
 func (*ShowCloudletInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -541,7 +739,35 @@ var _ShowCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowC
 var _ShowCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowCloudletInfosResponse", _ShowCloudletInfosResponse_shape, false)
 
 // ShowCloudletInfosResponseAllFields lists the leaf flags of ShowCloudletInfosResponse, which select every field.
-var ShowCloudletInfosResponseAllFields = slices.Clone(_ShowCloudletInfosResponse_fieldSchema.Leaves())
+var ShowCloudletInfosResponseAllFields = []string{
+	ShowCloudletInfosResponseFieldCloudletInfoKeyOrganization,
+	ShowCloudletInfosResponseFieldCloudletInfoKeyName,
+	ShowCloudletInfosResponseFieldCloudletInfoState,
+	ShowCloudletInfosResponseFieldCloudletInfoErrors,
+	ShowCloudletInfosResponseFieldCloudletInfoNotifyId,
+	ShowCloudletInfosResponseFieldCloudletInfoController,
+	ShowCloudletInfosResponseFieldCloudletInfoCompatibilityVersion,
+	ShowCloudletInfosResponseFieldCloudletInfoReleaseVersion,
+	ShowCloudletInfosResponseFieldCloudletInfoFlavors,
+	ShowCloudletInfosResponseFieldCloudletInfoControllerCacheReceived,
+	ShowCloudletInfosResponseFieldCloudletInfoMaintenanceState,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusTaskNumber,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusMaxTasks,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusTaskName,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusStepName,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusMsgCount,
+	ShowCloudletInfosResponseFieldCloudletInfoStatusMsgs,
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfo,
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInsts,
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInsts,
+	ShowCloudletInfosResponseFieldCloudletInfoResourcesSnapshotTakenAt,
+	ShowCloudletInfosResponseFieldCloudletInfoNodeInfos,
+	ShowCloudletInfosResponseFieldCloudletInfoProperties,
+	ShowCloudletInfosResponseFieldCloudletInfoTrustPolicyState,
+	ShowCloudletInfosResponseFieldCloudletInfoActiveCrmInstance,
+	ShowCloudletInfosResponseFieldCloudletInfoUpdatedAt,
+	ShowCloudletInfosResponseFieldCloudletInfoRequestId,
+}
 
 // FieldSchema returns the field flags of ShowCloudletInfosResponse.
 func (*ShowCloudletInfosResponse) FieldSchema() *fieldmap.Schema {
@@ -617,7 +843,35 @@ var _WatchCloudletInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Watch
 var _WatchCloudletInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosRequest", _WatchCloudletInfosRequest_shape, false)
 
 // WatchCloudletInfosRequestAllFields lists the leaf flags of WatchCloudletInfosRequest, which select every field.
-var WatchCloudletInfosRequestAllFields = slices.Clone(_WatchCloudletInfosRequest_fieldSchema.Leaves())
+var WatchCloudletInfosRequestAllFields = []string{
+	WatchCloudletInfosRequestFieldFilterKeyOrganization,
+	WatchCloudletInfosRequestFieldFilterKeyName,
+	WatchCloudletInfosRequestFieldFilterState,
+	WatchCloudletInfosRequestFieldFilterErrors,
+	WatchCloudletInfosRequestFieldFilterNotifyId,
+	WatchCloudletInfosRequestFieldFilterController,
+	WatchCloudletInfosRequestFieldFilterCompatibilityVersion,
+	WatchCloudletInfosRequestFieldFilterReleaseVersion,
+	WatchCloudletInfosRequestFieldFilterFlavors,
+	WatchCloudletInfosRequestFieldFilterControllerCacheReceived,
+	WatchCloudletInfosRequestFieldFilterMaintenanceState,
+	WatchCloudletInfosRequestFieldFilterStatusTaskNumber,
+	WatchCloudletInfosRequestFieldFilterStatusMaxTasks,
+	WatchCloudletInfosRequestFieldFilterStatusTaskName,
+	WatchCloudletInfosRequestFieldFilterStatusStepName,
+	WatchCloudletInfosRequestFieldFilterStatusMsgCount,
+	WatchCloudletInfosRequestFieldFilterStatusMsgs,
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotInfo,
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotClusterInsts,
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotVmAppInsts,
+	WatchCloudletInfosRequestFieldFilterResourcesSnapshotTakenAt,
+	WatchCloudletInfosRequestFieldFilterNodeInfos,
+	WatchCloudletInfosRequestFieldFilterProperties,
+	WatchCloudletInfosRequestFieldFilterTrustPolicyState,
+	WatchCloudletInfosRequestFieldFilterActiveCrmInstance,
+	WatchCloudletInfosRequestFieldFilterUpdatedAt,
+	WatchCloudletInfosRequestFieldFilterRequestId,
+}
 
 // FieldSchema returns the field flags of WatchCloudletInfosRequest.
 func (*WatchCloudletInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -695,7 +949,36 @@ var _WatchCloudletInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Watc
 var _WatchCloudletInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchCloudletInfosResponse", _WatchCloudletInfosResponse_shape, false)
 
 // WatchCloudletInfosResponseAllFields lists the leaf flags of WatchCloudletInfosResponse, which select every field.
-var WatchCloudletInfosResponseAllFields = slices.Clone(_WatchCloudletInfosResponse_fieldSchema.Leaves())
+var WatchCloudletInfosResponseAllFields = []string{
+	WatchCloudletInfosResponseFieldType,
+	WatchCloudletInfosResponseFieldCloudletInfoKeyOrganization,
+	WatchCloudletInfosResponseFieldCloudletInfoKeyName,
+	WatchCloudletInfosResponseFieldCloudletInfoState,
+	WatchCloudletInfosResponseFieldCloudletInfoErrors,
+	WatchCloudletInfosResponseFieldCloudletInfoNotifyId,
+	WatchCloudletInfosResponseFieldCloudletInfoController,
+	WatchCloudletInfosResponseFieldCloudletInfoCompatibilityVersion,
+	WatchCloudletInfosResponseFieldCloudletInfoReleaseVersion,
+	WatchCloudletInfosResponseFieldCloudletInfoFlavors,
+	WatchCloudletInfosResponseFieldCloudletInfoControllerCacheReceived,
+	WatchCloudletInfosResponseFieldCloudletInfoMaintenanceState,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusTaskNumber,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusMaxTasks,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusTaskName,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusStepName,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusMsgCount,
+	WatchCloudletInfosResponseFieldCloudletInfoStatusMsgs,
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotInfo,
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotClusterInsts,
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotVmAppInsts,
+	WatchCloudletInfosResponseFieldCloudletInfoResourcesSnapshotTakenAt,
+	WatchCloudletInfosResponseFieldCloudletInfoNodeInfos,
+	WatchCloudletInfosResponseFieldCloudletInfoProperties,
+	WatchCloudletInfosResponseFieldCloudletInfoTrustPolicyState,
+	WatchCloudletInfosResponseFieldCloudletInfoActiveCrmInstance,
+	WatchCloudletInfosResponseFieldCloudletInfoUpdatedAt,
+	WatchCloudletInfosResponseFieldCloudletInfoRequestId,
+}
 
 // FieldSchema returns the field flags of WatchCloudletInfosResponse.
 func (*WatchCloudletInfosResponse) FieldSchema() *fieldmap.Schema {
@@ -721,7 +1004,10 @@ var _RotateCloudletAccessKeyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(
 var _RotateCloudletAccessKeyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyRequest", _RotateCloudletAccessKeyRequest_shape, false)
 
 // RotateCloudletAccessKeyRequestAllFields lists the leaf flags of RotateCloudletAccessKeyRequest, which select every field.
-var RotateCloudletAccessKeyRequestAllFields = slices.Clone(_RotateCloudletAccessKeyRequest_fieldSchema.Leaves())
+var RotateCloudletAccessKeyRequestAllFields = []string{
+	RotateCloudletAccessKeyRequestFieldKeyOrganization,
+	RotateCloudletAccessKeyRequestFieldKeyName,
+}
 
 // FieldSchema returns the field flags of RotateCloudletAccessKeyRequest.
 func (*RotateCloudletAccessKeyRequest) FieldSchema() *fieldmap.Schema {
@@ -745,7 +1031,9 @@ var _RotateCloudletAccessKeyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof
 var _RotateCloudletAccessKeyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RotateCloudletAccessKeyResponse", _RotateCloudletAccessKeyResponse_shape, false)
 
 // RotateCloudletAccessKeyResponseAllFields lists the leaf flags of RotateCloudletAccessKeyResponse, which select every field.
-var RotateCloudletAccessKeyResponseAllFields = slices.Clone(_RotateCloudletAccessKeyResponse_fieldSchema.Leaves())
+var RotateCloudletAccessKeyResponseAllFields = []string{
+	RotateCloudletAccessKeyResponseFieldCrmAccessKey,
+}
 
 // FieldSchema returns the field flags of RotateCloudletAccessKeyResponse.
 func (*RotateCloudletAccessKeyResponse) FieldSchema() *fieldmap.Schema {

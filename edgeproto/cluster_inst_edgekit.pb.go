@@ -42,7 +42,16 @@ var _NodePool_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodePool{}), Fields: [
 var _NodePool_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodePool", _NodePool_shape, false)
 
 // NodePoolAllFields lists the leaf flags of NodePool, which select every field.
-var NodePoolAllFields = slices.Clone(_NodePool_fieldSchema.Leaves())
+var NodePoolAllFields = []string{
+	NodePoolFieldName,
+	NodePoolFieldNumNodes,
+	NodePoolFieldNodeResourcesVcpus,
+	NodePoolFieldNodeResourcesRamMb,
+	NodePoolFieldNodeResourcesDiskGb,
+	NodePoolFieldNodeResourcesOptResMap,
+	NodePoolFieldNodeResourcesInfraNodeFlavor,
+	NodePoolFieldScalable,
+}
 
 // FieldSchema returns the field flags of NodePool.
 func (*NodePool) FieldSchema() *fieldmap.Schema { return _NodePool_fieldSchema }
@@ -125,7 +134,28 @@ var _ClusterInst_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInst{}), Fie
 var _ClusterInst_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterInst", _ClusterInst_shape, true)
 
 // ClusterInstAllFields lists the leaf flags of ClusterInst, which select every field.
-var ClusterInstAllFields = slices.Clone(_ClusterInst_fieldSchema.Leaves())
+var ClusterInstAllFields = []string{
+	ClusterInstFieldKeyName,
+	ClusterInstFieldKeyOrganization,
+	ClusterInstFieldCloudletKeyOrganization,
+	ClusterInstFieldCloudletKeyName,
+	ClusterInstFieldState,
+	ClusterInstFieldErrors,
+	ClusterInstFieldCrmOverride,
+	ClusterInstFieldFlavorName,
+	ClusterInstFieldNodePools,
+	ClusterInstFieldIpAccess,
+	ClusterInstFieldDeployment,
+	ClusterInstFieldKubernetesVersion,
+	ClusterInstFieldResourcesVms,
+	ClusterInstFieldInfraAnnotations,
+	ClusterInstFieldReservable,
+	ClusterInstFieldReservedBy,
+	ClusterInstFieldMultiTenant,
+	ClusterInstFieldCreatedAt,
+	ClusterInstFieldUpdatedAt,
+	ClusterInstFieldRequestId,
+}
 
 // FieldSchema returns the field flags of ClusterInst.
 func (*ClusterInst) FieldSchema() *fieldmap.Schema { return _ClusterInst_fieldSchema }
@@ -185,7 +215,23 @@ var _ClusterInstInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterInstInfo
 var _ClusterInstInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterInstInfo", _ClusterInstInfo_shape, false)
 
 // ClusterInstInfoAllFields lists the leaf flags of ClusterInstInfo, which select every field.
-var ClusterInstInfoAllFields = slices.Clone(_ClusterInstInfo_fieldSchema.Leaves())
+var ClusterInstInfoAllFields = []string{
+	ClusterInstInfoFieldKeyName,
+	ClusterInstInfoFieldKeyOrganization,
+	ClusterInstInfoFieldState,
+	ClusterInstInfoFieldErrors,
+	ClusterInstInfoFieldNotifyId,
+	ClusterInstInfoFieldStatusTaskNumber,
+	ClusterInstInfoFieldStatusMaxTasks,
+	ClusterInstInfoFieldStatusTaskName,
+	ClusterInstInfoFieldStatusStepName,
+	ClusterInstInfoFieldStatusMsgCount,
+	ClusterInstInfoFieldStatusMsgs,
+	ClusterInstInfoFieldResourcesVms,
+	ClusterInstInfoFieldKubeconfig,
+	ClusterInstInfoFieldUpdatedAt,
+	ClusterInstInfoFieldRequestId,
+}
 
 // FieldSchema returns the field flags of ClusterInstInfo.
 func (*ClusterInstInfo) FieldSchema() *fieldmap.Schema { return _ClusterInstInfo_fieldSchema }

@@ -75,7 +75,29 @@ var _CreateClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Create
 var _CreateClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstRequest", _CreateClusterInstRequest_shape, false)
 
 // CreateClusterInstRequestAllFields lists the leaf flags of CreateClusterInstRequest, which select every field.
-var CreateClusterInstRequestAllFields = slices.Clone(_CreateClusterInstRequest_fieldSchema.Leaves())
+var CreateClusterInstRequestAllFields = []string{
+	CreateClusterInstRequestFieldClusterInstKeyName,
+	CreateClusterInstRequestFieldClusterInstKeyOrganization,
+	CreateClusterInstRequestFieldClusterInstCloudletKeyOrganization,
+	CreateClusterInstRequestFieldClusterInstCloudletKeyName,
+	CreateClusterInstRequestFieldClusterInstState,
+	CreateClusterInstRequestFieldClusterInstErrors,
+	CreateClusterInstRequestFieldClusterInstCrmOverride,
+	CreateClusterInstRequestFieldClusterInstFlavorName,
+	CreateClusterInstRequestFieldClusterInstNodePools,
+	CreateClusterInstRequestFieldClusterInstIpAccess,
+	CreateClusterInstRequestFieldClusterInstDeployment,
+	CreateClusterInstRequestFieldClusterInstKubernetesVersion,
+	CreateClusterInstRequestFieldClusterInstResourcesVms,
+	CreateClusterInstRequestFieldClusterInstInfraAnnotations,
+	CreateClusterInstRequestFieldClusterInstReservable,
+	CreateClusterInstRequestFieldClusterInstReservedBy,
+	CreateClusterInstRequestFieldClusterInstMultiTenant,
+	CreateClusterInstRequestFieldClusterInstCreatedAt,
+	CreateClusterInstRequestFieldClusterInstUpdatedAt,
+	CreateClusterInstRequestFieldClusterInstRequestId,
+	CreateClusterInstRequestFieldNoWait,
+}
 
 // FieldSchema returns the field flags of CreateClusterInstRequest.
 func (*CreateClusterInstRequest) FieldSchema() *fieldmap.Schema {
@@ -110,7 +132,18 @@ var _CreateClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Creat
 var _CreateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateClusterInstResponse", _CreateClusterInstResponse_shape, false)
 
 // CreateClusterInstResponseAllFields lists the leaf flags of CreateClusterInstResponse, which select every field.
-var CreateClusterInstResponseAllFields = slices.Clone(_CreateClusterInstResponse_fieldSchema.Leaves())
+var CreateClusterInstResponseAllFields = []string{
+	CreateClusterInstResponseFieldProgressState,
+	CreateClusterInstResponseFieldProgressMessage,
+	CreateClusterInstResponseFieldProgressErrors,
+	CreateClusterInstResponseFieldProgressStatusTaskNumber,
+	CreateClusterInstResponseFieldProgressStatusMaxTasks,
+	CreateClusterInstResponseFieldProgressStatusTaskName,
+	CreateClusterInstResponseFieldProgressStatusStepName,
+	CreateClusterInstResponseFieldProgressStatusMsgCount,
+	CreateClusterInstResponseFieldProgressStatusMsgs,
+	CreateClusterInstResponseFieldProgressFinal,
+}
 
 // FieldSchema returns the field flags of CreateClusterInstResponse.
 func (*CreateClusterInstResponse) FieldSchema() *fieldmap.Schema {
@@ -183,7 +216,30 @@ var _UpdateClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Update
 var _UpdateClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstRequest", _UpdateClusterInstRequest_shape, false)
 
 // UpdateClusterInstRequestAllFields lists the leaf flags of UpdateClusterInstRequest, which select every field.
-var UpdateClusterInstRequestAllFields = slices.Clone(_UpdateClusterInstRequest_fieldSchema.Leaves())
+var UpdateClusterInstRequestAllFields = []string{
+	UpdateClusterInstRequestFieldClusterInstKeyName,
+	UpdateClusterInstRequestFieldClusterInstKeyOrganization,
+	UpdateClusterInstRequestFieldClusterInstCloudletKeyOrganization,
+	UpdateClusterInstRequestFieldClusterInstCloudletKeyName,
+	UpdateClusterInstRequestFieldClusterInstState,
+	UpdateClusterInstRequestFieldClusterInstErrors,
+	UpdateClusterInstRequestFieldClusterInstCrmOverride,
+	UpdateClusterInstRequestFieldClusterInstFlavorName,
+	UpdateClusterInstRequestFieldClusterInstNodePools,
+	UpdateClusterInstRequestFieldClusterInstIpAccess,
+	UpdateClusterInstRequestFieldClusterInstDeployment,
+	UpdateClusterInstRequestFieldClusterInstKubernetesVersion,
+	UpdateClusterInstRequestFieldClusterInstResourcesVms,
+	UpdateClusterInstRequestFieldClusterInstInfraAnnotations,
+	UpdateClusterInstRequestFieldClusterInstReservable,
+	UpdateClusterInstRequestFieldClusterInstReservedBy,
+	UpdateClusterInstRequestFieldClusterInstMultiTenant,
+	UpdateClusterInstRequestFieldClusterInstCreatedAt,
+	UpdateClusterInstRequestFieldClusterInstUpdatedAt,
+	UpdateClusterInstRequestFieldClusterInstRequestId,
+	UpdateClusterInstRequestFieldFields,
+	UpdateClusterInstRequestFieldNoWait,
+}
 
 // FieldSchema returns the field flags of UpdateClusterInstRequest.
 func (*UpdateClusterInstRequest) FieldSchema() *fieldmap.Schema {
@@ -218,7 +274,18 @@ var _UpdateClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Updat
 var _UpdateClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateClusterInstResponse", _UpdateClusterInstResponse_shape, false)
 
 // UpdateClusterInstResponseAllFields lists the leaf flags of UpdateClusterInstResponse, which select every field.
-var UpdateClusterInstResponseAllFields = slices.Clone(_UpdateClusterInstResponse_fieldSchema.Leaves())
+var UpdateClusterInstResponseAllFields = []string{
+	UpdateClusterInstResponseFieldProgressState,
+	UpdateClusterInstResponseFieldProgressMessage,
+	UpdateClusterInstResponseFieldProgressErrors,
+	UpdateClusterInstResponseFieldProgressStatusTaskNumber,
+	UpdateClusterInstResponseFieldProgressStatusMaxTasks,
+	UpdateClusterInstResponseFieldProgressStatusTaskName,
+	UpdateClusterInstResponseFieldProgressStatusStepName,
+	UpdateClusterInstResponseFieldProgressStatusMsgCount,
+	UpdateClusterInstResponseFieldProgressStatusMsgs,
+	UpdateClusterInstResponseFieldProgressFinal,
+}
 
 // FieldSchema returns the field flags of UpdateClusterInstResponse.
 func (*UpdateClusterInstResponse) FieldSchema() *fieldmap.Schema {
@@ -248,7 +315,12 @@ var _DeleteClusterInstRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Delete
 var _DeleteClusterInstRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstRequest", _DeleteClusterInstRequest_shape, false)
 
 // DeleteClusterInstRequestAllFields lists the leaf flags of DeleteClusterInstRequest, which select every field.
-var DeleteClusterInstRequestAllFields = slices.Clone(_DeleteClusterInstRequest_fieldSchema.Leaves())
+var DeleteClusterInstRequestAllFields = []string{
+	DeleteClusterInstRequestFieldKeyName,
+	DeleteClusterInstRequestFieldKeyOrganization,
+	DeleteClusterInstRequestFieldNoWait,
+	DeleteClusterInstRequestFieldCrmOverride,
+}
 
 // FieldSchema returns the field flags of DeleteClusterInstRequest.
 func (*DeleteClusterInstRequest) FieldSchema() *fieldmap.Schema {
@@ -283,7 +355,18 @@ var _DeleteClusterInstResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Delet
 var _DeleteClusterInstResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteClusterInstResponse", _DeleteClusterInstResponse_shape, false)
 
 // DeleteClusterInstResponseAllFields lists the leaf flags of DeleteClusterInstResponse, which select every field.
-var DeleteClusterInstResponseAllFields = slices.Clone(_DeleteClusterInstResponse_fieldSchema.Leaves())
+var DeleteClusterInstResponseAllFields = []string{
+	DeleteClusterInstResponseFieldProgressState,
+	DeleteClusterInstResponseFieldProgressMessage,
+	DeleteClusterInstResponseFieldProgressErrors,
+	DeleteClusterInstResponseFieldProgressStatusTaskNumber,
+	DeleteClusterInstResponseFieldProgressStatusMaxTasks,
+	DeleteClusterInstResponseFieldProgressStatusTaskName,
+	DeleteClusterInstResponseFieldProgressStatusStepName,
+	DeleteClusterInstResponseFieldProgressStatusMsgCount,
+	DeleteClusterInstResponseFieldProgressStatusMsgs,
+	DeleteClusterInstResponseFieldProgressFinal,
+}
 
 // FieldSchema returns the field flags of DeleteClusterInstResponse.
 func (*DeleteClusterInstResponse) FieldSchema() *fieldmap.Schema {
@@ -352,7 +435,28 @@ var _ShowClusterInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowClu
 var _ShowClusterInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsRequest", _ShowClusterInstsRequest_shape, false)
 
 // ShowClusterInstsRequestAllFields lists the leaf flags of ShowClusterInstsRequest, which select every field.
-var ShowClusterInstsRequestAllFields = slices.Clone(_ShowClusterInstsRequest_fieldSchema.Leaves())
+var ShowClusterInstsRequestAllFields = []string{
+	ShowClusterInstsRequestFieldFilterKeyName,
+	ShowClusterInstsRequestFieldFilterKeyOrganization,
+	ShowClusterInstsRequestFieldFilterCloudletKeyOrganization,
+	ShowClusterInstsRequestFieldFilterCloudletKeyName,
+	ShowClusterInstsRequestFieldFilterState,
+	ShowClusterInstsRequestFieldFilterErrors,
+	ShowClusterInstsRequestFieldFilterCrmOverride,
+	ShowClusterInstsRequestFieldFilterFlavorName,
+	ShowClusterInstsRequestFieldFilterNodePools,
+	ShowClusterInstsRequestFieldFilterIpAccess,
+	ShowClusterInstsRequestFieldFilterDeployment,
+	ShowClusterInstsRequestFieldFilterKubernetesVersion,
+	ShowClusterInstsRequestFieldFilterResourcesVms,
+	ShowClusterInstsRequestFieldFilterInfraAnnotations,
+	ShowClusterInstsRequestFieldFilterReservable,
+	ShowClusterInstsRequestFieldFilterReservedBy,
+	ShowClusterInstsRequestFieldFilterMultiTenant,
+	ShowClusterInstsRequestFieldFilterCreatedAt,
+	ShowClusterInstsRequestFieldFilterUpdatedAt,
+	ShowClusterInstsRequestFieldFilterRequestId,
+}
 
 // FieldSchema returns the field flags of ShowClusterInstsRequest.
 func (*ShowClusterInstsRequest) FieldSchema() *fieldmap.Schema {
@@ -421,7 +525,28 @@ var _ShowClusterInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowCl
 var _ShowClusterInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstsResponse", _ShowClusterInstsResponse_shape, false)
 
 // ShowClusterInstsResponseAllFields lists the leaf flags of ShowClusterInstsResponse, which select every field.
-var ShowClusterInstsResponseAllFields = slices.Clone(_ShowClusterInstsResponse_fieldSchema.Leaves())
+var ShowClusterInstsResponseAllFields = []string{
+	ShowClusterInstsResponseFieldClusterInstKeyName,
+	ShowClusterInstsResponseFieldClusterInstKeyOrganization,
+	ShowClusterInstsResponseFieldClusterInstCloudletKeyOrganization,
+	ShowClusterInstsResponseFieldClusterInstCloudletKeyName,
+	ShowClusterInstsResponseFieldClusterInstState,
+	ShowClusterInstsResponseFieldClusterInstErrors,
+	ShowClusterInstsResponseFieldClusterInstCrmOverride,
+	ShowClusterInstsResponseFieldClusterInstFlavorName,
+	ShowClusterInstsResponseFieldClusterInstNodePools,
+	ShowClusterInstsResponseFieldClusterInstIpAccess,
+	ShowClusterInstsResponseFieldClusterInstDeployment,
+	ShowClusterInstsResponseFieldClusterInstKubernetesVersion,
+	ShowClusterInstsResponseFieldClusterInstResourcesVms,
+	ShowClusterInstsResponseFieldClusterInstInfraAnnotations,
+	ShowClusterInstsResponseFieldClusterInstReservable,
+	ShowClusterInstsResponseFieldClusterInstReservedBy,
+	ShowClusterInstsResponseFieldClusterInstMultiTenant,
+	ShowClusterInstsResponseFieldClusterInstCreatedAt,
+	ShowClusterInstsResponseFieldClusterInstUpdatedAt,
+	ShowClusterInstsResponseFieldClusterInstRequestId,
+}
 
 // FieldSchema returns the field flags of ShowClusterInstsResponse.
 func (*ShowClusterInstsResponse) FieldSchema() *fieldmap.Schema {
@@ -476,7 +601,23 @@ var _ShowClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sho
 var _ShowClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosRequest", _ShowClusterInstInfosRequest_shape, false)
 
 // ShowClusterInstInfosRequestAllFields lists the leaf flags of ShowClusterInstInfosRequest, which select every field.
-var ShowClusterInstInfosRequestAllFields = slices.Clone(_ShowClusterInstInfosRequest_fieldSchema.Leaves())
+var ShowClusterInstInfosRequestAllFields = []string{
+	ShowClusterInstInfosRequestFieldFilterKeyName,
+	ShowClusterInstInfosRequestFieldFilterKeyOrganization,
+	ShowClusterInstInfosRequestFieldFilterState,
+	ShowClusterInstInfosRequestFieldFilterErrors,
+	ShowClusterInstInfosRequestFieldFilterNotifyId,
+	ShowClusterInstInfosRequestFieldFilterStatusTaskNumber,
+	ShowClusterInstInfosRequestFieldFilterStatusMaxTasks,
+	ShowClusterInstInfosRequestFieldFilterStatusTaskName,
+	ShowClusterInstInfosRequestFieldFilterStatusStepName,
+	ShowClusterInstInfosRequestFieldFilterStatusMsgCount,
+	ShowClusterInstInfosRequestFieldFilterStatusMsgs,
+	ShowClusterInstInfosRequestFieldFilterResourcesVms,
+	ShowClusterInstInfosRequestFieldFilterKubeconfig,
+	ShowClusterInstInfosRequestFieldFilterUpdatedAt,
+	ShowClusterInstInfosRequestFieldFilterRequestId,
+}
 
 // FieldSchema returns the field flags of ShowClusterInstInfosRequest.
 func (*ShowClusterInstInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -531,7 +672,23 @@ var _ShowClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sh
 var _ShowClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowClusterInstInfosResponse", _ShowClusterInstInfosResponse_shape, false)
 
 // ShowClusterInstInfosResponseAllFields lists the leaf flags of ShowClusterInstInfosResponse, which select every field.
-var ShowClusterInstInfosResponseAllFields = slices.Clone(_ShowClusterInstInfosResponse_fieldSchema.Leaves())
+var ShowClusterInstInfosResponseAllFields = []string{
+	ShowClusterInstInfosResponseFieldClusterInstInfoKeyName,
+	ShowClusterInstInfosResponseFieldClusterInstInfoKeyOrganization,
+	ShowClusterInstInfosResponseFieldClusterInstInfoState,
+	ShowClusterInstInfosResponseFieldClusterInstInfoErrors,
+	ShowClusterInstInfosResponseFieldClusterInstInfoNotifyId,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusTaskNumber,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMaxTasks,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusTaskName,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusStepName,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMsgCount,
+	ShowClusterInstInfosResponseFieldClusterInstInfoStatusMsgs,
+	ShowClusterInstInfosResponseFieldClusterInstInfoResourcesVms,
+	ShowClusterInstInfosResponseFieldClusterInstInfoKubeconfig,
+	ShowClusterInstInfosResponseFieldClusterInstInfoUpdatedAt,
+	ShowClusterInstInfosResponseFieldClusterInstInfoRequestId,
+}
 
 // FieldSchema returns the field flags of ShowClusterInstInfosResponse.
 func (*ShowClusterInstInfosResponse) FieldSchema() *fieldmap.Schema {
@@ -586,7 +743,23 @@ var _WatchClusterInstInfosRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Wa
 var _WatchClusterInstInfosRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosRequest", _WatchClusterInstInfosRequest_shape, false)
 
 // WatchClusterInstInfosRequestAllFields lists the leaf flags of WatchClusterInstInfosRequest, which select every field.
-var WatchClusterInstInfosRequestAllFields = slices.Clone(_WatchClusterInstInfosRequest_fieldSchema.Leaves())
+var WatchClusterInstInfosRequestAllFields = []string{
+	WatchClusterInstInfosRequestFieldFilterKeyName,
+	WatchClusterInstInfosRequestFieldFilterKeyOrganization,
+	WatchClusterInstInfosRequestFieldFilterState,
+	WatchClusterInstInfosRequestFieldFilterErrors,
+	WatchClusterInstInfosRequestFieldFilterNotifyId,
+	WatchClusterInstInfosRequestFieldFilterStatusTaskNumber,
+	WatchClusterInstInfosRequestFieldFilterStatusMaxTasks,
+	WatchClusterInstInfosRequestFieldFilterStatusTaskName,
+	WatchClusterInstInfosRequestFieldFilterStatusStepName,
+	WatchClusterInstInfosRequestFieldFilterStatusMsgCount,
+	WatchClusterInstInfosRequestFieldFilterStatusMsgs,
+	WatchClusterInstInfosRequestFieldFilterResourcesVms,
+	WatchClusterInstInfosRequestFieldFilterKubeconfig,
+	WatchClusterInstInfosRequestFieldFilterUpdatedAt,
+	WatchClusterInstInfosRequestFieldFilterRequestId,
+}
 
 // FieldSchema returns the field flags of WatchClusterInstInfosRequest.
 func (*WatchClusterInstInfosRequest) FieldSchema() *fieldmap.Schema {
@@ -643,7 +816,24 @@ var _WatchClusterInstInfosResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(W
 var _WatchClusterInstInfosResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.WatchClusterInstInfosResponse", _WatchClusterInstInfosResponse_shape, false)
 
 // WatchClusterInstInfosResponseAllFields lists the leaf flags of WatchClusterInstInfosResponse, which select every field.
-var WatchClusterInstInfosResponseAllFields = slices.Clone(_WatchClusterInstInfosResponse_fieldSchema.Leaves())
+var WatchClusterInstInfosResponseAllFields = []string{
+	WatchClusterInstInfosResponseFieldType,
+	WatchClusterInstInfosResponseFieldClusterInstInfoKeyName,
+	WatchClusterInstInfosResponseFieldClusterInstInfoKeyOrganization,
+	WatchClusterInstInfosResponseFieldClusterInstInfoState,
+	WatchClusterInstInfosResponseFieldClusterInstInfoErrors,
+	WatchClusterInstInfosResponseFieldClusterInstInfoNotifyId,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusTaskNumber,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMaxTasks,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusTaskName,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusStepName,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMsgCount,
+	WatchClusterInstInfosResponseFieldClusterInstInfoStatusMsgs,
+	WatchClusterInstInfosResponseFieldClusterInstInfoResourcesVms,
+	WatchClusterInstInfosResponseFieldClusterInstInfoKubeconfig,
+	WatchClusterInstInfosResponseFieldClusterInstInfoUpdatedAt,
+	WatchClusterInstInfosResponseFieldClusterInstInfoRequestId,
+}
 
 // FieldSchema returns the field flags of WatchClusterInstInfosResponse.
 func (*WatchClusterInstInfosResponse) FieldSchema() *fieldmap.Schema {

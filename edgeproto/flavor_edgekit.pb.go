@@ -9,7 +9,6 @@ package edgeproto
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -40,7 +39,14 @@ var _Flavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fie
 var _Flavor_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Flavor", _Flavor_shape, false)
 
 // FlavorAllFields lists the leaf flags of Flavor, which select every field.
-var FlavorAllFields = slices.Clone(_Flavor_fieldSchema.Leaves())
+var FlavorAllFields = []string{
+	FlavorFieldKeyName,
+	FlavorFieldRamMb,
+	FlavorFieldVcpus,
+	FlavorFieldDiskGb,
+	FlavorFieldGpus,
+	FlavorFieldOptResMap,
+}
 
 // FieldSchema returns the field flags of Flavor.
 func (*Flavor) FieldSchema() *fieldmap.Schema { return _Flavor_fieldSchema }
@@ -74,7 +80,15 @@ var _FlavorInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorInfo{}), Field
 var _FlavorInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.FlavorInfo", _FlavorInfo_shape, false)
 
 // FlavorInfoAllFields lists the leaf flags of FlavorInfo, which select every field.
-var FlavorInfoAllFields = slices.Clone(_FlavorInfo_fieldSchema.Leaves())
+var FlavorInfoAllFields = []string{
+	FlavorInfoFieldName,
+	FlavorInfoFieldVcpus,
+	FlavorInfoFieldRamMb,
+	FlavorInfoFieldDiskGb,
+	FlavorInfoFieldGpus,
+	FlavorInfoFieldPropMap,
+	FlavorInfoFieldDeprecated,
+}
 
 // FieldSchema returns the field flags of FlavorInfo.
 func (*FlavorInfo) FieldSchema() *fieldmap.Schema { return _FlavorInfo_fieldSchema }

@@ -35,7 +35,14 @@ var _CreateFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateFlavo
 var _CreateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorRequest", _CreateFlavorRequest_shape, false)
 
 // CreateFlavorRequestAllFields lists the leaf flags of CreateFlavorRequest, which select every field.
-var CreateFlavorRequestAllFields = slices.Clone(_CreateFlavorRequest_fieldSchema.Leaves())
+var CreateFlavorRequestAllFields = []string{
+	CreateFlavorRequestFieldFlavorKeyName,
+	CreateFlavorRequestFieldFlavorRamMb,
+	CreateFlavorRequestFieldFlavorVcpus,
+	CreateFlavorRequestFieldFlavorDiskGb,
+	CreateFlavorRequestFieldFlavorGpus,
+	CreateFlavorRequestFieldFlavorOptResMap,
+}
 
 // FieldSchema returns the field flags of CreateFlavorRequest.
 func (*CreateFlavorRequest) FieldSchema() *fieldmap.Schema { return _CreateFlavorRequest_fieldSchema }
@@ -64,7 +71,14 @@ var _CreateFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateFlav
 var _CreateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateFlavorResponse", _CreateFlavorResponse_shape, false)
 
 // CreateFlavorResponseAllFields lists the leaf flags of CreateFlavorResponse, which select every field.
-var CreateFlavorResponseAllFields = slices.Clone(_CreateFlavorResponse_fieldSchema.Leaves())
+var CreateFlavorResponseAllFields = []string{
+	CreateFlavorResponseFieldFlavorKeyName,
+	CreateFlavorResponseFieldFlavorRamMb,
+	CreateFlavorResponseFieldFlavorVcpus,
+	CreateFlavorResponseFieldFlavorDiskGb,
+	CreateFlavorResponseFieldFlavorGpus,
+	CreateFlavorResponseFieldFlavorOptResMap,
+}
 
 // FieldSchema returns the field flags of CreateFlavorResponse.
 func (*CreateFlavorResponse) FieldSchema() *fieldmap.Schema { return _CreateFlavorResponse_fieldSchema }
@@ -95,7 +109,15 @@ var _UpdateFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateFlavo
 var _UpdateFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorRequest", _UpdateFlavorRequest_shape, false)
 
 // UpdateFlavorRequestAllFields lists the leaf flags of UpdateFlavorRequest, which select every field.
-var UpdateFlavorRequestAllFields = slices.Clone(_UpdateFlavorRequest_fieldSchema.Leaves())
+var UpdateFlavorRequestAllFields = []string{
+	UpdateFlavorRequestFieldFlavorKeyName,
+	UpdateFlavorRequestFieldFlavorRamMb,
+	UpdateFlavorRequestFieldFlavorVcpus,
+	UpdateFlavorRequestFieldFlavorDiskGb,
+	UpdateFlavorRequestFieldFlavorGpus,
+	UpdateFlavorRequestFieldFlavorOptResMap,
+	UpdateFlavorRequestFieldFields,
+}
 
 // FieldSchema returns the field flags of UpdateFlavorRequest.
 func (*UpdateFlavorRequest) FieldSchema() *fieldmap.Schema { return _UpdateFlavorRequest_fieldSchema }
@@ -124,7 +146,14 @@ var _UpdateFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateFlav
 var _UpdateFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateFlavorResponse", _UpdateFlavorResponse_shape, false)
 
 // UpdateFlavorResponseAllFields lists the leaf flags of UpdateFlavorResponse, which select every field.
-var UpdateFlavorResponseAllFields = slices.Clone(_UpdateFlavorResponse_fieldSchema.Leaves())
+var UpdateFlavorResponseAllFields = []string{
+	UpdateFlavorResponseFieldFlavorKeyName,
+	UpdateFlavorResponseFieldFlavorRamMb,
+	UpdateFlavorResponseFieldFlavorVcpus,
+	UpdateFlavorResponseFieldFlavorDiskGb,
+	UpdateFlavorResponseFieldFlavorGpus,
+	UpdateFlavorResponseFieldFlavorOptResMap,
+}
 
 // FieldSchema returns the field flags of UpdateFlavorResponse.
 func (*UpdateFlavorResponse) FieldSchema() *fieldmap.Schema { return _UpdateFlavorResponse_fieldSchema }
@@ -147,7 +176,9 @@ var _DeleteFlavorRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteFlavo
 var _DeleteFlavorRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorRequest", _DeleteFlavorRequest_shape, false)
 
 // DeleteFlavorRequestAllFields lists the leaf flags of DeleteFlavorRequest, which select every field.
-var DeleteFlavorRequestAllFields = slices.Clone(_DeleteFlavorRequest_fieldSchema.Leaves())
+var DeleteFlavorRequestAllFields = []string{
+	DeleteFlavorRequestFieldKeyName,
+}
 
 // FieldSchema returns the field flags of DeleteFlavorRequest.
 func (*DeleteFlavorRequest) FieldSchema() *fieldmap.Schema { return _DeleteFlavorRequest_fieldSchema }
@@ -162,7 +193,7 @@ var _DeleteFlavorResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(DeleteFlav
 var _DeleteFlavorResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteFlavorResponse", _DeleteFlavorResponse_shape, false)
 
 // DeleteFlavorResponseAllFields lists the leaf flags of DeleteFlavorResponse, which select every field.
-var DeleteFlavorResponseAllFields = slices.Clone(_DeleteFlavorResponse_fieldSchema.Leaves())
+var DeleteFlavorResponseAllFields = []string{}
 
 // FieldSchema returns the field flags of DeleteFlavorResponse.
 func (*DeleteFlavorResponse) FieldSchema() *fieldmap.Schema { return _DeleteFlavorResponse_fieldSchema }
@@ -191,7 +222,14 @@ var _ShowFlavorsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowFlavorsR
 var _ShowFlavorsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsRequest", _ShowFlavorsRequest_shape, false)
 
 // ShowFlavorsRequestAllFields lists the leaf flags of ShowFlavorsRequest, which select every field.
-var ShowFlavorsRequestAllFields = slices.Clone(_ShowFlavorsRequest_fieldSchema.Leaves())
+var ShowFlavorsRequestAllFields = []string{
+	ShowFlavorsRequestFieldFilterKeyName,
+	ShowFlavorsRequestFieldFilterRamMb,
+	ShowFlavorsRequestFieldFilterVcpus,
+	ShowFlavorsRequestFieldFilterDiskGb,
+	ShowFlavorsRequestFieldFilterGpus,
+	ShowFlavorsRequestFieldFilterOptResMap,
+}
 
 // FieldSchema returns the field flags of ShowFlavorsRequest.
 func (*ShowFlavorsRequest) FieldSchema() *fieldmap.Schema { return _ShowFlavorsRequest_fieldSchema }
@@ -220,7 +258,14 @@ var _ShowFlavorsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowFlavors
 var _ShowFlavorsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowFlavorsResponse", _ShowFlavorsResponse_shape, false)
 
 // ShowFlavorsResponseAllFields lists the leaf flags of ShowFlavorsResponse, which select every field.
-var ShowFlavorsResponseAllFields = slices.Clone(_ShowFlavorsResponse_fieldSchema.Leaves())
+var ShowFlavorsResponseAllFields = []string{
+	ShowFlavorsResponseFieldFlavorKeyName,
+	ShowFlavorsResponseFieldFlavorRamMb,
+	ShowFlavorsResponseFieldFlavorVcpus,
+	ShowFlavorsResponseFieldFlavorDiskGb,
+	ShowFlavorsResponseFieldFlavorGpus,
+	ShowFlavorsResponseFieldFlavorOptResMap,
+}
 
 // FieldSchema returns the field flags of ShowFlavorsResponse.
 func (*ShowFlavorsResponse) FieldSchema() *fieldmap.Schema { return _ShowFlavorsResponse_fieldSchema }

@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -30,7 +29,10 @@ var _CloudletKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletKey{}), Fie
 var _CloudletKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletKey", _CloudletKey_shape, false)
 
 // CloudletKeyAllFields lists the leaf flags of CloudletKey, which select every field.
-var CloudletKeyAllFields = slices.Clone(_CloudletKey_fieldSchema.Leaves())
+var CloudletKeyAllFields = []string{
+	CloudletKeyFieldOrganization,
+	CloudletKeyFieldName,
+}
 
 // FieldSchema returns the field flags of CloudletKey.
 func (*CloudletKey) FieldSchema() *fieldmap.Schema { return _CloudletKey_fieldSchema }
@@ -54,7 +56,10 @@ var _ClusterKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ClusterKey{}), Field
 var _ClusterKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ClusterKey", _ClusterKey_shape, false)
 
 // ClusterKeyAllFields lists the leaf flags of ClusterKey, which select every field.
-var ClusterKeyAllFields = slices.Clone(_ClusterKey_fieldSchema.Leaves())
+var ClusterKeyAllFields = []string{
+	ClusterKeyFieldName,
+	ClusterKeyFieldOrganization,
+}
 
 // FieldSchema returns the field flags of ClusterKey.
 func (*ClusterKey) FieldSchema() *fieldmap.Schema { return _ClusterKey_fieldSchema }
@@ -80,7 +85,11 @@ var _AppKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppKey{}), Fields: []fie
 var _AppKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppKey", _AppKey_shape, false)
 
 // AppKeyAllFields lists the leaf flags of AppKey, which select every field.
-var AppKeyAllFields = slices.Clone(_AppKey_fieldSchema.Leaves())
+var AppKeyAllFields = []string{
+	AppKeyFieldOrganization,
+	AppKeyFieldName,
+	AppKeyFieldVersion,
+}
 
 // FieldSchema returns the field flags of AppKey.
 func (*AppKey) FieldSchema() *fieldmap.Schema { return _AppKey_fieldSchema }
@@ -104,7 +113,10 @@ var _AppInstKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AppInstKey{}), Field
 var _AppInstKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.AppInstKey", _AppInstKey_shape, false)
 
 // AppInstKeyAllFields lists the leaf flags of AppInstKey, which select every field.
-var AppInstKeyAllFields = slices.Clone(_AppInstKey_fieldSchema.Leaves())
+var AppInstKeyAllFields = []string{
+	AppInstKeyFieldName,
+	AppInstKeyFieldOrganization,
+}
 
 // FieldSchema returns the field flags of AppInstKey.
 func (*AppInstKey) FieldSchema() *fieldmap.Schema { return _AppInstKey_fieldSchema }
@@ -126,7 +138,9 @@ var _FlavorKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FlavorKey{}), Fields:
 var _FlavorKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.FlavorKey", _FlavorKey_shape, false)
 
 // FlavorKeyAllFields lists the leaf flags of FlavorKey, which select every field.
-var FlavorKeyAllFields = slices.Clone(_FlavorKey_fieldSchema.Leaves())
+var FlavorKeyAllFields = []string{
+	FlavorKeyFieldName,
+}
 
 // FieldSchema returns the field flags of FlavorKey.
 func (*FlavorKey) FieldSchema() *fieldmap.Schema { return _FlavorKey_fieldSchema }
@@ -150,7 +164,10 @@ var _TrustPolicyKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyKey{}
 var _TrustPolicyKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyKey", _TrustPolicyKey_shape, false)
 
 // TrustPolicyKeyAllFields lists the leaf flags of TrustPolicyKey, which select every field.
-var TrustPolicyKeyAllFields = slices.Clone(_TrustPolicyKey_fieldSchema.Leaves())
+var TrustPolicyKeyAllFields = []string{
+	TrustPolicyKeyFieldOrganization,
+	TrustPolicyKeyFieldName,
+}
 
 // FieldSchema returns the field flags of TrustPolicyKey.
 func (*TrustPolicyKey) FieldSchema() *fieldmap.Schema { return _TrustPolicyKey_fieldSchema }
@@ -174,7 +191,10 @@ var _CloudletPoolKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CloudletPoolKey
 var _CloudletPoolKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CloudletPoolKey", _CloudletPoolKey_shape, false)
 
 // CloudletPoolKeyAllFields lists the leaf flags of CloudletPoolKey, which select every field.
-var CloudletPoolKeyAllFields = slices.Clone(_CloudletPoolKey_fieldSchema.Leaves())
+var CloudletPoolKeyAllFields = []string{
+	CloudletPoolKeyFieldOrganization,
+	CloudletPoolKeyFieldName,
+}
 
 // FieldSchema returns the field flags of CloudletPoolKey.
 func (*CloudletPoolKey) FieldSchema() *fieldmap.Schema { return _CloudletPoolKey_fieldSchema }
@@ -205,7 +225,14 @@ var _TrustPolicyExceptionKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPo
 var _TrustPolicyExceptionKey_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyExceptionKey", _TrustPolicyExceptionKey_shape, false)
 
 // TrustPolicyExceptionKeyAllFields lists the leaf flags of TrustPolicyExceptionKey, which select every field.
-var TrustPolicyExceptionKeyAllFields = slices.Clone(_TrustPolicyExceptionKey_fieldSchema.Leaves())
+var TrustPolicyExceptionKeyAllFields = []string{
+	TrustPolicyExceptionKeyFieldAppKeyOrganization,
+	TrustPolicyExceptionKeyFieldAppKeyName,
+	TrustPolicyExceptionKeyFieldAppKeyVersion,
+	TrustPolicyExceptionKeyFieldCloudletPoolKeyOrganization,
+	TrustPolicyExceptionKeyFieldCloudletPoolKeyName,
+	TrustPolicyExceptionKeyFieldName,
+}
 
 // FieldSchema returns the field flags of TrustPolicyExceptionKey.
 func (*TrustPolicyExceptionKey) FieldSchema() *fieldmap.Schema {

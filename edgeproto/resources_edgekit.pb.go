@@ -34,7 +34,11 @@ var _ResourceQuota_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceQuota{}),
 var _ResourceQuota_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResourceQuota", _ResourceQuota_shape, false)
 
 // ResourceQuotaAllFields lists the leaf flags of ResourceQuota, which select every field.
-var ResourceQuotaAllFields = slices.Clone(_ResourceQuota_fieldSchema.Leaves())
+var ResourceQuotaAllFields = []string{
+	ResourceQuotaFieldName,
+	ResourceQuotaFieldValue,
+	ResourceQuotaFieldAlertThreshold,
+}
 
 // FieldSchema returns the field flags of ResourceQuota.
 func (*ResourceQuota) FieldSchema() *fieldmap.Schema { return _ResourceQuota_fieldSchema }
@@ -68,7 +72,15 @@ var _InfraResource_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResource{}),
 var _InfraResource_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResource", _InfraResource_shape, false)
 
 // InfraResourceAllFields lists the leaf flags of InfraResource, which select every field.
-var InfraResourceAllFields = slices.Clone(_InfraResource_fieldSchema.Leaves())
+var InfraResourceAllFields = []string{
+	InfraResourceFieldName,
+	InfraResourceFieldUsed,
+	InfraResourceFieldTotal,
+	InfraResourceFieldQuota,
+	InfraResourceFieldUnits,
+	InfraResourceFieldDescription,
+	InfraResourceFieldAlertThreshold,
+}
 
 // FieldSchema returns the field flags of InfraResource.
 func (*InfraResource) FieldSchema() *fieldmap.Schema { return _InfraResource_fieldSchema }
@@ -107,7 +119,12 @@ var _InfraResourcesSnapshot_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraRes
 var _InfraResourcesSnapshot_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResourcesSnapshot", _InfraResourcesSnapshot_shape, false)
 
 // InfraResourcesSnapshotAllFields lists the leaf flags of InfraResourcesSnapshot, which select every field.
-var InfraResourcesSnapshotAllFields = slices.Clone(_InfraResourcesSnapshot_fieldSchema.Leaves())
+var InfraResourcesSnapshotAllFields = []string{
+	InfraResourcesSnapshotFieldInfo,
+	InfraResourcesSnapshotFieldClusterInsts,
+	InfraResourcesSnapshotFieldVmAppInsts,
+	InfraResourcesSnapshotFieldTakenAt,
+}
 
 // FieldSchema returns the field flags of InfraResourcesSnapshot.
 func (*InfraResourcesSnapshot) FieldSchema() *fieldmap.Schema {
@@ -137,7 +154,12 @@ var _NodeInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeInfo{}), Fields: [
 var _NodeInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodeInfo", _NodeInfo_shape, false)
 
 // NodeInfoAllFields lists the leaf flags of NodeInfo, which select every field.
-var NodeInfoAllFields = slices.Clone(_NodeInfo_fieldSchema.Leaves())
+var NodeInfoAllFields = []string{
+	NodeInfoFieldName,
+	NodeInfoFieldAllocatable,
+	NodeInfoFieldCapacity,
+	NodeInfoFieldRoles,
+}
 
 // FieldSchema returns the field flags of NodeInfo.
 func (*NodeInfo) FieldSchema() *fieldmap.Schema { return _NodeInfo_fieldSchema }
@@ -161,7 +183,10 @@ var _IpAddr_shape = &fieldmap.Shape{Size: unsafe.Sizeof(IpAddr{}), Fields: []fie
 var _IpAddr_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.IpAddr", _IpAddr_shape, false)
 
 // IpAddrAllFields lists the leaf flags of IpAddr, which select every field.
-var IpAddrAllFields = slices.Clone(_IpAddr_fieldSchema.Leaves())
+var IpAddrAllFields = []string{
+	IpAddrFieldExternalIp,
+	IpAddrFieldInternalIp,
+}
 
 // FieldSchema returns the field flags of IpAddr.
 func (*IpAddr) FieldSchema() *fieldmap.Schema { return _IpAddr_fieldSchema }
@@ -191,7 +216,13 @@ var _ContainerInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ContainerInfo{}),
 var _ContainerInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ContainerInfo", _ContainerInfo_shape, false)
 
 // ContainerInfoAllFields lists the leaf flags of ContainerInfo, which select every field.
-var ContainerInfoAllFields = slices.Clone(_ContainerInfo_fieldSchema.Leaves())
+var ContainerInfoAllFields = []string{
+	ContainerInfoFieldName,
+	ContainerInfoFieldType,
+	ContainerInfoFieldStatus,
+	ContainerInfoFieldClusterIp,
+	ContainerInfoFieldRestarts,
+}
 
 // FieldSchema returns the field flags of ContainerInfo.
 func (*ContainerInfo) FieldSchema() *fieldmap.Schema { return _ContainerInfo_fieldSchema }
@@ -230,7 +261,14 @@ var _VmInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VmInfo{}), Fields: []fie
 var _VmInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.VmInfo", _VmInfo_shape, false)
 
 // VmInfoAllFields lists the leaf flags of VmInfo, which select every field.
-var VmInfoAllFields = slices.Clone(_VmInfo_fieldSchema.Leaves())
+var VmInfoAllFields = []string{
+	VmInfoFieldName,
+	VmInfoFieldType,
+	VmInfoFieldStatus,
+	VmInfoFieldInfraFlavor,
+	VmInfoFieldIpaddresses,
+	VmInfoFieldContainers,
+}
 
 // FieldSchema returns the field flags of VmInfo.
 func (*VmInfo) FieldSchema() *fieldmap.Schema { return _VmInfo_fieldSchema }
@@ -265,7 +303,9 @@ var _InfraResources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(InfraResources{}
 var _InfraResources_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.InfraResources", _InfraResources_shape, false)
 
 // InfraResourcesAllFields lists the leaf flags of InfraResources, which select every field.
-var InfraResourcesAllFields = slices.Clone(_InfraResources_fieldSchema.Leaves())
+var InfraResourcesAllFields = []string{
+	InfraResourcesFieldVms,
+}
 
 // FieldSchema returns the field flags of InfraResources.
 func (*InfraResources) FieldSchema() *fieldmap.Schema { return _InfraResources_fieldSchema }
@@ -295,7 +335,13 @@ var _NodeResources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeResources{}),
 var _NodeResources_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.NodeResources", _NodeResources_shape, false)
 
 // NodeResourcesAllFields lists the leaf flags of NodeResources, which select every field.
-var NodeResourcesAllFields = slices.Clone(_NodeResources_fieldSchema.Leaves())
+var NodeResourcesAllFields = []string{
+	NodeResourcesFieldVcpus,
+	NodeResourcesFieldRamMb,
+	NodeResourcesFieldDiskGb,
+	NodeResourcesFieldOptResMap,
+	NodeResourcesFieldInfraNodeFlavor,
+}
 
 // FieldSchema returns the field flags of NodeResources.
 func (*NodeResources) FieldSchema() *fieldmap.Schema { return _NodeResources_fieldSchema }

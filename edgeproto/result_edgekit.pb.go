@@ -8,7 +8,6 @@ package edgeproto
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -30,7 +29,10 @@ var _Result_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Result{}), Fields: []fie
 var _Result_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Result", _Result_shape, false)
 
 // ResultAllFields lists the leaf flags of Result, which select every field.
-var ResultAllFields = slices.Clone(_Result_fieldSchema.Leaves())
+var ResultAllFields = []string{
+	ResultFieldMessage,
+	ResultFieldCode,
+}
 
 // FieldSchema returns the field flags of Result.
 func (*Result) FieldSchema() *fieldmap.Schema { return _Result_fieldSchema }

@@ -10,7 +10,6 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	bits "math/bits"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -56,7 +55,22 @@ var _Settings_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Settings{}), Fields: [
 var _Settings_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.Settings", _Settings_shape, false)
 
 // SettingsAllFields lists the leaf flags of Settings, which select every field.
-var SettingsAllFields = slices.Clone(_Settings_fieldSchema.Leaves())
+var SettingsAllFields = []string{
+	SettingsFieldCreateClusterInstTimeout,
+	SettingsFieldUpdateClusterInstTimeout,
+	SettingsFieldDeleteClusterInstTimeout,
+	SettingsFieldCreateAppInstTimeout,
+	SettingsFieldUpdateAppInstTimeout,
+	SettingsFieldDeleteAppInstTimeout,
+	SettingsFieldCreateCloudletTimeout,
+	SettingsFieldUpdateCloudletTimeout,
+	SettingsFieldCloudletInfoPushInterval,
+	SettingsFieldResourceSnapshotInterval,
+	SettingsFieldCloudletMaintenanceTimeout,
+	SettingsFieldCrmConnectTimeout,
+	SettingsFieldMaxTrackedDmeClients,
+	SettingsFieldMaxConcurrentTasks,
+}
 
 // FieldSchema returns the field flags of Settings.
 func (*Settings) FieldSchema() *fieldmap.Schema { return _Settings_fieldSchema }

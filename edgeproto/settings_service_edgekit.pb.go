@@ -44,7 +44,23 @@ var _UpdateSettingsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateSet
 var _UpdateSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsRequest", _UpdateSettingsRequest_shape, false)
 
 // UpdateSettingsRequestAllFields lists the leaf flags of UpdateSettingsRequest, which select every field.
-var UpdateSettingsRequestAllFields = slices.Clone(_UpdateSettingsRequest_fieldSchema.Leaves())
+var UpdateSettingsRequestAllFields = []string{
+	UpdateSettingsRequestFieldSettingsCreateClusterInstTimeout,
+	UpdateSettingsRequestFieldSettingsUpdateClusterInstTimeout,
+	UpdateSettingsRequestFieldSettingsDeleteClusterInstTimeout,
+	UpdateSettingsRequestFieldSettingsCreateAppInstTimeout,
+	UpdateSettingsRequestFieldSettingsUpdateAppInstTimeout,
+	UpdateSettingsRequestFieldSettingsDeleteAppInstTimeout,
+	UpdateSettingsRequestFieldSettingsCreateCloudletTimeout,
+	UpdateSettingsRequestFieldSettingsUpdateCloudletTimeout,
+	UpdateSettingsRequestFieldSettingsCloudletInfoPushInterval,
+	UpdateSettingsRequestFieldSettingsResourceSnapshotInterval,
+	UpdateSettingsRequestFieldSettingsCloudletMaintenanceTimeout,
+	UpdateSettingsRequestFieldSettingsCrmConnectTimeout,
+	UpdateSettingsRequestFieldSettingsMaxTrackedDmeClients,
+	UpdateSettingsRequestFieldSettingsMaxConcurrentTasks,
+	UpdateSettingsRequestFieldFields,
+}
 
 // FieldSchema returns the field flags of UpdateSettingsRequest.
 func (*UpdateSettingsRequest) FieldSchema() *fieldmap.Schema {
@@ -82,7 +98,22 @@ var _UpdateSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateSe
 var _UpdateSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateSettingsResponse", _UpdateSettingsResponse_shape, false)
 
 // UpdateSettingsResponseAllFields lists the leaf flags of UpdateSettingsResponse, which select every field.
-var UpdateSettingsResponseAllFields = slices.Clone(_UpdateSettingsResponse_fieldSchema.Leaves())
+var UpdateSettingsResponseAllFields = []string{
+	UpdateSettingsResponseFieldSettingsCreateClusterInstTimeout,
+	UpdateSettingsResponseFieldSettingsUpdateClusterInstTimeout,
+	UpdateSettingsResponseFieldSettingsDeleteClusterInstTimeout,
+	UpdateSettingsResponseFieldSettingsCreateAppInstTimeout,
+	UpdateSettingsResponseFieldSettingsUpdateAppInstTimeout,
+	UpdateSettingsResponseFieldSettingsDeleteAppInstTimeout,
+	UpdateSettingsResponseFieldSettingsCreateCloudletTimeout,
+	UpdateSettingsResponseFieldSettingsUpdateCloudletTimeout,
+	UpdateSettingsResponseFieldSettingsCloudletInfoPushInterval,
+	UpdateSettingsResponseFieldSettingsResourceSnapshotInterval,
+	UpdateSettingsResponseFieldSettingsCloudletMaintenanceTimeout,
+	UpdateSettingsResponseFieldSettingsCrmConnectTimeout,
+	UpdateSettingsResponseFieldSettingsMaxTrackedDmeClients,
+	UpdateSettingsResponseFieldSettingsMaxConcurrentTasks,
+}
 
 // FieldSchema returns the field flags of UpdateSettingsResponse.
 func (*UpdateSettingsResponse) FieldSchema() *fieldmap.Schema {
@@ -99,7 +130,7 @@ var _ResetSettingsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResetSetti
 var _ResetSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsRequest", _ResetSettingsRequest_shape, false)
 
 // ResetSettingsRequestAllFields lists the leaf flags of ResetSettingsRequest, which select every field.
-var ResetSettingsRequestAllFields = slices.Clone(_ResetSettingsRequest_fieldSchema.Leaves())
+var ResetSettingsRequestAllFields = []string{}
 
 // FieldSchema returns the field flags of ResetSettingsRequest.
 func (*ResetSettingsRequest) FieldSchema() *fieldmap.Schema { return _ResetSettingsRequest_fieldSchema }
@@ -135,7 +166,22 @@ var _ResetSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResetSett
 var _ResetSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ResetSettingsResponse", _ResetSettingsResponse_shape, false)
 
 // ResetSettingsResponseAllFields lists the leaf flags of ResetSettingsResponse, which select every field.
-var ResetSettingsResponseAllFields = slices.Clone(_ResetSettingsResponse_fieldSchema.Leaves())
+var ResetSettingsResponseAllFields = []string{
+	ResetSettingsResponseFieldSettingsCreateClusterInstTimeout,
+	ResetSettingsResponseFieldSettingsUpdateClusterInstTimeout,
+	ResetSettingsResponseFieldSettingsDeleteClusterInstTimeout,
+	ResetSettingsResponseFieldSettingsCreateAppInstTimeout,
+	ResetSettingsResponseFieldSettingsUpdateAppInstTimeout,
+	ResetSettingsResponseFieldSettingsDeleteAppInstTimeout,
+	ResetSettingsResponseFieldSettingsCreateCloudletTimeout,
+	ResetSettingsResponseFieldSettingsUpdateCloudletTimeout,
+	ResetSettingsResponseFieldSettingsCloudletInfoPushInterval,
+	ResetSettingsResponseFieldSettingsResourceSnapshotInterval,
+	ResetSettingsResponseFieldSettingsCloudletMaintenanceTimeout,
+	ResetSettingsResponseFieldSettingsCrmConnectTimeout,
+	ResetSettingsResponseFieldSettingsMaxTrackedDmeClients,
+	ResetSettingsResponseFieldSettingsMaxConcurrentTasks,
+}
 
 // FieldSchema returns the field flags of ResetSettingsResponse.
 func (*ResetSettingsResponse) FieldSchema() *fieldmap.Schema {
@@ -152,7 +198,7 @@ var _ShowSettingsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowSetting
 var _ShowSettingsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsRequest", _ShowSettingsRequest_shape, false)
 
 // ShowSettingsRequestAllFields lists the leaf flags of ShowSettingsRequest, which select every field.
-var ShowSettingsRequestAllFields = slices.Clone(_ShowSettingsRequest_fieldSchema.Leaves())
+var ShowSettingsRequestAllFields = []string{}
 
 // FieldSchema returns the field flags of ShowSettingsRequest.
 func (*ShowSettingsRequest) FieldSchema() *fieldmap.Schema { return _ShowSettingsRequest_fieldSchema }
@@ -188,7 +234,22 @@ var _ShowSettingsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowSettin
 var _ShowSettingsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowSettingsResponse", _ShowSettingsResponse_shape, false)
 
 // ShowSettingsResponseAllFields lists the leaf flags of ShowSettingsResponse, which select every field.
-var ShowSettingsResponseAllFields = slices.Clone(_ShowSettingsResponse_fieldSchema.Leaves())
+var ShowSettingsResponseAllFields = []string{
+	ShowSettingsResponseFieldSettingsCreateClusterInstTimeout,
+	ShowSettingsResponseFieldSettingsUpdateClusterInstTimeout,
+	ShowSettingsResponseFieldSettingsDeleteClusterInstTimeout,
+	ShowSettingsResponseFieldSettingsCreateAppInstTimeout,
+	ShowSettingsResponseFieldSettingsUpdateAppInstTimeout,
+	ShowSettingsResponseFieldSettingsDeleteAppInstTimeout,
+	ShowSettingsResponseFieldSettingsCreateCloudletTimeout,
+	ShowSettingsResponseFieldSettingsUpdateCloudletTimeout,
+	ShowSettingsResponseFieldSettingsCloudletInfoPushInterval,
+	ShowSettingsResponseFieldSettingsResourceSnapshotInterval,
+	ShowSettingsResponseFieldSettingsCloudletMaintenanceTimeout,
+	ShowSettingsResponseFieldSettingsCrmConnectTimeout,
+	ShowSettingsResponseFieldSettingsMaxTrackedDmeClients,
+	ShowSettingsResponseFieldSettingsMaxConcurrentTasks,
+}
 
 // FieldSchema returns the field flags of ShowSettingsResponse.
 func (*ShowSettingsResponse) FieldSchema() *fieldmap.Schema { return _ShowSettingsResponse_fieldSchema }

@@ -38,7 +38,14 @@ var _StatusInfo_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StatusInfo{}), Field
 var _StatusInfo_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.StatusInfo", _StatusInfo_shape, false)
 
 // StatusInfoAllFields lists the leaf flags of StatusInfo, which select every field.
-var StatusInfoAllFields = slices.Clone(_StatusInfo_fieldSchema.Leaves())
+var StatusInfoAllFields = []string{
+	StatusInfoFieldTaskNumber,
+	StatusInfoFieldMaxTasks,
+	StatusInfoFieldTaskName,
+	StatusInfoFieldStepName,
+	StatusInfoFieldMsgCount,
+	StatusInfoFieldMsgs,
+}
 
 // FieldSchema returns the field flags of StatusInfo.
 func (*StatusInfo) FieldSchema() *fieldmap.Schema { return _StatusInfo_fieldSchema }

@@ -34,7 +34,12 @@ var _SecurityRule_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SecurityRule{}), F
 var _SecurityRule_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.SecurityRule", _SecurityRule_shape, false)
 
 // SecurityRuleAllFields lists the leaf flags of SecurityRule, which select every field.
-var SecurityRuleAllFields = slices.Clone(_SecurityRule_fieldSchema.Leaves())
+var SecurityRuleAllFields = []string{
+	SecurityRuleFieldProtocol,
+	SecurityRuleFieldPortRangeMin,
+	SecurityRuleFieldPortRangeMax,
+	SecurityRuleFieldRemoteCidr,
+}
 
 // FieldSchema returns the field flags of SecurityRule.
 func (*SecurityRule) FieldSchema() *fieldmap.Schema { return _SecurityRule_fieldSchema }
@@ -64,7 +69,11 @@ var _TrustPolicy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicy{}), Fie
 var _TrustPolicy_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicy", _TrustPolicy_shape, true)
 
 // TrustPolicyAllFields lists the leaf flags of TrustPolicy, which select every field.
-var TrustPolicyAllFields = slices.Clone(_TrustPolicy_fieldSchema.Leaves())
+var TrustPolicyAllFields = []string{
+	TrustPolicyFieldKeyOrganization,
+	TrustPolicyFieldKeyName,
+	TrustPolicyFieldOutboundSecurityRules,
+}
 
 // FieldSchema returns the field flags of TrustPolicy.
 func (*TrustPolicy) FieldSchema() *fieldmap.Schema { return _TrustPolicy_fieldSchema }
@@ -96,7 +105,14 @@ var _TrustPolicyExceptionInstance_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Tr
 var _TrustPolicyExceptionInstance_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyExceptionInstance", _TrustPolicyExceptionInstance_shape, false)
 
 // TrustPolicyExceptionInstanceAllFields lists the leaf flags of TrustPolicyExceptionInstance, which select every field.
-var TrustPolicyExceptionInstanceAllFields = slices.Clone(_TrustPolicyExceptionInstance_fieldSchema.Leaves())
+var TrustPolicyExceptionInstanceAllFields = []string{
+	TrustPolicyExceptionInstanceFieldAppInstKeyName,
+	TrustPolicyExceptionInstanceFieldAppInstKeyOrganization,
+	TrustPolicyExceptionInstanceFieldCloudletKeyOrganization,
+	TrustPolicyExceptionInstanceFieldCloudletKeyName,
+	TrustPolicyExceptionInstanceFieldState,
+	TrustPolicyExceptionInstanceFieldErrors,
+}
 
 // FieldSchema returns the field flags of TrustPolicyExceptionInstance.
 func (*TrustPolicyExceptionInstance) FieldSchema() *fieldmap.Schema {
@@ -146,7 +162,17 @@ var _TrustPolicyException_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolic
 var _TrustPolicyException_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyException", _TrustPolicyException_shape, false)
 
 // TrustPolicyExceptionAllFields lists the leaf flags of TrustPolicyException, which select every field.
-var TrustPolicyExceptionAllFields = slices.Clone(_TrustPolicyException_fieldSchema.Leaves())
+var TrustPolicyExceptionAllFields = []string{
+	TrustPolicyExceptionFieldKeyAppKeyOrganization,
+	TrustPolicyExceptionFieldKeyAppKeyName,
+	TrustPolicyExceptionFieldKeyAppKeyVersion,
+	TrustPolicyExceptionFieldKeyCloudletPoolKeyOrganization,
+	TrustPolicyExceptionFieldKeyCloudletPoolKeyName,
+	TrustPolicyExceptionFieldKeyName,
+	TrustPolicyExceptionFieldState,
+	TrustPolicyExceptionFieldOutboundSecurityRules,
+	TrustPolicyExceptionFieldInstances,
+}
 
 // FieldSchema returns the field flags of TrustPolicyException.
 func (*TrustPolicyException) FieldSchema() *fieldmap.Schema { return _TrustPolicyException_fieldSchema }

@@ -52,7 +52,17 @@ var _CreateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Size
 var _CreateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionRequest", _CreateTrustPolicyExceptionRequest_shape, false)
 
 // CreateTrustPolicyExceptionRequestAllFields lists the leaf flags of CreateTrustPolicyExceptionRequest, which select every field.
-var CreateTrustPolicyExceptionRequestAllFields = slices.Clone(_CreateTrustPolicyExceptionRequest_fieldSchema.Leaves())
+var CreateTrustPolicyExceptionRequestAllFields = []string{
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyName,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyVersion,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyName,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances,
+}
 
 // FieldSchema returns the field flags of CreateTrustPolicyExceptionRequest.
 func (*CreateTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
@@ -100,7 +110,17 @@ var _CreateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Siz
 var _CreateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyExceptionResponse", _CreateTrustPolicyExceptionResponse_shape, false)
 
 // CreateTrustPolicyExceptionResponseAllFields lists the leaf flags of CreateTrustPolicyExceptionResponse, which select every field.
-var CreateTrustPolicyExceptionResponseAllFields = slices.Clone(_CreateTrustPolicyExceptionResponse_fieldSchema.Leaves())
+var CreateTrustPolicyExceptionResponseAllFields = []string{
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyName,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyVersion,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyName,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances,
+}
 
 // FieldSchema returns the field flags of CreateTrustPolicyExceptionResponse.
 func (*CreateTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
@@ -150,7 +170,18 @@ var _UpdateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Size
 var _UpdateTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionRequest", _UpdateTrustPolicyExceptionRequest_shape, false)
 
 // UpdateTrustPolicyExceptionRequestAllFields lists the leaf flags of UpdateTrustPolicyExceptionRequest, which select every field.
-var UpdateTrustPolicyExceptionRequestAllFields = slices.Clone(_UpdateTrustPolicyExceptionRequest_fieldSchema.Leaves())
+var UpdateTrustPolicyExceptionRequestAllFields = []string{
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyName,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyAppKeyVersion,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionKeyName,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances,
+	UpdateTrustPolicyExceptionRequestFieldFields,
+}
 
 // FieldSchema returns the field flags of UpdateTrustPolicyExceptionRequest.
 func (*UpdateTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
@@ -198,7 +229,17 @@ var _UpdateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Siz
 var _UpdateTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyExceptionResponse", _UpdateTrustPolicyExceptionResponse_shape, false)
 
 // UpdateTrustPolicyExceptionResponseAllFields lists the leaf flags of UpdateTrustPolicyExceptionResponse, which select every field.
-var UpdateTrustPolicyExceptionResponseAllFields = slices.Clone(_UpdateTrustPolicyExceptionResponse_fieldSchema.Leaves())
+var UpdateTrustPolicyExceptionResponseAllFields = []string{
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyName,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyAppKeyVersion,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionKeyName,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances,
+}
 
 // FieldSchema returns the field flags of UpdateTrustPolicyExceptionResponse.
 func (*UpdateTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
@@ -230,7 +271,14 @@ var _DeleteTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Size
 var _DeleteTrustPolicyExceptionRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionRequest", _DeleteTrustPolicyExceptionRequest_shape, false)
 
 // DeleteTrustPolicyExceptionRequestAllFields lists the leaf flags of DeleteTrustPolicyExceptionRequest, which select every field.
-var DeleteTrustPolicyExceptionRequestAllFields = slices.Clone(_DeleteTrustPolicyExceptionRequest_fieldSchema.Leaves())
+var DeleteTrustPolicyExceptionRequestAllFields = []string{
+	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyOrganization,
+	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyName,
+	DeleteTrustPolicyExceptionRequestFieldKeyAppKeyVersion,
+	DeleteTrustPolicyExceptionRequestFieldKeyCloudletPoolKeyOrganization,
+	DeleteTrustPolicyExceptionRequestFieldKeyCloudletPoolKeyName,
+	DeleteTrustPolicyExceptionRequestFieldKeyName,
+}
 
 // FieldSchema returns the field flags of DeleteTrustPolicyExceptionRequest.
 func (*DeleteTrustPolicyExceptionRequest) FieldSchema() *fieldmap.Schema {
@@ -247,7 +295,7 @@ var _DeleteTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Siz
 var _DeleteTrustPolicyExceptionResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyExceptionResponse", _DeleteTrustPolicyExceptionResponse_shape, false)
 
 // DeleteTrustPolicyExceptionResponseAllFields lists the leaf flags of DeleteTrustPolicyExceptionResponse, which select every field.
-var DeleteTrustPolicyExceptionResponseAllFields = slices.Clone(_DeleteTrustPolicyExceptionResponse_fieldSchema.Leaves())
+var DeleteTrustPolicyExceptionResponseAllFields = []string{}
 
 // FieldSchema returns the field flags of DeleteTrustPolicyExceptionResponse.
 func (*DeleteTrustPolicyExceptionResponse) FieldSchema() *fieldmap.Schema {
@@ -295,7 +343,17 @@ var _ShowTrustPolicyExceptionsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeo
 var _ShowTrustPolicyExceptionsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsRequest", _ShowTrustPolicyExceptionsRequest_shape, false)
 
 // ShowTrustPolicyExceptionsRequestAllFields lists the leaf flags of ShowTrustPolicyExceptionsRequest, which select every field.
-var ShowTrustPolicyExceptionsRequestAllFields = slices.Clone(_ShowTrustPolicyExceptionsRequest_fieldSchema.Leaves())
+var ShowTrustPolicyExceptionsRequestAllFields = []string{
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyOrganization,
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyName,
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyAppKeyVersion,
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyCloudletPoolKeyOrganization,
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyCloudletPoolKeyName,
+	ShowTrustPolicyExceptionsRequestFieldFilterKeyName,
+	ShowTrustPolicyExceptionsRequestFieldFilterState,
+	ShowTrustPolicyExceptionsRequestFieldFilterOutboundSecurityRules,
+	ShowTrustPolicyExceptionsRequestFieldFilterInstances,
+}
 
 // FieldSchema returns the field flags of ShowTrustPolicyExceptionsRequest.
 func (*ShowTrustPolicyExceptionsRequest) FieldSchema() *fieldmap.Schema {
@@ -343,7 +401,17 @@ var _ShowTrustPolicyExceptionsResponse_shape = &fieldmap.Shape{Size: unsafe.Size
 var _ShowTrustPolicyExceptionsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPolicyExceptionsResponse", _ShowTrustPolicyExceptionsResponse_shape, false)
 
 // ShowTrustPolicyExceptionsResponseAllFields lists the leaf flags of ShowTrustPolicyExceptionsResponse, which select every field.
-var ShowTrustPolicyExceptionsResponseAllFields = slices.Clone(_ShowTrustPolicyExceptionsResponse_fieldSchema.Leaves())
+var ShowTrustPolicyExceptionsResponseAllFields = []string{
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyOrganization,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyName,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyAppKeyVersion,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyOrganization,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyCloudletPoolKeyName,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionKeyName,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionState,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionOutboundSecurityRules,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstances,
+}
 
 // FieldSchema returns the field flags of ShowTrustPolicyExceptionsResponse.
 func (*ShowTrustPolicyExceptionsResponse) FieldSchema() *fieldmap.Schema {

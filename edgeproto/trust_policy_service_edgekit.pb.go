@@ -36,7 +36,11 @@ var _CreateTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Create
 var _CreateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyRequest", _CreateTrustPolicyRequest_shape, false)
 
 // CreateTrustPolicyRequestAllFields lists the leaf flags of CreateTrustPolicyRequest, which select every field.
-var CreateTrustPolicyRequestAllFields = slices.Clone(_CreateTrustPolicyRequest_fieldSchema.Leaves())
+var CreateTrustPolicyRequestAllFields = []string{
+	CreateTrustPolicyRequestFieldTrustPolicyKeyOrganization,
+	CreateTrustPolicyRequestFieldTrustPolicyKeyName,
+	CreateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRules,
+}
 
 // FieldSchema returns the field flags of CreateTrustPolicyRequest.
 func (*CreateTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
@@ -68,7 +72,11 @@ var _CreateTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Creat
 var _CreateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.CreateTrustPolicyResponse", _CreateTrustPolicyResponse_shape, false)
 
 // CreateTrustPolicyResponseAllFields lists the leaf flags of CreateTrustPolicyResponse, which select every field.
-var CreateTrustPolicyResponseAllFields = slices.Clone(_CreateTrustPolicyResponse_fieldSchema.Leaves())
+var CreateTrustPolicyResponseAllFields = []string{
+	CreateTrustPolicyResponseFieldTrustPolicyKeyOrganization,
+	CreateTrustPolicyResponseFieldTrustPolicyKeyName,
+	CreateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRules,
+}
 
 // FieldSchema returns the field flags of CreateTrustPolicyResponse.
 func (*CreateTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
@@ -102,7 +110,12 @@ var _UpdateTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Update
 var _UpdateTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyRequest", _UpdateTrustPolicyRequest_shape, false)
 
 // UpdateTrustPolicyRequestAllFields lists the leaf flags of UpdateTrustPolicyRequest, which select every field.
-var UpdateTrustPolicyRequestAllFields = slices.Clone(_UpdateTrustPolicyRequest_fieldSchema.Leaves())
+var UpdateTrustPolicyRequestAllFields = []string{
+	UpdateTrustPolicyRequestFieldTrustPolicyKeyOrganization,
+	UpdateTrustPolicyRequestFieldTrustPolicyKeyName,
+	UpdateTrustPolicyRequestFieldTrustPolicyOutboundSecurityRules,
+	UpdateTrustPolicyRequestFieldFields,
+}
 
 // FieldSchema returns the field flags of UpdateTrustPolicyRequest.
 func (*UpdateTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
@@ -134,7 +147,11 @@ var _UpdateTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Updat
 var _UpdateTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.UpdateTrustPolicyResponse", _UpdateTrustPolicyResponse_shape, false)
 
 // UpdateTrustPolicyResponseAllFields lists the leaf flags of UpdateTrustPolicyResponse, which select every field.
-var UpdateTrustPolicyResponseAllFields = slices.Clone(_UpdateTrustPolicyResponse_fieldSchema.Leaves())
+var UpdateTrustPolicyResponseAllFields = []string{
+	UpdateTrustPolicyResponseFieldTrustPolicyKeyOrganization,
+	UpdateTrustPolicyResponseFieldTrustPolicyKeyName,
+	UpdateTrustPolicyResponseFieldTrustPolicyOutboundSecurityRules,
+}
 
 // FieldSchema returns the field flags of UpdateTrustPolicyResponse.
 func (*UpdateTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
@@ -160,7 +177,10 @@ var _DeleteTrustPolicyRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Delete
 var _DeleteTrustPolicyRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyRequest", _DeleteTrustPolicyRequest_shape, false)
 
 // DeleteTrustPolicyRequestAllFields lists the leaf flags of DeleteTrustPolicyRequest, which select every field.
-var DeleteTrustPolicyRequestAllFields = slices.Clone(_DeleteTrustPolicyRequest_fieldSchema.Leaves())
+var DeleteTrustPolicyRequestAllFields = []string{
+	DeleteTrustPolicyRequestFieldKeyOrganization,
+	DeleteTrustPolicyRequestFieldKeyName,
+}
 
 // FieldSchema returns the field flags of DeleteTrustPolicyRequest.
 func (*DeleteTrustPolicyRequest) FieldSchema() *fieldmap.Schema {
@@ -177,7 +197,7 @@ var _DeleteTrustPolicyResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Delet
 var _DeleteTrustPolicyResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.DeleteTrustPolicyResponse", _DeleteTrustPolicyResponse_shape, false)
 
 // DeleteTrustPolicyResponseAllFields lists the leaf flags of DeleteTrustPolicyResponse, which select every field.
-var DeleteTrustPolicyResponseAllFields = slices.Clone(_DeleteTrustPolicyResponse_fieldSchema.Leaves())
+var DeleteTrustPolicyResponseAllFields = []string{}
 
 // FieldSchema returns the field flags of DeleteTrustPolicyResponse.
 func (*DeleteTrustPolicyResponse) FieldSchema() *fieldmap.Schema {
@@ -209,7 +229,11 @@ var _ShowTrustPoliciesRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTr
 var _ShowTrustPoliciesRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesRequest", _ShowTrustPoliciesRequest_shape, false)
 
 // ShowTrustPoliciesRequestAllFields lists the leaf flags of ShowTrustPoliciesRequest, which select every field.
-var ShowTrustPoliciesRequestAllFields = slices.Clone(_ShowTrustPoliciesRequest_fieldSchema.Leaves())
+var ShowTrustPoliciesRequestAllFields = []string{
+	ShowTrustPoliciesRequestFieldFilterKeyOrganization,
+	ShowTrustPoliciesRequestFieldFilterKeyName,
+	ShowTrustPoliciesRequestFieldFilterOutboundSecurityRules,
+}
 
 // FieldSchema returns the field flags of ShowTrustPoliciesRequest.
 func (*ShowTrustPoliciesRequest) FieldSchema() *fieldmap.Schema {
@@ -241,7 +265,11 @@ var _ShowTrustPoliciesResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowT
 var _ShowTrustPoliciesResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.ShowTrustPoliciesResponse", _ShowTrustPoliciesResponse_shape, false)
 
 // ShowTrustPoliciesResponseAllFields lists the leaf flags of ShowTrustPoliciesResponse, which select every field.
-var ShowTrustPoliciesResponseAllFields = slices.Clone(_ShowTrustPoliciesResponse_fieldSchema.Leaves())
+var ShowTrustPoliciesResponseAllFields = []string{
+	ShowTrustPoliciesResponseFieldTrustPolicyKeyOrganization,
+	ShowTrustPoliciesResponseFieldTrustPolicyKeyName,
+	ShowTrustPoliciesResponseFieldTrustPolicyOutboundSecurityRules,
+}
 
 // FieldSchema returns the field flags of ShowTrustPoliciesResponse.
 func (*ShowTrustPoliciesResponse) FieldSchema() *fieldmap.Schema {

@@ -44,7 +44,16 @@ var _AllocationStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllocationStat
 var _AllocationStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AllocationStatus", _AllocationStatus_shape, false)
 
 // AllocationStatusAllFields lists the leaf flags of AllocationStatus, which select every field.
-var AllocationStatusAllFields = slices.Clone(_AllocationStatus_fieldSchema.Leaves())
+var AllocationStatusAllFields = []string{
+	AllocationStatusFieldState,
+	AllocationStatusFieldMessage,
+	AllocationStatusFieldLastUpdateTime,
+	AllocationStatusFieldTask,
+	AllocationStatusFieldStep,
+	AllocationStatusFieldErrors,
+	AllocationStatusFieldLastHealthyTime,
+	AllocationStatusFieldRestarts,
+}
 
 // FieldSchema returns the field flags of AllocationStatus.
 func (*AllocationStatus) FieldSchema() *fieldmap.Schema { return _AllocationStatus_fieldSchema }
@@ -70,7 +79,11 @@ var _AllocationResources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllocationR
 var _AllocationResources_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.AllocationResources", _AllocationResources_shape, false)
 
 // AllocationResourcesAllFields lists the leaf flags of AllocationResources, which select every field.
-var AllocationResourcesAllFields = slices.Clone(_AllocationResources_fieldSchema.Leaves())
+var AllocationResourcesAllFields = []string{
+	AllocationResourcesFieldCluster,
+	AllocationResourcesFieldApp,
+	AllocationResourcesFieldAppInst,
+}
 
 // FieldSchema returns the field flags of AllocationResources.
 func (*AllocationResources) FieldSchema() *fieldmap.Schema { return _AllocationResources_fieldSchema }
@@ -148,7 +161,46 @@ var _Allocation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Allocation{}), Field
 var _Allocation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Allocation", _Allocation_shape, false)
 
 // AllocationAllFields lists the leaf flags of Allocation, which select every field.
-var AllocationAllFields = slices.Clone(_Allocation_fieldSchema.Leaves())
+var AllocationAllFields = []string{
+	AllocationFieldId,
+	AllocationFieldContractId,
+	AllocationFieldForwarding,
+	AllocationFieldStatusState,
+	AllocationFieldStatusMessage,
+	AllocationFieldStatusLastUpdateTime,
+	AllocationFieldStatusTask,
+	AllocationFieldStatusStep,
+	AllocationFieldStatusErrors,
+	AllocationFieldStatusLastHealthyTime,
+	AllocationFieldStatusRestarts,
+	AllocationFieldFlavorType,
+	AllocationFieldBuyerDomain,
+	AllocationFieldBuyerNodeId,
+	AllocationFieldBuyerIp,
+	AllocationFieldBuyerLocalNamespace,
+	AllocationFieldBuyerAdditionalInformationLiqoId,
+	AllocationFieldBuyerAdditionalInformationKubeconfig,
+	AllocationFieldSellerDomain,
+	AllocationFieldSellerNodeId,
+	AllocationFieldSellerIp,
+	AllocationFieldSellerLocalNamespace,
+	AllocationFieldSellerAdditionalInformationLiqoId,
+	AllocationFieldSellerAdditionalInformationKubeconfig,
+	AllocationFieldCredentialsClusterId,
+	AllocationFieldCredentialsClusterName,
+	AllocationFieldCredentialsEndpoint,
+	AllocationFieldCredentialsKubeconfig,
+	AllocationFieldCredentialsToken,
+	AllocationFieldCredentialsUsername,
+	AllocationFieldCredentialsPassword,
+	AllocationFieldResourcesCluster,
+	AllocationFieldResourcesApp,
+	AllocationFieldResourcesAppInst,
+	AllocationFieldCreatedAt,
+	AllocationFieldExpirationTime,
+	AllocationFieldReleaseRequested,
+	AllocationFieldReleaseReason,
+}
 
 // FieldSchema returns the field flags of Allocation.
 func (*Allocation) FieldSchema() *fieldmap.Schema { return _Allocation_fieldSchema }

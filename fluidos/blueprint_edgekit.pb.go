@@ -44,7 +44,16 @@ var _ConfigParameter_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ConfigParameter
 var _ConfigParameter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ConfigParameter", _ConfigParameter_shape, false)
 
 // ConfigParameterAllFields lists the leaf flags of ConfigParameter, which select every field.
-var ConfigParameterAllFields = slices.Clone(_ConfigParameter_fieldSchema.Leaves())
+var ConfigParameterAllFields = []string{
+	ConfigParameterFieldName,
+	ConfigParameterFieldType,
+	ConfigParameterFieldRequired,
+	ConfigParameterFieldDefaultValue,
+	ConfigParameterFieldMinimum,
+	ConfigParameterFieldMaximum,
+	ConfigParameterFieldPattern,
+	ConfigParameterFieldDescription,
+}
 
 // FieldSchema returns the field flags of ConfigParameter.
 func (*ConfigParameter) FieldSchema() *fieldmap.Schema { return _ConfigParameter_fieldSchema }
@@ -74,7 +83,9 @@ var _ConfigurationSchema_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configurati
 var _ConfigurationSchema_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ConfigurationSchema", _ConfigurationSchema_shape, false)
 
 // ConfigurationSchemaAllFields lists the leaf flags of ConfigurationSchema, which select every field.
-var ConfigurationSchemaAllFields = slices.Clone(_ConfigurationSchema_fieldSchema.Leaves())
+var ConfigurationSchemaAllFields = []string{
+	ConfigurationSchemaFieldParameters,
+}
 
 // FieldSchema returns the field flags of ConfigurationSchema.
 func (*ConfigurationSchema) FieldSchema() *fieldmap.Schema { return _ConfigurationSchema_fieldSchema }
@@ -98,7 +109,10 @@ var _ServiceTemplate_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceTemplate
 var _ServiceTemplate_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceTemplate", _ServiceTemplate_shape, false)
 
 // ServiceTemplateAllFields lists the leaf flags of ServiceTemplate, which select every field.
-var ServiceTemplateAllFields = slices.Clone(_ServiceTemplate_fieldSchema.Leaves())
+var ServiceTemplateAllFields = []string{
+	ServiceTemplateFieldName,
+	ServiceTemplateFieldBody,
+}
 
 // FieldSchema returns the field flags of ServiceTemplate.
 func (*ServiceTemplate) FieldSchema() *fieldmap.Schema { return _ServiceTemplate_fieldSchema }
@@ -163,7 +177,27 @@ var _ServiceBlueprint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceBluepri
 var _ServiceBlueprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceBlueprint", _ServiceBlueprint_shape, false)
 
 // ServiceBlueprintAllFields lists the leaf flags of ServiceBlueprint, which select every field.
-var ServiceBlueprintAllFields = slices.Clone(_ServiceBlueprint_fieldSchema.Leaves())
+var ServiceBlueprintAllFields = []string{
+	ServiceBlueprintFieldId,
+	ServiceBlueprintFieldName,
+	ServiceBlueprintFieldDescription,
+	ServiceBlueprintFieldCategory,
+	ServiceBlueprintFieldTags,
+	ServiceBlueprintFieldHostingPolicies,
+	ServiceBlueprintFieldTemplates,
+	ServiceBlueprintFieldConfigurationSchemaParameters,
+	ServiceBlueprintFieldOwnerDomain,
+	ServiceBlueprintFieldOwnerNodeId,
+	ServiceBlueprintFieldOwnerIp,
+	ServiceBlueprintFieldOwnerLocalNamespace,
+	ServiceBlueprintFieldOwnerAdditionalInformationLiqoId,
+	ServiceBlueprintFieldOwnerAdditionalInformationKubeconfig,
+	ServiceBlueprintFieldCreatedAt,
+	ServiceBlueprintFieldMaxInstances,
+	ServiceBlueprintFieldPriceAmount,
+	ServiceBlueprintFieldPriceCurrency,
+	ServiceBlueprintFieldPricePeriod,
+}
 
 // FieldSchema returns the field flags of ServiceBlueprint.
 func (*ServiceBlueprint) FieldSchema() *fieldmap.Schema { return _ServiceBlueprint_fieldSchema }

@@ -43,7 +43,14 @@ var _NodeIdentity_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NodeIdentity{}), F
 var _NodeIdentity_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NodeIdentity", _NodeIdentity_shape, false)
 
 // NodeIdentityAllFields lists the leaf flags of NodeIdentity, which select every field.
-var NodeIdentityAllFields = slices.Clone(_NodeIdentity_fieldSchema.Leaves())
+var NodeIdentityAllFields = []string{
+	NodeIdentityFieldDomain,
+	NodeIdentityFieldNodeId,
+	NodeIdentityFieldIp,
+	NodeIdentityFieldLocalNamespace,
+	NodeIdentityFieldAdditionalInformationLiqoId,
+	NodeIdentityFieldAdditionalInformationKubeconfig,
+}
 
 // FieldSchema returns the field flags of NodeIdentity.
 func (*NodeIdentity) FieldSchema() *fieldmap.Schema { return _NodeIdentity_fieldSchema }
@@ -62,7 +69,10 @@ const (
 var _NodeAdditionalInformation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NodeAdditionalInformation", _NodeAdditionalInformation_shape, false)
 
 // NodeAdditionalInformationAllFields lists the leaf flags of NodeAdditionalInformation, which select every field.
-var NodeAdditionalInformationAllFields = slices.Clone(_NodeAdditionalInformation_fieldSchema.Leaves())
+var NodeAdditionalInformationAllFields = []string{
+	NodeAdditionalInformationFieldLiqoId,
+	NodeAdditionalInformationFieldKubeconfig,
+}
 
 // FieldSchema returns the field flags of NodeAdditionalInformation.
 func (*NodeAdditionalInformation) FieldSchema() *fieldmap.Schema {
@@ -88,7 +98,10 @@ var _TelemetryEndpoint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TelemetryEndp
 var _TelemetryEndpoint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.TelemetryEndpoint", _TelemetryEndpoint_shape, false)
 
 // TelemetryEndpointAllFields lists the leaf flags of TelemetryEndpoint, which select every field.
-var TelemetryEndpointAllFields = slices.Clone(_TelemetryEndpoint_fieldSchema.Leaves())
+var TelemetryEndpointAllFields = []string{
+	TelemetryEndpointFieldEndpoint,
+	TelemetryEndpointFieldIntents,
+}
 
 // FieldSchema returns the field flags of TelemetryEndpoint.
 func (*TelemetryEndpoint) FieldSchema() *fieldmap.Schema { return _TelemetryEndpoint_fieldSchema }
@@ -114,7 +127,11 @@ var _Price_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Price{}), Fields: []field
 var _Price_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Price", _Price_shape, false)
 
 // PriceAllFields lists the leaf flags of Price, which select every field.
-var PriceAllFields = slices.Clone(_Price_fieldSchema.Leaves())
+var PriceAllFields = []string{
+	PriceFieldAmount,
+	PriceFieldCurrency,
+	PriceFieldPeriod,
+}
 
 // FieldSchema returns the field flags of Price.
 func (*Price) FieldSchema() *fieldmap.Schema { return _Price_fieldSchema }
@@ -144,7 +161,13 @@ var _Location_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: [
 var _Location_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Location", _Location_shape, false)
 
 // LocationAllFields lists the leaf flags of Location, which select every field.
-var LocationAllFields = slices.Clone(_Location_fieldSchema.Leaves())
+var LocationAllFields = []string{
+	LocationFieldLatitude,
+	LocationFieldLongitude,
+	LocationFieldCountry,
+	LocationFieldCity,
+	LocationFieldAdditionalNotes,
+}
 
 // FieldSchema returns the field flags of Location.
 func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
@@ -170,7 +193,11 @@ var _GPU_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPU{}), Fields: []fieldmap.
 var _GPU_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GPU", _GPU_shape, false)
 
 // GPUAllFields lists the leaf flags of GPU, which select every field.
-var GPUAllFields = slices.Clone(_GPU_fieldSchema.Leaves())
+var GPUAllFields = []string{
+	GPUFieldModel,
+	GPUFieldCores,
+	GPUFieldMemory,
+}
 
 // FieldSchema returns the field flags of GPU.
 func (*GPU) FieldSchema() *fieldmap.Schema { return _GPU_fieldSchema }
@@ -196,7 +223,11 @@ var _PortRange_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PortRange{}), Fields:
 var _PortRange_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PortRange", _PortRange_shape, false)
 
 // PortRangeAllFields lists the leaf flags of PortRange, which select every field.
-var PortRangeAllFields = slices.Clone(_PortRange_fieldSchema.Leaves())
+var PortRangeAllFields = []string{
+	PortRangeFieldProtocol,
+	PortRangeFieldMin,
+	PortRangeFieldMax,
+}
 
 // FieldSchema returns the field flags of PortRange.
 func (*PortRange) FieldSchema() *fieldmap.Schema { return _PortRange_fieldSchema }
@@ -225,7 +256,11 @@ var _NetworkAuthorization_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NetworkAut
 var _NetworkAuthorization_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkAuthorization", _NetworkAuthorization_shape, false)
 
 // NetworkAuthorizationAllFields lists the leaf flags of NetworkAuthorization, which select every field.
-var NetworkAuthorizationAllFields = slices.Clone(_NetworkAuthorization_fieldSchema.Leaves())
+var NetworkAuthorizationAllFields = []string{
+	NetworkAuthorizationFieldAction,
+	NetworkAuthorizationFieldCidr,
+	NetworkAuthorizationFieldPorts,
+}
 
 // FieldSchema returns the field flags of NetworkAuthorization.
 func (*NetworkAuthorization) FieldSchema() *fieldmap.Schema { return _NetworkAuthorization_fieldSchema }

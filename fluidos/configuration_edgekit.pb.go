@@ -9,7 +9,6 @@ package fluidos
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -40,7 +39,15 @@ var _K8SliceConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceCon
 var _K8SliceConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceConfiguration", _K8SliceConfiguration_shape, false)
 
 // K8SliceConfigurationAllFields lists the leaf flags of K8SliceConfiguration, which select every field.
-var K8SliceConfigurationAllFields = slices.Clone(_K8SliceConfiguration_fieldSchema.Leaves())
+var K8SliceConfigurationAllFields = []string{
+	K8SliceConfigurationFieldCpu,
+	K8SliceConfigurationFieldMemory,
+	K8SliceConfigurationFieldPods,
+	K8SliceConfigurationFieldGpuModel,
+	K8SliceConfigurationFieldGpuCores,
+	K8SliceConfigurationFieldGpuMemory,
+	K8SliceConfigurationFieldStorage,
+}
 
 // FieldSchema returns the field flags of K8SliceConfiguration.
 func (*K8SliceConfiguration) FieldSchema() *fieldmap.Schema { return _K8SliceConfiguration_fieldSchema }
@@ -68,7 +75,12 @@ var _ServiceConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceCon
 var _ServiceConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceConfiguration", _ServiceConfiguration_shape, false)
 
 // ServiceConfigurationAllFields lists the leaf flags of ServiceConfiguration, which select every field.
-var ServiceConfigurationAllFields = slices.Clone(_ServiceConfiguration_fieldSchema.Leaves())
+var ServiceConfigurationAllFields = []string{
+	ServiceConfigurationFieldBlueprintId,
+	ServiceConfigurationFieldParameters,
+	ServiceConfigurationFieldHostingPolicy,
+	ServiceConfigurationFieldConfigurationData,
+}
 
 // FieldSchema returns the field flags of ServiceConfiguration.
 func (*ServiceConfiguration) FieldSchema() *fieldmap.Schema { return _ServiceConfiguration_fieldSchema }
@@ -96,7 +108,12 @@ var _VMConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMConfiguration
 var _VMConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VMConfiguration", _VMConfiguration_shape, false)
 
 // VMConfigurationAllFields lists the leaf flags of VMConfiguration, which select every field.
-var VMConfigurationAllFields = slices.Clone(_VMConfiguration_fieldSchema.Leaves())
+var VMConfigurationAllFields = []string{
+	VMConfigurationFieldCpu,
+	VMConfigurationFieldMemory,
+	VMConfigurationFieldStorage,
+	VMConfigurationFieldOsImage,
+}
 
 // FieldSchema returns the field flags of VMConfiguration.
 func (*VMConfiguration) FieldSchema() *fieldmap.Schema { return _VMConfiguration_fieldSchema }
@@ -118,7 +135,9 @@ var _SensorConfiguration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorConfi
 var _SensorConfiguration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SensorConfiguration", _SensorConfiguration_shape, false)
 
 // SensorConfigurationAllFields lists the leaf flags of SensorConfiguration, which select every field.
-var SensorConfigurationAllFields = slices.Clone(_SensorConfiguration_fieldSchema.Leaves())
+var SensorConfigurationAllFields = []string{
+	SensorConfigurationFieldSamplingRateHz,
+}
 
 // FieldSchema returns the field flags of SensorConfiguration.
 func (*SensorConfiguration) FieldSchema() *fieldmap.Schema { return _SensorConfiguration_fieldSchema }
@@ -163,7 +182,24 @@ var _Configuration_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Configuration{}),
 var _Configuration_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Configuration", _Configuration_shape, false)
 
 // ConfigurationAllFields lists the leaf flags of Configuration, which select every field.
-var ConfigurationAllFields = slices.Clone(_Configuration_fieldSchema.Leaves())
+var ConfigurationAllFields = []string{
+	ConfigurationFieldK8SliceCpu,
+	ConfigurationFieldK8SliceMemory,
+	ConfigurationFieldK8SlicePods,
+	ConfigurationFieldK8SliceGpuModel,
+	ConfigurationFieldK8SliceGpuCores,
+	ConfigurationFieldK8SliceGpuMemory,
+	ConfigurationFieldK8SliceStorage,
+	ConfigurationFieldServiceBlueprintId,
+	ConfigurationFieldServiceParameters,
+	ConfigurationFieldServiceHostingPolicy,
+	ConfigurationFieldServiceConfigurationData,
+	ConfigurationFieldVmCpu,
+	ConfigurationFieldVmMemory,
+	ConfigurationFieldVmStorage,
+	ConfigurationFieldVmOsImage,
+	ConfigurationFieldSensorSamplingRateHz,
+}
 
 // FieldSchema returns the field flags of Configuration.
 func (*Configuration) FieldSchema() *fieldmap.Schema { return _Configuration_fieldSchema }

@@ -44,7 +44,16 @@ var _K8SliceCharacteristics_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceC
 var _K8SliceCharacteristics_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceCharacteristics", _K8SliceCharacteristics_shape, false)
 
 // K8SliceCharacteristicsAllFields lists the leaf flags of K8SliceCharacteristics, which select every field.
-var K8SliceCharacteristicsAllFields = slices.Clone(_K8SliceCharacteristics_fieldSchema.Leaves())
+var K8SliceCharacteristicsAllFields = []string{
+	K8SliceCharacteristicsFieldArchitecture,
+	K8SliceCharacteristicsFieldCpu,
+	K8SliceCharacteristicsFieldMemory,
+	K8SliceCharacteristicsFieldPods,
+	K8SliceCharacteristicsFieldGpuModel,
+	K8SliceCharacteristicsFieldGpuCores,
+	K8SliceCharacteristicsFieldGpuMemory,
+	K8SliceCharacteristicsFieldStorage,
+}
 
 // FieldSchema returns the field flags of K8SliceCharacteristics.
 func (*K8SliceCharacteristics) FieldSchema() *fieldmap.Schema {
@@ -78,7 +87,14 @@ var _Partitionability_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Partitionabili
 var _Partitionability_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Partitionability", _Partitionability_shape, false)
 
 // PartitionabilityAllFields lists the leaf flags of Partitionability, which select every field.
-var PartitionabilityAllFields = slices.Clone(_Partitionability_fieldSchema.Leaves())
+var PartitionabilityAllFields = []string{
+	PartitionabilityFieldCpuMin,
+	PartitionabilityFieldMemoryMin,
+	PartitionabilityFieldPodsMin,
+	PartitionabilityFieldCpuStep,
+	PartitionabilityFieldMemoryStep,
+	PartitionabilityFieldPodsStep,
+}
 
 // FieldSchema returns the field flags of Partitionability.
 func (*Partitionability) FieldSchema() *fieldmap.Schema { return _Partitionability_fieldSchema }
@@ -102,7 +118,10 @@ var _CarbonFootprint_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CarbonFootprint
 var _CarbonFootprint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.CarbonFootprint", _CarbonFootprint_shape, false)
 
 // CarbonFootprintAllFields lists the leaf flags of CarbonFootprint, which select every field.
-var CarbonFootprintAllFields = slices.Clone(_CarbonFootprint_fieldSchema.Leaves())
+var CarbonFootprintAllFields = []string{
+	CarbonFootprintFieldEmbodied,
+	CarbonFootprintFieldOperational,
+}
 
 // FieldSchema returns the field flags of CarbonFootprint.
 func (*CarbonFootprint) FieldSchema() *fieldmap.Schema { return _CarbonFootprint_fieldSchema }
@@ -227,7 +246,16 @@ var _K8SliceProperties_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceProper
 var _K8SliceProperties_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceProperties", _K8SliceProperties_shape, false)
 
 // K8SlicePropertiesAllFields lists the leaf flags of K8SliceProperties, which select every field.
-var K8SlicePropertiesAllFields = slices.Clone(_K8SliceProperties_fieldSchema.Leaves())
+var K8SlicePropertiesAllFields = []string{
+	K8SlicePropertiesFieldLatencyMs,
+	K8SlicePropertiesFieldSecurityStandards,
+	K8SlicePropertiesFieldCarbonFootprintEmbodied,
+	K8SlicePropertiesFieldCarbonFootprintOperational,
+	K8SlicePropertiesFieldNetworkAuthorizations,
+	K8SlicePropertiesFieldNetworkIntentsDeniedCommunications,
+	K8SlicePropertiesFieldNetworkIntentsMandatoryCommunications,
+	K8SlicePropertiesFieldAdditionalProperties,
+}
 
 // FieldSchema returns the field flags of K8SliceProperties.
 func (*K8SliceProperties) FieldSchema() *fieldmap.Schema { return _K8SliceProperties_fieldSchema }
@@ -296,7 +324,10 @@ const (
 var _NetworkIntents_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkIntents", _NetworkIntents_shape, false)
 
 // NetworkIntentsAllFields lists the leaf flags of NetworkIntents, which select every field.
-var NetworkIntentsAllFields = slices.Clone(_NetworkIntents_fieldSchema.Leaves())
+var NetworkIntentsAllFields = []string{
+	NetworkIntentsFieldDeniedCommunications,
+	NetworkIntentsFieldMandatoryCommunications,
+}
 
 // FieldSchema returns the field flags of NetworkIntents.
 func (*NetworkIntents) FieldSchema() *fieldmap.Schema { return _NetworkIntents_fieldSchema }
@@ -338,7 +369,19 @@ const (
 var _NetworkIntent_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkIntent", _NetworkIntent_shape, false)
 
 // NetworkIntentAllFields lists the leaf flags of NetworkIntent, which select every field.
-var NetworkIntentAllFields = slices.Clone(_NetworkIntent_fieldSchema.Leaves())
+var NetworkIntentAllFields = []string{
+	NetworkIntentFieldName,
+	NetworkIntentFieldSourceIsHotCluster,
+	NetworkIntentFieldSourceResourceSelectorCidr,
+	NetworkIntentFieldSourceResourceSelectorPodNamespacePod,
+	NetworkIntentFieldSourceResourceSelectorPodNamespaceNamespace,
+	NetworkIntentFieldDestinationIsHotCluster,
+	NetworkIntentFieldDestinationResourceSelectorCidr,
+	NetworkIntentFieldDestinationResourceSelectorPodNamespacePod,
+	NetworkIntentFieldDestinationResourceSelectorPodNamespaceNamespace,
+	NetworkIntentFieldDestinationPort,
+	NetworkIntentFieldProtocolType,
+}
 
 // FieldSchema returns the field flags of NetworkIntent.
 func (*NetworkIntent) FieldSchema() *fieldmap.Schema { return _NetworkIntent_fieldSchema }
@@ -365,7 +408,12 @@ const (
 var _NetworkEndpoint_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkEndpoint", _NetworkEndpoint_shape, false)
 
 // NetworkEndpointAllFields lists the leaf flags of NetworkEndpoint, which select every field.
-var NetworkEndpointAllFields = slices.Clone(_NetworkEndpoint_fieldSchema.Leaves())
+var NetworkEndpointAllFields = []string{
+	NetworkEndpointFieldIsHotCluster,
+	NetworkEndpointFieldResourceSelectorCidr,
+	NetworkEndpointFieldResourceSelectorPodNamespacePod,
+	NetworkEndpointFieldResourceSelectorPodNamespaceNamespace,
+}
 
 // FieldSchema returns the field flags of NetworkEndpoint.
 func (*NetworkEndpoint) FieldSchema() *fieldmap.Schema { return _NetworkEndpoint_fieldSchema }
@@ -390,7 +438,11 @@ const (
 var _NetworkResourceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.NetworkResourceSelector", _NetworkResourceSelector_shape, false)
 
 // NetworkResourceSelectorAllFields lists the leaf flags of NetworkResourceSelector, which select every field.
-var NetworkResourceSelectorAllFields = slices.Clone(_NetworkResourceSelector_fieldSchema.Leaves())
+var NetworkResourceSelectorAllFields = []string{
+	NetworkResourceSelectorFieldCidr,
+	NetworkResourceSelectorFieldPodNamespacePod,
+	NetworkResourceSelectorFieldPodNamespaceNamespace,
+}
 
 // FieldSchema returns the field flags of NetworkResourceSelector.
 func (*NetworkResourceSelector) FieldSchema() *fieldmap.Schema {
@@ -415,7 +467,10 @@ const (
 var _PodNamespaceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PodNamespaceSelector", _PodNamespaceSelector_shape, false)
 
 // PodNamespaceSelectorAllFields lists the leaf flags of PodNamespaceSelector, which select every field.
-var PodNamespaceSelectorAllFields = slices.Clone(_PodNamespaceSelector_fieldSchema.Leaves())
+var PodNamespaceSelectorAllFields = []string{
+	PodNamespaceSelectorFieldPod,
+	PodNamespaceSelectorFieldNamespace,
+}
 
 // FieldSchema returns the field flags of PodNamespaceSelector.
 func (*PodNamespaceSelector) FieldSchema() *fieldmap.Schema { return _PodNamespaceSelector_fieldSchema }
@@ -434,7 +489,10 @@ const (
 var _Label_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Label", _Label_shape, false)
 
 // LabelAllFields lists the leaf flags of Label, which select every field.
-var LabelAllFields = slices.Clone(_Label_fieldSchema.Leaves())
+var LabelAllFields = []string{
+	LabelFieldKey,
+	LabelFieldValue,
+}
 
 // FieldSchema returns the field flags of Label.
 func (*Label) FieldSchema() *fieldmap.Schema { return _Label_fieldSchema }
@@ -541,7 +599,30 @@ var _K8Slice_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8Slice{}), Fields: []f
 var _K8Slice_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8Slice", _K8Slice_shape, false)
 
 // K8SliceAllFields lists the leaf flags of K8Slice, which select every field.
-var K8SliceAllFields = slices.Clone(_K8Slice_fieldSchema.Leaves())
+var K8SliceAllFields = []string{
+	K8SliceFieldCharacteristicsArchitecture,
+	K8SliceFieldCharacteristicsCpu,
+	K8SliceFieldCharacteristicsMemory,
+	K8SliceFieldCharacteristicsPods,
+	K8SliceFieldCharacteristicsGpuModel,
+	K8SliceFieldCharacteristicsGpuCores,
+	K8SliceFieldCharacteristicsGpuMemory,
+	K8SliceFieldCharacteristicsStorage,
+	K8SliceFieldPartitionabilityCpuMin,
+	K8SliceFieldPartitionabilityMemoryMin,
+	K8SliceFieldPartitionabilityPodsMin,
+	K8SliceFieldPartitionabilityCpuStep,
+	K8SliceFieldPartitionabilityMemoryStep,
+	K8SliceFieldPartitionabilityPodsStep,
+	K8SliceFieldPropertiesLatencyMs,
+	K8SliceFieldPropertiesSecurityStandards,
+	K8SliceFieldPropertiesCarbonFootprintEmbodied,
+	K8SliceFieldPropertiesCarbonFootprintOperational,
+	K8SliceFieldPropertiesNetworkAuthorizations,
+	K8SliceFieldPropertiesNetworkIntentsDeniedCommunications,
+	K8SliceFieldPropertiesNetworkIntentsMandatoryCommunications,
+	K8SliceFieldPropertiesAdditionalProperties,
+}
 
 // FieldSchema returns the field flags of K8Slice.
 func (*K8Slice) FieldSchema() *fieldmap.Schema { return _K8Slice_fieldSchema }
@@ -590,7 +671,18 @@ var _Service_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Service{}), Fields: []f
 var _Service_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Service", _Service_shape, false)
 
 // ServiceAllFields lists the leaf flags of Service, which select every field.
-var ServiceAllFields = slices.Clone(_Service_fieldSchema.Leaves())
+var ServiceAllFields = []string{
+	ServiceFieldName,
+	ServiceFieldDescription,
+	ServiceFieldCategory,
+	ServiceFieldTags,
+	ServiceFieldHostingPolicies,
+	ServiceFieldConfigurationSchemaParameters,
+	ServiceFieldBlueprintId,
+	ServiceFieldConfigurationTemplate,
+	ServiceFieldMaxInstances,
+	ServiceFieldSoldInstances,
+}
 
 // FieldSchema returns the field flags of Service.
 func (*Service) FieldSchema() *fieldmap.Schema { return _Service_fieldSchema }
@@ -627,7 +719,17 @@ var _VM_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VM{}), Fields: []fieldmap.Sh
 var _VM_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VM", _VM_shape, false)
 
 // VMAllFields lists the leaf flags of VM, which select every field.
-var VMAllFields = slices.Clone(_VM_fieldSchema.Leaves())
+var VMAllFields = []string{
+	VMFieldCpu,
+	VMFieldMemory,
+	VMFieldStorage,
+	VMFieldArchitecture,
+	VMFieldOsImage,
+	VMFieldGpuModel,
+	VMFieldGpuCores,
+	VMFieldGpuMemory,
+	VMFieldHypervisor,
+}
 
 // FieldSchema returns the field flags of VM.
 func (*VM) FieldSchema() *fieldmap.Schema { return _VM_fieldSchema }
@@ -664,7 +766,18 @@ var _Sensor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sensor{}), Fields: []fie
 var _Sensor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Sensor", _Sensor_shape, false)
 
 // SensorAllFields lists the leaf flags of Sensor, which select every field.
-var SensorAllFields = slices.Clone(_Sensor_fieldSchema.Leaves())
+var SensorAllFields = []string{
+	SensorFieldSensorType,
+	SensorFieldSamplingRateHz,
+	SensorFieldAccuracy,
+	SensorFieldUnit,
+	SensorFieldSourceEndpoint,
+	SensorFieldLocationLatitude,
+	SensorFieldLocationLongitude,
+	SensorFieldLocationCountry,
+	SensorFieldLocationCity,
+	SensorFieldLocationAdditionalNotes,
+}
 
 // FieldSchema returns the field flags of Sensor.
 func (*Sensor) FieldSchema() *fieldmap.Schema { return _Sensor_fieldSchema }
@@ -849,7 +962,79 @@ var _Flavor_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Flavor{}), Fields: []fie
 var _Flavor_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Flavor", _Flavor_shape, false)
 
 // FlavorAllFields lists the leaf flags of Flavor, which select every field.
-var FlavorAllFields = slices.Clone(_Flavor_fieldSchema.Leaves())
+var FlavorAllFields = []string{
+	FlavorFieldId,
+	FlavorFieldOwnerDomain,
+	FlavorFieldOwnerNodeId,
+	FlavorFieldOwnerIp,
+	FlavorFieldOwnerLocalNamespace,
+	FlavorFieldOwnerAdditionalInformationLiqoId,
+	FlavorFieldOwnerAdditionalInformationKubeconfig,
+	FlavorFieldProviderId,
+	FlavorFieldPriceAmount,
+	FlavorFieldPriceCurrency,
+	FlavorFieldPricePeriod,
+	FlavorFieldAvailability,
+	FlavorFieldLocationLatitude,
+	FlavorFieldLocationLongitude,
+	FlavorFieldLocationCountry,
+	FlavorFieldLocationCity,
+	FlavorFieldLocationAdditionalNotes,
+	FlavorFieldNetworkPropertyType,
+	FlavorFieldCreatedAt,
+	FlavorFieldUpdatedAt,
+	FlavorFieldK8SliceCharacteristicsArchitecture,
+	FlavorFieldK8SliceCharacteristicsCpu,
+	FlavorFieldK8SliceCharacteristicsMemory,
+	FlavorFieldK8SliceCharacteristicsPods,
+	FlavorFieldK8SliceCharacteristicsGpuModel,
+	FlavorFieldK8SliceCharacteristicsGpuCores,
+	FlavorFieldK8SliceCharacteristicsGpuMemory,
+	FlavorFieldK8SliceCharacteristicsStorage,
+	FlavorFieldK8SlicePartitionabilityCpuMin,
+	FlavorFieldK8SlicePartitionabilityMemoryMin,
+	FlavorFieldK8SlicePartitionabilityPodsMin,
+	FlavorFieldK8SlicePartitionabilityCpuStep,
+	FlavorFieldK8SlicePartitionabilityMemoryStep,
+	FlavorFieldK8SlicePartitionabilityPodsStep,
+	FlavorFieldK8SlicePropertiesLatencyMs,
+	FlavorFieldK8SlicePropertiesSecurityStandards,
+	FlavorFieldK8SlicePropertiesCarbonFootprintEmbodied,
+	FlavorFieldK8SlicePropertiesCarbonFootprintOperational,
+	FlavorFieldK8SlicePropertiesNetworkAuthorizations,
+	FlavorFieldK8SlicePropertiesNetworkIntentsDeniedCommunications,
+	FlavorFieldK8SlicePropertiesNetworkIntentsMandatoryCommunications,
+	FlavorFieldK8SlicePropertiesAdditionalProperties,
+	FlavorFieldServiceName,
+	FlavorFieldServiceDescription,
+	FlavorFieldServiceCategory,
+	FlavorFieldServiceTags,
+	FlavorFieldServiceHostingPolicies,
+	FlavorFieldServiceConfigurationSchemaParameters,
+	FlavorFieldServiceBlueprintId,
+	FlavorFieldServiceConfigurationTemplate,
+	FlavorFieldServiceMaxInstances,
+	FlavorFieldServiceSoldInstances,
+	FlavorFieldVmCpu,
+	FlavorFieldVmMemory,
+	FlavorFieldVmStorage,
+	FlavorFieldVmArchitecture,
+	FlavorFieldVmOsImage,
+	FlavorFieldVmGpuModel,
+	FlavorFieldVmGpuCores,
+	FlavorFieldVmGpuMemory,
+	FlavorFieldVmHypervisor,
+	FlavorFieldSensorSensorType,
+	FlavorFieldSensorSamplingRateHz,
+	FlavorFieldSensorAccuracy,
+	FlavorFieldSensorUnit,
+	FlavorFieldSensorSourceEndpoint,
+	FlavorFieldSensorLocationLatitude,
+	FlavorFieldSensorLocationLongitude,
+	FlavorFieldSensorLocationCountry,
+	FlavorFieldSensorLocationCity,
+	FlavorFieldSensorLocationAdditionalNotes,
+}
 
 // FieldSchema returns the field flags of Flavor.
 func (*Flavor) FieldSchema() *fieldmap.Schema { return _Flavor_fieldSchema }

@@ -10,7 +10,6 @@ import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -42,7 +41,15 @@ var _ReservationStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReservationSt
 var _ReservationStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReservationStatus", _ReservationStatus_shape, false)
 
 // ReservationStatusAllFields lists the leaf flags of ReservationStatus, which select every field.
-var ReservationStatusAllFields = slices.Clone(_ReservationStatus_fieldSchema.Leaves())
+var ReservationStatusAllFields = []string{
+	ReservationStatusFieldPhase,
+	ReservationStatusFieldReservePhase,
+	ReservationStatusFieldPurchasePhase,
+	ReservationStatusFieldMessage,
+	ReservationStatusFieldTransactionId,
+	ReservationStatusFieldContractId,
+	ReservationStatusFieldLastChangeTime,
+}
 
 // FieldSchema returns the field flags of ReservationStatus.
 func (*ReservationStatus) FieldSchema() *fieldmap.Schema { return _ReservationStatus_fieldSchema }
@@ -122,7 +129,48 @@ var _Reservation_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Reservation{}), Fie
 var _Reservation_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Reservation", _Reservation_shape, false)
 
 // ReservationAllFields lists the leaf flags of Reservation, which select every field.
-var ReservationAllFields = slices.Clone(_Reservation_fieldSchema.Leaves())
+var ReservationAllFields = []string{
+	ReservationFieldId,
+	ReservationFieldSolverId,
+	ReservationFieldBuyerDomain,
+	ReservationFieldBuyerNodeId,
+	ReservationFieldBuyerIp,
+	ReservationFieldBuyerLocalNamespace,
+	ReservationFieldBuyerAdditionalInformationLiqoId,
+	ReservationFieldBuyerAdditionalInformationKubeconfig,
+	ReservationFieldSellerDomain,
+	ReservationFieldSellerNodeId,
+	ReservationFieldSellerIp,
+	ReservationFieldSellerLocalNamespace,
+	ReservationFieldSellerAdditionalInformationLiqoId,
+	ReservationFieldSellerAdditionalInformationKubeconfig,
+	ReservationFieldPeeringCandidateId,
+	ReservationFieldConfigurationK8SliceCpu,
+	ReservationFieldConfigurationK8SliceMemory,
+	ReservationFieldConfigurationK8SlicePods,
+	ReservationFieldConfigurationK8SliceGpuModel,
+	ReservationFieldConfigurationK8SliceGpuCores,
+	ReservationFieldConfigurationK8SliceGpuMemory,
+	ReservationFieldConfigurationK8SliceStorage,
+	ReservationFieldConfigurationServiceBlueprintId,
+	ReservationFieldConfigurationServiceParameters,
+	ReservationFieldConfigurationServiceHostingPolicy,
+	ReservationFieldConfigurationServiceConfigurationData,
+	ReservationFieldConfigurationVmCpu,
+	ReservationFieldConfigurationVmMemory,
+	ReservationFieldConfigurationVmStorage,
+	ReservationFieldConfigurationVmOsImage,
+	ReservationFieldConfigurationSensorSamplingRateHz,
+	ReservationFieldReserve,
+	ReservationFieldPurchase,
+	ReservationFieldStatusPhase,
+	ReservationFieldStatusReservePhase,
+	ReservationFieldStatusPurchasePhase,
+	ReservationFieldStatusMessage,
+	ReservationFieldStatusTransactionId,
+	ReservationFieldStatusContractId,
+	ReservationFieldStatusLastChangeTime,
+}
 
 // FieldSchema returns the field flags of Reservation.
 func (*Reservation) FieldSchema() *fieldmap.Schema { return _Reservation_fieldSchema }
@@ -188,7 +236,37 @@ var _Transaction_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Transaction{}), Fie
 var _Transaction_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Transaction", _Transaction_shape, false)
 
 // TransactionAllFields lists the leaf flags of Transaction, which select every field.
-var TransactionAllFields = slices.Clone(_Transaction_fieldSchema.Leaves())
+var TransactionAllFields = []string{
+	TransactionFieldId,
+	TransactionFieldFlavorId,
+	TransactionFieldBuyerDomain,
+	TransactionFieldBuyerNodeId,
+	TransactionFieldBuyerIp,
+	TransactionFieldBuyerLocalNamespace,
+	TransactionFieldBuyerAdditionalInformationLiqoId,
+	TransactionFieldBuyerAdditionalInformationKubeconfig,
+	TransactionFieldConfigurationK8SliceCpu,
+	TransactionFieldConfigurationK8SliceMemory,
+	TransactionFieldConfigurationK8SlicePods,
+	TransactionFieldConfigurationK8SliceGpuModel,
+	TransactionFieldConfigurationK8SliceGpuCores,
+	TransactionFieldConfigurationK8SliceGpuMemory,
+	TransactionFieldConfigurationK8SliceStorage,
+	TransactionFieldConfigurationServiceBlueprintId,
+	TransactionFieldConfigurationServiceParameters,
+	TransactionFieldConfigurationServiceHostingPolicy,
+	TransactionFieldConfigurationServiceConfigurationData,
+	TransactionFieldConfigurationVmCpu,
+	TransactionFieldConfigurationVmMemory,
+	TransactionFieldConfigurationVmStorage,
+	TransactionFieldConfigurationVmOsImage,
+	TransactionFieldConfigurationSensorSamplingRateHz,
+	TransactionFieldStartTime,
+	TransactionFieldExpirationTime,
+	TransactionFieldBuyerClusterId,
+	TransactionFieldState,
+	TransactionFieldContractId,
+}
 
 // FieldSchema returns the field flags of Transaction.
 func (*Transaction) FieldSchema() *fieldmap.Schema { return _Transaction_fieldSchema }
@@ -242,7 +320,31 @@ var _ReserveRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReserveRequest{}
 var _ReserveRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ReserveRequest", _ReserveRequest_shape, false)
 
 // ReserveRequestAllFields lists the leaf flags of ReserveRequest, which select every field.
-var ReserveRequestAllFields = slices.Clone(_ReserveRequest_fieldSchema.Leaves())
+var ReserveRequestAllFields = []string{
+	ReserveRequestFieldFlavorId,
+	ReserveRequestFieldBuyerDomain,
+	ReserveRequestFieldBuyerNodeId,
+	ReserveRequestFieldBuyerIp,
+	ReserveRequestFieldBuyerLocalNamespace,
+	ReserveRequestFieldBuyerAdditionalInformationLiqoId,
+	ReserveRequestFieldBuyerAdditionalInformationKubeconfig,
+	ReserveRequestFieldConfigurationK8SliceCpu,
+	ReserveRequestFieldConfigurationK8SliceMemory,
+	ReserveRequestFieldConfigurationK8SlicePods,
+	ReserveRequestFieldConfigurationK8SliceGpuModel,
+	ReserveRequestFieldConfigurationK8SliceGpuCores,
+	ReserveRequestFieldConfigurationK8SliceGpuMemory,
+	ReserveRequestFieldConfigurationK8SliceStorage,
+	ReserveRequestFieldConfigurationServiceBlueprintId,
+	ReserveRequestFieldConfigurationServiceParameters,
+	ReserveRequestFieldConfigurationServiceHostingPolicy,
+	ReserveRequestFieldConfigurationServiceConfigurationData,
+	ReserveRequestFieldConfigurationVmCpu,
+	ReserveRequestFieldConfigurationVmMemory,
+	ReserveRequestFieldConfigurationVmStorage,
+	ReserveRequestFieldConfigurationVmOsImage,
+	ReserveRequestFieldConfigurationSensorSamplingRateHz,
+}
 
 // FieldSchema returns the field flags of ReserveRequest.
 func (*ReserveRequest) FieldSchema() *fieldmap.Schema { return _ReserveRequest_fieldSchema }
@@ -275,7 +377,12 @@ var _PurchaseRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PurchaseRequest
 var _PurchaseRequest_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PurchaseRequest", _PurchaseRequest_shape, false)
 
 // PurchaseRequestAllFields lists the leaf flags of PurchaseRequest, which select every field.
-var PurchaseRequestAllFields = slices.Clone(_PurchaseRequest_fieldSchema.Leaves())
+var PurchaseRequestAllFields = []string{
+	PurchaseRequestFieldBuyerCredentialsClusterId,
+	PurchaseRequestFieldBuyerCredentialsKubeconfig,
+	PurchaseRequestFieldIngressTelemetryEndpointEndpoint,
+	PurchaseRequestFieldIngressTelemetryEndpointIntents,
+}
 
 // FieldSchema returns the field flags of PurchaseRequest.
 func (*PurchaseRequest) FieldSchema() *fieldmap.Schema { return _PurchaseRequest_fieldSchema }
@@ -294,7 +401,10 @@ const (
 var _PeeringCredentials_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringCredentials", _PeeringCredentials_shape, false)
 
 // PeeringCredentialsAllFields lists the leaf flags of PeeringCredentials, which select every field.
-var PeeringCredentialsAllFields = slices.Clone(_PeeringCredentials_fieldSchema.Leaves())
+var PeeringCredentialsAllFields = []string{
+	PeeringCredentialsFieldClusterId,
+	PeeringCredentialsFieldKubeconfig,
+}
 
 // FieldSchema returns the field flags of PeeringCredentials.
 func (*PeeringCredentials) FieldSchema() *fieldmap.Schema { return _PeeringCredentials_fieldSchema }

@@ -28,7 +28,9 @@ var _ResourceMatchSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceM
 var _ResourceMatchSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceMatchSelector", _ResourceMatchSelector_shape, false)
 
 // ResourceMatchSelectorAllFields lists the leaf flags of ResourceMatchSelector, which select every field.
-var ResourceMatchSelectorAllFields = slices.Clone(_ResourceMatchSelector_fieldSchema.Leaves())
+var ResourceMatchSelectorAllFields = []string{
+	ResourceMatchSelectorFieldValue,
+}
 
 // FieldSchema returns the field flags of ResourceMatchSelector.
 func (*ResourceMatchSelector) FieldSchema() *fieldmap.Schema {
@@ -54,7 +56,10 @@ var _ResourceRangeSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceR
 var _ResourceRangeSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceRangeSelector", _ResourceRangeSelector_shape, false)
 
 // ResourceRangeSelectorAllFields lists the leaf flags of ResourceRangeSelector, which select every field.
-var ResourceRangeSelectorAllFields = slices.Clone(_ResourceRangeSelector_fieldSchema.Leaves())
+var ResourceRangeSelectorAllFields = []string{
+	ResourceRangeSelectorFieldMin,
+	ResourceRangeSelectorFieldMax,
+}
 
 // FieldSchema returns the field flags of ResourceRangeSelector.
 func (*ResourceRangeSelector) FieldSchema() *fieldmap.Schema {
@@ -83,7 +88,11 @@ var _ResourceFilter_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ResourceFilter{}
 var _ResourceFilter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ResourceFilter", _ResourceFilter_shape, false)
 
 // ResourceFilterAllFields lists the leaf flags of ResourceFilter, which select every field.
-var ResourceFilterAllFields = slices.Clone(_ResourceFilter_fieldSchema.Leaves())
+var ResourceFilterAllFields = []string{
+	ResourceFilterFieldMatchValue,
+	ResourceFilterFieldRangeMin,
+	ResourceFilterFieldRangeMax,
+}
 
 // FieldSchema returns the field flags of ResourceFilter.
 func (*ResourceFilter) FieldSchema() *fieldmap.Schema { return _ResourceFilter_fieldSchema }
@@ -107,7 +116,10 @@ var _FloatRangeSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FloatRangeSe
 var _FloatRangeSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.FloatRangeSelector", _FloatRangeSelector_shape, false)
 
 // FloatRangeSelectorAllFields lists the leaf flags of FloatRangeSelector, which select every field.
-var FloatRangeSelectorAllFields = slices.Clone(_FloatRangeSelector_fieldSchema.Leaves())
+var FloatRangeSelectorAllFields = []string{
+	FloatRangeSelectorFieldMin,
+	FloatRangeSelectorFieldMax,
+}
 
 // FieldSchema returns the field flags of FloatRangeSelector.
 func (*FloatRangeSelector) FieldSchema() *fieldmap.Schema { return _FloatRangeSelector_fieldSchema }
@@ -131,7 +143,10 @@ var _StringFilter_shape = &fieldmap.Shape{Size: unsafe.Sizeof(StringFilter{}), F
 var _StringFilter_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.StringFilter", _StringFilter_shape, false)
 
 // StringFilterAllFields lists the leaf flags of StringFilter, which select every field.
-var StringFilterAllFields = slices.Clone(_StringFilter_fieldSchema.Leaves())
+var StringFilterAllFields = []string{
+	StringFilterFieldExact,
+	StringFilterFieldRegex,
+}
 
 // FieldSchema returns the field flags of StringFilter.
 func (*StringFilter) FieldSchema() *fieldmap.Schema { return _StringFilter_fieldSchema }
@@ -169,7 +184,16 @@ var _GPUSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GPUSelector{}), Fie
 var _GPUSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.GPUSelector", _GPUSelector_shape, false)
 
 // GPUSelectorAllFields lists the leaf flags of GPUSelector, which select every field.
-var GPUSelectorAllFields = slices.Clone(_GPUSelector_fieldSchema.Leaves())
+var GPUSelectorAllFields = []string{
+	GPUSelectorFieldModelExact,
+	GPUSelectorFieldModelRegex,
+	GPUSelectorFieldCoresMatchValue,
+	GPUSelectorFieldCoresRangeMin,
+	GPUSelectorFieldCoresRangeMax,
+	GPUSelectorFieldMemoryMatchValue,
+	GPUSelectorFieldMemoryRangeMin,
+	GPUSelectorFieldMemoryRangeMax,
+}
 
 // FieldSchema returns the field flags of GPUSelector.
 func (*GPUSelector) FieldSchema() *fieldmap.Schema { return _GPUSelector_fieldSchema }
@@ -238,7 +262,30 @@ var _K8SliceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(K8SliceSelector
 var _K8SliceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.K8SliceSelector", _K8SliceSelector_shape, false)
 
 // K8SliceSelectorAllFields lists the leaf flags of K8SliceSelector, which select every field.
-var K8SliceSelectorAllFields = slices.Clone(_K8SliceSelector_fieldSchema.Leaves())
+var K8SliceSelectorAllFields = []string{
+	K8SliceSelectorFieldArchitectureExact,
+	K8SliceSelectorFieldArchitectureRegex,
+	K8SliceSelectorFieldCpuMatchValue,
+	K8SliceSelectorFieldCpuRangeMin,
+	K8SliceSelectorFieldCpuRangeMax,
+	K8SliceSelectorFieldMemoryMatchValue,
+	K8SliceSelectorFieldMemoryRangeMin,
+	K8SliceSelectorFieldMemoryRangeMax,
+	K8SliceSelectorFieldPodsMatchValue,
+	K8SliceSelectorFieldPodsRangeMin,
+	K8SliceSelectorFieldPodsRangeMax,
+	K8SliceSelectorFieldStorageMatchValue,
+	K8SliceSelectorFieldStorageRangeMin,
+	K8SliceSelectorFieldStorageRangeMax,
+	K8SliceSelectorFieldGpuModelExact,
+	K8SliceSelectorFieldGpuModelRegex,
+	K8SliceSelectorFieldGpuCoresMatchValue,
+	K8SliceSelectorFieldGpuCoresRangeMin,
+	K8SliceSelectorFieldGpuCoresRangeMax,
+	K8SliceSelectorFieldGpuMemoryMatchValue,
+	K8SliceSelectorFieldGpuMemoryRangeMin,
+	K8SliceSelectorFieldGpuMemoryRangeMax,
+}
 
 // FieldSchema returns the field flags of K8SliceSelector.
 func (*K8SliceSelector) FieldSchema() *fieldmap.Schema { return _K8SliceSelector_fieldSchema }
@@ -268,7 +315,13 @@ var _ServiceSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceSelector
 var _ServiceSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceSelector", _ServiceSelector_shape, false)
 
 // ServiceSelectorAllFields lists the leaf flags of ServiceSelector, which select every field.
-var ServiceSelectorAllFields = slices.Clone(_ServiceSelector_fieldSchema.Leaves())
+var ServiceSelectorAllFields = []string{
+	ServiceSelectorFieldCategoryExact,
+	ServiceSelectorFieldCategoryRegex,
+	ServiceSelectorFieldTags,
+	ServiceSelectorFieldNameExact,
+	ServiceSelectorFieldNameRegex,
+}
 
 // FieldSchema returns the field flags of ServiceSelector.
 func (*ServiceSelector) FieldSchema() *fieldmap.Schema { return _ServiceSelector_fieldSchema }
@@ -338,7 +391,31 @@ var _VMSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(VMSelector{}), Field
 var _VMSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.VMSelector", _VMSelector_shape, false)
 
 // VMSelectorAllFields lists the leaf flags of VMSelector, which select every field.
-var VMSelectorAllFields = slices.Clone(_VMSelector_fieldSchema.Leaves())
+var VMSelectorAllFields = []string{
+	VMSelectorFieldArchitectureExact,
+	VMSelectorFieldArchitectureRegex,
+	VMSelectorFieldCpuMatchValue,
+	VMSelectorFieldCpuRangeMin,
+	VMSelectorFieldCpuRangeMax,
+	VMSelectorFieldMemoryMatchValue,
+	VMSelectorFieldMemoryRangeMin,
+	VMSelectorFieldMemoryRangeMax,
+	VMSelectorFieldStorageMatchValue,
+	VMSelectorFieldStorageRangeMin,
+	VMSelectorFieldStorageRangeMax,
+	VMSelectorFieldOsImageExact,
+	VMSelectorFieldOsImageRegex,
+	VMSelectorFieldHypervisorExact,
+	VMSelectorFieldHypervisorRegex,
+	VMSelectorFieldGpuModelExact,
+	VMSelectorFieldGpuModelRegex,
+	VMSelectorFieldGpuCoresMatchValue,
+	VMSelectorFieldGpuCoresRangeMin,
+	VMSelectorFieldGpuCoresRangeMax,
+	VMSelectorFieldGpuMemoryMatchValue,
+	VMSelectorFieldGpuMemoryRangeMin,
+	VMSelectorFieldGpuMemoryRangeMax,
+}
 
 // FieldSchema returns the field flags of VMSelector.
 func (*VMSelector) FieldSchema() *fieldmap.Schema { return _VMSelector_fieldSchema }
@@ -374,7 +451,16 @@ var _SensorSelector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SensorSelector{}
 var _SensorSelector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SensorSelector", _SensorSelector_shape, false)
 
 // SensorSelectorAllFields lists the leaf flags of SensorSelector, which select every field.
-var SensorSelectorAllFields = slices.Clone(_SensorSelector_fieldSchema.Leaves())
+var SensorSelectorAllFields = []string{
+	SensorSelectorFieldSensorTypeExact,
+	SensorSelectorFieldSensorTypeRegex,
+	SensorSelectorFieldSamplingRateHzMin,
+	SensorSelectorFieldSamplingRateHzMax,
+	SensorSelectorFieldAccuracyMin,
+	SensorSelectorFieldAccuracyMax,
+	SensorSelectorFieldUnitExact,
+	SensorSelectorFieldUnitRegex,
+}
 
 // FieldSchema returns the field flags of SensorSelector.
 func (*SensorSelector) FieldSchema() *fieldmap.Schema { return _SensorSelector_fieldSchema }
@@ -509,7 +595,67 @@ var _Selector_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Selector{}), Fields: [
 var _Selector_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Selector", _Selector_shape, false)
 
 // SelectorAllFields lists the leaf flags of Selector, which select every field.
-var SelectorAllFields = slices.Clone(_Selector_fieldSchema.Leaves())
+var SelectorAllFields = []string{
+	SelectorFieldFlavorType,
+	SelectorFieldK8SliceArchitectureExact,
+	SelectorFieldK8SliceArchitectureRegex,
+	SelectorFieldK8SliceCpuMatchValue,
+	SelectorFieldK8SliceCpuRangeMin,
+	SelectorFieldK8SliceCpuRangeMax,
+	SelectorFieldK8SliceMemoryMatchValue,
+	SelectorFieldK8SliceMemoryRangeMin,
+	SelectorFieldK8SliceMemoryRangeMax,
+	SelectorFieldK8SlicePodsMatchValue,
+	SelectorFieldK8SlicePodsRangeMin,
+	SelectorFieldK8SlicePodsRangeMax,
+	SelectorFieldK8SliceStorageMatchValue,
+	SelectorFieldK8SliceStorageRangeMin,
+	SelectorFieldK8SliceStorageRangeMax,
+	SelectorFieldK8SliceGpuModelExact,
+	SelectorFieldK8SliceGpuModelRegex,
+	SelectorFieldK8SliceGpuCoresMatchValue,
+	SelectorFieldK8SliceGpuCoresRangeMin,
+	SelectorFieldK8SliceGpuCoresRangeMax,
+	SelectorFieldK8SliceGpuMemoryMatchValue,
+	SelectorFieldK8SliceGpuMemoryRangeMin,
+	SelectorFieldK8SliceGpuMemoryRangeMax,
+	SelectorFieldServiceCategoryExact,
+	SelectorFieldServiceCategoryRegex,
+	SelectorFieldServiceTags,
+	SelectorFieldServiceNameExact,
+	SelectorFieldServiceNameRegex,
+	SelectorFieldVmArchitectureExact,
+	SelectorFieldVmArchitectureRegex,
+	SelectorFieldVmCpuMatchValue,
+	SelectorFieldVmCpuRangeMin,
+	SelectorFieldVmCpuRangeMax,
+	SelectorFieldVmMemoryMatchValue,
+	SelectorFieldVmMemoryRangeMin,
+	SelectorFieldVmMemoryRangeMax,
+	SelectorFieldVmStorageMatchValue,
+	SelectorFieldVmStorageRangeMin,
+	SelectorFieldVmStorageRangeMax,
+	SelectorFieldVmOsImageExact,
+	SelectorFieldVmOsImageRegex,
+	SelectorFieldVmHypervisorExact,
+	SelectorFieldVmHypervisorRegex,
+	SelectorFieldVmGpuModelExact,
+	SelectorFieldVmGpuModelRegex,
+	SelectorFieldVmGpuCoresMatchValue,
+	SelectorFieldVmGpuCoresRangeMin,
+	SelectorFieldVmGpuCoresRangeMax,
+	SelectorFieldVmGpuMemoryMatchValue,
+	SelectorFieldVmGpuMemoryRangeMin,
+	SelectorFieldVmGpuMemoryRangeMax,
+	SelectorFieldSensorSensorTypeExact,
+	SelectorFieldSensorSensorTypeRegex,
+	SelectorFieldSensorSamplingRateHzMin,
+	SelectorFieldSensorSamplingRateHzMax,
+	SelectorFieldSensorAccuracyMin,
+	SelectorFieldSensorAccuracyMax,
+	SelectorFieldSensorUnitExact,
+	SelectorFieldSensorUnitRegex,
+}
 
 // FieldSchema returns the field flags of Selector.
 func (*Selector) FieldSchema() *fieldmap.Schema { return _Selector_fieldSchema }

@@ -34,7 +34,11 @@ var _SlicePort_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SlicePort{}), Fields:
 var _SlicePort_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SlicePort", _SlicePort_shape, false)
 
 // SlicePortAllFields lists the leaf flags of SlicePort, which select every field.
-var SlicePortAllFields = slices.Clone(_SlicePort_fieldSchema.Leaves())
+var SlicePortAllFields = []string{
+	SlicePortFieldPort,
+	SlicePortFieldProtocol,
+	SlicePortFieldPublicPort,
+}
 
 // FieldSchema returns the field flags of SlicePort.
 func (*SlicePort) FieldSchema() *fieldmap.Schema { return _SlicePort_fieldSchema }
@@ -64,7 +68,13 @@ var _SliceInstanceStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SliceInstan
 var _SliceInstanceStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SliceInstanceStatus", _SliceInstanceStatus_shape, false)
 
 // SliceInstanceStatusAllFields lists the leaf flags of SliceInstanceStatus, which select every field.
-var SliceInstanceStatusAllFields = slices.Clone(_SliceInstanceStatus_fieldSchema.Leaves())
+var SliceInstanceStatusAllFields = []string{
+	SliceInstanceStatusFieldState,
+	SliceInstanceStatusFieldErrors,
+	SliceInstanceStatusFieldHost,
+	SliceInstanceStatusFieldMessage,
+	SliceInstanceStatusFieldRunning,
+}
 
 // FieldSchema returns the field flags of SliceInstanceStatus.
 func (*SliceInstanceStatus) FieldSchema() *fieldmap.Schema { return _SliceInstanceStatus_fieldSchema }
@@ -110,7 +120,21 @@ var _SliceInstance_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SliceInstance{}),
 var _SliceInstance_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SliceInstance", _SliceInstance_shape, false)
 
 // SliceInstanceAllFields lists the leaf flags of SliceInstance, which select every field.
-var SliceInstanceAllFields = slices.Clone(_SliceInstance_fieldSchema.Leaves())
+var SliceInstanceAllFields = []string{
+	SliceInstanceFieldName,
+	SliceInstanceFieldImage,
+	SliceInstanceFieldArgs,
+	SliceInstanceFieldEnv,
+	SliceInstanceFieldPorts,
+	SliceInstanceFieldCpu,
+	SliceInstanceFieldMemory,
+	SliceInstanceFieldHealthCheckPath,
+	SliceInstanceFieldStatusState,
+	SliceInstanceFieldStatusErrors,
+	SliceInstanceFieldStatusHost,
+	SliceInstanceFieldStatusMessage,
+	SliceInstanceFieldStatusRunning,
+}
 
 // FieldSchema returns the field flags of SliceInstance.
 func (*SliceInstance) FieldSchema() *fieldmap.Schema { return _SliceInstance_fieldSchema }

@@ -11,7 +11,6 @@ import (
 	durationpb "google.golang.org/protobuf/types/known/durationpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	bits "math/bits"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -73,7 +72,27 @@ var _SolverStatus_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverStatus{}), F
 var _SolverStatus_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverStatus", _SolverStatus_shape, false)
 
 // SolverStatusAllFields lists the leaf flags of SolverStatus, which select every field.
-var SolverStatusAllFields = slices.Clone(_SolverStatus_fieldSchema.Leaves())
+var SolverStatusAllFields = []string{
+	SolverStatusFieldSolverPhase,
+	SolverStatusFieldDiscoveryPhase,
+	SolverStatusFieldReservationPhase,
+	SolverStatusFieldPurchasePhase,
+	SolverStatusFieldAllocationPhase,
+	SolverStatusFieldMessage,
+	SolverStatusFieldDiscoveryId,
+	SolverStatusFieldReservationId,
+	SolverStatusFieldContractId,
+	SolverStatusFieldAllocationId,
+	SolverStatusFieldCredentialsClusterId,
+	SolverStatusFieldCredentialsClusterName,
+	SolverStatusFieldCredentialsEndpoint,
+	SolverStatusFieldCredentialsKubeconfig,
+	SolverStatusFieldCredentialsToken,
+	SolverStatusFieldCredentialsUsername,
+	SolverStatusFieldCredentialsPassword,
+	SolverStatusFieldLastChangeTime,
+	SolverStatusFieldAttempts,
+}
 
 // FieldSchema returns the field flags of SolverStatus.
 func (*SolverStatus) FieldSchema() *fieldmap.Schema { return _SolverStatus_fieldSchema }
@@ -94,7 +113,12 @@ const (
 var _SolverAttempt_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverAttempt", _SolverAttempt_shape, false)
 
 // SolverAttemptAllFields lists the leaf flags of SolverAttempt, which select every field.
-var SolverAttemptAllFields = slices.Clone(_SolverAttempt_fieldSchema.Leaves())
+var SolverAttemptAllFields = []string{
+	SolverAttemptFieldCandidateId,
+	SolverAttemptFieldFlavorId,
+	SolverAttemptFieldSellerId,
+	SolverAttemptFieldError,
+}
 
 // FieldSchema returns the field flags of SolverAttempt.
 func (*SolverAttempt) FieldSchema() *fieldmap.Schema { return _SolverAttempt_fieldSchema }
@@ -122,7 +146,12 @@ var _SolverTimeouts_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SolverTimeouts{}
 var _SolverTimeouts_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.SolverTimeouts", _SolverTimeouts_shape, false)
 
 // SolverTimeoutsAllFields lists the leaf flags of SolverTimeouts, which select every field.
-var SolverTimeoutsAllFields = slices.Clone(_SolverTimeouts_fieldSchema.Leaves())
+var SolverTimeoutsAllFields = []string{
+	SolverTimeoutsFieldDiscovery,
+	SolverTimeoutsFieldReservation,
+	SolverTimeoutsFieldPurchase,
+	SolverTimeoutsFieldAllocation,
+}
 
 // FieldSchema returns the field flags of SolverTimeouts.
 func (*SolverTimeouts) FieldSchema() *fieldmap.Schema { return _SolverTimeouts_fieldSchema }
@@ -321,7 +350,112 @@ var _Solver_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Solver{}), Fields: []fie
 var _Solver_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.Solver", _Solver_shape, false)
 
 // SolverAllFields lists the leaf flags of Solver, which select every field.
-var SolverAllFields = slices.Clone(_Solver_fieldSchema.Leaves())
+var SolverAllFields = []string{
+	SolverFieldId,
+	SolverFieldSelectorFlavorType,
+	SolverFieldSelectorK8SliceArchitectureExact,
+	SolverFieldSelectorK8SliceArchitectureRegex,
+	SolverFieldSelectorK8SliceCpuMatchValue,
+	SolverFieldSelectorK8SliceCpuRangeMin,
+	SolverFieldSelectorK8SliceCpuRangeMax,
+	SolverFieldSelectorK8SliceMemoryMatchValue,
+	SolverFieldSelectorK8SliceMemoryRangeMin,
+	SolverFieldSelectorK8SliceMemoryRangeMax,
+	SolverFieldSelectorK8SlicePodsMatchValue,
+	SolverFieldSelectorK8SlicePodsRangeMin,
+	SolverFieldSelectorK8SlicePodsRangeMax,
+	SolverFieldSelectorK8SliceStorageMatchValue,
+	SolverFieldSelectorK8SliceStorageRangeMin,
+	SolverFieldSelectorK8SliceStorageRangeMax,
+	SolverFieldSelectorK8SliceGpuModelExact,
+	SolverFieldSelectorK8SliceGpuModelRegex,
+	SolverFieldSelectorK8SliceGpuCoresMatchValue,
+	SolverFieldSelectorK8SliceGpuCoresRangeMin,
+	SolverFieldSelectorK8SliceGpuCoresRangeMax,
+	SolverFieldSelectorK8SliceGpuMemoryMatchValue,
+	SolverFieldSelectorK8SliceGpuMemoryRangeMin,
+	SolverFieldSelectorK8SliceGpuMemoryRangeMax,
+	SolverFieldSelectorServiceCategoryExact,
+	SolverFieldSelectorServiceCategoryRegex,
+	SolverFieldSelectorServiceTags,
+	SolverFieldSelectorServiceNameExact,
+	SolverFieldSelectorServiceNameRegex,
+	SolverFieldSelectorVmArchitectureExact,
+	SolverFieldSelectorVmArchitectureRegex,
+	SolverFieldSelectorVmCpuMatchValue,
+	SolverFieldSelectorVmCpuRangeMin,
+	SolverFieldSelectorVmCpuRangeMax,
+	SolverFieldSelectorVmMemoryMatchValue,
+	SolverFieldSelectorVmMemoryRangeMin,
+	SolverFieldSelectorVmMemoryRangeMax,
+	SolverFieldSelectorVmStorageMatchValue,
+	SolverFieldSelectorVmStorageRangeMin,
+	SolverFieldSelectorVmStorageRangeMax,
+	SolverFieldSelectorVmOsImageExact,
+	SolverFieldSelectorVmOsImageRegex,
+	SolverFieldSelectorVmHypervisorExact,
+	SolverFieldSelectorVmHypervisorRegex,
+	SolverFieldSelectorVmGpuModelExact,
+	SolverFieldSelectorVmGpuModelRegex,
+	SolverFieldSelectorVmGpuCoresMatchValue,
+	SolverFieldSelectorVmGpuCoresRangeMin,
+	SolverFieldSelectorVmGpuCoresRangeMax,
+	SolverFieldSelectorVmGpuMemoryMatchValue,
+	SolverFieldSelectorVmGpuMemoryRangeMin,
+	SolverFieldSelectorVmGpuMemoryRangeMax,
+	SolverFieldSelectorSensorSensorTypeExact,
+	SolverFieldSelectorSensorSensorTypeRegex,
+	SolverFieldSelectorSensorSamplingRateHzMin,
+	SolverFieldSelectorSensorSamplingRateHzMax,
+	SolverFieldSelectorSensorAccuracyMin,
+	SolverFieldSelectorSensorAccuracyMax,
+	SolverFieldSelectorSensorUnitExact,
+	SolverFieldSelectorSensorUnitRegex,
+	SolverFieldIntentId,
+	SolverFieldFindCandidate,
+	SolverFieldReserveAndBuy,
+	SolverFieldEstablishPeering,
+	SolverFieldStatusSolverPhase,
+	SolverFieldStatusDiscoveryPhase,
+	SolverFieldStatusReservationPhase,
+	SolverFieldStatusPurchasePhase,
+	SolverFieldStatusAllocationPhase,
+	SolverFieldStatusMessage,
+	SolverFieldStatusDiscoveryId,
+	SolverFieldStatusReservationId,
+	SolverFieldStatusContractId,
+	SolverFieldStatusAllocationId,
+	SolverFieldStatusCredentialsClusterId,
+	SolverFieldStatusCredentialsClusterName,
+	SolverFieldStatusCredentialsEndpoint,
+	SolverFieldStatusCredentialsKubeconfig,
+	SolverFieldStatusCredentialsToken,
+	SolverFieldStatusCredentialsUsername,
+	SolverFieldStatusCredentialsPassword,
+	SolverFieldStatusLastChangeTime,
+	SolverFieldStatusAttempts,
+	SolverFieldConfigurationK8SliceCpu,
+	SolverFieldConfigurationK8SliceMemory,
+	SolverFieldConfigurationK8SlicePods,
+	SolverFieldConfigurationK8SliceGpuModel,
+	SolverFieldConfigurationK8SliceGpuCores,
+	SolverFieldConfigurationK8SliceGpuMemory,
+	SolverFieldConfigurationK8SliceStorage,
+	SolverFieldConfigurationServiceBlueprintId,
+	SolverFieldConfigurationServiceParameters,
+	SolverFieldConfigurationServiceHostingPolicy,
+	SolverFieldConfigurationServiceConfigurationData,
+	SolverFieldConfigurationVmCpu,
+	SolverFieldConfigurationVmMemory,
+	SolverFieldConfigurationVmStorage,
+	SolverFieldConfigurationVmOsImage,
+	SolverFieldConfigurationSensorSamplingRateHz,
+	SolverFieldTimeoutsDiscovery,
+	SolverFieldTimeoutsReservation,
+	SolverFieldTimeoutsPurchase,
+	SolverFieldTimeoutsAllocation,
+	SolverFieldCreatedAt,
+}
 
 // FieldSchema returns the field flags of Solver.
 func (*Solver) FieldSchema() *fieldmap.Schema { return _Solver_fieldSchema }

@@ -68,7 +68,24 @@ var _Scalars_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Scalars{}), Fields: []f
 var _Scalars_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Scalars", _Scalars_shape, false)
 
 // ScalarsAllFields lists the leaf flags of Scalars, which select every field.
-var ScalarsAllFields = slices.Clone(_Scalars_fieldSchema.Leaves())
+var ScalarsAllFields = []string{
+	ScalarsFieldFDouble,
+	ScalarsFieldFFloat,
+	ScalarsFieldFInt32,
+	ScalarsFieldFInt64,
+	ScalarsFieldFUint32,
+	ScalarsFieldFUint64,
+	ScalarsFieldFSint32,
+	ScalarsFieldFSint64,
+	ScalarsFieldFFixed32,
+	ScalarsFieldFFixed64,
+	ScalarsFieldFSfixed32,
+	ScalarsFieldFSfixed64,
+	ScalarsFieldFBool,
+	ScalarsFieldFString,
+	ScalarsFieldFBytes,
+	ScalarsFieldFEnum,
+}
 
 // FieldSchema returns the field flags of Scalars.
 func (*Scalars) FieldSchema() *fieldmap.Schema { return _Scalars_fieldSchema }
@@ -121,7 +138,22 @@ var _Optionals_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Optionals{}), Fields:
 var _Optionals_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Optionals", _Optionals_shape, false)
 
 // OptionalsAllFields lists the leaf flags of Optionals, which select every field.
-var OptionalsAllFields = slices.Clone(_Optionals_fieldSchema.Leaves())
+var OptionalsAllFields = []string{
+	OptionalsFieldODouble,
+	OptionalsFieldOFloat,
+	OptionalsFieldOInt32,
+	OptionalsFieldOInt64,
+	OptionalsFieldOUint32,
+	OptionalsFieldOUint64,
+	OptionalsFieldOBool,
+	OptionalsFieldOString,
+	OptionalsFieldOBytes,
+	OptionalsFieldOEnum,
+	OptionalsFieldOMessageName,
+	OptionalsFieldOMessageValue,
+	OptionalsFieldOMessageState,
+	OptionalsFieldOMessageToken,
+}
 
 // FieldSchema returns the field flags of Optionals.
 func (*Optionals) FieldSchema() *fieldmap.Schema { return _Optionals_fieldSchema }
@@ -142,7 +174,12 @@ const (
 var _Leaf_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Leaf", _Leaf_shape, false)
 
 // LeafAllFields lists the leaf flags of Leaf, which select every field.
-var LeafAllFields = slices.Clone(_Leaf_fieldSchema.Leaves())
+var LeafAllFields = []string{
+	LeafFieldName,
+	LeafFieldValue,
+	LeafFieldState,
+	LeafFieldToken,
+}
 
 // FieldSchema returns the field flags of Leaf.
 func (*Leaf) FieldSchema() *fieldmap.Schema { return _Leaf_fieldSchema }
@@ -176,7 +213,14 @@ var _Middle_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Middle{}), Fields: []fie
 var _Middle_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Middle", _Middle_shape, false)
 
 // MiddleAllFields lists the leaf flags of Middle, which select every field.
-var MiddleAllFields = slices.Clone(_Middle_fieldSchema.Leaves())
+var MiddleAllFields = []string{
+	MiddleFieldName,
+	MiddleFieldLeafName,
+	MiddleFieldLeafValue,
+	MiddleFieldLeafState,
+	MiddleFieldLeafToken,
+	MiddleFieldLeaves,
+}
 
 // FieldSchema returns the field flags of Middle.
 func (*Middle) FieldSchema() *fieldmap.Schema { return _Middle_fieldSchema }
@@ -361,7 +405,86 @@ var _Top_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Top{}), Fields: []fieldmap.
 var _Top_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Top", _Top_shape, true)
 
 // TopAllFields lists the leaf flags of Top, which select every field.
-var TopAllFields = slices.Clone(_Top_fieldSchema.Leaves())
+var TopAllFields = []string{
+	TopFieldKeyOrganization,
+	TopFieldKeyName,
+	TopFieldKeyVersion,
+	TopFieldKeyState,
+	TopFieldKeySubRegion,
+	TopFieldKeySubZone,
+	TopFieldKeySubEdge,
+	TopFieldMiddleName,
+	TopFieldMiddleLeafName,
+	TopFieldMiddleLeafValue,
+	TopFieldMiddleLeafState,
+	TopFieldMiddleLeafToken,
+	TopFieldMiddleLeaves,
+	TopFieldTags,
+	TopFieldMiddles,
+	TopFieldLabels,
+	TopFieldLeafMap,
+	TopFieldBlobs,
+	TopFieldSamples,
+	TopFieldStates,
+	TopFieldBlobMap,
+	TopFieldStateMap,
+	TopFieldChoiceName,
+	TopFieldChoiceLeafName,
+	TopFieldChoiceLeafValue,
+	TopFieldChoiceLeafState,
+	TopFieldChoiceLeafToken,
+	TopFieldChoiceNumber,
+	TopFieldChoiceBytes,
+	TopFieldScalarsFDouble,
+	TopFieldScalarsFFloat,
+	TopFieldScalarsFInt32,
+	TopFieldScalarsFInt64,
+	TopFieldScalarsFUint32,
+	TopFieldScalarsFUint64,
+	TopFieldScalarsFSint32,
+	TopFieldScalarsFSint64,
+	TopFieldScalarsFFixed32,
+	TopFieldScalarsFFixed64,
+	TopFieldScalarsFSfixed32,
+	TopFieldScalarsFSfixed64,
+	TopFieldScalarsFBool,
+	TopFieldScalarsFString,
+	TopFieldScalarsFBytes,
+	TopFieldScalarsFEnum,
+	TopFieldOptionalsODouble,
+	TopFieldOptionalsOFloat,
+	TopFieldOptionalsOInt32,
+	TopFieldOptionalsOInt64,
+	TopFieldOptionalsOUint32,
+	TopFieldOptionalsOUint64,
+	TopFieldOptionalsOBool,
+	TopFieldOptionalsOString,
+	TopFieldOptionalsOBytes,
+	TopFieldOptionalsOEnum,
+	TopFieldOptionalsOMessageName,
+	TopFieldOptionalsOMessageValue,
+	TopFieldOptionalsOMessageState,
+	TopFieldOptionalsOMessageToken,
+	TopFieldWktTs,
+	TopFieldWktDur,
+	TopFieldWktStr,
+	TopFieldWktI64,
+	TopFieldWktFlag,
+	TopFieldWktSt,
+	TopFieldWktAny,
+	TopFieldWktVal,
+	TopFieldWktTimes,
+	TopFieldWktDurs,
+	TopFieldLabelName,
+	TopFieldLabelColor,
+	TopFieldLabelSecret,
+	TopFieldLabelWeights,
+	TopFieldLabelsOther,
+	TopFieldPassword,
+	TopFieldAtomicLeaf,
+	TopFieldLabelMap,
+	TopFieldEmpty,
+}
 
 // FieldSchema returns the field flags of Top.
 func (*Top) FieldSchema() *fieldmap.Schema { return _Top_fieldSchema }
@@ -386,7 +509,15 @@ const (
 var _Key_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Key", _Key_shape, false)
 
 // KeyAllFields lists the leaf flags of Key, which select every field.
-var KeyAllFields = slices.Clone(_Key_fieldSchema.Leaves())
+var KeyAllFields = []string{
+	KeyFieldOrganization,
+	KeyFieldName,
+	KeyFieldVersion,
+	KeyFieldState,
+	KeyFieldSubRegion,
+	KeyFieldSubZone,
+	KeyFieldSubEdge,
+}
 
 // FieldSchema returns the field flags of Key.
 func (*Key) FieldSchema() *fieldmap.Schema { return _Key_fieldSchema }
@@ -406,7 +537,11 @@ const (
 var _SubKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.SubKey", _SubKey_shape, false)
 
 // SubKeyAllFields lists the leaf flags of SubKey, which select every field.
-var SubKeyAllFields = slices.Clone(_SubKey_fieldSchema.Leaves())
+var SubKeyAllFields = []string{
+	SubKeyFieldRegion,
+	SubKeyFieldZone,
+	SubKeyFieldEdge,
+}
 
 // FieldSchema returns the field flags of SubKey.
 func (*SubKey) FieldSchema() *fieldmap.Schema { return _SubKey_fieldSchema }
@@ -433,7 +568,18 @@ const (
 var _Wkt_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Wkt", _Wkt_shape, false)
 
 // WktAllFields lists the leaf flags of Wkt, which select every field.
-var WktAllFields = slices.Clone(_Wkt_fieldSchema.Leaves())
+var WktAllFields = []string{
+	WktFieldTs,
+	WktFieldDur,
+	WktFieldStr,
+	WktFieldI64,
+	WktFieldFlag,
+	WktFieldSt,
+	WktFieldAny,
+	WktFieldVal,
+	WktFieldTimes,
+	WktFieldDurs,
+}
 
 // FieldSchema returns the field flags of Wkt.
 func (*Wkt) FieldSchema() *fieldmap.Schema { return _Wkt_fieldSchema }
@@ -470,7 +616,14 @@ var _Tree_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Tree{}), Fields: []fieldma
 var _Tree_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Tree", _Tree_shape, false)
 
 // TreeAllFields lists the leaf flags of Tree, which select every field.
-var TreeAllFields = slices.Clone(_Tree_fieldSchema.Leaves())
+var TreeAllFields = []string{
+	TreeFieldName,
+	TreeFieldLeft,
+	TreeFieldRight,
+	TreeFieldChildren,
+	TreeFieldBranchLabel,
+	TreeFieldBranchTree,
+}
 
 // FieldSchema returns the field flags of Tree.
 func (*Tree) FieldSchema() *fieldmap.Schema { return _Tree_fieldSchema }
@@ -507,7 +660,14 @@ var _Branch_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Branch{}), Fields: []fie
 var _Branch_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Branch", _Branch_shape, false)
 
 // BranchAllFields lists the leaf flags of Branch, which select every field.
-var BranchAllFields = slices.Clone(_Branch_fieldSchema.Leaves())
+var BranchAllFields = []string{
+	BranchFieldLabel,
+	BranchFieldTreeName,
+	BranchFieldTreeLeft,
+	BranchFieldTreeRight,
+	BranchFieldTreeChildren,
+	BranchFieldTreeBranch,
+}
 
 // FieldSchema returns the field flags of Branch.
 func (*Branch) FieldSchema() *fieldmap.Schema { return _Branch_fieldSchema }
@@ -522,7 +682,7 @@ var _Empty_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Empty{}), Fields: []field
 var _Empty_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Empty", _Empty_shape, false)
 
 // EmptyAllFields lists the leaf flags of Empty, which select every field.
-var EmptyAllFields = slices.Clone(_Empty_fieldSchema.Leaves())
+var EmptyAllFields = []string{}
 
 // FieldSchema returns the field flags of Empty.
 func (*Empty) FieldSchema() *fieldmap.Schema { return _Empty_fieldSchema }
@@ -557,7 +717,12 @@ var _Outer_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Outer{}), Fields: []field
 var _Outer_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Outer", _Outer_shape, false)
 
 // OuterAllFields lists the leaf flags of Outer, which select every field.
-var OuterAllFields = slices.Clone(_Outer_fieldSchema.Leaves())
+var OuterAllFields = []string{
+	OuterFieldInnerKind,
+	OuterFieldInnerSecret,
+	OuterFieldInners,
+	OuterFieldInnerMap,
+}
 
 // FieldSchema returns the field flags of Outer.
 func (*Outer) FieldSchema() *fieldmap.Schema { return _Outer_fieldSchema }
@@ -576,7 +741,10 @@ const (
 var _Outer_Inner_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Outer.Inner", _Outer_Inner_shape, false)
 
 // Outer_InnerAllFields lists the leaf flags of Outer_Inner, which select every field.
-var Outer_InnerAllFields = slices.Clone(_Outer_Inner_fieldSchema.Leaves())
+var Outer_InnerAllFields = []string{
+	Outer_InnerFieldKind,
+	Outer_InnerFieldSecret,
+}
 
 // FieldSchema returns the field flags of Outer_Inner.
 func (*Outer_Inner) FieldSchema() *fieldmap.Schema { return _Outer_Inner_fieldSchema }
@@ -641,7 +809,31 @@ var _Secrets_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Secrets{}), Fields: []f
 var _Secrets_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Secrets", _Secrets_shape, false)
 
 // SecretsAllFields lists the leaf flags of Secrets, which select every field.
-var SecretsAllFields = slices.Clone(_Secrets_fieldSchema.Leaves())
+var SecretsAllFields = []string{
+	SecretsFieldApiKey,
+	SecretsFieldLeafName,
+	SecretsFieldLeafValue,
+	SecretsFieldLeafState,
+	SecretsFieldLeafToken,
+	SecretsFieldLeaves,
+	SecretsFieldLeafMap,
+	SecretsFieldCredToken,
+	SecretsFieldCredLeafName,
+	SecretsFieldCredLeafValue,
+	SecretsFieldCredLeafState,
+	SecretsFieldCredLeafToken,
+	SecretsFieldCredUser,
+	SecretsFieldOuterInnerKind,
+	SecretsFieldOuterInnerSecret,
+	SecretsFieldOuterInners,
+	SecretsFieldOuterInnerMap,
+	SecretsFieldLabelName,
+	SecretsFieldLabelColor,
+	SecretsFieldLabelSecret,
+	SecretsFieldLabelWeights,
+	SecretsFieldCert,
+	SecretsFieldEnv,
+}
 
 // FieldSchema returns the field flags of Secrets.
 func (*Secrets) FieldSchema() *fieldmap.Schema { return _Secrets_fieldSchema }
@@ -665,7 +857,10 @@ var _NamedKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NamedKey{}), Fields: [
 var _NamedKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.NamedKey", _NamedKey_shape, false)
 
 // NamedKeyAllFields lists the leaf flags of NamedKey, which select every field.
-var NamedKeyAllFields = slices.Clone(_NamedKey_fieldSchema.Leaves())
+var NamedKeyAllFields = []string{
+	NamedKeyFieldId,
+	NamedKeyFieldNote,
+}
 
 // FieldSchema returns the field flags of NamedKey.
 func (*NamedKey) FieldSchema() *fieldmap.Schema { return _NamedKey_fieldSchema }

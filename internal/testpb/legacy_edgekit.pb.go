@@ -61,7 +61,22 @@ var _Legacy_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Legacy{}), Fields: []fie
 var _Legacy_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Legacy", _Legacy_shape, false)
 
 // LegacyAllFields lists the leaf flags of Legacy, which select every field.
-var LegacyAllFields = slices.Clone(_Legacy_fieldSchema.Leaves())
+var LegacyAllFields = []string{
+	LegacyFieldName,
+	LegacyFieldCount,
+	LegacyFieldMode,
+	LegacyFieldData,
+	LegacyFieldValues,
+	LegacyFieldRatio,
+	LegacyFieldNext,
+	LegacyFieldId,
+	LegacyFieldItemText,
+	LegacyFieldItemNum,
+	LegacyFieldModes,
+	LegacyFieldPickName,
+	LegacyFieldPickMode,
+	LegacyFieldSecret,
+}
 
 // FieldSchema returns the field flags of Legacy.
 func (*Legacy) FieldSchema() *fieldmap.Schema { return _Legacy_fieldSchema }
@@ -80,7 +95,10 @@ const (
 var _Legacy_Item_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Legacy.Item", _Legacy_Item_shape, false)
 
 // Legacy_ItemAllFields lists the leaf flags of Legacy_Item, which select every field.
-var Legacy_ItemAllFields = slices.Clone(_Legacy_Item_fieldSchema.Leaves())
+var Legacy_ItemAllFields = []string{
+	Legacy_ItemFieldText,
+	Legacy_ItemFieldNum,
+}
 
 // FieldSchema returns the field flags of Legacy_Item.
 func (*Legacy_Item) FieldSchema() *fieldmap.Schema { return _Legacy_Item_fieldSchema }

@@ -56,7 +56,20 @@ var _Modern_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Modern{}), Fields: []fie
 var _Modern_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Modern", _Modern_shape, false)
 
 // ModernAllFields lists the leaf flags of Modern, which select every field.
-var ModernAllFields = slices.Clone(_Modern_fieldSchema.Leaves())
+var ModernAllFields = []string{
+	ModernFieldName,
+	ModernFieldCount,
+	ModernFieldLevel,
+	ModernFieldClosed,
+	ModernFieldPacked,
+	ModernFieldExpanded,
+	ModernFieldPartLabel,
+	ModernFieldPartWeight,
+	ModernFieldData,
+	ModernFieldRatio,
+	ModernFieldParts,
+	ModernFieldSecret,
+}
 
 // FieldSchema returns the field flags of Modern.
 func (*Modern) FieldSchema() *fieldmap.Schema { return _Modern_fieldSchema }
@@ -75,7 +88,10 @@ const (
 var _Part_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Part", _Part_shape, false)
 
 // PartAllFields lists the leaf flags of Part, which select every field.
-var PartAllFields = slices.Clone(_Part_fieldSchema.Leaves())
+var PartAllFields = []string{
+	PartFieldLabel,
+	PartFieldWeight,
+}
 
 // FieldSchema returns the field flags of Part.
 func (*Part) FieldSchema() *fieldmap.Schema { return _Part_fieldSchema }

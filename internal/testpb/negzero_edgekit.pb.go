@@ -9,7 +9,6 @@ package testpb
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	plain "github.com/edgekit/edgekit/internal/testpb/plain"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -31,7 +30,10 @@ var _Extendable_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Extendable{}), Field
 var _Extendable_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Extendable", _Extendable_shape, false)
 
 // ExtendableAllFields lists the leaf flags of Extendable, which select every field.
-var ExtendableAllFields = slices.Clone(_Extendable_fieldSchema.Leaves())
+var ExtendableAllFields = []string{
+	ExtendableFieldD,
+	ExtendableFieldName,
+}
 
 // FieldSchema returns the field flags of Extendable.
 func (*Extendable) FieldSchema() *fieldmap.Schema { return _Extendable_fieldSchema }
@@ -75,7 +77,15 @@ var _NegZeroHolder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(NegZeroHolder{}),
 var _NegZeroHolder_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.NegZeroHolder", _NegZeroHolder_shape, false)
 
 // NegZeroHolderAllFields lists the leaf flags of NegZeroHolder, which select every field.
-var NegZeroHolderAllFields = slices.Clone(_NegZeroHolder_fieldSchema.Leaves())
+var NegZeroHolderAllFields = []string{
+	NegZeroHolderFieldExtD,
+	NegZeroHolderFieldExtName,
+	NegZeroHolderFieldPlainD,
+	NegZeroHolderFieldPlainF,
+	NegZeroHolderFieldPlainDs,
+	NegZeroHolderFieldExts,
+	NegZeroHolderFieldPlains,
+}
 
 // FieldSchema returns the field flags of NegZeroHolder.
 func (*NegZeroHolder) FieldSchema() *fieldmap.Schema { return _NegZeroHolder_fieldSchema }

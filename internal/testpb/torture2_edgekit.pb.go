@@ -86,7 +86,33 @@ var _TortureDefaults_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDefaults
 var _TortureDefaults_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDefaults", _TortureDefaults_shape, false)
 
 // TortureDefaultsAllFields lists the leaf flags of TortureDefaults, which select every field.
-var TortureDefaultsAllFields = slices.Clone(_TortureDefaults_fieldSchema.Leaves())
+var TortureDefaultsAllFields = []string{
+	TortureDefaultsFieldDDouble,
+	TortureDefaultsFieldDFloat,
+	TortureDefaultsFieldDInt32,
+	TortureDefaultsFieldDInt64,
+	TortureDefaultsFieldDUint32,
+	TortureDefaultsFieldDUint64,
+	TortureDefaultsFieldDSint32,
+	TortureDefaultsFieldDSint64,
+	TortureDefaultsFieldDFixed32,
+	TortureDefaultsFieldDFixed64,
+	TortureDefaultsFieldDSfixed32,
+	TortureDefaultsFieldDSfixed64,
+	TortureDefaultsFieldDBool,
+	TortureDefaultsFieldDString,
+	TortureDefaultsFieldDBytes,
+	TortureDefaultsFieldDEnum,
+	TortureDefaultsFieldDNan,
+	TortureDefaultsFieldDNegInf,
+	TortureDefaultsFieldDNegZero,
+	TortureDefaultsFieldRString,
+	TortureDefaultsFieldREnum,
+	TortureDefaultsFieldRMessageValue,
+	TortureDefaultsFieldRMessageSign,
+	TortureDefaultsFieldSecret,
+	TortureDefaultsFieldColor,
+}
 
 // FieldSchema returns the field flags of TortureDefaults.
 func (*TortureDefaults) FieldSchema() *fieldmap.Schema { return _TortureDefaults_fieldSchema }
@@ -105,7 +131,10 @@ const (
 var _TortureDefaults_Inner_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDefaults.Inner", _TortureDefaults_Inner_shape, false)
 
 // TortureDefaults_InnerAllFields lists the leaf flags of TortureDefaults_Inner, which select every field.
-var TortureDefaults_InnerAllFields = slices.Clone(_TortureDefaults_Inner_fieldSchema.Leaves())
+var TortureDefaults_InnerAllFields = []string{
+	TortureDefaults_InnerFieldValue,
+	TortureDefaults_InnerFieldSign,
+}
 
 // FieldSchema returns the field flags of TortureDefaults_Inner.
 func (*TortureDefaults_Inner) FieldSchema() *fieldmap.Schema {
@@ -185,7 +214,21 @@ var _TortureGroups_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureGroups{}),
 var _TortureGroups_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups", _TortureGroups_shape, true)
 
 // TortureGroupsAllFields lists the leaf flags of TortureGroups, which select every field.
-var TortureGroupsAllFields = slices.Clone(_TortureGroups_fieldSchema.Leaves())
+var TortureGroupsAllFields = []string{
+	TortureGroupsFieldPickgroupText,
+	TortureGroupsFieldPickgroupSign,
+	TortureGroupsFieldPickgroupBack,
+	TortureGroupsFieldPickSign,
+	TortureGroupsFieldPickBytes,
+	TortureGroupsFieldPicksecretToken,
+	TortureGroupsFieldRow,
+	TortureGroupsFieldHiddenPassword,
+	TortureGroupsFieldSignMap,
+	TortureGroupsFieldInnerMap,
+	TortureGroupsFieldSigns,
+	TortureGroupsFieldNestedDeeperSign,
+	TortureGroupsFieldNestedDeeperF,
+}
 
 // FieldSchema returns the field flags of TortureGroups.
 func (*TortureGroups) FieldSchema() *fieldmap.Schema { return _TortureGroups_fieldSchema }
@@ -241,7 +284,21 @@ var _TortureGroups_PickGroup_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Torture
 var _TortureGroups_PickGroup_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.PickGroup", _TortureGroups_PickGroup_shape, false)
 
 // TortureGroups_PickGroupAllFields lists the leaf flags of TortureGroups_PickGroup, which select every field.
-var TortureGroups_PickGroupAllFields = slices.Clone(_TortureGroups_PickGroup_fieldSchema.Leaves())
+var TortureGroups_PickGroupAllFields = []string{
+	TortureGroups_PickGroupFieldText,
+	TortureGroups_PickGroupFieldSign,
+	TortureGroups_PickGroupFieldBackPickgroup,
+	TortureGroups_PickGroupFieldBackPickSign,
+	TortureGroups_PickGroupFieldBackPickBytes,
+	TortureGroups_PickGroupFieldBackPicksecretToken,
+	TortureGroups_PickGroupFieldBackRow,
+	TortureGroups_PickGroupFieldBackHiddenPassword,
+	TortureGroups_PickGroupFieldBackSignMap,
+	TortureGroups_PickGroupFieldBackInnerMap,
+	TortureGroups_PickGroupFieldBackSigns,
+	TortureGroups_PickGroupFieldBackNestedDeeperSign,
+	TortureGroups_PickGroupFieldBackNestedDeeperF,
+}
 
 // FieldSchema returns the field flags of TortureGroups_PickGroup.
 func (*TortureGroups_PickGroup) FieldSchema() *fieldmap.Schema {
@@ -261,7 +318,9 @@ const (
 var _TortureGroups_PickSecret_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.PickSecret", _TortureGroups_PickSecret_shape, false)
 
 // TortureGroups_PickSecretAllFields lists the leaf flags of TortureGroups_PickSecret, which select every field.
-var TortureGroups_PickSecretAllFields = slices.Clone(_TortureGroups_PickSecret_fieldSchema.Leaves())
+var TortureGroups_PickSecretAllFields = []string{
+	TortureGroups_PickSecretFieldToken,
+}
 
 // FieldSchema returns the field flags of TortureGroups_PickSecret.
 func (*TortureGroups_PickSecret) FieldSchema() *fieldmap.Schema {
@@ -282,7 +341,10 @@ const (
 var _TortureGroups_Row_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Row", _TortureGroups_Row_shape, false)
 
 // TortureGroups_RowAllFields lists the leaf flags of TortureGroups_Row, which select every field.
-var TortureGroups_RowAllFields = slices.Clone(_TortureGroups_Row_fieldSchema.Leaves())
+var TortureGroups_RowAllFields = []string{
+	TortureGroups_RowFieldN,
+	TortureGroups_RowFieldSigns,
+}
 
 // FieldSchema returns the field flags of TortureGroups_Row.
 func (*TortureGroups_Row) FieldSchema() *fieldmap.Schema { return _TortureGroups_Row_fieldSchema }
@@ -300,7 +362,9 @@ const (
 var _TortureGroups_Hidden_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Hidden", _TortureGroups_Hidden_shape, false)
 
 // TortureGroups_HiddenAllFields lists the leaf flags of TortureGroups_Hidden, which select every field.
-var TortureGroups_HiddenAllFields = slices.Clone(_TortureGroups_Hidden_fieldSchema.Leaves())
+var TortureGroups_HiddenAllFields = []string{
+	TortureGroups_HiddenFieldPassword,
+}
 
 // FieldSchema returns the field flags of TortureGroups_Hidden.
 func (*TortureGroups_Hidden) FieldSchema() *fieldmap.Schema { return _TortureGroups_Hidden_fieldSchema }
@@ -320,7 +384,10 @@ const (
 var _TortureGroups_Nested_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Nested", _TortureGroups_Nested_shape, false)
 
 // TortureGroups_NestedAllFields lists the leaf flags of TortureGroups_Nested, which select every field.
-var TortureGroups_NestedAllFields = slices.Clone(_TortureGroups_Nested_fieldSchema.Leaves())
+var TortureGroups_NestedAllFields = []string{
+	TortureGroups_NestedFieldDeeperSign,
+	TortureGroups_NestedFieldDeeperF,
+}
 
 // FieldSchema returns the field flags of TortureGroups_Nested.
 func (*TortureGroups_Nested) FieldSchema() *fieldmap.Schema { return _TortureGroups_Nested_fieldSchema }
@@ -339,7 +406,10 @@ const (
 var _TortureGroups_Nested_Deeper_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureGroups.Nested.Deeper", _TortureGroups_Nested_Deeper_shape, false)
 
 // TortureGroups_Nested_DeeperAllFields lists the leaf flags of TortureGroups_Nested_Deeper, which select every field.
-var TortureGroups_Nested_DeeperAllFields = slices.Clone(_TortureGroups_Nested_Deeper_fieldSchema.Leaves())
+var TortureGroups_Nested_DeeperAllFields = []string{
+	TortureGroups_Nested_DeeperFieldSign,
+	TortureGroups_Nested_DeeperFieldF,
+}
 
 // FieldSchema returns the field flags of TortureGroups_Nested_Deeper.
 func (*TortureGroups_Nested_Deeper) FieldSchema() *fieldmap.Schema {
@@ -365,7 +435,10 @@ var _TortureLegacyKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLegacyK
 var _TortureLegacyKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKey", _TortureLegacyKey_shape, false)
 
 // TortureLegacyKeyAllFields lists the leaf flags of TortureLegacyKey, which select every field.
-var TortureLegacyKeyAllFields = slices.Clone(_TortureLegacyKey_fieldSchema.Leaves())
+var TortureLegacyKeyAllFields = []string{
+	TortureLegacyKeyFieldId,
+	TortureLegacyKeyFieldNote,
+}
 
 // FieldSchema returns the field flags of TortureLegacyKey.
 func (*TortureLegacyKey) FieldSchema() *fieldmap.Schema { return _TortureLegacyKey_fieldSchema }
@@ -405,7 +478,13 @@ var _TortureLegacyKey2_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLegacy
 var _TortureLegacyKey2_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKey2", _TortureLegacyKey2_shape, false)
 
 // TortureLegacyKey2AllFields lists the leaf flags of TortureLegacyKey2, which select every field.
-var TortureLegacyKey2AllFields = slices.Clone(_TortureLegacyKey2_fieldSchema.Leaves())
+var TortureLegacyKey2AllFields = []string{
+	TortureLegacyKey2FieldKeyName,
+	TortureLegacyKey2FieldKeySign,
+	TortureLegacyKey2FieldKeyPartN,
+	TortureLegacyKey2FieldKeyPartOn,
+	TortureLegacyKey2FieldKeyRatio,
+}
 
 // FieldSchema returns the field flags of TortureLegacyKey2.
 func (*TortureLegacyKey2) FieldSchema() *fieldmap.Schema { return _TortureLegacyKey2_fieldSchema }
@@ -428,7 +507,13 @@ const (
 var _TortureLegacyKeyValue_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKeyValue", _TortureLegacyKeyValue_shape, false)
 
 // TortureLegacyKeyValueAllFields lists the leaf flags of TortureLegacyKeyValue, which select every field.
-var TortureLegacyKeyValueAllFields = slices.Clone(_TortureLegacyKeyValue_fieldSchema.Leaves())
+var TortureLegacyKeyValueAllFields = []string{
+	TortureLegacyKeyValueFieldName,
+	TortureLegacyKeyValueFieldSign,
+	TortureLegacyKeyValueFieldPartN,
+	TortureLegacyKeyValueFieldPartOn,
+	TortureLegacyKeyValueFieldRatio,
+}
 
 // FieldSchema returns the field flags of TortureLegacyKeyValue.
 func (*TortureLegacyKeyValue) FieldSchema() *fieldmap.Schema {
@@ -449,7 +534,10 @@ const (
 var _TortureLegacyKeyValue_Part_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLegacyKeyValue.Part", _TortureLegacyKeyValue_Part_shape, false)
 
 // TortureLegacyKeyValue_PartAllFields lists the leaf flags of TortureLegacyKeyValue_Part, which select every field.
-var TortureLegacyKeyValue_PartAllFields = slices.Clone(_TortureLegacyKeyValue_Part_fieldSchema.Leaves())
+var TortureLegacyKeyValue_PartAllFields = []string{
+	TortureLegacyKeyValue_PartFieldN,
+	TortureLegacyKeyValue_PartFieldOn,
+}
 
 // FieldSchema returns the field flags of TortureLegacyKeyValue_Part.
 func (*TortureLegacyKeyValue_Part) FieldSchema() *fieldmap.Schema {
@@ -473,7 +561,9 @@ var _TortureSignHolder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureSignHo
 var _TortureSignHolder_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureSignHolder", _TortureSignHolder_shape, false)
 
 // TortureSignHolderAllFields lists the leaf flags of TortureSignHolder, which select every field.
-var TortureSignHolderAllFields = slices.Clone(_TortureSignHolder_fieldSchema.Leaves())
+var TortureSignHolderAllFields = []string{
+	TortureSignHolderFieldSign,
+}
 
 // FieldSchema returns the field flags of TortureSignHolder.
 func (*TortureSignHolder) FieldSchema() *fieldmap.Schema { return _TortureSignHolder_fieldSchema }

@@ -102,7 +102,41 @@ var _TortureEdition_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEdition{}
 var _TortureEdition_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEdition", _TortureEdition_shape, true)
 
 // TortureEditionAllFields lists the leaf flags of TortureEdition, which select every field.
-var TortureEditionAllFields = slices.Clone(_TortureEdition_fieldSchema.Leaves())
+var TortureEditionAllFields = []string{
+	TortureEditionFieldRequiredName,
+	TortureEditionFieldImplicitInt,
+	TortureEditionFieldExplicitInt,
+	TortureEditionFieldImplicitDouble,
+	TortureEditionFieldExplicitDouble,
+	TortureEditionFieldImplicitBytes,
+	TortureEditionFieldExplicitBytes,
+	TortureEditionFieldOpen,
+	TortureEditionFieldClosed,
+	TortureEditionFieldImplicitOpen,
+	TortureEditionFieldClosedDefault,
+	TortureEditionFieldDelimitedLabel,
+	TortureEditionFieldDelimitedClosed,
+	TortureEditionFieldDelimitedCount,
+	TortureEditionFieldDelimitedList,
+	TortureEditionFieldClosedMap,
+	TortureEditionFieldOpenMap,
+	TortureEditionFieldClosedList,
+	TortureEditionFieldOpenList,
+	TortureEditionFieldRequiredPartLabel,
+	TortureEditionFieldRequiredPartClosed,
+	TortureEditionFieldRequiredPartCount,
+	TortureEditionFieldImplicitSecret,
+	TortureEditionFieldImplicitFloat,
+	TortureEditionFieldImplicitBool,
+	TortureEditionFieldRaw,
+	TortureEditionFieldChoiceClosed,
+	TortureEditionFieldChoicePartLabel,
+	TortureEditionFieldChoicePartClosed,
+	TortureEditionFieldChoicePartCount,
+	TortureEditionFieldChoiceText,
+	TortureEditionFieldPartMap,
+	TortureEditionFieldSelf,
+}
 
 // FieldSchema returns the field flags of TortureEdition.
 func (*TortureEdition) FieldSchema() *fieldmap.Schema { return _TortureEdition_fieldSchema }
@@ -122,7 +156,11 @@ const (
 var _TortureEditionPart_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionPart", _TortureEditionPart_shape, false)
 
 // TortureEditionPartAllFields lists the leaf flags of TortureEditionPart, which select every field.
-var TortureEditionPartAllFields = slices.Clone(_TortureEditionPart_fieldSchema.Leaves())
+var TortureEditionPartAllFields = []string{
+	TortureEditionPartFieldLabel,
+	TortureEditionPartFieldClosed,
+	TortureEditionPartFieldCount,
+}
 
 // FieldSchema returns the field flags of TortureEditionPart.
 func (*TortureEditionPart) FieldSchema() *fieldmap.Schema { return _TortureEditionPart_fieldSchema }
@@ -155,7 +193,12 @@ var _TortureEditionKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEditio
 var _TortureEditionKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKey", _TortureEditionKey_shape, false)
 
 // TortureEditionKeyAllFields lists the leaf flags of TortureEditionKey, which select every field.
-var TortureEditionKeyAllFields = slices.Clone(_TortureEditionKey_fieldSchema.Leaves())
+var TortureEditionKeyAllFields = []string{
+	TortureEditionKeyFieldKey,
+	TortureEditionKeyFieldOtherName,
+	TortureEditionKeyFieldOtherN,
+	TortureEditionKeyFieldOtherClosed,
+}
 
 // FieldSchema returns the field flags of TortureEditionKey.
 func (*TortureEditionKey) FieldSchema() *fieldmap.Schema { return _TortureEditionKey_fieldSchema }
@@ -175,7 +218,11 @@ const (
 var _TortureEditionKeyValue_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKeyValue", _TortureEditionKeyValue_shape, false)
 
 // TortureEditionKeyValueAllFields lists the leaf flags of TortureEditionKeyValue, which select every field.
-var TortureEditionKeyValueAllFields = slices.Clone(_TortureEditionKeyValue_fieldSchema.Leaves())
+var TortureEditionKeyValueAllFields = []string{
+	TortureEditionKeyValueFieldName,
+	TortureEditionKeyValueFieldN,
+	TortureEditionKeyValueFieldClosed,
+}
 
 // FieldSchema returns the field flags of TortureEditionKeyValue.
 func (*TortureEditionKeyValue) FieldSchema() *fieldmap.Schema {
@@ -202,7 +249,11 @@ var _TortureEditionKeyed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEdit
 var _TortureEditionKeyed_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEditionKeyed", _TortureEditionKeyed_shape, false)
 
 // TortureEditionKeyedAllFields lists the leaf flags of TortureEditionKeyed, which select every field.
-var TortureEditionKeyedAllFields = slices.Clone(_TortureEditionKeyed_fieldSchema.Leaves())
+var TortureEditionKeyedAllFields = []string{
+	TortureEditionKeyedFieldKeyName,
+	TortureEditionKeyedFieldKeyN,
+	TortureEditionKeyedFieldKeyClosed,
+}
 
 // FieldSchema returns the field flags of TortureEditionKeyed.
 func (*TortureEditionKeyed) FieldSchema() *fieldmap.Schema { return _TortureEditionKeyed_fieldSchema }

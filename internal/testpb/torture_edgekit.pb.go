@@ -99,7 +99,41 @@ var _TortureNames_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNames{}), F
 var _TortureNames_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNames", _TortureNames_shape, false)
 
 // TortureNamesAllFields lists the leaf flags of TortureNames, which select every field.
-var TortureNamesAllFields = slices.Clone(_TortureNames_fieldSchema.Leaves())
+var TortureNamesAllFields = []string{
+	TortureNamesFieldReset_,
+	TortureNamesFieldString_,
+	TortureNamesFieldDescriptor_,
+	TortureNamesFieldX_,
+	TortureNamesFieldXY,
+	TortureNamesFieldType,
+	TortureNamesFieldFunc,
+	TortureNamesFieldMap,
+	TortureNamesFieldGo,
+	TortureNamesFieldFooBar,
+	TortureNamesFieldGetFooBar_,
+	TortureNamesFieldKeyString,
+	TortureNamesFieldM,
+	TortureNamesFieldSrc,
+	TortureNamesFieldFm,
+	TortureNamesFieldN,
+	TortureNamesFieldO,
+	TortureNamesFieldC,
+	TortureNamesFieldUnknownFields,
+	TortureNamesFieldSizeCache,
+	TortureNamesFieldState,
+	TortureNamesFieldProtoMessage_,
+	TortureNamesFieldCloneTo,
+	TortureNamesFieldDefault,
+	TortureNamesFieldNil,
+	TortureNamesFieldTrue,
+	TortureNamesFieldLen,
+	TortureNamesFieldError,
+	TortureNamesFieldSelf,
+	TortureNamesFieldChan,
+	TortureNamesFieldRange,
+	TortureNamesFieldInterface,
+	TortureNamesFieldVar,
+}
 
 // FieldSchema returns the field flags of TortureNames.
 func (*TortureNames) FieldSchema() *fieldmap.Schema { return _TortureNames_fieldSchema }
@@ -125,7 +159,11 @@ var _Torture_2X_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Torture_2X{}), Field
 var _Torture_2X_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.Torture_2x", _Torture_2X_shape, false)
 
 // Torture_2XAllFields lists the leaf flags of Torture_2X, which select every field.
-var Torture_2XAllFields = slices.Clone(_Torture_2X_fieldSchema.Leaves())
+var Torture_2XAllFields = []string{
+	Torture_2XFieldA_1,
+	Torture_2XFieldB2C,
+	Torture_2XFieldNext_2,
+}
 
 // FieldSchema returns the field flags of Torture_2X.
 func (*Torture_2X) FieldSchema() *fieldmap.Schema { return _Torture_2X_fieldSchema }
@@ -149,7 +187,10 @@ var _TortureLower_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLower{}), F
 var _TortureLower_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.torture_lower", _TortureLower_shape, false)
 
 // TortureLowerAllFields lists the leaf flags of TortureLower, which select every field.
-var TortureLowerAllFields = slices.Clone(_TortureLower_fieldSchema.Leaves())
+var TortureLowerAllFields = []string{
+	TortureLowerFieldValue_,
+	TortureLowerFieldAgain,
+}
 
 // FieldSchema returns the field flags of TortureLower.
 func (*TortureLower) FieldSchema() *fieldmap.Schema { return _TortureLower_fieldSchema }
@@ -212,7 +253,16 @@ var _TortureDeep_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureDeep{}), Fie
 var _TortureDeep_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep", _TortureDeep_shape, false)
 
 // TortureDeepAllFields lists the leaf flags of TortureDeep, which select every field.
-var TortureDeepAllFields = slices.Clone(_TortureDeep_fieldSchema.Leaves())
+var TortureDeepAllFields = []string{
+	TortureDeepFieldL1L2L3L4Mood,
+	TortureDeepFieldL1L2L3L4Leaf,
+	TortureDeepFieldL1L2L3L4S,
+	TortureDeepFieldL1L2L4Map,
+	TortureDeepFieldSiblingMood,
+	TortureDeepFieldSiblingMoods,
+	TortureDeepFieldShortcutMood,
+	TortureDeepFieldShortcutLeaf,
+}
 
 // FieldSchema returns the field flags of TortureDeep.
 func (*TortureDeep) FieldSchema() *fieldmap.Schema { return _TortureDeep_fieldSchema }
@@ -238,7 +288,12 @@ const (
 var _TortureDeep_L1_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1", _TortureDeep_L1_shape, false)
 
 // TortureDeep_L1AllFields lists the leaf flags of TortureDeep_L1, which select every field.
-var TortureDeep_L1AllFields = slices.Clone(_TortureDeep_L1_fieldSchema.Leaves())
+var TortureDeep_L1AllFields = []string{
+	TortureDeep_L1FieldL2L3L4Mood,
+	TortureDeep_L1FieldL2L3L4Leaf,
+	TortureDeep_L1FieldL2L3L4S,
+	TortureDeep_L1FieldL2L4Map,
+}
 
 // FieldSchema returns the field flags of TortureDeep_L1.
 func (*TortureDeep_L1) FieldSchema() *fieldmap.Schema { return _TortureDeep_L1_fieldSchema }
@@ -263,7 +318,12 @@ const (
 var _TortureDeep_L1_L2_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1.L2", _TortureDeep_L1_L2_shape, false)
 
 // TortureDeep_L1_L2AllFields lists the leaf flags of TortureDeep_L1_L2, which select every field.
-var TortureDeep_L1_L2AllFields = slices.Clone(_TortureDeep_L1_L2_fieldSchema.Leaves())
+var TortureDeep_L1_L2AllFields = []string{
+	TortureDeep_L1_L2FieldL3L4Mood,
+	TortureDeep_L1_L2FieldL3L4Leaf,
+	TortureDeep_L1_L2FieldL3L4S,
+	TortureDeep_L1_L2FieldL4Map,
+}
 
 // FieldSchema returns the field flags of TortureDeep_L1_L2.
 func (*TortureDeep_L1_L2) FieldSchema() *fieldmap.Schema { return _TortureDeep_L1_L2_fieldSchema }
@@ -286,7 +346,11 @@ const (
 var _TortureDeep_L1_L2_L3_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1.L2.L3", _TortureDeep_L1_L2_L3_shape, false)
 
 // TortureDeep_L1_L2_L3AllFields lists the leaf flags of TortureDeep_L1_L2_L3, which select every field.
-var TortureDeep_L1_L2_L3AllFields = slices.Clone(_TortureDeep_L1_L2_L3_fieldSchema.Leaves())
+var TortureDeep_L1_L2_L3AllFields = []string{
+	TortureDeep_L1_L2_L3FieldL4Mood,
+	TortureDeep_L1_L2_L3FieldL4Leaf,
+	TortureDeep_L1_L2_L3FieldL4S,
+}
 
 // FieldSchema returns the field flags of TortureDeep_L1_L2_L3.
 func (*TortureDeep_L1_L2_L3) FieldSchema() *fieldmap.Schema { return _TortureDeep_L1_L2_L3_fieldSchema }
@@ -305,7 +369,10 @@ const (
 var _TortureDeep_L1_L2_L3_L4_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.L1.L2.L3.L4", _TortureDeep_L1_L2_L3_L4_shape, false)
 
 // TortureDeep_L1_L2_L3_L4AllFields lists the leaf flags of TortureDeep_L1_L2_L3_L4, which select every field.
-var TortureDeep_L1_L2_L3_L4AllFields = slices.Clone(_TortureDeep_L1_L2_L3_L4_fieldSchema.Leaves())
+var TortureDeep_L1_L2_L3_L4AllFields = []string{
+	TortureDeep_L1_L2_L3_L4FieldMood,
+	TortureDeep_L1_L2_L3_L4FieldLeaf,
+}
 
 // FieldSchema returns the field flags of TortureDeep_L1_L2_L3_L4.
 func (*TortureDeep_L1_L2_L3_L4) FieldSchema() *fieldmap.Schema {
@@ -326,7 +393,10 @@ const (
 var _TortureDeep_Sibling_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureDeep.Sibling", _TortureDeep_Sibling_shape, false)
 
 // TortureDeep_SiblingAllFields lists the leaf flags of TortureDeep_Sibling, which select every field.
-var TortureDeep_SiblingAllFields = slices.Clone(_TortureDeep_Sibling_fieldSchema.Leaves())
+var TortureDeep_SiblingAllFields = []string{
+	TortureDeep_SiblingFieldMood,
+	TortureDeep_SiblingFieldMoods,
+}
 
 // FieldSchema returns the field flags of TortureDeep_Sibling.
 func (*TortureDeep_Sibling) FieldSchema() *fieldmap.Schema { return _TortureDeep_Sibling_fieldSchema }
@@ -374,7 +444,22 @@ var _TortureMaps_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureMaps{}), Fie
 var _TortureMaps_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureMaps", _TortureMaps_shape, true)
 
 // TortureMapsAllFields lists the leaf flags of TortureMaps, which select every field.
-var TortureMapsAllFields = slices.Clone(_TortureMaps_fieldSchema.Leaves())
+var TortureMapsAllFields = []string{
+	TortureMapsFieldEnumMap,
+	TortureMapsFieldBytesMap,
+	TortureMapsFieldLabelMap,
+	TortureMapsFieldDoubleMap,
+	TortureMapsFieldFloatMap,
+	TortureMapsFieldSelfMap,
+	TortureMapsFieldFixed32Map,
+	TortureMapsFieldEmptyMap,
+	TortureMapsFieldTsMap,
+	TortureMapsFieldWrapperMap,
+	TortureMapsFieldColorMap,
+	TortureMapsFieldNamesMap,
+	TortureMapsFieldBoolMap,
+	TortureMapsFieldL4Map,
+}
 
 // FieldSchema returns the field flags of TortureMaps.
 func (*TortureMaps) FieldSchema() *fieldmap.Schema { return _TortureMaps_fieldSchema }
@@ -438,7 +523,22 @@ var _TortureLists_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureLists{}), F
 var _TortureLists_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureLists", _TortureLists_shape, true)
 
 // TortureListsAllFields lists the leaf flags of TortureLists, which select every field.
-var TortureListsAllFields = slices.Clone(_TortureLists_fieldSchema.Leaves())
+var TortureListsAllFields = []string{
+	TortureListsFieldMoods,
+	TortureListsFieldStrings,
+	TortureListsFieldTimes,
+	TortureListsFieldBlobs,
+	TortureListsFieldFloats,
+	TortureListsFieldDoubles,
+	TortureListsFieldEmpties,
+	TortureListsFieldNested,
+	TortureListsFieldColors,
+	TortureListsFieldBools,
+	TortureListsFieldDeeps,
+	TortureListsFieldSecrets,
+	TortureListsFieldEmptyMap,
+	TortureListsFieldByteValues,
+}
 
 // FieldSchema returns the field flags of TortureLists.
 func (*TortureLists) FieldSchema() *fieldmap.Schema { return _TortureLists_fieldSchema }
@@ -544,7 +644,46 @@ var _TortureOneofs_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOneofs{}),
 var _TortureOneofs_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOneofs", _TortureOneofs_shape, false)
 
 // TortureOneofsAllFields lists the leaf flags of TortureOneofs, which select every field.
-var TortureOneofsAllFields = slices.Clone(_TortureOneofs_fieldSchema.Leaves())
+var TortureOneofsAllFields = []string{
+	TortureOneofsFieldFirstMood,
+	TortureOneofsFieldFirstBytes,
+	TortureOneofsFieldFirstDeepL1L2L3L4Mood,
+	TortureOneofsFieldFirstDeepL1L2L3L4Leaf,
+	TortureOneofsFieldFirstDeepL1L2L3L4S,
+	TortureOneofsFieldFirstDeepL1L2L4Map,
+	TortureOneofsFieldFirstDeepSiblingMood,
+	TortureOneofsFieldFirstDeepSiblingMoods,
+	TortureOneofsFieldFirstDeepShortcutMood,
+	TortureOneofsFieldFirstDeepShortcutLeaf,
+	TortureOneofsFieldFirstFloat,
+	TortureOneofsFieldFirstDouble,
+	TortureOneofsFieldFirstSelf,
+	TortureOneofsFieldFirstTime,
+	TortureOneofsFieldFirstLabelName,
+	TortureOneofsFieldFirstLabelColor,
+	TortureOneofsFieldFirstLabelSecret,
+	TortureOneofsFieldFirstLabelWeights,
+	TortureOneofsFieldFirstEmpty,
+	TortureOneofsFieldFirstSecret,
+	TortureOneofsFieldFirstL4Mood,
+	TortureOneofsFieldFirstL4Leaf,
+	TortureOneofsFieldFirstBool,
+	TortureOneofsFieldFirstColor,
+	TortureOneofsFieldSecondName,
+	TortureOneofsFieldSecondSelf,
+	TortureOneofsFieldSecondNum,
+	TortureOneofsFieldSecondSecret,
+	TortureOneofsFieldOptMessageL2L3L4Mood,
+	TortureOneofsFieldOptMessageL2L3L4Leaf,
+	TortureOneofsFieldOptMessageL2L3L4S,
+	TortureOneofsFieldOptMessageL2L4Map,
+	TortureOneofsFieldOptEnum,
+	TortureOneofsFieldOptBytes,
+	TortureOneofsFieldOptFloat,
+	TortureOneofsFieldOptDouble,
+	TortureOneofsFieldOptSecret,
+	TortureOneofsFieldOptColor,
+}
 
 // FieldSchema returns the field flags of TortureOneofs.
 func (*TortureOneofs) FieldSchema() *fieldmap.Schema { return _TortureOneofs_fieldSchema }
@@ -568,7 +707,10 @@ var _TortureOnlyOneof_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOnlyOne
 var _TortureOnlyOneof_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOnlyOneof", _TortureOnlyOneof_shape, false)
 
 // TortureOnlyOneofAllFields lists the leaf flags of TortureOnlyOneof, which select every field.
-var TortureOnlyOneofAllFields = slices.Clone(_TortureOnlyOneof_fieldSchema.Leaves())
+var TortureOnlyOneofAllFields = []string{
+	TortureOnlyOneofFieldOnlyName,
+	TortureOnlyOneofFieldOnlySelf,
+}
 
 // FieldSchema returns the field flags of TortureOnlyOneof.
 func (*TortureOnlyOneof) FieldSchema() *fieldmap.Schema { return _TortureOnlyOneof_fieldSchema }
@@ -590,7 +732,9 @@ var _TortureOnlyMap_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOnlyMap{}
 var _TortureOnlyMap_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOnlyMap", _TortureOnlyMap_shape, false)
 
 // TortureOnlyMapAllFields lists the leaf flags of TortureOnlyMap, which select every field.
-var TortureOnlyMapAllFields = slices.Clone(_TortureOnlyMap_fieldSchema.Leaves())
+var TortureOnlyMapAllFields = []string{
+	TortureOnlyMapFieldChildren,
+}
 
 // FieldSchema returns the field flags of TortureOnlyMap.
 func (*TortureOnlyMap) FieldSchema() *fieldmap.Schema { return _TortureOnlyMap_fieldSchema }
@@ -627,7 +771,14 @@ var _TortureNumbers_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureNumbers{}
 var _TortureNumbers_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNumbers", _TortureNumbers_shape, false)
 
 // TortureNumbersAllFields lists the leaf flags of TortureNumbers, which select every field.
-var TortureNumbersAllFields = slices.Clone(_TortureNumbers_fieldSchema.Leaves())
+var TortureNumbersAllFields = []string{
+	TortureNumbersFieldLow,
+	TortureNumbersFieldChildDeeper,
+	TortureNumbersFieldChildValue,
+	TortureNumbersFieldAfterReserved,
+	TortureNumbersFieldBig,
+	TortureNumbersFieldMax,
+}
 
 // FieldSchema returns the field flags of TortureNumbers.
 func (*TortureNumbers) FieldSchema() *fieldmap.Schema { return _TortureNumbers_fieldSchema }
@@ -646,7 +797,10 @@ const (
 var _TortureNumbersChild_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureNumbersChild", _TortureNumbersChild_shape, false)
 
 // TortureNumbersChildAllFields lists the leaf flags of TortureNumbersChild, which select every field.
-var TortureNumbersChildAllFields = slices.Clone(_TortureNumbersChild_fieldSchema.Leaves())
+var TortureNumbersChildAllFields = []string{
+	TortureNumbersChildFieldDeeper,
+	TortureNumbersChildFieldValue,
+}
 
 // FieldSchema returns the field flags of TortureNumbersChild.
 func (*TortureNumbersChild) FieldSchema() *fieldmap.Schema { return _TortureNumbersChild_fieldSchema }
@@ -697,7 +851,14 @@ var _TortureCycleA_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleA{}),
 var _TortureCycleA_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleA", _TortureCycleA_shape, false)
 
 // TortureCycleAAllFields lists the leaf flags of TortureCycleA, which select every field.
-var TortureCycleAAllFields = slices.Clone(_TortureCycleA_fieldSchema.Leaves())
+var TortureCycleAAllFields = []string{
+	TortureCycleAFieldName,
+	TortureCycleAFieldBCount,
+	TortureCycleAFieldBCA,
+	TortureCycleAFieldBCBs,
+	TortureCycleAFieldBCSecret,
+	TortureCycleAFieldCs,
+}
 
 // FieldSchema returns the field flags of TortureCycleA.
 func (*TortureCycleA) FieldSchema() *fieldmap.Schema { return _TortureCycleA_fieldSchema }
@@ -739,7 +900,14 @@ var _TortureCycleB_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleB{}),
 var _TortureCycleB_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleB", _TortureCycleB_shape, false)
 
 // TortureCycleBAllFields lists the leaf flags of TortureCycleB, which select every field.
-var TortureCycleBAllFields = slices.Clone(_TortureCycleB_fieldSchema.Leaves())
+var TortureCycleBAllFields = []string{
+	TortureCycleBFieldCount,
+	TortureCycleBFieldCAName,
+	TortureCycleBFieldCAB,
+	TortureCycleBFieldCACs,
+	TortureCycleBFieldCBs,
+	TortureCycleBFieldCSecret,
+}
 
 // FieldSchema returns the field flags of TortureCycleB.
 func (*TortureCycleB) FieldSchema() *fieldmap.Schema { return _TortureCycleB_fieldSchema }
@@ -781,7 +949,14 @@ var _TortureCycleC_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureCycleC{}),
 var _TortureCycleC_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureCycleC", _TortureCycleC_shape, false)
 
 // TortureCycleCAllFields lists the leaf flags of TortureCycleC, which select every field.
-var TortureCycleCAllFields = slices.Clone(_TortureCycleC_fieldSchema.Leaves())
+var TortureCycleCAllFields = []string{
+	TortureCycleCFieldAName,
+	TortureCycleCFieldABCount,
+	TortureCycleCFieldABC,
+	TortureCycleCFieldACs,
+	TortureCycleCFieldBs,
+	TortureCycleCFieldSecret,
+}
 
 // FieldSchema returns the field flags of TortureCycleC.
 func (*TortureCycleC) FieldSchema() *fieldmap.Schema { return _TortureCycleC_fieldSchema }
@@ -1043,7 +1218,129 @@ var _TortureWide_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureWide{}), Fie
 var _TortureWide_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureWide", _TortureWide_shape, false)
 
 // TortureWideAllFields lists the leaf flags of TortureWide, which select every field.
-var TortureWideAllFields = slices.Clone(_TortureWide_fieldSchema.Leaves())
+var TortureWideAllFields = []string{
+	TortureWideFieldW1,
+	TortureWideFieldW2,
+	TortureWideFieldW3,
+	TortureWideFieldW4,
+	TortureWideFieldW5,
+	TortureWideFieldW6,
+	TortureWideFieldW7,
+	TortureWideFieldW8,
+	TortureWideFieldW9,
+	TortureWideFieldW10,
+	TortureWideFieldW11,
+	TortureWideFieldW12,
+	TortureWideFieldW13,
+	TortureWideFieldW14,
+	TortureWideFieldW15,
+	TortureWideFieldW16,
+	TortureWideFieldW17,
+	TortureWideFieldW18,
+	TortureWideFieldW19,
+	TortureWideFieldW20,
+	TortureWideFieldW21,
+	TortureWideFieldW22,
+	TortureWideFieldW23,
+	TortureWideFieldW24,
+	TortureWideFieldW25,
+	TortureWideFieldW26,
+	TortureWideFieldW27,
+	TortureWideFieldW28,
+	TortureWideFieldW29,
+	TortureWideFieldW30,
+	TortureWideFieldW31,
+	TortureWideFieldW32,
+	TortureWideFieldW33,
+	TortureWideFieldW34,
+	TortureWideFieldW35,
+	TortureWideFieldW36,
+	TortureWideFieldW37,
+	TortureWideFieldW38,
+	TortureWideFieldW39,
+	TortureWideFieldW40,
+	TortureWideFieldW41,
+	TortureWideFieldW42,
+	TortureWideFieldW43,
+	TortureWideFieldW44,
+	TortureWideFieldW45,
+	TortureWideFieldW46,
+	TortureWideFieldW47,
+	TortureWideFieldW48,
+	TortureWideFieldW49,
+	TortureWideFieldW50,
+	TortureWideFieldW51,
+	TortureWideFieldW52,
+	TortureWideFieldW53,
+	TortureWideFieldW54,
+	TortureWideFieldW55,
+	TortureWideFieldW56,
+	TortureWideFieldW57,
+	TortureWideFieldW58,
+	TortureWideFieldW59,
+	TortureWideFieldW60,
+	TortureWideFieldW61,
+	TortureWideFieldW62,
+	TortureWideFieldW63,
+	TortureWideFieldW64,
+	TortureWideFieldW65,
+	TortureWideFieldW66,
+	TortureWideFieldW67,
+	TortureWideFieldW68,
+	TortureWideFieldW69,
+	TortureWideFieldW70,
+	TortureWideFieldW71,
+	TortureWideFieldW72,
+	TortureWideFieldW73,
+	TortureWideFieldW74,
+	TortureWideFieldW75,
+	TortureWideFieldW76,
+	TortureWideFieldW77,
+	TortureWideFieldW78,
+	TortureWideFieldW79,
+	TortureWideFieldW80,
+	TortureWideFieldW81,
+	TortureWideFieldW82,
+	TortureWideFieldW83,
+	TortureWideFieldW84,
+	TortureWideFieldW85,
+	TortureWideFieldW86,
+	TortureWideFieldW87,
+	TortureWideFieldW88,
+	TortureWideFieldW89,
+	TortureWideFieldW90,
+	TortureWideFieldW91,
+	TortureWideFieldW92,
+	TortureWideFieldW93,
+	TortureWideFieldW94,
+	TortureWideFieldW95,
+	TortureWideFieldW96,
+	TortureWideFieldW97,
+	TortureWideFieldW98,
+	TortureWideFieldW99,
+	TortureWideFieldW100,
+	TortureWideFieldW101,
+	TortureWideFieldW102,
+	TortureWideFieldW103,
+	TortureWideFieldW104,
+	TortureWideFieldW105,
+	TortureWideFieldW106,
+	TortureWideFieldW107,
+	TortureWideFieldW108,
+	TortureWideFieldW109,
+	TortureWideFieldW110,
+	TortureWideFieldW111,
+	TortureWideFieldW112,
+	TortureWideFieldW113,
+	TortureWideFieldW114,
+	TortureWideFieldW115,
+	TortureWideFieldW116,
+	TortureWideFieldW117,
+	TortureWideFieldW118,
+	TortureWideFieldW119,
+	TortureWideFieldW120,
+	TortureWideFieldAgain,
+}
 
 // FieldSchema returns the field flags of TortureWide.
 func (*TortureWide) FieldSchema() *fieldmap.Schema { return _TortureWide_fieldSchema }
@@ -1116,7 +1413,21 @@ var _TortureKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureKey{}), Field
 var _TortureKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKey", _TortureKey_shape, true)
 
 // TortureKeyAllFields lists the leaf flags of TortureKey, which select every field.
-var TortureKeyAllFields = slices.Clone(_TortureKey_fieldSchema.Leaves())
+var TortureKeyAllFields = []string{
+	TortureKeyFieldKeyMood,
+	TortureKeyFieldKeyPartName,
+	TortureKeyFieldKeyPartId,
+	TortureKeyFieldKeyPartLeafN,
+	TortureKeyFieldKeyWeight,
+	TortureKeyFieldKeyRatio,
+	TortureKeyFieldKeyFlag,
+	TortureKeyFieldKeyMaybe,
+	TortureKeyFieldKeyColor,
+	TortureKeyFieldKeyBig,
+	TortureKeyFieldByName,
+	TortureKeyFieldDeeps,
+	TortureKeyFieldKeys,
+}
 
 // FieldSchema returns the field flags of TortureKey.
 func (*TortureKey) FieldSchema() *fieldmap.Schema { return _TortureKey_fieldSchema }
@@ -1145,7 +1456,18 @@ const (
 var _TortureKeyValue_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKeyValue", _TortureKeyValue_shape, false)
 
 // TortureKeyValueAllFields lists the leaf flags of TortureKeyValue, which select every field.
-var TortureKeyValueAllFields = slices.Clone(_TortureKeyValue_fieldSchema.Leaves())
+var TortureKeyValueAllFields = []string{
+	TortureKeyValueFieldMood,
+	TortureKeyValueFieldPartName,
+	TortureKeyValueFieldPartId,
+	TortureKeyValueFieldPartLeafN,
+	TortureKeyValueFieldWeight,
+	TortureKeyValueFieldRatio,
+	TortureKeyValueFieldFlag,
+	TortureKeyValueFieldMaybe,
+	TortureKeyValueFieldColor,
+	TortureKeyValueFieldBig,
+}
 
 // FieldSchema returns the field flags of TortureKeyValue.
 func (*TortureKeyValue) FieldSchema() *fieldmap.Schema { return _TortureKeyValue_fieldSchema }
@@ -1166,7 +1488,11 @@ const (
 var _TortureKeyPart_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKeyPart", _TortureKeyPart_shape, false)
 
 // TortureKeyPartAllFields lists the leaf flags of TortureKeyPart, which select every field.
-var TortureKeyPartAllFields = slices.Clone(_TortureKeyPart_fieldSchema.Leaves())
+var TortureKeyPartAllFields = []string{
+	TortureKeyPartFieldName,
+	TortureKeyPartFieldId,
+	TortureKeyPartFieldLeafN,
+}
 
 // FieldSchema returns the field flags of TortureKeyPart.
 func (*TortureKeyPart) FieldSchema() *fieldmap.Schema { return _TortureKeyPart_fieldSchema }
@@ -1184,7 +1510,9 @@ const (
 var _TortureKeyLeaf_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureKeyLeaf", _TortureKeyLeaf_shape, false)
 
 // TortureKeyLeafAllFields lists the leaf flags of TortureKeyLeaf, which select every field.
-var TortureKeyLeafAllFields = slices.Clone(_TortureKeyLeaf_fieldSchema.Leaves())
+var TortureKeyLeafAllFields = []string{
+	TortureKeyLeafFieldN,
+}
 
 // FieldSchema returns the field flags of TortureKeyLeaf.
 func (*TortureKeyLeaf) FieldSchema() *fieldmap.Schema { return _TortureKeyLeaf_fieldSchema }
@@ -1206,7 +1534,9 @@ var _TortureEnumKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEnumKey{}
 var _TortureEnumKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEnumKey", _TortureEnumKey_shape, false)
 
 // TortureEnumKeyAllFields lists the leaf flags of TortureEnumKey, which select every field.
-var TortureEnumKeyAllFields = slices.Clone(_TortureEnumKey_fieldSchema.Leaves())
+var TortureEnumKeyAllFields = []string{
+	TortureEnumKeyFieldMood,
+}
 
 // FieldSchema returns the field flags of TortureEnumKey.
 func (*TortureEnumKey) FieldSchema() *fieldmap.Schema { return _TortureEnumKey_fieldSchema }
@@ -1230,7 +1560,10 @@ var _TortureEmptyKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureEmptyKey
 var _TortureEmptyKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureEmptyKey", _TortureEmptyKey_shape, false)
 
 // TortureEmptyKeyAllFields lists the leaf flags of TortureEmptyKey, which select every field.
-var TortureEmptyKeyAllFields = slices.Clone(_TortureEmptyKey_fieldSchema.Leaves())
+var TortureEmptyKeyAllFields = []string{
+	TortureEmptyKeyFieldKey,
+	TortureEmptyKeyFieldName,
+}
 
 // FieldSchema returns the field flags of TortureEmptyKey.
 func (*TortureEmptyKey) FieldSchema() *fieldmap.Schema { return _TortureEmptyKey_fieldSchema }
@@ -1252,7 +1585,9 @@ var _TortureOptionalKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TortureOptio
 var _TortureOptionalKey_fieldSchema = fieldmap.NewShapeSchema("testpb.v1.TortureOptionalKey", _TortureOptionalKey_shape, false)
 
 // TortureOptionalKeyAllFields lists the leaf flags of TortureOptionalKey, which select every field.
-var TortureOptionalKeyAllFields = slices.Clone(_TortureOptionalKey_fieldSchema.Leaves())
+var TortureOptionalKeyAllFields = []string{
+	TortureOptionalKeyFieldKey,
+}
 
 // FieldSchema returns the field flags of TortureOptionalKey.
 func (*TortureOptionalKey) FieldSchema() *fieldmap.Schema { return _TortureOptionalKey_fieldSchema }

@@ -4,8 +4,11 @@
 package fields
 
 import (
+	"strconv"
+
 	"google.golang.org/protobuf/compiler/protogen"
 
+	"github.com/edgekit/edgekit/fieldmap"
 	"github.com/edgekit/edgekit/gen"
 )
 
@@ -37,8 +40,15 @@ func (f *feature) message(mm *gen.Message) {
 		g.P()
 	}
 	schema := g.Schema(mm)
+	// A literal of constants, not a copy of the schema's leaves: the
+	// compiler lays it out statically, so that the schema (and the shape
+	// tables under it) is built on first use, never at init.
 	g.P("// ", name, "AllFields lists the leaf flags of ", name, ", which select every field.")
-	g.P("var ", name, "AllFields = ", g.Ident(gen.SlicesPackage, "Clone"), "(", schema, ".Leaves())")
+	g.P("var ", name, "AllFields = []string{")
+	for _, leaf := range leaves(mm) {
+		g.P(leaf, ",")
+	}
+	g.P("}")
 	g.P()
 	g.P("// FieldSchema returns the field flags of ", name, ".")
 	g.P("func (*", name, ") FieldSchema() *", g.Fieldmap("Schema"), " { return ", schema, " }")
@@ -48,6 +58,35 @@ func (f *feature) message(mm *gen.Message) {
 	g.P("return ", schema, ".Init(new(", g.Fieldmap("FieldMap"), "), flags...)")
 	g.P("}")
 	g.P()
+}
+
+// leaves returns the Go expressions of the leaf flags of mm, in the order
+// of fieldmap.Schema.Leaves (depth first, in field order): the flag's
+// constant, or a quoted flag below MaxConstDepth where flags have none.
+func leaves(mm *gen.Message) []string {
+	consts := make(map[string]string, len(mm.Flags))
+	for _, fl := range mm.Flags {
+		consts[fl.Flag] = fl.Const
+	}
+	var out []string
+	var walk func(s *gen.Shape, prefix string, underList bool)
+	walk = func(s *gen.Shape, prefix string, underList bool) {
+		for _, sf := range s.Fields {
+			flag := prefix + strconv.Itoa(int(sf.Field.Desc.Number()))
+			if sf.Kind != fieldmap.KindMessage && !underList {
+				if c, ok := consts[flag]; ok {
+					out = append(out, c)
+				} else {
+					out = append(out, strconv.Quote(flag))
+				}
+			}
+			if sf.Sub != nil {
+				walk(sf.Sub, flag+".", underList || sf.Kind == fieldmap.KindList)
+			}
+		}
+	}
+	walk(mm.Shape, "", false)
+	return out
 }
 
 // deep reports whether mm has flags deeper than gen.MaxConstDepth.

@@ -35,7 +35,10 @@ var _SiteKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SiteKey{}), Fields: []f
 var _SiteKey_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.SiteKey", _SiteKey_shape, false)
 
 // SiteKeyAllFields lists the leaf flags of SiteKey, which select every field.
-var SiteKeyAllFields = slices.Clone(_SiteKey_fieldSchema.Leaves())
+var SiteKeyAllFields = []string{
+	SiteKeyFieldOrganization,
+	SiteKeyFieldName,
+}
 
 // FieldSchema returns the field flags of SiteKey.
 func (*SiteKey) FieldSchema() *fieldmap.Schema { return _SiteKey_fieldSchema }
@@ -61,7 +64,11 @@ var _Location_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Location{}), Fields: [
 var _Location_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Location", _Location_shape, false)
 
 // LocationAllFields lists the leaf flags of Location, which select every field.
-var LocationAllFields = slices.Clone(_Location_fieldSchema.Leaves())
+var LocationAllFields = []string{
+	LocationFieldLatitude,
+	LocationFieldLongitude,
+	LocationFieldSince,
+}
 
 // FieldSchema returns the field flags of Location.
 func (*Location) FieldSchema() *fieldmap.Schema { return _Location_fieldSchema }
@@ -87,7 +94,11 @@ var _Resources_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Resources{}), Fields:
 var _Resources_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Resources", _Resources_shape, false)
 
 // ResourcesAllFields lists the leaf flags of Resources, which select every field.
-var ResourcesAllFields = slices.Clone(_Resources_fieldSchema.Leaves())
+var ResourcesAllFields = []string{
+	ResourcesFieldRam,
+	ResourcesFieldVcpus,
+	ResourcesFieldLabels,
+}
 
 // FieldSchema returns the field flags of Resources.
 func (*Resources) FieldSchema() *fieldmap.Schema { return _Resources_fieldSchema }
@@ -113,7 +124,11 @@ var _Status_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Status{}), Fields: []fie
 var _Status_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Status", _Status_shape, false)
 
 // StatusAllFields lists the leaf flags of Status, which select every field.
-var StatusAllFields = slices.Clone(_Status_fieldSchema.Leaves())
+var StatusAllFields = []string{
+	StatusFieldTaskName,
+	StatusFieldStep,
+	StatusFieldMessages,
+}
 
 // FieldSchema returns the field flags of Status.
 func (*Status) FieldSchema() *fieldmap.Schema { return _Status_fieldSchema }
@@ -178,7 +193,31 @@ var _Site_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Site{}), Fields: []fieldma
 var _Site_fieldSchema = fieldmap.NewShapeSchema("gogocompat.v1.Site", _Site_shape, false)
 
 // SiteAllFields lists the leaf flags of Site, which select every field.
-var SiteAllFields = slices.Clone(_Site_fieldSchema.Leaves())
+var SiteAllFields = []string{
+	SiteFieldKeyOrganization,
+	SiteFieldKeyName,
+	SiteFieldLocationLatitude,
+	SiteFieldLocationLongitude,
+	SiteFieldLocationSince,
+	SiteFieldPower,
+	SiteFieldLabels,
+	SiteFieldFlavors,
+	SiteFieldQuotaRam,
+	SiteFieldQuotaVcpus,
+	SiteFieldQuotaLabels,
+	SiteFieldTimeout,
+	SiteFieldKubeconfig,
+	SiteFieldVmRam,
+	SiteFieldVmVcpus,
+	SiteFieldVmLabels,
+	SiteFieldCert,
+	SiteFieldStatusTaskName,
+	SiteFieldStatusStep,
+	SiteFieldStatusMessages,
+	SiteFieldPools,
+	SiteFieldHistory,
+	SiteFieldRevision,
+}
 
 // FieldSchema returns the field flags of Site.
 func (*Site) FieldSchema() *fieldmap.Schema { return _Site_fieldSchema }

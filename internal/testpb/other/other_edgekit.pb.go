@@ -34,7 +34,12 @@ var _Label_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Label{}), Fields: []field
 var _Label_fieldSchema = fieldmap.NewShapeSchema("testpb.other.v1.Label", _Label_shape, false)
 
 // LabelAllFields lists the leaf flags of Label, which select every field.
-var LabelAllFields = slices.Clone(_Label_fieldSchema.Leaves())
+var LabelAllFields = []string{
+	LabelFieldName,
+	LabelFieldColor,
+	LabelFieldSecret,
+	LabelFieldWeights,
+}
 
 // FieldSchema returns the field flags of Label.
 func (*Label) FieldSchema() *fieldmap.Schema { return _Label_fieldSchema }

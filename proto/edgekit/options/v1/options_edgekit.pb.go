@@ -28,7 +28,9 @@ var _FileOptions_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FileOptions{}), Fie
 var _FileOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.FileOptions", _FileOptions_shape, false)
 
 // FileOptionsAllFields lists the leaf flags of FileOptions, which select every field.
-var FileOptionsAllFields = slices.Clone(_FileOptions_fieldSchema.Leaves())
+var FileOptionsAllFields = []string{
+	FileOptionsFieldSkipFeatures,
+}
 
 // FieldSchema returns the field flags of FileOptions.
 func (*FileOptions) FieldSchema() *fieldmap.Schema { return _FileOptions_fieldSchema }
@@ -52,7 +54,10 @@ var _MessageOptions_shape = &fieldmap.Shape{Size: unsafe.Sizeof(MessageOptions{}
 var _MessageOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.MessageOptions", _MessageOptions_shape, false)
 
 // MessageOptionsAllFields lists the leaf flags of MessageOptions, which select every field.
-var MessageOptionsAllFields = slices.Clone(_MessageOptions_fieldSchema.Leaves())
+var MessageOptionsAllFields = []string{
+	MessageOptionsFieldSkipFeatures,
+	MessageOptionsFieldListActions,
+}
 
 // FieldSchema returns the field flags of MessageOptions.
 func (*MessageOptions) FieldSchema() *fieldmap.Schema { return _MessageOptions_fieldSchema }
@@ -76,7 +81,10 @@ var _FieldOptions_shape = &fieldmap.Shape{Size: unsafe.Sizeof(FieldOptions{}), F
 var _FieldOptions_fieldSchema = fieldmap.NewShapeSchema("edgekit.options.v1.FieldOptions", _FieldOptions_shape, false)
 
 // FieldOptionsAllFields lists the leaf flags of FieldOptions, which select every field.
-var FieldOptionsAllFields = slices.Clone(_FieldOptions_fieldSchema.Leaves())
+var FieldOptionsAllFields = []string{
+	FieldOptionsFieldObjectKey,
+	FieldOptionsFieldAtomic,
+}
 
 // FieldSchema returns the field flags of FieldOptions.
 func (*FieldOptions) FieldSchema() *fieldmap.Schema { return _FieldOptions_fieldSchema }

@@ -33,7 +33,10 @@ var _Fence_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Fence{}), Fields: []field
 var _Fence_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.Fence", _Fence_shape, false)
 
 // FenceAllFields lists the leaf flags of Fence, which select every field.
-var FenceAllFields = slices.Clone(_Fence_fieldSchema.Leaves())
+var FenceAllFields = []string{
+	FenceFieldKey,
+	FenceFieldRevision,
+}
 
 // FieldSchema returns the field flags of Fence.
 func (*Fence) FieldSchema() *fieldmap.Schema { return _Fence_fieldSchema }
@@ -320,7 +323,72 @@ var _ReportInfoRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoReq
 var _ReportInfoRequest_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoRequest", _ReportInfoRequest_shape, false)
 
 // ReportInfoRequestAllFields lists the leaf flags of ReportInfoRequest, which select every field.
-var ReportInfoRequestAllFields = slices.Clone(_ReportInfoRequest_fieldSchema.Leaves())
+var ReportInfoRequestAllFields = []string{
+	ReportInfoRequestFieldCloudletInfoKeyOrganization,
+	ReportInfoRequestFieldCloudletInfoKeyName,
+	ReportInfoRequestFieldCloudletInfoState,
+	ReportInfoRequestFieldCloudletInfoErrors,
+	ReportInfoRequestFieldCloudletInfoNotifyId,
+	ReportInfoRequestFieldCloudletInfoController,
+	ReportInfoRequestFieldCloudletInfoCompatibilityVersion,
+	ReportInfoRequestFieldCloudletInfoReleaseVersion,
+	ReportInfoRequestFieldCloudletInfoFlavors,
+	ReportInfoRequestFieldCloudletInfoControllerCacheReceived,
+	ReportInfoRequestFieldCloudletInfoMaintenanceState,
+	ReportInfoRequestFieldCloudletInfoStatusTaskNumber,
+	ReportInfoRequestFieldCloudletInfoStatusMaxTasks,
+	ReportInfoRequestFieldCloudletInfoStatusTaskName,
+	ReportInfoRequestFieldCloudletInfoStatusStepName,
+	ReportInfoRequestFieldCloudletInfoStatusMsgCount,
+	ReportInfoRequestFieldCloudletInfoStatusMsgs,
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotInfo,
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotClusterInsts,
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotVmAppInsts,
+	ReportInfoRequestFieldCloudletInfoResourcesSnapshotTakenAt,
+	ReportInfoRequestFieldCloudletInfoNodeInfos,
+	ReportInfoRequestFieldCloudletInfoProperties,
+	ReportInfoRequestFieldCloudletInfoTrustPolicyState,
+	ReportInfoRequestFieldCloudletInfoActiveCrmInstance,
+	ReportInfoRequestFieldCloudletInfoUpdatedAt,
+	ReportInfoRequestFieldCloudletInfoRequestId,
+	ReportInfoRequestFieldClusterInstInfoKeyName,
+	ReportInfoRequestFieldClusterInstInfoKeyOrganization,
+	ReportInfoRequestFieldClusterInstInfoState,
+	ReportInfoRequestFieldClusterInstInfoErrors,
+	ReportInfoRequestFieldClusterInstInfoNotifyId,
+	ReportInfoRequestFieldClusterInstInfoStatusTaskNumber,
+	ReportInfoRequestFieldClusterInstInfoStatusMaxTasks,
+	ReportInfoRequestFieldClusterInstInfoStatusTaskName,
+	ReportInfoRequestFieldClusterInstInfoStatusStepName,
+	ReportInfoRequestFieldClusterInstInfoStatusMsgCount,
+	ReportInfoRequestFieldClusterInstInfoStatusMsgs,
+	ReportInfoRequestFieldClusterInstInfoResourcesVms,
+	ReportInfoRequestFieldClusterInstInfoKubeconfig,
+	ReportInfoRequestFieldClusterInstInfoUpdatedAt,
+	ReportInfoRequestFieldClusterInstInfoRequestId,
+	ReportInfoRequestFieldAppInstInfoKeyName,
+	ReportInfoRequestFieldAppInstInfoKeyOrganization,
+	ReportInfoRequestFieldAppInstInfoState,
+	ReportInfoRequestFieldAppInstInfoErrors,
+	ReportInfoRequestFieldAppInstInfoNotifyId,
+	ReportInfoRequestFieldAppInstInfoStatusTaskNumber,
+	ReportInfoRequestFieldAppInstInfoStatusMaxTasks,
+	ReportInfoRequestFieldAppInstInfoStatusTaskName,
+	ReportInfoRequestFieldAppInstInfoStatusStepName,
+	ReportInfoRequestFieldAppInstInfoStatusMsgCount,
+	ReportInfoRequestFieldAppInstInfoStatusMsgs,
+	ReportInfoRequestFieldAppInstInfoPowerState,
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoContainerIds,
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoPids,
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoPorts,
+	ReportInfoRequestFieldAppInstInfoRuntimeInfoEndpoints,
+	ReportInfoRequestFieldAppInstInfoUri,
+	ReportInfoRequestFieldAppInstInfoUpdatedAt,
+	ReportInfoRequestFieldAppInstInfoRequestId,
+	ReportInfoRequestFieldFields,
+	ReportInfoRequestFieldFenceKey,
+	ReportInfoRequestFieldFenceRevision,
+}
 
 // FieldSchema returns the field flags of ReportInfoRequest.
 func (*ReportInfoRequest) FieldSchema() *fieldmap.Schema { return _ReportInfoRequest_fieldSchema }
@@ -344,7 +412,10 @@ var _ReportInfoResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportInfoRe
 var _ReportInfoResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.rm.v1.ReportInfoResponse", _ReportInfoResponse_shape, false)
 
 // ReportInfoResponseAllFields lists the leaf flags of ReportInfoResponse, which select every field.
-var ReportInfoResponseAllFields = slices.Clone(_ReportInfoResponse_fieldSchema.Leaves())
+var ReportInfoResponseAllFields = []string{
+	ReportInfoResponseFieldApplied,
+	ReportInfoResponseFieldReason,
+}
 
 // FieldSchema returns the field flags of ReportInfoResponse.
 func (*ReportInfoResponse) FieldSchema() *fieldmap.Schema { return _ReportInfoResponse_fieldSchema }

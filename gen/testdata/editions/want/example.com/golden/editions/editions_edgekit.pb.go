@@ -8,7 +8,6 @@ package editions
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -39,7 +38,12 @@ var _Ed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Ed{}), Fields: []fieldmap.Sh
 var _Ed_fieldSchema = fieldmap.NewShapeSchema("golden.editions.Ed", _Ed_shape, false)
 
 // EdAllFields lists the leaf flags of Ed, which select every field.
-var EdAllFields = slices.Clone(_Ed_fieldSchema.Leaves())
+var EdAllFields = []string{
+	EdFieldName,
+	EdFieldImplicit,
+	EdFieldShade,
+	EdFieldPartData,
+}
 
 // FieldSchema returns the field flags of Ed.
 func (*Ed) FieldSchema() *fieldmap.Schema { return _Ed_fieldSchema }
@@ -57,7 +61,9 @@ const (
 var _Ed_Part_fieldSchema = fieldmap.NewShapeSchema("golden.editions.Ed.Part", _Ed_Part_shape, false)
 
 // Ed_PartAllFields lists the leaf flags of Ed_Part, which select every field.
-var Ed_PartAllFields = slices.Clone(_Ed_Part_fieldSchema.Leaves())
+var Ed_PartAllFields = []string{
+	Ed_PartFieldData,
+}
 
 // FieldSchema returns the field flags of Ed_Part.
 func (*Ed_Part) FieldSchema() *fieldmap.Schema { return _Ed_Part_fieldSchema }

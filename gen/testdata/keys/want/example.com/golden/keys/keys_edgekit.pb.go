@@ -8,7 +8,6 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	strconv "strconv"
 	unsafe "unsafe"
 )
@@ -33,7 +32,11 @@ var _ThingKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ThingKey{}), Fields: [
 var _ThingKey_fieldSchema = fieldmap.NewShapeSchema("golden.keys.ThingKey", _ThingKey_shape, false)
 
 // ThingKeyAllFields lists the leaf flags of ThingKey, which select every field.
-var ThingKeyAllFields = slices.Clone(_ThingKey_fieldSchema.Leaves())
+var ThingKeyAllFields = []string{
+	ThingKeyFieldOrganization,
+	ThingKeyFieldName,
+	ThingKeyFieldTier,
+}
 
 // FieldSchema returns the field flags of ThingKey.
 func (*ThingKey) FieldSchema() *fieldmap.Schema { return _ThingKey_fieldSchema }
@@ -60,7 +63,12 @@ var _Thing_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Thing{}), Fields: []field
 var _Thing_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Thing", _Thing_shape, false)
 
 // ThingAllFields lists the leaf flags of Thing, which select every field.
-var ThingAllFields = slices.Clone(_Thing_fieldSchema.Leaves())
+var ThingAllFields = []string{
+	ThingFieldKeyOrganization,
+	ThingFieldKeyName,
+	ThingFieldKeyTier,
+	ThingFieldPassword,
+}
 
 // FieldSchema returns the field flags of Thing.
 func (*Thing) FieldSchema() *fieldmap.Schema { return _Thing_fieldSchema }
@@ -82,7 +90,9 @@ var _Named_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Named{}), Fields: []field
 var _Named_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Named", _Named_shape, false)
 
 // NamedAllFields lists the leaf flags of Named, which select every field.
-var NamedAllFields = slices.Clone(_Named_fieldSchema.Leaves())
+var NamedAllFields = []string{
+	NamedFieldId,
+}
 
 // FieldSchema returns the field flags of Named.
 func (*Named) FieldSchema() *fieldmap.Schema { return _Named_fieldSchema }

@@ -8,7 +8,6 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -28,7 +27,9 @@ var _LegacyNamed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(LegacyNamed{}), Fie
 var _LegacyNamed_fieldSchema = fieldmap.NewShapeSchema("golden.keys.LegacyNamed", _LegacyNamed_shape, false)
 
 // LegacyNamedAllFields lists the leaf flags of LegacyNamed, which select every field.
-var LegacyNamedAllFields = slices.Clone(_LegacyNamed_fieldSchema.Leaves())
+var LegacyNamedAllFields = []string{
+	LegacyNamedFieldId,
+}
 
 // FieldSchema returns the field flags of LegacyNamed.
 func (*LegacyNamed) FieldSchema() *fieldmap.Schema { return _LegacyNamed_fieldSchema }

@@ -8,7 +8,6 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -28,7 +27,9 @@ var _RawScope_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RawScope{}), Fields: [
 var _RawScope_fieldSchema = fieldmap.NewShapeSchema("golden.keys.RawScope", _RawScope_shape, false)
 
 // RawScopeAllFields lists the leaf flags of RawScope, which select every field.
-var RawScopeAllFields = slices.Clone(_RawScope_fieldSchema.Leaves())
+var RawScopeAllFields = []string{
+	RawScopeFieldZone,
+}
 
 // FieldSchema returns the field flags of RawScope.
 func (*RawScope) FieldSchema() *fieldmap.Schema { return _RawScope_fieldSchema }

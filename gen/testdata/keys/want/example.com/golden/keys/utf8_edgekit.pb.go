@@ -8,7 +8,6 @@ package keys
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -33,7 +32,11 @@ var _Utf8Key_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Utf8Key{}), Fields: []f
 var _Utf8Key_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Utf8Key", _Utf8Key_shape, false)
 
 // Utf8KeyAllFields lists the leaf flags of Utf8Key, which select every field.
-var Utf8KeyAllFields = slices.Clone(_Utf8Key_fieldSchema.Leaves())
+var Utf8KeyAllFields = []string{
+	Utf8KeyFieldChecked,
+	Utf8KeyFieldRaw,
+	Utf8KeyFieldScopeZone,
+}
 
 // FieldSchema returns the field flags of Utf8Key.
 func (*Utf8Key) FieldSchema() *fieldmap.Schema { return _Utf8Key_fieldSchema }
@@ -59,7 +62,11 @@ var _Utf8Thing_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Utf8Thing{}), Fields:
 var _Utf8Thing_fieldSchema = fieldmap.NewShapeSchema("golden.keys.Utf8Thing", _Utf8Thing_shape, false)
 
 // Utf8ThingAllFields lists the leaf flags of Utf8Thing, which select every field.
-var Utf8ThingAllFields = slices.Clone(_Utf8Thing_fieldSchema.Leaves())
+var Utf8ThingAllFields = []string{
+	Utf8ThingFieldKeyChecked,
+	Utf8ThingFieldKeyRaw,
+	Utf8ThingFieldKeyScopeZone,
+}
 
 // FieldSchema returns the field flags of Utf8Thing.
 func (*Utf8Thing) FieldSchema() *fieldmap.Schema { return _Utf8Thing_fieldSchema }
@@ -81,7 +88,9 @@ var _RawNamed_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RawNamed{}), Fields: [
 var _RawNamed_fieldSchema = fieldmap.NewShapeSchema("golden.keys.RawNamed", _RawNamed_shape, false)
 
 // RawNamedAllFields lists the leaf flags of RawNamed, which select every field.
-var RawNamedAllFields = slices.Clone(_RawNamed_fieldSchema.Leaves())
+var RawNamedAllFields = []string{
+	RawNamedFieldId,
+}
 
 // FieldSchema returns the field flags of RawNamed.
 func (*RawNamed) FieldSchema() *fieldmap.Schema { return _RawNamed_fieldSchema }

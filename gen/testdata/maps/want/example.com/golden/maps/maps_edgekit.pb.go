@@ -10,7 +10,6 @@ import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	maps "maps"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -30,7 +29,9 @@ var _Value_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Value{}), Fields: []field
 var _Value_fieldSchema = fieldmap.NewShapeSchema("golden.maps.Value", _Value_shape, false)
 
 // ValueAllFields lists the leaf flags of Value, which select every field.
-var ValueAllFields = slices.Clone(_Value_fieldSchema.Leaves())
+var ValueAllFields = []string{
+	ValueFieldText,
+}
 
 // FieldSchema returns the field flags of Value.
 func (*Value) FieldSchema() *fieldmap.Schema { return _Value_fieldSchema }
@@ -58,7 +59,12 @@ var _Maps_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Maps{}), Fields: []fieldma
 var _Maps_fieldSchema = fieldmap.NewShapeSchema("golden.maps.Maps", _Maps_shape, false)
 
 // MapsAllFields lists the leaf flags of Maps, which select every field.
-var MapsAllFields = slices.Clone(_Maps_fieldSchema.Leaves())
+var MapsAllFields = []string{
+	MapsFieldLabels,
+	MapsFieldWeights,
+	MapsFieldBlobs,
+	MapsFieldValues,
+}
 
 // FieldSchema returns the field flags of Maps.
 func (*Maps) FieldSchema() *fieldmap.Schema { return _Maps_fieldSchema }

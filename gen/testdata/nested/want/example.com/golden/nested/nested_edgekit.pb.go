@@ -8,7 +8,6 @@ package nested
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -44,7 +43,12 @@ var _Top_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Top{}), Fields: []fieldmap.
 var _Top_fieldSchema = fieldmap.NewShapeSchema("golden.nested.Top", _Top_shape, false)
 
 // TopAllFields lists the leaf flags of Top, which select every field.
-var TopAllFields = slices.Clone(_Top_fieldSchema.Leaves())
+var TopAllFields = []string{
+	TopFieldName,
+	TopFieldMidLevel,
+	TopFieldMidBottomLeaf,
+	TopFieldMidBottomDeep,
+}
 
 // FieldSchema returns the field flags of Top.
 func (*Top) FieldSchema() *fieldmap.Schema { return _Top_fieldSchema }
@@ -65,7 +69,11 @@ const (
 var _Mid_fieldSchema = fieldmap.NewShapeSchema("golden.nested.Mid", _Mid_shape, false)
 
 // MidAllFields lists the leaf flags of Mid, which select every field.
-var MidAllFields = slices.Clone(_Mid_fieldSchema.Leaves())
+var MidAllFields = []string{
+	MidFieldLevel,
+	MidFieldBottomLeaf,
+	MidFieldBottomDeep,
+}
 
 // FieldSchema returns the field flags of Mid.
 func (*Mid) FieldSchema() *fieldmap.Schema { return _Mid_fieldSchema }
@@ -84,7 +92,10 @@ const (
 var _Bottom_fieldSchema = fieldmap.NewShapeSchema("golden.nested.Bottom", _Bottom_shape, false)
 
 // BottomAllFields lists the leaf flags of Bottom, which select every field.
-var BottomAllFields = slices.Clone(_Bottom_fieldSchema.Leaves())
+var BottomAllFields = []string{
+	BottomFieldLeaf,
+	BottomFieldDeep,
+}
 
 // FieldSchema returns the field flags of Bottom.
 func (*Bottom) FieldSchema() *fieldmap.Schema { return _Bottom_fieldSchema }

@@ -9,7 +9,6 @@ package oneofs
 import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -29,7 +28,9 @@ var _Detail_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Detail{}), Fields: []fie
 var _Detail_fieldSchema = fieldmap.NewShapeSchema("golden.oneofs.Detail", _Detail_shape, false)
 
 // DetailAllFields lists the leaf flags of Detail, which select every field.
-var DetailAllFields = slices.Clone(_Detail_fieldSchema.Leaves())
+var DetailAllFields = []string{
+	DetailFieldNote,
+}
 
 // FieldSchema returns the field flags of Detail.
 func (*Detail) FieldSchema() *fieldmap.Schema { return _Detail_fieldSchema }
@@ -62,7 +63,14 @@ var _Choice_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Choice{}), Fields: []fie
 var _Choice_fieldSchema = fieldmap.NewShapeSchema("golden.oneofs.Choice", _Choice_shape, false)
 
 // ChoiceAllFields lists the leaf flags of Choice, which select every field.
-var ChoiceAllFields = slices.Clone(_Choice_fieldSchema.Leaves())
+var ChoiceAllFields = []string{
+	ChoiceFieldId,
+	ChoiceFieldText,
+	ChoiceFieldNumber,
+	ChoiceFieldDetailNote,
+	ChoiceFieldRaw,
+	ChoiceFieldRatio,
+}
 
 // FieldSchema returns the field flags of Choice.
 func (*Choice) FieldSchema() *fieldmap.Schema { return _Choice_fieldSchema }

@@ -8,7 +8,6 @@ package optional
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -28,7 +27,9 @@ var _Sub_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Sub{}), Fields: []fieldmap.
 var _Sub_fieldSchema = fieldmap.NewShapeSchema("golden.optional.Sub", _Sub_shape, false)
 
 // SubAllFields lists the leaf flags of Sub, which select every field.
-var SubAllFields = slices.Clone(_Sub_fieldSchema.Leaves())
+var SubAllFields = []string{
+	SubFieldS,
+}
 
 // FieldSchema returns the field flags of Sub.
 func (*Sub) FieldSchema() *fieldmap.Schema { return _Sub_fieldSchema }
@@ -61,7 +62,14 @@ var _Opt_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Opt{}), Fields: []fieldmap.
 var _Opt_fieldSchema = fieldmap.NewShapeSchema("golden.optional.Opt", _Opt_shape, false)
 
 // OptAllFields lists the leaf flags of Opt, which select every field.
-var OptAllFields = slices.Clone(_Opt_fieldSchema.Leaves())
+var OptAllFields = []string{
+	OptFieldName,
+	OptFieldCount,
+	OptFieldRatio,
+	OptFieldData,
+	OptFieldSubS,
+	OptFieldOn,
+}
 
 // FieldSchema returns the field flags of Opt.
 func (*Opt) FieldSchema() *fieldmap.Schema { return _Opt_fieldSchema }

@@ -8,7 +8,6 @@ package recursion
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -41,7 +40,13 @@ var _Node_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Node{}), Fields: []fieldma
 var _Node_fieldSchema = fieldmap.NewShapeSchema("golden.recursion.Node", _Node_shape, false)
 
 // NodeAllFields lists the leaf flags of Node, which select every field.
-var NodeAllFields = slices.Clone(_Node_fieldSchema.Leaves())
+var NodeAllFields = []string{
+	NodeFieldName,
+	NodeFieldNext,
+	NodeFieldChildren,
+	NodeFieldEdgeWeight,
+	NodeFieldEdgeTo,
+}
 
 // FieldSchema returns the field flags of Node.
 func (*Node) FieldSchema() *fieldmap.Schema { return _Node_fieldSchema }
@@ -76,7 +81,13 @@ var _Edge_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Edge{}), Fields: []fieldma
 var _Edge_fieldSchema = fieldmap.NewShapeSchema("golden.recursion.Edge", _Edge_shape, false)
 
 // EdgeAllFields lists the leaf flags of Edge, which select every field.
-var EdgeAllFields = slices.Clone(_Edge_fieldSchema.Leaves())
+var EdgeAllFields = []string{
+	EdgeFieldWeight,
+	EdgeFieldToName,
+	EdgeFieldToNext,
+	EdgeFieldToChildren,
+	EdgeFieldToEdge,
+}
 
 // FieldSchema returns the field flags of Edge.
 func (*Edge) FieldSchema() *fieldmap.Schema { return _Edge_fieldSchema }

@@ -31,7 +31,10 @@ var _Item_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Item{}), Fields: []fieldma
 var _Item_fieldSchema = fieldmap.NewShapeSchema("golden.repeated.Item", _Item_shape, false)
 
 // ItemAllFields lists the leaf flags of Item, which select every field.
-var ItemAllFields = slices.Clone(_Item_fieldSchema.Leaves())
+var ItemAllFields = []string{
+	ItemFieldName,
+	ItemFieldWeight,
+}
 
 // FieldSchema returns the field flags of Item.
 func (*Item) FieldSchema() *fieldmap.Schema { return _Item_fieldSchema }
@@ -61,7 +64,12 @@ var _Lists_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Lists{}), Fields: []field
 var _Lists_fieldSchema = fieldmap.NewShapeSchema("golden.repeated.Lists", _Lists_shape, true)
 
 // ListsAllFields lists the leaf flags of Lists, which select every field.
-var ListsAllFields = slices.Clone(_Lists_fieldSchema.Leaves())
+var ListsAllFields = []string{
+	ListsFieldTags,
+	ListsFieldSamples,
+	ListsFieldBlobs,
+	ListsFieldItems,
+}
 
 // FieldSchema returns the field flags of Lists.
 func (*Lists) FieldSchema() *fieldmap.Schema { return _Lists_fieldSchema }

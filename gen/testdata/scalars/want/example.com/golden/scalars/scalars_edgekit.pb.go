@@ -10,7 +10,6 @@ import (
 	bytes "bytes"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
 	bits "math/bits"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -60,7 +59,24 @@ var _AllScalars_shape = &fieldmap.Shape{Size: unsafe.Sizeof(AllScalars{}), Field
 var _AllScalars_fieldSchema = fieldmap.NewShapeSchema("golden.scalars.AllScalars", _AllScalars_shape, false)
 
 // AllScalarsAllFields lists the leaf flags of AllScalars, which select every field.
-var AllScalarsAllFields = slices.Clone(_AllScalars_fieldSchema.Leaves())
+var AllScalarsAllFields = []string{
+	AllScalarsFieldD,
+	AllScalarsFieldF,
+	AllScalarsFieldI32,
+	AllScalarsFieldI64,
+	AllScalarsFieldU32,
+	AllScalarsFieldU64,
+	AllScalarsFieldS32,
+	AllScalarsFieldS64,
+	AllScalarsFieldFx32,
+	AllScalarsFieldFx64,
+	AllScalarsFieldSfx32,
+	AllScalarsFieldSfx64,
+	AllScalarsFieldB,
+	AllScalarsFieldS,
+	AllScalarsFieldRaw,
+	AllScalarsFieldMode,
+}
 
 // FieldSchema returns the field flags of AllScalars.
 func (*AllScalars) FieldSchema() *fieldmap.Schema { return _AllScalars_fieldSchema }

@@ -8,7 +8,6 @@ package selectfeatures
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -28,7 +27,9 @@ var _OnlySome_shape = &fieldmap.Shape{Size: unsafe.Sizeof(OnlySome{}), Fields: [
 var _OnlySome_fieldSchema = fieldmap.NewShapeSchema("golden.selectfeatures.OnlySome", _OnlySome_shape, false)
 
 // OnlySomeAllFields lists the leaf flags of OnlySome, which select every field.
-var OnlySomeAllFields = slices.Clone(_OnlySome_fieldSchema.Leaves())
+var OnlySomeAllFields = []string{
+	OnlySomeFieldName,
+}
 
 // FieldSchema returns the field flags of OnlySome.
 func (*OnlySome) FieldSchema() *fieldmap.Schema { return _OnlySome_fieldSchema }

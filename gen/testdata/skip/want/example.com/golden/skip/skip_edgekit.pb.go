@@ -8,7 +8,6 @@ package skip
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -33,7 +32,9 @@ var _Kept_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Kept{}), Fields: []fieldma
 var _Kept_fieldSchema = fieldmap.NewShapeSchema("golden.skip.Kept", _Kept_shape, false)
 
 // KeptAllFields lists the leaf flags of Kept, which select every field.
-var KeptAllFields = slices.Clone(_Kept_fieldSchema.Leaves())
+var KeptAllFields = []string{
+	KeptFieldSkippedCloneMeNot,
+}
 
 // FieldSchema returns the field flags of Kept.
 func (*Kept) FieldSchema() *fieldmap.Schema { return _Kept_fieldSchema }
@@ -51,7 +52,9 @@ const (
 var _Skipped_fieldSchema = fieldmap.NewShapeSchema("golden.skip.Skipped", _Skipped_shape, false)
 
 // SkippedAllFields lists the leaf flags of Skipped, which select every field.
-var SkippedAllFields = slices.Clone(_Skipped_fieldSchema.Leaves())
+var SkippedAllFields = []string{
+	SkippedFieldCloneMeNot,
+}
 
 // FieldSchema returns the field flags of Skipped.
 func (*Skipped) FieldSchema() *fieldmap.Schema { return _Skipped_fieldSchema }

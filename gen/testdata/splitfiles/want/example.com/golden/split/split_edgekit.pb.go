@@ -8,7 +8,6 @@ package split
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -51,7 +50,18 @@ var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fie
 var _Holder_fieldSchema = fieldmap.NewShapeSchema("golden.split.Holder", _Holder_shape, false)
 
 // HolderAllFields lists the leaf flags of Holder, which select every field.
-var HolderAllFields = slices.Clone(_Holder_fieldSchema.Leaves())
+var HolderAllFields = []string{
+	HolderFieldExtName,
+	HolderFieldExts,
+	HolderFieldExtMap,
+	HolderFieldPlainName,
+	HolderFieldPlainN,
+	HolderFieldPlains,
+	HolderFieldPlainMap,
+	HolderFieldPickExtName,
+	HolderFieldPickPlainName,
+	HolderFieldPickPlainN,
+}
 
 // FieldSchema returns the field flags of Holder.
 func (*Holder) FieldSchema() *fieldmap.Schema { return _Holder_fieldSchema }

@@ -8,7 +8,6 @@ package unknownopts
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -35,7 +34,10 @@ var _Annotated_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Annotated{}), Fields:
 var _Annotated_fieldSchema = fieldmap.NewShapeSchema("golden.unknownopts.Annotated", _Annotated_shape, false)
 
 // AnnotatedAllFields lists the leaf flags of Annotated, which select every field.
-var AnnotatedAllFields = slices.Clone(_Annotated_fieldSchema.Leaves())
+var AnnotatedAllFields = []string{
+	AnnotatedFieldName,
+	AnnotatedFieldInnerV,
+}
 
 // FieldSchema returns the field flags of Annotated.
 func (*Annotated) FieldSchema() *fieldmap.Schema { return _Annotated_fieldSchema }
@@ -53,7 +55,9 @@ const (
 var _Inner_fieldSchema = fieldmap.NewShapeSchema("golden.unknownopts.Inner", _Inner_shape, false)
 
 // InnerAllFields lists the leaf flags of Inner, which select every field.
-var InnerAllFields = slices.Clone(_Inner_fieldSchema.Leaves())
+var InnerAllFields = []string{
+	InnerFieldV,
+}
 
 // FieldSchema returns the field flags of Inner.
 func (*Inner) FieldSchema() *fieldmap.Schema { return _Inner_fieldSchema }

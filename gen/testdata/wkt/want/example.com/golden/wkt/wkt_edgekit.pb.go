@@ -13,7 +13,6 @@ import (
 	structpb "google.golang.org/protobuf/types/known/structpb"
 	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	wrapperspb "google.golang.org/protobuf/types/known/wrapperspb"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -43,7 +42,14 @@ var _Times_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Times{}), Fields: []field
 var _Times_fieldSchema = fieldmap.NewShapeSchema("golden.wkt.Times", _Times_shape, false)
 
 // TimesAllFields lists the leaf flags of Times, which select every field.
-var TimesAllFields = slices.Clone(_Times_fieldSchema.Leaves())
+var TimesAllFields = []string{
+	TimesFieldCreated,
+	TimesFieldTimeout,
+	TimesFieldAlias,
+	TimesFieldExtra,
+	TimesFieldPayload,
+	TimesFieldHistory,
+}
 
 // FieldSchema returns the field flags of Times.
 func (*Times) FieldSchema() *fieldmap.Schema { return _Times_fieldSchema }

@@ -9,7 +9,6 @@ package a
 import (
 	b "example.com/golden/crosspkg/b"
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -45,7 +44,13 @@ var _Holder_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Holder{}), Fields: []fie
 var _Holder_fieldSchema = fieldmap.NewShapeSchema("golden.crosspkg.a.Holder", _Holder_shape, false)
 
 // HolderAllFields lists the leaf flags of Holder, which select every field.
-var HolderAllFields = slices.Clone(_Holder_fieldSchema.Leaves())
+var HolderAllFields = []string{
+	HolderFieldSharedName,
+	HolderFieldSharedKind,
+	HolderFieldSharedSecret,
+	HolderFieldMany,
+	HolderFieldKind,
+}
 
 // FieldSchema returns the field flags of Holder.
 func (*Holder) FieldSchema() *fieldmap.Schema { return _Holder_fieldSchema }

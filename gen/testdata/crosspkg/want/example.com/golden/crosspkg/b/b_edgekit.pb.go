@@ -8,7 +8,6 @@ package b
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -32,7 +31,11 @@ var _Shared_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Shared{}), Fields: []fie
 var _Shared_fieldSchema = fieldmap.NewShapeSchema("golden.crosspkg.b.Shared", _Shared_shape, false)
 
 // SharedAllFields lists the leaf flags of Shared, which select every field.
-var SharedAllFields = slices.Clone(_Shared_fieldSchema.Leaves())
+var SharedAllFields = []string{
+	SharedFieldName,
+	SharedFieldKind,
+	SharedFieldSecret,
+}
 
 // FieldSchema returns the field flags of Shared.
 func (*Shared) FieldSchema() *fieldmap.Schema { return _Shared_fieldSchema }
