@@ -75,12 +75,12 @@ func checkContract(ct *fluidos.Contract, tx *fluidos.Transaction, seller *fluido
 }
 
 // configDiff names how a configuration answered differs from the one
-// asked ("" when it does not). A service configuration is compared by its
+// asked ("" when it does not, or when none was asked). A service configuration is compared by its
 // type and hosting policy: its parameters travel untyped on the wire.
 func configDiff(got, want *fluidos.Configuration) string {
 	gt, wt := configType(got), configType(want)
 	switch {
-	case got == nil && want == nil:
+	case want == nil: // none asked: the seller's choice (the whole flavor)
 		return ""
 	case got == nil:
 		return "no configuration, asked " + wt

@@ -123,3 +123,29 @@ func TestContractsOfTwoSellersWithOneIDDoNotOverwrite(t *testing.T) {
 		t.Fatalf("second solver: %v", second.GetStatus())
 	}
 }
+
+// TestOfferedCPUIsRoundedDown: a reference flavor offering 3986297634n
+// CPU offers 3986m, not 3987m: a buyer asking for at least 3987m finds
+// nothing there, and one asking for 3986m finds it.
+func TestOfferedCPUIsRoundedDown(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	ref := newRefPeer(t, refOptions{Flavor: func(f map[string]any) {
+		f["type"].(map[string]any)["data"].(map[string]any)["charateristics"].(map[string]any)["cpu"] = "3986297634n"
+	}})
+	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), InsecureREAR: true, Peers: []string{ref.addr}})
+	ctx := ctxT(t)
+	for _, c := range []struct {
+		min  int64
+		want fluidos.Phase
+	}{{3987, fluidos.Phase_PHASE_FAILED}, {3986, fluidos.Phase_PHASE_SOLVED}} {
+		created, err := alice.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: &fluidos.Solver{Selector: cpuAtLeast(c.min), FindCandidate: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := alice.WaitSolver(created.GetSolver().GetId(), 30*time.Second)
+		if s.GetStatus().GetSolverPhase() != c.want {
+			t.Errorf("at least %dm of a flavor offering 3986297634n: %v, want %v", c.min, s.GetStatus(), c.want)
+		}
+	}
+}
