@@ -12,6 +12,7 @@ import (
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/fluidos/rear"
+	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/store"
 )
 
@@ -89,6 +90,9 @@ func (c *Consumer) reserve(ctx context.Context, s *fluidos.Solver, cands []*flui
 // configuration against the flavor's template.
 func (c *Consumer) reserveOne(ctx context.Context, s *fluidos.Solver, pc *fluidos.PeeringCandidate) (*fluidos.Transaction, error) {
 	f := pc.GetFlavor()
+	if err := provider.ConfigurationTypeMatches(f, s.GetConfiguration()); err != nil {
+		return nil, err
+	}
 	if sv := f.GetService(); sv != nil {
 		if err := checkTemplate(sv, s.GetConfiguration().GetService()); err != nil {
 			return nil, err

@@ -1,6 +1,9 @@
 package node_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -10,6 +13,7 @@ import (
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
+	"github.com/edgekit/edgekit/internal/kvservice"
 )
 
 // TestBuyerRefusesAReservationTheReferenceKept: a reference seller answers
@@ -147,5 +151,37 @@ func TestOfferedCPUIsRoundedDown(t *testing.T) {
 		if s.GetStatus().GetSolverPhase() != c.want {
 			t.Errorf("at least %dm of a flavor offering 3986297634n: %v, want %v", c.min, s.GetStatus(), c.want)
 		}
+	}
+}
+
+// TestServiceReserveWithAK8SliceConfigurationNamesTheTypes: a reference
+// buyer reserving a Service flavor with a k8slice configuration is told
+// the types do not match, not that a service parameter is missing.
+func TestServiceReserveWithAK8SliceConfigurationNamesTheTypes(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity("amd64"), InsecureREAR: true, Blueprints: []*fluidos.ServiceBlueprint{kvservice.Blueprint("kv", 1)}})
+	resp, err := http.Get("http://" + bob.RearAddr() + "/api/v2/flavors/service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flavors []map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&flavors)
+	resp.Body.Close()
+	if err != nil || len(flavors) != 1 {
+		t.Fatalf("service flavors: %v %v", err, flavors)
+	}
+	req := payload(t, "reserve_request_k8slice.json")
+	req["flavorID"] = flavors[0]["flavorID"]
+	b, _ := json.Marshal(req)
+	resp, err = http.Post("http://"+bob.RearAddr()+"/api/v2/reservations", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "the configuration's type (k8slice) does not match") ||
+		!strings.Contains(string(body), "(service)") {
+		t.Fatalf("a k8slice configuration for a service flavor: %d %s", resp.StatusCode, body)
 	}
 }
