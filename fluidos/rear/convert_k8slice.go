@@ -53,8 +53,8 @@ func decodeK8Slice(w *K8Slice) (*fluidos.K8Slice, error) {
 		parse func(string) (int64, error)
 		into  *int64
 	}{
-		{"charateristics.cpu", wc.CPU, ParseCPU, &c.Cpu},
-		{"charateristics.memory", wc.Memory, ParseBytes, &c.Memory},
+		{"charateristics.cpu", wc.CPU, ParseOfferedCPU, &c.Cpu},
+		{"charateristics.memory", wc.Memory, ParseOfferedBytes, &c.Memory},
 		{"charateristics.pods", wc.Pods, ParseCount, &c.Pods},
 	} {
 		if *q.into, err = quantityField(q.field, q.text, q.parse); err != nil {
@@ -62,7 +62,7 @@ func decodeK8Slice(w *K8Slice) (*fluidos.K8Slice, error) {
 		}
 	}
 	if wc.Storage != nil {
-		if c.Storage, err = quantityField("charateristics.storage", *wc.Storage, ParseBytes); err != nil {
+		if c.Storage, err = quantityField("charateristics.storage", *wc.Storage, ParseOfferedBytes); err != nil {
 			return nil, err
 		}
 	}

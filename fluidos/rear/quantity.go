@@ -1,6 +1,7 @@
 package rear
 
 import (
+	"fmt"
 	"math/big"
 
 	"github.com/edgekit/edgekit/internal/quantity"
@@ -38,4 +39,30 @@ func quantityField(field, s string, parse func(string) (int64, error)) (int64, e
 		return 0, &FieldError{Field: field, Err: err}
 	}
 	return v, nil
+}
+
+// ParseOfferedCPU parses the CPU a flavor offers into millicores, rounded
+// down ("3986297634n" is 3986m): a buyer never counts on more than was
+// offered. ParseCPU rounds up, as Kubernetes does for what is asked.
+func ParseOfferedCPU(s string) (int64, error) { return floorQuantity(s, 1000) }
+
+// ParseOfferedBytes parses the memory or storage a flavor offers into
+// bytes, rounded down.
+func ParseOfferedBytes(s string) (int64, error) { return floorQuantity(s, 1) }
+
+// floorQuantity parses s and returns it times unit, rounded down.
+func floorQuantity(s string, unit int64) (int64, error) {
+	q, err := quantity.Parse(s)
+	if err != nil {
+		return 0, err
+	}
+	if q.Sign() < 0 {
+		return 0, fmt.Errorf("%w: %q", quantity.ErrNegative, s)
+	}
+	q.Mul(q, new(big.Rat).SetInt64(unit))
+	n := new(big.Int).Quo(q.Num(), q.Denom())
+	if !n.IsInt64() {
+		return 0, fmt.Errorf("%w: %q", quantity.ErrTooLarge, s)
+	}
+	return n.Int64(), nil
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/fluidos/rear"
+	"github.com/edgekit/edgekit/hosts/fluidos/provider"
+	"github.com/edgekit/edgekit/internal/store"
 )
 
 // reserve runs the reservation phase: the candidates are tried best first
@@ -88,13 +90,23 @@ func (c *Consumer) reserve(ctx context.Context, s *fluidos.Solver, cands []*flui
 // configuration against the flavor's template.
 func (c *Consumer) reserveOne(ctx context.Context, s *fluidos.Solver, pc *fluidos.PeeringCandidate) (*fluidos.Transaction, error) {
 	f := pc.GetFlavor()
+	if err := provider.ConfigurationTypeMatches(f, s.GetConfiguration()); err != nil {
+		return nil, err
+	}
 	if sv := f.GetService(); sv != nil {
 		if err := checkTemplate(sv, s.GetConfiguration().GetService()); err != nil {
 			return nil, err
 		}
 	}
 	req := &fluidos.ReserveRequest{FlavorId: f.GetId(), Buyer: c.buyer(), Configuration: s.GetConfiguration()}
-	return c.cfg.Client.Reserve(ctx, pc.GetSellerAddress(), f.GetOwner().GetNodeId(), req, f)
+	tx, err := c.cfg.Client.Reserve(ctx, pc.GetSellerAddress(), f.GetOwner().GetNodeId(), req, f)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkTransaction(tx, req); err != nil {
+		return nil, err
+	}
+	return tx, nil
 }
 
 // checkTemplate validates a service configuration (nil: none) against the
@@ -147,6 +159,13 @@ func (c *Consumer) purchase(ctx context.Context, s *fluidos.Solver, r *fluidos.R
 		case <-t.C:
 		}
 	}
+	if err == nil {
+		if err = c.checkBought(ctx, contract, r); err != nil {
+			contract = nil // not the solver's
+		}
+	} else {
+		err = purchaseRefusal(err, c.reservedFlavor(ctx, r))
+	}
 	phase, err := phaseEnd(ctx, pctx, "purchase", err)
 	if errors.Is(err, errStop) {
 		return nil, err
@@ -158,9 +177,17 @@ func (c *Consumer) purchase(ctx context.Context, s *fluidos.Solver, r *fluidos.R
 		if contract.GetState() == fluidos.ContractState_CONTRACT_STATE_UNSPECIFIED { // nor this
 			contract.State = fluidos.ContractState_CONTRACT_STATE_ACTIVE
 		}
-		if _, perr := c.bought.Put(ctx, contract); perr != nil {
+		if _, perr := c.bought.Create(ctx, contract); errors.Is(perr, store.ErrAlreadyExists) {
+			if cerr := c.collision(ctx, contract); cerr != nil {
+				err = &phaseError{phase: "purchase", err: cerr}
+			}
+		} else if perr != nil {
 			return nil, c.stopOr(ctx, perr)
 		}
+	}
+	if err != nil && contract != nil {
+		phase, contract = fluidos.Phase_PHASE_FAILED, nil
+	} else if err == nil {
 		if _, ferr := c.followed(ctx, contract, r.GetSeller().GetIp()); ferr != nil {
 			return nil, c.stopOr(ctx, ferr)
 		}
@@ -183,3 +210,43 @@ func (c *Consumer) purchase(ctx context.Context, s *fluidos.Solver, r *fluidos.R
 	}
 	return contract, err
 }
+
+// reservedFlavor is the id of the flavor r reserved ("" when its candidate
+// is gone).
+func (c *Consumer) reservedFlavor(ctx context.Context, r *fluidos.Reservation) string {
+	pc, _, err := c.candidates.Get(ctx, r.GetPeeringCandidateId())
+	if err != nil {
+		return ""
+	}
+	return pc.GetFlavor().GetId()
+}
+
+// checkBought checks a contract its seller answered against the
+// reservation r bought.
+func (c *Consumer) checkBought(ctx context.Context, ct *fluidos.Contract, r *fluidos.Reservation) error {
+	tx := &fluidos.Transaction{Id: r.GetStatus().GetTransactionId(), FlavorId: c.reservedFlavor(ctx, r), Buyer: r.GetBuyer(), Configuration: r.GetConfiguration()}
+	if tx.FlavorId == "" {
+		tx.FlavorId = ct.GetFlavor().GetId()
+	}
+	return checkContract(ct, tx, r.GetSeller())
+}
+
+// collision is the error of a contract bought whose id is already the id
+// of another contract this node bought (from another seller, or from the
+// same seller for another transaction); nil when the record is this very
+// contract (a purchase resumed).
+func (c *Consumer) collision(ctx context.Context, ct *fluidos.Contract) error {
+	old, _, err := c.bought.Get(ctx, ct.GetKeyString())
+	if err != nil {
+		return err
+	}
+	if old.GetSeller().GetNodeId() == ct.GetSeller().GetNodeId() && old.GetTransactionId() == ct.GetTransactionId() {
+		return nil
+	}
+	return fmt.Errorf("%w: seller %s answered with contract %s for transaction %s, the id of the contract bought from %s for transaction %s; the earlier record is kept",
+		ErrContractIDTaken, ct.GetSeller().GetNodeId(), ct.GetId(), ct.GetTransactionId(), old.GetSeller().GetNodeId(), old.GetTransactionId())
+}
+
+// ErrContractIDTaken: a seller answered a purchase with a contract id this
+// node already holds for another contract.
+var ErrContractIDTaken = errors.New("a contract bought reuses the id of another contract bought")

@@ -5,11 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"regexp"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,69 +30,6 @@ func payload(t *testing.T, name string) map[string]any {
 		t.Fatal(err)
 	}
 	return m
-}
-
-// referenceProvider behaves as the reference node's gateway does, on plain
-// HTTP: it answers with the recorded reference payloads, refuses filter
-// keys it does not know (a string regex among them) with 400, and refuses
-// a reservation without the buyer's liqoID.
-func referenceProvider(t *testing.T) (addr string, refused *atomic.Int32) {
-	t.Helper()
-	refused = &atomic.Int32{}
-	flavor := payload(t, "flavor_k8slice.json")
-	owner := flavor["owner"].(map[string]any)["ID"].(string)
-	keys := regexp.MustCompile(`^filter\[(architecture|cpu|memory|pods|storage)\]\[(match|range)\](?:\[(min|max|regex)\])?$`)
-	mux := http.NewServeMux()
-	list := func(w http.ResponseWriter, _ *http.Request) {
-		b, _ := json.Marshal([]any{flavor})
-		_, _ = w.Write(b)
-	}
-	mux.HandleFunc("GET /api/v2/flavors", list)
-	mux.HandleFunc("GET /api/v2/flavors/k8slice", func(w http.ResponseWriter, r *http.Request) {
-		for k := range r.URL.Query() {
-			m := keys.FindStringSubmatch(k)
-			if m == nil || (m[1] == "architecture" && m[2] != "match") {
-				refused.Add(1)
-				http.Error(w, "Error building the selector from the URL query parameters", http.StatusBadRequest)
-				return
-			}
-		}
-		list(w, r)
-	})
-	mux.HandleFunc("POST /api/v2/reservations", func(w http.ResponseWriter, r *http.Request) {
-		var req struct {
-			FlavorID string `json:"flavorID"`
-			Buyer    struct {
-				ID                    string
-				AdditionalInformation *struct{ LiqoID string } `json:"additionalInformation"`
-			} `json:"buyerID"`
-			Configuration json.RawMessage `json:"configuration"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if req.Buyer.AdditionalInformation == nil || req.Buyer.AdditionalInformation.LiqoID == "" {
-			http.Error(w, "Error: LiqoID not provided", http.StatusBadRequest)
-			return
-		}
-		tx := payload(t, "transaction.json")
-		tx["flavorID"], tx["configuration"] = req.FlavorID, req.Configuration
-		tx["buyer"].(map[string]any)["ID"] = req.Buyer.ID
-		tx["expirationTime"] = time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-		b, _ := json.Marshal(tx)
-		_, _ = w.Write(b)
-	})
-	mux.HandleFunc("POST /api/v2/transactions/{id}/purchase", func(w http.ResponseWriter, r *http.Request) {
-		c := payload(t, "contract.json")
-		c["transactionID"] = r.PathValue("id")
-		c["seller"].(map[string]any)["ID"] = owner
-		b, _ := json.Marshal(c)
-		_, _ = w.Write(b)
-	})
-	srv := httptest.NewServer(mux)
-	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://"), refused
 }
 
 // TestEdgekitNodeBuysFromAReferenceNode: over plain HTTP, an edgekit

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	mrand "math/rand/v2"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -249,6 +250,9 @@ func (p *Provider) admit(ctx context.Context, req *fluidos.ReserveRequest) error
 	if err != nil {
 		return err
 	}
+	if err := ConfigurationTypeMatches(f, req.GetConfiguration()); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadRequest, err)
+	}
 	if err := p.cfg.Allocator.Admit(ctx, f, req.GetConfiguration()); err != nil {
 		return fmt.Errorf("%w: flavor %q: %w", ErrNotProvisionable, f.GetId(), err)
 	}
@@ -306,4 +310,31 @@ func newID(prefix string) string {
 	var b [12]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	return prefix + "-" + hex.EncodeToString(b[:])
+}
+
+// ConfigurationTypeMatches checks that a configuration (nil: none) is of
+// the flavor's type, naming both when it is not.
+func ConfigurationTypeMatches(f *fluidos.Flavor, cfg *fluidos.Configuration) error {
+	var ct fluidos.FlavorType
+	switch {
+	case cfg == nil:
+		return nil
+	case cfg.GetK8Slice() != nil:
+		ct = fluidos.FlavorType_FLAVOR_TYPE_K8SLICE
+	case cfg.GetService() != nil:
+		ct = fluidos.FlavorType_FLAVOR_TYPE_SERVICE
+	case cfg.GetVm() != nil:
+		ct = fluidos.FlavorType_FLAVOR_TYPE_VM
+	case cfg.GetSensor() != nil:
+		ct = fluidos.FlavorType_FLAVOR_TYPE_SENSOR
+	default:
+		return nil
+	}
+	if ft := fluidos.FlavorTypeOf(f); ft != ct {
+		name := func(t fluidos.FlavorType) string {
+			return strings.ToLower(strings.TrimPrefix(t.String(), "FLAVOR_TYPE_"))
+		}
+		return fmt.Errorf("the configuration's type (%s) does not match flavor %q's (%s)", name(ct), f.GetId(), name(ft))
+	}
+	return nil
 }

@@ -1,0 +1,187 @@
+package node_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/hosts/fluidos/node"
+	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
+	"github.com/edgekit/edgekit/internal/kvservice"
+)
+
+// TestBuyerRefusesAReservationTheReferenceKept: a reference seller answers
+// a reservation of a flavor this buyer already reserved with the earlier
+// transaction and its earlier amounts. The buyer names it, and never buys
+// it.
+func TestBuyerRefusesAReservationTheReferenceKept(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	ref := newRefPeer(t, refOptions{})
+	// An earlier reservation by alice, with other amounts.
+	earlier := refReserve(t, ref, "alice", map[string]any{"type": "k8slice", "data": map[string]any{"cpu": "4", "memory": "8Gi", "pods": "40"}})
+	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), InsecureREAR: true, Peers: []string{ref.addr}})
+	ctx := ctxT(t)
+	created, err := alice.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: buy(cpuAtLeast(1000), partition(2000, 4<<30, 20))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := alice.WaitSolver(created.GetSolver().GetId(), 30*time.Second)
+	if n := ref.bought.Load(); n != 0 || s.GetStatus().GetContractId() != "" {
+		t.Fatalf("the buyer bought the kept reservation (%d purchases): %v", n, s.GetStatus())
+	}
+	msg := s.GetStatus().GetMessage()
+	if s.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_FAILED || !strings.Contains(msg, "kept an earlier reservation") ||
+		!strings.Contains(msg, earlier["transactionID"].(string)) || !strings.Contains(msg, "cpu 4, asked 2") {
+		t.Fatalf("want a failure naming the kept reservation and its amounts, got %v", s.GetStatus())
+	}
+}
+
+// TestBuyerNamesTheReferenceRefusingASecondPurchase: a reference seller
+// sells each flavor once (its contract names follow the flavor); a buyer
+// that reserved before another bought it is refused with 500
+// AlreadyExists, which it names for what it is.
+func TestBuyerNamesTheReferenceRefusingASecondPurchase(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	var (
+		first atomic.Bool
+		ref   *refPeer
+		carol map[string]any
+		other = make(chan int, 1)
+	)
+	ref = newRefPeer(t, refOptions{BeforePurchase: func() {
+		if first.CompareAndSwap(false, true) { // carol buys first, between alice's reservation and purchase
+			code, _ := refCall(t, ref.addr, "/api/v2/transactions/"+carol["transactionID"].(string)+"/purchase",
+				map[string]any{"liqoCredentials": map[string]any{"clusterID": "carol", "kubeconfig": "x"}})
+			other <- code
+		}
+	}})
+	carol = refReserve(t, ref, "carol", map[string]any{"type": "k8slice", "data": map[string]any{"cpu": "1", "memory": "1Gi", "pods": "10"}})
+	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), InsecureREAR: true, Peers: []string{ref.addr}})
+	ctx := ctxT(t)
+	created, err := alice.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: buy(cpuAtLeast(1000), partition(2000, 4<<30, 20))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := alice.WaitSolver(created.GetSolver().GetId(), 30*time.Second)
+	if code := <-other; code != http.StatusOK {
+		t.Fatalf("carol's purchase: %d", code)
+	}
+	msg := s.GetStatus().GetMessage()
+	if s.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_FAILED || !strings.Contains(msg, "refused a second purchase of this flavor") ||
+		!strings.Contains(msg, "fluidos.eu-k8slice-6a7b2d1c0e") {
+		t.Fatalf("want a failure naming the refused second purchase, got %v", s.GetStatus())
+	}
+}
+
+// TestContractsOfTwoSellersWithOneIDDoNotOverwrite: contract IDs are only
+// unique at their seller (a reference node names them after its flavor);
+// a second seller answering with an ID this buyer already holds must not
+// overwrite the first seller's contract.
+func TestContractsOfTwoSellersWithOneIDDoNotOverwrite(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	a := newRefPeer(t, refOptions{Owner: "provider-a", FlavorID: "fluidos.eu-k8slice-aaaa", ContractName: "contract-k8slice-1a2b"})
+	b := newRefPeer(t, refOptions{Owner: "provider-b", FlavorID: "fluidos.eu-k8slice-bbbb", ContractName: "contract-k8slice-1a2b"})
+	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), InsecureREAR: true, Peers: []string{a.addr, b.addr}})
+	ctx := ctxT(t)
+	solve := func() *fluidos.Solver {
+		created, err := alice.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: buy(cpuAtLeast(1000), partition(2000, 4<<30, 20))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return alice.WaitSolver(created.GetSolver().GetId(), 30*time.Second)
+	}
+	first := solve()
+	if first.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
+		t.Fatalf("first solver: %v", first.GetStatus())
+	}
+	got, err := alice.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: first.GetStatus().GetContractId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	firstSeller := got.GetContract().GetSeller().GetNodeId()
+	second := solve() // the first seller's flavor is sold: the other seller's
+	if n := a.bought.Load() + b.bought.Load(); n != 2 {
+		t.Fatalf("the sellers sold %d contracts, want 2 (second solver: %v)", n, second.GetStatus())
+	}
+	got, err = alice.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: first.GetStatus().GetContractId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got.GetContract().GetSeller().GetNodeId(); s != firstSeller || got.GetContract().GetTransactionId() == "" ||
+		!strings.HasPrefix(got.GetContract().GetTransactionId(), "tx-"+firstSeller) {
+		t.Fatalf("the first solver's contract was overwritten: seller %s, transaction %s, want %s's", s, got.GetContract().GetTransactionId(), firstSeller)
+	}
+	if second.GetStatus().GetSolverPhase() == fluidos.Phase_PHASE_SOLVED && second.GetStatus().GetContractId() == first.GetStatus().GetContractId() {
+		t.Fatalf("two solvers claim one contract record: %v", second.GetStatus())
+	}
+	if !strings.Contains(second.GetStatus().GetMessage(), "reuses the id") && second.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
+		t.Fatalf("second solver: %v", second.GetStatus())
+	}
+}
+
+// TestOfferedCPUIsRoundedDown: a reference flavor offering 3986297634n
+// CPU offers 3986m, not 3987m: a buyer asking for at least 3987m finds
+// nothing there, and one asking for 3986m finds it.
+func TestOfferedCPUIsRoundedDown(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	ref := newRefPeer(t, refOptions{Flavor: func(f map[string]any) {
+		f["type"].(map[string]any)["data"].(map[string]any)["charateristics"].(map[string]any)["cpu"] = "3986297634n"
+	}})
+	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), InsecureREAR: true, Peers: []string{ref.addr}})
+	ctx := ctxT(t)
+	for _, c := range []struct {
+		min  int64
+		want fluidos.Phase
+	}{{3987, fluidos.Phase_PHASE_FAILED}, {3986, fluidos.Phase_PHASE_SOLVED}} {
+		created, err := alice.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: &fluidos.Solver{Selector: cpuAtLeast(c.min), FindCandidate: true}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := alice.WaitSolver(created.GetSolver().GetId(), 30*time.Second)
+		if s.GetStatus().GetSolverPhase() != c.want {
+			t.Errorf("at least %dm of a flavor offering 3986297634n: %v, want %v", c.min, s.GetStatus(), c.want)
+		}
+	}
+}
+
+// TestServiceReserveWithAK8SliceConfigurationNamesTheTypes: a reference
+// buyer reserving a Service flavor with a k8slice configuration is told
+// the types do not match, not that a service parameter is missing.
+func TestServiceReserveWithAK8SliceConfigurationNamesTheTypes(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	bob := nw.Start(node.Options{NodeID: "bob", Capacity: capacity("amd64"), InsecureREAR: true, Blueprints: []*fluidos.ServiceBlueprint{kvservice.Blueprint("kv", 1)}})
+	resp, err := http.Get("http://" + bob.RearAddr() + "/api/v2/flavors/service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var flavors []map[string]any
+	err = json.NewDecoder(resp.Body).Decode(&flavors)
+	resp.Body.Close()
+	if err != nil || len(flavors) != 1 {
+		t.Fatalf("service flavors: %v %v", err, flavors)
+	}
+	req := payload(t, "reserve_request_k8slice.json")
+	req["flavorID"] = flavors[0]["flavorID"]
+	b, _ := json.Marshal(req)
+	resp, err = http.Post("http://"+bob.RearAddr()+"/api/v2/reservations", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "the configuration's type (k8slice) does not match") ||
+		!strings.Contains(string(body), "(service)") {
+		t.Fatalf("a k8slice configuration for a service flavor: %d %s", resp.StatusCode, body)
+	}
+}
