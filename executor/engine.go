@@ -193,6 +193,10 @@ func (e *Engine) SubmitContext(ctx context.Context, obj proto.Message) (*Handle,
 type request struct {
 	kind, key string
 	run       func(ctx context.Context) error // on clones of what was submitted
+	// cloudlet, when set, is the cloudlet whose resources the operation
+	// changes: its resources are refreshed when the operation ends (see
+	// resources.go).
+	cloudlet *edgeproto.CloudletKey
 }
 
 // submitWith checks obj and queues its work, bound to ctx when not nil.
@@ -225,7 +229,8 @@ func (e *Engine) submit(ctx context.Context, r request) (*Handle, error) {
 		return nil, fmt.Errorf("%w: %s without a key", ErrBadObject, r.kind)
 	}
 	h := newHandle(r.kind, r.key)
-	if err := e.q.push(r.kind+"/"+r.key, &task{handle: h, run: r.run, ctx: ctx}); err != nil {
+	run := e.refreshAfter(ctx, r.cloudlet, r.run)
+	if err := e.q.push(r.kind+"/"+r.key, &task{handle: h, run: run, ctx: ctx}); err != nil {
 		return nil, err
 	}
 	e.log.LogAttrs(context.Background(), slog.LevelDebug, "queued", slog.String("kind", r.kind), slog.String("key", r.key))
