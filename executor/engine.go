@@ -42,6 +42,14 @@ type Config struct {
 	// ReportRetry bounds the retries of a report a Sender failed to
 	// deliver; the zero value uses the defaults (see RetryPolicy).
 	ReportRetry RetryPolicy
+	// ResourcesGuard, when set, runs around every resources refresh (see
+	// resources.go), with kind "Cloudlet" and the cloudlet's key string:
+	// a host that must hold a right to call the platform and report on
+	// the cloudlet (a CCRM's claim) takes it there and returns the
+	// context carrying it. An error wrapping ErrBusy skips the refresh
+	// (the cloudlet's holder is at work on it); nil runs refreshes under
+	// the engine's context.
+	ResourcesGuard ReconcileGuard
 	// Logger receives structured logs; nil discards them. The engine logs
 	// keys, never objects that may hold secrets.
 	Logger *slog.Logger
@@ -229,7 +237,7 @@ func (e *Engine) submit(ctx context.Context, r request) (*Handle, error) {
 		return nil, fmt.Errorf("%w: %s without a key", ErrBadObject, r.kind)
 	}
 	h := newHandle(r.kind, r.key)
-	run := e.refreshAfter(ctx, r.cloudlet, r.run)
+	run := e.refreshAfter(r.cloudlet, r.run)
 	if err := e.q.push(r.kind+"/"+r.key, &task{handle: h, run: run, ctx: ctx}); err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	"github.com/edgekit/edgekit/edgeproto"
@@ -27,32 +28,32 @@ import (
 const resourcesKind = "CloudletResources"
 
 // refreshAfter wraps the run of an operation on an object of cloudlet so
-// that a resources refresh of cloudlet is requested when it ends. ctx is
-// the context the operation was submitted with (nil for none): the
-// refresh is bound to it, so that it carries the same values (a CCRM's
-// claim) and is dropped when that context ended.
-func (e *Engine) refreshAfter(ctx context.Context, cloudlet *edgeproto.CloudletKey, run func(context.Context) error) func(context.Context) error {
+// that a resources refresh of cloudlet is requested when it ends. The
+// refresh runs under the engine's context, not the operation's (whose
+// right to act, a CCRM's claim of the object, ends with it), and under
+// Config.ResourcesGuard when set.
+func (e *Engine) refreshAfter(cloudlet *edgeproto.CloudletKey, run func(context.Context) error) func(context.Context) error {
 	if cloudlet == nil {
 		return run
 	}
 	cloudlet = cloudlet.Clone()
 	return func(rctx context.Context) error {
 		err := run(rctx)
-		e.requestRefresh(ctx, cloudlet)
+		e.requestRefresh(cloudlet)
 		return err
 	}
 }
 
 // requestRefresh queues a resources refresh of cloudlet, superseding one
 // already pending.
-func (e *Engine) requestRefresh(ctx context.Context, cloudlet *edgeproto.CloudletKey) {
+func (e *Engine) requestRefresh(cloudlet *edgeproto.CloudletKey) {
 	key := KeyString(cloudlet)
 	if key == "" {
 		return
 	}
 	h := newHandle(resourcesKind, key)
 	run := func(rctx context.Context) error { return e.refreshResources(rctx, cloudlet) }
-	if err := e.q.push(resourcesKind+"/"+key, &task{handle: h, run: run, ctx: ctx}); err != nil {
+	if err := e.q.push(resourcesKind+"/"+key, &task{handle: h, run: run}); err != nil {
 		e.log.LogAttrs(context.Background(), slog.LevelDebug, "resources refresh not queued",
 			slog.String("cloudlet", key), slog.Any("error", err))
 	}
@@ -65,6 +66,21 @@ func (e *Engine) requestRefresh(ctx context.Context, cloudlet *edgeproto.Cloudle
 func (e *Engine) refreshResources(ctx context.Context, key *edgeproto.CloudletKey) error {
 	ks := KeyString(key)
 	log := e.log.With(slog.String("kind", resourcesKind), slog.String("key", ks))
+	if g := e.cfg.ResourcesGuard; g != nil {
+		gctx, done, err := g(ctx, cloudletSpec.kind, ks)
+		if errors.Is(err, ErrBusy) {
+			log.LogAttrs(ctx, slog.LevelDebug, "resources refresh skipped", slog.Any("error", err))
+			return nil
+		}
+		if err != nil {
+			log.LogAttrs(ctx, slog.LevelWarn, "resources refresh not guarded", slog.Any("error", err))
+			return &OpError{Kind: cloudletSpec.kind, Key: ks, Op: "refresh resources", Err: err}
+		}
+		if done != nil {
+			defer done()
+		}
+		ctx = gctx
+	}
 	to := e.timeouts().UpdateCloudlet
 	opCtx, cancel := context.WithTimeout(ctx, to)
 	defer cancel()
