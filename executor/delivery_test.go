@@ -308,6 +308,9 @@ func TestResend(t *testing.T) {
 	w.clusters.Put(cluster("c1", edgeproto.TrackedState_TRACKED_STATE_READY))
 	run(appInst("i1", appKey1, "c1", edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED))
 	run(cluster("c2", edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED))
+	if err := eng.Wait(waitCtx(t)); err != nil { // the resources refreshes too
+		t.Fatal(err)
+	}
 
 	before := [3]any{cloudlets.cache().List(), clusters.cache().List(), apps.cache().List()}
 	clusters.cache().Delete(executor.KeyString(clusterKey("c2"))) // forgotten: DELETE_DONE was delivered
