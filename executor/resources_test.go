@@ -1,6 +1,7 @@
 package executor_test
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"testing"
@@ -107,5 +108,71 @@ func TestResourcesRefreshedAfterChangesCoalesced(t *testing.T) {
 	if vcpus, clusters := snapshotUse(t, w); clusters != n/2 || vcpus != n/2*medium {
 		t.Errorf("after deleting %d of %d the snapshot lists %d clusters using %d vCPUs, want %d using %d",
 			n/2, n, clusters, vcpus, n/2, n/2*medium)
+	}
+}
+
+// A refresh runs under Config.ResourcesGuard: with the context the guard
+// returns, released when it ends; a guard answering ErrBusy skips it.
+func TestResourcesRefreshRunsUnderItsGuard(t *testing.T) {
+	type tokenKey struct{}
+	w := newWorld()
+	p := fake.New(fake.Options{})
+	cfg := w.config(p)
+	var (
+		mu             sync.Mutex
+		busy           = true
+		guarded, freed int
+		tokens         []any
+	)
+	cfg.ResourcesGuard = func(ctx context.Context, kind, key string) (context.Context, func(), error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if kind != "Cloudlet" || key != executor.KeyString(cloudletKey) {
+			t.Errorf("guard asked for %s %s", kind, key)
+		}
+		if busy {
+			return nil, nil, fmt.Errorf("%w: claimed", executor.ErrBusy)
+		}
+		guarded++
+		return context.WithValue(ctx, tokenKey{}, "claim"), func() { mu.Lock(); freed++; mu.Unlock() }, nil
+	}
+	cfg.Objects.Cloudlets = executor.GetterFunc[*edgeproto.CloudletKey, *edgeproto.Cloudlet](
+		func(ctx context.Context, k *edgeproto.CloudletKey) (*edgeproto.Cloudlet, error) {
+			mu.Lock()
+			tokens = append(tokens, ctx.Value(tokenKey{}))
+			mu.Unlock()
+			return cloudlet(edgeproto.TrackedState_TRACKED_STATE_READY), nil
+		})
+	eng, err := executor.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(t, eng)
+	ck := executor.KeyString(cloudletKey)
+	run := func(name string) {
+		t.Helper()
+		if err := wait(t, mustSubmit(t, eng, cluster(name, edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED))); err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.Wait(waitCtx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run("c1")
+	if n := p.Calls(fake.OpGatherCloudletInfo, ck); n != 0 {
+		t.Errorf("a busy guard let %d refreshes through", n)
+	}
+	mu.Lock()
+	busy = false
+	tokens = nil
+	mu.Unlock()
+	run("c2")
+	mu.Lock()
+	defer mu.Unlock()
+	if n := p.Calls(fake.OpGatherCloudletInfo, ck); n != 1 || guarded != 1 || freed != 1 {
+		t.Errorf("gathers %d, guarded %d, released %d; want 1 each", n, guarded, freed)
+	}
+	if len(tokens) != 2 || tokens[0] != nil || tokens[1] != "claim" {
+		t.Errorf("cloudlet lookups saw tokens %v, want the operation's (none) then the guard's", tokens)
 	}
 }
