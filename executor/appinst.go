@@ -78,7 +78,7 @@ func (e *Engine) appInstRequest(inst *edgeproto.AppInst) (request, error) {
 	}
 	inst = inst.Clone()
 	key := KeyString(inst)
-	return request{appInstSpec.kind, key, func(ctx context.Context) error { return e.runAppInst(ctx, key, inst, false) }}, nil
+	return request{appInstSpec.kind, key, func(ctx context.Context) error { return e.runAppInst(ctx, key, inst, false) }, inst.CloudletKey}, nil
 }
 
 // runAppInst runs what inst's state asks for or, with undo, removes what a

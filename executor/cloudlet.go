@@ -108,7 +108,7 @@ func (e *Engine) cloudletRequest(c *edgeproto.Cloudlet) (request, error) {
 	}
 	c = c.Clone()
 	key := KeyString(c)
-	return request{cloudletSpec.kind, key, func(ctx context.Context) error { return e.runCloudlet(ctx, key, c, w) }}, nil
+	return request{cloudletSpec.kind, key, func(ctx context.Context) error { return e.runCloudlet(ctx, key, c, w) }, nil}, nil
 }
 
 func (e *Engine) runCloudlet(ctx context.Context, key string, c *edgeproto.Cloudlet, w cloudletWork) error {

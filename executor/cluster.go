@@ -66,7 +66,7 @@ func (e *Engine) clusterRequest(ci *edgeproto.ClusterInst) (request, error) {
 	}
 	ci = ci.Clone()
 	key := KeyString(ci)
-	return request{clusterSpec.kind, key, func(ctx context.Context) error { return e.runClusterInst(ctx, key, ci, false) }}, nil
+	return request{clusterSpec.kind, key, func(ctx context.Context) error { return e.runClusterInst(ctx, key, ci, false) }, ci.CloudletKey}, nil
 }
 
 // runClusterInst runs what ci's state asks for or, with undo, removes what a

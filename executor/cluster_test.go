@@ -42,7 +42,18 @@ func blockUntilDone(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// newMockPlatform returns a mock platform that answers Features and, any
+// number of times, the GatherCloudletInfo of the resources refresh that
+// follows every ClusterInst and AppInst operation.
 func newMockPlatform(t *testing.T) *mocks.MockPlatform {
+	m := newStrictMockPlatform(t)
+	m.EXPECT().GatherCloudletInfo(anyCtx, anyV, anyV).AnyTimes()
+	return m
+}
+
+// newStrictMockPlatform returns a mock platform that answers Features
+// only: for tests that set their own GatherCloudletInfo expectations.
+func newStrictMockPlatform(t *testing.T) *mocks.MockPlatform {
 	ctrl := gomock.NewController(t)
 	m := mocks.NewMockPlatform(ctrl)
 	m.EXPECT().Features().Return(executor.Features{PlatformType: "mock", SupportsTrustPolicy: true}).AnyTimes()
@@ -156,6 +167,9 @@ func TestClusterInstTransitions(t *testing.T) {
 func runTransition(t *testing.T, tc transitionCase, obj proto.Message, kind string, finalErrs func(*world) []string) *world {
 	t.Helper()
 	m := newMockPlatform(t)
+	if kind == "Cloudlet" {
+		m = newStrictMockPlatform(t)
+	}
 	w := newWorld()
 	w.cloudlets.Put(cloudlet(edgeproto.TrackedState_TRACKED_STATE_READY))
 	w.clusters.Put(cluster("c1", edgeproto.TrackedState_TRACKED_STATE_READY))

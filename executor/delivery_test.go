@@ -308,6 +308,9 @@ func TestResend(t *testing.T) {
 	w.clusters.Put(cluster("c1", edgeproto.TrackedState_TRACKED_STATE_READY))
 	run(appInst("i1", appKey1, "c1", edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED))
 	run(cluster("c2", edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED))
+	if err := eng.Wait(waitCtx(t)); err != nil { // the resources refreshes too
+		t.Fatal(err)
+	}
 
 	before := [3]any{cloudlets.cache().List(), clusters.cache().List(), apps.cache().List()}
 	clusters.cache().Delete(executor.KeyString(clusterKey("c2"))) // forgotten: DELETE_DONE was delivered
@@ -386,13 +389,16 @@ func TestSubmitContext(t *testing.T) {
 	p := fake.New(fake.Options{})
 	w := newWorld()
 	// The cloudlet Getter receives the operation's context: it records the
-	// token it carries.
+	// token it carries (the resources refresh that follows the operation
+	// looks the cloudlet up too, under the engine's context, without one).
 	var seen sync.Map // cloudlet key -> token
 	cfg := w.config(p)
 	cfg.Workers = 1
 	cfg.Objects.Cloudlets = executor.GetterFunc[*edgeproto.CloudletKey, *edgeproto.Cloudlet](
 		func(ctx context.Context, k *edgeproto.CloudletKey) (*edgeproto.Cloudlet, error) {
-			seen.Store(executor.KeyString(k), ctx.Value(tokenKey{}))
+			if v := ctx.Value(tokenKey{}); v != nil {
+				seen.Store(executor.KeyString(k), v)
+			}
 			return cloudlet(edgeproto.TrackedState_TRACKED_STATE_READY), nil
 		})
 	eng, err := executor.New(cfg)

@@ -42,6 +42,14 @@ type Config struct {
 	// ReportRetry bounds the retries of a report a Sender failed to
 	// deliver; the zero value uses the defaults (see RetryPolicy).
 	ReportRetry RetryPolicy
+	// ResourcesGuard, when set, runs around every resources refresh (see
+	// resources.go), with kind "Cloudlet" and the cloudlet's key string:
+	// a host that must hold a right to call the platform and report on
+	// the cloudlet (a CCRM's claim) takes it there and returns the
+	// context carrying it. An error wrapping ErrBusy skips the refresh
+	// (the cloudlet's holder is at work on it); nil runs refreshes under
+	// the engine's context.
+	ResourcesGuard ReconcileGuard
 	// Logger receives structured logs; nil discards them. The engine logs
 	// keys, never objects that may hold secrets.
 	Logger *slog.Logger
@@ -193,6 +201,10 @@ func (e *Engine) SubmitContext(ctx context.Context, obj proto.Message) (*Handle,
 type request struct {
 	kind, key string
 	run       func(ctx context.Context) error // on clones of what was submitted
+	// cloudlet, when set, is the cloudlet whose resources the operation
+	// changes: its resources are refreshed when the operation ends (see
+	// resources.go).
+	cloudlet *edgeproto.CloudletKey
 }
 
 // submitWith checks obj and queues its work, bound to ctx when not nil.
@@ -225,7 +237,8 @@ func (e *Engine) submit(ctx context.Context, r request) (*Handle, error) {
 		return nil, fmt.Errorf("%w: %s without a key", ErrBadObject, r.kind)
 	}
 	h := newHandle(r.kind, r.key)
-	if err := e.q.push(r.kind+"/"+r.key, &task{handle: h, run: r.run, ctx: ctx}); err != nil {
+	run := e.refreshAfter(r.cloudlet, r.run)
+	if err := e.q.push(r.kind+"/"+r.key, &task{handle: h, run: run, ctx: ctx}); err != nil {
 		return nil, err
 	}
 	e.log.LogAttrs(context.Background(), slog.LevelDebug, "queued", slog.String("kind", r.kind), slog.String("key", r.key))

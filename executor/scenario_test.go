@@ -140,6 +140,10 @@ func runScenario(t *testing.T, tr transport) *receiver {
 		for i, h := range hs {
 			errs[i] = wait(t, h)
 		}
+		// The resources refreshes the operations asked for end too.
+		if err := eng.Wait(waitCtx(t)); err != nil {
+			t.Fatal(err)
+		}
 		tr.sync(t)
 		for _, o := range objs {
 			switch o := o.(type) {

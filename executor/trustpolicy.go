@@ -63,7 +63,7 @@ func (e *Engine) tpeRequest(exc *edgeproto.TrustPolicyException) (request, error
 	}
 	exc = exc.Clone()
 	key := KeyString(exc)
-	return request{tpeSpec.kind, key, func(ctx context.Context) error { return e.runTPE(ctx, key, exc) }}, nil
+	return request{tpeSpec.kind, key, func(ctx context.Context) error { return e.runTPE(ctx, key, exc) }, nil}, nil
 }
 
 func (e *Engine) runTPE(ctx context.Context, key string, exc *edgeproto.TrustPolicyException) error {

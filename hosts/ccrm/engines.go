@@ -108,6 +108,7 @@ func (r *Replica) engineFor(cl *edgeproto.Cloudlet) (*executor.Engine, error) {
 		CloudletInfos:    reportSender(r, cloudletInfoReport),
 		ClusterInstInfos: reportSender(r, clusterInfoReport),
 		AppInstInfos:     reportSender(r, appInstInfoReport),
+		ResourcesGuard:   r.resourcesGuard,
 		Settings:         r.currentSettings(),
 		Workers:          r.cfg.Workers,
 		ReportRetry:      r.cfg.ReportRetry,

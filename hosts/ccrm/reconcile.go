@@ -156,3 +156,27 @@ func (r *Replica) reconcileGuard(s *Session, cl *edgeproto.Cloudlet) executor.Re
 		return WithClaim(ctx, claim), func() { r.releaseClaim(claim) }, nil
 	}
 }
+
+// resourcesGuard claims the cloudlet for a resources refresh of the engine
+// (executor.Config.ResourcesGuard), as a cloudlet operation's claim (same
+// key, so the same fence: the controller applies the snapshot only while
+// the claim holds), for as long as the refresh runs. A cloudlet claimed by
+// an operation or another replica's refresh is left to it
+// (executor.ErrBusy): a cloudlet operation gathers the snapshot itself.
+func (r *Replica) resourcesGuard(ctx context.Context, kind, key string) (context.Context, func(), error) {
+	s := r.currentSession()
+	if s == nil || !s.Alive() {
+		return nil, nil, fmt.Errorf("%w: the replica has no session", ErrNoClaim)
+	}
+	path := controller.ClaimKey(r.st.Prefix(), kind, key)
+	claim, _, err := tryClaim(ctx, r.cli, s, path, kind, key, r.cfg.ReplicaID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if claim == nil {
+		r.metrics.claims.WithLabelValues("contended").Inc()
+		return nil, nil, fmt.Errorf("%w: %s %s is claimed", executor.ErrBusy, kind, key)
+	}
+	r.metrics.claims.WithLabelValues("taken").Inc()
+	return WithClaim(ctx, claim), func() { r.releaseClaim(claim) }, nil
+}

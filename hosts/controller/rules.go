@@ -146,7 +146,10 @@ func (c *Controller) clusterRules() rules[*edgeproto.ClusterInst] {
 			if err != nil {
 				return err
 			}
-			return c.checkFlavor(tx, ci.FlavorName, what, cl)
+			if err := c.checkFlavor(tx, ci.FlavorName, what, cl); err != nil {
+				return err
+			}
+			return c.admitCluster(tx, cl, ci)
 		},
 		update: func(tx *store.Tx, cur, next *edgeproto.ClusterInst, fm *fieldmap.FieldMap) error {
 			if fm.Has(edgeproto.ClusterInstFieldFlavorName) && cur.FlavorName != next.FlavorName {
