@@ -8,7 +8,6 @@ package shopv1
 
 import (
 	fieldmap "github.com/edgekit/edgekit/fieldmap"
-	slices "slices"
 	unsafe "unsafe"
 )
 
@@ -30,7 +29,10 @@ var _OrderKey_shape = &fieldmap.Shape{Size: unsafe.Sizeof(OrderKey{}), Fields: [
 var _OrderKey_fieldSchema = fieldmap.NewShapeSchema("shop.v1.OrderKey", _OrderKey_shape, false)
 
 // OrderKeyAllFields lists the leaf flags of OrderKey, which select every field.
-var OrderKeyAllFields = slices.Clone(_OrderKey_fieldSchema.Leaves())
+var OrderKeyAllFields = []string{
+	OrderKeyFieldStore,
+	OrderKeyFieldId,
+}
 
 // FieldSchema returns the field flags of OrderKey.
 func (*OrderKey) FieldSchema() *fieldmap.Schema { return _OrderKey_fieldSchema }
@@ -67,7 +69,13 @@ var _Order_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Order{}), Fields: []field
 var _Order_fieldSchema = fieldmap.NewShapeSchema("shop.v1.Order", _Order_shape, false)
 
 // OrderAllFields lists the leaf flags of Order, which select every field.
-var OrderAllFields = slices.Clone(_Order_fieldSchema.Leaves())
+var OrderAllFields = []string{
+	OrderFieldKeyStore,
+	OrderFieldKeyId,
+	OrderFieldLines,
+	OrderFieldNote,
+	OrderFieldCardNumber,
+}
 
 // FieldSchema returns the field flags of Order.
 func (*Order) FieldSchema() *fieldmap.Schema { return _Order_fieldSchema }
@@ -86,7 +94,10 @@ const (
 var _Line_fieldSchema = fieldmap.NewShapeSchema("shop.v1.Line", _Line_shape, false)
 
 // LineAllFields lists the leaf flags of Line, which select every field.
-var LineAllFields = slices.Clone(_Line_fieldSchema.Leaves())
+var LineAllFields = []string{
+	LineFieldSku,
+	LineFieldQuantity,
+}
 
 // FieldSchema returns the field flags of Line.
 func (*Line) FieldSchema() *fieldmap.Schema { return _Line_fieldSchema }
