@@ -142,19 +142,29 @@ func (r *Replica) reconcileGuard(s *Session, cl *edgeproto.Cloudlet) executor.Re
 		if !s.Alive() {
 			return nil, nil, fmt.Errorf("%w: the replica's lease ended", ErrNoClaim)
 		}
-		path := controller.ClaimKey(r.st.Prefix(), kind, key)
-		claim, _, err := tryClaim(ctx, r.cli, s, path, kind, key, r.cfg.ReplicaID)
+		claim, err := r.guardClaim(ctx, s, kind, key)
 		if err != nil {
 			return nil, nil, err
 		}
-		if claim == nil {
-			r.metrics.claims.WithLabelValues("contended").Inc()
-			return nil, nil, fmt.Errorf("%w: %s %s is claimed", executor.ErrBusy, kind, key)
-		}
-		r.metrics.claims.WithLabelValues("taken").Inc()
 		claim.cloudlet, claim.orphan = cl, true
 		return WithClaim(ctx, claim), func() { r.releaseClaim(claim) }, nil
 	}
+}
+
+// guardClaim takes the claim of an object for a guard under session s,
+// or answers executor.ErrBusy when another holds it.
+func (r *Replica) guardClaim(ctx context.Context, s *Session, kind, key string) (*Claim, error) {
+	path := controller.ClaimKey(r.st.Prefix(), kind, key)
+	claim, _, err := tryClaim(ctx, r.cli, s, path, kind, key, r.cfg.ReplicaID)
+	if err != nil {
+		return nil, err
+	}
+	if claim == nil {
+		r.metrics.claims.WithLabelValues("contended").Inc()
+		return nil, fmt.Errorf("%w: %s %s is claimed", executor.ErrBusy, kind, key)
+	}
+	r.metrics.claims.WithLabelValues("taken").Inc()
+	return claim, nil
 }
 
 // resourcesGuard claims the cloudlet for a resources refresh of the engine
@@ -168,15 +178,9 @@ func (r *Replica) resourcesGuard(ctx context.Context, kind, key string) (context
 	if s == nil || !s.Alive() {
 		return nil, nil, fmt.Errorf("%w: the replica has no session", ErrNoClaim)
 	}
-	path := controller.ClaimKey(r.st.Prefix(), kind, key)
-	claim, _, err := tryClaim(ctx, r.cli, s, path, kind, key, r.cfg.ReplicaID)
+	claim, err := r.guardClaim(ctx, s, kind, key)
 	if err != nil {
 		return nil, nil, err
 	}
-	if claim == nil {
-		r.metrics.claims.WithLabelValues("contended").Inc()
-		return nil, nil, fmt.Errorf("%w: %s %s is claimed", executor.ErrBusy, kind, key)
-	}
-	r.metrics.claims.WithLabelValues("taken").Inc()
 	return WithClaim(ctx, claim), func() { r.releaseClaim(claim) }, nil
 }
