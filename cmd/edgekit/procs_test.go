@@ -76,15 +76,16 @@ func newSandbox(t testing.TB) *sandbox {
 }
 
 // killLeftovers kills, by pid, any process still working under the
-// sandbox 10s after the test's end (there is none after a clean stop; up's
-// processes get SIGTERM when up is killed, and end on their own).
+// sandbox 30s after the test's end (there is none after a clean stop; up's
+// processes get SIGTERM when up is killed, and end on their own, which on
+// a heavily loaded machine has taken over 10s).
 func (s *sandbox) killLeftovers() {
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for len(s.processes()) > 0 && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	for _, pid := range s.processes() {
-		s.t.Errorf("process %d still runs under %s 10s after the test: killing it", pid, s.dir)
+		s.t.Errorf("process %d still runs under %s 30s after the test: killing it", pid, s.dir)
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
