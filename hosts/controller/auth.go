@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/edgekit/edgekit/internal/devtls"
 	"google.golang.org/grpc"
@@ -63,8 +64,10 @@ func WithPrincipal(ctx context.Context, p Principal) context.Context {
 }
 
 // Tokens maps bearer tokens to principals. Tokens are kept only as SHA-256
-// hashes, so a dump of the map does not reveal them.
+// hashes, so a dump of the map does not reveal them. It is safe for
+// concurrent use: tokens may be added while the API serves.
 type Tokens struct {
+	mu     sync.RWMutex
 	byHash map[[sha256.Size]byte]Principal
 }
 
@@ -72,19 +75,32 @@ type Tokens struct {
 func NewTokens() *Tokens { return &Tokens{byHash: map[[sha256.Size]byte]Principal{}} }
 
 // Add maps token to p.
-func (t *Tokens) Add(token string, p Principal) { t.byHash[sha256.Sum256([]byte(token))] = p }
+func (t *Tokens) Add(token string, p Principal) { t.addHash(sha256.Sum256([]byte(token)), p) }
+
+func (t *Tokens) addHash(h [sha256.Size]byte, p Principal) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.byHash[h] = p
+}
 
 // Lookup returns the principal of token.
 func (t *Tokens) Lookup(token string) (Principal, bool) {
 	if t == nil || token == "" {
 		return Principal{}, false
 	}
-	p, ok := t.byHash[sha256.Sum256([]byte(token))]
+	h := sha256.Sum256([]byte(token))
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	p, ok := t.byHash[h]
 	return p, ok
 }
 
 // Len is the number of tokens.
-func (t *Tokens) Len() int { return len(t.byHash) }
+func (t *Tokens) Len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return len(t.byHash)
+}
 
 // ParseTokens reads a tokens file: one token per line, "<token> <who>",
 // where who is "admin" or "org:<organization>" and token is either the
@@ -122,7 +138,7 @@ func ParseTokens(r io.Reader) (*Tokens, error) {
 			if err != nil || len(b) != sha256.Size {
 				return nil, fmt.Errorf("tokens line %d: sha256: wants %d hex-encoded bytes", n, sha256.Size)
 			}
-			t.byHash[[sha256.Size]byte(b)] = p
+			t.addHash([sha256.Size]byte(b), p)
 			continue
 		}
 		if len(tok) < 16 {
