@@ -164,6 +164,20 @@ func TestK8SliceIsANamespaceWithItsOwnKubeconfig(t *testing.T) {
 		t.Errorf("edgectl wrote the kubeconfig with mode %v (same %v); printed %q, noted %q", fi.Mode().Perm(), string(written) == kubeconfig, out.String(), notes.String())
 	}
 
+	// Without --kubeconfig, the table (which never prints it) is followed
+	// by how to get and use it.
+	out.Reset()
+	notes.Reset()
+	cmd = fluidoscmd.NewCommand(fluidoscmd.Options{Out: &out, ErrOut: &notes})
+	cmd.SetArgs([]string{"--node", alice.Options().APIListen, "--dev-tls", nw.CADir(), "--timeout", "60s",
+		"show", "credentials", st.GetContractId()})
+	if err := cmd.ExecuteContext(ctx); err != nil {
+		t.Fatalf("edgectl fluidos show credentials: %v\n%s", err, notes.String())
+	}
+	if strings.Contains(out.String(), token) || !strings.Contains(notes.String(), "--kubeconfig FILE` (mode 0600)") {
+		t.Errorf("edgectl fluidos show credentials printed %q, noted %q: want the way to the kubeconfig, not the token", out.String(), notes.String())
+	}
+
 	tenant, ns := slicetest.Client(t, written)
 	q, err := admin.CoreV1().ResourceQuotas(ns).List(ctx, metav1.ListOptions{})
 	if err != nil || len(q.Items) != 1 {
