@@ -45,7 +45,7 @@ func k8sAdmin(env *k8senv.Env) (k8s.Interface, error) { return k8s.NewForConfig(
 
 // testEnv is the package's control plane with one simulated node of 8
 // CPUs, 16Gi and 50 pods.
-func testEnv(t *testing.T) *k8senv.Env {
+func testEnv(t testing.TB) *k8senv.Env {
 	t.Helper()
 	env := k8senv.ForTest(t)
 	nodesOnce.Do(func() {
@@ -59,7 +59,7 @@ func testEnv(t *testing.T) *k8senv.Env {
 	return env
 }
 
-func ctxT(t *testing.T) context.Context {
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
