@@ -9,8 +9,6 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
-	"github.com/edgekit/edgekit/internal/devtls"
-	"github.com/edgekit/edgekit/platforms/kubernetes"
 )
 
 // BenchmarkK8Slice measures, per K8Slice sold by a node whose cloudlet is
@@ -24,18 +22,9 @@ import (
 func BenchmarkK8Slice(b *testing.B) {
 	env := testEnv(b)
 	ctx := ctxT(b)
-	p, err := kubernetes.New(kubernetes.Config{Kubeconfig: env.AdminKubeconfig()})
-	if err != nil {
-		b.Fatal(err)
-	}
 	nw := nodetest.NewNetwork(b)
-	seller := nw.Start(node.Options{NodeID: "erin", Platform: p,
-		Capacity: nodetest.Capacity(provider.Capacity{Architecture: "amd64", CPU: 4000, Memory: 8 << 30, Pods: 40, Storage: 20 << 30})})
-	cert, err := nw.CA().Issue("frank", devtls.LeafOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	c := rear.NewClient(cert.ClientConfig(), 2*time.Minute)
+	seller := startSeller(b, env, nw, node.Options{NodeID: "erin"})
+	c := rear.NewClient(buyerTLS(b, nw, "frank"), 2*time.Minute)
 	b.Cleanup(c.Close)
 	buyer := &fluidos.NodeIdentity{NodeId: "frank", Ip: "127.0.0.1:1", Domain: "test",
 		AdditionalInformation: &fluidos.NodeAdditionalInformation{LiqoId: "frank-cluster"}}

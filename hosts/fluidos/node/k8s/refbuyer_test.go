@@ -13,8 +13,6 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
-	"github.com/edgekit/edgekit/internal/devtls"
-	"github.com/edgekit/edgekit/platforms/kubernetes"
 	"github.com/edgekit/edgekit/platforms/kubernetes/slicetest"
 )
 
@@ -28,18 +26,9 @@ import (
 func TestReferenceBuyerAllocatesWithTheContractsKubeconfig(t *testing.T) {
 	env := testEnv(t)
 	ctx := ctxT(t)
-	p, err := kubernetes.New(kubernetes.Config{Kubeconfig: env.AdminKubeconfig()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	nw := nodetest.NewNetwork(t)
-	dave := nw.Start(node.Options{NodeID: "dave", Platform: p,
-		Capacity: nodetest.Capacity(provider.Capacity{Architecture: "amd64", CPU: 4000, Memory: 8 << 30, Pods: 40, Storage: 20 << 30})})
-	b, err := nw.CA().Issue("carol", devtls.LeafOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := &http.Transport{TLSClientConfig: b.ClientConfig()}
+	dave := startSeller(t, env, nw, node.Options{NodeID: "dave"})
+	tr := &http.Transport{TLSClientConfig: buyerTLS(t, nw, "carol")}
 	t.Cleanup(tr.CloseIdleConnections)
 	hc := &http.Client{Transport: tr, Timeout: 90 * time.Second}
 	post := func(path string, body any, into any) {

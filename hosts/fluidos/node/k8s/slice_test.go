@@ -3,6 +3,7 @@ package k8s_test
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -26,6 +27,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/cli/fluidoscmd"
+	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/store"
 	"github.com/edgekit/edgekit/internal/testenv/k8senv"
 	"github.com/edgekit/edgekit/internal/testenv/logbuf"
@@ -39,6 +41,31 @@ var (
 	nodesOnce sync.Once
 	nodesErr  error
 )
+
+// startSeller starts, on nw, the node o describes with env's cluster as
+// its cloudlet (the kubernetes platform), selling 4 CPUs, 8Gi, 40 pods
+// and 20Gi of storage.
+func startSeller(t testing.TB, env *k8senv.Env, nw *nodetest.Network, o node.Options) *nodetest.Node {
+	t.Helper()
+	p, err := kubernetes.New(kubernetes.Config{Kubeconfig: env.AdminKubeconfig()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Platform = p
+	o.Capacity = nodetest.Capacity(provider.Capacity{Architecture: "amd64", CPU: 4000, Memory: 8 << 30, Pods: 40, Storage: 20 << 30})
+	return nw.Start(o)
+}
+
+// buyerTLS is the client TLS configuration of a buyer node name that nw's
+// nodes trust.
+func buyerTLS(t testing.TB, nw *nodetest.Network, name string) *tls.Config {
+	t.Helper()
+	b, err := nw.CA().Issue(name, devtls.LeafOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.ClientConfig()
+}
 
 // k8sAdmin is a client of env as its administrator.
 func k8sAdmin(env *k8senv.Env) (k8s.Interface, error) { return k8s.NewForConfig(env.RESTConfig()) }
@@ -82,14 +109,9 @@ func TestK8SliceIsANamespaceWithItsOwnKubeconfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	var bobLog logbuf.Buffer
-	p, err := kubernetes.New(kubernetes.Config{Kubeconfig: env.AdminKubeconfig()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	nw := nodetest.NewNetwork(t)
-	bob := nw.Start(node.Options{NodeID: "bob", Platform: p,
-		Capacity: nodetest.Capacity(provider.Capacity{Architecture: "amd64", CPU: 4000, Memory: 8 << 30, Pods: 40, Storage: 20 << 30}),
-		Logger:   slog.New(slog.NewTextHandler(&bobLog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	bob := startSeller(t, env, nw, node.Options{NodeID: "bob",
+		Logger: slog.New(slog.NewTextHandler(&bobLog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	alice := nw.Start(node.Options{NodeID: "alice", Peers: []string{bob.RearAddr()}})
 
 	const cpu, mem, pods = 2000, 1536 << 20, 4
