@@ -185,3 +185,44 @@ func TestServiceReserveWithAK8SliceConfigurationNamesTheTypes(t *testing.T) {
 		t.Fatalf("a k8slice configuration for a service flavor: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestBuyerRespectsTheSellersMinimumAndStep: a buyer asking 1Gi of a
+// flavor whose memory step is 100Mi reserves 1100Mi (the next multiple of
+// the step, which the seller's rules accept), and 20 pods of one whose
+// pods minimum is 30 reserves 30; it says so in the solver's message.
+func TestBuyerRespectsTheSellersMinimumAndStep(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	ref := newRefPeer(t, refOptions{Flavor: func(f map[string]any) {
+		f["type"].(map[string]any)["data"].(map[string]any)["policies"] = map[string]any{"partitionability": map[string]any{
+			"cpuMin": "1", "memoryMin": "100Mi", "podsMin": "30", "cpuStep": "500m", "memoryStep": "100Mi", "podsStep": "5"}}
+	}})
+	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), InsecureREAR: true, Peers: []string{ref.addr}})
+	ctx := ctxT(t)
+	created, err := alice.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: buy(cpuAtLeast(1000), partition(2000, 1<<30, 20))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := alice.WaitSolver(created.GetSolver().GetId(), 30*time.Second)
+	if s.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
+		t.Fatalf("solver: %v", s.GetStatus())
+	}
+	got, err := alice.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: s.GetStatus().GetContractId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := got.GetContract().GetConfiguration().GetK8Slice()
+	if k.GetMemory() != 1100<<20 || k.GetPods() != 30 || k.GetCpu() != 2000 {
+		t.Fatalf("bought cpu %dm, memory %d, pods %d; want 2000m, 1100Mi (%d), 30", k.GetCpu(), k.GetMemory(), k.GetPods(), 1100<<20)
+	}
+	if a := s.GetStatus().GetAttempts(); len(a) != 1 || a[0].GetError() != "" {
+		t.Fatalf("attempts: %v", a)
+	}
+	res, _, err := alice.Running().Node.Consumer.Reservations().Get(ctx, s.GetStatus().GetReservationId())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := res.GetStatus().GetMessage(); !strings.Contains(msg, "memory 1Gi raised to 1100Mi") || !strings.Contains(msg, "pods 20 raised to 30") {
+		t.Fatalf("the reservation does not say what was raised: %q", msg)
+	}
+}
