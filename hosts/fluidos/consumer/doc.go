@@ -47,8 +47,8 @@
 //     seller without allocation routes (a reference node answers 404)
 //     fails the phase at its first answer (ErrNoAllocationRoute): the
 //     purchase stays SOLVED and the contract kept, with its peering
-//     credentials. Without establish_peering the allocation phase stays IDLE and the
-//     solver ends SOLVED once bought.
+//     credentials. Without establish_peering the allocation phase stays
+//     IDLE and the solver ends SOLVED once bought.
 //
 // A phase that fails or times out ends the solver FAILED with a message
 // saying which and why. A solver whose node stops mid-run is resumed at
@@ -71,7 +71,7 @@
 // cannot be reached is asked again, and says so in the allocation's
 // message; a seller that does not have the routes (a reference node) is
 // not followed, and ReleaseBought of its contract asks nothing and says
-// so (ErrNoReleaseRoute): such a contract ends at its expiration time. Slice and SliceClient let the node run instances on a
-// K8Slice it bought, with the seller's credentials, under its own
-// certificate.
+// so (ErrNoReleaseRoute): such a contract ends at its expiration time.
+// Slice and SliceClient let the node run instances on a K8Slice it
+// bought, with the seller's credentials, under its own certificate.
 package consumer
