@@ -16,8 +16,10 @@
 // with a quota, on which its buyer runs images of the node's catalog
 // (--image NAME=PATH); a Service as its blueprint's App (--blueprints, a
 // JSON or YAML file), whose credentials go to its buyer once it runs.
-// Contracts last --contract-lease unless their buyer renews them (an
-// edgekit buyer does, every --renew-interval).
+// A contract lasts --contract-term after its purchase while its buyer
+// never renews it (a reference buyer never does); from its first renewal
+// on, --contract-lease after each renewal (an edgekit buyer renews every
+// --renew-interval).
 //
 // SIGINT or SIGTERM stops it gracefully; the processes it started keep
 // running and are adopted at its next start. The flags are those of

@@ -81,6 +81,11 @@ func (e *env) start(opts ...envOption) {
 	for _, o := range opts {
 		o(&acfg, &pcfg)
 	}
+	if pcfg.ContractTerm == 0 {
+		// These tests' buyers are the tests, which renew when they mean to:
+		// a contract lasts its lease from its purchase on too.
+		pcfg.ContractTerm = pcfg.ContractLease
+	}
 	var err error
 	if e.alloc, err = allocator.New(acfg); err != nil {
 		e.t.Fatal(err)

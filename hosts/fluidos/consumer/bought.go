@@ -51,7 +51,10 @@ func (c *Consumer) followed(ctx context.Context, ct *fluidos.Contract, addr stri
 // ReleaseBought gives a contract this node bought back to its seller: the
 // release is recorded at once and the keeper tells the seller (again and
 // again until it answers), which tears down what it provisioned. It
-// returns the allocation as this node knows it.
+// returns the allocation as this node knows it. A contract whose seller
+// has no release route (a reference FLUIDOS node, which answered 404 on
+// its contract routes) is not changed: the error (ErrNoReleaseRoute) says
+// so and when the contract ends.
 func (c *Consumer) ReleaseBought(ctx context.Context, contractID, reason string) (*fluidos.Allocation, error) {
 	if reason == "" {
 		reason = "released by its buyer"
@@ -59,6 +62,14 @@ func (c *Consumer) ReleaseBought(ctx context.Context, contractID, reason string)
 	a, _, err := c.boughtAllocs.Modify(ctx, provider.AllocationID(contractID), func(cur *fluidos.Allocation) (bool, error) {
 		if cur.GetReleaseRequested() || provider.Ended(cur) {
 			return false, nil
+		}
+		if c.unfollowed(cur) {
+			end := "its expiration time is unknown"
+			if exp := cur.GetExpirationTime(); exp != nil {
+				end = "it ends at its expiration time " + exp.AsTime().UTC().Format(time.RFC3339)
+			}
+			return false, fmt.Errorf("%w: contract %s was bought from %s, which has no release route (a reference FLUIDOS node neither renews nor releases contracts); nothing was asked of it, and %s",
+				ErrNoReleaseRoute, contractID, cur.GetSeller().GetNodeId(), end)
 		}
 		cur.ReleaseRequested, cur.ReleaseReason = true, reason
 		return true, nil
@@ -70,6 +81,10 @@ func (c *Consumer) ReleaseBought(ctx context.Context, contractID, reason string)
 	c.kickKeeper()
 	return a, nil
 }
+
+// ErrNoReleaseRoute: the seller of a contract cannot be asked to release
+// it (a reference FLUIDOS node has no release route).
+var ErrNoReleaseRoute = errors.New("the seller has no release route")
 
 func (c *Consumer) kickKeeper() {
 	select {

@@ -32,18 +32,23 @@
 //   - reservation (when reserve_and_buy): candidates are tried in order of
 //     price (lowest first), then of the selector's preference (for a
 //     K8Slice, the least oversized: least CPU, then memory), then
-//     discovery order; a refusal (sold out, a configuration the flavor's
-//     template refuses, an unreachable seller) is recorded as an attempt
-//     and the next candidate tried;
+//     discovery order; a K8Slice partition is raised to each flavor's
+//     minimums and steps; a refusal (sold out, a configuration the
+//     flavor's template refuses, amounts that do not fit once raised, an
+//     unreachable seller) is recorded as an attempt and the next
+//     candidate tried;
 //   - purchase: the transaction is bought from its seller; transport
 //     errors are retried until the phase's timeout, a refusal is final;
 //   - allocation (when establish_peering): the solver waits for the
 //     seller to provision what was bought, showing the seller's progress
 //     in its message, until the allocation is ACTIVE (the solver ends
 //     SOLVED with the credentials the seller handed over) or failed; one
-//     that does not complete within the phase's timeout is released.
-//     Without establish_peering the allocation phase stays IDLE and the
-//     solver ends SOLVED once bought.
+//     that does not complete within the phase's timeout is released. A
+//     seller without allocation routes (a reference node answers 404)
+//     fails the phase at its first answer (ErrNoAllocationRoute): the
+//     purchase stays SOLVED and the contract kept, with its peering
+//     credentials. Without establish_peering the allocation phase stays
+//     IDLE and the solver ends SOLVED once bought.
 //
 // A phase that fails or times out ends the solver FAILED with a message
 // saying which and why. A solver whose node stops mid-run is resumed at
@@ -65,7 +70,8 @@
 // ended, then marks the contract RELEASED on this side too. A seller that
 // cannot be reached is asked again, and says so in the allocation's
 // message; a seller that does not have the routes (a reference node) is
-// not followed. Slice and SliceClient let the node run instances on a
-// K8Slice it bought, with the seller's credentials, under its own
-// certificate.
+// not followed, and ReleaseBought of its contract asks nothing and says
+// so (ErrNoReleaseRoute): such a contract ends at its expiration time.
+// Slice and SliceClient let the node run instances on a K8Slice it
+// bought, with the seller's credentials, under its own certificate.
 package consumer

@@ -258,6 +258,8 @@ func plural(n int, noun string) string {
 // (the keeper asks it), showing the seller's progress in the solver's
 // message, and hands the credentials to the solver. An allocation that
 // fails fails the phase; one that does not complete in time is released.
+// A seller without allocation routes fails the phase at its first answer
+// (ErrNoAllocationRoute), keeping the contract bought.
 func (c *Consumer) allocate(ctx context.Context, s *fluidos.Solver, cid string) (*fluidos.Allocation, error) {
 	aid := provider.AllocationID(cid)
 	if _, err := c.status(ctx, s.GetId(), func(st *fluidos.SolverStatus) {
@@ -288,6 +290,12 @@ wait:
 			break wait
 		case provider.Ended(a) || a.GetReleaseRequested():
 			err = fmt.Errorf("the seller reports %s: %s", strings.TrimPrefix(st.GetState().String(), "ALLOCATION_STATE_"), st.GetMessage())
+			break wait
+		case c.unfollowed(a):
+			// The seller's first answer on its allocation routes was 404:
+			// waiting longer cannot change it.
+			err = fmt.Errorf("%w: contract %s is bought from %s, which does not provision over REAR (it answered 404 on the allocation routes, as a reference FLUIDOS node does: its buyers allocate through a Liqo peering with the contract's peering credentials); the contract is kept",
+				ErrNoAllocationRoute, cid, a.GetSeller().GetNodeId())
 			break wait
 		case st.GetMessage() != lastMsg:
 			lastMsg = st.GetMessage()
@@ -320,6 +328,10 @@ wait:
 	}
 	return a, err
 }
+
+// ErrNoAllocationRoute: the seller of a contract does not provision it
+// over REAR (a reference FLUIDOS node has no allocation routes).
+var ErrNoAllocationRoute = errors.New("the seller has no allocation route")
 
 // allocationProgress says where a seller is with an allocation.
 func allocationProgress(a *fluidos.Allocation) string {

@@ -84,7 +84,8 @@ func validateSolver(s *fluidos.Solver) error {
 // DeleteSolver stops a solver and deletes it with its discovery,
 // candidates and reservation, and releases the contract it bought (the
 // keeper gives it back to its seller, which tears down what it
-// provisioned).
+// provisioned; a seller without a release route is not asked, and the
+// contract ends at its expiration time).
 func (c *Consumer) DeleteSolver(ctx context.Context, id string) error {
 	if err := c.stop(ctx, id); err != nil {
 		return err
@@ -94,7 +95,11 @@ func (c *Consumer) DeleteSolver(ctx context.Context, id string) error {
 		return err
 	}
 	if cid := s.GetStatus().GetContractId(); cid != "" {
-		if _, err := c.ReleaseBought(ctx, cid, "its solver "+id+" was deleted"); err != nil && !errors.Is(err, store.ErrNotFound) {
+		_, err := c.ReleaseBought(ctx, cid, "its solver "+id+" was deleted")
+		switch {
+		case errors.Is(err, ErrNoReleaseRoute):
+			c.log.InfoContext(ctx, "deleting a solver whose contract cannot be released", "solver", id, "err", err)
+		case err != nil && !errors.Is(err, store.ErrNotFound):
 			return err
 		}
 	}

@@ -36,15 +36,25 @@ func (c *Consumer) reserve(ctx context.Context, s *fluidos.Solver, cands []*flui
 		f := pc.GetFlavor()
 		seller := proto.Clone(f.GetOwner()).(*fluidos.NodeIdentity)
 		seller.Ip = pc.GetSellerAddress()
+		// The amounts to reserve, within the seller's minimums and steps
+		// (an error is this candidate's refusal).
+		cfg, fitted, ferr := fitPartition(f, s.GetConfiguration())
+		if ferr != nil {
+			cfg = s.GetConfiguration()
+		}
 		r := &fluidos.Reservation{
 			Id: rid, SolverId: s.GetId(), Buyer: c.buyer(), Seller: seller, PeeringCandidateId: pc.GetId(),
-			Configuration: s.GetConfiguration(), Reserve: true, Purchase: true,
+			Configuration: cfg, Reserve: true, Purchase: true,
 			Status: &fluidos.ReservationStatus{Phase: fluidos.Phase_PHASE_RUNNING, ReservePhase: fluidos.Phase_PHASE_RUNNING, LastChangeTime: timestamppb.Now()},
 		}
 		if _, err := c.reservations.Put(ctx, r); err != nil {
 			return nil, c.stopOr(ctx, err)
 		}
-		tx, err := c.reserveOne(pctx, s, pc)
+		var tx *fluidos.Transaction
+		err := ferr
+		if err == nil {
+			tx, err = c.reserveOne(pctx, s, pc, cfg)
+		}
 		attempt := &fluidos.SolverAttempt{CandidateId: pc.GetId(), FlavorId: f.GetId(), SellerId: seller.GetNodeId()}
 		if err != nil {
 			if ctx.Err() != nil {
@@ -56,6 +66,9 @@ func (c *Consumer) reserve(ctx context.Context, s *fluidos.Solver, cands []*flui
 		} else {
 			r.Status.ReservePhase, r.Status.TransactionId = fluidos.Phase_PHASE_SOLVED, tx.GetId()
 			r.Status.Message = "reserved until " + tx.GetExpirationTime().AsTime().Format(time.RFC3339)
+			if fitted != "" {
+				r.Status.Message += "; to fit the seller's partitioning: " + fitted
+			}
 		}
 		r.Status.LastChangeTime = timestamppb.Now()
 		if _, perr := c.reservations.Put(ctx, r); perr != nil {
@@ -86,19 +99,19 @@ func (c *Consumer) reserve(ctx context.Context, s *fluidos.Solver, cands []*flui
 	return nil, err
 }
 
-// reserveOne asks a candidate's seller for it, after checking a service
-// configuration against the flavor's template.
-func (c *Consumer) reserveOne(ctx context.Context, s *fluidos.Solver, pc *fluidos.PeeringCandidate) (*fluidos.Transaction, error) {
+// reserveOne asks a candidate's seller for it with configuration cfg,
+// after checking a service configuration against the flavor's template.
+func (c *Consumer) reserveOne(ctx context.Context, s *fluidos.Solver, pc *fluidos.PeeringCandidate, cfg *fluidos.Configuration) (*fluidos.Transaction, error) {
 	f := pc.GetFlavor()
-	if err := provider.ConfigurationTypeMatches(f, s.GetConfiguration()); err != nil {
+	if err := provider.ConfigurationTypeMatches(f, cfg); err != nil {
 		return nil, err
 	}
 	if sv := f.GetService(); sv != nil {
-		if err := checkTemplate(sv, s.GetConfiguration().GetService()); err != nil {
+		if err := checkTemplate(sv, cfg.GetService()); err != nil {
 			return nil, err
 		}
 	}
-	req := &fluidos.ReserveRequest{FlavorId: f.GetId(), Buyer: c.buyer(), Configuration: s.GetConfiguration()}
+	req := &fluidos.ReserveRequest{FlavorId: f.GetId(), Buyer: c.buyer(), Configuration: cfg}
 	tx, err := c.cfg.Client.Reserve(ctx, pc.GetSellerAddress(), f.GetOwner().GetNodeId(), req, f)
 	if err != nil {
 		return nil, err

@@ -157,7 +157,7 @@ func statusOf(err error) error {
 		code = codes.DeadlineExceeded
 	case errors.Is(err, store.ErrNotFound), errors.Is(err, provider.ErrFlavorNotFound), errors.Is(err, provider.ErrContractNotFound):
 		code = codes.NotFound
-	case errors.Is(err, consumer.ErrNoSlice):
+	case errors.Is(err, consumer.ErrNoSlice), errors.Is(err, consumer.ErrNoReleaseRoute):
 		code = codes.FailedPrecondition
 	case errors.Is(err, rear.ErrImpersonation), errors.Is(err, rear.ErrGarbage), errors.Is(err, rear.ErrInvalid):
 		code = codes.Unavailable

@@ -87,10 +87,14 @@ type Options struct {
 	PeerTTL, PeerTimeout time.Duration
 	// ReservationTTL is how long this node holds what a buyer reserves.
 	ReservationTTL time.Duration
-	// ContractLease is how long a contract this node sold lasts after its
-	// purchase and each renewal by its buyer (provider.DefaultContractLease
-	// when 0).
+	// ContractLease is how long a contract this node sold lasts after each
+	// renewal by its buyer (provider.DefaultContractLease when 0).
 	ContractLease time.Duration
+	// ContractTerm is how long a contract this node sold lasts after its
+	// purchase while its buyer has not renewed it, its expirationTime
+	// (provider.DefaultContractTerm when 0): a reference buyer never
+	// renews.
+	ContractTerm time.Duration
 	// Default phase timeouts of solvers.
 	DiscoveryTimeout, ReservationTimeout, PurchaseTimeout, AllocationTimeout time.Duration
 	// PollInterval and RenewInterval pace how this node follows what it

@@ -11,6 +11,10 @@ import (
 	"time"
 
 	"github.com/edgekit/edgekit/fluidos"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/durationpb"
+
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
 	"github.com/edgekit/edgekit/internal/kvservice"
@@ -183,5 +187,100 @@ func TestServiceReserveWithAK8SliceConfigurationNamesTheTypes(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "the configuration's type (k8slice) does not match") ||
 		!strings.Contains(string(body), "(service)") {
 		t.Fatalf("a k8slice configuration for a service flavor: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestBuyerRespectsTheSellersMinimumAndStep: a buyer asking 1Gi of a
+// flavor whose memory step is 100Mi reserves 1100Mi (the next multiple of
+// the step, which the seller's rules accept), and 20 pods of one whose
+// pods minimum is 30 reserves 30; it says so in the solver's message.
+func TestBuyerRespectsTheSellersMinimumAndStep(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	ref := newRefPeer(t, refOptions{Flavor: func(f map[string]any) {
+		f["type"].(map[string]any)["data"].(map[string]any)["policies"] = map[string]any{"partitionability": map[string]any{
+			"cpuMin": "1", "memoryMin": "100Mi", "podsMin": "30", "cpuStep": "500m", "memoryStep": "100Mi", "podsStep": "5"}}
+	}})
+	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), InsecureREAR: true, Peers: []string{ref.addr}})
+	ctx := ctxT(t)
+	created, err := alice.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: buy(cpuAtLeast(1000), partition(2000, 1<<30, 20))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := alice.WaitSolver(created.GetSolver().GetId(), 30*time.Second)
+	if s.GetStatus().GetSolverPhase() != fluidos.Phase_PHASE_SOLVED {
+		t.Fatalf("solver: %v", s.GetStatus())
+	}
+	got, err := alice.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: s.GetStatus().GetContractId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := got.GetContract().GetConfiguration().GetK8Slice()
+	if k.GetMemory() != 1100<<20 || k.GetPods() != 30 || k.GetCpu() != 2000 {
+		t.Fatalf("bought cpu %dm, memory %d, pods %d; want 2000m, 1100Mi (%d), 30", k.GetCpu(), k.GetMemory(), k.GetPods(), 1100<<20)
+	}
+	if a := s.GetStatus().GetAttempts(); len(a) != 1 || a[0].GetError() != "" {
+		t.Fatalf("attempts: %v", a)
+	}
+	res, _, err := alice.Running().Node.Consumer.Reservations().Get(ctx, s.GetStatus().GetReservationId())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := res.GetStatus().GetMessage(); !strings.Contains(msg, "memory 1Gi raised to 1100Mi") || !strings.Contains(msg, "pods 20 raised to 30") {
+		t.Fatalf("the reservation does not say what was raised: %q", msg)
+	}
+}
+
+// TestAllocateAtAReferenceSellerStopsAtTheFirst404: a reference seller has
+// no allocation, renewal or release route. A solver that asks for the
+// allocation (--allocate) stops at the seller's first 404, well before its
+// allocation timeout, with the contract bought and kept and a message
+// saying so; releasing that contract says the seller has no release route
+// instead of claiming the release was asked; the solver can still be
+// deleted.
+func TestAllocateAtAReferenceSellerStopsAtTheFirst404(t *testing.T) {
+	t.Parallel()
+	nw := nodetest.NewNetwork(t)
+	ref := newRefPeer(t, refOptions{})
+	alice := nw.Start(node.Options{NodeID: "alice", Capacity: capacity("amd64"), InsecureREAR: true, Peers: []string{ref.addr}})
+	ctx := ctxT(t)
+	sv := buy(cpuAtLeast(1000), partition(2000, 4<<30, 20))
+	sv.EstablishPeering = true
+	sv.Timeouts = &fluidos.SolverTimeouts{Allocation: durationpb.New(10 * time.Minute)} // never reached by the wait below
+	created, err := alice.Solvers().CreateSolver(ctx, &fluidos.CreateSolverRequest{Solver: sv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := alice.WaitSolver(created.GetSolver().GetId(), 30*time.Second)
+	st := s.GetStatus()
+	if st.GetPurchasePhase() != fluidos.Phase_PHASE_SOLVED || st.GetAllocationPhase() != fluidos.Phase_PHASE_FAILED ||
+		st.GetSolverPhase() != fluidos.Phase_PHASE_FAILED || st.GetContractId() == "" {
+		t.Fatalf("want the purchase SOLVED and the allocation FAILED with the contract kept, got %v", st)
+	}
+	cid := st.GetContractId()
+	for _, w := range []string{"contract " + cid + " is bought from " + ref.owner, "does not provision over REAR", "the contract is kept"} {
+		if !strings.Contains(st.GetMessage(), w) {
+			t.Errorf("the solver's message %q does not say %q", st.GetMessage(), w)
+		}
+	}
+	if cr, err := alice.Allocations().GetCredentials(ctx, &fluidos.GetCredentialsRequest{Id: cid}); err != nil || cr.GetCredentials().GetKubeconfig() == "" {
+		t.Errorf("the contract's peering credentials: %v %v", cr, err)
+	}
+	got, err := alice.Contracts().GetContract(ctx, &fluidos.GetContractRequest{Id: cid})
+	if err != nil || got.GetContract().GetState() != fluidos.ContractState_CONTRACT_STATE_ACTIVE {
+		t.Fatalf("the contract bought: %v %v", got, err)
+	}
+
+	_, err = alice.Contracts().ReleaseContract(ctx, &fluidos.ReleaseContractRequest{Id: cid})
+	if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "has no release route") ||
+		!strings.Contains(err.Error(), "nothing was asked of it") || !strings.Contains(err.Error(), "expiration time") {
+		t.Fatalf("releasing a contract of a seller without release route: %v", err)
+	}
+	a, err := alice.Allocations().GetAllocation(ctx, &fluidos.GetAllocationRequest{Id: "a-" + cid, Role: fluidos.ContractRole_CONTRACT_ROLE_BOUGHT})
+	if err != nil || a.GetAllocation().GetReleaseRequested() {
+		t.Fatalf("the allocation claims a release was asked: %v %v", a, err)
+	}
+	if _, err := alice.Solvers().DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: s.GetId()}); err != nil {
+		t.Fatalf("deleting the solver: %v", err)
 	}
 }

@@ -278,7 +278,7 @@ func build(ctx context.Context, o Options, self *fluidos.NodeIdentity, st *store
 	}
 	p, err := provider.New(provider.Config{
 		Self: self, Store: st, Capacity: capacity, Policy: policy, K8SlicePrice: price, Location: o.Location, Flavors: o.Flavors,
-		ReservationTTL: o.ReservationTTL, ContractLease: o.ContractLease, Contracts: o.Contracts, Allocator: alloc,
+		ReservationTTL: o.ReservationTTL, ContractLease: o.ContractLease, ContractTerm: o.ContractTerm, Contracts: o.Contracts, Allocator: alloc,
 		Logger: log.With("side", "provider"), Metrics: provider.NewMetrics(reg),
 		// A buyer vouched for by its certificate is a node to know: its
 		// REAR endpoint becomes a learned peer.

@@ -93,12 +93,25 @@ func (p *Provider) ContractAllocation(ctx context.Context, peer, contractID stri
 	return out, err
 }
 
-// Renew pushes the end of a contract back to ContractLease from now and
-// returns its allocation; a contract released, or being released, is
-// left as it is (the buyer learns it from the allocation).
+// ExtraContractLease is the key, in the extra information of a contract
+// this node sells, of the lease announced to its buyer (a Go duration,
+// "10m0s"): a buyer that renews the contract once must then renew it
+// within every lease, or the contract ends; a buyer that never renews
+// keeps it until its expirationTime (Config.ContractTerm after purchase).
+const ExtraContractLease = "edgekit.io/contract-lease"
+
+// Renew sets the end of a contract to ContractLease from now and returns
+// its allocation: from its buyer's first renewal on, the contract lasts as
+// long as the buyer renews it in time (the first renewal may bring its end
+// closer than its term). A contract released, or being released, is left
+// as it is (the buyer learns it from the allocation).
 func (p *Provider) Renew(ctx context.Context, peer, contractID string) (*fluidos.Allocation, error) {
-	var out *fluidos.Allocation
+	var (
+		out    *fluidos.Allocation
+		sooner bool // the end comes closer: the expiry timer re-plans
+	)
 	err := p.rounds(ctx, func(tx *store.Tx) error {
+		sooner = false
 		c, a, err := p.buyerContract(tx, peer, contractID)
 		if err != nil {
 			return err
@@ -108,6 +121,7 @@ func (p *Provider) Renew(ctx context.Context, peer, contractID string) (*fluidos
 			return nil
 		}
 		exp := timestamppb.New(time.Now().Add(p.cfg.ContractLease))
+		sooner = a.GetExpirationTime() == nil || exp.AsTime().Before(a.GetExpirationTime().AsTime())
 		c.ExpirationTime, a.ExpirationTime = exp, exp
 		if err := p.contracts.TxPut(tx, c); err != nil {
 			return err
@@ -116,6 +130,12 @@ func (p *Provider) Renew(ctx context.Context, peer, contractID string) (*fluidos
 	})
 	if err != nil {
 		return nil, err
+	}
+	if sooner {
+		select {
+		case p.wake <- struct{}{}:
+		default:
+		}
 	}
 	return out, nil
 }

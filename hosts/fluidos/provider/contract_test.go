@@ -53,6 +53,8 @@ func withAllocator(a provider.Allocator) envOption {
 
 func withLease(d time.Duration) envOption { return func(c *provider.Config) { c.ContractLease = d } }
 
+func withTerm(d time.Duration) envOption { return func(c *provider.Config) { c.ContractTerm = d } }
+
 // buy reserves and buys cfg of flavor as buyer.
 func (e *env) buy(buyer, flavor string, cfg *fluidos.Configuration) *fluidos.Contract {
 	e.t.Helper()
@@ -175,11 +177,14 @@ func TestContractRoutesOnlyForTheBuyer(t *testing.T) {
 	if err != nil || a.GetCredentials().GetToken() != "slice-token" {
 		t.Fatalf("the buyer's view: %v, %v", a, err)
 	}
-	before := ct.GetExpirationTime().AsTime()
-	time.Sleep(5 * time.Millisecond) // a renewal a moment later ends later
+	// A renewal sets the end to a lease from now (the first one brings it
+	// closer than the contract's term).
+	before := time.Now()
 	a, err = alice.RenewContract(ctx, e.addr(), seller, ct.GetId())
-	if err != nil || !a.GetExpirationTime().AsTime().After(before) {
-		t.Fatalf("renewal: %v, %v (was %v)", a.GetExpirationTime(), err, before)
+	after := time.Now()
+	if end := a.GetExpirationTime().AsTime(); err != nil || end.Before(before.Add(time.Minute).Truncate(time.Second)) ||
+		end.After(after.Add(time.Minute)) {
+		t.Fatalf("renewal: %v, %v (want a lease from %v)", a.GetExpirationTime(), err, before)
 	}
 	var se *rear.StatusError
 	mallory := e.client("mallory")
@@ -198,13 +203,49 @@ func TestContractRoutesOnlyForTheBuyer(t *testing.T) {
 	}
 }
 
+// TestAContractNotRenewedIsReleased: a contract lasts its term
+// (expirationTime) while its buyer never renews it, whatever the lease; one
+// whose buyer renewed once is released when a lease passes without another
+// renewal, long before its term (the renewal that brings the end closer
+// wakes the expiry timer). The lease is announced in the contract's extra
+// information. A contract never renewed is released at the end of its
+// term.
 func TestAContractNotRenewedIsReleased(t *testing.T) {
 	t.Parallel()
 	alloc := &recordingAllocator{}
-	e := newEnv(t, withAllocator(alloc), withLease(300*time.Millisecond))
+	const lease, term = 300 * time.Millisecond, time.Hour
+	e := newEnv(t, withAllocator(alloc), withLease(lease), withTerm(term))
+	never := e.buy("alice", provider.K8SliceFlavorID(seller), k8sCfg(1000, 1<<30, 10))
+	if got := never.GetExtraInformation()[provider.ExtraContractLease]; got != lease.String() {
+		t.Errorf("the contract announces the lease %q, want %q", got, lease)
+	}
+	if end := never.GetExpirationTime().AsTime(); end.Before(never.GetCreatedAt().AsTime().Add(term)) {
+		t.Errorf("the contract ends at %v, before its term %v after its purchase %v", end, term, never.GetCreatedAt().AsTime())
+	}
+	renewed := e.buy("bob", provider.K8SliceFlavorID(seller), k8sCfg(1000, 1<<30, 10))
+	if _, err := e.client("bob").RenewContract(ctxT(t), e.addr(), seller, renewed.GetId()); err != nil {
+		t.Fatal(err)
+	}
+	// Well within the expiry timer's replanning period (a minute).
+	waitFor(t, 10*time.Second, "the lapsed lease's release", func() bool { return alloc.wokenFor(provider.AllocationID(renewed.GetId())) >= 2 })
+	for _, c := range []struct {
+		ct       *fluidos.Contract
+		released bool
+	}{{renewed, true}, {never, false}} {
+		a, err := e.p.ContractAllocation(ctxT(t), "", c.ct.GetId())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.GetReleaseRequested() != c.released || c.released && !strings.Contains(a.GetReleaseReason(), "without a renewal") {
+			t.Errorf("contract of %s: release asked %v (%q), want %v", c.ct.GetBuyer().GetNodeId(), a.GetReleaseRequested(), a.GetReleaseReason(), c.released)
+		}
+	}
+
+	// A term that ends releases the contract.
+	alloc = &recordingAllocator{}
+	e = newEnv(t, withAllocator(alloc), withLease(time.Hour), withTerm(lease))
 	ct := e.buy("alice", provider.K8SliceFlavorID(seller), k8sCfg(1000, 1<<30, 10))
-	id := provider.AllocationID(ct.GetId())
-	waitFor(t, 10*time.Second, "the lapsed contract's release", func() bool { return alloc.wokenFor(id) >= 2 })
+	waitFor(t, 10*time.Second, "the ended term's release", func() bool { return alloc.wokenFor(provider.AllocationID(ct.GetId())) >= 2 })
 	a, err := e.p.ContractAllocation(ctxT(t), "", ct.GetId())
 	if err != nil {
 		t.Fatal(err)

@@ -62,9 +62,13 @@
 // to the verified buyer, at every purchase of the transaction, or over
 // an unauthenticated transport to the purchase that made the contract
 // only. A contract lasts
-// Config.ContractLease after its purchase and after each renewal by its
-// buyer (Renew, RouteContractRenew); one whose end passes unrenewed (a
-// buyer that disappeared) is released by the expiry timer, as is one its
+// Config.ContractTerm after its purchase (its expirationTime), and
+// Config.ContractLease after each renewal by its buyer (Renew,
+// RouteContractRenew), a lease announced in its extra information
+// (ExtraContractLease): a buyer that never renews (a reference node) keeps
+// it for its term, one that renewed must go on renewing. A contract whose
+// end passes unrenewed (a buyer that disappeared, a term that ended) is
+// released by the expiry timer, as is one its
 // buyer releases (Release) or its seller takes back (RequestRelease): the
 // allocation is marked for teardown (RELEASING) and the allocator woken.
 // Once the allocator has deleted what it made, Finish closes the books in

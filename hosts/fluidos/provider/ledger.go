@@ -251,7 +251,10 @@ func (p *Provider) contractOf(t *fluidos.Transaction, f *fluidos.Flavor, req *fl
 		// credentials come with the allocation (RouteContractAllocation).
 		PeeringTargetCredentials: &fluidos.PeeringTargetCredentials{ClusterId: self, ClusterName: self},
 		State:                    fluidos.ContractState_CONTRACT_STATE_ACTIVE,
-		ExpirationTime:           timestamppb.New(now.Add(p.cfg.ContractLease)),
+		// Until its buyer renews it (a reference buyer never does), the
+		// contract lasts its term; each renewal sets it to the lease.
+		ExpirationTime:   timestamppb.New(now.Add(p.cfg.ContractTerm)),
+		ExtraInformation: map[string]string{ExtraContractLease: p.cfg.ContractLease.String()},
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 const (
 	DefaultReservationTTL = time.Hour
 	DefaultContractLease  = 10 * time.Minute
-	DefaultPods           = 110
+	// DefaultContractTerm is a year, as the reference node's contracts.
+	DefaultContractTerm = 365 * 24 * time.Hour
+	DefaultPods         = 110
 )
 
 // ContractHandler is told of each contract the provider makes, once it is
@@ -56,9 +58,15 @@ type Config struct {
 	// ReservationTTL is how long a reservation holds; default
 	// DefaultReservationTTL.
 	ReservationTTL time.Duration
-	// ContractLease is how long a contract lasts after its purchase and
-	// after each renewal by its buyer; default DefaultContractLease.
+	// ContractLease is how long a contract lasts after each renewal by
+	// its buyer; default DefaultContractLease. It is announced in every
+	// contract's extra information (ExtraContractLease).
 	ContractLease time.Duration
+	// ContractTerm is how long a contract lasts after its purchase, its
+	// expirationTime, while its buyer has not renewed it: a buyer that
+	// never renews (a reference node has no renewal route) keeps what it
+	// bought until then; default DefaultContractTerm.
+	ContractTerm time.Duration
 	// Contracts is told of new contracts; nil for nobody.
 	Contracts ContractHandler
 	// Allocator provisions what is sold; nil provisions nothing (every
@@ -112,6 +120,9 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.KubeconfigWait <= 0 {
 		cfg.KubeconfigWait = DefaultKubeconfigWait
+	}
+	if cfg.ContractTerm <= 0 {
+		cfg.ContractTerm = DefaultContractTerm
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
