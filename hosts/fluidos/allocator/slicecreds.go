@@ -31,6 +31,10 @@ type sliceTokens struct {
 
 type tokenLife struct{ issued, expires time.Time }
 
+// maxTokenGrace bounds how long a slice's token outlives the end of its
+// contract as known when the token is issued.
+const maxTokenGrace = 24 * time.Hour
+
 // due tells whether the token of a slice whose contract ends at end must
 // be replaced: none is known, or it expires before end and half its life
 // is gone (so that a cluster that caps token lifetimes below the
@@ -89,11 +93,13 @@ func (a *Allocator) sliceKubeconfig(ctx context.Context, al *fluidos.Allocation,
 		creds.Kubeconfig = prev.GetKubeconfig()
 		return "; its kubeconfig (credentials) works in the slice's namespace", nil
 	}
-	// Twice the time left: renewals keep the contract going for a while
-	// before the next token is needed (the platform may round the lifetime
-	// up: ten minutes at least on Kubernetes). The release that follows
-	// the end revokes it anyway.
-	cc, err := a.eng.IssueClusterCredentials(ctx, cluster.GetKey(), end.Add(max(end.Sub(now), 0)))
+	// The contract's end plus the time left, at most maxTokenGrace:
+	// renewals keep the contract going for a while before the next token
+	// is needed (the platform may round the lifetime up: ten minutes at
+	// least on Kubernetes), and a contract bought for a long term (a year,
+	// for a buyer that never renews) does not get a token that outlives it
+	// by as much again. The release that follows the end revokes it anyway.
+	cc, err := a.eng.IssueClusterCredentials(ctx, cluster.GetKey(), end.Add(min(max(end.Sub(now), 0), maxTokenGrace)))
 	if err != nil {
 		return "", fmt.Errorf("issuing the slice's kubeconfig: %w", err)
 	}
