@@ -8,9 +8,13 @@
 // is posted once to /ui/login and exchanged for a session cookie
 // (HttpOnly, SameSite=Strict), so it never appears in a URL. A session sees
 // what its principal may see through the API. Rows carry display fields
-// only (kind, key, organization, state, cloudlet, message, errors),
-// built by the sources from stored objects; no field of an object is sent
-// unless a source puts it in a row, so secrets never reach the page.
+// only (kind, key, organization, state, cloudlet, message, errors, links,
+// location, usage), built by the sources from stored objects; no field of
+// an object is sent unless a source puts it in a row, so secrets never
+// reach the page. A row's Detail (the object's fields and Info, built from
+// redacted copies, and its recent history, see History) is left out of
+// the event streams and served for one object at a time by /ui/object, to
+// the viewers that may see the row.
 package ui
 
 import (
@@ -57,6 +61,66 @@ type Row struct {
 	Errors []string `json:"errors,omitempty"`
 	// Updated is when the row last changed.
 	Updated time.Time `json:"updated"`
+
+	// Name is the object's name, the readable part of its key.
+	Name string `json:"name,omitempty"`
+	// Cloudlet is the key of the cloudlet the object is on (a cloudlet's
+	// own key for a cloudlet), to filter and group by.
+	Cloudlet string `json:"cloudlet,omitempty"`
+	// Created is when the object was created; zero when unknown.
+	Created time.Time `json:"created,omitzero"`
+	// Power is the power state of an instance.
+	Power string `json:"power,omitempty"`
+	// Links are the objects this one refers to (its cloudlet, cluster, App).
+	Links []Link `json:"links,omitempty"`
+	// Location is where a cloudlet is; nil when it has none.
+	Location *Location `json:"location,omitempty"`
+	// Usage is what a cloudlet uses of its resources.
+	Usage []Usage `json:"usage,omitempty"`
+	// Detail is what the object's page shows. Event streams leave it out
+	// (the page fetches it from /ui/object for the object it shows).
+	Detail *Detail `json:"detail,omitempty"`
+}
+
+// Link names another object.
+type Link struct {
+	// Rel is what the object is to the row's ("cloudlet", "cluster", "app").
+	Rel  string `json:"rel"`
+	Kind string `json:"kind"`
+	Key  string `json:"key"`
+}
+
+// Location is a point on Earth, in degrees.
+type Location struct {
+	Latitude  float64 `json:"lat"`
+	Longitude float64 `json:"lon"`
+}
+
+// Usage is the use of one resource against its quota.
+type Usage struct {
+	// Name of the resource ("vCPUs", "RAM", "Instances").
+	Name string `json:"name"`
+	// Used is the amount in use.
+	Used uint64 `json:"used"`
+	// Quota is the cap set on it; 0 for none.
+	Quota uint64 `json:"quota,omitempty"`
+	// Total is what the infrastructure has; 0 when unknown.
+	Total uint64 `json:"total,omitempty"`
+	// Units of Used, Quota and Total ("MB").
+	Units string `json:"units,omitempty"`
+}
+
+// Detail is what an object's page shows beyond its row. Sources build it
+// from redacted copies of the objects: no field marked debug_redact is in
+// it.
+type Detail struct {
+	// Fields is the object as JSON, secrets cleared.
+	Fields json.RawMessage `json:"fields,omitempty"`
+	// Info is what its resource manager reports about it, as JSON, secrets
+	// cleared.
+	Info json.RawMessage `json:"info,omitempty"`
+	// History is the object's recent operations, oldest first.
+	History []Operation `json:"history,omitempty"`
 }
 
 func (r Row) id() string { return r.Kind + "/" + r.Key }
@@ -185,6 +249,7 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /ui/login", s.login)
 	s.mux.HandleFunc("POST /ui/logout", s.logout)
 	s.mux.HandleFunc("GET /ui/events", s.events)
+	s.mux.HandleFunc("GET /ui/object", s.object)
 	s.mux.HandleFunc("GET /ui/session", func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := s.viewer(r); !ok {
 			http.Error(w, "log in first", http.StatusUnauthorized)
@@ -331,7 +396,9 @@ func (s *Server) Put(r Row) {
 	if r.Updated.IsZero() {
 		r.Updated = time.Now()
 	}
-	data, err := json.Marshal(r)
+	brief := r
+	brief.Detail = nil
+	data, err := json.Marshal(brief)
 	if err != nil {
 		return
 	}
@@ -457,6 +524,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	snapshot := make([]Row, 0, len(s.rows))
 	for _, row := range s.rows {
 		if row.Org == "" || viewer.Sees(row.Org) {
+			row.Detail = nil
 			snapshot = append(snapshot, row)
 		}
 	}
@@ -498,6 +566,37 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// object serves one object's row with its detail, as JSON: 404 when
+// there is none the viewer may see (an object of another organization is
+// not told apart from one that does not exist).
+func (s *Server) object(w http.ResponseWriter, r *http.Request) {
+	viewer, ok := s.viewer(r)
+	if !ok {
+		http.Error(w, "log in first", http.StatusUnauthorized)
+		return
+	}
+	kind, key := r.URL.Query().Get("kind"), r.URL.Query().Get("key")
+	if kind == "" || key == "" {
+		http.Error(w, "kind and key are required", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	row, ok := s.rows[kind+"/"+key]
+	s.mu.Unlock()
+	if !ok || (row.Org != "" && !viewer.Sees(row.Org)) {
+		http.Error(w, "no "+kind+" "+key, http.StatusNotFound)
+		return
+	}
+	data, err := json.Marshal(row)
+	if err != nil {
+		http.Error(w, "cannot encode the object", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(data)
 }
 
 func writeEvent(w http.ResponseWriter, name string, data []byte) error {

@@ -215,3 +215,71 @@ func TestWhileWatchedSourcesRunOnlyWhileSomeoneWatches(t *testing.T) {
 		t.Fatal("Start did not return within 10s of its context's end while a page was open")
 	}
 }
+
+// An object's detail (fields, Info, history) is served by /ui/object to
+// the viewers that may see its row, and is never in the event streams.
+func TestObjectDetail(t *testing.T) {
+	t.Parallel()
+	detail := func(v string) *ui.Detail {
+		return &ui.Detail{Fields: []byte(`{"marker":"` + v + `"}`),
+			History: []ui.Operation{{Request: 3, Steps: []ui.Step{{State: "CREATING"}, {State: "READY"}}}}}
+	}
+	srv, err := ui.New(ui.Config{
+		Authenticate: func(tok string) (ui.Viewer, bool) { return org(tok), true },
+		Sources: []ui.Source{ui.SourceFunc(func(ctx context.Context, out ui.Emitter) error {
+			out.Put(ui.Row{Kind: "ClusterInst", Key: "c1", Org: "dev", State: "READY", Detail: detail("dev-detail")})
+			out.Put(ui.Row{Kind: "ClusterInst", Key: "c2", Org: "other", State: "READY", Detail: detail("other-detail")})
+			<-ctx.Done()
+			return nil
+		})},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = srv.Start(ctx); close(done) }()
+	hs := httptest.NewServer(srv)
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		hs.CloseClientConnections()
+		hs.Close()
+	})
+	anon := uitest.NewClient(t, hs.URL+"/ui/", nil)
+	if code, _ := anon.Object("ClusterInst", "c1"); code != http.StatusUnauthorized {
+		t.Errorf("an object without a session: %d, want 401", code)
+	}
+	dev := uitest.NewClient(t, hs.URL+"/ui/", nil)
+	dev.Login("dev")
+	stream := dev.Open()
+	// Wait until the source's rows are in: the snapshot may come first.
+	deadline := time.Now().Add(10 * time.Second)
+	var code int
+	var body string
+	for time.Now().Before(deadline) {
+		if code, body = dev.Object("ClusterInst", "c1"); code == http.StatusOK {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code != http.StatusOK || !strings.Contains(body, "dev-detail") || !strings.Contains(body, `"READY"`) {
+		t.Fatalf("the developer's cluster: %d %s", code, body)
+	}
+	if code, body := dev.Object("ClusterInst", "c2"); code != http.StatusNotFound || strings.Contains(body, "other-detail") {
+		t.Errorf("another organization's cluster: %d %s, want 404 and nothing of it", code, body)
+	}
+	if code, _ := dev.Object("ClusterInst", "nosuch"); code != http.StatusNotFound {
+		t.Errorf("no such cluster: %d, want 404", code)
+	}
+	if code, body := dev.Object("", "c1"); code != http.StatusBadRequest || !strings.Contains(body, "kind and key") {
+		t.Errorf("no kind: %d %q, want 400 naming what is missing", code, body)
+	}
+	events := []string{stream.Next(10 * time.Second)}
+	events = append(events, stream.Received()...)
+	for _, ev := range events {
+		if strings.Contains(ev, "detail") {
+			t.Errorf("an event carries a detail: %s", ev)
+		}
+	}
+}

@@ -7,6 +7,7 @@ package uitest
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -135,6 +136,22 @@ func (c *Client) Login(token string) {
 	if resp.StatusCode != http.StatusNoContent {
 		c.t.Fatalf("log in to the status page: %s", resp.Status)
 	}
+}
+
+// Object fetches the page of the object of kind and key (/ui/object) and
+// returns the response's status code and body.
+func (c *Client) Object(kind, key string) (int, string) {
+	c.t.Helper()
+	resp, err := c.http.Get(c.base + "object?" + url.Values{"kind": {kind}, "key": {key}}.Encode())
+	if err != nil {
+		c.t.Fatalf("fetch %s %s: %v", kind, key, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("fetch %s %s: %v", kind, key, err)
+	}
+	return resp.StatusCode, string(body)
 }
 
 // Open opens an event stream; the test's end closes it.
