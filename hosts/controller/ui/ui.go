@@ -77,6 +77,10 @@ type Row struct {
 	Location *Location `json:"location,omitempty"`
 	// Usage is what a cloudlet uses of its resources.
 	Usage []Usage `json:"usage,omitempty"`
+	// Phases are the stages of a pipeline the object goes through (a
+	// FLUIDOS solver's discovery, reservation, purchase, allocation), in
+	// order, each with its state.
+	Phases []Phase `json:"phases,omitempty"`
 	// Detail is what the object's page shows. Event streams leave it out
 	// (the page fetches it from /ui/object for the object it shows).
 	Detail *Detail `json:"detail,omitempty"`
@@ -88,6 +92,12 @@ type Link struct {
 	Rel  string `json:"rel"`
 	Kind string `json:"kind"`
 	Key  string `json:"key"`
+}
+
+// Phase is one stage of a pipeline and its state ("" when not started).
+type Phase struct {
+	Name  string `json:"name"`
+	State string `json:"state,omitempty"`
 }
 
 // Location is a point on Earth, in degrees.
@@ -250,12 +260,14 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /ui/logout", s.logout)
 	s.mux.HandleFunc("GET /ui/events", s.events)
 	s.mux.HandleFunc("GET /ui/object", s.object)
+	// session tells the page whether it is logged in, with a 200 either
+	// way: a 401 on every first visit would be an error in the browser's
+	// console.
 	s.mux.HandleFunc("GET /ui/session", func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := s.viewer(r); !ok {
-			http.Error(w, "log in first", http.StatusUnauthorized)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		_, ok := s.viewer(r)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = fmt.Fprintf(w, `{"session":%t}`, ok)
 	})
 	s.mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	return s, nil
