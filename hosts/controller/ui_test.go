@@ -237,7 +237,7 @@ func TestStatusPageInABrowser(t *testing.T) {
 	show(t, bctx, "#/object/AppInst/name=i2,organization=developer")
 	pollTextFunc(t, bctx, "#history li.step.error", "the planted failure, marked as an error", 10*time.Second,
 		func(s string) bool { return strings.Contains(s, "planted failure") })
-	run("the errors box", 10*time.Second, chromedp.WaitVisible(chromedp.CSS(`.errors[role="alert"]`)))
+	run("the errors box", 10*time.Second, chromedp.WaitVisible(chromedp.CSS(`.error-box[role="alert"]`)))
 	screenshot(t, bctx, "object-error")
 
 	show(t, bctx, "#/fluidos")

@@ -320,7 +320,7 @@ function renderObject(root, kind, key) {
   if (r.location) fact("Location", r.location.lat + ", " + r.location.lon);
   root.append(facts);
   if ((r.errors || []).length) {
-    root.append(el("div", { class: "errors", role: "alert" }, el("h3", { text: "Errors" }), el("ul", {}, ...r.errors.map((e) => el("li", { text: e })))));
+    root.append(el("div", { class: "error-box", role: "alert" }, el("h3", { text: "Errors" }), el("ul", {}, ...r.errors.map((e) => el("li", { text: e })))));
   }
   const links = el("ul", { class: "links", id: "links" });
   for (const l of r.links || []) {
