@@ -416,10 +416,22 @@ func (s *Server) Put(r Row) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.rows[r.id()]; ok && sameRow(old, r) {
+	old, ok := s.rows[r.id()]
+	if ok && sameRow(old, r) {
 		return
 	}
 	s.rows[r.id()] = r
+	if ok && old.Org == r.Org {
+		oldBrief := old
+		oldBrief.Detail = nil
+		if sameRow(oldBrief, brief) {
+			// Only the detail changed: a page showing the object fetches
+			// it again; the row's event would repeat what pages have.
+			ref, _ := json.Marshal(map[string]string{"kind": r.Kind, "key": r.Key})
+			s.publishLocked(r.Org, event{name: "detail", data: ref})
+			return
+		}
+	}
 	s.publishLocked(r.Org, event{name: "put", data: data})
 }
 

@@ -92,12 +92,37 @@ function renderNav(r) {
   }
 }
 
+// openDetails are the ids of the object page's sections the user opened:
+// a live re-render keeps them open.
+const openDetails = new Set();
+
+// focusMark names the focused element of the view, so that a live
+// re-render gives a keyboard user the focus back where it was.
+function focusMark() {
+  const a = document.activeElement;
+  if (!a || !$("view").contains(a) || a === $("view")) return null;
+  if (a.id) return { id: a.id };
+  if (a.tagName === "A") return { href: a.getAttribute("href"), text: a.textContent };
+  if (a.tagName === "SUMMARY") return { summary: a.parentElement.id };
+  return null;
+}
+
+function refocus(m) {
+  if (!m) return;
+  let e = null;
+  if (m.id) e = $(m.id);
+  else if (m.summary) e = document.querySelector("#" + CSS.escape(m.summary) + " > summary");
+  else e = [...$("view").querySelectorAll("a")].find((a) => a.getAttribute("href") === m.href && a.textContent === m.text);
+  if (e) e.focus({ preventScroll: true });
+}
+
 function render() {
   renderQueued = false;
   if (!source) return;
   const r = route();
   renderNav(r);
   const root = $("view");
+  const mark = focusMark();
   root.replaceChildren();
   root.dataset.view = r.view;
   switch (r.view) {
@@ -107,6 +132,7 @@ function render() {
     case "fluidos": renderFluidos(root); break;
     default: renderMap(root);
   }
+  refocus(mark);
 }
 
 function queueRender() {
@@ -364,6 +390,8 @@ function renderObject(root, kind, key) {
   for (const [title, data, id] of [["Fields", d.fields, "fields"], ["Info", d.info, "info"]]) {
     if (!data) continue;
     const det = el("details", { id });
+    det.open = openDetails.has(id);
+    det.addEventListener("toggle", () => { if (det.open) openDetails.add(id); else openDetails.delete(id); });
     det.append(el("summary", { text: title }), el("pre", { text: JSON.stringify(data, null, 2) }));
     root.append(det);
   }
@@ -514,6 +542,13 @@ function follow() {
     const row = JSON.parse(e.data);
     rows.set(row.kind + "/" + row.key, row);
     onRowChanged(row.kind + "/" + row.key);
+  });
+  // Only an object's detail changed (its history grew): refetch it when
+  // its page is open.
+  source.addEventListener("detail", (e) => {
+    const d = JSON.parse(e.data);
+    const r = route();
+    if (r.view === "object" && r.kind === d.kind && r.key === d.key) fetchDetail(r.kind, r.key);
   });
   source.addEventListener("delete", (e) => {
     const d = JSON.parse(e.data);

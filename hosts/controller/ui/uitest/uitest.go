@@ -168,14 +168,19 @@ func (c *Client) Open() *Stream {
 		resp.Body.Close()
 		c.t.Fatalf("open the event stream: %s", resp.Status)
 	}
-	s := &Stream{t: c.t, data: make(chan string, 1024), body: resp.Body}
+	s := &Stream{t: c.t, data: make(chan Event, 1024), body: resp.Body}
 	go func() {
 		defer close(s.data)
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(nil, 1<<20)
+		name := ""
 		for sc.Scan() {
+			if n, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				name = n
+			}
 			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				s.data <- d
+				s.data <- Event{Name: name, Data: d}
+				name = ""
 			}
 		}
 	}()
@@ -183,10 +188,16 @@ func (c *Client) Open() *Stream {
 	return s
 }
 
+// Event is one event of a stream: its name ("snapshot", "put",
+// "delete", "detail") and its data.
+type Event struct {
+	Name, Data string
+}
+
 // Stream is an open event stream.
 type Stream struct {
 	t    testing.TB
-	data chan string
+	data chan Event
 	body interface{ Close() error }
 	once sync.Once
 }
@@ -195,15 +206,21 @@ type Stream struct {
 // failing the test when none comes within timeout or the stream ended.
 func (s *Stream) Next(timeout time.Duration) string {
 	s.t.Helper()
+	return s.NextEvent(timeout).Data
+}
+
+// NextEvent is Next with the event's name.
+func (s *Stream) NextEvent(timeout time.Duration) Event {
+	s.t.Helper()
 	select {
-	case d, ok := <-s.data:
+	case ev, ok := <-s.data:
 		if !ok {
 			s.t.Fatal("the event stream ended")
 		}
-		return d
+		return ev
 	case <-time.After(timeout):
 		s.t.Fatalf("no event within %v", timeout)
-		return ""
+		return Event{}
 	}
 }
 
@@ -213,11 +230,11 @@ func (s *Stream) Received() []string {
 	var out []string
 	for {
 		select {
-		case d, ok := <-s.data:
+		case ev, ok := <-s.data:
 			if !ok {
 				return out
 			}
-			out = append(out, d)
+			out = append(out, ev.Data)
 		default:
 			return out
 		}
