@@ -78,13 +78,7 @@ func TestStatusPageInABrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A second cloudlet, with a location, a quota and credentials.
-	site2 := &edgeproto.CloudletKey{Organization: "operator", Name: "site2"}
-	if ps, err := drain(w.op.cloudlets.CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{
-		Key: site2, PlatformType: "fake", Location: &edgeproto.Location{Latitude: 48.85, Longitude: 2.35},
-		ResourceQuotas: []*edgeproto.ResourceQuota{{Name: "vCPUs", Value: 40}},
-		AccessVars:     map[string]string{"TOKEN": secret}}})); err != nil || lastState(t, ps) != edgeproto.TrackedState_TRACKED_STATE_READY {
-		t.Fatalf("create site2: %v %v", ps, err)
-	}
+	site2 := createSite2(t, w, secret)
 	if ps, err := drain(w.dev.clusters.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
 		Key: &edgeproto.ClusterKey{Organization: "developer", Name: "c2"}, CloudletKey: site2, FlavorName: "fake.small", Deployment: "docker"}})); err != nil ||
 		lastState(t, ps) != edgeproto.TrackedState_TRACKED_STATE_READY {
@@ -364,21 +358,7 @@ func loginFormGone(t *testing.T, bctx context.Context) {
 // servePage serves a status page of cfg until the test ends.
 func servePage(t *testing.T, cfg ui.Config) *httptest.Server {
 	t.Helper()
-	page, err := ui.New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pctx, stop := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = page.Start(pctx); close(done) }()
-	srv := httptest.NewServer(page)
-	t.Cleanup(func() {
-		stop() // ends the page's event streams
-		<-done
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return srv
+	return uitest.Serve(t, cfg)
 }
 
 // pollText waits until the element's text is want.

@@ -79,13 +79,7 @@ func TestStatusPageObjectDetailAndHistory(t *testing.T) {
 		EnvVars: []*edgeproto.EnvVar{{Name: "PW", Secret: true, SecretValue: secret}}}, Fields: []string{edgeproto.AppFieldEnvVars}}); err != nil {
 		t.Fatal(err)
 	}
-	site2 := &edgeproto.CloudletKey{Organization: "operator", Name: "site2"}
-	if ps, err := drain(w.op.cloudlets.CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{
-		Key: site2, PlatformType: "fake", Location: &edgeproto.Location{Latitude: 48.85, Longitude: 2.35},
-		ResourceQuotas: []*edgeproto.ResourceQuota{{Name: "vCPUs", Value: 40}},
-		AccessVars:     map[string]string{"TOKEN": secret}}})); err != nil || lastState(t, ps) != edgeproto.TrackedState_TRACKED_STATE_READY {
-		t.Fatalf("create site2: %v %v", ps, err)
-	}
+	site2 := createSite2(t, w, secret)
 	rec := uitest.NewRecorder()
 	uitest.Run(t, rec, w.env.Controller.UISources()...)
 
@@ -179,4 +173,19 @@ func TestStatusPageObjectDetailAndHistory(t *testing.T) {
 
 func cloudletKey(k *edgeproto.CloudletKey) string {
 	return (&edgeproto.Cloudlet{Key: k}).GetKeyString()
+}
+
+// createSite2 creates the operator's cloudlet site2, at 48.85, 2.35, with
+// a quota of 40 vCPUs and an access variable holding secret, and waits
+// until it is READY.
+func createSite2(t *testing.T, w *world, secret string) *edgeproto.CloudletKey {
+	t.Helper()
+	site2 := &edgeproto.CloudletKey{Organization: "operator", Name: "site2"}
+	if ps, err := drain(w.op.cloudlets.CreateCloudlet(testCtx(t), &edgeproto.CreateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{
+		Key: site2, PlatformType: "fake", Location: &edgeproto.Location{Latitude: 48.85, Longitude: 2.35},
+		ResourceQuotas: []*edgeproto.ResourceQuota{{Name: "vCPUs", Value: 40}},
+		AccessVars:     map[string]string{"TOKEN": secret}}})); err != nil || lastState(t, ps) != edgeproto.TrackedState_TRACKED_STATE_READY {
+		t.Fatalf("create site2: %v %v", ps, err)
+	}
+	return site2
 }

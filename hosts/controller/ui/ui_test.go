@@ -225,7 +225,7 @@ func TestObjectDetail(t *testing.T) {
 			History: []ui.Operation{{Request: 3, Steps: []ui.Step{{State: "CREATING"}, {State: "READY"}}}}}
 	}
 	emit := make(chan ui.Emitter, 1)
-	srv, err := ui.New(ui.Config{
+	hs := uitest.Serve(t, ui.Config{
 		Authenticate: func(tok string) (ui.Viewer, bool) { return org(tok), true },
 		Sources: []ui.Source{ui.SourceFunc(func(ctx context.Context, out ui.Emitter) error {
 			out.Put(ui.Row{Kind: "ClusterInst", Key: "c1", Org: "dev", State: "READY", Detail: detail("dev-detail")})
@@ -234,19 +234,6 @@ func TestObjectDetail(t *testing.T) {
 			<-ctx.Done()
 			return nil
 		})},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { _ = srv.Start(ctx); close(done) }()
-	hs := httptest.NewServer(srv)
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		hs.CloseClientConnections()
-		hs.Close()
 	})
 	anon := uitest.NewClient(t, hs.URL+"/ui/", nil)
 	if code, _ := anon.Object("ClusterInst", "c1"); code != http.StatusUnauthorized {

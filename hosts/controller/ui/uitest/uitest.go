@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strings"
@@ -106,6 +107,28 @@ func Run(t testing.TB, out ui.Emitter, srcs ...ui.Source) {
 		cancel()
 		wg.Wait()
 	})
+}
+
+// Serve serves a status page of cfg on a loopback port until the test
+// ends (its sources run until then) and returns the HTTP server; its page
+// is at URL + "/ui/".
+func Serve(t testing.TB, cfg ui.Config) *httptest.Server {
+	t.Helper()
+	page, err := ui.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = page.Start(ctx); close(done) }()
+	srv := httptest.NewServer(page)
+	t.Cleanup(func() {
+		stop() // ends the page's event streams
+		<-done
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv
 }
 
 // Client is a status page's client: it logs in and opens event streams.
