@@ -64,7 +64,7 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 	cell := func(kind, key, col string) string {
 		return `table[data-kind="` + kind + `"] tr[data-key="` + key + `"] td` + col
 	}
-	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/")); err != nil {
+	if err := chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/ui/#/fluidos")); err != nil {
 		t.Fatalf("open the page: %v", err)
 	}
 	login := func(token string) {
@@ -89,6 +89,11 @@ func TestStatusPageShowsFluidosTrades(t *testing.T) {
 	start := time.Now()
 	contract := s.GetStatus().GetContractId()
 	pollText(t, bctx, cell("Solver", "alice/buy", ".state"), "SOLVED", 10*time.Second)
+	// The solver as a pipeline of its phases.
+	for _, phase := range []string{"discovery", "reservation", "purchase", "allocation"} {
+		pollText(t, bctx, cell("Solver", "alice/buy", `.phases li[data-phase="`+phase+`"] span`), "SOLVED", 10*time.Second)
+	}
+	screenshot(t, bctx, "fluidos")
 	pollText(t, bctx, cell("Contract", "alice/"+contract, ".state"), "ACTIVE", 10*time.Second)
 	pollText(t, bctx, cell("Contract", "bob/"+contract, ":nth-child(4)"), "bob -> alice", 10*time.Second)
 	// Its allocation, provisioned by bob, ACTIVE on both sides.

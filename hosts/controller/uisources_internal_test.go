@@ -18,6 +18,10 @@ func TestRowOfARequestIgnoresTheLastChangesProgress(t *testing.T) {
 		state:  (*edgeproto.ClusterInst).GetState,
 		status: (*edgeproto.ClusterInstInfo).GetStatus,
 		where:  func(*edgeproto.ClusterInst) string { return "" },
+
+		request:     (*edgeproto.ClusterInst).GetRequestId,
+		infoRequest: (*edgeproto.ClusterInstInfo).GetRequestId,
+		infoErrors:  (*edgeproto.ClusterInstInfo).GetErrors,
 	})
 	key := "name=c1,organization=dev"
 	ci := func(s edgeproto.TrackedState) *edgeproto.ClusterInst {

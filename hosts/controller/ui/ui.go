@@ -8,9 +8,13 @@
 // is posted once to /ui/login and exchanged for a session cookie
 // (HttpOnly, SameSite=Strict), so it never appears in a URL. A session sees
 // what its principal may see through the API. Rows carry display fields
-// only (kind, key, organization, state, cloudlet, message, errors),
-// built by the sources from stored objects; no field of an object is sent
-// unless a source puts it in a row, so secrets never reach the page.
+// only (kind, key, organization, state, cloudlet, message, errors, links,
+// location, usage), built by the sources from stored objects; no field of
+// an object is sent unless a source puts it in a row, so secrets never
+// reach the page. A row's Detail (the object's fields and Info, built from
+// redacted copies, and its recent history, see History) is left out of
+// the event streams and served for one object at a time by /ui/object, to
+// the viewers that may see the row.
 package ui
 
 import (
@@ -36,30 +40,6 @@ var assets embed.FS
 // never hold control characters): only viewers that see everything (the
 // admin) see its rows.
 const AdminOnly = "\x00admin"
-
-// Row is one object as the page shows it.
-type Row struct {
-	// Kind is the object kind ("ClusterInst").
-	Kind string `json:"kind"`
-	// Key is the object's key string.
-	Key string `json:"key"`
-	// Org is the organization that owns the object; "" for everyone,
-	// AdminOnly for the admin alone.
-	Org string `json:"org"`
-	// State is the object's state.
-	State string `json:"state"`
-	// Where says where the object is (a cloudlet, a provider).
-	Where string `json:"where,omitempty"`
-	// Message goes with State: the latest progress message while a change
-	// runs, what the state means once it is over.
-	Message string `json:"message,omitempty"`
-	// Errors of the last change.
-	Errors []string `json:"errors,omitempty"`
-	// Updated is when the row last changed.
-	Updated time.Time `json:"updated"`
-}
-
-func (r Row) id() string { return r.Kind + "/" + r.Key }
 
 // Emitter receives the rows a source produces.
 type Emitter interface {
@@ -185,12 +165,15 @@ func New(cfg Config) (*Server, error) {
 	s.mux.HandleFunc("POST /ui/login", s.login)
 	s.mux.HandleFunc("POST /ui/logout", s.logout)
 	s.mux.HandleFunc("GET /ui/events", s.events)
+	s.mux.HandleFunc("GET /ui/object", s.object)
+	// session tells the page whether it is logged in, with a 200 either
+	// way: a 401 on every first visit would be an error in the browser's
+	// console.
 	s.mux.HandleFunc("GET /ui/session", func(w http.ResponseWriter, r *http.Request) {
-		if _, ok := s.viewer(r); !ok {
-			http.Error(w, "log in first", http.StatusUnauthorized)
-			return
-		}
-		w.WriteHeader(http.StatusNoContent)
+		_, ok := s.viewer(r)
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = fmt.Fprintf(w, `{"session":%t}`, ok)
 	})
 	s.mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	return s, nil
@@ -331,16 +314,30 @@ func (s *Server) Put(r Row) {
 	if r.Updated.IsZero() {
 		r.Updated = time.Now()
 	}
-	data, err := json.Marshal(r)
+	brief := r
+	brief.Detail = nil
+	data, err := json.Marshal(brief)
 	if err != nil {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if old, ok := s.rows[r.id()]; ok && sameRow(old, r) {
+	old, ok := s.rows[r.id()]
+	if ok && sameRow(old, r) {
 		return
 	}
 	s.rows[r.id()] = r
+	if ok && old.Org == r.Org {
+		oldBrief := old
+		oldBrief.Detail = nil
+		if sameRow(oldBrief, brief) {
+			// Only the detail changed: a page showing the object fetches
+			// it again; the row's event would repeat what pages have.
+			ref, _ := json.Marshal(map[string]string{"kind": r.Kind, "key": r.Key})
+			s.publishLocked(r.Org, event{name: "detail", data: ref})
+			return
+		}
+	}
 	s.publishLocked(r.Org, event{name: "put", data: data})
 }
 
@@ -457,6 +454,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	snapshot := make([]Row, 0, len(s.rows))
 	for _, row := range s.rows {
 		if row.Org == "" || viewer.Sees(row.Org) {
+			row.Detail = nil
 			snapshot = append(snapshot, row)
 		}
 	}
@@ -498,6 +496,37 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// object serves one object's row with its detail, as JSON: 404 when
+// there is none the viewer may see (an object of another organization is
+// not told apart from one that does not exist).
+func (s *Server) object(w http.ResponseWriter, r *http.Request) {
+	viewer, ok := s.viewer(r)
+	if !ok {
+		http.Error(w, "log in first", http.StatusUnauthorized)
+		return
+	}
+	kind, key := r.URL.Query().Get("kind"), r.URL.Query().Get("key")
+	if kind == "" || key == "" {
+		http.Error(w, "kind and key are required", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	row, ok := s.rows[kind+"/"+key]
+	s.mu.Unlock()
+	if !ok || (row.Org != "" && !viewer.Sees(row.Org)) {
+		http.Error(w, "no "+kind+" "+key, http.StatusNotFound)
+		return
+	}
+	data, err := json.Marshal(row)
+	if err != nil {
+		http.Error(w, "cannot encode the object", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(data)
 }
 
 func writeEvent(w http.ResponseWriter, name string, data []byte) error {

@@ -215,3 +215,82 @@ func TestWhileWatchedSourcesRunOnlyWhileSomeoneWatches(t *testing.T) {
 		t.Fatal("Start did not return within 10s of its context's end while a page was open")
 	}
 }
+
+// An object's detail (fields, Info, history) is served by /ui/object to
+// the viewers that may see its row, and is never in the event streams.
+func TestObjectDetail(t *testing.T) {
+	t.Parallel()
+	detail := func(v string) *ui.Detail {
+		return &ui.Detail{Fields: []byte(`{"marker":"` + v + `"}`),
+			History: []ui.Operation{{Request: 3, Steps: []ui.Step{{State: "CREATING"}, {State: "READY"}}}}}
+	}
+	emit := make(chan ui.Emitter, 1)
+	hs := uitest.Serve(t, ui.Config{
+		Authenticate: func(tok string) (ui.Viewer, bool) { return org(tok), true },
+		Sources: []ui.Source{ui.SourceFunc(func(ctx context.Context, out ui.Emitter) error {
+			out.Put(ui.Row{Kind: "ClusterInst", Key: "c1", Org: "dev", State: "READY", Detail: detail("dev-detail")})
+			out.Put(ui.Row{Kind: "ClusterInst", Key: "c2", Org: "other", State: "READY", Detail: detail("other-detail")})
+			emit <- out
+			<-ctx.Done()
+			return nil
+		})},
+	})
+	anon := uitest.NewClient(t, hs.URL+"/ui/", nil)
+	if code, _ := anon.Object("ClusterInst", "c1"); code != http.StatusUnauthorized {
+		t.Errorf("an object without a session: %d, want 401", code)
+	}
+	dev := uitest.NewClient(t, hs.URL+"/ui/", nil)
+	dev.Login("dev")
+	stream := dev.Open()
+	// Wait until the source's rows are in: the snapshot may come first.
+	deadline := time.Now().Add(10 * time.Second)
+	var code int
+	var body string
+	for time.Now().Before(deadline) {
+		if code, body = dev.Object("ClusterInst", "c1"); code == http.StatusOK {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if code != http.StatusOK || !strings.Contains(body, "dev-detail") || !strings.Contains(body, `"READY"`) {
+		t.Fatalf("the developer's cluster: %d %s", code, body)
+	}
+	if code, body := dev.Object("ClusterInst", "c2"); code != http.StatusNotFound || strings.Contains(body, "other-detail") {
+		t.Errorf("another organization's cluster: %d %s, want 404 and nothing of it", code, body)
+	}
+	if code, _ := dev.Object("ClusterInst", "nosuch"); code != http.StatusNotFound {
+		t.Errorf("no such cluster: %d, want 404", code)
+	}
+	if code, body := dev.Object("", "c1"); code != http.StatusBadRequest || !strings.Contains(body, "kind and key") {
+		t.Errorf("no kind: %d %q, want 400 naming what is missing", code, body)
+	}
+	// Read until c1 came (in the snapshot, or in a put after it).
+	for i := 0; ; i++ {
+		ev := stream.Next(10 * time.Second)
+		if strings.Contains(ev, "detail") {
+			t.Errorf("an event carries a detail: %s", ev)
+		}
+		if strings.Contains(ev, `"key":"c1"`) {
+			break
+		}
+		if i == 10 {
+			t.Fatal("no event carries c1")
+		}
+	}
+
+	// A change of the detail alone (the history grew) is announced by a
+	// "detail" event naming the object, which a page showing it refetches.
+	out := <-emit
+	out.Put(ui.Row{Kind: "ClusterInst", Key: "c1", Org: "dev", State: "READY", Detail: detail("dev-detail-2")})
+	if ev := stream.NextEvent(10 * time.Second); ev.Name != "detail" || ev.Data != `{"key":"c1","kind":"ClusterInst"}` {
+		t.Errorf("after a change of its detail: event %q %s, want detail naming c1", ev.Name, ev.Data)
+	}
+	if _, body := dev.Object("ClusterInst", "c1"); !strings.Contains(body, "dev-detail-2") {
+		t.Errorf("the new detail is not served: %s", body)
+	}
+	// A change of the row is a put, without the detail.
+	out.Put(ui.Row{Kind: "ClusterInst", Key: "c1", Org: "dev", State: "UPDATING", Detail: detail("dev-detail-3")})
+	if ev := stream.NextEvent(10 * time.Second); ev.Name != "put" || !strings.Contains(ev.Data, "UPDATING") || strings.Contains(ev.Data, "dev-detail") {
+		t.Errorf("after a change of its row: event %q %s, want put with the row only", ev.Name, ev.Data)
+	}
+}

@@ -181,8 +181,19 @@ func (s *Source) poll(ctx context.Context, node string) ([]ui.Row, error) {
 
 func (s *Source) solverRow(node string, x *fluidos.Solver) ui.Row {
 	st := x.GetStatus()
-	return ui.Row{Kind: "Solver", Key: node + "/" + x.GetId(), Org: s.cfg.Org, State: trim(st.GetSolverPhase().String(), "PHASE_"),
-		Where: "node " + node, Message: st.GetMessage()}
+	phase := func(p fluidos.Phase) string {
+		if p == fluidos.Phase_PHASE_UNSPECIFIED {
+			return ""
+		}
+		return trim(p.String(), "PHASE_")
+	}
+	return ui.Row{Kind: "Solver", Key: node + "/" + x.GetId(), Name: x.GetId(), Org: s.cfg.Org, State: phase(st.GetSolverPhase()),
+		Where: "node " + node, Message: st.GetMessage(), Phases: []ui.Phase{
+			{Name: "discovery", State: phase(st.GetDiscoveryPhase())},
+			{Name: "reservation", State: phase(st.GetReservationPhase())},
+			{Name: "purchase", State: phase(st.GetPurchasePhase())},
+			{Name: "allocation", State: phase(st.GetAllocationPhase())},
+		}}
 }
 
 // contractRow shows a contract's state: RELEASED (with why) once it ended,

@@ -66,6 +66,16 @@ func TestContractRowsShowTheirState(t *testing.T) {
 	for _, side := range []string{"alice", "bob"} {
 		rec.Wait(t, "Contract", side+"/"+contract, 10*time.Second, "ACTIVE", inState("ACTIVE"))
 	}
+	// The solver's row shows its pipeline: each phase, in order, with its
+	// state.
+	solver := rec.Wait(t, "Solver", "alice/buy", 10*time.Second, "SOLVED", inState("SOLVED"))
+	var phases []string
+	for _, p := range solver.Phases {
+		phases = append(phases, p.Name+"="+p.State)
+	}
+	if got, want := strings.Join(phases, " "), "discovery=SOLVED reservation=SOLVED purchase=SOLVED allocation=SOLVED"; got != want {
+		t.Errorf("the solver's phases: %s, want %s", got, want)
+	}
 
 	// Deleting the solver releases what it bought.
 	if _, err := alice.Solvers().DeleteSolver(ctx, &fluidos.DeleteSolverRequest{Id: "buy"}); err != nil {

@@ -7,8 +7,10 @@ package uitest
 import (
 	"bufio"
 	"context"
+	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"net/http/httptest"
 	"net/url"
 	"sort"
 	"strings"
@@ -107,6 +109,28 @@ func Run(t testing.TB, out ui.Emitter, srcs ...ui.Source) {
 	})
 }
 
+// Serve serves a status page of cfg on a loopback port until the test
+// ends (its sources run until then) and returns the HTTP server; its page
+// is at URL + "/ui/".
+func Serve(t testing.TB, cfg ui.Config) *httptest.Server {
+	t.Helper()
+	page, err := ui.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = page.Start(ctx); close(done) }()
+	srv := httptest.NewServer(page)
+	t.Cleanup(func() {
+		stop() // ends the page's event streams
+		<-done
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv
+}
+
 // Client is a status page's client: it logs in and opens event streams.
 type Client struct {
 	t    testing.TB
@@ -137,6 +161,22 @@ func (c *Client) Login(token string) {
 	}
 }
 
+// Object fetches the page of the object of kind and key (/ui/object) and
+// returns the response's status code and body.
+func (c *Client) Object(kind, key string) (int, string) {
+	c.t.Helper()
+	resp, err := c.http.Get(c.base + "object?" + url.Values{"kind": {kind}, "key": {key}}.Encode())
+	if err != nil {
+		c.t.Fatalf("fetch %s %s: %v", kind, key, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		c.t.Fatalf("fetch %s %s: %v", kind, key, err)
+	}
+	return resp.StatusCode, string(body)
+}
+
 // Open opens an event stream; the test's end closes it.
 func (c *Client) Open() *Stream {
 	c.t.Helper()
@@ -151,14 +191,19 @@ func (c *Client) Open() *Stream {
 		resp.Body.Close()
 		c.t.Fatalf("open the event stream: %s", resp.Status)
 	}
-	s := &Stream{t: c.t, data: make(chan string, 1024), body: resp.Body}
+	s := &Stream{t: c.t, data: make(chan Event, 1024), body: resp.Body}
 	go func() {
 		defer close(s.data)
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(nil, 1<<20)
+		name := ""
 		for sc.Scan() {
+			if n, ok := strings.CutPrefix(sc.Text(), "event: "); ok {
+				name = n
+			}
 			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
-				s.data <- d
+				s.data <- Event{Name: name, Data: d}
+				name = ""
 			}
 		}
 	}()
@@ -166,10 +211,16 @@ func (c *Client) Open() *Stream {
 	return s
 }
 
+// Event is one event of a stream: its name ("snapshot", "put",
+// "delete", "detail") and its data.
+type Event struct {
+	Name, Data string
+}
+
 // Stream is an open event stream.
 type Stream struct {
 	t    testing.TB
-	data chan string
+	data chan Event
 	body interface{ Close() error }
 	once sync.Once
 }
@@ -178,15 +229,21 @@ type Stream struct {
 // failing the test when none comes within timeout or the stream ended.
 func (s *Stream) Next(timeout time.Duration) string {
 	s.t.Helper()
+	return s.NextEvent(timeout).Data
+}
+
+// NextEvent is Next with the event's name.
+func (s *Stream) NextEvent(timeout time.Duration) Event {
+	s.t.Helper()
 	select {
-	case d, ok := <-s.data:
+	case ev, ok := <-s.data:
 		if !ok {
 			s.t.Fatal("the event stream ended")
 		}
-		return d
+		return ev
 	case <-time.After(timeout):
 		s.t.Fatalf("no event within %v", timeout)
-		return ""
+		return Event{}
 	}
 }
 
@@ -196,11 +253,11 @@ func (s *Stream) Received() []string {
 	var out []string
 	for {
 		select {
-		case d, ok := <-s.data:
+		case ev, ok := <-s.data:
 			if !ok {
 				return out
 			}
-			out = append(out, d)
+			out = append(out, ev.Data)
 		default:
 			return out
 		}
