@@ -226,8 +226,17 @@ func TestAllocationResumesAfterARestartMidProvisioning(t *testing.T) {
 
 func TestContractExpiryTearsDown(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(_ *allocator.Config, p *provider.Config) { p.ContractLease = 500 * time.Millisecond })
+	// The contract lasts its term (an hour) until its buyer renews it once
+	// the slice is ACTIVE; from then on it lasts a lease of 500ms, which
+	// the buyer lets lapse.
+	e := newEnv(t, func(_ *allocator.Config, p *provider.Config) {
+		p.ContractLease, p.ContractTerm = 500*time.Millisecond, time.Hour
+	})
 	c := e.buy(provider.K8SliceFlavorID(seller), slice(500, 256<<20, 1))
+	e.waitAllocation(c, "ACTIVE", state(fluidos.AllocationState_ALLOCATION_STATE_ACTIVE))
+	if _, err := e.prov.Renew(ctxT(t), "", c.GetId()); err != nil {
+		t.Fatal(err)
+	}
 	a := e.waitAllocation(c, "RELEASED once its lease lapsed", state(fluidos.AllocationState_ALLOCATION_STATE_RELEASED))
 	if !strings.Contains(a.GetReleaseReason(), "without a renewal") {
 		t.Errorf("release reason %q", a.GetReleaseReason())

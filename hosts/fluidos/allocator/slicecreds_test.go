@@ -61,7 +61,10 @@ func (p *credsPlatform) counts() (issued int, revoked []bool) {
 func TestSliceKubeconfigLivesWithItsContract(t *testing.T) {
 	t.Parallel()
 	plat := &credsPlatform{Platform: fake.New(fake.Options{})}
-	const lease = 2 * time.Second
+	// Long enough for the three health checks below under a loaded
+	// machine before the first renewal; renewals then push the end past
+	// the first token's within a few leases.
+	const lease = 10 * time.Second
 	withCreds := func(a *allocator.Config, p *provider.Config) { a.Platform = plat; p.ContractLease = lease }
 	e := newEnv(t, withCreds)
 	ctx := ctxT(t)
@@ -99,7 +102,7 @@ func TestSliceKubeconfigLivesWithItsContract(t *testing.T) {
 	}
 
 	// The buyer renews: once the end passes the token's, a new one comes.
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(90 * time.Second)
 	for a.GetCredentials().GetKubeconfig() == "kubeconfig-1" {
 		if time.Now().After(deadline) {
 			t.Fatalf("no new kubeconfig after renewals past the token's end: %v", a.GetCredentials().GetKubeconfig())
