@@ -61,7 +61,7 @@ func TestReferenceFormatServiceOnKubernetes(t *testing.T) {
 	}
 	var bobLog logbuf.Buffer
 	nw := nodetest.NewNetwork(t)
-	bob := nw.Start(node.Options{NodeID: "bob", Platform: p,
+	bob := nw.Start(node.Options{NodeID: "bob", Platform: p, HealthInterval: 300 * time.Millisecond,
 		Capacity: nodetest.Capacity(provider.Capacity{Architecture: "amd64", CPU: 4000, Memory: 8 << 30, Pods: 40}),
 		Logger:   slog.New(slog.NewTextHandler(&bobLog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	alice := nw.Start(node.Options{NodeID: "alice", Peers: []string{bob.RearAddr()}})
@@ -112,8 +112,18 @@ func TestReferenceFormatServiceOnKubernetes(t *testing.T) {
 		t.Fatalf("solver ended %v", st)
 	}
 	aid, contract := st.GetAllocationId(), st.GetContractId()
-	bob.WaitAllocation(aid, fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "ACTIVE",
+	active := bob.WaitAllocation(aid, fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "ACTIVE",
 		nodetest.InState(fluidos.AllocationState_ALLOCATION_STATE_ACTIVE))
+	// Health checks keep finding it healthy: no restart.
+	since := active.GetStatus().GetLastHealthyTime().AsTime().Add(time.Second)
+	bob.WaitAllocation(aid, fluidos.ContractRole_CONTRACT_ROLE_SOLD, time.Minute, "found healthy by later health checks, never restarted",
+		func(a *fluidos.Allocation) bool {
+			s := a.GetStatus()
+			if s.GetRestarts() != 0 || s.GetState() != fluidos.AllocationState_ALLOCATION_STATE_ACTIVE {
+				t.Fatalf("the service after a health check: %v", s)
+			}
+			return s.GetLastHealthyTime().AsTime().After(since)
+		})
 	if f := serviceFlavor(t, ctx, bob, "mysql"); f.GetAvailability() {
 		t.Errorf("the flavor of a blueprint of one instance, sold: still available (%v)", f.GetService())
 	}
