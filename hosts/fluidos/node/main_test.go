@@ -81,3 +81,21 @@ func TestKubeconfigFlag(t *testing.T) {
 		t.Errorf("no --kubeconfig: %v", err)
 	}
 }
+
+// TestBrokenReferenceBlueprintRefusedAtStart: a blueprint in the
+// reference's format given at start (--blueprints) is checked like one
+// given through the API: a broken one stops the node, naming the
+// template and the document.
+func TestBrokenReferenceBlueprintRefusedAtStart(t *testing.T) {
+	t.Parallel()
+	bp := &fluidos.ServiceBlueprint{Id: "db", Templates: []*fluidos.ServiceTemplate{{Name: "db",
+		ServiceData: "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\napiVersion: v1\nmetadata: {name: t}\n"}}}
+	o := Options{NodeID: "n", DataDir: t.TempDir(), InsecureREAR: true, Blueprints: []*fluidos.ServiceBlueprint{bp}}
+	if err := o.check(); err == nil || !strings.Contains(err.Error(), `template "db": document 2: no kind`) {
+		t.Errorf("a broken reference blueprint at start: %v", err)
+	}
+	bp.Templates[0].ServiceData = "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"
+	if err := o.check(); err != nil {
+		t.Errorf("a good one: %v", err)
+	}
+}
