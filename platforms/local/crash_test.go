@@ -170,6 +170,9 @@ func TestSecondEngineOnSameRoot(t *testing.T) {
 	first.waitLine("paused")
 	second := startEngine(t, sc, "create", "")
 	second.waitLine("ready")
+	// The second engine must reach the instance and wait on its lock,
+	// rather than print nothing because it never got there yet.
+	second.waitLine("busy")
 	if got := markedProcs(t, sc.root); len(got) != 0 {
 		t.Fatalf("processes %v started while the first engine holds the instance's lock", got)
 	}

@@ -99,6 +99,10 @@ func runEngineProcess() int {
 			}
 		}
 	}
+	// "busy" tells a test that this engine found an object's lock held
+	// by another process and waits for it.
+	var busyOnce sync.Once
+	p.locks.busy = func(key string) { busyOnce.Do(func() { fmt.Println("busy", key) }) }
 	cloudlets := executor.NewCache[*edgeproto.Cloudlet]()
 	clusters := executor.NewCache[*edgeproto.ClusterInst]()
 	apps := executor.NewCache[*edgeproto.App]()

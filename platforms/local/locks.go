@@ -36,6 +36,9 @@ type lockTable struct {
 	mu  sync.Mutex
 	m   map[string]*rwEntry
 	dir string
+	// busy, when set (by tests), is called with the key each time a file
+	// lock is found held by another process, before waiting for it.
+	busy func(key string)
 }
 
 type rwEntry struct {
@@ -117,7 +120,7 @@ func (t *lockTable) lock(ctx context.Context, key string, exclusive bool) (func(
 	var f *os.File
 	if t.dir != "" {
 		var err error
-		if f, err = flockFile(ctx, t.dir, key, exclusive); err != nil {
+		if f, err = flockFile(ctx, t.dir, key, exclusive, t.busy); err != nil {
 			t.mu.Lock()
 			if exclusive {
 				e.writer = false
@@ -166,11 +169,12 @@ const (
 )
 
 // flockFile takes the file lock of key in dir, shared or exclusive, or
-// gives up when ctx ends. The lock belongs to the returned open file: it
+// gives up when ctx ends. busy, when not nil, is called once if the lock
+// is held elsewhere, before the first wait. The lock belongs to the returned open file: it
 // is released when the file is closed or this process ends, so a killed
 // engine never leaves it behind. The file is close-on-exec, so the
 // processes the platform starts do not inherit it.
-func flockFile(ctx context.Context, dir, key string, exclusive bool) (*os.File, error) {
+func flockFile(ctx context.Context, dir, key string, exclusive bool, busy func(key string)) (*os.File, error) {
 	sum := sha256.Sum256([]byte(key))
 	path := filepath.Join(dir, hex.EncodeToString(sum[:16])+".lock")
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
@@ -190,6 +194,9 @@ func flockFile(ctx context.Context, dir, key string, exclusive bool) (*os.File, 
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
 			_ = f.Close()
 			return nil, fmt.Errorf("%w: locking %s: %w", ErrState, key, err)
+		}
+		if busy != nil && pause == flockPollMin {
+			busy(key)
 		}
 		timer := time.NewTimer(pause)
 		select {

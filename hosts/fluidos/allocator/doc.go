@@ -34,6 +34,9 @@
 //     namespace, whose token outlives the contract's end; when a renewal
 //     pushes the end past it, or once after a restart, a new one is
 //     issued. The teardown revokes them before it deletes the cluster.
+//     Such a slice is made between its purchase and the purchase's
+//     answer, which carries the kubeconfig (IssuesKubeconfig, see
+//     provider.KubeconfigIssuer).
 //   - Service: the blueprint's "app" template rendered with the buyer's
 //     validated configuration (Go text/template, no HTML escaping; a
 //     missing key is an error; functions image and json) into an App,

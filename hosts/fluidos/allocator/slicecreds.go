@@ -8,6 +8,7 @@ import (
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 )
 
 // Optional resources of a slice's node pool that the local platform does
@@ -115,4 +116,16 @@ func (a *Allocator) revokeSlice(ctx context.Context, al *fluidos.Allocation) err
 	}
 	a.tokens.forget(al.GetId())
 	return nil
+}
+
+var _ provider.KubeconfigIssuer = (*Allocator)(nil)
+
+// IssuesKubeconfig reports whether the allocation of a contract of flavor
+// f gives its buyer a kubeconfig: a K8Slice, on a platform that issues
+// credentials scoped to a cluster (a Kubernetes cloudlet). It implements
+// provider.KubeconfigIssuer: the purchase of such a slice is answered with
+// its kubeconfig, so the slice is made (namespace, quota, policies,
+// ServiceAccount, token) between the purchase and its answer.
+func (a *Allocator) IssuesKubeconfig(f *fluidos.Flavor) bool {
+	return fluidos.FlavorTypeOf(f) == fluidos.FlavorType_FLAVOR_TYPE_K8SLICE && a.eng.SupportsClusterCredentials()
 }

@@ -52,7 +52,8 @@ func (p *credsPlatform) counts() (issued int, revoked []bool) {
 }
 
 // TestSliceKubeconfigLivesWithItsContract: on a platform that issues
-// scoped cluster credentials, a slice's allocation carries a kubeconfig
+// scoped cluster credentials, a slice's purchase is answered with its
+// kubeconfig, and its allocation carries a kubeconfig
 // whose token outlives the contract's end, issued once however often the
 // allocation is checked; renewals that push the end past the token get a
 // new one; a restart issues one more; the teardown revokes them while the
@@ -65,6 +66,14 @@ func TestSliceKubeconfigLivesWithItsContract(t *testing.T) {
 	e := newEnv(t, withCreds)
 	ctx := ctxT(t)
 	c := e.buy(provider.K8SliceFlavorID(seller), slice(1000, 1<<30, 4))
+	// The purchase was answered once the slice was made, with its
+	// kubeconfig (IssuesKubeconfig); the stored contract holds none.
+	if got := c.GetPeeringTargetCredentials().GetKubeconfig(); got != "kubeconfig-1" {
+		t.Errorf("the purchase answered kubeconfig %q, want the slice's first", got)
+	}
+	if stored, err := e.prov.Contract(ctx, c.GetId()); err != nil || stored.GetPeeringTargetCredentials().GetKubeconfig() != "" {
+		t.Errorf("the stored contract: %v, holds the kubeconfig: %v", err, stored.GetPeeringTargetCredentials().GetKubeconfig() != "")
+	}
 	a := e.waitAllocation(c, "ACTIVE with a kubeconfig", func(a *fluidos.Allocation) bool {
 		return a.GetStatus().GetState() == fluidos.AllocationState_ALLOCATION_STATE_ACTIVE && a.GetCredentials().GetKubeconfig() != ""
 	})

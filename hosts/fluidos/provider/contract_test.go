@@ -56,16 +56,7 @@ func withLease(d time.Duration) envOption { return func(c *provider.Config) { c.
 // buy reserves and buys cfg of flavor as buyer.
 func (e *env) buy(buyer, flavor string, cfg *fluidos.Configuration) *fluidos.Contract {
 	e.t.Helper()
-	c := e.client(buyer)
-	ctx := ctxT(e.t)
-	tx, err := c.Reserve(ctx, e.addr(), seller, &fluidos.ReserveRequest{FlavorId: flavor, Buyer: buyerNode(buyer), Configuration: cfg}, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	ct, err := c.Purchase(ctx, e.addr(), seller, tx.GetId(), &fluidos.PurchaseRequest{})
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	_, ct := e.reserveAndBuy(e.client(buyer), buyer, flavor, cfg)
 	return ct
 }
 

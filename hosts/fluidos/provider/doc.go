@@ -53,7 +53,15 @@
 // Purchase stores, in the same transaction as the contract, its
 // Allocation (AllocationID: "a-" and the contract's id), INACTIVE, and
 // wakes the Allocator, which provisions what was sold and writes its
-// progress, health and credentials into the allocation. A contract lasts
+// progress, health and credentials into the allocation. When the
+// allocator issues a kubeconfig for the contract (KubeconfigIssuer: a
+// K8Slice on a Kubernetes cloudlet), the purchase is answered once the
+// allocation holds it (Config.KubeconfigWait at most), with it in the
+// answered contract's PeeringTargetCredentials.Kubeconfig, where a
+// reference buyer reads it; the stored contract never holds it. It goes
+// to the verified buyer, at every purchase of the transaction, or over
+// an unauthenticated transport to the purchase that made the contract
+// only. A contract lasts
 // Config.ContractLease after its purchase and after each renewal by its
 // buyer (Renew, RouteContractRenew); one whose end passes unrenewed (a
 // buyer that disappeared) is released by the expiry timer, as is one its

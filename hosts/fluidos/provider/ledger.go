@@ -125,6 +125,9 @@ func sameAsked(held, asked *fluidos.Configuration) bool {
 // returns its contract. Errors: ErrTransactionNotFound, ErrNotBuyer,
 // ErrExpired (and what it held is on sale again), ErrClosed, ErrBusy, or
 // the store's.
+//
+// When the allocator issues a kubeconfig for the contract
+// (KubeconfigIssuer), the answer waits for it (see withKubeconfig).
 func (p *Provider) Purchase(ctx context.Context, peer, transactionID string, req *fluidos.PurchaseRequest) (*fluidos.Contract, error) {
 	var (
 		out              *fluidos.Contract
@@ -192,19 +195,31 @@ func (p *Provider) Purchase(ctx context.Context, peer, transactionID string, req
 		return nil, err
 	}
 	if made {
-		p.log.InfoContext(ctx, "flavor sold", "contract", out.GetId(), "transaction", transactionID, "flavor", out.GetFlavor().GetId(), "buyer", out.GetBuyer().GetNodeId())
-		if p.cfg.Contracts != nil {
-			p.cfg.Contracts.ContractMade(ctx, out)
-		}
-		if p.cfg.Allocator != nil {
-			p.cfg.Allocator.Wake(AllocationID(out.GetId()))
-		}
-		select { // the contract's end: the expiry timer re-plans
-		case p.wake <- struct{}{}:
-		default:
-		}
+		p.sold(ctx, out)
+	}
+	// The buyer's kubeconfig goes to the buyer the transport verified,
+	// or, over plain HTTP (nobody verified), in the answer of the
+	// purchase that made the contract only: a repeated purchase of a
+	// transaction whose ID was seen elsewhere (a log) gets none.
+	if made || peer != "" {
+		out = p.withKubeconfig(ctx, out)
 	}
 	return out, nil
+}
+
+// sold tells who must know of a contract just made.
+func (p *Provider) sold(ctx context.Context, out *fluidos.Contract) {
+	p.log.InfoContext(ctx, "flavor sold", "contract", out.GetId(), "transaction", out.GetTransactionId(), "flavor", out.GetFlavor().GetId(), "buyer", out.GetBuyer().GetNodeId())
+	if p.cfg.Contracts != nil {
+		p.cfg.Contracts.ContractMade(ctx, out)
+	}
+	if p.cfg.Allocator != nil {
+		p.cfg.Allocator.Wake(AllocationID(out.GetId()))
+	}
+	select { // the contract's end: the expiry timer re-plans
+	case p.wake <- struct{}{}:
+	default:
+	}
 }
 
 // contractOf is the contract of a transaction bought now: the flavor as

@@ -62,8 +62,13 @@ type Config struct {
 	// Contracts is told of new contracts; nil for nobody.
 	Contracts ContractHandler
 	// Allocator provisions what is sold; nil provisions nothing (every
-	// allocation stays INACTIVE).
+	// allocation stays INACTIVE). One that is also a KubeconfigIssuer has
+	// the purchase of what it issues a kubeconfig for answered with it.
 	Allocator Allocator
+	// KubeconfigWait bounds how long a purchase answer waits for the
+	// kubeconfig of its allocation (KubeconfigIssuer) before it goes
+	// without; default DefaultKubeconfigWait.
+	KubeconfigWait time.Duration
 	// BuyerSeen, when set, is called with the identity of each buyer whose
 	// certificate vouched for a reservation (a node to learn as a peer).
 	BuyerSeen func(buyer *fluidos.NodeIdentity)
@@ -104,6 +109,9 @@ func New(cfg Config) (*Provider, error) {
 	}
 	if cfg.ContractLease <= 0 {
 		cfg.ContractLease = DefaultContractLease
+	}
+	if cfg.KubeconfigWait <= 0 {
+		cfg.KubeconfigWait = DefaultKubeconfigWait
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

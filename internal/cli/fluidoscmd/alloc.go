@@ -119,7 +119,13 @@ Kubernetes client:
 				if kubeconfigFile != "" {
 					return c.writeKubeconfig(resp, kubeconfigFile)
 				}
-				return print(c.opts.Out, c.output, credentialsView, []*fluidos.PeeringTargetCredentials{resp.GetCredentials()}, true)
+				if err := print(c.opts.Out, c.output, credentialsView, []*fluidos.PeeringTargetCredentials{resp.GetCredentials()}, true); err != nil {
+					return err
+				}
+				if resp.GetCredentials().GetKubeconfig() != "" {
+					fmt.Fprintf(c.opts.ErrOut, "%s\n", kubeconfigHint(args[0]))
+				}
+				return nil
 			})
 		},
 	}

@@ -44,3 +44,10 @@ func writePrivate(path string, b []byte) (err error) {
 	_, err = f.Write(b)
 	return err
 }
+
+// kubeconfigHint tells the buyer of what id names, whose credentials hold
+// a kubeconfig (which the table does not show), how to use it.
+func kubeconfigHint(id string) string {
+	return fmt.Sprintf("the credentials include a kubeconfig of the slice's namespace: write it to a file only you read with "+
+		"`show credentials %s --kubeconfig FILE` (mode 0600), then use `kubectl --kubeconfig FILE`", id)
+}
