@@ -4,21 +4,12 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
-	"github.com/edgekit/edgekit/hosts/fluidos/provider"
-	"github.com/edgekit/edgekit/internal/testenv/k8senv"
-	"github.com/edgekit/edgekit/platforms/kubernetes"
-)
-
-var (
-	benchNodeOnce sync.Once
-	benchNodeErr  error
 )
 
 // BenchmarkReferenceServiceAllocation measures, for the database-like
@@ -32,22 +23,9 @@ var (
 // 20 ms. Each iteration is one purchase and one release; the medians over
 // the iterations are reported (run with -benchtime 6x or more).
 func BenchmarkReferenceServiceAllocation(b *testing.B) {
-	env := k8senv.ForTest(b)
-	benchNodeOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		benchNodeErr = env.AddNode(ctx, k8senv.Node{Name: "bench-worker", CPU: "8", Memory: "16Gi", Pods: 50})
-	})
-	if benchNodeErr != nil {
-		b.Fatalf("adding the node: %v", benchNodeErr)
-	}
-	p, err := kubernetes.New(kubernetes.Config{Kubeconfig: env.AdminKubeconfig()})
-	if err != nil {
-		b.Fatal(err)
-	}
+	env := testEnv(b)
 	nw := nodetest.NewNetwork(b)
-	bob := nw.Start(node.Options{NodeID: "bob", Platform: p,
-		Capacity:   nodetest.Capacity(provider.Capacity{Architecture: "amd64", CPU: 4000, Memory: 8 << 30, Pods: 40}),
+	bob := startSeller(b, env, nw, node.Options{NodeID: "bob",
 		Blueprints: []*fluidos.ServiceBlueprint{nodetest.RefDatabaseBlueprint("mysql", 0)}})
 	alice := nw.Start(node.Options{NodeID: "alice", Peers: []string{bob.RearAddr()}})
 	var active, released []time.Duration

@@ -11,15 +11,12 @@ import (
 	"google.golang.org/grpc/status"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	k8s "k8s.io/client-go/kubernetes"
 
 	"github.com/edgekit/edgekit/fluidos"
 	"github.com/edgekit/edgekit/hosts/fluidos/allocator"
 	"github.com/edgekit/edgekit/hosts/fluidos/node"
 	"github.com/edgekit/edgekit/hosts/fluidos/nodetest"
-	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/testenv/logbuf"
-	"github.com/edgekit/edgekit/platforms/kubernetes"
 )
 
 // serviceFlavor is bob's Service flavor of blueprint id, as bob lists it.
@@ -51,19 +48,14 @@ func serviceFlavor(t *testing.T, ctx context.Context, bob *nodetest.Node, id str
 func TestReferenceFormatServiceOnKubernetes(t *testing.T) {
 	env := testEnv(t)
 	ctx := ctxT(t)
-	admin, err := k8s.NewForConfig(env.RESTConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := kubernetes.New(kubernetes.Config{Kubeconfig: env.AdminKubeconfig()})
+	admin, err := k8sAdmin(env)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var bobLog logbuf.Buffer
 	nw := nodetest.NewNetwork(t)
-	bob := nw.Start(node.Options{NodeID: "bob", Platform: p, HealthInterval: 300 * time.Millisecond,
-		Capacity: nodetest.Capacity(provider.Capacity{Architecture: "amd64", CPU: 4000, Memory: 8 << 30, Pods: 40}),
-		Logger:   slog.New(slog.NewTextHandler(&bobLog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	bob := startSeller(t, env, nw, node.Options{NodeID: "bob", HealthInterval: 300 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&bobLog, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	alice := nw.Start(node.Options{NodeID: "alice", Peers: []string{bob.RearAddr()}})
 	blueprints := fluidos.NewServiceBlueprintServiceClient(bob.Conn())
 
