@@ -132,6 +132,8 @@ const (
 	AllocationFieldCredentialsToken                      = "8.5"   // credentials.token
 	AllocationFieldCredentialsUsername                   = "8.6"   // credentials.username
 	AllocationFieldCredentialsPassword                   = "8.7"   // credentials.password
+	AllocationFieldCredentialsEndpoints                  = "8.8"   // credentials.endpoints
+	AllocationFieldCredentialsDatabase                   = "8.9"   // credentials.database
 	AllocationFieldResources                             = "9"     // resources
 	AllocationFieldResourcesCluster                      = "9.1"   // resources.cluster
 	AllocationFieldResourcesApp                          = "9.2"   // resources.app
@@ -193,6 +195,8 @@ var AllocationAllFields = []string{
 	AllocationFieldCredentialsToken,
 	AllocationFieldCredentialsUsername,
 	AllocationFieldCredentialsPassword,
+	AllocationFieldCredentialsEndpoints,
+	AllocationFieldCredentialsDatabase,
 	AllocationFieldResourcesCluster,
 	AllocationFieldResourcesApp,
 	AllocationFieldResourcesAppInst,
@@ -434,7 +438,7 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 	if src == nil {
 		src = new(Allocation)
 	}
-	for x := win.Cover&0x1e202020300f | win.Below&0x2020202008; x != 0; x &= x - 1 {
+	for x := win.Cover&0x78802020300f | win.Below&0x8020202008; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			n += fieldmap.Set(&m.Id, src.Id)
@@ -488,8 +492,8 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 				}
 				n += m.Credentials.copyInAt(src.Credentials, fm, at+30, win.Shift(30))
 			}
-		case 37:
-			if win.Cover&(1<<37) != 0 {
+		case 39:
+			if win.Cover&(1<<39) != 0 {
 				if !m.Resources.Equal(src.Resources) {
 					m.Resources, n = src.Resources.Clone(), n+1
 				}
@@ -497,21 +501,21 @@ func (m *Allocation) copyInAt(src *Allocation, fm *fieldmap.FieldMap, at int, wi
 				if m.Resources == nil {
 					m.Resources, n = new(AllocationResources), n+1
 				}
-				n += m.Resources.copyInAt(src.Resources, fm, at+38, win.Shift(38))
+				n += m.Resources.copyInAt(src.Resources, fm, at+40, win.Shift(40))
 			}
-		case 41:
+		case 43:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
-		case 42:
+		case 44:
 			if !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
 				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
 				n++
 			}
-		case 43:
+		case 45:
 			n += fieldmap.Set(&m.ReleaseRequested, src.ReleaseRequested)
-		case 44:
+		case 46:
 			n += fieldmap.Set(&m.ReleaseReason, src.ReleaseReason)
 		}
 	}

@@ -97,13 +97,17 @@ func NewConfigurationSchemaFieldMap(flags ...string) (*fieldmap.FieldMap, error)
 
 // Field flags of ServiceTemplate: dot-joined field numbers from ServiceTemplate.
 const (
-	ServiceTemplateFieldName = "1" // name
-	ServiceTemplateFieldBody = "2" // body
+	ServiceTemplateFieldName        = "1" // name
+	ServiceTemplateFieldBody        = "2" // body
+	ServiceTemplateFieldDescription = "3" // description
+	ServiceTemplateFieldServiceData = "4" // service_data
 )
 
 var _ServiceTemplate_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ServiceTemplate{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "name", Off: unsafe.Offsetof(ServiceTemplate{}.Name), Op: fieldmap.OpString},
 	{Number: 2, Name: "body", Off: unsafe.Offsetof(ServiceTemplate{}.Body), Op: fieldmap.OpString},
+	{Number: 3, Name: "description", Off: unsafe.Offsetof(ServiceTemplate{}.Description), Op: fieldmap.OpString},
+	{Number: 4, Name: "service_data", Off: unsafe.Offsetof(ServiceTemplate{}.ServiceData), Op: fieldmap.OpString},
 }}
 
 var _ServiceTemplate_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceTemplate", _ServiceTemplate_shape, false)
@@ -112,6 +116,8 @@ var _ServiceTemplate_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.ServiceTe
 var ServiceTemplateAllFields = []string{
 	ServiceTemplateFieldName,
 	ServiceTemplateFieldBody,
+	ServiceTemplateFieldDescription,
+	ServiceTemplateFieldServiceData,
 }
 
 // FieldSchema returns the field flags of ServiceTemplate.
@@ -133,6 +139,8 @@ const (
 	ServiceBlueprintFieldTemplates                                 = "7"     // templates
 	ServiceBlueprintFieldTemplatesName                             = "7.1"   // templates.name
 	ServiceBlueprintFieldTemplatesBody                             = "7.2"   // templates.body
+	ServiceBlueprintFieldTemplatesDescription                      = "7.3"   // templates.description
+	ServiceBlueprintFieldTemplatesServiceData                      = "7.4"   // templates.service_data
 	ServiceBlueprintFieldConfigurationSchema                       = "8"     // configuration_schema
 	ServiceBlueprintFieldConfigurationSchemaParameters             = "8.1"   // configuration_schema.parameters
 	ServiceBlueprintFieldConfigurationSchemaParametersName         = "8.1.1" // configuration_schema.parameters.name
@@ -281,6 +289,8 @@ func (m *ServiceTemplate) Clone() *ServiceTemplate {
 func (m *ServiceTemplate) cloneTo(c *ServiceTemplate) *ServiceTemplate {
 	c.Name = m.Name
 	c.Body = m.Body
+	c.Description = m.Description
+	c.ServiceData = m.ServiceData
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -378,7 +388,9 @@ func (m *ServiceTemplate) Equal(o *ServiceTemplate) bool {
 		return eq
 	}
 	if m.Name != o.Name ||
-		m.Body != o.Body {
+		m.Body != o.Body ||
+		m.Description != o.Description ||
+		m.ServiceData != o.ServiceData {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -518,6 +530,12 @@ func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, 
 	if win.Cover&(1<<1) != 0 && m.Body != src.Body {
 		m.Body, n = src.Body, n+1
 	}
+	if win.Cover&(1<<2) != 0 && m.Description != src.Description {
+		m.Description, n = src.Description, n+1
+	}
+	if win.Cover&(1<<3) != 0 && m.ServiceData != src.ServiceData {
+		m.ServiceData, n = src.ServiceData, n+1
+	}
 	return n
 }
 
@@ -534,7 +552,7 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 	if src == nil {
 		src = new(ServiceBlueprint)
 	}
-	for x := win.Cover&0x3808027f | win.Below&0x20080270; x != 0; x &= x - 1 {
+	for x := win.Cover&0xe020087f | win.Below&0x80200870; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			n += fieldmap.Set(&m.Id, src.Id)
@@ -550,8 +568,8 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 			n += fieldmap.CopyList(fm.ListActionAt(at+5), &m.HostingPolicies, src.HostingPolicies)
 		case 6:
 			n += fieldmap.CopyMessageList(fm.ListActionAt(at+6), &m.Templates, src.Templates)
-		case 9:
-			if win.Cover&(1<<9) != 0 {
+		case 11:
+			if win.Cover&(1<<11) != 0 {
 				if !m.ConfigurationSchema.Equal(src.ConfigurationSchema) {
 					m.ConfigurationSchema, n = src.ConfigurationSchema.Clone(), n+1
 				}
@@ -559,10 +577,10 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 				if m.ConfigurationSchema == nil {
 					m.ConfigurationSchema, n = new(ConfigurationSchema), n+1
 				}
-				n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+10, win.Shift(10))
+				n += m.ConfigurationSchema.copyInAt(src.ConfigurationSchema, fm, at+12, win.Shift(12))
 			}
-		case 19:
-			if win.Cover&(1<<19) != 0 {
+		case 21:
+			if win.Cover&(1<<21) != 0 {
 				if !m.Owner.Equal(src.Owner) {
 					m.Owner, n = src.Owner.Clone(), n+1
 				}
@@ -570,17 +588,17 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 				if m.Owner == nil {
 					m.Owner, n = new(NodeIdentity), n+1
 				}
-				n += m.Owner.copyInAt(src.Owner, fm, at+20, win.Shift(20))
+				n += m.Owner.copyInAt(src.Owner, fm, at+22, win.Shift(22))
 			}
-		case 27:
+		case 29:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
-		case 28:
+		case 30:
 			n += fieldmap.Set(&m.MaxInstances, src.MaxInstances)
-		case 29:
-			if win.Cover&(1<<29) != 0 {
+		case 31:
+			if win.Cover&(1<<31) != 0 {
 				if !m.Price.Equal(src.Price) {
 					m.Price, n = src.Price.Clone(), n+1
 				}
@@ -588,7 +606,7 @@ func (m *ServiceBlueprint) copyInAt(src *ServiceBlueprint, fm *fieldmap.FieldMap
 				if m.Price == nil {
 					m.Price, n = new(Price), n+1
 				}
-				n += m.Price.copyInAt(src.Price, fm, at+30, win.Shift(30))
+				n += m.Price.copyInAt(src.Price, fm, at+32, win.Shift(32))
 			}
 		}
 	}

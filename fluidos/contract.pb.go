@@ -94,7 +94,14 @@ type PeeringTargetCredentials struct {
 	// User name of a service bought.
 	Username string `protobuf:"bytes,6,opt,name=username,proto3" json:"username,omitempty"`
 	// Password of a service bought.
-	Password      string `protobuf:"bytes,7,opt,name=password,proto3" json:"password,omitempty"`
+	Password string `protobuf:"bytes,7,opt,name=password,proto3" json:"password,omitempty"`
+	// Where a service bought is reached inside its cluster, as the FLUIDOS
+	// reference hands them: every port of the Service labelled as the
+	// endpoint, "<service>.<namespace>.svc.cluster.local:<port>",
+	// comma-joined.
+	Endpoints string `protobuf:"bytes,8,opt,name=endpoints,proto3" json:"endpoints,omitempty"`
+	// Database of a service bought of the "database" category.
+	Database      string `protobuf:"bytes,9,opt,name=database,proto3" json:"database,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -174,6 +181,20 @@ func (x *PeeringTargetCredentials) GetUsername() string {
 func (x *PeeringTargetCredentials) GetPassword() string {
 	if x != nil {
 		return x.Password
+	}
+	return ""
+}
+
+func (x *PeeringTargetCredentials) GetEndpoints() string {
+	if x != nil {
+		return x.Endpoints
+	}
+	return ""
+}
+
+func (x *PeeringTargetCredentials) GetDatabase() string {
+	if x != nil {
+		return x.Database
 	}
 	return ""
 }
@@ -374,7 +395,7 @@ var File_fluidos_v1_contract_proto protoreflect.FileDescriptor
 const file_fluidos_v1_contract_proto_rawDesc = "" +
 	"\n" +
 	"\x19fluidos/v1/contract.proto\x12\n" +
-	"fluidos.v1\x1a edgekit/options/v1/options.proto\x1a\x17fluidos/v1/common.proto\x1a\x1efluidos/v1/configuration.proto\x1a\x17fluidos/v1/flavor.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xf5\x01\n" +
+	"fluidos.v1\x1a edgekit/options/v1/options.proto\x1a\x17fluidos/v1/common.proto\x1a\x1efluidos/v1/configuration.proto\x1a\x17fluidos/v1/flavor.proto\x1a\x1fgoogle/protobuf/timestamp.proto\"\xaf\x02\n" +
 	"\x18PeeringTargetCredentials\x12\x1d\n" +
 	"\n" +
 	"cluster_id\x18\x01 \x01(\tR\tclusterId\x12!\n" +
@@ -385,7 +406,9 @@ const file_fluidos_v1_contract_proto_rawDesc = "" +
 	"kubeconfig\x12\x19\n" +
 	"\x05token\x18\x05 \x01(\tB\x03\x80\x01\x01R\x05token\x12\x1a\n" +
 	"\busername\x18\x06 \x01(\tR\busername\x12\x1f\n" +
-	"\bpassword\x18\a \x01(\tB\x03\x80\x01\x01R\bpassword\"\xbc\b\n" +
+	"\bpassword\x18\a \x01(\tB\x03\x80\x01\x01R\bpassword\x12\x1c\n" +
+	"\tendpoints\x18\b \x01(\tR\tendpoints\x12\x1a\n" +
+	"\bdatabase\x18\t \x01(\tR\bdatabase\"\xbc\b\n" +
 	"\bContract\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x12*\n" +
 	"\x06flavor\x18\x02 \x01(\v2\x12.fluidos.v1.FlavorR\x06flavor\x12.\n" +

@@ -27,6 +27,8 @@ const (
 	PeeringTargetCredentialsFieldToken       = "5" // token
 	PeeringTargetCredentialsFieldUsername    = "6" // username
 	PeeringTargetCredentialsFieldPassword    = "7" // password
+	PeeringTargetCredentialsFieldEndpoints   = "8" // endpoints
+	PeeringTargetCredentialsFieldDatabase    = "9" // database
 )
 
 var _PeeringTargetCredentials_shape = &fieldmap.Shape{Size: unsafe.Sizeof(PeeringTargetCredentials{}), Fields: []fieldmap.ShapeField{
@@ -37,6 +39,8 @@ var _PeeringTargetCredentials_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Peerin
 	{Number: 5, Name: "token", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Token), Op: fieldmap.OpString},
 	{Number: 6, Name: "username", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Username), Op: fieldmap.OpString},
 	{Number: 7, Name: "password", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Password), Op: fieldmap.OpString},
+	{Number: 8, Name: "endpoints", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Endpoints), Op: fieldmap.OpString},
+	{Number: 9, Name: "database", Off: unsafe.Offsetof(PeeringTargetCredentials{}.Database), Op: fieldmap.OpString},
 }}
 
 var _PeeringTargetCredentials_fieldSchema = fieldmap.NewShapeSchema("fluidos.v1.PeeringTargetCredentials", _PeeringTargetCredentials_shape, false)
@@ -50,6 +54,8 @@ var PeeringTargetCredentialsAllFields = []string{
 	PeeringTargetCredentialsFieldToken,
 	PeeringTargetCredentialsFieldUsername,
 	PeeringTargetCredentialsFieldPassword,
+	PeeringTargetCredentialsFieldEndpoints,
+	PeeringTargetCredentialsFieldDatabase,
 }
 
 // FieldSchema returns the field flags of PeeringTargetCredentials.
@@ -264,6 +270,8 @@ const (
 	ContractFieldPeeringTargetCredentialsToken                                                                                     = "6.5"                  // peering_target_credentials.token
 	ContractFieldPeeringTargetCredentialsUsername                                                                                  = "6.6"                  // peering_target_credentials.username
 	ContractFieldPeeringTargetCredentialsPassword                                                                                  = "6.7"                  // peering_target_credentials.password
+	ContractFieldPeeringTargetCredentialsEndpoints                                                                                 = "6.8"                  // peering_target_credentials.endpoints
+	ContractFieldPeeringTargetCredentialsDatabase                                                                                  = "6.9"                  // peering_target_credentials.database
 	ContractFieldTransactionId                                                                                                     = "7"                    // transaction_id
 	ContractFieldExpirationTime                                                                                                    = "8"                    // expiration_time
 	ContractFieldNetworkRequests                                                                                                   = "9"                    // network_requests
@@ -416,6 +424,8 @@ var ContractAllFields = []string{
 	ContractFieldPeeringTargetCredentialsToken,
 	ContractFieldPeeringTargetCredentialsUsername,
 	ContractFieldPeeringTargetCredentialsPassword,
+	ContractFieldPeeringTargetCredentialsEndpoints,
+	ContractFieldPeeringTargetCredentialsDatabase,
 	ContractFieldTransactionId,
 	ContractFieldExpirationTime,
 	ContractFieldNetworkRequests,
@@ -455,6 +465,8 @@ func (m *PeeringTargetCredentials) cloneTo(c *PeeringTargetCredentials) *Peering
 	c.Token = m.Token
 	c.Username = m.Username
 	c.Password = m.Password
+	c.Endpoints = m.Endpoints
+	c.Database = m.Database
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -534,7 +546,9 @@ func (m *PeeringTargetCredentials) Equal(o *PeeringTargetCredentials) bool {
 		m.Kubeconfig != o.Kubeconfig ||
 		m.Token != o.Token ||
 		m.Username != o.Username ||
-		m.Password != o.Password {
+		m.Password != o.Password ||
+		m.Endpoints != o.Endpoints ||
+		m.Database != o.Database {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -589,26 +603,27 @@ func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *f
 	if src == nil {
 		src = new(PeeringTargetCredentials)
 	}
-	if win.Cover&(1<<0) != 0 && m.ClusterId != src.ClusterId {
-		m.ClusterId, n = src.ClusterId, n+1
-	}
-	if win.Cover&(1<<1) != 0 && m.ClusterName != src.ClusterName {
-		m.ClusterName, n = src.ClusterName, n+1
-	}
-	if win.Cover&(1<<2) != 0 && m.Endpoint != src.Endpoint {
-		m.Endpoint, n = src.Endpoint, n+1
-	}
-	if win.Cover&(1<<3) != 0 && m.Kubeconfig != src.Kubeconfig {
-		m.Kubeconfig, n = src.Kubeconfig, n+1
-	}
-	if win.Cover&(1<<4) != 0 && m.Token != src.Token {
-		m.Token, n = src.Token, n+1
-	}
-	if win.Cover&(1<<5) != 0 && m.Username != src.Username {
-		m.Username, n = src.Username, n+1
-	}
-	if win.Cover&(1<<6) != 0 && m.Password != src.Password {
-		m.Password, n = src.Password, n+1
+	for x := win.Cover & 0x1ff; x != 0; x &= x - 1 {
+		switch bits.TrailingZeros64(x) {
+		case 0:
+			n += fieldmap.Set(&m.ClusterId, src.ClusterId)
+		case 1:
+			n += fieldmap.Set(&m.ClusterName, src.ClusterName)
+		case 2:
+			n += fieldmap.Set(&m.Endpoint, src.Endpoint)
+		case 3:
+			n += fieldmap.Set(&m.Kubeconfig, src.Kubeconfig)
+		case 4:
+			n += fieldmap.Set(&m.Token, src.Token)
+		case 5:
+			n += fieldmap.Set(&m.Username, src.Username)
+		case 6:
+			n += fieldmap.Set(&m.Password, src.Password)
+		case 7:
+			n += fieldmap.Set(&m.Endpoints, src.Endpoints)
+		case 8:
+			n += fieldmap.Set(&m.Database, src.Database)
+		}
 	}
 	return n
 }
@@ -671,7 +686,7 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 		n += m.Configuration.copyInAt(src.Configuration, fm, at+171, cw2.Shift(43))
 	}
 	cw3 := fm.Window(at + 192)
-	for x := cw3.Cover&0x79e0701 | cw3.Below&0x180401; x != 0; x &= x - 1 {
+	for x := cw3.Cover&0x1e781c01 | cw3.Below&0x601001; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			if cw3.Cover&(1<<0) != 0 {
@@ -684,26 +699,26 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 				}
 				n += m.PeeringTargetCredentials.copyInAt(src.PeeringTargetCredentials, fm, at+193, cw3.Shift(1))
 			}
-		case 8:
+		case 10:
 			n += fieldmap.Set(&m.TransactionId, src.TransactionId)
-		case 9:
+		case 11:
 			if !fieldmap.Equal(m.ExpirationTime, src.ExpirationTime) {
 				m.ExpirationTime = fieldmap.Clone(src.ExpirationTime)
 				n++
 			}
-		case 10:
-			n += fieldmap.CopyMessageList(fm.ListActionAt(at+202), &m.NetworkRequests, src.NetworkRequests)
-		case 17:
+		case 12:
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+204), &m.NetworkRequests, src.NetworkRequests)
+		case 19:
 			n += fieldmap.Set(&m.BuyerClusterId, src.BuyerClusterId)
-		case 18:
+		case 20:
 			if !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 				m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 				n++
 			}
-		case 19:
-			n += fieldmap.CopyMap(fm.ListActionAt(at+211), &m.ExtraInformation, src.ExtraInformation)
-		case 20:
-			if cw3.Cover&(1<<20) != 0 {
+		case 21:
+			n += fieldmap.CopyMap(fm.ListActionAt(at+213), &m.ExtraInformation, src.ExtraInformation)
+		case 22:
+			if cw3.Cover&(1<<22) != 0 {
 				if !m.IngressTelemetryEndpoint.Equal(src.IngressTelemetryEndpoint) {
 					m.IngressTelemetryEndpoint, n = src.IngressTelemetryEndpoint.Clone(), n+1
 				}
@@ -711,18 +726,18 @@ func (m *Contract) copyInAt(src *Contract, fm *fieldmap.FieldMap, at int, win fi
 				if m.IngressTelemetryEndpoint == nil {
 					m.IngressTelemetryEndpoint, n = new(TelemetryEndpoint), n+1
 				}
-				n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+213, cw3.Shift(21))
+				n += m.IngressTelemetryEndpoint.copyInAt(src.IngressTelemetryEndpoint, fm, at+215, cw3.Shift(23))
 			}
-		case 23:
-			n += fieldmap.Set(&m.NetworkRequestsText, src.NetworkRequestsText)
-		case 24:
-			n += fieldmap.Set(&m.State, src.State)
 		case 25:
+			n += fieldmap.Set(&m.NetworkRequestsText, src.NetworkRequestsText)
+		case 26:
+			n += fieldmap.Set(&m.State, src.State)
+		case 27:
 			if !fieldmap.Equal(m.ReleasedAt, src.ReleasedAt) {
 				m.ReleasedAt = fieldmap.Clone(src.ReleasedAt)
 				n++
 			}
-		case 26:
+		case 28:
 			n += fieldmap.Set(&m.ReleaseReason, src.ReleaseReason)
 		}
 	}

@@ -153,6 +153,8 @@ const (
 	CreateSolverRequestFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
 	CreateSolverRequestFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
 	CreateSolverRequestFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
+	CreateSolverRequestFieldSolverStatusCredentialsEndpoints            = "1.7.11.8"      // solver.status.credentials.endpoints
+	CreateSolverRequestFieldSolverStatusCredentialsDatabase             = "1.7.11.9"      // solver.status.credentials.database
 	CreateSolverRequestFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	CreateSolverRequestFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	CreateSolverRequestFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -278,6 +280,8 @@ var CreateSolverRequestAllFields = []string{
 	CreateSolverRequestFieldSolverStatusCredentialsToken,
 	CreateSolverRequestFieldSolverStatusCredentialsUsername,
 	CreateSolverRequestFieldSolverStatusCredentialsPassword,
+	CreateSolverRequestFieldSolverStatusCredentialsEndpoints,
+	CreateSolverRequestFieldSolverStatusCredentialsDatabase,
 	CreateSolverRequestFieldSolverStatusLastChangeTime,
 	CreateSolverRequestFieldSolverStatusAttempts,
 	CreateSolverRequestFieldSolverConfigurationK8SliceCpu,
@@ -449,6 +453,8 @@ const (
 	CreateSolverResponseFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
 	CreateSolverResponseFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
 	CreateSolverResponseFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
+	CreateSolverResponseFieldSolverStatusCredentialsEndpoints            = "1.7.11.8"      // solver.status.credentials.endpoints
+	CreateSolverResponseFieldSolverStatusCredentialsDatabase             = "1.7.11.9"      // solver.status.credentials.database
 	CreateSolverResponseFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	CreateSolverResponseFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	CreateSolverResponseFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -574,6 +580,8 @@ var CreateSolverResponseAllFields = []string{
 	CreateSolverResponseFieldSolverStatusCredentialsToken,
 	CreateSolverResponseFieldSolverStatusCredentialsUsername,
 	CreateSolverResponseFieldSolverStatusCredentialsPassword,
+	CreateSolverResponseFieldSolverStatusCredentialsEndpoints,
+	CreateSolverResponseFieldSolverStatusCredentialsDatabase,
 	CreateSolverResponseFieldSolverStatusLastChangeTime,
 	CreateSolverResponseFieldSolverStatusAttempts,
 	CreateSolverResponseFieldSolverConfigurationK8SliceCpu,
@@ -769,6 +777,8 @@ const (
 	GetSolverResponseFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
 	GetSolverResponseFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
 	GetSolverResponseFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
+	GetSolverResponseFieldSolverStatusCredentialsEndpoints            = "1.7.11.8"      // solver.status.credentials.endpoints
+	GetSolverResponseFieldSolverStatusCredentialsDatabase             = "1.7.11.9"      // solver.status.credentials.database
 	GetSolverResponseFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	GetSolverResponseFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	GetSolverResponseFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -894,6 +904,8 @@ var GetSolverResponseAllFields = []string{
 	GetSolverResponseFieldSolverStatusCredentialsToken,
 	GetSolverResponseFieldSolverStatusCredentialsUsername,
 	GetSolverResponseFieldSolverStatusCredentialsPassword,
+	GetSolverResponseFieldSolverStatusCredentialsEndpoints,
+	GetSolverResponseFieldSolverStatusCredentialsDatabase,
 	GetSolverResponseFieldSolverStatusLastChangeTime,
 	GetSolverResponseFieldSolverStatusAttempts,
 	GetSolverResponseFieldSolverConfigurationK8SliceCpu,
@@ -1080,6 +1092,8 @@ const (
 	ListSolversResponseFieldSolversStatusCredentialsToken                = "1.7.11.5"      // solvers.status.credentials.token
 	ListSolversResponseFieldSolversStatusCredentialsUsername             = "1.7.11.6"      // solvers.status.credentials.username
 	ListSolversResponseFieldSolversStatusCredentialsPassword             = "1.7.11.7"      // solvers.status.credentials.password
+	ListSolversResponseFieldSolversStatusCredentialsEndpoints            = "1.7.11.8"      // solvers.status.credentials.endpoints
+	ListSolversResponseFieldSolversStatusCredentialsDatabase             = "1.7.11.9"      // solvers.status.credentials.database
 	ListSolversResponseFieldSolversStatusLastChangeTime                  = "1.7.12"        // solvers.status.last_change_time
 	ListSolversResponseFieldSolversStatusAttempts                        = "1.7.13"        // solvers.status.attempts
 	ListSolversResponseFieldSolversStatusAttemptsCandidateId             = "1.7.13.1"      // solvers.status.attempts.candidate_id
@@ -1336,6 +1350,8 @@ const (
 	WatchSolverResponseFieldSolverStatusCredentialsToken                = "1.7.11.5"      // solver.status.credentials.token
 	WatchSolverResponseFieldSolverStatusCredentialsUsername             = "1.7.11.6"      // solver.status.credentials.username
 	WatchSolverResponseFieldSolverStatusCredentialsPassword             = "1.7.11.7"      // solver.status.credentials.password
+	WatchSolverResponseFieldSolverStatusCredentialsEndpoints            = "1.7.11.8"      // solver.status.credentials.endpoints
+	WatchSolverResponseFieldSolverStatusCredentialsDatabase             = "1.7.11.9"      // solver.status.credentials.database
 	WatchSolverResponseFieldSolverStatusLastChangeTime                  = "1.7.12"        // solver.status.last_change_time
 	WatchSolverResponseFieldSolverStatusAttempts                        = "1.7.13"        // solver.status.attempts
 	WatchSolverResponseFieldSolverStatusAttemptsCandidateId             = "1.7.13.1"      // solver.status.attempts.candidate_id
@@ -1461,6 +1477,8 @@ var WatchSolverResponseAllFields = []string{
 	WatchSolverResponseFieldSolverStatusCredentialsToken,
 	WatchSolverResponseFieldSolverStatusCredentialsUsername,
 	WatchSolverResponseFieldSolverStatusCredentialsPassword,
+	WatchSolverResponseFieldSolverStatusCredentialsEndpoints,
+	WatchSolverResponseFieldSolverStatusCredentialsDatabase,
 	WatchSolverResponseFieldSolverStatusLastChangeTime,
 	WatchSolverResponseFieldSolverStatusAttempts,
 	WatchSolverResponseFieldSolverConfigurationK8SliceCpu,
@@ -2906,6 +2924,8 @@ const (
 	CreateServiceBlueprintRequestFieldBlueprintTemplates                                 = "1.7"     // blueprint.templates
 	CreateServiceBlueprintRequestFieldBlueprintTemplatesName                             = "1.7.1"   // blueprint.templates.name
 	CreateServiceBlueprintRequestFieldBlueprintTemplatesBody                             = "1.7.2"   // blueprint.templates.body
+	CreateServiceBlueprintRequestFieldBlueprintTemplatesDescription                      = "1.7.3"   // blueprint.templates.description
+	CreateServiceBlueprintRequestFieldBlueprintTemplatesServiceData                      = "1.7.4"   // blueprint.templates.service_data
 	CreateServiceBlueprintRequestFieldBlueprintConfigurationSchema                       = "1.8"     // blueprint.configuration_schema
 	CreateServiceBlueprintRequestFieldBlueprintConfigurationSchemaParameters             = "1.8.1"   // blueprint.configuration_schema.parameters
 	CreateServiceBlueprintRequestFieldBlueprintConfigurationSchemaParametersName         = "1.8.1.1" // blueprint.configuration_schema.parameters.name
@@ -2983,6 +3003,8 @@ const (
 	CreateServiceBlueprintResponseFieldBlueprintTemplates                                 = "1.7"     // blueprint.templates
 	CreateServiceBlueprintResponseFieldBlueprintTemplatesName                             = "1.7.1"   // blueprint.templates.name
 	CreateServiceBlueprintResponseFieldBlueprintTemplatesBody                             = "1.7.2"   // blueprint.templates.body
+	CreateServiceBlueprintResponseFieldBlueprintTemplatesDescription                      = "1.7.3"   // blueprint.templates.description
+	CreateServiceBlueprintResponseFieldBlueprintTemplatesServiceData                      = "1.7.4"   // blueprint.templates.service_data
 	CreateServiceBlueprintResponseFieldBlueprintConfigurationSchema                       = "1.8"     // blueprint.configuration_schema
 	CreateServiceBlueprintResponseFieldBlueprintConfigurationSchemaParameters             = "1.8.1"   // blueprint.configuration_schema.parameters
 	CreateServiceBlueprintResponseFieldBlueprintConfigurationSchemaParametersName         = "1.8.1.1" // blueprint.configuration_schema.parameters.name
@@ -3086,6 +3108,8 @@ const (
 	GetServiceBlueprintResponseFieldBlueprintTemplates                                 = "1.7"     // blueprint.templates
 	GetServiceBlueprintResponseFieldBlueprintTemplatesName                             = "1.7.1"   // blueprint.templates.name
 	GetServiceBlueprintResponseFieldBlueprintTemplatesBody                             = "1.7.2"   // blueprint.templates.body
+	GetServiceBlueprintResponseFieldBlueprintTemplatesDescription                      = "1.7.3"   // blueprint.templates.description
+	GetServiceBlueprintResponseFieldBlueprintTemplatesServiceData                      = "1.7.4"   // blueprint.templates.service_data
 	GetServiceBlueprintResponseFieldBlueprintConfigurationSchema                       = "1.8"     // blueprint.configuration_schema
 	GetServiceBlueprintResponseFieldBlueprintConfigurationSchemaParameters             = "1.8.1"   // blueprint.configuration_schema.parameters
 	GetServiceBlueprintResponseFieldBlueprintConfigurationSchemaParametersName         = "1.8.1.1" // blueprint.configuration_schema.parameters.name
@@ -3180,6 +3204,8 @@ const (
 	ListServiceBlueprintsResponseFieldBlueprintsTemplates                                 = "1.7"     // blueprints.templates
 	ListServiceBlueprintsResponseFieldBlueprintsTemplatesName                             = "1.7.1"   // blueprints.templates.name
 	ListServiceBlueprintsResponseFieldBlueprintsTemplatesBody                             = "1.7.2"   // blueprints.templates.body
+	ListServiceBlueprintsResponseFieldBlueprintsTemplatesDescription                      = "1.7.3"   // blueprints.templates.description
+	ListServiceBlueprintsResponseFieldBlueprintsTemplatesServiceData                      = "1.7.4"   // blueprints.templates.service_data
 	ListServiceBlueprintsResponseFieldBlueprintsConfigurationSchema                       = "1.8"     // blueprints.configuration_schema
 	ListServiceBlueprintsResponseFieldBlueprintsConfigurationSchemaParameters             = "1.8.1"   // blueprints.configuration_schema.parameters
 	ListServiceBlueprintsResponseFieldBlueprintsConfigurationSchemaParametersName         = "1.8.1.1" // blueprints.configuration_schema.parameters.name
@@ -3500,6 +3526,8 @@ const (
 	GetContractResponseFieldContractPeeringTargetCredentialsToken                                                                                     = "1.6.5"                  // contract.peering_target_credentials.token
 	GetContractResponseFieldContractPeeringTargetCredentialsUsername                                                                                  = "1.6.6"                  // contract.peering_target_credentials.username
 	GetContractResponseFieldContractPeeringTargetCredentialsPassword                                                                                  = "1.6.7"                  // contract.peering_target_credentials.password
+	GetContractResponseFieldContractPeeringTargetCredentialsEndpoints                                                                                 = "1.6.8"                  // contract.peering_target_credentials.endpoints
+	GetContractResponseFieldContractPeeringTargetCredentialsDatabase                                                                                  = "1.6.9"                  // contract.peering_target_credentials.database
 	GetContractResponseFieldContractTransactionId                                                                                                     = "1.7"                    // contract.transaction_id
 	GetContractResponseFieldContractExpirationTime                                                                                                    = "1.8"                    // contract.expiration_time
 	GetContractResponseFieldContractNetworkRequests                                                                                                   = "1.9"                    // contract.network_requests
@@ -3638,6 +3666,8 @@ var GetContractResponseAllFields = []string{
 	GetContractResponseFieldContractPeeringTargetCredentialsToken,
 	GetContractResponseFieldContractPeeringTargetCredentialsUsername,
 	GetContractResponseFieldContractPeeringTargetCredentialsPassword,
+	GetContractResponseFieldContractPeeringTargetCredentialsEndpoints,
+	GetContractResponseFieldContractPeeringTargetCredentialsDatabase,
 	GetContractResponseFieldContractTransactionId,
 	GetContractResponseFieldContractExpirationTime,
 	GetContractResponseFieldContractNetworkRequests,
@@ -3888,6 +3918,8 @@ const (
 	ContractEntryFieldContractPeeringTargetCredentialsToken                                                                                     = "1.6.5"                  // contract.peering_target_credentials.token
 	ContractEntryFieldContractPeeringTargetCredentialsUsername                                                                                  = "1.6.6"                  // contract.peering_target_credentials.username
 	ContractEntryFieldContractPeeringTargetCredentialsPassword                                                                                  = "1.6.7"                  // contract.peering_target_credentials.password
+	ContractEntryFieldContractPeeringTargetCredentialsEndpoints                                                                                 = "1.6.8"                  // contract.peering_target_credentials.endpoints
+	ContractEntryFieldContractPeeringTargetCredentialsDatabase                                                                                  = "1.6.9"                  // contract.peering_target_credentials.database
 	ContractEntryFieldContractTransactionId                                                                                                     = "1.7"                    // contract.transaction_id
 	ContractEntryFieldContractExpirationTime                                                                                                    = "1.8"                    // contract.expiration_time
 	ContractEntryFieldContractNetworkRequests                                                                                                   = "1.9"                    // contract.network_requests
@@ -4026,6 +4058,8 @@ var ContractEntryAllFields = []string{
 	ContractEntryFieldContractPeeringTargetCredentialsToken,
 	ContractEntryFieldContractPeeringTargetCredentialsUsername,
 	ContractEntryFieldContractPeeringTargetCredentialsPassword,
+	ContractEntryFieldContractPeeringTargetCredentialsEndpoints,
+	ContractEntryFieldContractPeeringTargetCredentialsDatabase,
 	ContractEntryFieldContractTransactionId,
 	ContractEntryFieldContractExpirationTime,
 	ContractEntryFieldContractNetworkRequests,
@@ -4253,6 +4287,8 @@ const (
 	ListContractsResponseFieldContractsContractPeeringTargetCredentialsToken                                                                                     = "1.1.6.5"                  // contracts.contract.peering_target_credentials.token
 	ListContractsResponseFieldContractsContractPeeringTargetCredentialsUsername                                                                                  = "1.1.6.6"                  // contracts.contract.peering_target_credentials.username
 	ListContractsResponseFieldContractsContractPeeringTargetCredentialsPassword                                                                                  = "1.1.6.7"                  // contracts.contract.peering_target_credentials.password
+	ListContractsResponseFieldContractsContractPeeringTargetCredentialsEndpoints                                                                                 = "1.1.6.8"                  // contracts.contract.peering_target_credentials.endpoints
+	ListContractsResponseFieldContractsContractPeeringTargetCredentialsDatabase                                                                                  = "1.1.6.9"                  // contracts.contract.peering_target_credentials.database
 	ListContractsResponseFieldContractsContractTransactionId                                                                                                     = "1.1.7"                    // contracts.contract.transaction_id
 	ListContractsResponseFieldContractsContractExpirationTime                                                                                                    = "1.1.8"                    // contracts.contract.expiration_time
 	ListContractsResponseFieldContractsContractNetworkRequests                                                                                                   = "1.1.9"                    // contracts.contract.network_requests
@@ -4368,6 +4404,8 @@ const (
 	ReleaseContractResponseFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
 	ReleaseContractResponseFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
 	ReleaseContractResponseFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	ReleaseContractResponseFieldAllocationCredentialsEndpoints                  = "1.8.8"   // allocation.credentials.endpoints
+	ReleaseContractResponseFieldAllocationCredentialsDatabase                   = "1.8.9"   // allocation.credentials.database
 	ReleaseContractResponseFieldAllocationResources                             = "1.9"     // allocation.resources
 	ReleaseContractResponseFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
 	ReleaseContractResponseFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
@@ -4419,6 +4457,8 @@ var ReleaseContractResponseAllFields = []string{
 	ReleaseContractResponseFieldAllocationCredentialsToken,
 	ReleaseContractResponseFieldAllocationCredentialsUsername,
 	ReleaseContractResponseFieldAllocationCredentialsPassword,
+	ReleaseContractResponseFieldAllocationCredentialsEndpoints,
+	ReleaseContractResponseFieldAllocationCredentialsDatabase,
 	ReleaseContractResponseFieldAllocationResourcesCluster,
 	ReleaseContractResponseFieldAllocationResourcesApp,
 	ReleaseContractResponseFieldAllocationResourcesAppInst,
@@ -4477,6 +4517,8 @@ const (
 	GetCredentialsResponseFieldCredentialsToken       = "3.5" // credentials.token
 	GetCredentialsResponseFieldCredentialsUsername    = "3.6" // credentials.username
 	GetCredentialsResponseFieldCredentialsPassword    = "3.7" // credentials.password
+	GetCredentialsResponseFieldCredentialsEndpoints   = "3.8" // credentials.endpoints
+	GetCredentialsResponseFieldCredentialsDatabase    = "3.9" // credentials.database
 )
 
 var _GetCredentialsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(GetCredentialsResponse{}), Fields: []fieldmap.ShapeField{
@@ -4498,6 +4540,8 @@ var GetCredentialsResponseAllFields = []string{
 	GetCredentialsResponseFieldCredentialsToken,
 	GetCredentialsResponseFieldCredentialsUsername,
 	GetCredentialsResponseFieldCredentialsPassword,
+	GetCredentialsResponseFieldCredentialsEndpoints,
+	GetCredentialsResponseFieldCredentialsDatabase,
 }
 
 // FieldSchema returns the field flags of GetCredentialsResponse.
@@ -4577,6 +4621,8 @@ const (
 	GetAllocationResponseFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
 	GetAllocationResponseFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
 	GetAllocationResponseFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	GetAllocationResponseFieldAllocationCredentialsEndpoints                  = "1.8.8"   // allocation.credentials.endpoints
+	GetAllocationResponseFieldAllocationCredentialsDatabase                   = "1.8.9"   // allocation.credentials.database
 	GetAllocationResponseFieldAllocationResources                             = "1.9"     // allocation.resources
 	GetAllocationResponseFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
 	GetAllocationResponseFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
@@ -4628,6 +4674,8 @@ var GetAllocationResponseAllFields = []string{
 	GetAllocationResponseFieldAllocationCredentialsToken,
 	GetAllocationResponseFieldAllocationCredentialsUsername,
 	GetAllocationResponseFieldAllocationCredentialsPassword,
+	GetAllocationResponseFieldAllocationCredentialsEndpoints,
+	GetAllocationResponseFieldAllocationCredentialsDatabase,
 	GetAllocationResponseFieldAllocationResourcesCluster,
 	GetAllocationResponseFieldAllocationResourcesApp,
 	GetAllocationResponseFieldAllocationResourcesAppInst,
@@ -4714,6 +4762,8 @@ const (
 	AllocationEntryFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
 	AllocationEntryFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
 	AllocationEntryFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	AllocationEntryFieldAllocationCredentialsEndpoints                  = "1.8.8"   // allocation.credentials.endpoints
+	AllocationEntryFieldAllocationCredentialsDatabase                   = "1.8.9"   // allocation.credentials.database
 	AllocationEntryFieldAllocationResources                             = "1.9"     // allocation.resources
 	AllocationEntryFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
 	AllocationEntryFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
@@ -4765,6 +4815,8 @@ var AllocationEntryAllFields = []string{
 	AllocationEntryFieldAllocationCredentialsToken,
 	AllocationEntryFieldAllocationCredentialsUsername,
 	AllocationEntryFieldAllocationCredentialsPassword,
+	AllocationEntryFieldAllocationCredentialsEndpoints,
+	AllocationEntryFieldAllocationCredentialsDatabase,
 	AllocationEntryFieldAllocationResourcesCluster,
 	AllocationEntryFieldAllocationResourcesApp,
 	AllocationEntryFieldAllocationResourcesAppInst,
@@ -4824,6 +4876,8 @@ const (
 	ListAllocationsResponseFieldAllocationsAllocationCredentialsToken                      = "2.1.8.5"   // allocations.allocation.credentials.token
 	ListAllocationsResponseFieldAllocationsAllocationCredentialsUsername                   = "2.1.8.6"   // allocations.allocation.credentials.username
 	ListAllocationsResponseFieldAllocationsAllocationCredentialsPassword                   = "2.1.8.7"   // allocations.allocation.credentials.password
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsEndpoints                  = "2.1.8.8"   // allocations.allocation.credentials.endpoints
+	ListAllocationsResponseFieldAllocationsAllocationCredentialsDatabase                   = "2.1.8.9"   // allocations.allocation.credentials.database
 	ListAllocationsResponseFieldAllocationsAllocationResources                             = "2.1.9"     // allocations.allocation.resources
 	ListAllocationsResponseFieldAllocationsAllocationResourcesCluster                      = "2.1.9.1"   // allocations.allocation.resources.cluster
 	ListAllocationsResponseFieldAllocationsAllocationResourcesApp                          = "2.1.9.2"   // allocations.allocation.resources.app
@@ -4925,6 +4979,8 @@ const (
 	WatchAllocationResponseFieldAllocationCredentialsToken                      = "1.8.5"   // allocation.credentials.token
 	WatchAllocationResponseFieldAllocationCredentialsUsername                   = "1.8.6"   // allocation.credentials.username
 	WatchAllocationResponseFieldAllocationCredentialsPassword                   = "1.8.7"   // allocation.credentials.password
+	WatchAllocationResponseFieldAllocationCredentialsEndpoints                  = "1.8.8"   // allocation.credentials.endpoints
+	WatchAllocationResponseFieldAllocationCredentialsDatabase                   = "1.8.9"   // allocation.credentials.database
 	WatchAllocationResponseFieldAllocationResources                             = "1.9"     // allocation.resources
 	WatchAllocationResponseFieldAllocationResourcesCluster                      = "1.9.1"   // allocation.resources.cluster
 	WatchAllocationResponseFieldAllocationResourcesApp                          = "1.9.2"   // allocation.resources.app
@@ -4976,6 +5032,8 @@ var WatchAllocationResponseAllFields = []string{
 	WatchAllocationResponseFieldAllocationCredentialsToken,
 	WatchAllocationResponseFieldAllocationCredentialsUsername,
 	WatchAllocationResponseFieldAllocationCredentialsPassword,
+	WatchAllocationResponseFieldAllocationCredentialsEndpoints,
+	WatchAllocationResponseFieldAllocationCredentialsDatabase,
 	WatchAllocationResponseFieldAllocationResourcesCluster,
 	WatchAllocationResponseFieldAllocationResourcesApp,
 	WatchAllocationResponseFieldAllocationResourcesAppInst,
@@ -7819,7 +7877,7 @@ func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.Fi
 		n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
 	}
 	cw3 := fm.Window(at + 192)
-	if cw3.Cover&(1<<28) != 0 && m.Role != src.Role {
+	if cw3.Cover&(1<<30) != 0 && m.Role != src.Role {
 		m.Role, n = src.Role, n+1
 	}
 	return n
@@ -7868,7 +7926,7 @@ func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at i
 		n += m.Contract.copyInAt(src.Contract, fm, at+1, fm.Window(at+1))
 	}
 	cw3 := fm.Window(at + 192)
-	if cw3.Cover&(1<<28) != 0 && m.Role != src.Role {
+	if cw3.Cover&(1<<30) != 0 && m.Role != src.Role {
 		m.Role, n = src.Role, n+1
 	}
 	return n
@@ -7941,7 +7999,7 @@ func (m *ReleaseContractResponse) copyInAt(src *ReleaseContractResponse, fm *fie
 		}
 		n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
 	}
-	if win.Cover&(1<<46) != 0 && m.Role != src.Role {
+	if win.Cover&(1<<48) != 0 && m.Role != src.Role {
 		m.Role, n = src.Role, n+1
 	}
 	return n
@@ -8043,7 +8101,7 @@ func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldma
 		}
 		n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
 	}
-	if win.Cover&(1<<46) != 0 && m.Role != src.Role {
+	if win.Cover&(1<<48) != 0 && m.Role != src.Role {
 		m.Role, n = src.Role, n+1
 	}
 	return n
@@ -8091,7 +8149,7 @@ func (m *AllocationEntry) copyInAt(src *AllocationEntry, fm *fieldmap.FieldMap, 
 		}
 		n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
 	}
-	if win.Cover&(1<<46) != 0 && m.Role != src.Role {
+	if win.Cover&(1<<48) != 0 && m.Role != src.Role {
 		m.Role, n = src.Role, n+1
 	}
 	return n
@@ -8161,7 +8219,7 @@ func (m *WatchAllocationResponse) copyInAt(src *WatchAllocationResponse, fm *fie
 		}
 		n += m.Allocation.copyInAt(src.Allocation, fm, at+1, win.Shift(1))
 	}
-	if win.Cover&(1<<46) != 0 && m.Role != src.Role {
+	if win.Cover&(1<<48) != 0 && m.Role != src.Role {
 		m.Role, n = src.Role, n+1
 	}
 	return n

@@ -38,6 +38,8 @@ const (
 	SolverStatusFieldCredentialsToken       = "11.5" // credentials.token
 	SolverStatusFieldCredentialsUsername    = "11.6" // credentials.username
 	SolverStatusFieldCredentialsPassword    = "11.7" // credentials.password
+	SolverStatusFieldCredentialsEndpoints   = "11.8" // credentials.endpoints
+	SolverStatusFieldCredentialsDatabase    = "11.9" // credentials.database
 	SolverStatusFieldLastChangeTime         = "12"   // last_change_time
 	SolverStatusFieldAttempts               = "13"   // attempts
 	SolverStatusFieldAttemptsCandidateId    = "13.1" // attempts.candidate_id
@@ -90,6 +92,8 @@ var SolverStatusAllFields = []string{
 	SolverStatusFieldCredentialsToken,
 	SolverStatusFieldCredentialsUsername,
 	SolverStatusFieldCredentialsPassword,
+	SolverStatusFieldCredentialsEndpoints,
+	SolverStatusFieldCredentialsDatabase,
 	SolverStatusFieldLastChangeTime,
 	SolverStatusFieldAttempts,
 }
@@ -298,6 +302,8 @@ const (
 	SolverFieldStatusCredentialsToken                = "7.11.5"      // status.credentials.token
 	SolverFieldStatusCredentialsUsername             = "7.11.6"      // status.credentials.username
 	SolverFieldStatusCredentialsPassword             = "7.11.7"      // status.credentials.password
+	SolverFieldStatusCredentialsEndpoints            = "7.11.8"      // status.credentials.endpoints
+	SolverFieldStatusCredentialsDatabase             = "7.11.9"      // status.credentials.database
 	SolverFieldStatusLastChangeTime                  = "7.12"        // status.last_change_time
 	SolverFieldStatusAttempts                        = "7.13"        // status.attempts
 	SolverFieldStatusAttemptsCandidateId             = "7.13.1"      // status.attempts.candidate_id
@@ -432,6 +438,8 @@ var SolverAllFields = []string{
 	SolverFieldStatusCredentialsToken,
 	SolverFieldStatusCredentialsUsername,
 	SolverFieldStatusCredentialsPassword,
+	SolverFieldStatusCredentialsEndpoints,
+	SolverFieldStatusCredentialsDatabase,
 	SolverFieldStatusLastChangeTime,
 	SolverFieldStatusAttempts,
 	SolverFieldConfigurationK8SliceCpu,
@@ -676,7 +684,7 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 	if src == nil {
 		src = new(SolverStatus)
 	}
-	for x := win.Cover&0xc07ff | win.Below&0x80400; x != 0; x &= x - 1 {
+	for x := win.Cover&0x3007ff | win.Below&0x200400; x != 0; x &= x - 1 {
 		switch bits.TrailingZeros64(x) {
 		case 0:
 			n += fieldmap.Set(&m.SolverPhase, src.SolverPhase)
@@ -709,13 +717,13 @@ func (m *SolverStatus) copyInAt(src *SolverStatus, fm *fieldmap.FieldMap, at int
 				}
 				n += m.Credentials.copyInAt(src.Credentials, fm, at+11, win.Shift(11))
 			}
-		case 18:
+		case 20:
 			if !fieldmap.Equal(m.LastChangeTime, src.LastChangeTime) {
 				m.LastChangeTime = fieldmap.Clone(src.LastChangeTime)
 				n++
 			}
-		case 19:
-			n += fieldmap.CopyMessageList(fm.ListActionAt(at+19), &m.Attempts, src.Attempts)
+		case 21:
+			n += fieldmap.CopyMessageList(fm.ListActionAt(at+21), &m.Attempts, src.Attempts)
 		}
 	}
 	return n
@@ -831,27 +839,27 @@ func (m *Solver) copyInAt(src *Solver, fm *fieldmap.FieldMap, at int, win fieldm
 		n += m.Status.copyInAt(src.Status, fm, at+117, fm.Window(at+117))
 	}
 	cw2 := fm.Window(at + 128)
-	if cw2.Cover&(1<<13) != 0 {
+	if cw2.Cover&(1<<15) != 0 {
 		if !m.Configuration.Equal(src.Configuration) {
 			m.Configuration, n = src.Configuration.Clone(), n+1
 		}
-	} else if cw2.Below&(1<<13) != 0 && (m.Configuration != nil || src.Configuration != nil) {
+	} else if cw2.Below&(1<<15) != 0 && (m.Configuration != nil || src.Configuration != nil) {
 		if m.Configuration == nil {
 			m.Configuration, n = new(Configuration), n+1
 		}
-		n += m.Configuration.copyInAt(src.Configuration, fm, at+142, cw2.Shift(14))
+		n += m.Configuration.copyInAt(src.Configuration, fm, at+144, cw2.Shift(16))
 	}
-	if cw2.Cover&(1<<35) != 0 {
+	if cw2.Cover&(1<<37) != 0 {
 		if !m.Timeouts.Equal(src.Timeouts) {
 			m.Timeouts, n = src.Timeouts.Clone(), n+1
 		}
-	} else if cw2.Below&(1<<35) != 0 && (m.Timeouts != nil || src.Timeouts != nil) {
+	} else if cw2.Below&(1<<37) != 0 && (m.Timeouts != nil || src.Timeouts != nil) {
 		if m.Timeouts == nil {
 			m.Timeouts, n = new(SolverTimeouts), n+1
 		}
-		n += m.Timeouts.copyInAt(src.Timeouts, fm, at+164, cw2.Shift(36))
+		n += m.Timeouts.copyInAt(src.Timeouts, fm, at+166, cw2.Shift(38))
 	}
-	if cw2.Cover&(1<<40) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
+	if cw2.Cover&(1<<42) != 0 && !fieldmap.Equal(m.CreatedAt, src.CreatedAt) {
 		m.CreatedAt = fieldmap.Clone(src.CreatedAt)
 		n++
 	}

@@ -63,8 +63,10 @@ func TestAccessTypeServices(t *testing.T) {
 	}
 	want := []ep{
 		{EndpointClusterIP, s.Spec.ClusterIP, 8080, "tcp", 8080},
+		{EndpointClusterDNS, s.Name + "." + r.ns + ".svc.cluster.local", 8080, "tcp", 8080},
 		{EndpointNodePort, "", s.Spec.Ports[0].NodePort, "tcp", 8080},
 		{EndpointClusterIP, s.Spec.ClusterIP, 9000, "udp", 9000},
+		{EndpointClusterDNS, s.Name + "." + r.ns + ".svc.cluster.local", 9000, "udp", 9000},
 		{EndpointNodePort, "", s.Spec.Ports[1].NodePort, "udp", 9000},
 	}
 	if got := eps(rt); !slices.Equal(got, want) || s.Spec.ClusterIP == "" || !slices.Equal(rt.GetPorts(), []uint32{8080, 9000}) {
@@ -95,9 +97,11 @@ func TestAccessTypeServices(t *testing.T) {
 	s = svc()
 	want = []ep{
 		{EndpointClusterIP, s.Spec.ClusterIP, 8080, "tcp", 8080},
+		{EndpointClusterDNS, s.Name + "." + r.ns + ".svc.cluster.local", 8080, "tcp", 8080},
 		{EndpointNodePort, "", s.Spec.Ports[0].NodePort, "tcp", 8080},
 		{EndpointLoadBalancer, "203.0.113.7", 8080, "tcp", 8080},
 		{EndpointClusterIP, s.Spec.ClusterIP, 9000, "udp", 9000},
+		{EndpointClusterDNS, s.Name + "." + r.ns + ".svc.cluster.local", 9000, "udp", 9000},
 		{EndpointNodePort, "", s.Spec.Ports[1].NodePort, "udp", 9000},
 		{EndpointLoadBalancer, "203.0.113.7", 9000, "udp", 9000},
 	}
@@ -113,7 +117,9 @@ func TestAccessTypeServices(t *testing.T) {
 	s = svc()
 	want = []ep{
 		{EndpointClusterIP, s.Spec.ClusterIP, 8080, "tcp", 8080},
+		{EndpointClusterDNS, s.Name + "." + r.ns + ".svc.cluster.local", 8080, "tcp", 8080},
 		{EndpointClusterIP, s.Spec.ClusterIP, 9000, "udp", 9000},
+		{EndpointClusterDNS, s.Name + "." + r.ns + ".svc.cluster.local", 9000, "udp", 9000},
 	}
 	if got := eps(rt); s.Spec.Type != corev1.ServiceTypeClusterIP || !slices.Equal(got, want) {
 		t.Errorf("internal access: service %s, endpoints %+v, want ClusterIP and %+v", s.Spec.Type, got, want)

@@ -272,10 +272,19 @@ const (
 	EndpointClusterIP    = "cluster_ip"
 	EndpointNodePort     = "node_port"
 	EndpointLoadBalancer = "load_balancer"
+	// EndpointClusterDNS is the Service's name in the cluster's DNS,
+	// "<service>.<namespace>.svc.<ClusterDomain>", reached from the
+	// cluster's pods.
+	EndpointClusterDNS = "cluster_dns"
 )
 
+// ClusterDomain is the DNS domain of the cluster's Services (the
+// Kubernetes default, which the FLUIDOS reference assumes too).
+const ClusterDomain = "cluster.local"
+
 // addServices adds to rt the ports of the instance's Services and where
-// they are reached: the cluster IP and port, the node port (on every
+// they are reached: the cluster IP and port, the Service's cluster DNS
+// name and port, the node port (on every
 // node's address), each load balancer ingress (as the cluster's load
 // balancer controller reports it, when there is one).
 func addServices(ctx context.Context, c *conn, r appRefs, rt *edgeproto.AppInstRuntime) error {
@@ -316,6 +325,7 @@ func serviceEndpoints(svc *corev1.Service) []*edgeproto.ServiceEndpoint {
 		if ip := svc.Spec.ClusterIP; ip != "" && ip != corev1.ClusterIPNone {
 			out = append(out, ep(EndpointClusterIP, ip, sp.Port))
 		}
+		out = append(out, ep(EndpointClusterDNS, svc.Name+"."+svc.Namespace+".svc."+ClusterDomain, sp.Port))
 		if sp.NodePort != 0 {
 			out = append(out, ep(EndpointNodePort, "", sp.NodePort))
 		}

@@ -104,8 +104,9 @@ func TestManifestApp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rt.GetContainerIds()) != 3 || !slices.Equal(rt.GetPorts(), []uint32{80}) || len(rt.GetEndpoints()) != 1 || rt.GetEndpoints()[0].GetKind() != EndpointClusterIP {
-		t.Errorf("runtime %v, want 3 containers (the Deployment's 2, the StatefulSet's 1), port 80 and its cluster IP", rt)
+	if len(rt.GetContainerIds()) != 3 || !slices.Equal(rt.GetPorts(), []uint32{80}) || len(rt.GetEndpoints()) != 2 || rt.GetEndpoints()[0].GetKind() != EndpointClusterIP ||
+		rt.GetEndpoints()[1].GetKind() != EndpointClusterDNS || rt.GetEndpoints()[1].GetHost() != "web."+r.ns+".svc.cluster.local" {
+		t.Errorf("runtime %v, want 3 containers (the Deployment's 2, the StatefulSet's 1), port 80, its cluster IP and its cluster DNS name", rt)
 	}
 	if !slices.Contains(st.list(), "3/3 pods ready") {
 		t.Errorf("steps %q, want 3/3 pods ready", st.list())

@@ -20,7 +20,8 @@ import (
 //     infrastructure (hosting policy Provider, or Shared as this node
 //     decides; Consumer is refused) and its blueprint renders, with the
 //     buyer's configuration, into an App that runs an image of the
-//     catalog.
+//     catalog, or, for a blueprint in the FLUIDOS reference's format on
+//     a Kubernetes cloudlet, into Kubernetes objects.
 //   - VM and Sensor flavors are refused: the platform runs processes, not
 //     virtual machines, and the node has no sensor data endpoint to hand
 //     over.
@@ -52,6 +53,13 @@ func (a *Allocator) admitService(ctx context.Context, s *fluidos.Service, sc *fl
 	probe := &fluidos.Allocation{Id: "a-admission", Buyer: &fluidos.NodeIdentity{NodeId: "buyer"}, Seller: a.cfg.Self}
 	r, err := newRenderer(bp, sc, probe, a.catalog)
 	if err != nil {
+		return err
+	}
+	if IsManifestBlueprint(bp) {
+		if err := a.CheckBlueprint(bp); err != nil {
+			return err
+		}
+		_, err := r.manifestApp(probe)
 		return err
 	}
 	app, err := r.app(probe)

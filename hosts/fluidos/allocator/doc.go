@@ -44,6 +44,25 @@
 //     Once it runs, the buyer gets the "credentials" template rendered
 //     with its endpoint (endpoint, username, password). An App's command
 //     must be an image of the node's catalog (Config.Images).
+//   - Service of a blueprint in the FLUIDOS reference's format (templates
+//     whose service_data are Kubernetes manifests, on a node whose
+//     cloudlet is a Kubernetes cluster; refused elsewhere): checked when
+//     the blueprint is loaded (CheckBlueprint: each template parses, its
+//     placeholders are properties of the configuration schema, each
+//     document decodes with apiVersion, kind and metadata.name), then at
+//     purchase rendered with the buyer's configuration (text/template,
+//     no HTML escaping; functions json and b64enc) into an App given as a
+//     manifest: every object without its namespace (the platform puts it
+//     into the namespace of the allocation's cluster) and labelled
+//     reservation.fluidos.eu/contract=<contract>. The platform counts it
+//     ready when its Deployments and StatefulSets are available; a
+//     restart applies the objects again. The buyer gets credentials
+//     shaped like the reference's Secret: endpoints (each port of the
+//     Services labelled nodecore.fluidos.eu/flavor-service-endpoint=true,
+//     "<service>.<namespace>.svc.cluster.local:<port>", comma-joined, as
+//     the platform reports their cluster DNS names), username and
+//     password from the configuration, and database for the "database"
+//     category. The release deletes the namespace and all in it.
 //   - VM and Sensor: refused at reservation (Admit), never accepted and
 //     then failed; a Service asking hosting policy Consumer likewise.
 //

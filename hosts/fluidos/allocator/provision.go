@@ -400,5 +400,6 @@ func (a *Allocator) activate(ctx context.Context, al *fluidos.Allocation, creds 
 
 func equalCreds(x, y *fluidos.PeeringTargetCredentials) bool {
 	return x.GetEndpoint() == y.GetEndpoint() && x.GetToken() == y.GetToken() && x.GetKubeconfig() == y.GetKubeconfig() && x.GetUsername() == y.GetUsername() &&
-		x.GetPassword() == y.GetPassword() && x.GetClusterId() == y.GetClusterId() && x.GetClusterName() == y.GetClusterName()
+		x.GetPassword() == y.GetPassword() && x.GetClusterId() == y.GetClusterId() && x.GetClusterName() == y.GetClusterName() &&
+		x.GetEndpoints() == y.GetEndpoints() && x.GetDatabase() == y.GetDatabase()
 }

@@ -57,7 +57,13 @@ func (a *Allocator) provisionService(ctx context.Context, al *fluidos.Allocation
 			return err
 		}
 		host, port := endpointOf(inst, info)
-		why := a.unhealthy(ctx, inst, info, host, port)
+		manifest := app.GetDeploymentManifest() != ""
+		var why string
+		if manifest {
+			why = manifestUnhealthy(app, inst, info)
+		} else {
+			why = a.unhealthy(ctx, inst, info, host, port)
+		}
 		if why == "" {
 			a.mu.Lock()
 			delete(a.failures, al.GetId())
@@ -66,14 +72,18 @@ func (a *Allocator) provisionService(ctx context.Context, al *fluidos.Allocation
 			if err != nil {
 				return permanent("%v", err)
 			}
-			creds, err := r.credentials(host, port)
-			if err != nil {
+			var creds *fluidos.PeeringTargetCredentials
+			if manifest {
+				if creds, err = r.manifestCredentials(app, info, c.GetFlavor().GetService().GetCategory()); err != nil {
+					return err // the platform has not reported it yet
+				}
+			} else if creds, err = r.credentials(host, port); err != nil {
 				return permanent("%v", err)
 			}
 			res := &fluidos.AllocationResources{Cluster: cluster.GetKeyString(), App: app.GetKeyString(), AppInst: inst.GetKeyString()}
 			return a.activate(ctx, al, creds, res, "service running at "+creds.GetEndpoint())
 		}
-		if err := a.restart(ctx, al, inst, why); err != nil {
+		if err := a.restart(ctx, al, inst, why, manifest); err != nil {
 			return err
 		}
 		if al, _, err = a.ledger.Allocations().Get(ctx, al.GetId()); err != nil {
@@ -103,7 +113,15 @@ func (a *Allocator) serviceApp(ctx context.Context, al *fluidos.Allocation, c *f
 	if err != nil {
 		return nil, permanent("%v", err)
 	}
-	if app, err = r.app(al); err != nil {
+	if IsManifestBlueprint(bp) {
+		if err := a.CheckBlueprint(bp); err != nil {
+			return nil, permanent("%v", err)
+		}
+		app, err = r.manifestApp(al)
+	} else {
+		app, err = r.app(al)
+	}
+	if err != nil {
 		return nil, permanent("%v", err)
 	}
 	if _, err := a.objs.apps.Create(ctx, app); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
@@ -155,10 +173,30 @@ func (a *Allocator) unhealthy(ctx context.Context, inst *edgeproto.AppInst, info
 	return ""
 }
 
+// manifestUnhealthy says why an instance of an App given as Kubernetes
+// manifests is not healthy, or "": the platform reported it ready once
+// its Deployments and StatefulSets were available; it is unhealthy when
+// its last restart failed or when none of its workloads' pods runs.
+func manifestUnhealthy(app *edgeproto.App, inst *edgeproto.AppInst, info *edgeproto.AppInstInfo) string {
+	if inst.GetState() == edgeproto.TrackedState_TRACKED_STATE_UPDATE_ERROR {
+		return "its last restart failed: " + strings.Join(inst.GetErrors(), "; ")
+	}
+	_, workloads, err := manifestShape(app)
+	if err != nil {
+		return "its manifest does not decode: " + err.Error()
+	}
+	if workloads && len(info.GetRuntimeInfo().GetContainerIds()) == 0 {
+		return "none of its pods is running"
+	}
+	return ""
+}
+
 // restart reports a service DEGRADED and restarts its instance through
-// the engine (an update asking for a reboot). A service restarted
-// MaxRestarts times already, or whose restarts keep failing, fails.
-func (a *Allocator) restart(ctx context.Context, al *fluidos.Allocation, inst *edgeproto.AppInst, why string) error {
+// the engine: an update asking for a reboot, or, for an App given as
+// manifests (which the platform does not reboot), an update that applies
+// them again and waits for them. A service restarted MaxRestarts times
+// already, or whose restarts keep failing, fails.
+func (a *Allocator) restart(ctx context.Context, al *fluidos.Allocation, inst *edgeproto.AppInst, why string, manifest bool) error {
 	if n := al.GetStatus().GetRestarts(); int(n) >= a.cfg.MaxRestarts {
 		return permanent("the service became unhealthy after %d restarts: %s", n, why)
 	}
@@ -176,14 +214,18 @@ func (a *Allocator) restart(ctx context.Context, al *fluidos.Allocation, inst *e
 	}
 	a.cfg.Metrics.restarted(al.GetFlavorType())
 	key := inst.GetKeyString()
+	power := edgeproto.PowerState_POWER_STATE_REBOOT_REQUESTED
+	if manifest {
+		power = edgeproto.PowerState_POWER_STATE_POWER_ON
+	}
 	if _, _, err := a.objs.insts.Modify(ctx, key, func(cur *edgeproto.AppInst) (bool, error) {
-		cur.State, cur.PowerState = edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED, edgeproto.PowerState_POWER_STATE_REBOOT_REQUESTED
+		cur.State, cur.PowerState = edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED, power
 		return true, nil
 	}); err != nil {
 		return err
 	}
 	up := inst.Clone()
-	up.State, up.PowerState = edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED, edgeproto.PowerState_POWER_STATE_REBOOT_REQUESTED
+	up.State, up.PowerState = edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED, power
 	if err := a.run(ctx, key, up); err != nil {
 		return err
 	}

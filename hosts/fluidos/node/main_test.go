@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/hosts/fluidos/allocator"
 )
 
 func TestReadBlueprints(t *testing.T) {
@@ -16,11 +17,13 @@ func TestReadBlueprints(t *testing.T) {
 	many := filepath.Join(dir, "many.json")
 	bad := filepath.Join(dir, "bad.json")
 	yml := filepath.Join(dir, "bps.yaml")
+	ref := filepath.Join(dir, "ref.yaml")
 	for path, body := range map[string]string{
 		one:  `{"id":"kv","name":"kv","maxInstances":2,"configurationSchema":{"parameters":[{"name":"password","type":"PARAMETER_TYPE_STRING","required":true}]}}`,
 		many: `[{"id":"a"},{"id":"b","hostingPolicies":["HOSTING_POLICY_PROVIDER"]}]`,
 		bad:  `[{"id":"a","nope":1}]`,
 		yml:  "- id: kv\n  templates:\n  - name: app\n    body: |\n      command: x\n",
+		ref:  "id: db\ncategory: database\ntemplates:\n- name: db\n  description: the database\n  serviceData: |\n    apiVersion: v1\n    kind: Secret\n    metadata: {name: s}\n    stringData: {password: \"{{ .password }}\"}\n",
 	} {
 		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 			t.Fatal(err)
@@ -35,6 +38,11 @@ func TestReadBlueprints(t *testing.T) {
 	}
 	if bps, err := readBlueprints(yml); err != nil || len(bps) != 1 || bps[0].GetTemplates()[0].GetBody() != "command: x\n" {
 		t.Errorf("yaml: %v, %v", bps, err)
+	}
+	// The reference's format: templates of manifests in serviceData.
+	if bps, err := readBlueprints(ref); err != nil || len(bps) != 1 || !strings.HasPrefix(bps[0].GetTemplates()[0].GetServiceData(), "apiVersion: v1\nkind: Secret\n") ||
+		bps[0].GetTemplates()[0].GetDescription() != "the database" || !allocator.IsManifestBlueprint(bps[0]) {
+		t.Errorf("reference format: %v, %v", bps, err)
 	}
 	if _, err := readBlueprints(bad); err == nil || !strings.Contains(err.Error(), "blueprint 0") {
 		t.Errorf("bad: %v", err)
@@ -71,5 +79,23 @@ func TestKubeconfigFlag(t *testing.T) {
 	}
 	if err := kubeconfigFlag(&Options{PlatformType: "local"}, ""); err != nil {
 		t.Errorf("no --kubeconfig: %v", err)
+	}
+}
+
+// TestBrokenReferenceBlueprintRefusedAtStart: a blueprint in the
+// reference's format given at start (--blueprints) is checked like one
+// given through the API: a broken one stops the node, naming the
+// template and the document.
+func TestBrokenReferenceBlueprintRefusedAtStart(t *testing.T) {
+	t.Parallel()
+	bp := &fluidos.ServiceBlueprint{Id: "db", Templates: []*fluidos.ServiceTemplate{{Name: "db",
+		ServiceData: "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n---\napiVersion: v1\nmetadata: {name: t}\n"}}}
+	o := Options{NodeID: "n", DataDir: t.TempDir(), InsecureREAR: true, Blueprints: []*fluidos.ServiceBlueprint{bp}}
+	if err := o.check(); err == nil || !strings.Contains(err.Error(), `template "db": document 2: no kind`) {
+		t.Errorf("a broken reference blueprint at start: %v", err)
+	}
+	bp.Templates[0].ServiceData = "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n"
+	if err := o.check(); err != nil {
+		t.Errorf("a good one: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/edgekit/edgekit/executor"
 	"github.com/edgekit/edgekit/fluidos"
+	"github.com/edgekit/edgekit/hosts/fluidos/allocator"
 	"github.com/edgekit/edgekit/hosts/fluidos/consumer"
 	"github.com/edgekit/edgekit/hosts/fluidos/provider"
 	"github.com/edgekit/edgekit/internal/devtls"
@@ -179,6 +180,13 @@ func (o *Options) check() error {
 	for _, f := range o.Flavors {
 		if f.GetId() == "" || (f.GetVm() == nil && f.GetSensor() == nil) {
 			errs = append(errs, fmt.Errorf("flavor %q: a published flavor needs an id and is a VM or a Sensor (K8Slice and Service flavors come from the capacity and the blueprints)", f.GetId()))
+		}
+	}
+	for _, bp := range o.Blueprints {
+		if allocator.IsManifestBlueprint(bp) {
+			if err := allocator.CheckManifestTemplates(bp); err != nil {
+				errs = append(errs, err)
+			}
 		}
 	}
 	return errors.Join(errs...)

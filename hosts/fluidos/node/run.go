@@ -241,6 +241,9 @@ func Run(ctx context.Context, o Options) error {
 // blueprints and publishes the flavors.
 func build(ctx context.Context, o Options, self *fluidos.NodeIdentity, st *store.Store, platform executor.Platform, bundle *devtls.Bundle, reg prometheus.Registerer, log *slog.Logger) (*Node, error) {
 	for _, bp := range o.Blueprints {
+		if err := allocator.CheckBlueprintFor(platform.Features(), bp); err != nil {
+			return nil, fmt.Errorf("fluidos node: %w", err)
+		}
 		if _, err := store.NewKind[*fluidos.ServiceBlueprint](st).Create(ctx, bp); err != nil && !errors.Is(err, store.ErrAlreadyExists) {
 			return nil, fmt.Errorf("fluidos node: blueprint %q: %w", bp.GetId(), err)
 		}

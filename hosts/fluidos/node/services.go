@@ -176,6 +176,9 @@ func (s *services) CreateServiceBlueprint(ctx context.Context, req *fluidos.Crea
 	if err := checkBlueprint(bp); err != nil {
 		return nil, err
 	}
+	if err := s.n.Allocator.CheckBlueprint(bp); err != nil {
+		return nil, invalid("%v", err)
+	}
 	if _, err := s.blueprints().Create(ctx, bp); err != nil {
 		return nil, err
 	}

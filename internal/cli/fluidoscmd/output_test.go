@@ -51,3 +51,20 @@ func TestPrintDropsSecretsButTheCredentials(t *testing.T) {
 		t.Error("print changed the object it was given")
 	}
 }
+
+// TestCredentialsTableShowsAServicesEndpointsAndDatabase: credentials
+// shaped like the FLUIDOS reference's Secret show every endpoint and the
+// database in the table.
+func TestCredentialsTableShowsAServicesEndpointsAndDatabase(t *testing.T) {
+	creds := &fluidos.PeeringTargetCredentials{Endpoint: "db.ns.svc.cluster.local:3306", Username: "u", Password: "p",
+		Endpoints: "db.ns.svc.cluster.local:3306,db.ns.svc.cluster.local:33060", Database: "shop"}
+	var out bytes.Buffer
+	if err := print(&out, "table", credentialsView, []*fluidos.PeeringTargetCredentials{creds}, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"DATABASE", creds.GetEndpoints(), "shop"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("the table lacks %q:\n%s", want, out.String())
+		}
+	}
+}

@@ -161,9 +161,13 @@ var allocationView = view[*fluidos.AllocationEntry]{
 // credentialsView is the one view that prints secrets.
 var credentialsView = view[*fluidos.PeeringTargetCredentials]{
 	secrets: true,
-	header:  []string{"ENDPOINT", "USERNAME", "PASSWORD", "CLUSTER", "TOKEN"},
+	header:  []string{"ENDPOINT", "USERNAME", "PASSWORD", "DATABASE", "CLUSTER", "TOKEN"},
 	row: func(c *fluidos.PeeringTargetCredentials) []string {
-		return []string{orDash(c.GetEndpoint()), orDash(c.GetUsername()), orDash(c.GetPassword()), orDash(c.GetClusterId()), orDash(c.GetToken())}
+		endpoint := c.GetEndpoint()
+		if eps := c.GetEndpoints(); eps != "" {
+			endpoint = eps // a service's every endpoint, comma-joined
+		}
+		return []string{orDash(endpoint), orDash(c.GetUsername()), orDash(c.GetPassword()), orDash(c.GetDatabase()), orDash(c.GetClusterId()), orDash(c.GetToken())}
 	},
 }
 

@@ -248,7 +248,18 @@ type ServiceTemplate struct {
 	// Template name, unique within the blueprint.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Template text; configuration parameters are substituted into it.
-	Body          string `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	// edgekit's own format: the templates "app" and "credentials".
+	Body string `protobuf:"bytes,2,opt,name=body,proto3" json:"body,omitempty"`
+	// What the template deploys.
+	Description string `protobuf:"bytes,3,opt,name=description,proto3" json:"description,omitempty"`
+	// The FLUIDOS reference's format, instead of body: one or more
+	// Kubernetes manifests (documents split on a line "---"), each with
+	// apiVersion and kind, with Go template placeholders over the buyer's
+	// configuration ({{ .username }}). A blueprint whose templates carry
+	// service_data is deployed on a Kubernetes cloudlet as those objects,
+	// in a namespace of the contract. A template has body or service_data,
+	// never both, and a blueprint's templates are all of one format.
+	ServiceData   string `protobuf:"bytes,4,opt,name=service_data,json=serviceData,proto3" json:"service_data,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -293,6 +304,20 @@ func (x *ServiceTemplate) GetName() string {
 func (x *ServiceTemplate) GetBody() string {
 	if x != nil {
 		return x.Body
+	}
+	return ""
+}
+
+func (x *ServiceTemplate) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
+}
+
+func (x *ServiceTemplate) GetServiceData() string {
+	if x != nil {
+		return x.ServiceData
 	}
 	return ""
 }
@@ -463,10 +488,12 @@ const file_vtbench_fluidos_v1_blueprint_proto_rawDesc = "" +
 	"\x13ConfigurationSchema\x12C\n" +
 	"\n" +
 	"parameters\x18\x01 \x03(\v2#.vtbench.fluidos.v1.ConfigParameterR\n" +
-	"parameters\"9\n" +
+	"parameters\"~\n" +
 	"\x0fServiceTemplate\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04body\x18\x02 \x01(\tR\x04body\"\xc6\x04\n" +
+	"\x04body\x18\x02 \x01(\tR\x04body\x12 \n" +
+	"\vdescription\x18\x03 \x01(\tR\vdescription\x12!\n" +
+	"\fservice_data\x18\x04 \x01(\tR\vserviceData\"\xc6\x04\n" +
 	"\x10ServiceBlueprint\x12\x16\n" +
 	"\x02id\x18\x01 \x01(\tB\x06\x92\xcf\x1c\x02\b\x01R\x02id\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12 \n" +

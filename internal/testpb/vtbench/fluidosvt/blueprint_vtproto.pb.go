@@ -78,6 +78,8 @@ func (m *ServiceTemplate) CloneVT() *ServiceTemplate {
 	r := new(ServiceTemplate)
 	r.Name = m.Name
 	r.Body = m.Body
+	r.Description = m.Description
+	r.ServiceData = m.ServiceData
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -214,6 +216,12 @@ func (this *ServiceTemplate) EqualVT(that *ServiceTemplate) bool {
 		return false
 	}
 	if this.Body != that.Body {
+		return false
+	}
+	if this.Description != that.Description {
+		return false
+	}
+	if this.ServiceData != that.ServiceData {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)

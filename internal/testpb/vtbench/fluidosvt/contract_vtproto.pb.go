@@ -30,6 +30,8 @@ func (m *PeeringTargetCredentials) CloneVT() *PeeringTargetCredentials {
 	r.Token = m.Token
 	r.Username = m.Username
 	r.Password = m.Password
+	r.Endpoints = m.Endpoints
+	r.Database = m.Database
 	if len(m.unknownFields) > 0 {
 		r.unknownFields = make([]byte, len(m.unknownFields))
 		copy(r.unknownFields, m.unknownFields)
@@ -111,6 +113,12 @@ func (this *PeeringTargetCredentials) EqualVT(that *PeeringTargetCredentials) bo
 		return false
 	}
 	if this.Password != that.Password {
+		return false
+	}
+	if this.Endpoints != that.Endpoints {
+		return false
+	}
+	if this.Database != that.Database {
 		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
