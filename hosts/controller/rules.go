@@ -212,7 +212,10 @@ func (c *Controller) appInstRules() rules[*edgeproto.AppInst] {
 			if ai.Flavor == "" {
 				ai.Flavor = app.DefaultFlavor
 			}
-			return c.checkFlavor(tx, ai.Flavor, what, cl)
+			if err := c.checkFlavor(tx, ai.Flavor, what, cl); err != nil {
+				return err
+			}
+			return c.admitAppInst(tx, cl, app, ai)
 		},
 		update: func(tx *store.Tx, cur, next *edgeproto.AppInst, fm *fieldmap.FieldMap) error {
 			if fm.Has(edgeproto.AppInstFieldPowerState) {
