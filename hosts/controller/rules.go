@@ -75,6 +75,9 @@ func (c *Controller) cloudletRules() rules[*edgeproto.Cloudlet] {
 				}
 				next.TrustPolicyState = edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED
 			}
+			if fm.HasOrHasChild(edgeproto.CloudletFieldResourceQuotas) || fm.Has(edgeproto.CloudletFieldDefaultResourceAlertThreshold) {
+				return c.syncAlertsOf(tx, next)
+			}
 			return nil
 		},
 		delete: func(tx *store.Tx, cl *edgeproto.Cloudlet) error {

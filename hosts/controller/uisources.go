@@ -28,7 +28,7 @@ func (c *Controller) UIAuthenticator() ui.Authenticator {
 // UISources returns the status page's sources of the controller's
 // objects: cloudlets, clusters and application instances, each with its
 // state, where it runs, errors and the message that goes with its state
-// (see rowMessage).
+// (see rowMessage); and the active alerts (see alertUISource).
 func (c *Controller) UISources() []ui.Source {
 	return []ui.Source{
 		trackedSource(c.cloudlets, func(cl *edgeproto.Cloudlet) string { return cl.GetPlatformType() }),
@@ -36,6 +36,7 @@ func (c *Controller) UISources() []ui.Source {
 		trackedSource(c.appInsts, func(ai *edgeproto.AppInst) string {
 			return cloudletKeyString(ai.GetCloudletKey()) + " / " + (&edgeproto.ClusterInst{Key: ai.GetClusterKey()}).GetKeyString()
 		}),
+		c.alertUISource(),
 	}
 }
 
