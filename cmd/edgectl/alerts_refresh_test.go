@@ -60,7 +60,8 @@ image_path: nginx
 		"--app-key.name", "web", "--app-key.version", "1", "--cluster-key.organization", "developer", "--cluster-key.name", "c1").ok(t, "create appinst")
 	dev.run("update", "app", "organization=developer,name=web,version=1", "--image-path", "nginx:2").ok(t, "update app")
 	r := dev.run("refresh-insts", "app", "organization=developer,name=web,version=1", "--batch-size", "2").ok(t, "refresh-insts")
-	if !strings.Contains(r.out, "Refreshed 1 instances") {
+	if !strings.Contains(r.out, "UPDATE_REQUESTED  name=web1,organization=developer: Refresh requested") ||
+		!strings.Contains(r.out, "Refreshed 1 instances") || !strings.HasSuffix(r.out, "refresh-insts done: READY\n") {
 		t.Errorf("refresh-insts output:\n%s", r.out)
 	}
 	const inst = "name=web1,organization=developer"
