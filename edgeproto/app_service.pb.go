@@ -393,11 +393,122 @@ func (x *ShowAppsResponse) GetApp() *App {
 	return nil
 }
 
+// RefreshAppInstsRequest asks for the instances of an App to be refreshed.
+type RefreshAppInstsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Key of the App.
+	Key *AppKey `protobuf:"bytes,1,opt,name=key,proto3" json:"key,omitempty"`
+	// How many instances are refreshed at once; 0 means 1.
+	BatchSize     uint32 `protobuf:"varint,2,opt,name=batch_size,json=batchSize,proto3" json:"batch_size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefreshAppInstsRequest) Reset() {
+	*x = RefreshAppInstsRequest{}
+	mi := &file_edgeproto_v1_app_service_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefreshAppInstsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefreshAppInstsRequest) ProtoMessage() {}
+
+func (x *RefreshAppInstsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_edgeproto_v1_app_service_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefreshAppInstsRequest.ProtoReflect.Descriptor instead.
+func (*RefreshAppInstsRequest) Descriptor() ([]byte, []int) {
+	return file_edgeproto_v1_app_service_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *RefreshAppInstsRequest) GetKey() *AppKey {
+	if x != nil {
+		return x.Key
+	}
+	return nil
+}
+
+func (x *RefreshAppInstsRequest) GetBatchSize() uint32 {
+	if x != nil {
+		return x.BatchSize
+	}
+	return 0
+}
+
+// RefreshAppInstsResponse is one progress step of one instance, or (with
+// app_inst_key unset) of the whole refresh.
+type RefreshAppInstsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The step. final is set on the last response of the whole refresh only.
+	Progress *Progress `protobuf:"bytes,1,opt,name=progress,proto3" json:"progress,omitempty"`
+	// Instance the step is about.
+	AppInstKey    *AppInstKey `protobuf:"bytes,2,opt,name=app_inst_key,json=appInstKey,proto3" json:"app_inst_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RefreshAppInstsResponse) Reset() {
+	*x = RefreshAppInstsResponse{}
+	mi := &file_edgeproto_v1_app_service_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RefreshAppInstsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RefreshAppInstsResponse) ProtoMessage() {}
+
+func (x *RefreshAppInstsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_edgeproto_v1_app_service_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RefreshAppInstsResponse.ProtoReflect.Descriptor instead.
+func (*RefreshAppInstsResponse) Descriptor() ([]byte, []int) {
+	return file_edgeproto_v1_app_service_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *RefreshAppInstsResponse) GetProgress() *Progress {
+	if x != nil {
+		return x.Progress
+	}
+	return nil
+}
+
+func (x *RefreshAppInstsResponse) GetAppInstKey() *AppInstKey {
+	if x != nil {
+		return x.AppInstKey
+	}
+	return nil
+}
+
 var File_edgeproto_v1_app_service_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_app_service_proto_rawDesc = "" +
 	"\n" +
-	"\x1eedgeproto/v1/app_service.proto\x12\fedgeproto.v1\x1a\x16edgeproto/v1/app.proto\x1a\x17edgeproto/v1/keys.proto\"7\n" +
+	"\x1eedgeproto/v1/app_service.proto\x12\fedgeproto.v1\x1a\x16edgeproto/v1/api.proto\x1a\x16edgeproto/v1/app.proto\x1a\x17edgeproto/v1/keys.proto\"7\n" +
 	"\x10CreateAppRequest\x12#\n" +
 	"\x03app\x18\x01 \x01(\v2\x11.edgeproto.v1.AppR\x03app\"8\n" +
 	"\x11CreateAppResponse\x12#\n" +
@@ -413,13 +524,22 @@ const file_edgeproto_v1_app_service_proto_rawDesc = "" +
 	"\x0fShowAppsRequest\x12)\n" +
 	"\x06filter\x18\x01 \x01(\v2\x11.edgeproto.v1.AppR\x06filter\"7\n" +
 	"\x10ShowAppsResponse\x12#\n" +
-	"\x03app\x18\x01 \x01(\v2\x11.edgeproto.v1.AppR\x03app2\xc3\x02\n" +
+	"\x03app\x18\x01 \x01(\v2\x11.edgeproto.v1.AppR\x03app\"_\n" +
+	"\x16RefreshAppInstsRequest\x12&\n" +
+	"\x03key\x18\x01 \x01(\v2\x14.edgeproto.v1.AppKeyR\x03key\x12\x1d\n" +
+	"\n" +
+	"batch_size\x18\x02 \x01(\rR\tbatchSize\"\x89\x01\n" +
+	"\x17RefreshAppInstsResponse\x122\n" +
+	"\bprogress\x18\x01 \x01(\v2\x16.edgeproto.v1.ProgressR\bprogress\x12:\n" +
+	"\fapp_inst_key\x18\x02 \x01(\v2\x18.edgeproto.v1.AppInstKeyR\n" +
+	"appInstKey2\xa5\x03\n" +
 	"\n" +
 	"AppService\x12L\n" +
 	"\tCreateApp\x12\x1e.edgeproto.v1.CreateAppRequest\x1a\x1f.edgeproto.v1.CreateAppResponse\x12L\n" +
 	"\tUpdateApp\x12\x1e.edgeproto.v1.UpdateAppRequest\x1a\x1f.edgeproto.v1.UpdateAppResponse\x12L\n" +
 	"\tDeleteApp\x12\x1e.edgeproto.v1.DeleteAppRequest\x1a\x1f.edgeproto.v1.DeleteAppResponse\x12K\n" +
-	"\bShowApps\x12\x1d.edgeproto.v1.ShowAppsRequest\x1a\x1e.edgeproto.v1.ShowAppsResponse0\x01B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
+	"\bShowApps\x12\x1d.edgeproto.v1.ShowAppsRequest\x1a\x1e.edgeproto.v1.ShowAppsResponse0\x01\x12`\n" +
+	"\x0fRefreshAppInsts\x12$.edgeproto.v1.RefreshAppInstsRequest\x1a%.edgeproto.v1.RefreshAppInstsResponse0\x01B0Z.github.com/edgekit/edgekit/edgeproto;edgeprotob\x06proto3"
 
 var (
 	file_edgeproto_v1_app_service_proto_rawDescOnce sync.Once
@@ -433,40 +553,49 @@ func file_edgeproto_v1_app_service_proto_rawDescGZIP() []byte {
 	return file_edgeproto_v1_app_service_proto_rawDescData
 }
 
-var file_edgeproto_v1_app_service_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_edgeproto_v1_app_service_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_edgeproto_v1_app_service_proto_goTypes = []any{
-	(*CreateAppRequest)(nil),  // 0: edgeproto.v1.CreateAppRequest
-	(*CreateAppResponse)(nil), // 1: edgeproto.v1.CreateAppResponse
-	(*UpdateAppRequest)(nil),  // 2: edgeproto.v1.UpdateAppRequest
-	(*UpdateAppResponse)(nil), // 3: edgeproto.v1.UpdateAppResponse
-	(*DeleteAppRequest)(nil),  // 4: edgeproto.v1.DeleteAppRequest
-	(*DeleteAppResponse)(nil), // 5: edgeproto.v1.DeleteAppResponse
-	(*ShowAppsRequest)(nil),   // 6: edgeproto.v1.ShowAppsRequest
-	(*ShowAppsResponse)(nil),  // 7: edgeproto.v1.ShowAppsResponse
-	(*App)(nil),               // 8: edgeproto.v1.App
-	(*AppKey)(nil),            // 9: edgeproto.v1.AppKey
+	(*CreateAppRequest)(nil),        // 0: edgeproto.v1.CreateAppRequest
+	(*CreateAppResponse)(nil),       // 1: edgeproto.v1.CreateAppResponse
+	(*UpdateAppRequest)(nil),        // 2: edgeproto.v1.UpdateAppRequest
+	(*UpdateAppResponse)(nil),       // 3: edgeproto.v1.UpdateAppResponse
+	(*DeleteAppRequest)(nil),        // 4: edgeproto.v1.DeleteAppRequest
+	(*DeleteAppResponse)(nil),       // 5: edgeproto.v1.DeleteAppResponse
+	(*ShowAppsRequest)(nil),         // 6: edgeproto.v1.ShowAppsRequest
+	(*ShowAppsResponse)(nil),        // 7: edgeproto.v1.ShowAppsResponse
+	(*RefreshAppInstsRequest)(nil),  // 8: edgeproto.v1.RefreshAppInstsRequest
+	(*RefreshAppInstsResponse)(nil), // 9: edgeproto.v1.RefreshAppInstsResponse
+	(*App)(nil),                     // 10: edgeproto.v1.App
+	(*AppKey)(nil),                  // 11: edgeproto.v1.AppKey
+	(*Progress)(nil),                // 12: edgeproto.v1.Progress
+	(*AppInstKey)(nil),              // 13: edgeproto.v1.AppInstKey
 }
 var file_edgeproto_v1_app_service_proto_depIdxs = []int32{
-	8,  // 0: edgeproto.v1.CreateAppRequest.app:type_name -> edgeproto.v1.App
-	8,  // 1: edgeproto.v1.CreateAppResponse.app:type_name -> edgeproto.v1.App
-	8,  // 2: edgeproto.v1.UpdateAppRequest.app:type_name -> edgeproto.v1.App
-	8,  // 3: edgeproto.v1.UpdateAppResponse.app:type_name -> edgeproto.v1.App
-	9,  // 4: edgeproto.v1.DeleteAppRequest.key:type_name -> edgeproto.v1.AppKey
-	8,  // 5: edgeproto.v1.ShowAppsRequest.filter:type_name -> edgeproto.v1.App
-	8,  // 6: edgeproto.v1.ShowAppsResponse.app:type_name -> edgeproto.v1.App
-	0,  // 7: edgeproto.v1.AppService.CreateApp:input_type -> edgeproto.v1.CreateAppRequest
-	2,  // 8: edgeproto.v1.AppService.UpdateApp:input_type -> edgeproto.v1.UpdateAppRequest
-	4,  // 9: edgeproto.v1.AppService.DeleteApp:input_type -> edgeproto.v1.DeleteAppRequest
-	6,  // 10: edgeproto.v1.AppService.ShowApps:input_type -> edgeproto.v1.ShowAppsRequest
-	1,  // 11: edgeproto.v1.AppService.CreateApp:output_type -> edgeproto.v1.CreateAppResponse
-	3,  // 12: edgeproto.v1.AppService.UpdateApp:output_type -> edgeproto.v1.UpdateAppResponse
-	5,  // 13: edgeproto.v1.AppService.DeleteApp:output_type -> edgeproto.v1.DeleteAppResponse
-	7,  // 14: edgeproto.v1.AppService.ShowApps:output_type -> edgeproto.v1.ShowAppsResponse
-	11, // [11:15] is the sub-list for method output_type
-	7,  // [7:11] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	10, // 0: edgeproto.v1.CreateAppRequest.app:type_name -> edgeproto.v1.App
+	10, // 1: edgeproto.v1.CreateAppResponse.app:type_name -> edgeproto.v1.App
+	10, // 2: edgeproto.v1.UpdateAppRequest.app:type_name -> edgeproto.v1.App
+	10, // 3: edgeproto.v1.UpdateAppResponse.app:type_name -> edgeproto.v1.App
+	11, // 4: edgeproto.v1.DeleteAppRequest.key:type_name -> edgeproto.v1.AppKey
+	10, // 5: edgeproto.v1.ShowAppsRequest.filter:type_name -> edgeproto.v1.App
+	10, // 6: edgeproto.v1.ShowAppsResponse.app:type_name -> edgeproto.v1.App
+	11, // 7: edgeproto.v1.RefreshAppInstsRequest.key:type_name -> edgeproto.v1.AppKey
+	12, // 8: edgeproto.v1.RefreshAppInstsResponse.progress:type_name -> edgeproto.v1.Progress
+	13, // 9: edgeproto.v1.RefreshAppInstsResponse.app_inst_key:type_name -> edgeproto.v1.AppInstKey
+	0,  // 10: edgeproto.v1.AppService.CreateApp:input_type -> edgeproto.v1.CreateAppRequest
+	2,  // 11: edgeproto.v1.AppService.UpdateApp:input_type -> edgeproto.v1.UpdateAppRequest
+	4,  // 12: edgeproto.v1.AppService.DeleteApp:input_type -> edgeproto.v1.DeleteAppRequest
+	6,  // 13: edgeproto.v1.AppService.ShowApps:input_type -> edgeproto.v1.ShowAppsRequest
+	8,  // 14: edgeproto.v1.AppService.RefreshAppInsts:input_type -> edgeproto.v1.RefreshAppInstsRequest
+	1,  // 15: edgeproto.v1.AppService.CreateApp:output_type -> edgeproto.v1.CreateAppResponse
+	3,  // 16: edgeproto.v1.AppService.UpdateApp:output_type -> edgeproto.v1.UpdateAppResponse
+	5,  // 17: edgeproto.v1.AppService.DeleteApp:output_type -> edgeproto.v1.DeleteAppResponse
+	7,  // 18: edgeproto.v1.AppService.ShowApps:output_type -> edgeproto.v1.ShowAppsResponse
+	9,  // 19: edgeproto.v1.AppService.RefreshAppInsts:output_type -> edgeproto.v1.RefreshAppInstsResponse
+	15, // [15:20] is the sub-list for method output_type
+	10, // [10:15] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_edgeproto_v1_app_service_proto_init() }
@@ -474,6 +603,7 @@ func file_edgeproto_v1_app_service_proto_init() {
 	if File_edgeproto_v1_app_service_proto != nil {
 		return
 	}
+	file_edgeproto_v1_api_proto_init()
 	file_edgeproto_v1_app_proto_init()
 	file_edgeproto_v1_keys_proto_init()
 	type x struct{}
@@ -482,7 +612,7 @@ func file_edgeproto_v1_app_service_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_edgeproto_v1_app_service_proto_rawDesc), len(file_edgeproto_v1_app_service_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

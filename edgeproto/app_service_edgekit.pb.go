@@ -573,6 +573,92 @@ func NewShowAppsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 	return _ShowAppsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
 }
 
+// Field flags of RefreshAppInstsRequest: dot-joined field numbers from RefreshAppInstsRequest.
+const (
+	RefreshAppInstsRequestFieldKey             = "1"   // key
+	RefreshAppInstsRequestFieldKeyOrganization = "1.1" // key.organization
+	RefreshAppInstsRequestFieldKeyName         = "1.2" // key.name
+	RefreshAppInstsRequestFieldKeyVersion      = "1.3" // key.version
+	RefreshAppInstsRequestFieldBatchSize       = "2"   // batch_size
+)
+
+var _RefreshAppInstsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RefreshAppInstsRequest{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "key", Kind: fieldmap.KindMessage, Sub: _AppKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(RefreshAppInstsRequest{}.Key)}},
+	{Number: 2, Name: "batch_size", Off: unsafe.Offsetof(RefreshAppInstsRequest{}.BatchSize), Op: fieldmap.OpUint32},
+}}
+
+var _RefreshAppInstsRequest_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RefreshAppInstsRequest", _RefreshAppInstsRequest_shape, false)
+
+// RefreshAppInstsRequestAllFields lists the leaf flags of RefreshAppInstsRequest, which select every field.
+var RefreshAppInstsRequestAllFields = []string{
+	RefreshAppInstsRequestFieldKeyOrganization,
+	RefreshAppInstsRequestFieldKeyName,
+	RefreshAppInstsRequestFieldKeyVersion,
+	RefreshAppInstsRequestFieldBatchSize,
+}
+
+// FieldSchema returns the field flags of RefreshAppInstsRequest.
+func (*RefreshAppInstsRequest) FieldSchema() *fieldmap.Schema {
+	return _RefreshAppInstsRequest_fieldSchema
+}
+
+// NewRefreshAppInstsRequestFieldMap returns a FieldMap of RefreshAppInstsRequest holding flags, or an error naming the first it lacks.
+func NewRefreshAppInstsRequestFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _RefreshAppInstsRequest_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
+// Field flags of RefreshAppInstsResponse: dot-joined field numbers from RefreshAppInstsResponse.
+const (
+	RefreshAppInstsResponseFieldProgress                 = "1"     // progress
+	RefreshAppInstsResponseFieldProgressState            = "1.1"   // progress.state
+	RefreshAppInstsResponseFieldProgressMessage          = "1.2"   // progress.message
+	RefreshAppInstsResponseFieldProgressErrors           = "1.3"   // progress.errors
+	RefreshAppInstsResponseFieldProgressStatus           = "1.4"   // progress.status
+	RefreshAppInstsResponseFieldProgressStatusTaskNumber = "1.4.1" // progress.status.task_number
+	RefreshAppInstsResponseFieldProgressStatusMaxTasks   = "1.4.2" // progress.status.max_tasks
+	RefreshAppInstsResponseFieldProgressStatusTaskName   = "1.4.3" // progress.status.task_name
+	RefreshAppInstsResponseFieldProgressStatusStepName   = "1.4.4" // progress.status.step_name
+	RefreshAppInstsResponseFieldProgressStatusMsgCount   = "1.4.5" // progress.status.msg_count
+	RefreshAppInstsResponseFieldProgressStatusMsgs       = "1.4.6" // progress.status.msgs
+	RefreshAppInstsResponseFieldProgressFinal            = "1.5"   // progress.final
+	RefreshAppInstsResponseFieldAppInstKey               = "2"     // app_inst_key
+	RefreshAppInstsResponseFieldAppInstKeyName           = "2.1"   // app_inst_key.name
+	RefreshAppInstsResponseFieldAppInstKeyOrganization   = "2.2"   // app_inst_key.organization
+)
+
+var _RefreshAppInstsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(RefreshAppInstsResponse{}), Fields: []fieldmap.ShapeField{
+	{Number: 1, Name: "progress", Kind: fieldmap.KindMessage, Sub: _Progress_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(RefreshAppInstsResponse{}.Progress)}},
+	{Number: 2, Name: "app_inst_key", Kind: fieldmap.KindMessage, Sub: _AppInstKey_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(RefreshAppInstsResponse{}.AppInstKey)}},
+}}
+
+var _RefreshAppInstsResponse_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.RefreshAppInstsResponse", _RefreshAppInstsResponse_shape, false)
+
+// RefreshAppInstsResponseAllFields lists the leaf flags of RefreshAppInstsResponse, which select every field.
+var RefreshAppInstsResponseAllFields = []string{
+	RefreshAppInstsResponseFieldProgressState,
+	RefreshAppInstsResponseFieldProgressMessage,
+	RefreshAppInstsResponseFieldProgressErrors,
+	RefreshAppInstsResponseFieldProgressStatusTaskNumber,
+	RefreshAppInstsResponseFieldProgressStatusMaxTasks,
+	RefreshAppInstsResponseFieldProgressStatusTaskName,
+	RefreshAppInstsResponseFieldProgressStatusStepName,
+	RefreshAppInstsResponseFieldProgressStatusMsgCount,
+	RefreshAppInstsResponseFieldProgressStatusMsgs,
+	RefreshAppInstsResponseFieldProgressFinal,
+	RefreshAppInstsResponseFieldAppInstKeyName,
+	RefreshAppInstsResponseFieldAppInstKeyOrganization,
+}
+
+// FieldSchema returns the field flags of RefreshAppInstsResponse.
+func (*RefreshAppInstsResponse) FieldSchema() *fieldmap.Schema {
+	return _RefreshAppInstsResponse_fieldSchema
+}
+
+// NewRefreshAppInstsResponseFieldMap returns a FieldMap of RefreshAppInstsResponse holding flags, or an error naming the first it lacks.
+func NewRefreshAppInstsResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
+	return _RefreshAppInstsResponse_fieldSchema.Init(new(fieldmap.FieldMap), flags...)
+}
+
 // Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
 func (m *CreateAppRequest) Clone() *CreateAppRequest {
 	if m == nil {
@@ -709,6 +795,54 @@ func (m *ShowAppsResponse) cloneTo(c *ShowAppsResponse) *ShowAppsResponse {
 	return c
 }
 
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *RefreshAppInstsRequest) Clone() *RefreshAppInstsRequest {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(RefreshAppInstsRequest))
+}
+
+// cloneTo makes c, a zero RefreshAppInstsRequest, a deep copy of m, which is not nil, and returns c.
+func (m *RefreshAppInstsRequest) cloneTo(c *RefreshAppInstsRequest) *RefreshAppInstsRequest {
+	c.Key = m.Key.Clone()
+	c.BatchSize = m.BatchSize
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// Clone returns a deep copy of m (unknown fields included) that shares nothing with m.
+func (m *RefreshAppInstsResponse) Clone() *RefreshAppInstsResponse {
+	if m == nil {
+		return nil
+	}
+	return m.cloneTo(new(RefreshAppInstsResponse))
+}
+
+// cloneTo makes c, a zero RefreshAppInstsResponse, a deep copy of m, which is not nil, and returns c.
+func (m *RefreshAppInstsResponse) cloneTo(c *RefreshAppInstsResponse) *RefreshAppInstsResponse {
+	if m.Progress != nil && m.AppInstKey != nil {
+		kb := new(_RefreshAppInstsResponse_kids)
+		c.Progress = m.Progress.cloneTo(&kb.Progress)
+		c.AppInstKey = m.AppInstKey.cloneTo(&kb.AppInstKey)
+	} else {
+		c.Progress = m.Progress.Clone()
+		c.AppInstKey = m.AppInstKey.Clone()
+	}
+	if m.unknownFields != nil {
+		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
+	}
+	return c
+}
+
+// _RefreshAppInstsResponse_kids holds the sub-messages of a copy of a RefreshAppInstsResponse in one block.
+type _RefreshAppInstsResponse_kids struct {
+	Progress   Progress
+	AppInstKey AppInstKey
+}
+
 // Equal reports whether m and o are equal under proto.Equal's rules.
 func (m *CreateAppRequest) Equal(o *CreateAppRequest) bool {
 	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
@@ -790,6 +924,30 @@ func (m *ShowAppsResponse) Equal(o *ShowAppsResponse) bool {
 		return eq
 	}
 	if !m.App.Equal(o.App) {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *RefreshAppInstsRequest) Equal(o *RefreshAppInstsRequest) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if !m.Key.Equal(o.Key) ||
+		m.BatchSize != o.BatchSize {
+		return false
+	}
+	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
+}
+
+// Equal reports whether m and o are equal under proto.Equal's rules.
+func (m *RefreshAppInstsResponse) Equal(o *RefreshAppInstsResponse) bool {
+	if eq, done := fieldmap.EqualPointers(unsafe.Pointer(m), unsafe.Pointer(o)); done {
+		return eq
+	}
+	if !m.Progress.Equal(o.Progress) ||
+		!m.AppInstKey.Equal(o.AppInstKey) {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -993,6 +1151,71 @@ func (m *ShowAppsResponse) copyInAt(src *ShowAppsResponse, fm *fieldmap.FieldMap
 	return n
 }
 
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *RefreshAppInstsRequest) CopyInFields(src *RefreshAppInstsRequest, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_RefreshAppInstsRequest_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *RefreshAppInstsRequest) copyInAt(src *RefreshAppInstsRequest, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(RefreshAppInstsRequest)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Key.Equal(src.Key) {
+			m.Key, n = src.Key.Clone(), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.Key != nil || src.Key != nil) {
+		if m.Key == nil {
+			m.Key, n = new(AppKey), n+1
+		}
+		n += m.Key.copyInAt(src.Key, fm, at+1, win.Shift(1))
+	}
+	if win.Cover&(1<<4) != 0 && m.BatchSize != src.BatchSize {
+		m.BatchSize, n = src.BatchSize, n+1
+	}
+	return n
+}
+
+// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
+func (m *RefreshAppInstsResponse) CopyInFields(src *RefreshAppInstsResponse, fm *fieldmap.FieldMap) int {
+	if b := fm.Bind(_RefreshAppInstsResponse_fieldSchema); m != nil && b != nil {
+		return m.copyInAt(src, b, 0, b.Window(0))
+	}
+	return 0
+}
+
+// copyInAt is CopyInFields from flag number at of fm's schema, win its window.
+func (m *RefreshAppInstsResponse) copyInAt(src *RefreshAppInstsResponse, fm *fieldmap.FieldMap, at int, win fieldmap.Window) (n int) {
+	if src == nil {
+		src = new(RefreshAppInstsResponse)
+	}
+	if win.Cover&(1<<0) != 0 {
+		if !m.Progress.Equal(src.Progress) {
+			m.Progress, n = src.Progress.Clone(), n+1
+		}
+	} else if win.Below&(1<<0) != 0 && (m.Progress != nil || src.Progress != nil) {
+		if m.Progress == nil {
+			m.Progress, n = new(Progress), n+1
+		}
+		n += m.Progress.copyInAt(src.Progress, fm, at+1, win.Shift(1))
+	}
+	if win.Cover&(1<<12) != 0 {
+		if !m.AppInstKey.Equal(src.AppInstKey) {
+			m.AppInstKey, n = src.AppInstKey.Clone(), n+1
+		}
+	} else if win.Below&(1<<12) != 0 && (m.AppInstKey != nil || src.AppInstKey != nil) {
+		if m.AppInstKey == nil {
+			m.AppInstKey, n = new(AppInstKey), n+1
+		}
+		n += m.AppInstKey.copyInAt(src.AppInstKey, fm, at+13, win.Shift(13))
+	}
+	return n
+}
+
 // DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *CreateAppRequest) DiffFields(o *CreateAppRequest) *fieldmap.FieldMap {
 	return fieldmap.Diff(_CreateAppRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
@@ -1031,6 +1254,16 @@ func (m *ShowAppsRequest) DiffFields(o *ShowAppsRequest) *fieldmap.FieldMap {
 // DiffFields returns the flags of the fields where m and o differ, with their ancestors.
 func (m *ShowAppsResponse) DiffFields(o *ShowAppsResponse) *fieldmap.FieldMap {
 	return fieldmap.Diff(_ShowAppsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *RefreshAppInstsRequest) DiffFields(o *RefreshAppInstsRequest) *fieldmap.FieldMap {
+	return fieldmap.Diff(_RefreshAppInstsRequest_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
+}
+
+// DiffFields returns the flags of the fields where m and o differ, with their ancestors.
+func (m *RefreshAppInstsResponse) DiffFields(o *RefreshAppInstsResponse) *fieldmap.FieldMap {
+	return fieldmap.Diff(_RefreshAppInstsResponse_fieldSchema, unsafe.Pointer(m), unsafe.Pointer(o))
 }
 
 // ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
@@ -1149,6 +1382,31 @@ func (m *ShowAppsResponse) ValidateEnums() error {
 // ValidateFields returns an error for a flag of fm ShowAppsResponse lacks or a list action it refuses.
 func (*ShowAppsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
 	return _ShowAppsResponse_fieldSchema.Check(fm)
+}
+
+// ValidateEnums reports an enum field holding an undefined value: RefreshAppInstsRequest has none.
+func (m *RefreshAppInstsRequest) ValidateEnums() error { return nil }
+
+// ValidateFields returns an error for a flag of fm RefreshAppInstsRequest lacks or a list action it refuses.
+func (*RefreshAppInstsRequest) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _RefreshAppInstsRequest_fieldSchema.Check(fm)
+}
+
+// ValidateEnums returns a *fieldmap.InvalidEnumError for the first enum value of m
+// (fields by number, depth first) that its enum does not define, or nil.
+func (m *RefreshAppInstsResponse) ValidateEnums() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.Progress.ValidateEnums(); err != nil {
+		return fieldmap.EnumErrorAt(err, "edgeproto.v1.RefreshAppInstsResponse", "progress")
+	}
+	return nil
+}
+
+// ValidateFields returns an error for a flag of fm RefreshAppInstsResponse lacks or a list action it refuses.
+func (*RefreshAppInstsResponse) ValidateFields(fm *fieldmap.FieldMap) error {
+	return _RefreshAppInstsResponse_fieldSchema.Check(fm)
 }
 
 // Redact clears every field of m marked debug_redact, at every depth.
@@ -1270,3 +1528,15 @@ func (m *ShowAppsResponse) Redacted() *ShowAppsResponse {
 	c.Redact()
 	return c
 }
+
+// Redact clears the fields of m marked debug_redact: RefreshAppInstsRequest has none.
+func (m *RefreshAppInstsRequest) Redact() {}
+
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *RefreshAppInstsRequest) Redacted() *RefreshAppInstsRequest { return m.Clone() }
+
+// Redact clears the fields of m marked debug_redact: RefreshAppInstsResponse has none.
+func (m *RefreshAppInstsResponse) Redact() {}
+
+// Redacted returns a copy of m with its debug_redact fields cleared: a Clone.
+func (m *RefreshAppInstsResponse) Redacted() *RefreshAppInstsResponse { return m.Clone() }

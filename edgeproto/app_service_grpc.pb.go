@@ -21,10 +21,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	AppService_CreateApp_FullMethodName = "/edgeproto.v1.AppService/CreateApp"
-	AppService_UpdateApp_FullMethodName = "/edgeproto.v1.AppService/UpdateApp"
-	AppService_DeleteApp_FullMethodName = "/edgeproto.v1.AppService/DeleteApp"
-	AppService_ShowApps_FullMethodName  = "/edgeproto.v1.AppService/ShowApps"
+	AppService_CreateApp_FullMethodName       = "/edgeproto.v1.AppService/CreateApp"
+	AppService_UpdateApp_FullMethodName       = "/edgeproto.v1.AppService/UpdateApp"
+	AppService_DeleteApp_FullMethodName       = "/edgeproto.v1.AppService/DeleteApp"
+	AppService_ShowApps_FullMethodName        = "/edgeproto.v1.AppService/ShowApps"
+	AppService_RefreshAppInsts_FullMethodName = "/edgeproto.v1.AppService/RefreshAppInsts"
 )
 
 // AppServiceClient is the client API for AppService service.
@@ -41,6 +42,15 @@ type AppServiceClient interface {
 	DeleteApp(ctx context.Context, in *DeleteAppRequest, opts ...grpc.CallOption) (*DeleteAppResponse, error)
 	// ShowApps streams the Apps that match a filter.
 	ShowApps(ctx context.Context, in *ShowAppsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ShowAppsResponse], error)
+	// RefreshAppInsts rolls the App's current definition out to its
+	// instances: it requests an update of each READY (or UPDATE_ERROR)
+	// instance of the App the caller may change, batch_size at a time, waits
+	// for every instance of a batch to reach a final state before the next
+	// batch, and streams the progress of each instance. It stops at the
+	// first batch with a failed instance: the stream ends with an ABORTED
+	// status naming the instances that failed, and the instances of later
+	// batches are left as they were.
+	RefreshAppInsts(ctx context.Context, in *RefreshAppInstsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RefreshAppInstsResponse], error)
 }
 
 type appServiceClient struct {
@@ -100,6 +110,25 @@ func (c *appServiceClient) ShowApps(ctx context.Context, in *ShowAppsRequest, op
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AppService_ShowAppsClient = grpc.ServerStreamingClient[ShowAppsResponse]
 
+func (c *appServiceClient) RefreshAppInsts(ctx context.Context, in *RefreshAppInstsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[RefreshAppInstsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AppService_ServiceDesc.Streams[1], AppService_RefreshAppInsts_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[RefreshAppInstsRequest, RefreshAppInstsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AppService_RefreshAppInstsClient = grpc.ServerStreamingClient[RefreshAppInstsResponse]
+
 // AppServiceServer is the server API for AppService service.
 // All implementations must embed UnimplementedAppServiceServer
 // for forward compatibility.
@@ -114,6 +143,15 @@ type AppServiceServer interface {
 	DeleteApp(context.Context, *DeleteAppRequest) (*DeleteAppResponse, error)
 	// ShowApps streams the Apps that match a filter.
 	ShowApps(*ShowAppsRequest, grpc.ServerStreamingServer[ShowAppsResponse]) error
+	// RefreshAppInsts rolls the App's current definition out to its
+	// instances: it requests an update of each READY (or UPDATE_ERROR)
+	// instance of the App the caller may change, batch_size at a time, waits
+	// for every instance of a batch to reach a final state before the next
+	// batch, and streams the progress of each instance. It stops at the
+	// first batch with a failed instance: the stream ends with an ABORTED
+	// status naming the instances that failed, and the instances of later
+	// batches are left as they were.
+	RefreshAppInsts(*RefreshAppInstsRequest, grpc.ServerStreamingServer[RefreshAppInstsResponse]) error
 	mustEmbedUnimplementedAppServiceServer()
 }
 
@@ -135,6 +173,9 @@ func (UnimplementedAppServiceServer) DeleteApp(context.Context, *DeleteAppReques
 }
 func (UnimplementedAppServiceServer) ShowApps(*ShowAppsRequest, grpc.ServerStreamingServer[ShowAppsResponse]) error {
 	return status.Error(codes.Unimplemented, "method ShowApps not implemented")
+}
+func (UnimplementedAppServiceServer) RefreshAppInsts(*RefreshAppInstsRequest, grpc.ServerStreamingServer[RefreshAppInstsResponse]) error {
+	return status.Error(codes.Unimplemented, "method RefreshAppInsts not implemented")
 }
 func (UnimplementedAppServiceServer) mustEmbedUnimplementedAppServiceServer() {}
 func (UnimplementedAppServiceServer) testEmbeddedByValue()                    {}
@@ -222,6 +263,17 @@ func _AppService_ShowApps_Handler(srv interface{}, stream grpc.ServerStream) err
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AppService_ShowAppsServer = grpc.ServerStreamingServer[ShowAppsResponse]
 
+func _AppService_RefreshAppInsts_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(RefreshAppInstsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AppServiceServer).RefreshAppInsts(m, &grpc.GenericServerStream[RefreshAppInstsRequest, RefreshAppInstsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AppService_RefreshAppInstsServer = grpc.ServerStreamingServer[RefreshAppInstsResponse]
+
 // AppService_ServiceDesc is the grpc.ServiceDesc for AppService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -246,6 +298,11 @@ var AppService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "ShowApps",
 			Handler:       _AppService_ShowApps_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "RefreshAppInsts",
+			Handler:       _AppService_RefreshAppInsts_Handler,
 			ServerStreams: true,
 		},
 	},

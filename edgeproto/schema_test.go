@@ -20,6 +20,7 @@ var wantKeys = map[protoreflect.Name]protoreflect.Name{
 	"AppInstInfo":          "key",
 	"TrustPolicy":          "key",
 	"TrustPolicyException": "key",
+	"Alert":                "key",
 }
 
 // wantListActions lists every message with list_actions.

@@ -148,3 +148,51 @@ func TestConcurrentClusterCreatesNeverExceedQuota(t *testing.T) {
 		t.Errorf("stored clusters: %d (%v), want %d", len(got), err, quota/2)
 	}
 }
+
+// An instance of a VM App asks its flavor of the cloudlet: on a 6-vCPU
+// quota with a 2-vCPU cluster, two 2-vCPU VM instances fit and the third
+// is refused naming vCPUs, what it asks and what is free, while an
+// instance of a container App (which runs inside its admitted cluster)
+// still fits. The VM instances, which the fake platform's snapshot does
+// not list, stay counted: a new cluster is refused too.
+func TestAppInstCreateRefusedPastCloudletQuota(t *testing.T) {
+	t.Parallel()
+	_, admin, cl := quotaWorld(t, 6)
+	ctx := testCtx(t)
+	if ps, err := drain(admin.clusters.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: mediumCluster(cl, "a")})); err != nil ||
+		lastState(t, ps) != edgeproto.TrackedState_TRACKED_STATE_READY {
+		t.Fatalf("cluster a: %v %v", ps, err)
+	}
+	for _, app := range []*edgeproto.App{
+		{Key: &edgeproto.AppKey{Organization: "developer", Name: "vm", Version: "1"}, Deployment: "vm", DefaultFlavor: "fake.medium"},
+		{Key: &edgeproto.AppKey{Organization: "developer", Name: "web", Version: "1"}, Deployment: "docker", DefaultFlavor: "fake.medium"},
+	} {
+		if _, err := admin.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: app}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create := func(name, app string) error {
+		_, err := drain(admin.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: &edgeproto.AppInst{
+			Key:        &edgeproto.AppInstKey{Organization: "developer", Name: name},
+			AppKey:     &edgeproto.AppKey{Organization: "developer", Name: app, Version: "1"},
+			ClusterKey: mediumCluster(cl, "a").Key}}))
+		return err
+	}
+	for _, name := range []string{"vm1", "vm2"} {
+		if err := create(name, "vm"); err != nil {
+			t.Fatalf("VM instance %s: %v", name, err)
+		}
+	}
+	err := create("vm3", "vm")
+	wantCode(t, err, codes.FailedPrecondition, "third VM instance past the quota")
+	for _, want := range []string{"AppInst", "vm3", "vCPUs", "asked 2", "free 0"} {
+		if !strings.Contains(status.Convert(err).Message(), want) {
+			t.Errorf("refusal %q does not say %q", status.Convert(err).Message(), want)
+		}
+	}
+	if err := create("web1", "web"); err != nil {
+		t.Fatalf("container instance on a full cloudlet: %v", err)
+	}
+	_, err = drain(admin.clusters.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: mediumCluster(cl, "b")}))
+	wantCode(t, err, codes.FailedPrecondition, "cluster past the quota the VM instances take")
+}

@@ -103,6 +103,7 @@ type Controller struct {
 	apps          *kind[*edgeproto.App]
 	trustPolicies *kind[*edgeproto.TrustPolicy]
 	tpes          *kind[*edgeproto.TrustPolicyException]
+	alerts        *kind[*edgeproto.Alert]
 	settings      *settingsStore
 	accessKeys    *accessKeys
 }
@@ -139,7 +140,12 @@ func New(cfg Config) (*Controller, error) {
 	c.tpes = newKind(s, tpeOwner, nil)
 	c.settings = newSettingsStore(s)
 	c.accessKeys = newAccessKeys(s)
-	c.cloudlets.deleted = func(tx *store.Tx, cl *edgeproto.Cloudlet) { c.accessKeys.remove(tx, cl.Key) }
+	c.alerts = newKind(s, alertOwner, nil)
+	c.cloudlets.deleted = func(tx *store.Tx, cl *edgeproto.Cloudlet) {
+		c.accessKeys.remove(tx, cl.Key)
+		c.dropAlerts(tx, cl)
+	}
+	c.cloudlets.infoApplied = c.cloudletInfoApplied
 	c.setParents()
 
 	reg := cfg.Registerer
@@ -153,6 +159,9 @@ func New(cfg Config) (*Controller, error) {
 		return nil, fmt.Errorf("controller: metrics: %w", err)
 	}
 	c.metrics = m
+	if err := reg.Register(newAlertCollector(c.Alerts)); err != nil {
+		return nil, fmt.Errorf("controller: metrics: %w", err)
+	}
 	counter.count = c.countObjects
 
 	recoverUnary, recoverStream := grpcserver.Recover(c.log)
@@ -269,6 +278,7 @@ func (c *Controller) startCaches(ctx context.Context) func() {
 	run(c.apps.cache.Start)
 	run(c.trustPolicies.cache.Start)
 	run(c.tpes.cache.Start)
+	run(c.alerts.cache.Start)
 	c.cachesRunning.Store(true)
 	return func() {
 		c.cachesRunning.Store(false)

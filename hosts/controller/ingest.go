@@ -222,6 +222,11 @@ func applyInfo[T store.Object[T], I store.Object[I]](ctx context.Context, c *Con
 			}
 		}
 		tk.mirror(next, cur, fm)
+		if tk.infoApplied != nil {
+			if err := tk.infoApplied(tx, next, cur, fm); err != nil {
+				return err
+			}
+		}
 		if !proto.Equal(next, obj) {
 			stamp(next, "updated_at")
 			if err := tk.store.TxPut(tx, next); err != nil {

@@ -20,6 +20,9 @@ func TestMetricsAreTheDocumentedOnes(t *testing.T) {
 	if _, err := newStoreSpace(r); err != nil {
 		t.Fatal(err)
 	}
+	if err := r.Register(newAlertCollector(nil)); err != nil {
+		t.Fatal(err)
+	}
 	metricsdoc.Check(t, "hosts/controller", r)
 }
 

@@ -75,6 +75,9 @@ func (c *Controller) cloudletRules() rules[*edgeproto.Cloudlet] {
 				}
 				next.TrustPolicyState = edgeproto.TrackedState_TRACKED_STATE_UPDATE_REQUESTED
 			}
+			if fm.HasOrHasChild(edgeproto.CloudletFieldResourceQuotas) || fm.Has(edgeproto.CloudletFieldDefaultResourceAlertThreshold) {
+				return c.syncAlertsOf(tx, next)
+			}
 			return nil
 		},
 		delete: func(tx *store.Tx, cl *edgeproto.Cloudlet) error {
@@ -212,7 +215,10 @@ func (c *Controller) appInstRules() rules[*edgeproto.AppInst] {
 			if ai.Flavor == "" {
 				ai.Flavor = app.DefaultFlavor
 			}
-			return c.checkFlavor(tx, ai.Flavor, what, cl)
+			if err := c.checkFlavor(tx, ai.Flavor, what, cl); err != nil {
+				return err
+			}
+			return c.admitAppInst(tx, cl, app, ai)
 		},
 		update: func(tx *store.Tx, cur, next *edgeproto.AppInst, fm *fieldmap.FieldMap) error {
 			if fm.Has(edgeproto.AppInstFieldPowerState) {

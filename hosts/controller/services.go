@@ -18,6 +18,7 @@ func (c *Controller) register(s grpc.ServiceRegistrar) {
 	edgeproto.RegisterTrustPolicyServiceServer(s, &trustPolicyService{c: c})
 	edgeproto.RegisterTrustPolicyExceptionServiceServer(s, &trustPolicyExceptionService{c: c})
 	edgeproto.RegisterSettingsServiceServer(s, &settingsService{c: c})
+	edgeproto.RegisterAlertServiceServer(s, &alertService{c: c})
 	rmv1.RegisterReportServiceServer(s, &reportService{c: c})
 }
 

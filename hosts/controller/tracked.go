@@ -61,6 +61,11 @@ type tracked[T store.Object[T], I store.Object[I]] struct {
 	// deleted, when set, runs in the transaction that removes an object,
 	// to remove what belongs to it.
 	deleted func(tx *store.Tx, obj T)
+	// infoApplied, when set, runs in the transaction that applies an Info
+	// report (that does not remove the object), with the object as it will
+	// be stored, the Info after the report and the report's flags, to keep
+	// what the controller derives from the Info in step with it.
+	infoApplied func(tx *store.Tx, obj T, info I, fm *fieldmap.FieldMap) error
 }
 
 // removeAll deletes obj, its Info, its refs and what belongs to it in tx.

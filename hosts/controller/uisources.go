@@ -34,7 +34,8 @@ func (c *Controller) UIAuthenticator() ui.Authenticator {
 // objects: cloudlets, clusters and application instances, each with its
 // state, where it runs, errors and the message that goes with its state
 // (see rowMessage), its links, and for its page its redacted fields and
-// Info and its recent history (see ui.History).
+// Info and its recent history (see ui.History); the Apps; and the active
+// alerts (see alertUISource).
 func (c *Controller) UISources() []ui.Source {
 	return []ui.Source{
 		trackedSource(c.cloudlets, rowSpec[*edgeproto.Cloudlet, *edgeproto.CloudletInfo]{
@@ -69,6 +70,7 @@ func (c *Controller) UISources() []ui.Source {
 			},
 		}),
 		appSource(c.apps),
+		c.alertUISource(),
 	}
 }
 

@@ -118,6 +118,7 @@ var owned = map[protoreflect.FullName]bool{
 	"edgeproto.v1.CloudletInfo":    true,
 	"edgeproto.v1.ClusterInstInfo": true,
 	"edgeproto.v1.AppInstInfo":     true,
+	"edgeproto.v1.Alert":           true, // raised and cleared by the controller alone
 }
 
 // Known reports whether Default has an entry for the message (an object or

@@ -47,7 +47,11 @@ func (a *app) followProgress(ctx context.Context, conn grpc.ClientConnInterface,
 			disp.Println(line)
 		}
 		if p != nil {
-			disp.Update(stateName(p.GetState()), progressText(p))
+			text := progressText(p)
+			if subj := subjectOf(resp); subj != "" {
+				text = subj + ": " + text
+			}
+			disp.Update(stateName(p.GetState()), text)
 		}
 		return nil
 	})
@@ -139,7 +143,7 @@ func extraFields(resp proto.Message, what string) []string {
 	var lines []string
 	m := resp.ProtoReflect()
 	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if fd.Name() == "progress" {
+		if fd.Name() == "progress" || isSubject(fd) {
 			return true
 		}
 		text := protoflags.FormatScalar(fd, v)
@@ -156,4 +160,25 @@ func extraFields(resp proto.Message, what string) []string {
 		return true
 	})
 	return lines
+}
+
+// isSubject reports whether fd names the object a step of a response is
+// about, beside its progress: a key field such as RefreshAppInsts's
+// app_inst_key (one call, several objects).
+func isSubject(fd protoreflect.FieldDescriptor) bool {
+	return fd.Message() != nil && !fd.IsList() && !fd.IsMap() &&
+		strings.HasSuffix(string(fd.Name()), "_key") && strings.HasSuffix(string(fd.Message().Name()), "Key")
+}
+
+// subjectOf returns the key string of the object a step is about (see
+// isSubject), or "" when the step is about the call's own object.
+func subjectOf(resp proto.Message) string {
+	m := resp.ProtoReflect()
+	fields := m.Descriptor().Fields()
+	for i := range fields.Len() {
+		if fd := fields.Get(i); isSubject(fd) && m.Has(fd) {
+			return fieldmap.KeyString(m.Get(fd).Message().Interface())
+		}
+	}
+	return ""
 }

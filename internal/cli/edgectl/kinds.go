@@ -107,6 +107,11 @@ var kindSpecs = []kindSpec{
 	{"edgeproto.v1.TrustPolicyException", "edgeproto.v1.TrustPolicyExceptionService", []string{"trustpolicyexceptions", "tpe"}, []output.Column{
 		{Header: "APP", Path: "key.app_key.name"}, {Header: "POOL", Path: "key.cloudlet_pool_key.name"}, colName, colState,
 	}},
+	{"edgeproto.v1.Alert", "edgeproto.v1.AlertService", []string{"alerts"}, []output.Column{
+		{Header: "ORGANIZATION", Path: "key.cloudlet_key.organization"}, {Header: "CLOUDLET", Path: "key.cloudlet_key.name"},
+		{Header: "RESOURCE", Path: "key.resource"}, {Header: "NAME", Path: "name"}, {Header: "USED", Path: "used"}, {Header: "QUOTA", Path: "quota"},
+		{Header: "UNITS", Path: "units"}, {Header: "USAGE_%", Path: "usage_percent"}, {Header: "THRESHOLD_%", Path: "threshold"}, {Header: "SINCE", Path: "active_at"},
+	}},
 	{"edgeproto.v1.Settings", "edgeproto.v1.SettingsService", []string{"setting"}, nil},
 }
 

@@ -267,6 +267,9 @@ func (a *app) mutate(cmd *cobra.Command, k *Kind, verb, key string, md protorefl
 }
 
 func pastTense(verb string) string {
+	if strings.Contains(verb, "-") { // an action: refresh-insts
+		return verb + " done"
+	}
 	if strings.HasSuffix(verb, "e") {
 		return verb + "d"
 	}

@@ -156,6 +156,42 @@ func (m *ShowAppsResponse) CloneMessageVT() proto.Message {
 	return m.CloneVT()
 }
 
+func (m *RefreshAppInstsRequest) CloneVT() *RefreshAppInstsRequest {
+	if m == nil {
+		return (*RefreshAppInstsRequest)(nil)
+	}
+	r := new(RefreshAppInstsRequest)
+	r.Key = m.Key.CloneVT()
+	r.BatchSize = m.BatchSize
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RefreshAppInstsRequest) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
+func (m *RefreshAppInstsResponse) CloneVT() *RefreshAppInstsResponse {
+	if m == nil {
+		return (*RefreshAppInstsResponse)(nil)
+	}
+	r := new(RefreshAppInstsResponse)
+	r.Progress = m.Progress.CloneVT()
+	r.AppInstKey = m.AppInstKey.CloneVT()
+	if len(m.unknownFields) > 0 {
+		r.unknownFields = make([]byte, len(m.unknownFields))
+		copy(r.unknownFields, m.unknownFields)
+	}
+	return r
+}
+
+func (m *RefreshAppInstsResponse) CloneMessageVT() proto.Message {
+	return m.CloneVT()
+}
+
 func (this *CreateAppRequest) EqualVT(that *CreateAppRequest) bool {
 	if this == that {
 		return true
@@ -309,6 +345,50 @@ func (this *ShowAppsResponse) EqualVT(that *ShowAppsResponse) bool {
 
 func (this *ShowAppsResponse) EqualMessageVT(thatMsg proto.Message) bool {
 	that, ok := thatMsg.(*ShowAppsResponse)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *RefreshAppInstsRequest) EqualVT(that *RefreshAppInstsRequest) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Key.EqualVT(that.Key) {
+		return false
+	}
+	if this.BatchSize != that.BatchSize {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *RefreshAppInstsRequest) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*RefreshAppInstsRequest)
+	if !ok {
+		return false
+	}
+	return this.EqualVT(that)
+}
+func (this *RefreshAppInstsResponse) EqualVT(that *RefreshAppInstsResponse) bool {
+	if this == that {
+		return true
+	} else if this == nil || that == nil {
+		return false
+	}
+	if !this.Progress.EqualVT(that.Progress) {
+		return false
+	}
+	if !this.AppInstKey.EqualVT(that.AppInstKey) {
+		return false
+	}
+	return string(this.unknownFields) == string(that.unknownFields)
+}
+
+func (this *RefreshAppInstsResponse) EqualMessageVT(thatMsg proto.Message) bool {
+	that, ok := thatMsg.(*RefreshAppInstsResponse)
 	if !ok {
 		return false
 	}
