@@ -87,7 +87,7 @@ func TestParseKeyUTF8(t *testing.T) {
 	}
 	for _, c := range []struct{ in, where string }{
 		{"\xff", "byte 0xFF at byte 0"},
-		{"ok\xc3", "byte 0xC3 at byte 2"}, // truncated sequence
+		{"ok\xc3", "byte 0xC3 at byte 2"},   // truncated sequence
 		{"\xc0\x80", "byte 0xC0 at byte 0"}, // overlong NUL
 	} {
 		got, err := fieldmap.ParseKeyUTF8(c.in)
