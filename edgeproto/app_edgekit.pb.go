@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Port: dot-joined field numbers from Port.
 const (
@@ -467,7 +467,7 @@ func (m *App) Equal(o *App) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Port) CopyInFields(src *Port, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Port_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -504,7 +504,7 @@ func (m *Port) copyInAt(src *Port, fm *fieldmap.FieldMap, at int, win fieldmap.W
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ConfigFile) CopyInFields(src *ConfigFile, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ConfigFile_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -526,7 +526,7 @@ func (m *ConfigFile) copyInAt(src *ConfigFile, fm *fieldmap.FieldMap, at int, wi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *EnvVar) CopyInFields(src *EnvVar, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_EnvVar_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -554,7 +554,7 @@ func (m *EnvVar) copyInAt(src *EnvVar, fm *fieldmap.FieldMap, at int, win fieldm
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *App) CopyInFields(src *App, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_App_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

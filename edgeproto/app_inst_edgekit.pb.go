@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of AppInstRuntime: dot-joined field numbers from AppInstRuntime.
 const (
@@ -515,7 +515,7 @@ func (m *AppInstInfo) Equal(o *AppInstInfo) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AppInstRuntime) CopyInFields(src *AppInstRuntime, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AppInstRuntime_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -566,7 +566,7 @@ func (m *ServiceEndpoint) copyInAt(src *ServiceEndpoint, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ServiceEndpoint) CopyInFields(src *ServiceEndpoint, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ServiceEndpoint_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -574,7 +574,7 @@ func (m *ServiceEndpoint) CopyInFields(src *ServiceEndpoint, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AppInst) CopyInFields(src *AppInst, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AppInst_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -677,7 +677,7 @@ func (m *AppInst) copyInAt(src *AppInst, fm *fieldmap.FieldMap, at int, win fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AppInstInfo) CopyInFields(src *AppInstInfo, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AppInstInfo_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of CreateAppInstRequest: dot-joined field numbers from CreateAppInstRequest.
 const (
@@ -1186,7 +1186,7 @@ func (m *WatchAppInstInfosResponse) Equal(o *WatchAppInstInfosResponse) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateAppInstRequest) CopyInFields(src *CreateAppInstRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateAppInstRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1215,7 +1215,7 @@ func (m *CreateAppInstRequest) copyInAt(src *CreateAppInstRequest, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateAppInstResponse) CopyInFields(src *CreateAppInstResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateAppInstResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1241,7 +1241,7 @@ func (m *CreateAppInstResponse) copyInAt(src *CreateAppInstResponse, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateAppInstRequest) CopyInFields(src *UpdateAppInstRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateAppInstRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1273,7 +1273,7 @@ func (m *UpdateAppInstRequest) copyInAt(src *UpdateAppInstRequest, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateAppInstResponse) CopyInFields(src *UpdateAppInstResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateAppInstResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1299,7 +1299,7 @@ func (m *UpdateAppInstResponse) copyInAt(src *UpdateAppInstResponse, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteAppInstRequest) CopyInFields(src *DeleteAppInstRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteAppInstRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1331,7 +1331,7 @@ func (m *DeleteAppInstRequest) copyInAt(src *DeleteAppInstRequest, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteAppInstResponse) CopyInFields(src *DeleteAppInstResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteAppInstResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1357,7 +1357,7 @@ func (m *DeleteAppInstResponse) copyInAt(src *DeleteAppInstResponse, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppInstsRequest) CopyInFields(src *ShowAppInstsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowAppInstsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1383,7 +1383,7 @@ func (m *ShowAppInstsRequest) copyInAt(src *ShowAppInstsRequest, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppInstsResponse) CopyInFields(src *ShowAppInstsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowAppInstsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1409,7 +1409,7 @@ func (m *ShowAppInstsResponse) copyInAt(src *ShowAppInstsResponse, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppInstInfosRequest) CopyInFields(src *ShowAppInstInfosRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowAppInstInfosRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1435,7 +1435,7 @@ func (m *ShowAppInstInfosRequest) copyInAt(src *ShowAppInstInfosRequest, fm *fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppInstInfosResponse) CopyInFields(src *ShowAppInstInfosResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowAppInstInfosResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1461,7 +1461,7 @@ func (m *ShowAppInstInfosResponse) copyInAt(src *ShowAppInstInfosResponse, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchAppInstInfosRequest) CopyInFields(src *WatchAppInstInfosRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_WatchAppInstInfosRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1487,7 +1487,7 @@ func (m *WatchAppInstInfosRequest) copyInAt(src *WatchAppInstInfosRequest, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchAppInstInfosResponse) CopyInFields(src *WatchAppInstInfosResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_WatchAppInstInfosResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of CreateAppRequest: dot-joined field numbers from CreateAppRequest.
 const (
@@ -956,7 +956,7 @@ func (m *RefreshAppInstsResponse) Equal(o *RefreshAppInstsResponse) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateAppRequest) CopyInFields(src *CreateAppRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateAppRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -982,7 +982,7 @@ func (m *CreateAppRequest) copyInAt(src *CreateAppRequest, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateAppResponse) CopyInFields(src *CreateAppResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateAppResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1008,7 +1008,7 @@ func (m *CreateAppResponse) copyInAt(src *CreateAppResponse, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateAppRequest) CopyInFields(src *UpdateAppRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateAppRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1037,7 +1037,7 @@ func (m *UpdateAppRequest) copyInAt(src *UpdateAppRequest, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateAppResponse) CopyInFields(src *UpdateAppResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateAppResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1063,7 +1063,7 @@ func (m *UpdateAppResponse) copyInAt(src *UpdateAppResponse, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteAppRequest) CopyInFields(src *DeleteAppRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteAppRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1089,7 +1089,7 @@ func (m *DeleteAppRequest) copyInAt(src *DeleteAppRequest, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteAppResponse) CopyInFields(src *DeleteAppResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteAppResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1102,7 +1102,7 @@ func (m *DeleteAppResponse) copyInAt(src *DeleteAppResponse, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppsRequest) CopyInFields(src *ShowAppsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowAppsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1128,7 +1128,7 @@ func (m *ShowAppsRequest) copyInAt(src *ShowAppsRequest, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowAppsResponse) CopyInFields(src *ShowAppsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowAppsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Location: dot-joined field numbers from Location.
 const (
@@ -609,7 +609,7 @@ func (m *CloudletInfo) Equal(o *CloudletInfo) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Location_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -633,7 +633,7 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PlatformConfig) CopyInFields(src *PlatformConfig, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_PlatformConfig_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -673,7 +673,7 @@ func (m *PlatformConfig) copyInAt(src *PlatformConfig, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Cloudlet) CopyInFields(src *Cloudlet, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Cloudlet_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -770,7 +770,7 @@ func (m *Cloudlet) copyInAt(src *Cloudlet, fm *fieldmap.FieldMap, at int, win fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CloudletInfo) CopyInFields(src *CloudletInfo, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CloudletInfo_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of CreateCloudletRequest: dot-joined field numbers from CreateCloudletRequest.
 const (
@@ -1454,7 +1454,7 @@ func (m *RotateCloudletAccessKeyResponse) Equal(o *RotateCloudletAccessKeyRespon
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateCloudletRequest) CopyInFields(src *CreateCloudletRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateCloudletRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1483,7 +1483,7 @@ func (m *CreateCloudletRequest) copyInAt(src *CreateCloudletRequest, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateCloudletResponse) CopyInFields(src *CreateCloudletResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateCloudletResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1512,7 +1512,7 @@ func (m *CreateCloudletResponse) copyInAt(src *CreateCloudletResponse, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateCloudletRequest) CopyInFields(src *UpdateCloudletRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateCloudletRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1544,7 +1544,7 @@ func (m *UpdateCloudletRequest) copyInAt(src *UpdateCloudletRequest, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateCloudletResponse) CopyInFields(src *UpdateCloudletResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateCloudletResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1570,7 +1570,7 @@ func (m *UpdateCloudletResponse) copyInAt(src *UpdateCloudletResponse, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteCloudletRequest) CopyInFields(src *DeleteCloudletRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteCloudletRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1602,7 +1602,7 @@ func (m *DeleteCloudletRequest) copyInAt(src *DeleteCloudletRequest, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteCloudletResponse) CopyInFields(src *DeleteCloudletResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteCloudletResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1628,7 +1628,7 @@ func (m *DeleteCloudletResponse) copyInAt(src *DeleteCloudletResponse, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowCloudletsRequest) CopyInFields(src *ShowCloudletsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowCloudletsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1654,7 +1654,7 @@ func (m *ShowCloudletsRequest) copyInAt(src *ShowCloudletsRequest, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowCloudletsResponse) CopyInFields(src *ShowCloudletsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowCloudletsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1680,7 +1680,7 @@ func (m *ShowCloudletsResponse) copyInAt(src *ShowCloudletsResponse, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowCloudletInfosRequest) CopyInFields(src *ShowCloudletInfosRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowCloudletInfosRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1706,7 +1706,7 @@ func (m *ShowCloudletInfosRequest) copyInAt(src *ShowCloudletInfosRequest, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowCloudletInfosResponse) CopyInFields(src *ShowCloudletInfosResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowCloudletInfosResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1732,7 +1732,7 @@ func (m *ShowCloudletInfosResponse) copyInAt(src *ShowCloudletInfosResponse, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchCloudletInfosRequest) CopyInFields(src *WatchCloudletInfosRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_WatchCloudletInfosRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1758,7 +1758,7 @@ func (m *WatchCloudletInfosRequest) copyInAt(src *WatchCloudletInfosRequest, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchCloudletInfosResponse) CopyInFields(src *WatchCloudletInfosResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_WatchCloudletInfosResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1787,7 +1787,7 @@ func (m *WatchCloudletInfosResponse) copyInAt(src *WatchCloudletInfosResponse, f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RotateCloudletAccessKeyRequest) CopyInFields(src *RotateCloudletAccessKeyRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_RotateCloudletAccessKeyRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1813,7 +1813,7 @@ func (m *RotateCloudletAccessKeyRequest) copyInAt(src *RotateCloudletAccessKeyRe
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RotateCloudletAccessKeyResponse) CopyInFields(src *RotateCloudletAccessKeyResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_RotateCloudletAccessKeyResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

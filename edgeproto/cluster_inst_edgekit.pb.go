@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of NodePool: dot-joined field numbers from NodePool.
 const (
@@ -430,7 +430,7 @@ func (m *ClusterInstInfo) Equal(o *ClusterInstInfo) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NodePool) CopyInFields(src *NodePool, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NodePool_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -465,7 +465,7 @@ func (m *NodePool) copyInAt(src *NodePool, fm *fieldmap.FieldMap, at int, win fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ClusterInst) CopyInFields(src *ClusterInst, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ClusterInst_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -554,7 +554,7 @@ func (m *ClusterInst) copyInAt(src *ClusterInst, fm *fieldmap.FieldMap, at int, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ClusterInstInfo) CopyInFields(src *ClusterInstInfo, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ClusterInstInfo_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

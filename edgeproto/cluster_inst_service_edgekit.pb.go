@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of CreateClusterInstRequest: dot-joined field numbers from CreateClusterInstRequest.
 const (
@@ -1196,7 +1196,7 @@ func (m *WatchClusterInstInfosResponse) Equal(o *WatchClusterInstInfosResponse) 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateClusterInstRequest) CopyInFields(src *CreateClusterInstRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateClusterInstRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1225,7 +1225,7 @@ func (m *CreateClusterInstRequest) copyInAt(src *CreateClusterInstRequest, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateClusterInstResponse) CopyInFields(src *CreateClusterInstResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateClusterInstResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1251,7 +1251,7 @@ func (m *CreateClusterInstResponse) copyInAt(src *CreateClusterInstResponse, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateClusterInstRequest) CopyInFields(src *UpdateClusterInstRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateClusterInstRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1283,7 +1283,7 @@ func (m *UpdateClusterInstRequest) copyInAt(src *UpdateClusterInstRequest, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateClusterInstResponse) CopyInFields(src *UpdateClusterInstResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateClusterInstResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1309,7 +1309,7 @@ func (m *UpdateClusterInstResponse) copyInAt(src *UpdateClusterInstResponse, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteClusterInstRequest) CopyInFields(src *DeleteClusterInstRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteClusterInstRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1341,7 +1341,7 @@ func (m *DeleteClusterInstRequest) copyInAt(src *DeleteClusterInstRequest, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteClusterInstResponse) CopyInFields(src *DeleteClusterInstResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteClusterInstResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1367,7 +1367,7 @@ func (m *DeleteClusterInstResponse) copyInAt(src *DeleteClusterInstResponse, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowClusterInstsRequest) CopyInFields(src *ShowClusterInstsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowClusterInstsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1393,7 +1393,7 @@ func (m *ShowClusterInstsRequest) copyInAt(src *ShowClusterInstsRequest, fm *fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowClusterInstsResponse) CopyInFields(src *ShowClusterInstsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowClusterInstsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1419,7 +1419,7 @@ func (m *ShowClusterInstsResponse) copyInAt(src *ShowClusterInstsResponse, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowClusterInstInfosRequest) CopyInFields(src *ShowClusterInstInfosRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowClusterInstInfosRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1445,7 +1445,7 @@ func (m *ShowClusterInstInfosRequest) copyInAt(src *ShowClusterInstInfosRequest,
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowClusterInstInfosResponse) CopyInFields(src *ShowClusterInstInfosResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowClusterInstInfosResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1471,7 +1471,7 @@ func (m *ShowClusterInstInfosResponse) copyInAt(src *ShowClusterInstInfosRespons
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchClusterInstInfosRequest) CopyInFields(src *WatchClusterInstInfosRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_WatchClusterInstInfosRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1497,7 +1497,7 @@ func (m *WatchClusterInstInfosRequest) copyInAt(src *WatchClusterInstInfosReques
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchClusterInstInfosResponse) CopyInFields(src *WatchClusterInstInfosResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_WatchClusterInstInfosResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Flavor: dot-joined field numbers from Flavor.
 const (
@@ -179,7 +179,7 @@ func (m *FlavorInfo) Equal(o *FlavorInfo) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Flavor_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -220,7 +220,7 @@ func (m *Flavor) copyInAt(src *Flavor, fm *fieldmap.FieldMap, at int, win fieldm
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *FlavorInfo) CopyInFields(src *FlavorInfo, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_FlavorInfo_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of CreateFlavorRequest: dot-joined field numbers from CreateFlavorRequest.
 const (
@@ -500,7 +500,7 @@ func (m *ShowFlavorsResponse) Equal(o *ShowFlavorsResponse) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateFlavorRequest) CopyInFields(src *CreateFlavorRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateFlavorRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -526,7 +526,7 @@ func (m *CreateFlavorRequest) copyInAt(src *CreateFlavorRequest, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateFlavorResponse) CopyInFields(src *CreateFlavorResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateFlavorResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -552,7 +552,7 @@ func (m *CreateFlavorResponse) copyInAt(src *CreateFlavorResponse, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateFlavorRequest) CopyInFields(src *UpdateFlavorRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateFlavorRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -581,7 +581,7 @@ func (m *UpdateFlavorRequest) copyInAt(src *UpdateFlavorRequest, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateFlavorResponse) CopyInFields(src *UpdateFlavorResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateFlavorResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -607,7 +607,7 @@ func (m *UpdateFlavorResponse) copyInAt(src *UpdateFlavorResponse, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteFlavorRequest) CopyInFields(src *DeleteFlavorRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteFlavorRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -633,7 +633,7 @@ func (m *DeleteFlavorRequest) copyInAt(src *DeleteFlavorRequest, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteFlavorResponse) CopyInFields(src *DeleteFlavorResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteFlavorResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -646,7 +646,7 @@ func (m *DeleteFlavorResponse) copyInAt(src *DeleteFlavorResponse, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowFlavorsRequest) CopyInFields(src *ShowFlavorsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowFlavorsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -672,7 +672,7 @@ func (m *ShowFlavorsRequest) copyInAt(src *ShowFlavorsRequest, fm *fieldmap.Fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowFlavorsResponse) CopyInFields(src *ShowFlavorsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowFlavorsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

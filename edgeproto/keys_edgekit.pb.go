@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of CloudletKey: dot-joined field numbers from CloudletKey.
 const (
@@ -501,7 +501,7 @@ func (m *TrustPolicyExceptionKey) Equal(o *TrustPolicyExceptionKey) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CloudletKey) CopyInFields(src *CloudletKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CloudletKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -523,7 +523,7 @@ func (m *CloudletKey) copyInAt(src *CloudletKey, fm *fieldmap.FieldMap, at int, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ClusterKey) CopyInFields(src *ClusterKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ClusterKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -545,7 +545,7 @@ func (m *ClusterKey) copyInAt(src *ClusterKey, fm *fieldmap.FieldMap, at int, wi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AppKey) CopyInFields(src *AppKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AppKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -570,7 +570,7 @@ func (m *AppKey) copyInAt(src *AppKey, fm *fieldmap.FieldMap, at int, win fieldm
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AppInstKey) CopyInFields(src *AppInstKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AppInstKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -592,7 +592,7 @@ func (m *AppInstKey) copyInAt(src *AppInstKey, fm *fieldmap.FieldMap, at int, wi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *FlavorKey) CopyInFields(src *FlavorKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_FlavorKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -611,7 +611,7 @@ func (m *FlavorKey) copyInAt(src *FlavorKey, fm *fieldmap.FieldMap, at int, win 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TrustPolicyKey) CopyInFields(src *TrustPolicyKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TrustPolicyKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -633,7 +633,7 @@ func (m *TrustPolicyKey) copyInAt(src *TrustPolicyKey, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CloudletPoolKey) CopyInFields(src *CloudletPoolKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CloudletPoolKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -655,7 +655,7 @@ func (m *CloudletPoolKey) copyInAt(src *CloudletPoolKey, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TrustPolicyExceptionKey) CopyInFields(src *TrustPolicyExceptionKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TrustPolicyExceptionKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

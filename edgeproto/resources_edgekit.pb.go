@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of ResourceQuota: dot-joined field numbers from ResourceQuota.
 const (
@@ -756,7 +756,7 @@ func (m *NodeResources) Equal(o *NodeResources) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResourceQuota) CopyInFields(src *ResourceQuota, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ResourceQuota_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -781,7 +781,7 @@ func (m *ResourceQuota) copyInAt(src *ResourceQuota, fm *fieldmap.FieldMap, at i
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *InfraResource) CopyInFields(src *InfraResource, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_InfraResource_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -818,7 +818,7 @@ func (m *InfraResource) copyInAt(src *InfraResource, fm *fieldmap.FieldMap, at i
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *InfraResourcesSnapshot) CopyInFields(src *InfraResourcesSnapshot, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_InfraResourcesSnapshot_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -847,7 +847,7 @@ func (m *InfraResourcesSnapshot) copyInAt(src *InfraResourcesSnapshot, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NodeInfo) CopyInFields(src *NodeInfo, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NodeInfo_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -875,7 +875,7 @@ func (m *NodeInfo) copyInAt(src *NodeInfo, fm *fieldmap.FieldMap, at int, win fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *IpAddr) CopyInFields(src *IpAddr, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_IpAddr_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -897,7 +897,7 @@ func (m *IpAddr) copyInAt(src *IpAddr, fm *fieldmap.FieldMap, at int, win fieldm
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ContainerInfo) CopyInFields(src *ContainerInfo, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ContainerInfo_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -928,7 +928,7 @@ func (m *ContainerInfo) copyInAt(src *ContainerInfo, fm *fieldmap.FieldMap, at i
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *VmInfo) CopyInFields(src *VmInfo, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_VmInfo_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -962,7 +962,7 @@ func (m *VmInfo) copyInAt(src *VmInfo, fm *fieldmap.FieldMap, at int, win fieldm
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *InfraResources) CopyInFields(src *InfraResources, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_InfraResources_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -981,7 +981,7 @@ func (m *InfraResources) copyInAt(src *InfraResources, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NodeResources) CopyInFields(src *NodeResources, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NodeResources_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Result: dot-joined field numbers from Result.
 const (
@@ -75,7 +75,7 @@ func (m *Result) Equal(o *Result) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Result) CopyInFields(src *Result, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Result_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of UpdateSettingsRequest: dot-joined field numbers from UpdateSettingsRequest.
 const (
@@ -424,7 +424,7 @@ func (m *ShowSettingsResponse) Equal(o *ShowSettingsResponse) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateSettingsRequest) CopyInFields(src *UpdateSettingsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateSettingsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -453,7 +453,7 @@ func (m *UpdateSettingsRequest) copyInAt(src *UpdateSettingsRequest, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateSettingsResponse) CopyInFields(src *UpdateSettingsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateSettingsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -479,7 +479,7 @@ func (m *UpdateSettingsResponse) copyInAt(src *UpdateSettingsResponse, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResetSettingsRequest) CopyInFields(src *ResetSettingsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ResetSettingsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -492,7 +492,7 @@ func (m *ResetSettingsRequest) copyInAt(src *ResetSettingsRequest, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResetSettingsResponse) CopyInFields(src *ResetSettingsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ResetSettingsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -518,7 +518,7 @@ func (m *ResetSettingsResponse) copyInAt(src *ResetSettingsResponse, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowSettingsRequest) CopyInFields(src *ShowSettingsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowSettingsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -531,7 +531,7 @@ func (m *ShowSettingsRequest) copyInAt(src *ShowSettingsRequest, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowSettingsResponse) CopyInFields(src *ShowSettingsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowSettingsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

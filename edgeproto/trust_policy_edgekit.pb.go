@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of SecurityRule: dot-joined field numbers from SecurityRule.
 const (
@@ -377,7 +377,7 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SecurityRule) CopyInFields(src *SecurityRule, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SecurityRule_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -405,7 +405,7 @@ func (m *SecurityRule) copyInAt(src *SecurityRule, fm *fieldmap.FieldMap, at int
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TrustPolicy) CopyInFields(src *TrustPolicy, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TrustPolicy_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -434,7 +434,7 @@ func (m *TrustPolicy) copyInAt(src *TrustPolicy, fm *fieldmap.FieldMap, at int, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TrustPolicyExceptionInstance) CopyInFields(src *TrustPolicyExceptionInstance, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TrustPolicyExceptionInstance_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -476,7 +476,7 @@ func (m *TrustPolicyExceptionInstance) copyInAt(src *TrustPolicyExceptionInstanc
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TrustPolicyException) CopyInFields(src *TrustPolicyException, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TrustPolicyException_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

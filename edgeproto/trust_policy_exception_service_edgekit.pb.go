@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of CreateTrustPolicyExceptionRequest: dot-joined field numbers from CreateTrustPolicyExceptionRequest.
 const (
@@ -648,7 +648,7 @@ func (m *ShowTrustPolicyExceptionsResponse) Equal(o *ShowTrustPolicyExceptionsRe
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateTrustPolicyExceptionRequest) CopyInFields(src *CreateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateTrustPolicyExceptionRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -674,7 +674,7 @@ func (m *CreateTrustPolicyExceptionRequest) copyInAt(src *CreateTrustPolicyExcep
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateTrustPolicyExceptionResponse) CopyInFields(src *CreateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateTrustPolicyExceptionResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -700,7 +700,7 @@ func (m *CreateTrustPolicyExceptionResponse) copyInAt(src *CreateTrustPolicyExce
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateTrustPolicyExceptionRequest) CopyInFields(src *UpdateTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateTrustPolicyExceptionRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -729,7 +729,7 @@ func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExcep
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateTrustPolicyExceptionResponse) CopyInFields(src *UpdateTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateTrustPolicyExceptionResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -755,7 +755,7 @@ func (m *UpdateTrustPolicyExceptionResponse) copyInAt(src *UpdateTrustPolicyExce
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteTrustPolicyExceptionRequest) CopyInFields(src *DeleteTrustPolicyExceptionRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteTrustPolicyExceptionRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -781,7 +781,7 @@ func (m *DeleteTrustPolicyExceptionRequest) copyInAt(src *DeleteTrustPolicyExcep
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteTrustPolicyExceptionResponse) CopyInFields(src *DeleteTrustPolicyExceptionResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteTrustPolicyExceptionResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -794,7 +794,7 @@ func (m *DeleteTrustPolicyExceptionResponse) copyInAt(src *DeleteTrustPolicyExce
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowTrustPolicyExceptionsRequest) CopyInFields(src *ShowTrustPolicyExceptionsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowTrustPolicyExceptionsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -820,7 +820,7 @@ func (m *ShowTrustPolicyExceptionsRequest) copyInAt(src *ShowTrustPolicyExceptio
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowTrustPolicyExceptionsResponse) CopyInFields(src *ShowTrustPolicyExceptionsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowTrustPolicyExceptionsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of CreateTrustPolicyRequest: dot-joined field numbers from CreateTrustPolicyRequest.
 const (
@@ -506,7 +506,7 @@ func (m *ShowTrustPoliciesResponse) Equal(o *ShowTrustPoliciesResponse) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateTrustPolicyRequest) CopyInFields(src *CreateTrustPolicyRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateTrustPolicyRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -532,7 +532,7 @@ func (m *CreateTrustPolicyRequest) copyInAt(src *CreateTrustPolicyRequest, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateTrustPolicyResponse) CopyInFields(src *CreateTrustPolicyResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateTrustPolicyResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -558,7 +558,7 @@ func (m *CreateTrustPolicyResponse) copyInAt(src *CreateTrustPolicyResponse, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateTrustPolicyRequest) CopyInFields(src *UpdateTrustPolicyRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateTrustPolicyRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -587,7 +587,7 @@ func (m *UpdateTrustPolicyRequest) copyInAt(src *UpdateTrustPolicyRequest, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *UpdateTrustPolicyResponse) CopyInFields(src *UpdateTrustPolicyResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_UpdateTrustPolicyResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -613,7 +613,7 @@ func (m *UpdateTrustPolicyResponse) copyInAt(src *UpdateTrustPolicyResponse, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteTrustPolicyRequest) CopyInFields(src *DeleteTrustPolicyRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteTrustPolicyRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -639,7 +639,7 @@ func (m *DeleteTrustPolicyRequest) copyInAt(src *DeleteTrustPolicyRequest, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteTrustPolicyResponse) CopyInFields(src *DeleteTrustPolicyResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteTrustPolicyResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -652,7 +652,7 @@ func (m *DeleteTrustPolicyResponse) copyInAt(src *DeleteTrustPolicyResponse, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowTrustPoliciesRequest) CopyInFields(src *ShowTrustPoliciesRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowTrustPoliciesRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -678,7 +678,7 @@ func (m *ShowTrustPoliciesRequest) copyInAt(src *ShowTrustPoliciesRequest, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ShowTrustPoliciesResponse) CopyInFields(src *ShowTrustPoliciesResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ShowTrustPoliciesResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -481,6 +481,16 @@ func (fm *FieldMap) Window(at int) Window {
 	return Window{fm.inl[k], fm.inl[k+w]}
 }
 
+// FirstWindow is Window(0), the window every generated CopyInFields starts
+// from. For a map of at most 64 flags it is small enough for the compiler
+// to inline into the caller.
+func (fm *FieldMap) FirstWindow() Window {
+	if fm.w == 1 { // one word per bit set, inline
+		return Window{fm.inl[1], fm.inl[2]}
+	}
+	return fm.Window(0)
+}
+
 // unalignedWindow is Window for at not a multiple of 64.
 func (fm *FieldMap) unalignedWindow(at int) Window {
 	ws, w := fm.words(), uint(fm.w)

@@ -164,3 +164,35 @@ func TestWindow(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstWindow checks FirstWindow against Window(0) for schemas of one
+// word, two words (both inline) and more (held apart), empty and not.
+func TestFirstWindow(t *testing.T) {
+	for _, n := range []int32{3, 40, 70, 150} {
+		sh := &Shape{}
+		for i := int32(1); i <= n; i++ {
+			sub := &Shape{Fields: []ShapeField{{Number: 1, Name: "a"}}}
+			sh.Fields = append(sh.Fields, ShapeField{Number: i, Name: "m", Kind: KindMessage, Sub: sub})
+		}
+		s := NewShapeSchema("test.Wide", sh, false)
+		empty := s.NewFieldMap()
+		if got, want := empty.FirstWindow(), empty.Window(0); got != want {
+			t.Fatalf("%d flags, empty map: FirstWindow() = %v, Window(0) = %v", s.Len(), got, want)
+		}
+		flags := []string{"1.1", "2", "3.1"}
+		if n >= 40 {
+			flags = append(flags, "17.1", "32", "40.1")
+		}
+		if n >= 70 {
+			flags = append(flags, "70.1")
+		}
+		fm, err := s.New(flags...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := fm.FirstWindow()
+		if want := fm.Window(0); w != want || w.Cover == 0 || w.Below == 0 {
+			t.Fatalf("%d flags (%d words): FirstWindow() = %v, Window(0) = %v, want equal and not empty", s.Len(), s.words, w, want)
+		}
+	}
+}

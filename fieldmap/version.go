@@ -1,24 +1,26 @@
 package fieldmap
 
-// SupportPackageIsVersion3 is referenced by every file protoc-gen-go-edgekit
-// generates for version 3 of this package's API (shapes with the Go layout
-// of messages, CopyIn, Diff), in
+// SupportPackageIsVersion4 is referenced by every file protoc-gen-go-edgekit
+// generates for version 4 of this package's API (version 3 and
+// FieldMap.FirstWindow), in
 //
-//	const _ = fieldmap.SupportPackageIsVersion3
+//	const _ = fieldmap.SupportPackageIsVersion4
 //
 // so that generated code compiled against a fieldmap too old for it fails
-// to compile with "undefined: fieldmap.SupportPackageIsVersion3" instead
+// to compile with "undefined: fieldmap.SupportPackageIsVersion4" instead
 // of an error about some helper deep in the file: upgrade
 // github.com/edgekit/edgekit to at least the version of the generator. A
 // release that drops support for code generated for an old version of the
 // API removes that version's constant, and such code fails the same way:
 // regenerate it.
-const SupportPackageIsVersion3 = true
+const SupportPackageIsVersion4 = true
 
-// SupportPackageIsVersion2 and SupportPackageIsVersion1 are referenced by
-// files generated for earlier versions of the API, which this package
-// still supports.
+// SupportPackageIsVersion3 (shapes with the Go layout of messages, CopyIn,
+// Diff), SupportPackageIsVersion2 and SupportPackageIsVersion1 are
+// referenced by files generated for earlier versions of the API, which
+// this package still supports.
 const (
+	SupportPackageIsVersion3 = true
 	SupportPackageIsVersion2 = true
 	SupportPackageIsVersion1 = true
 )

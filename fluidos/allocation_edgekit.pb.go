@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of AllocationStatus: dot-joined field numbers from AllocationStatus.
 const (
@@ -361,7 +361,7 @@ func (m *Allocation) Equal(o *Allocation) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AllocationStatus) CopyInFields(src *AllocationStatus, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AllocationStatus_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -403,7 +403,7 @@ func (m *AllocationStatus) copyInAt(src *AllocationStatus, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AllocationResources) CopyInFields(src *AllocationResources, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AllocationResources_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -428,7 +428,7 @@ func (m *AllocationResources) copyInAt(src *AllocationResources, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Allocation) CopyInFields(src *Allocation, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Allocation_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of ConfigParameter: dot-joined field numbers from ConfigParameter.
 const (
@@ -430,7 +430,7 @@ func (m *ServiceBlueprint) Equal(o *ServiceBlueprint) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ConfigParameter) CopyInFields(src *ConfigParameter, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ConfigParameter_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -495,7 +495,7 @@ func (m *ConfigParameter) copyInAt(src *ConfigParameter, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ConfigurationSchema) CopyInFields(src *ConfigurationSchema, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ConfigurationSchema_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -514,7 +514,7 @@ func (m *ConfigurationSchema) copyInAt(src *ConfigurationSchema, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ServiceTemplate) CopyInFields(src *ServiceTemplate, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ServiceTemplate_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -542,7 +542,7 @@ func (m *ServiceTemplate) copyInAt(src *ServiceTemplate, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ServiceBlueprint) CopyInFields(src *ServiceBlueprint, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ServiceBlueprint_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of NodeIdentity: dot-joined field numbers from NodeIdentity.
 const (
@@ -549,7 +549,7 @@ func (m *NetworkAuthorization) Equal(o *NetworkAuthorization) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NodeIdentity) CopyInFields(src *NodeIdentity, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NodeIdentity_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -601,7 +601,7 @@ func (m *NodeAdditionalInformation) copyInAt(src *NodeAdditionalInformation, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NodeAdditionalInformation) CopyInFields(src *NodeAdditionalInformation, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NodeAdditionalInformation_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -609,7 +609,7 @@ func (m *NodeAdditionalInformation) CopyInFields(src *NodeAdditionalInformation,
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TelemetryEndpoint) CopyInFields(src *TelemetryEndpoint, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TelemetryEndpoint_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -631,7 +631,7 @@ func (m *TelemetryEndpoint) copyInAt(src *TelemetryEndpoint, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Price) CopyInFields(src *Price, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Price_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -656,7 +656,7 @@ func (m *Price) copyInAt(src *Price, fm *fieldmap.FieldMap, at int, win fieldmap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Location_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -689,7 +689,7 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GPU) CopyInFields(src *GPU, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GPU_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -714,7 +714,7 @@ func (m *GPU) copyInAt(src *GPU, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PortRange) CopyInFields(src *PortRange, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_PortRange_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -739,7 +739,7 @@ func (m *PortRange) copyInAt(src *PortRange, fm *fieldmap.FieldMap, at int, win 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NetworkAuthorization) CopyInFields(src *NetworkAuthorization, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NetworkAuthorization_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

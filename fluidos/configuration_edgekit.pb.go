@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of K8SliceConfiguration: dot-joined field numbers from K8SliceConfiguration.
 const (
@@ -468,7 +468,7 @@ func _Configuration_Spec_isSet(x isConfiguration_Spec) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *K8SliceConfiguration) CopyInFields(src *K8SliceConfiguration, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_K8SliceConfiguration_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -506,7 +506,7 @@ func (m *K8SliceConfiguration) copyInAt(src *K8SliceConfiguration, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ServiceConfiguration) CopyInFields(src *ServiceConfiguration, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ServiceConfiguration_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -534,7 +534,7 @@ func (m *ServiceConfiguration) copyInAt(src *ServiceConfiguration, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *VMConfiguration) CopyInFields(src *VMConfiguration, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_VMConfiguration_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -562,7 +562,7 @@ func (m *VMConfiguration) copyInAt(src *VMConfiguration, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SensorConfiguration) CopyInFields(src *SensorConfiguration, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SensorConfiguration_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -582,7 +582,7 @@ func (m *SensorConfiguration) copyInAt(src *SensorConfiguration, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Configuration) CopyInFields(src *Configuration, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Configuration_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of PeeringTargetCredentials: dot-joined field numbers from PeeringTargetCredentials.
 const (
@@ -593,7 +593,7 @@ func (m *Contract) Equal(o *Contract) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PeeringTargetCredentials) CopyInFields(src *PeeringTargetCredentials, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_PeeringTargetCredentials_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -631,7 +631,7 @@ func (m *PeeringTargetCredentials) copyInAt(src *PeeringTargetCredentials, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Contract) CopyInFields(src *Contract, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Contract_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Discovery: dot-joined field numbers from Discovery.
 const (
@@ -678,7 +678,7 @@ func (m *PeeringCandidate) Equal(o *PeeringCandidate) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Discovery) CopyInFields(src *Discovery, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Discovery_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -758,7 +758,7 @@ func (m *PeerResult) copyInAt(src *PeerResult, fm *fieldmap.FieldMap, at int, wi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PeerResult) CopyInFields(src *PeerResult, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_PeerResult_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -766,7 +766,7 @@ func (m *PeerResult) CopyInFields(src *PeerResult, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PeeringCandidate) CopyInFields(src *PeeringCandidate, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_PeeringCandidate_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of K8SliceCharacteristics: dot-joined field numbers from K8SliceCharacteristics.
 const (
@@ -1852,7 +1852,7 @@ func _Flavor_Spec_isSet(x isFlavor_Spec) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *K8SliceCharacteristics) CopyInFields(src *K8SliceCharacteristics, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_K8SliceCharacteristics_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1893,7 +1893,7 @@ func (m *K8SliceCharacteristics) copyInAt(src *K8SliceCharacteristics, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Partitionability) CopyInFields(src *Partitionability, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Partitionability_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1927,7 +1927,7 @@ func (m *Partitionability) copyInAt(src *Partitionability, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CarbonFootprint) CopyInFields(src *CarbonFootprint, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CarbonFootprint_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1949,7 +1949,7 @@ func (m *CarbonFootprint) copyInAt(src *CarbonFootprint, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *K8SliceProperties) CopyInFields(src *K8SliceProperties, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_K8SliceProperties_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2148,7 +2148,7 @@ func (m *Label) copyInAt(src *Label, fm *fieldmap.FieldMap, at int, win fieldmap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NetworkIntents) CopyInFields(src *NetworkIntents, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NetworkIntents_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2156,7 +2156,7 @@ func (m *NetworkIntents) CopyInFields(src *NetworkIntents, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NetworkIntent) CopyInFields(src *NetworkIntent, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NetworkIntent_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2164,7 +2164,7 @@ func (m *NetworkIntent) CopyInFields(src *NetworkIntent, fm *fieldmap.FieldMap) 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NetworkEndpoint) CopyInFields(src *NetworkEndpoint, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NetworkEndpoint_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2172,7 +2172,7 @@ func (m *NetworkEndpoint) CopyInFields(src *NetworkEndpoint, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NetworkResourceSelector) CopyInFields(src *NetworkResourceSelector, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NetworkResourceSelector_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2180,7 +2180,7 @@ func (m *NetworkResourceSelector) CopyInFields(src *NetworkResourceSelector, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PodNamespaceSelector) CopyInFields(src *PodNamespaceSelector, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_PodNamespaceSelector_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2188,7 +2188,7 @@ func (m *PodNamespaceSelector) CopyInFields(src *PodNamespaceSelector, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Label_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2196,7 +2196,7 @@ func (m *Label) CopyInFields(src *Label, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *K8Slice) CopyInFields(src *K8Slice, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_K8Slice_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2242,7 +2242,7 @@ func (m *K8Slice) copyInAt(src *K8Slice, fm *fieldmap.FieldMap, at int, win fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Service) CopyInFields(src *Service, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Service_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2291,7 +2291,7 @@ func (m *Service) copyInAt(src *Service, fm *fieldmap.FieldMap, at int, win fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *VM) CopyInFields(src *VM, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_VM_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2335,7 +2335,7 @@ func (m *VM) copyInAt(src *VM, fm *fieldmap.FieldMap, at int, win fieldmap.Windo
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Sensor) CopyInFields(src *Sensor, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Sensor_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2378,7 +2378,7 @@ func (m *Sensor) copyInAt(src *Sensor, fm *fieldmap.FieldMap, at int, win fieldm
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Flavor) CopyInFields(src *Flavor, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Flavor_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

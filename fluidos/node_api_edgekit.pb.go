@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of CreateSolverRequest: dot-joined field numbers from CreateSolverRequest.
 const (
@@ -7294,7 +7294,7 @@ func (m *AddPeerResponse) Equal(o *AddPeerResponse) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateSolverRequest) CopyInFields(src *CreateSolverRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateSolverRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7320,7 +7320,7 @@ func (m *CreateSolverRequest) copyInAt(src *CreateSolverRequest, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateSolverResponse) CopyInFields(src *CreateSolverResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateSolverResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7346,7 +7346,7 @@ func (m *CreateSolverResponse) copyInAt(src *CreateSolverResponse, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetSolverRequest) CopyInFields(src *GetSolverRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetSolverRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7365,7 +7365,7 @@ func (m *GetSolverRequest) copyInAt(src *GetSolverRequest, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetSolverResponse) CopyInFields(src *GetSolverResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetSolverResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7391,7 +7391,7 @@ func (m *GetSolverResponse) copyInAt(src *GetSolverResponse, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListSolversRequest) CopyInFields(src *ListSolversRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListSolversRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7404,7 +7404,7 @@ func (m *ListSolversRequest) copyInAt(src *ListSolversRequest, fm *fieldmap.Fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListSolversResponse) CopyInFields(src *ListSolversResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListSolversResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7423,7 +7423,7 @@ func (m *ListSolversResponse) copyInAt(src *ListSolversResponse, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteSolverRequest) CopyInFields(src *DeleteSolverRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteSolverRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7442,7 +7442,7 @@ func (m *DeleteSolverRequest) copyInAt(src *DeleteSolverRequest, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteSolverResponse) CopyInFields(src *DeleteSolverResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteSolverResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7455,7 +7455,7 @@ func (m *DeleteSolverResponse) copyInAt(src *DeleteSolverResponse, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchSolverRequest) CopyInFields(src *WatchSolverRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_WatchSolverRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7474,7 +7474,7 @@ func (m *WatchSolverRequest) copyInAt(src *WatchSolverRequest, fm *fieldmap.Fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchSolverResponse) CopyInFields(src *WatchSolverResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_WatchSolverResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7500,7 +7500,7 @@ func (m *WatchSolverResponse) copyInAt(src *WatchSolverResponse, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetDiscoveryRequest) CopyInFields(src *GetDiscoveryRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetDiscoveryRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7519,7 +7519,7 @@ func (m *GetDiscoveryRequest) copyInAt(src *GetDiscoveryRequest, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetDiscoveryResponse) CopyInFields(src *GetDiscoveryResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetDiscoveryResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7549,7 +7549,7 @@ func (m *GetDiscoveryResponse) copyInAt(src *GetDiscoveryResponse, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListFlavorsRequest) CopyInFields(src *ListFlavorsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListFlavorsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7575,7 +7575,7 @@ func (m *ListFlavorsRequest) copyInAt(src *ListFlavorsRequest, fm *fieldmap.Fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListFlavorsResponse) CopyInFields(src *ListFlavorsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListFlavorsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7594,7 +7594,7 @@ func (m *ListFlavorsResponse) copyInAt(src *ListFlavorsResponse, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListPeerFlavorsRequest) CopyInFields(src *ListPeerFlavorsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListPeerFlavorsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7620,7 +7620,7 @@ func (m *ListPeerFlavorsRequest) copyInAt(src *ListPeerFlavorsRequest, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PeerFlavor) CopyInFields(src *PeerFlavor, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_PeerFlavor_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7650,7 +7650,7 @@ func (m *PeerFlavor) copyInAt(src *PeerFlavor, fm *fieldmap.FieldMap, at int, wi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListPeerFlavorsResponse) CopyInFields(src *ListPeerFlavorsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListPeerFlavorsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7673,7 +7673,7 @@ func (m *ListPeerFlavorsResponse) copyInAt(src *ListPeerFlavorsResponse, fm *fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateServiceBlueprintRequest) CopyInFields(src *CreateServiceBlueprintRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateServiceBlueprintRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7699,7 +7699,7 @@ func (m *CreateServiceBlueprintRequest) copyInAt(src *CreateServiceBlueprintRequ
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *CreateServiceBlueprintResponse) CopyInFields(src *CreateServiceBlueprintResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_CreateServiceBlueprintResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7725,7 +7725,7 @@ func (m *CreateServiceBlueprintResponse) copyInAt(src *CreateServiceBlueprintRes
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetServiceBlueprintRequest) CopyInFields(src *GetServiceBlueprintRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetServiceBlueprintRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7744,7 +7744,7 @@ func (m *GetServiceBlueprintRequest) copyInAt(src *GetServiceBlueprintRequest, f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetServiceBlueprintResponse) CopyInFields(src *GetServiceBlueprintResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetServiceBlueprintResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7770,7 +7770,7 @@ func (m *GetServiceBlueprintResponse) copyInAt(src *GetServiceBlueprintResponse,
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListServiceBlueprintsRequest) CopyInFields(src *ListServiceBlueprintsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListServiceBlueprintsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7783,7 +7783,7 @@ func (m *ListServiceBlueprintsRequest) copyInAt(src *ListServiceBlueprintsReques
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListServiceBlueprintsResponse) CopyInFields(src *ListServiceBlueprintsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListServiceBlueprintsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7802,7 +7802,7 @@ func (m *ListServiceBlueprintsResponse) copyInAt(src *ListServiceBlueprintsRespo
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteServiceBlueprintRequest) CopyInFields(src *DeleteServiceBlueprintRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteServiceBlueprintRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7821,7 +7821,7 @@ func (m *DeleteServiceBlueprintRequest) copyInAt(src *DeleteServiceBlueprintRequ
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteServiceBlueprintResponse) CopyInFields(src *DeleteServiceBlueprintResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteServiceBlueprintResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7834,7 +7834,7 @@ func (m *DeleteServiceBlueprintResponse) copyInAt(src *DeleteServiceBlueprintRes
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetContractRequest) CopyInFields(src *GetContractRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetContractRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7856,7 +7856,7 @@ func (m *GetContractRequest) copyInAt(src *GetContractRequest, fm *fieldmap.Fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetContractResponse) CopyInFields(src *GetContractResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetContractResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7886,7 +7886,7 @@ func (m *GetContractResponse) copyInAt(src *GetContractResponse, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListContractsRequest) CopyInFields(src *ListContractsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListContractsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7905,7 +7905,7 @@ func (m *ListContractsRequest) copyInAt(src *ListContractsRequest, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ContractEntry) CopyInFields(src *ContractEntry, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ContractEntry_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7935,7 +7935,7 @@ func (m *ContractEntry) copyInAt(src *ContractEntry, fm *fieldmap.FieldMap, at i
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListContractsResponse) CopyInFields(src *ListContractsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListContractsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7954,7 +7954,7 @@ func (m *ListContractsResponse) copyInAt(src *ListContractsResponse, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReleaseContractRequest) CopyInFields(src *ReleaseContractRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ReleaseContractRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -7979,7 +7979,7 @@ func (m *ReleaseContractRequest) copyInAt(src *ReleaseContractRequest, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReleaseContractResponse) CopyInFields(src *ReleaseContractResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ReleaseContractResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8008,7 +8008,7 @@ func (m *ReleaseContractResponse) copyInAt(src *ReleaseContractResponse, fm *fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetCredentialsRequest) CopyInFields(src *GetCredentialsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetCredentialsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8027,7 +8027,7 @@ func (m *GetCredentialsRequest) copyInAt(src *GetCredentialsRequest, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetCredentialsResponse) CopyInFields(src *GetCredentialsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetCredentialsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8059,7 +8059,7 @@ func (m *GetCredentialsResponse) copyInAt(src *GetCredentialsResponse, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetAllocationRequest) CopyInFields(src *GetAllocationRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetAllocationRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8081,7 +8081,7 @@ func (m *GetAllocationRequest) copyInAt(src *GetAllocationRequest, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetAllocationResponse) CopyInFields(src *GetAllocationResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetAllocationResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8110,7 +8110,7 @@ func (m *GetAllocationResponse) copyInAt(src *GetAllocationResponse, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListAllocationsRequest) CopyInFields(src *ListAllocationsRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListAllocationsRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8129,7 +8129,7 @@ func (m *ListAllocationsRequest) copyInAt(src *ListAllocationsRequest, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AllocationEntry) CopyInFields(src *AllocationEntry, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AllocationEntry_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8158,7 +8158,7 @@ func (m *AllocationEntry) copyInAt(src *AllocationEntry, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListAllocationsResponse) CopyInFields(src *ListAllocationsResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListAllocationsResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8177,7 +8177,7 @@ func (m *ListAllocationsResponse) copyInAt(src *ListAllocationsResponse, fm *fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchAllocationRequest) CopyInFields(src *WatchAllocationRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_WatchAllocationRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8199,7 +8199,7 @@ func (m *WatchAllocationRequest) copyInAt(src *WatchAllocationRequest, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *WatchAllocationResponse) CopyInFields(src *WatchAllocationResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_WatchAllocationResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8228,7 +8228,7 @@ func (m *WatchAllocationResponse) copyInAt(src *WatchAllocationResponse, fm *fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeploySliceInstanceRequest) CopyInFields(src *DeploySliceInstanceRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeploySliceInstanceRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8257,7 +8257,7 @@ func (m *DeploySliceInstanceRequest) copyInAt(src *DeploySliceInstanceRequest, f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeploySliceInstanceResponse) CopyInFields(src *DeploySliceInstanceResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeploySliceInstanceResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8283,7 +8283,7 @@ func (m *DeploySliceInstanceResponse) copyInAt(src *DeploySliceInstanceResponse,
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetSliceInstanceRequest) CopyInFields(src *GetSliceInstanceRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetSliceInstanceRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8305,7 +8305,7 @@ func (m *GetSliceInstanceRequest) copyInAt(src *GetSliceInstanceRequest, fm *fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetSliceInstanceResponse) CopyInFields(src *GetSliceInstanceResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetSliceInstanceResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8331,7 +8331,7 @@ func (m *GetSliceInstanceResponse) copyInAt(src *GetSliceInstanceResponse, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListSliceInstancesRequest) CopyInFields(src *ListSliceInstancesRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListSliceInstancesRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8350,7 +8350,7 @@ func (m *ListSliceInstancesRequest) copyInAt(src *ListSliceInstancesRequest, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListSliceInstancesResponse) CopyInFields(src *ListSliceInstancesResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListSliceInstancesResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8369,7 +8369,7 @@ func (m *ListSliceInstancesResponse) copyInAt(src *ListSliceInstancesResponse, f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteSliceInstanceRequest) CopyInFields(src *DeleteSliceInstanceRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteSliceInstanceRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8391,7 +8391,7 @@ func (m *DeleteSliceInstanceRequest) copyInAt(src *DeleteSliceInstanceRequest, f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *DeleteSliceInstanceResponse) CopyInFields(src *DeleteSliceInstanceResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_DeleteSliceInstanceResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8417,7 +8417,7 @@ func (m *DeleteSliceInstanceResponse) copyInAt(src *DeleteSliceInstanceResponse,
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetNodeRequest) CopyInFields(src *GetNodeRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetNodeRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8430,7 +8430,7 @@ func (m *GetNodeRequest) copyInAt(src *GetNodeRequest, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GetNodeResponse) CopyInFields(src *GetNodeResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GetNodeResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8459,7 +8459,7 @@ func (m *GetNodeResponse) copyInAt(src *GetNodeResponse, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListPeersRequest) CopyInFields(src *ListPeersRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListPeersRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8472,7 +8472,7 @@ func (m *ListPeersRequest) copyInAt(src *ListPeersRequest, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Peer) CopyInFields(src *Peer, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Peer_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8494,7 +8494,7 @@ func (m *Peer) copyInAt(src *Peer, fm *fieldmap.FieldMap, at int, win fieldmap.W
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ListPeersResponse) CopyInFields(src *ListPeersResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ListPeersResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8513,7 +8513,7 @@ func (m *ListPeersResponse) copyInAt(src *ListPeersResponse, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AddPeerRequest) CopyInFields(src *AddPeerRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AddPeerRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -8532,7 +8532,7 @@ func (m *AddPeerRequest) copyInAt(src *AddPeerRequest, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AddPeerResponse) CopyInFields(src *AddPeerResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AddPeerResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -15,7 +15,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of ReservationStatus: dot-joined field numbers from ReservationStatus.
 const (
@@ -689,7 +689,7 @@ func (m *PeeringCredentials) Equal(o *PeeringCredentials) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReservationStatus) CopyInFields(src *ReservationStatus, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ReservationStatus_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -727,7 +727,7 @@ func (m *ReservationStatus) copyInAt(src *ReservationStatus, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Reservation) CopyInFields(src *Reservation, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Reservation_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -801,7 +801,7 @@ func (m *Reservation) copyInAt(src *Reservation, fm *fieldmap.FieldMap, at int, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Transaction) CopyInFields(src *Transaction, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Transaction_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -863,7 +863,7 @@ func (m *Transaction) copyInAt(src *Transaction, fm *fieldmap.FieldMap, at int, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReserveRequest) CopyInFields(src *ReserveRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ReserveRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -902,7 +902,7 @@ func (m *ReserveRequest) copyInAt(src *ReserveRequest, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PurchaseRequest) CopyInFields(src *PurchaseRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_PurchaseRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -952,7 +952,7 @@ func (m *PeeringCredentials) copyInAt(src *PeeringCredentials, fm *fieldmap.Fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *PeeringCredentials) CopyInFields(src *PeeringCredentials, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_PeeringCredentials_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of ResourceMatchSelector: dot-joined field numbers from ResourceMatchSelector.
 const (
@@ -1318,7 +1318,7 @@ func _Selector_Filter_isSet(x isSelector_Filter) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResourceMatchSelector) CopyInFields(src *ResourceMatchSelector, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ResourceMatchSelector_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1337,7 +1337,7 @@ func (m *ResourceMatchSelector) copyInAt(src *ResourceMatchSelector, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResourceRangeSelector) CopyInFields(src *ResourceRangeSelector, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ResourceRangeSelector_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1384,7 +1384,7 @@ func (m *ResourceRangeSelector) copyInAt(src *ResourceRangeSelector, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ResourceFilter) CopyInFields(src *ResourceFilter, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ResourceFilter_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1462,7 +1462,7 @@ func (m *ResourceFilter) copyInAt(src *ResourceFilter, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *FloatRangeSelector) CopyInFields(src *FloatRangeSelector, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_FloatRangeSelector_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1509,7 +1509,7 @@ func (m *FloatRangeSelector) copyInAt(src *FloatRangeSelector, fm *fieldmap.Fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *StringFilter) CopyInFields(src *StringFilter, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_StringFilter_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1547,7 +1547,7 @@ func (m *StringFilter) copyInAt(src *StringFilter, fm *fieldmap.FieldMap, at int
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *GPUSelector) CopyInFields(src *GPUSelector, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_GPUSelector_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1593,7 +1593,7 @@ func (m *GPUSelector) copyInAt(src *GPUSelector, fm *fieldmap.FieldMap, at int, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *K8SliceSelector) CopyInFields(src *K8SliceSelector, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_K8SliceSelector_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1669,7 +1669,7 @@ func (m *K8SliceSelector) copyInAt(src *K8SliceSelector, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ServiceSelector) CopyInFields(src *ServiceSelector, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ServiceSelector_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1708,7 +1708,7 @@ func (m *ServiceSelector) copyInAt(src *ServiceSelector, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *VMSelector) CopyInFields(src *VMSelector, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_VMSelector_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1794,7 +1794,7 @@ func (m *VMSelector) copyInAt(src *VMSelector, fm *fieldmap.FieldMap, at int, wi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SensorSelector) CopyInFields(src *SensorSelector, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SensorSelector_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1850,7 +1850,7 @@ func (m *SensorSelector) copyInAt(src *SensorSelector, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Selector) CopyInFields(src *Selector, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Selector_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of SlicePort: dot-joined field numbers from SlicePort.
 const (
@@ -277,7 +277,7 @@ func (m *SliceInstance) Equal(o *SliceInstance) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SlicePort) CopyInFields(src *SlicePort, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SlicePort_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -302,7 +302,7 @@ func (m *SlicePort) copyInAt(src *SlicePort, fm *fieldmap.FieldMap, at int, win 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SliceInstanceStatus) CopyInFields(src *SliceInstanceStatus, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SliceInstanceStatus_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -333,7 +333,7 @@ func (m *SliceInstanceStatus) copyInAt(src *SliceInstanceStatus, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SliceInstance) CopyInFields(src *SliceInstance, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SliceInstance_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of SolverStatus: dot-joined field numbers from SolverStatus.
 const (
@@ -674,7 +674,7 @@ func (m *Solver) Equal(o *Solver) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SolverStatus) CopyInFields(src *SolverStatus, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SolverStatus_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -752,7 +752,7 @@ func (m *SolverAttempt) copyInAt(src *SolverAttempt, fm *fieldmap.FieldMap, at i
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SolverAttempt) CopyInFields(src *SolverAttempt, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SolverAttempt_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -760,7 +760,7 @@ func (m *SolverAttempt) CopyInFields(src *SolverAttempt, fm *fieldmap.FieldMap) 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SolverTimeouts) CopyInFields(src *SolverTimeouts, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SolverTimeouts_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -792,7 +792,7 @@ func (m *SolverTimeouts) copyInAt(src *SolverTimeouts, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Solver) CopyInFields(src *Solver, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Solver_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

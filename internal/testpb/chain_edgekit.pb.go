@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of ChainD01: dot-joined field numbers from ChainD01.
 // Flags more than 16 levels deep have no constant.
@@ -1462,7 +1462,7 @@ func (m *ChainD18) Equal(o *ChainD18) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD01) CopyInFields(src *ChainD01, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD01_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1838,7 +1838,7 @@ func (m *ChainD18) copyInAt(src *ChainD18, fm *fieldmap.FieldMap, at int, win fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD02) CopyInFields(src *ChainD02, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD02_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1846,7 +1846,7 @@ func (m *ChainD02) CopyInFields(src *ChainD02, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD03) CopyInFields(src *ChainD03, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD03_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1854,7 +1854,7 @@ func (m *ChainD03) CopyInFields(src *ChainD03, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD04) CopyInFields(src *ChainD04, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD04_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1862,7 +1862,7 @@ func (m *ChainD04) CopyInFields(src *ChainD04, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD05) CopyInFields(src *ChainD05, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD05_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1870,7 +1870,7 @@ func (m *ChainD05) CopyInFields(src *ChainD05, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD06) CopyInFields(src *ChainD06, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD06_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1878,7 +1878,7 @@ func (m *ChainD06) CopyInFields(src *ChainD06, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD07) CopyInFields(src *ChainD07, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD07_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1886,7 +1886,7 @@ func (m *ChainD07) CopyInFields(src *ChainD07, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD08) CopyInFields(src *ChainD08, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD08_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1894,7 +1894,7 @@ func (m *ChainD08) CopyInFields(src *ChainD08, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD09) CopyInFields(src *ChainD09, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD09_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1902,7 +1902,7 @@ func (m *ChainD09) CopyInFields(src *ChainD09, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD10) CopyInFields(src *ChainD10, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD10_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1910,7 +1910,7 @@ func (m *ChainD10) CopyInFields(src *ChainD10, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD11) CopyInFields(src *ChainD11, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD11_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1918,7 +1918,7 @@ func (m *ChainD11) CopyInFields(src *ChainD11, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD12) CopyInFields(src *ChainD12, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD12_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1926,7 +1926,7 @@ func (m *ChainD12) CopyInFields(src *ChainD12, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD13) CopyInFields(src *ChainD13, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD13_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1934,7 +1934,7 @@ func (m *ChainD13) CopyInFields(src *ChainD13, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD14) CopyInFields(src *ChainD14, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD14_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1942,7 +1942,7 @@ func (m *ChainD14) CopyInFields(src *ChainD14, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD15) CopyInFields(src *ChainD15, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD15_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1950,7 +1950,7 @@ func (m *ChainD15) CopyInFields(src *ChainD15, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD16) CopyInFields(src *ChainD16, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD16_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1958,7 +1958,7 @@ func (m *ChainD16) CopyInFields(src *ChainD16, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD17) CopyInFields(src *ChainD17, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD17_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1966,7 +1966,7 @@ func (m *ChainD17) CopyInFields(src *ChainD17, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ChainD18) CopyInFields(src *ChainD18, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ChainD18_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -24,7 +24,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Scalars: dot-joined field numbers from Scalars.
 const (
@@ -1808,7 +1808,7 @@ func (m *NamedKey) Equal(o *NamedKey) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Scalars) CopyInFields(src *Scalars, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Scalars_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1869,7 +1869,7 @@ func (m *Scalars) copyInAt(src *Scalars, fm *fieldmap.FieldMap, at int, win fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Optionals) CopyInFields(src *Optionals, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Optionals_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2056,7 +2056,7 @@ func (m *Leaf) copyInAt(src *Leaf, fm *fieldmap.FieldMap, at int, win fieldmap.W
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Leaf) CopyInFields(src *Leaf, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Leaf_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2064,7 +2064,7 @@ func (m *Leaf) CopyInFields(src *Leaf, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Middle) CopyInFields(src *Middle, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Middle_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2096,7 +2096,7 @@ func (m *Middle) copyInAt(src *Middle, fm *fieldmap.FieldMap, at int, win fieldm
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Top_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2400,7 +2400,7 @@ func _File_testpb_v1_kinds_proto_Label182jztu_copyInAt(m, src *other.Label, fm *
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Key) CopyInFields(src *Key, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Key_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2408,7 +2408,7 @@ func (m *Key) CopyInFields(src *Key, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SubKey) CopyInFields(src *SubKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SubKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2416,7 +2416,7 @@ func (m *SubKey) CopyInFields(src *SubKey, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Wkt) CopyInFields(src *Wkt, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Wkt_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2424,7 +2424,7 @@ func (m *Wkt) CopyInFields(src *Wkt, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Tree) CopyInFields(src *Tree, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Tree_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2479,7 +2479,7 @@ func (m *Branch) copyInAt_10ws6na(src *Branch, fm *fieldmap.FieldMap, at int, wi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Branch) CopyInFields(src *Branch, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Branch_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2534,7 +2534,7 @@ func (m *Tree) copyInAt_jfhjda(src *Tree, fm *fieldmap.FieldMap, at int, win fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Empty) CopyInFields(src *Empty, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Empty_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2547,7 +2547,7 @@ func (m *Empty) copyInAt(src *Empty, fm *fieldmap.FieldMap, at int, win fieldmap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Outer) CopyInFields(src *Outer, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Outer_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2593,7 +2593,7 @@ func (m *Outer_Inner) copyInAt(src *Outer_Inner, fm *fieldmap.FieldMap, at int, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Outer_Inner) CopyInFields(src *Outer_Inner, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Outer_Inner_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2601,7 +2601,7 @@ func (m *Outer_Inner) CopyInFields(src *Outer_Inner, fm *fieldmap.FieldMap) int 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Secrets) CopyInFields(src *Secrets, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Secrets_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2719,7 +2719,7 @@ func (m *Secrets) copyInAt(src *Secrets, fm *fieldmap.FieldMap, at int, win fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NamedKey) CopyInFields(src *NamedKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NamedKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -16,7 +16,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Legacy: dot-joined field numbers from Legacy.
 const (
@@ -291,7 +291,7 @@ func (m *Legacy_Item) Equal(o *Legacy_Item) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Legacy) CopyInFields(src *Legacy, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Legacy_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -484,7 +484,7 @@ func (m *Legacy_Item) copyInAt(src *Legacy_Item, fm *fieldmap.FieldMap, at int, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Legacy_Item) CopyInFields(src *Legacy_Item, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Legacy_Item_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -15,7 +15,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Modern: dot-joined field numbers from Modern.
 const (
@@ -227,7 +227,7 @@ func (m *Part) Equal(o *Part) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Modern) CopyInFields(src *Modern, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Modern_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -376,7 +376,7 @@ func (m *Part) copyInAt(src *Part, fm *fieldmap.FieldMap, at int, win fieldmap.W
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Part) CopyInFields(src *Part, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Part_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Extendable: dot-joined field numbers from Extendable.
 const (
@@ -186,7 +186,7 @@ func (m *NegZeroHolder) Equal(o *NegZeroHolder) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Extendable) CopyInFields(src *Extendable, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Extendable_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -210,7 +210,7 @@ func (m *Extendable) copyInAt(src *Extendable, fm *fieldmap.FieldMap, at int, wi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *NegZeroHolder) CopyInFields(src *NegZeroHolder, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_NegZeroHolder_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

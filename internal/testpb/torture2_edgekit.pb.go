@@ -19,7 +19,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of TortureDefaults: dot-joined field numbers from TortureDefaults.
 const (
@@ -1345,7 +1345,7 @@ func (m *TortureSignHolder) Equal(o *TortureSignHolder) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDefaults) CopyInFields(src *TortureDefaults, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureDefaults_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1733,7 +1733,7 @@ func (m *TortureDefaults_Inner) copyInAt(src *TortureDefaults_Inner, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDefaults_Inner) CopyInFields(src *TortureDefaults_Inner, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureDefaults_Inner_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1741,7 +1741,7 @@ func (m *TortureDefaults_Inner) CopyInFields(src *TortureDefaults_Inner, fm *fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups) CopyInFields(src *TortureGroups, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureGroups_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2014,7 +2014,7 @@ func (m *TortureGroups_Nested_Deeper) copyInAt(src *TortureGroups_Nested_Deeper,
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_PickGroup) CopyInFields(src *TortureGroups_PickGroup, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureGroups_PickGroup_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2169,7 +2169,7 @@ func (m *TortureGroups) copyInAt_1sa1n69(src *TortureGroups, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_PickSecret) CopyInFields(src *TortureGroups_PickSecret, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureGroups_PickSecret_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2177,7 +2177,7 @@ func (m *TortureGroups_PickSecret) CopyInFields(src *TortureGroups_PickSecret, f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_Row) CopyInFields(src *TortureGroups_Row, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureGroups_Row_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2185,7 +2185,7 @@ func (m *TortureGroups_Row) CopyInFields(src *TortureGroups_Row, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_Hidden) CopyInFields(src *TortureGroups_Hidden, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureGroups_Hidden_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2193,7 +2193,7 @@ func (m *TortureGroups_Hidden) CopyInFields(src *TortureGroups_Hidden, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_Nested) CopyInFields(src *TortureGroups_Nested, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureGroups_Nested_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2201,7 +2201,7 @@ func (m *TortureGroups_Nested) CopyInFields(src *TortureGroups_Nested, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureGroups_Nested_Deeper) CopyInFields(src *TortureGroups_Nested_Deeper, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureGroups_Nested_Deeper_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2209,7 +2209,7 @@ func (m *TortureGroups_Nested_Deeper) CopyInFields(src *TortureGroups_Nested_Dee
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLegacyKey) CopyInFields(src *TortureLegacyKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureLegacyKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2256,7 +2256,7 @@ func (m *TortureLegacyKey) copyInAt(src *TortureLegacyKey, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLegacyKey2) CopyInFields(src *TortureLegacyKey2, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureLegacyKey2_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2383,7 +2383,7 @@ func (m *TortureLegacyKeyValue_Part) copyInAt(src *TortureLegacyKeyValue_Part, f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLegacyKeyValue) CopyInFields(src *TortureLegacyKeyValue, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureLegacyKeyValue_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2391,7 +2391,7 @@ func (m *TortureLegacyKeyValue) CopyInFields(src *TortureLegacyKeyValue, fm *fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLegacyKeyValue_Part) CopyInFields(src *TortureLegacyKeyValue_Part, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureLegacyKeyValue_Part_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2399,7 +2399,7 @@ func (m *TortureLegacyKeyValue_Part) CopyInFields(src *TortureLegacyKeyValue_Par
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureSignHolder) CopyInFields(src *TortureSignHolder, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureSignHolder_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

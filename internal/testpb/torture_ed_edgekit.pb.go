@@ -18,7 +18,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of TortureEdition: dot-joined field numbers from TortureEdition.
 const (
@@ -628,7 +628,7 @@ func (m *TortureEditionKeyed) Equal(o *TortureEditionKeyed) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEdition) CopyInFields(src *TortureEdition, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureEdition_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -912,7 +912,7 @@ func (m *TortureEditionPart) copyInAt(src *TortureEditionPart, fm *fieldmap.Fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEditionPart) CopyInFields(src *TortureEditionPart, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureEditionPart_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -920,7 +920,7 @@ func (m *TortureEditionPart) CopyInFields(src *TortureEditionPart, fm *fieldmap.
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEditionKey) CopyInFields(src *TortureEditionKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureEditionKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -992,7 +992,7 @@ func (m *TortureEditionKeyValue) copyInAt(src *TortureEditionKeyValue, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEditionKeyValue) CopyInFields(src *TortureEditionKeyValue, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureEditionKeyValue_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1000,7 +1000,7 @@ func (m *TortureEditionKeyValue) CopyInFields(src *TortureEditionKeyValue, fm *f
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEditionKeyed) CopyInFields(src *TortureEditionKeyed, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureEditionKeyed_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

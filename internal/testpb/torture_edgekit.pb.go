@@ -21,7 +21,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of TortureNames: dot-joined field numbers from TortureNames.
 const (
@@ -3524,7 +3524,7 @@ func (m *TortureOptionalKey) Equal(o *TortureOptionalKey) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureNames) CopyInFields(src *TortureNames, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureNames_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -3629,7 +3629,7 @@ func (m *TortureNames) copyInAt(src *TortureNames, fm *fieldmap.FieldMap, at int
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Torture_2X) CopyInFields(src *Torture_2X, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Torture_2X_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -3655,7 +3655,7 @@ func (m *Torture_2X) copyInAt(src *Torture_2X, fm *fieldmap.FieldMap, at int, wi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLower) CopyInFields(src *TortureLower, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureLower_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -3678,7 +3678,7 @@ func (m *TortureLower) copyInAt(src *TortureLower, fm *fieldmap.FieldMap, at int
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep) CopyInFields(src *TortureDeep, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureDeep_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -3812,7 +3812,7 @@ func (m *TortureDeep_Sibling) copyInAt(src *TortureDeep_Sibling, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep_L1) CopyInFields(src *TortureDeep_L1, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureDeep_L1_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -3820,7 +3820,7 @@ func (m *TortureDeep_L1) CopyInFields(src *TortureDeep_L1, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep_L1_L2) CopyInFields(src *TortureDeep_L1_L2, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureDeep_L1_L2_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -3828,7 +3828,7 @@ func (m *TortureDeep_L1_L2) CopyInFields(src *TortureDeep_L1_L2, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep_L1_L2_L3) CopyInFields(src *TortureDeep_L1_L2_L3, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureDeep_L1_L2_L3_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -3836,7 +3836,7 @@ func (m *TortureDeep_L1_L2_L3) CopyInFields(src *TortureDeep_L1_L2_L3, fm *field
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep_L1_L2_L3_L4) CopyInFields(src *TortureDeep_L1_L2_L3_L4, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureDeep_L1_L2_L3_L4_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -3844,7 +3844,7 @@ func (m *TortureDeep_L1_L2_L3_L4) CopyInFields(src *TortureDeep_L1_L2_L3_L4, fm 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureDeep_Sibling) CopyInFields(src *TortureDeep_Sibling, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureDeep_Sibling_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -3852,7 +3852,7 @@ func (m *TortureDeep_Sibling) CopyInFields(src *TortureDeep_Sibling, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureMaps) CopyInFields(src *TortureMaps, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureMaps_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -3900,7 +3900,7 @@ func (m *TortureMaps) copyInAt(src *TortureMaps, fm *fieldmap.FieldMap, at int, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureLists) CopyInFields(src *TortureLists, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureLists_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -3948,7 +3948,7 @@ func (m *TortureLists) copyInAt(src *TortureLists, fm *fieldmap.FieldMap, at int
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureOneofs) CopyInFields(src *TortureOneofs, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureOneofs_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4315,7 +4315,7 @@ func _File_testpb_v1_torture_proto_Label182jztu_copyInAt(m, src *other.Label, fm
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureOnlyOneof) CopyInFields(src *TortureOnlyOneof, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureOnlyOneof_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4353,7 +4353,7 @@ func (m *TortureOnlyOneof) copyInAt(src *TortureOnlyOneof, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureOnlyMap) CopyInFields(src *TortureOnlyMap, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureOnlyMap_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4372,7 +4372,7 @@ func (m *TortureOnlyMap) copyInAt(src *TortureOnlyMap, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureNumbers) CopyInFields(src *TortureNumbers, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureNumbers_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4427,7 +4427,7 @@ func (m *TortureNumbersChild) copyInAt(src *TortureNumbersChild, fm *fieldmap.Fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureNumbersChild) CopyInFields(src *TortureNumbersChild, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureNumbersChild_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4435,7 +4435,7 @@ func (m *TortureNumbersChild) CopyInFields(src *TortureNumbersChild, fm *fieldma
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureCycleA) CopyInFields(src *TortureCycleA, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureCycleA_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4524,7 +4524,7 @@ func (m *TortureCycleC) copyInAt_hyz3au(src *TortureCycleC, fm *fieldmap.FieldMa
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureCycleB) CopyInFields(src *TortureCycleB, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureCycleB_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4595,7 +4595,7 @@ func (m *TortureCycleA) copyInAt_1738b9o(src *TortureCycleA, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureCycleC) CopyInFields(src *TortureCycleC, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureCycleC_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4666,7 +4666,7 @@ func (m *TortureCycleB) copyInAt_bdy655(src *TortureCycleB, fm *fieldmap.FieldMa
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureWide) CopyInFields(src *TortureWide, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureWide_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -5214,7 +5214,7 @@ func (m *TortureWide) copyInAt(src *TortureWide, fm *fieldmap.FieldMap, at int, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureKey) CopyInFields(src *TortureKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -5326,7 +5326,7 @@ func (m *TortureKeyLeaf) copyInAt(src *TortureKeyLeaf, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureKeyValue) CopyInFields(src *TortureKeyValue, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureKeyValue_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -5334,7 +5334,7 @@ func (m *TortureKeyValue) CopyInFields(src *TortureKeyValue, fm *fieldmap.FieldM
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureKeyPart) CopyInFields(src *TortureKeyPart, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureKeyPart_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -5342,7 +5342,7 @@ func (m *TortureKeyPart) CopyInFields(src *TortureKeyPart, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureKeyLeaf) CopyInFields(src *TortureKeyLeaf, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureKeyLeaf_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -5350,7 +5350,7 @@ func (m *TortureKeyLeaf) CopyInFields(src *TortureKeyLeaf, fm *fieldmap.FieldMap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEnumKey) CopyInFields(src *TortureEnumKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureEnumKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -5369,7 +5369,7 @@ func (m *TortureEnumKey) copyInAt(src *TortureEnumKey, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureEmptyKey) CopyInFields(src *TortureEmptyKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureEmptyKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -5392,7 +5392,7 @@ func (m *TortureEmptyKey) copyInAt(src *TortureEmptyKey, fm *fieldmap.FieldMap, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *TortureOptionalKey) CopyInFields(src *TortureOptionalKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_TortureOptionalKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

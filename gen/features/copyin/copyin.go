@@ -62,7 +62,7 @@ func (f *feature) message(mm *gen.Message) {
 	g.P("// CopyInFields copies the fields of src flagged in fm into m and returns how many changed.")
 	g.P("func (", l.m, " *", name, ") CopyInFields(", l.src, " *", name, ", ", l.fm, " *", g.Fieldmap("FieldMap"), ") int {")
 	g.P("if ", l.b, " := ", l.fm, ".Bind(", schema, "); ", l.m, " != nil && ", l.b, " != nil {")
-	g.P("return ", f.call(mm.Shape, l.m, l.src, l.b, "0", l.b+".Window(0)"))
+	g.P("return ", f.call(mm.Shape, l.m, l.src, l.b, "0", l.b+".FirstWindow()"))
 	g.P("}")
 	g.P("return 0")
 	g.P("}")

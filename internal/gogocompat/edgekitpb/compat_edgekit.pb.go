@@ -19,7 +19,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of SiteKey: dot-joined field numbers from SiteKey.
 const (
@@ -504,7 +504,7 @@ func _Site_Platform_isSet(x isSite_Platform) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SiteKey) CopyInFields(src *SiteKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SiteKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -526,7 +526,7 @@ func (m *SiteKey) copyInAt(src *SiteKey, fm *fieldmap.FieldMap, at int, win fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Location) CopyInFields(src *Location, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Location_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -554,7 +554,7 @@ func (m *Location) copyInAt(src *Location, fm *fieldmap.FieldMap, at int, win fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Resources) CopyInFields(src *Resources, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Resources_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -579,7 +579,7 @@ func (m *Resources) copyInAt(src *Resources, fm *fieldmap.FieldMap, at int, win 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Status) CopyInFields(src *Status, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Status_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -604,7 +604,7 @@ func (m *Status) copyInAt(src *Status, fm *fieldmap.FieldMap, at int, win fieldm
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Site) CopyInFields(src *Site, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Site_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -18,7 +18,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of ConnectRequest: dot-joined field numbers from ConnectRequest.
 const (
@@ -2245,7 +2245,7 @@ func (m *Keepalive) Equal(o *Keepalive) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ConnectRequest) CopyInFields(src *ConnectRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ConnectRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2939,7 +2939,7 @@ func _File_edgekit_notify_v1_notify_proto_ServiceEndpoint4892ep_copyInAt(m, src 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Hello) CopyInFields(src *Hello, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Hello_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2947,7 +2947,7 @@ func (m *Hello) CopyInFields(src *Hello, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Report) CopyInFields(src *Report, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Report_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -2955,7 +2955,7 @@ func (m *Report) CopyInFields(src *Report, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ConnectResponse) CopyInFields(src *ConnectResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ConnectResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4088,7 +4088,7 @@ func (m *ReportAck) copyInAt(src *ReportAck, fm *fieldmap.FieldMap, at int, win 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SyncStart) CopyInFields(src *SyncStart, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SyncStart_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4096,7 +4096,7 @@ func (m *SyncStart) CopyInFields(src *SyncStart, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *SyncEnd) CopyInFields(src *SyncEnd, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_SyncEnd_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4104,7 +4104,7 @@ func (m *SyncEnd) CopyInFields(src *SyncEnd, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Update) CopyInFields(src *Update, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Update_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4112,7 +4112,7 @@ func (m *Update) CopyInFields(src *Update, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReportAck) CopyInFields(src *ReportAck, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ReportAck_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -4120,7 +4120,7 @@ func (m *ReportAck) CopyInFields(src *ReportAck, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Keepalive) CopyInFields(src *Keepalive, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Keepalive_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of FileOptions: dot-joined field numbers from FileOptions.
 const (
@@ -185,7 +185,7 @@ func (m *FieldOptions) Equal(o *FieldOptions) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *FileOptions) CopyInFields(src *FileOptions, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_FileOptions_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -204,7 +204,7 @@ func (m *FileOptions) copyInAt(src *FileOptions, fm *fieldmap.FieldMap, at int, 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *MessageOptions) CopyInFields(src *MessageOptions, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_MessageOptions_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -226,7 +226,7 @@ func (m *MessageOptions) copyInAt(src *MessageOptions, fm *fieldmap.FieldMap, at
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *FieldOptions) CopyInFields(src *FieldOptions, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_FieldOptions_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -17,7 +17,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Fence: dot-joined field numbers from Fence.
 const (
@@ -576,7 +576,7 @@ func (m *ReportInfoResponse) Equal(o *ReportInfoResponse) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Fence) CopyInFields(src *Fence, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Fence_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -598,7 +598,7 @@ func (m *Fence) copyInAt(src *Fence, fm *fieldmap.FieldMap, at int, win fieldmap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReportInfoRequest) CopyInFields(src *ReportInfoRequest, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ReportInfoRequest_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -1205,7 +1205,7 @@ func _File_edgekit_rm_v1_report_proto_ServiceEndpoint4892ep_copyInAt(m, src *edg
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ReportInfoResponse) CopyInFields(src *ReportInfoResponse, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ReportInfoResponse_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

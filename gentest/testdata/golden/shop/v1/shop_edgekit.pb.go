@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of OrderKey: dot-joined field numbers from OrderKey.
 const (
@@ -222,7 +222,7 @@ func (m *Line) Equal(o *Line) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *OrderKey) CopyInFields(src *OrderKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_OrderKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -244,7 +244,7 @@ func (m *OrderKey) copyInAt(src *OrderKey, fm *fieldmap.FieldMap, at int, win fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Order) CopyInFields(src *Order, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Order_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -293,7 +293,7 @@ func (m *Line) copyInAt(src *Line, fm *fieldmap.FieldMap, at int, win fieldmap.W
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Line) CopyInFields(src *Line, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Line_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Ed: dot-joined field numbers from Ed.
 const (
@@ -150,7 +150,7 @@ func (m *Ed_Part) Equal(o *Ed_Part) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Ed) CopyInFields(src *Ed, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Ed_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -222,7 +222,7 @@ func (m *Ed_Part) copyInAt(src *Ed_Part, fm *fieldmap.FieldMap, at int, win fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Ed_Part) CopyInFields(src *Ed_Part, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Ed_Part_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -31,7 +31,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
@@ -983,7 +983,7 @@ func _Holder_Pick_isSet(x_ isHolder_Pick) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m_ *Holder) CopyInFields(src_ *Holder, fm_ *fieldmap.FieldMap) int {
 	if b_ := fm_.Bind(_Holder_fieldSchema); m_ != nil && b_ != nil {
-		return m_.copyInAt(src_, b_, 0, b_.Window(0))
+		return m_.copyInAt(src_, b_, 0, b_.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of ThingKey: dot-joined field numbers from ThingKey.
 const (
@@ -195,7 +195,7 @@ func (m *Named) Equal(o *Named) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *ThingKey) CopyInFields(src *ThingKey, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_ThingKey_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -220,7 +220,7 @@ func (m *ThingKey) copyInAt(src *ThingKey, fm *fieldmap.FieldMap, at int, win fi
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Thing) CopyInFields(src *Thing, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Thing_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -249,7 +249,7 @@ func (m *Thing) copyInAt(src *Thing, fm *fieldmap.FieldMap, at int, win fieldmap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Named) CopyInFields(src *Named, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Named_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

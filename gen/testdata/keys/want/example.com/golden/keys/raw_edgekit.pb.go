@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of RawScope: dot-joined field numbers from RawScope.
 const (
@@ -70,7 +70,7 @@ func (m *RawScope) Equal(o *RawScope) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RawScope) CopyInFields(src *RawScope, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_RawScope_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Utf8Key: dot-joined field numbers from Utf8Key.
 const (
@@ -203,7 +203,7 @@ func (m *RawNamed) Equal(o *RawNamed) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Utf8Key) CopyInFields(src *Utf8Key, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Utf8Key_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -260,7 +260,7 @@ func (m *Utf8Key) copyInAt(src *Utf8Key, fm *fieldmap.FieldMap, at int, win fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Utf8Thing) CopyInFields(src *Utf8Thing, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Utf8Thing_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -286,7 +286,7 @@ func (m *Utf8Thing) copyInAt(src *Utf8Thing, fm *fieldmap.FieldMap, at int, win 
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *RawNamed) CopyInFields(src *RawNamed, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_RawNamed_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -15,7 +15,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Value: dot-joined field numbers from Value.
 const (
@@ -152,7 +152,7 @@ func (m *Maps) Equal(o *Maps) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Value) CopyInFields(src *Value, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Value_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -171,7 +171,7 @@ func (m *Value) copyInAt(src *Value, fm *fieldmap.FieldMap, at int, win fieldmap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Maps) CopyInFields(src *Maps, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Maps_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

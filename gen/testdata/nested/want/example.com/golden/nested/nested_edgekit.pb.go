@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Top: dot-joined field numbers from Top.
 const (
@@ -198,7 +198,7 @@ func (m *Bottom) Equal(o *Bottom) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Top) CopyInFields(src *Top, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Top_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -262,7 +262,7 @@ func (m *Bottom) copyInAt(src *Bottom, fm *fieldmap.FieldMap, at int, win fieldm
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Mid) CopyInFields(src *Mid, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Mid_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -270,7 +270,7 @@ func (m *Mid) CopyInFields(src *Mid, fm *fieldmap.FieldMap) int {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Bottom) CopyInFields(src *Bottom, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Bottom_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Detail: dot-joined field numbers from Detail.
 const (
@@ -232,7 +232,7 @@ func _Choice_Pick_isSet(x isChoice_Pick) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Detail) CopyInFields(src *Detail, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Detail_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -251,7 +251,7 @@ func (m *Detail) copyInAt(src *Detail, fm *fieldmap.FieldMap, at int, win fieldm
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Choice) CopyInFields(src *Choice, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Choice_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

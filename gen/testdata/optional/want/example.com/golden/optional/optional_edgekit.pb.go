@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Sub: dot-joined field numbers from Sub.
 const (
@@ -168,7 +168,7 @@ func (m *Opt) Equal(o *Opt) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Sub) CopyInFields(src *Sub, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Sub_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -187,7 +187,7 @@ func (m *Sub) copyInAt(src *Sub, fm *fieldmap.FieldMap, at int, win fieldmap.Win
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Opt) CopyInFields(src *Opt, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Opt_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Node: dot-joined field numbers from Node.
 const (
@@ -194,7 +194,7 @@ func (m *Edge) Equal(o *Edge) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Node) CopyInFields(src *Node, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Node_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -245,7 +245,7 @@ func (m *Edge) copyInAt_uxi6jg(src *Edge, fm *fieldmap.FieldMap, at int, win fie
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Edge) CopyInFields(src *Edge, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Edge_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

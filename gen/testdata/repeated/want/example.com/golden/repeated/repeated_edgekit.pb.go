@@ -15,7 +15,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Item: dot-joined field numbers from Item.
 const (
@@ -162,7 +162,7 @@ func (m *Lists) Equal(o *Lists) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Item) CopyInFields(src *Item, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Item_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -185,7 +185,7 @@ func (m *Item) copyInAt(src *Item, fm *fieldmap.FieldMap, at int, win fieldmap.W
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Lists) CopyInFields(src *Lists, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Lists_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -15,7 +15,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of AllScalars: dot-joined field numbers from AllScalars.
 const (
@@ -147,7 +147,7 @@ func (m *AllScalars) Equal(o *AllScalars) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *AllScalars) CopyInFields(src *AllScalars, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_AllScalars_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Kept: dot-joined field numbers from Kept.
 const (
@@ -95,7 +95,7 @@ func (m *Kept) Equal(o *Kept) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Kept) CopyInFields(src *Kept, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Kept_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -132,7 +132,7 @@ func (m *Skipped) copyInAt(src *Skipped, fm *fieldmap.FieldMap, at int, win fiel
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Skipped) CopyInFields(src *Skipped, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Skipped_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

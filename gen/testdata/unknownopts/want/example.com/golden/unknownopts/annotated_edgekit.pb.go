@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Annotated: dot-joined field numbers from Annotated.
 const (
@@ -128,7 +128,7 @@ func (m *Inner) Equal(o *Inner) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Annotated) CopyInFields(src *Annotated, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Annotated_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }
@@ -168,7 +168,7 @@ func (m *Inner) copyInAt(src *Inner, fm *fieldmap.FieldMap, at int, win fieldmap
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Inner) CopyInFields(src *Inner, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Inner_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

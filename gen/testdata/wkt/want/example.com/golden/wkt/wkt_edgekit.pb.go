@@ -18,7 +18,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Times: dot-joined field numbers from Times.
 const (
@@ -100,7 +100,7 @@ func (m *Times) Equal(o *Times) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Times) CopyInFields(src *Times, fm *fieldmap.FieldMap) int {
 	if b := fm.Bind(_Times_fieldSchema); m != nil && b != nil {
-		return m.copyInAt(src, b, 0, b.Window(0))
+		return m.copyInAt(src, b, 0, b.FirstWindow())
 	}
 	return 0
 }

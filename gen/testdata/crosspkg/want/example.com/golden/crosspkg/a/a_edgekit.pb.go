@@ -14,7 +14,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Holder: dot-joined field numbers from Holder.
 const (
@@ -95,7 +95,7 @@ func (m *Holder) Equal(o *Holder) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Holder) CopyInFields(src *Holder, fm *fieldmap.FieldMap) int {
 	if b_ := fm.Bind(_Holder_fieldSchema); m != nil && b_ != nil {
-		return m.copyInAt(src, b_, 0, b_.Window(0))
+		return m.copyInAt(src, b_, 0, b_.FirstWindow())
 	}
 	return 0
 }

@@ -13,7 +13,7 @@ import (
 
 // This is a compile-time assertion that the fieldmap runtime this file is
 // compiled against supports it: if it fails, upgrade github.com/edgekit/edgekit.
-const _ = fieldmap.SupportPackageIsVersion3
+const _ = fieldmap.SupportPackageIsVersion4
 
 // Field flags of Shared: dot-joined field numbers from Shared.
 const (
@@ -80,7 +80,7 @@ func (m *Shared) Equal(o *Shared) bool {
 // CopyInFields copies the fields of src flagged in fm into m and returns how many changed.
 func (m *Shared) CopyInFields(src *Shared, fm *fieldmap.FieldMap) int {
 	if b_ := fm.Bind(_Shared_fieldSchema); m != nil && b_ != nil {
-		return m.copyInAt(src, b_, 0, b_.Window(0))
+		return m.copyInAt(src, b_, 0, b_.FirstWindow())
 	}
 	return 0
 }

@@ -1,0 +1,38 @@
+package fieldmap
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"testing"
+)
+
+// TestHotPathsInline checks that the calls every generated CopyInFields
+// makes before its copy code, FieldMap.Bind and FieldMap.FirstWindow, stay
+// within the compiler's inlining budget: a change that pushes one over it
+// adds a function call to every copy, which no functional test sees. It
+// asks the compiler of the running toolchain (go build -gcflags=-m=2) about
+// this package.
+func TestHotPathsInline(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the compiler")
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goBin); err != nil {
+		t.Skipf("no go command beside the running toolchain: %v", err)
+	}
+	cmd := exec.Command(goBin, "build", "-gcflags=-m=2", "-o", os.DevNull, ".")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build -gcflags=-m=2: %v\n%s", err, out)
+	}
+	for _, fn := range []string{"Bind", "FirstWindow"} {
+		re := regexp.MustCompile(`can inline \(\*FieldMap\)\.` + fn + `\b`)
+		if !re.Match(out) {
+			t.Errorf("(*FieldMap).%s is not inlinable any more; the compiler says:\n%s", fn,
+				regexp.MustCompile(`(?m)^.*cannot inline \(\*FieldMap\)\.`+fn+`\b.*$`).Find(out))
+		}
+	}
+}
