@@ -151,13 +151,25 @@ func rss() float64 {
 // per change (controller, etcd, writers and clients all run in the
 // benchmark's process), the p50 and p99 of the time from a write's start
 // (so including etcd's commit) to its receipt, and the heap and RSS with
-// every CRM connected.
+// every CRM connected. design=shared is the notify server's one watch of
+// the region fanned out to the sessions; design=per-session gives each
+// session a watch of its own (Config.WatchPerSession, the design before),
+// which decodes and routes every change of the region.
 func BenchmarkNotifyFanout(b *testing.B) {
+	for _, d := range []struct {
+		name string
+		cfg  notify.Config
+	}{{"per-session", notify.Config{WatchPerSession: true}}, {"shared", notify.Config{}}} {
+		b.Run("design="+d.name, func(b *testing.B) { benchFanout(b, d.cfg) })
+	}
+}
+
+func benchFanout(b *testing.B, cfg notify.Config) {
 	n, perSite, changes, rate := *benchSessions, *benchSiteObjects, *benchChanges, *benchRate
 	if changes > n*perSite {
 		b.Fatalf("-crm.bench-changes=%d: at most one change per app instance a round (%d)", changes, n*perSite)
 	}
-	r := startBenchRegion(b, notify.Config{}, n, perSite)
+	r := startBenchRegion(b, cfg, n, perSite)
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)

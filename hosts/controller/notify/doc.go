@@ -14,18 +14,32 @@
 //     the settings, every flavor, its cloudlet, the trust policies of the
 //     cloudlet's organization, its cluster and app instances and the Apps
 //     those instances run; and sends it between a SyncStart and a SyncEnd;
-//  2. watches the region from the revision after, and sends every change
-//     of what the CRM needs, in revision order: an object that enters the
-//     CRM's scope is sent whole (an App when the first instance on the
-//     cloudlet runs it), one that leaves it is sent as a delete (an App
-//     when the last such instance goes). Secrets (debug_redact fields of
-//     Apps and of the cloudlet) reach only the CRM whose instances or
-//     cloudlet they belong to;
+//  2. sends every later change of what the CRM needs, in revision order:
+//     an object that enters the CRM's scope is sent whole (an App when the
+//     first instance on the cloudlet runs it), one that leaves it is sent
+//     as a delete (an App when the last such instance goes). Secrets
+//     (debug_redact fields of Apps and of the cloudlet) reach only the CRM
+//     whose instances or cloudlet they belong to;
 //  3. applies every Report through the Backend (as the CRM of its cloudlet:
 //     a report on another cloudlet's object is refused and logged) and
 //     answers each with a ReportAck carrying the verdict. Reports of
 //     different objects are applied in parallel, those of one object in
 //     order.
+//
+// # One watch, fanned out
+//
+// The server watches the region once, however many CRMs are connected (a
+// hub, started with the first stream and stopped with the last): each
+// change is decoded once and handed to the streams it concerns, by the
+// route of its kind (kinds.go): flavors, Apps and the settings to every
+// stream, a cloudlet to its own, a trust policy to those of its
+// organization's cloudlets, a cluster or app instance to the stream of the
+// cloudlet it is on and, when a change moves or deletes it, to that of the
+// cloudlet it was on (the hub records where each is). A stream joins the
+// hub before its initial sync and keeps what the hub hands it meanwhile,
+// skipping what the sync already holds, so that nothing falls between the
+// two. The cost of a change grows with the streams it concerns, not with
+// every stream.
 //
 // # Flow control
 //
@@ -40,6 +54,7 @@
 // A newer stream of the same cloudlet ends the older one (Aborted); a
 // change or removal of the cloudlet's access key (rotation, deletion of the
 // cloudlet) ends it with Unauthenticated; a broken watch (the store
-// compacted the revision, lost its leader) ends it with Unavailable. In
+// compacted the revision, lost its leader) ends every stream with
+// Unavailable. In
 // every case the CRM connects again and resynchronises.
 package notify

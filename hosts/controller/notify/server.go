@@ -90,6 +90,11 @@ type Config struct {
 	// let another site's CRM in. The controller sets CRMCertName under a
 	// development authority, which names its CRM certificates so.
 	CloudletCertName func(*edgeproto.CloudletKey) string
+	// WatchPerSession gives every stream a watch of the region of its own
+	// instead of one watch that all share (the design before the shared
+	// watch, whose cost grows with every session for every change): for
+	// comparing the two in benchmarks only.
+	WatchPerSession bool
 }
 
 // CRMCertName is the name (Common Name) of the certificate a development
@@ -118,6 +123,8 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*session // by cloudlet key string
 	closed   bool
+	hub      *hub // the watch of the region the sessions share; nil when none runs
+	watches  int  // hubs running
 }
 
 // New checks cfg and returns a server.
@@ -157,6 +164,15 @@ func (s *Server) Sessions() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
+}
+
+// Watches returns how many watches of the region the server runs: one
+// while any CRM is connected (one per CRM with Config.WatchPerSession),
+// none otherwise.
+func (s *Server) Watches() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watches
 }
 
 // errStopping ends the streams of a controller that stops.
