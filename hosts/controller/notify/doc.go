@@ -13,7 +13,14 @@
 //  1. reads, in one store transaction (one revision), what the CRM needs:
 //     the settings, every flavor, its cloudlet, the trust policies of the
 //     cloudlet's organization, its cluster and app instances and the Apps
-//     those instances run; and sends it between a SyncStart and a SyncEnd;
+//     those instances run; and sends it between a SyncStart and a SyncEnd.
+//     A Hello naming a resume_revision (the last one the CRM applied on an
+//     earlier stream) gets a resumed sync instead: the server reads the
+//     region at that revision and now, and sends only the objects of the
+//     CRM's scope that changed since or entered it, and deletes of those
+//     that left it or are gone, between a SyncStart and a SyncEnd marked
+//     resumed; a revision the store compacted (or never had) gets a full
+//     sync;
 //  2. sends every later change of what the CRM needs, in revision order:
 //     an object that enters the CRM's scope is sent whole (an App when the
 //     first instance on the cloudlet runs it), one that leaves it is sent

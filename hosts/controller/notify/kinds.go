@@ -70,6 +70,7 @@ type kinds struct {
 	clusters      *store.Kind[*edgeproto.ClusterInst]
 	appInsts      *store.Kind[*edgeproto.AppInst]
 	byName        map[string]*kindDef
+	order         []*kindDef // as listed: a CRM's dependencies (Apps) before what needs them
 }
 
 func newKinds(s *store.Store) *kinds {
@@ -105,6 +106,7 @@ func newKinds(s *store.Store) *kinds {
 			routePlaced(func(o *edgeproto.AppInst) *edgeproto.CloudletKey { return o.GetCloudletKey() })),
 	} {
 		k.byName[d.name] = d
+		k.order = append(k.order, d)
 	}
 	return k
 }

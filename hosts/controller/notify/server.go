@@ -215,6 +215,7 @@ func (s *Server) Connect(stream grpc.BidiStreamingServer[notifyv1.ConnectRequest
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sess := newSession(s, sctx, cancel, stream, hello.GetCloudletKey(), log)
+	sess.resumeAt = hello.GetResumeRevision()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

@@ -32,6 +32,7 @@ type session struct {
 	log      *slog.Logger
 	q        *notify.Queue[*notifyv1.ConnectResponse]
 	routes   []string // the routing keys the hub hands changes by
+	resumeAt int64    // the Hello's resume_revision
 
 	// mu guards what the hub's goroutine and the session's share.
 	mu      sync.Mutex
@@ -62,12 +63,13 @@ func (s *session) run() error {
 		return err
 	}
 	defer s.srv.leave(h, s)
-	rev, n, err := s.sync()
+	rev, n, resumed, err := s.initialSync()
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "initial sync: %v", err)
 	}
 	s.goLive(rev)
-	s.log.LogAttrs(s.ctx, slog.LevelDebug, "initial sync queued", slog.Int64("revision", rev), slog.Int("objects", n))
+	s.log.LogAttrs(s.ctx, slog.LevelDebug, "initial sync queued", slog.Int64("revision", rev), slog.Int("objects", n),
+		slog.Bool("resumed", resumed))
 	// The receiver and the sender may be blocked in the stream (a CRM that
 	// stopped reading holds a Send until flow control gives way): they end
 	// when the handler returns and the stream with it.
@@ -104,6 +106,25 @@ func (s *session) put(pinned bool, changes ...change) bool {
 		}
 	}
 	return true
+}
+
+// initialSync queues what the CRM lacks: what changed since the Hello's
+// resume revision when it names one the store still has, everything
+// otherwise.
+func (s *session) initialSync() (rev int64, n int, resumed bool, err error) {
+	if s.resumeAt > 0 {
+		rev, n, err = s.resume(s.resumeAt)
+		if err == nil {
+			return rev, n, true, nil
+		}
+		if !errors.Is(err, errNoResume) {
+			return 0, 0, false, err
+		}
+		s.log.LogAttrs(s.ctx, slog.LevelInfo, "full sync instead of a resumed one", slog.Any("reason", err))
+		s.scope = newScope(s.cloudlet)
+	}
+	rev, n, err = s.sync()
+	return rev, n, false, err
 }
 
 // sync reads what the CRM needs at one revision and queues it between a
@@ -151,7 +172,7 @@ func (s *session) sync() (int64, int, error) {
 		return 0, 0, err
 	}
 	if !found {
-		return 0, 0, status.Errorf(codes.NotFound, "cloudlet %s does not exist", s.ck)
+		return 0, 0, errCloudletGone(s.ck)
 	}
 	ka := durationpb.New(s.srv.cfg.KeepaliveInterval)
 	if err := s.q.Put("", &notifyv1.ConnectResponse{Msg: &notifyv1.ConnectResponse_SyncStart{
