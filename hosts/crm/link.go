@@ -63,6 +63,14 @@ func (c *CRM) link(ctx context.Context) {
 		}
 		c.metrics.streams.WithLabelValues(end).Inc()
 		c.log.LogAttrs(ctx, lvl, "notify stream ended; connecting again", slog.Bool("synced", synced), slog.Any("error", err))
+		if hint, ok := notify.RetryAfter(err); ok {
+			// The controller is busy synchronising other CRMs and said
+			// when to come back.
+			if !b.WaitHinted(ctx, hint) {
+				return
+			}
+			continue
+		}
 		if !b.Wait(ctx) {
 			return
 		}

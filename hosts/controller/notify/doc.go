@@ -58,10 +58,19 @@
 // Config.KeepaliveInterval, so a CRM detects a dead controller (and the
 // gRPC transport keepalives a dead connection).
 //
+// At most Config.MaxSyncs initial syncs run at once (a sync holds its
+// slot from its reads until its SyncEnd is sent, so the objects of at
+// most that many syncs are held at once) and Config.MaxWaitingSyncs
+// streams wait for one; past that a stream ends with Unavailable and a
+// RetryInfo detail saying when to connect again, each CRM turned away
+// told a later time than the one before, so that every CRM reconnecting at
+// once after a controller restart is synchronised at a bounded pace. The
+// CRM waits at least that long (with jitter) before it connects again.
+//
 // A newer stream of the same cloudlet ends the older one (Aborted); a
 // change or removal of the cloudlet's access key (rotation, deletion of the
 // cloudlet) ends it with Unauthenticated; a broken watch (the store
 // compacted the revision, lost its leader) ends every stream with
-// Unavailable. In
-// every case the CRM connects again and resynchronises.
+// Unavailable. In every case the CRM connects again and resynchronises
+// (a resumed sync when it can, see above).
 package notify

@@ -33,6 +33,8 @@ const (
 	DefaultHelloTimeout      = 10 * time.Second
 	DefaultMaxQueue          = 1 << 17
 	DefaultReportWorkers     = 8
+	DefaultMaxSyncs          = 8
+	DefaultMaxWaitingSyncs   = 64
 )
 
 // Sentinel errors a Backend wraps.
@@ -90,6 +92,15 @@ type Config struct {
 	// let another site's CRM in. The controller sets CRMCertName under a
 	// development authority, which names its CRM certificates so.
 	CloudletCertName func(*edgeproto.CloudletKey) string
+	// MaxSyncs bounds the initial syncs under way at once (default
+	// DefaultMaxSyncs): a sync holds its slot from its reads until its
+	// SyncEnd is sent. MaxWaitingSyncs (default DefaultMaxWaitingSyncs;
+	// negative: none) streams wait for a slot; past that a stream ends
+	// with Unavailable and a RetryInfo saying when to connect again, later
+	// for each CRM turned away, so that every CRM reconnecting at once is
+	// synchronised at a bounded pace with bounded memory.
+	MaxSyncs        int
+	MaxWaitingSyncs int
 	// WatchPerSession gives every stream a watch of the region of its own
 	// instead of one watch that all share (the design before the shared
 	// watch, whose cost grows with every session for every change): for
@@ -124,7 +135,8 @@ type Server struct {
 	sessions map[string]*session // by cloudlet key string
 	closed   bool
 	hub      *hub // the watch of the region the sessions share; nil when none runs
-	watches  int  // hubs running
+	adm      *admission
+	watches  int // hubs running
 }
 
 // New checks cfg and returns a server.
@@ -144,6 +156,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ReportWorkers <= 0 {
 		cfg.ReportWorkers = DefaultReportWorkers
 	}
+	if cfg.MaxSyncs <= 0 {
+		cfg.MaxSyncs = DefaultMaxSyncs
+	}
+	if cfg.MaxWaitingSyncs == 0 {
+		cfg.MaxWaitingSyncs = DefaultMaxWaitingSyncs
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -153,7 +171,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("notify: metrics: %w", err)
 	}
 	return &Server{cfg: cfg, log: log.With(slog.String("component", "notify")), metrics: m,
-		kinds: newKinds(cfg.Store), sessions: map[string]*session{}}, nil
+		kinds: newKinds(cfg.Store), sessions: map[string]*session{}, adm: newAdmission(cfg.MaxSyncs, cfg.MaxWaitingSyncs)}, nil
 }
 
 // Register registers the service on gs.

@@ -33,6 +33,9 @@ type session struct {
 	q        *notify.Queue[*notifyv1.ConnectResponse]
 	routes   []string // the routing keys the hub hands changes by
 	resumeAt int64    // the Hello's resume_revision
+	// endSync releases the session's admission slot; the sender calls it
+	// once the SyncEnd is sent.
+	endSync func()
 
 	// mu guards what the hub's goroutine and the session's share.
 	mu      sync.Mutex
@@ -56,6 +59,16 @@ var (
 // run serves the session until it ends and returns why it ended.
 func (s *session) run() error {
 	start := time.Now()
+	release, err := s.srv.adm.acquire(s.ctx)
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return s.reason()
+		}
+		s.srv.metrics.refused.WithLabelValues("busy").Inc()
+		return err
+	}
+	s.endSync = release
+	defer release()
 	// Joined first, so that every change after the hub's revision reaches
 	// the session; those the initial sync already holds are skipped.
 	h, err := s.srv.join(s)
@@ -291,6 +304,7 @@ func (s *session) send(start time.Time) error {
 		}
 		s.srv.metrics.sent(m)
 		if m.GetSyncEnd() != nil {
+			s.endSync()
 			s.srv.metrics.syncSeconds.Observe(time.Since(start).Seconds())
 			s.log.LogAttrs(s.ctx, slog.LevelInfo, "initial sync sent", slog.Int64("revision", m.GetSyncEnd().GetRevision()),
 				slog.Uint64("objects", uint64(m.GetSyncEnd().GetObjects())), slog.Duration("took", time.Since(start)))
