@@ -93,10 +93,14 @@ type CRM struct {
 
 	synced     chan struct{} // closed at the end of the first initial sync
 	syncedOnce sync.Once
-	bg         sync.WaitGroup // start-up reconciliation
-	linkMu     sync.Mutex
-	linkDown   chan struct{} // closed while no synchronised stream is up
-	draining   chan struct{} // closed when the graceful stop begins
+	// applied is the revision of the last SyncEnd or Update applied after
+	// a sync (0 before the first sync ends): the next stream resumes from
+	// it. Only the link's goroutine uses it.
+	applied  int64
+	bg       sync.WaitGroup // start-up reconciliation
+	linkMu   sync.Mutex
+	linkDown chan struct{} // closed while no synchronised stream is up
+	draining chan struct{} // closed when the graceful stop begins
 }
 
 // infos are the caches of the CRM's reports.

@@ -19,7 +19,10 @@
 //     with jittered, doubling back-off. Each stream starts with the
 //     controller's initial sync; the CRM keeps what it receives in typed
 //     caches (executor.Cache) that the engine reads its lookups from, and
-//     drops at the end of a sync what the sync no longer holds. A stream
+//     drops at the end of a full sync what the sync no longer holds. A
+//     reconnecting CRM names the last revision it applied, and the
+//     controller sends only what changed since, deletes included (a full
+//     sync when the store compacted that revision). A stream
 //     silent for three of the controller's keepalive intervals is taken
 //     for dead.
 //   - Every request (an object in a *_REQUESTED state; for the cloudlet

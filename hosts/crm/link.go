@@ -63,6 +63,14 @@ func (c *CRM) link(ctx context.Context) {
 		}
 		c.metrics.streams.WithLabelValues(end).Inc()
 		c.log.LogAttrs(ctx, lvl, "notify stream ended; connecting again", slog.Bool("synced", synced), slog.Any("error", err))
+		if hint, ok := notify.RetryAfter(err); ok {
+			// The controller is busy synchronising other CRMs and said
+			// when to come back.
+			if !b.WaitHinted(ctx, hint) {
+				return
+			}
+			continue
+		}
 		if !b.Wait(ctx) {
 			return
 		}
@@ -80,7 +88,7 @@ func (c *CRM) stream(ctx context.Context, client notifyv1.NotifyServiceClient) (
 		return false, err
 	}
 	if err := st.Send(&notifyv1.ConnectRequest{Msg: &notifyv1.ConnectRequest_Hello{Hello: &notifyv1.Hello{
-		CloudletKey: c.cfg.Cloudlet, AccessKey: c.cfg.AccessKey, Instance: c.cfg.Instance}}}); err != nil {
+		CloudletKey: c.cfg.Cloudlet, AccessKey: c.cfg.AccessKey, Instance: c.cfg.Instance, ResumeRevision: c.applied}}}); err != nil {
 		return false, recvErr(st)
 	}
 	defer c.out.disconnected()
@@ -110,7 +118,7 @@ func (c *CRM) stream(ctx context.Context, client notifyv1.NotifyServiceClient) (
 		watchdog.Reset(dead)
 		switch msg := m.GetMsg().(type) {
 		case *notifyv1.ConnectResponse_SyncStart:
-			rs.start()
+			rs.start(msg.SyncStart.GetResumed())
 			if c.cfg.DeadAfter <= 0 && msg.SyncStart.GetKeepaliveInterval().AsDuration() > 0 {
 				dead = 3 * msg.SyncStart.GetKeepaliveInterval().AsDuration()
 				watchdog.Reset(dead)
@@ -119,9 +127,13 @@ func (c *CRM) stream(ctx context.Context, client notifyv1.NotifyServiceClient) (
 			if err := c.apply(msg.Update, rs); err != nil {
 				return synced, err
 			}
+			if !rs.active && synced {
+				c.applied = max(c.applied, msg.Update.GetRevision())
+			}
 		case *notifyv1.ConnectResponse_SyncEnd:
 			c.endSync(ctx, rs)
 			synced = true
+			c.applied = msg.SyncEnd.GetRevision()
 			c.metrics.connected.Set(1)
 			c.up()
 			c.metrics.syncSeconds.Observe(time.Since(start).Seconds())
@@ -177,13 +189,16 @@ func (c *CRM) pump(ctx context.Context, st grpc.BidiStreamingClient[notifyv1.Con
 	}
 }
 
-// resync tracks the initial sync of a stream: which objects it sent.
+// resync tracks the initial sync of a stream: which objects it sent, and
+// whether it sent only what changed since the revision the CRM resumed
+// from (then what it did not send is unchanged, not gone).
 type resync struct {
-	active bool
-	seen   map[string]bool // "<Kind>/<key>"
+	active  bool
+	resumed bool
+	seen    map[string]bool // "<Kind>/<key>"
 }
 
-func (r *resync) start() { r.active, r.seen = true, map[string]bool{} }
+func (r *resync) start(resumed bool) { r.active, r.resumed, r.seen = true, resumed, map[string]bool{} }
 
 // apply stores one Update in the caches and, outside an initial sync,
 // submits what the object asks for.
@@ -242,8 +257,8 @@ func (c *CRM) removed(prev proto.Message) {
 	}
 }
 
-// endSync ends an initial sync: what it did not send is gone; then every
-// object's request is submitted. On the first sync of this process the
+// endSync ends an initial sync: what a full sync did not send is gone;
+// then every object's request is submitted. On the first sync of this process the
 // cloudlet is initialised (or refreshed when it is settled) and the
 // clusters and instances are reconciled with what the platform has (see
 // reconcile), which also carries out their requests.
@@ -251,6 +266,9 @@ func (c *CRM) endSync(ctx context.Context, rs *resync) {
 	first := false
 	c.syncedOnce.Do(func() { first = true })
 	for _, k := range c.objs.order {
+		if rs.resumed {
+			break
+		}
 		for _, key := range k.keys() {
 			if !rs.seen[k.name+"/"+key] {
 				if prev := k.del(key); prev != nil {

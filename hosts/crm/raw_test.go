@@ -18,6 +18,12 @@ type rawStream = grpc.BidiStreamingClient[notifyv1.ConnectRequest, notifyv1.Conn
 // the Hello; the stream ends in t.Cleanup.
 func (e *edge) rawConnect(t testing.TB, cloudlet *edgeproto.CloudletKey, key string, opts ...grpc.DialOption) rawStream {
 	t.Helper()
+	return e.rawConnectHello(t, &notifyv1.Hello{CloudletKey: cloudlet, AccessKey: key, Instance: t.Name()}, opts...)
+}
+
+// rawConnectHello opens a notify stream sending hello.
+func (e *edge) rawConnectHello(t testing.TB, hello *notifyv1.Hello, opts ...grpc.DialOption) rawStream {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	conn, err := grpc.NewClient(e.env.Addr, append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)...)
@@ -29,8 +35,7 @@ func (e *edge) rawConnect(t testing.TB, cloudlet *edgeproto.CloudletKey, key str
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Send(&notifyv1.ConnectRequest{Msg: &notifyv1.ConnectRequest_Hello{Hello: &notifyv1.Hello{
-		CloudletKey: cloudlet, AccessKey: key, Instance: t.Name()}}}); err != nil {
+	if err := st.Send(&notifyv1.ConnectRequest{Msg: &notifyv1.ConnectRequest_Hello{Hello: hello}}); err != nil {
 		t.Fatal(err)
 	}
 	return st

@@ -46,3 +46,19 @@ func (b *Backoff) Wait(ctx context.Context) bool {
 		return false
 	}
 }
+
+// WaitHinted pauses for what the controller asked (hint), drawn uniformly
+// from [hint, 2*hint] so that the CRMs it turned away together do not
+// come back in step, or for Next when that is longer; it returns false
+// when ctx ended first.
+func (b *Backoff) WaitHinted(ctx context.Context, hint time.Duration) bool {
+	d := max(b.Next(), hint+rand.N(hint+1))
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

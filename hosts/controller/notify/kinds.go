@@ -29,11 +29,15 @@ type kindDef struct {
 	// stub is the object of a key string carrying only its key: what a
 	// delete sends.
 	stub func(key string) (proto.Message, error)
+	// route names the sessions a change of the kind concerns (see route).
+	route route
 }
 
-func defOf[T store.Object[T], K any](k *store.Kind[T], parse func(string) (K, error), withKey func(K) T) *kindDef {
-	return &kindDef{
-		name: k.Name(),
+// defOf describes kind k; without a route its changes go to every session.
+func defOf[T store.Object[T], K any](k *store.Kind[T], parse func(string) (K, error), withKey func(K) T, r ...route) *kindDef {
+	d := &kindDef{
+		name:  k.Name(),
+		route: routeAll,
 		decode: func(key string, data []byte) (proto.Message, error) {
 			obj, err := k.Decode(key, data)
 			if err != nil {
@@ -49,6 +53,10 @@ func defOf[T store.Object[T], K any](k *store.Kind[T], parse func(string) (K, er
 			return withKey(km), nil
 		},
 	}
+	if len(r) > 0 {
+		d.route = r[0]
+	}
+	return d
 }
 
 // kinds are the store kinds the server reads.
@@ -62,6 +70,7 @@ type kinds struct {
 	clusters      *store.Kind[*edgeproto.ClusterInst]
 	appInsts      *store.Kind[*edgeproto.AppInst]
 	byName        map[string]*kindDef
+	order         []*kindDef // as listed: a CRM's dependencies (Apps) before what needs them
 }
 
 func newKinds(s *store.Store) *kinds {
@@ -76,19 +85,28 @@ func newKinds(s *store.Store) *kinds {
 		appInsts:      store.NewKind[*edgeproto.AppInst](s),
 	}
 	k.byName = map[string]*kindDef{}
+	// One line a kind the CRMs receive, with the sessions its changes
+	// concern: every session, the session of the object's own cloudlet,
+	// those of its organization's cloudlets, or those of the cloudlet it
+	// is placed on (before and after the change).
 	for _, d := range []*kindDef{
-		defOf(k.flavors, edgeproto.ParseFlavorKeyString, func(key *edgeproto.FlavorKey) *edgeproto.Flavor { return &edgeproto.Flavor{Key: key} }),
-		defOf(k.cloudlets, edgeproto.ParseCloudletKeyString, func(key *edgeproto.CloudletKey) *edgeproto.Cloudlet { return &edgeproto.Cloudlet{Key: key} }),
+		defOf(k.flavors, edgeproto.ParseFlavorKeyString, func(key *edgeproto.FlavorKey) *edgeproto.Flavor { return &edgeproto.Flavor{Key: key} },
+			routeAll),
+		defOf(k.cloudlets, edgeproto.ParseCloudletKeyString, func(key *edgeproto.CloudletKey) *edgeproto.Cloudlet { return &edgeproto.Cloudlet{Key: key} },
+			routeOwnCloudlet),
 		defOf(k.trustPolicies, edgeproto.ParseTrustPolicyKeyString, func(key *edgeproto.TrustPolicyKey) *edgeproto.TrustPolicy {
 			return &edgeproto.TrustPolicy{Key: key}
-		}),
-		defOf(k.apps, edgeproto.ParseAppKeyString, func(key *edgeproto.AppKey) *edgeproto.App { return &edgeproto.App{Key: key} }),
+		}, routeOrganization(func(o *edgeproto.TrustPolicy) string { return o.GetKey().GetOrganization() })),
+		defOf(k.apps, edgeproto.ParseAppKeyString, func(key *edgeproto.AppKey) *edgeproto.App { return &edgeproto.App{Key: key} },
+			routeAll),
 		defOf(k.clusters, edgeproto.ParseClusterInstKeyString, func(key *edgeproto.ClusterKey) *edgeproto.ClusterInst {
 			return &edgeproto.ClusterInst{Key: key}
-		}),
-		defOf(k.appInsts, edgeproto.ParseAppInstKeyString, func(key *edgeproto.AppInstKey) *edgeproto.AppInst { return &edgeproto.AppInst{Key: key} }),
+		}, routePlaced(func(o *edgeproto.ClusterInst) *edgeproto.CloudletKey { return o.GetCloudletKey() })),
+		defOf(k.appInsts, edgeproto.ParseAppInstKeyString, func(key *edgeproto.AppInstKey) *edgeproto.AppInst { return &edgeproto.AppInst{Key: key} },
+			routePlaced(func(o *edgeproto.AppInst) *edgeproto.CloudletKey { return o.GetCloudletKey() })),
 	} {
 		k.byName[d.name] = d
+		k.order = append(k.order, d)
 	}
 	return k
 }

@@ -33,6 +33,8 @@ const (
 	DefaultHelloTimeout      = 10 * time.Second
 	DefaultMaxQueue          = 1 << 17
 	DefaultReportWorkers     = 8
+	DefaultMaxSyncs          = 8
+	DefaultMaxWaitingSyncs   = 64
 )
 
 // Sentinel errors a Backend wraps.
@@ -90,6 +92,20 @@ type Config struct {
 	// let another site's CRM in. The controller sets CRMCertName under a
 	// development authority, which names its CRM certificates so.
 	CloudletCertName func(*edgeproto.CloudletKey) string
+	// MaxSyncs bounds the initial syncs under way at once (default
+	// DefaultMaxSyncs): a sync holds its slot from its reads until its
+	// SyncEnd is sent. MaxWaitingSyncs (default DefaultMaxWaitingSyncs;
+	// negative: none) streams wait for a slot; past that a stream ends
+	// with Unavailable and a RetryInfo saying when to connect again, later
+	// for each CRM turned away, so that every CRM reconnecting at once is
+	// synchronised at a bounded pace with bounded memory.
+	MaxSyncs        int
+	MaxWaitingSyncs int
+	// WatchPerSession gives every stream a watch of the region of its own
+	// instead of one watch that all share (the design before the shared
+	// watch, whose cost grows with every session for every change): for
+	// comparing the two in benchmarks only.
+	WatchPerSession bool
 }
 
 // CRMCertName is the name (Common Name) of the certificate a development
@@ -118,6 +134,9 @@ type Server struct {
 	mu       sync.Mutex
 	sessions map[string]*session // by cloudlet key string
 	closed   bool
+	hub      *hub // the watch of the region the sessions share; nil when none runs
+	adm      *admission
+	watches  int // hubs running
 }
 
 // New checks cfg and returns a server.
@@ -137,6 +156,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ReportWorkers <= 0 {
 		cfg.ReportWorkers = DefaultReportWorkers
 	}
+	if cfg.MaxSyncs <= 0 {
+		cfg.MaxSyncs = DefaultMaxSyncs
+	}
+	if cfg.MaxWaitingSyncs == 0 {
+		cfg.MaxWaitingSyncs = DefaultMaxWaitingSyncs
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -146,7 +171,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("notify: metrics: %w", err)
 	}
 	return &Server{cfg: cfg, log: log.With(slog.String("component", "notify")), metrics: m,
-		kinds: newKinds(cfg.Store), sessions: map[string]*session{}}, nil
+		kinds: newKinds(cfg.Store), sessions: map[string]*session{}, adm: newAdmission(cfg.MaxSyncs, cfg.MaxWaitingSyncs)}, nil
 }
 
 // Register registers the service on gs.
@@ -157,6 +182,15 @@ func (s *Server) Sessions() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.sessions)
+}
+
+// Watches returns how many watches of the region the server runs: one
+// while any CRM is connected (one per CRM with Config.WatchPerSession),
+// none otherwise.
+func (s *Server) Watches() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watches
 }
 
 // errStopping ends the streams of a controller that stops.
@@ -199,6 +233,7 @@ func (s *Server) Connect(stream grpc.BidiStreamingServer[notifyv1.ConnectRequest
 	sctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	sess := newSession(s, sctx, cancel, stream, hello.GetCloudletKey(), log)
+	sess.resumeAt = hello.GetResumeRevision()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()

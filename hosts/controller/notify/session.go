@@ -12,7 +12,6 @@ import (
 	"github.com/edgekit/edgekit/internal/notify"
 	"github.com/edgekit/edgekit/internal/store"
 	notifyv1 "github.com/edgekit/edgekit/proto/edgekit/notify/v1"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -32,12 +31,23 @@ type session struct {
 	ck       string
 	log      *slog.Logger
 	q        *notify.Queue[*notifyv1.ConnectResponse]
-	scope    *scope
+	routes   []string // the routing keys the hub hands changes by
+	resumeAt int64    // the Hello's resume_revision
+	// endSync releases the session's admission slot; the sender calls it
+	// once the SyncEnd is sent.
+	endSync func()
+
+	// mu guards what the hub's goroutine and the session's share.
+	mu      sync.Mutex
+	scope   *scope
+	live    bool     // the initial sync is queued: changes go to the queue
+	pending []*event // changes handed before that, in revision order
+	from    int64    // changes up to this revision are in the initial sync
 }
 
 func newSession(srv *Server, ctx context.Context, cancel context.CancelCauseFunc, st stream, cloudlet *edgeproto.CloudletKey, log *slog.Logger) *session {
 	return &session{srv: srv, ctx: ctx, cancel: cancel, stream: st, cloudlet: cloudlet, ck: cloudletKeyString(cloudlet),
-		log: log, q: notify.NewQueue[*notifyv1.ConnectResponse](srv.cfg.MaxQueue), scope: newScope(cloudlet)}
+		log: log, q: notify.NewQueue[*notifyv1.ConnectResponse](srv.cfg.MaxQueue), routes: sessionRoutes(cloudlet), scope: newScope(cloudlet)}
 }
 
 var (
@@ -49,20 +59,36 @@ var (
 // run serves the session until it ends and returns why it ended.
 func (s *session) run() error {
 	start := time.Now()
-	rev, n, err := s.sync()
+	release, err := s.srv.adm.acquire(s.ctx)
+	if err != nil {
+		if s.ctx.Err() != nil {
+			return s.reason()
+		}
+		s.srv.metrics.refused.WithLabelValues("busy").Inc()
+		return err
+	}
+	s.endSync = release
+	defer release()
+	// Joined first, so that every change after the hub's revision reaches
+	// the session; those the initial sync already holds are skipped.
+	h, err := s.srv.join(s)
+	if err != nil {
+		return err
+	}
+	defer s.srv.leave(h, s)
+	rev, n, resumed, err := s.initialSync()
 	if err != nil {
 		return status.Errorf(codes.Unavailable, "initial sync: %v", err)
 	}
-	s.log.LogAttrs(s.ctx, slog.LevelDebug, "initial sync queued", slog.Int64("revision", rev), slog.Int("objects", n))
-	var wg sync.WaitGroup
-	wg.Go(func() { s.watch(rev + 1) })
+	s.goLive(rev)
+	s.log.LogAttrs(s.ctx, slog.LevelDebug, "initial sync queued", slog.Int64("revision", rev), slog.Int("objects", n),
+		slog.Bool("resumed", resumed))
 	// The receiver and the sender may be blocked in the stream (a CRM that
 	// stopped reading holds a Send until flow control gives way): they end
 	// when the handler returns and the stream with it.
 	go s.receive()
 	go func() { s.cancel(s.send(start)) }()
 	<-s.ctx.Done()
-	wg.Wait()
 	return s.reason()
 }
 
@@ -93,6 +119,25 @@ func (s *session) put(pinned bool, changes ...change) bool {
 		}
 	}
 	return true
+}
+
+// initialSync queues what the CRM lacks: what changed since the Hello's
+// resume revision when it names one the store still has, everything
+// otherwise.
+func (s *session) initialSync() (rev int64, n int, resumed bool, err error) {
+	if s.resumeAt > 0 {
+		rev, n, err = s.resume(s.resumeAt)
+		if err == nil {
+			return rev, n, true, nil
+		}
+		if !errors.Is(err, errNoResume) {
+			return 0, 0, false, err
+		}
+		s.log.LogAttrs(s.ctx, slog.LevelInfo, "full sync instead of a resumed one", slog.Any("reason", err))
+		s.scope = newScope(s.cloudlet)
+	}
+	rev, n, err = s.sync()
+	return rev, n, false, err
 }
 
 // sync reads what the CRM needs at one revision and queues it between a
@@ -140,7 +185,7 @@ func (s *session) sync() (int64, int, error) {
 		return 0, 0, err
 	}
 	if !found {
-		return 0, 0, status.Errorf(codes.NotFound, "cloudlet %s does not exist", s.ck)
+		return 0, 0, errCloudletGone(s.ck)
 	}
 	ka := durationpb.New(s.srv.cfg.KeepaliveInterval)
 	if err := s.q.Put("", &notifyv1.ConnectResponse{Msg: &notifyv1.ConnectResponse_SyncStart{
@@ -178,72 +223,60 @@ func (s *session) sync() (int64, int, error) {
 	return rev, len(changes), nil
 }
 
-// watch queues the changes of the region from revision from on, until the
-// session ends. A broken watch ends the session: the CRM resynchronises.
-func (s *session) watch(from int64) {
-	k := s.srv.kinds
-	wch := s.srv.cfg.Store.Client().Watch(clientv3.WithRequireLeader(s.ctx), k.prefix, clientv3.WithPrefix(), clientv3.WithRev(from))
-	for resp := range wch {
-		if err := resp.Err(); err != nil {
-			s.cancel(status.Errorf(codes.Unavailable, "watching the store: %v; connect again to resynchronise", err))
-			return
-		}
-		for _, ev := range resp.Events {
-			if err := s.event(ev); err != nil {
-				s.cancel(err)
-				return
-			}
-		}
+// deliver is how the hub hands the session a change it concerns: queued
+// once the initial sync is, kept until then (at most Config.MaxQueue
+// changes: past that the session ends as a full queue does).
+func (s *session) deliver(e *event) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return
 	}
-	if s.ctx.Err() == nil {
-		s.cancel(status.Error(codes.Unavailable, "the store's watch ended; connect again to resynchronise"))
+	if s.live {
+		s.apply(e)
+		return
 	}
+	if len(s.pending) >= s.srv.cfg.MaxQueue {
+		s.srv.metrics.queueFull.Inc()
+		s.cancel(errQueueFull)
+		return
+	}
+	s.pending = append(s.pending, e)
 }
 
-// event queues what one store event means to the CRM.
-func (s *session) event(ev *clientv3.Event) error {
-	k := s.srv.kinds
-	kind, key, ok := k.split(string(ev.Kv.Key))
-	if !ok {
-		return nil
-	}
-	rev := ev.Kv.ModRevision
-	del := ev.Type == clientv3.EventTypeDelete
-	switch kind {
-	case accessKeyKind:
-		if key == s.ck {
-			return errKeyGone
+// goLive queues the changes handed during the initial sync of revision
+// rev that are past it, and from then on every change as it comes.
+func (s *session) goLive(rev int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.from = rev
+	for _, e := range s.pending {
+		if s.ctx.Err() != nil {
+			break
 		}
-		return nil
-	case settingsName:
-		var val []byte
-		if !del {
-			val = ev.Kv.Value
+		s.apply(e)
+	}
+	s.pending, s.live = nil, true
+}
+
+// apply queues what one change means to the CRM; s.mu is held.
+func (s *session) apply(e *event) {
+	if e.rev <= s.from {
+		return
+	}
+	switch {
+	case e.kind == accessKeyKind:
+		if e.key == s.ck {
+			s.cancel(errKeyGone)
 		}
-		st, err := decodeSettings(val)
-		if err != nil {
-			s.log.LogAttrs(s.ctx, slog.LevelWarn, "undecodable settings skipped", slog.Any("error", err))
-			return nil
-		}
-		s.put(false, s.scope.putChange(settingsName, "", st, rev))
-		return nil
+	case e.kind == settingsName:
+		s.put(false, s.scope.putChange(settingsName, "", e.obj, e.rev))
+	case e.d == nil:
+	case e.del:
+		s.put(false, s.scope.remove(e.d, e.key, e.rev)...)
+	default:
+		s.put(false, s.scope.put(e.d, e.key, e.obj, e.rev)...)
 	}
-	d := k.byName[kind]
-	if d == nil {
-		return nil
-	}
-	if del {
-		s.put(false, s.scope.remove(d, key, rev)...)
-		return nil
-	}
-	obj, err := d.decode(key, ev.Kv.Value)
-	if err != nil {
-		s.log.LogAttrs(s.ctx, slog.LevelWarn, "undecodable object skipped", slog.String("kind", kind),
-			slog.String("key", key), slog.Any("error", err))
-		return nil
-	}
-	s.put(false, s.scope.put(d, key, obj, rev)...)
-	return nil
 }
 
 // send sends the queue's items, and a Keepalive whenever there was nothing
@@ -271,6 +304,7 @@ func (s *session) send(start time.Time) error {
 		}
 		s.srv.metrics.sent(m)
 		if m.GetSyncEnd() != nil {
+			s.endSync()
 			s.srv.metrics.syncSeconds.Observe(time.Since(start).Seconds())
 			s.log.LogAttrs(s.ctx, slog.LevelInfo, "initial sync sent", slog.Int64("revision", m.GetSyncEnd().GetRevision()),
 				slog.Uint64("objects", uint64(m.GetSyncEnd().GetObjects())), slog.Duration("took", time.Since(start)))

@@ -238,9 +238,14 @@ type Hello struct {
 	// The cloudlet's access key, issued when the cloudlet was created.
 	AccessKey string `protobuf:"bytes,2,opt,name=access_key,json=accessKey,proto3" json:"access_key,omitempty"`
 	// Names the CRM process in the controller's logs (host name, pid).
-	Instance      string `protobuf:"bytes,3,opt,name=instance,proto3" json:"instance,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Instance string `protobuf:"bytes,3,opt,name=instance,proto3" json:"instance,omitempty"`
+	// The revision of the last SyncEnd or Update the CRM applied on an
+	// earlier stream of this process: the controller sends only what changed
+	// since (puts and deletes) and marks the sync resumed. 0, or a revision
+	// the store compacted, asks for a full sync.
+	ResumeRevision int64 `protobuf:"varint,4,opt,name=resume_revision,json=resumeRevision,proto3" json:"resume_revision,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Hello) Reset() {
@@ -292,6 +297,13 @@ func (x *Hello) GetInstance() string {
 		return x.Instance
 	}
 	return ""
+}
+
+func (x *Hello) GetResumeRevision() int64 {
+	if x != nil {
+		return x.ResumeRevision
+	}
+	return 0
 }
 
 // Report is one partial Info report: the controller applies the fields it
@@ -568,8 +580,11 @@ type SyncStart struct {
 	// The controller sends at least one message every keepalive interval: a
 	// CRM that hears nothing for a few intervals takes the stream for dead.
 	KeepaliveInterval *durationpb.Duration `protobuf:"bytes,2,opt,name=keepalive_interval,json=keepaliveInterval,proto3" json:"keepalive_interval,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// The synchronisation sends only what changed since the Hello's
+	// resume_revision (see SyncEnd).
+	Resumed       bool `protobuf:"varint,3,opt,name=resumed,proto3" json:"resumed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SyncStart) Reset() {
@@ -616,15 +631,26 @@ func (x *SyncStart) GetKeepaliveInterval() *durationpb.Duration {
 	return nil
 }
 
+func (x *SyncStart) GetResumed() bool {
+	if x != nil {
+		return x.Resumed
+	}
+	return false
+}
+
 // SyncEnd closes the initial synchronisation: the CRM has every object it
-// needs as of revision (and maybe later changes). Objects the CRM holds
-// that the synchronisation did not send no longer exist.
+// needs as of revision (and maybe later changes). After a full
+// synchronisation, objects the CRM holds that it did not send no longer
+// exist; after a resumed one, those it sent deleted are gone and the others
+// did not change.
 type SyncEnd struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The store revision the synchronisation read.
 	Revision int64 `protobuf:"varint,1,opt,name=revision,proto3" json:"revision,omitempty"`
 	// How many objects the synchronisation sent.
-	Objects       uint32 `protobuf:"varint,2,opt,name=objects,proto3" json:"objects,omitempty"`
+	Objects uint32 `protobuf:"varint,2,opt,name=objects,proto3" json:"objects,omitempty"`
+	// As SyncStart.resumed.
+	Resumed       bool `protobuf:"varint,3,opt,name=resumed,proto3" json:"resumed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -671,6 +697,13 @@ func (x *SyncEnd) GetObjects() uint32 {
 		return x.Objects
 	}
 	return 0
+}
+
+func (x *SyncEnd) GetResumed() bool {
+	if x != nil {
+		return x.Resumed
+	}
+	return false
 }
 
 // Update is one object the CRM needs, as of a store revision. When an
@@ -974,12 +1007,13 @@ const file_edgekit_notify_v1_notify_proto_rawDesc = "" +
 	"\x0eConnectRequest\x120\n" +
 	"\x05hello\x18\x01 \x01(\v2\x18.edgekit.notify.v1.HelloH\x00R\x05hello\x123\n" +
 	"\x06report\x18\x02 \x01(\v2\x19.edgekit.notify.v1.ReportH\x00R\x06reportB\x05\n" +
-	"\x03msg\"\x85\x01\n" +
+	"\x03msg\"\xae\x01\n" +
 	"\x05Hello\x12<\n" +
 	"\fcloudlet_key\x18\x01 \x01(\v2\x19.edgeproto.v1.CloudletKeyR\vcloudletKey\x12\"\n" +
 	"\n" +
 	"access_key\x18\x02 \x01(\tB\x03\x80\x01\x01R\taccessKey\x12\x1a\n" +
-	"\binstance\x18\x03 \x01(\tR\binstance\"\x8b\x02\n" +
+	"\binstance\x18\x03 \x01(\tR\binstance\x12'\n" +
+	"\x0fresume_revision\x18\x04 \x01(\x03R\x0eresumeRevision\"\x8b\x02\n" +
 	"\x06Report\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12A\n" +
 	"\rcloudlet_info\x18\x02 \x01(\v2\x1a.edgeproto.v1.CloudletInfoH\x00R\fcloudletInfo\x12K\n" +
@@ -995,13 +1029,15 @@ const file_edgekit_notify_v1_notify_proto_rawDesc = "" +
 	"\n" +
 	"report_ack\x18\x04 \x01(\v2\x1c.edgekit.notify.v1.ReportAckH\x00R\treportAck\x12<\n" +
 	"\tkeepalive\x18\x05 \x01(\v2\x1c.edgekit.notify.v1.KeepaliveH\x00R\tkeepaliveB\x05\n" +
-	"\x03msg\"q\n" +
+	"\x03msg\"\x8b\x01\n" +
 	"\tSyncStart\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x03R\brevision\x12H\n" +
-	"\x12keepalive_interval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x11keepaliveInterval\"?\n" +
+	"\x12keepalive_interval\x18\x02 \x01(\v2\x19.google.protobuf.DurationR\x11keepaliveInterval\x12\x18\n" +
+	"\aresumed\x18\x03 \x01(\bR\aresumed\"Y\n" +
 	"\aSyncEnd\x12\x1a\n" +
 	"\brevision\x18\x01 \x01(\x03R\brevision\x12\x18\n" +
-	"\aobjects\x18\x02 \x01(\rR\aobjects\"\xde\x03\n" +
+	"\aobjects\x18\x02 \x01(\rR\aobjects\x12\x18\n" +
+	"\aresumed\x18\x03 \x01(\bR\aresumed\"\xde\x03\n" +
 	"\x06Update\x127\n" +
 	"\x06action\x18\x01 \x01(\x0e2\x1f.edgekit.notify.v1.UpdateActionR\x06action\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x03R\brevision\x124\n" +

@@ -28,6 +28,7 @@ const (
 	ConnectRequestFieldHelloCloudletKeyName                                        = "1.1.2"       // hello.cloudlet_key.name
 	ConnectRequestFieldHelloAccessKey                                              = "1.2"         // hello.access_key
 	ConnectRequestFieldHelloInstance                                               = "1.3"         // hello.instance
+	ConnectRequestFieldHelloResumeRevision                                         = "1.4"         // hello.resume_revision
 	ConnectRequestFieldReport                                                      = "2"           // report
 	ConnectRequestFieldReportSeq                                                   = "2.1"         // report.seq
 	ConnectRequestFieldReportCloudletInfo                                          = "2.2"         // report.cloudlet_info
@@ -155,6 +156,7 @@ var _Hello_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Hello{}), Fields: []field
 	{Number: 1, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(Hello{}.CloudletKey)}},
 	{Number: 2, Name: "access_key", Off: unsafe.Offsetof(Hello{}.AccessKey), Op: fieldmap.OpString},
 	{Number: 3, Name: "instance", Off: unsafe.Offsetof(Hello{}.Instance), Op: fieldmap.OpString},
+	{Number: 4, Name: "resume_revision", Off: unsafe.Offsetof(Hello{}.ResumeRevision), Op: fieldmap.OpInt64},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_FlavorInfo17lujp1_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.FlavorInfo{}), Fields: []fieldmap.ShapeField{
@@ -318,6 +320,7 @@ var ConnectRequestAllFields = []string{
 	ConnectRequestFieldHelloCloudletKeyName,
 	ConnectRequestFieldHelloAccessKey,
 	ConnectRequestFieldHelloInstance,
+	ConnectRequestFieldHelloResumeRevision,
 	ConnectRequestFieldReportSeq,
 	ConnectRequestFieldReportCloudletInfoKeyOrganization,
 	ConnectRequestFieldReportCloudletInfoKeyName,
@@ -398,6 +401,7 @@ const (
 	HelloFieldCloudletKeyName         = "1.2" // cloudlet_key.name
 	HelloFieldAccessKey               = "2"   // access_key
 	HelloFieldInstance                = "3"   // instance
+	HelloFieldResumeRevision          = "4"   // resume_revision
 )
 
 var _Hello_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Hello", _Hello_shape, false)
@@ -408,6 +412,7 @@ var HelloAllFields = []string{
 	HelloFieldCloudletKeyName,
 	HelloFieldAccessKey,
 	HelloFieldInstance,
+	HelloFieldResumeRevision,
 }
 
 // FieldSchema returns the field flags of Hello.
@@ -619,6 +624,7 @@ const (
 	ConnectResponseFieldSyncStart                                              = "1"            // sync_start
 	ConnectResponseFieldSyncStartRevision                                      = "1.1"          // sync_start.revision
 	ConnectResponseFieldSyncStartKeepaliveInterval                             = "1.2"          // sync_start.keepalive_interval
+	ConnectResponseFieldSyncStartResumed                                       = "1.3"          // sync_start.resumed
 	ConnectResponseFieldUpdate                                                 = "2"            // update
 	ConnectResponseFieldUpdateAction                                           = "2.1"          // update.action
 	ConnectResponseFieldUpdateRevision                                         = "2.2"          // update.revision
@@ -824,6 +830,7 @@ const (
 	ConnectResponseFieldSyncEnd                                                = "3"            // sync_end
 	ConnectResponseFieldSyncEndRevision                                        = "3.1"          // sync_end.revision
 	ConnectResponseFieldSyncEndObjects                                         = "3.2"          // sync_end.objects
+	ConnectResponseFieldSyncEndResumed                                         = "3.3"          // sync_end.resumed
 	ConnectResponseFieldReportAck                                              = "4"            // report_ack
 	ConnectResponseFieldReportAckSeq                                           = "4.1"          // report_ack.seq
 	ConnectResponseFieldReportAckVerdict                                       = "4.2"          // report_ack.verdict
@@ -834,6 +841,7 @@ const (
 var _SyncStart_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SyncStart{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "revision", Off: unsafe.Offsetof(SyncStart{}.Revision), Op: fieldmap.OpInt64},
 	{Number: 2, Name: "keepalive_interval", Value: &fieldmap.MessageField[*durationpb.Duration]{Off: unsafe.Offsetof(SyncStart{}.KeepaliveInterval)}},
+	{Number: 3, Name: "resumed", Off: unsafe.Offsetof(SyncStart{}.Resumed), Op: fieldmap.OpBool},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_Settingsldeunw_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.Settings{}), Fields: []fieldmap.ShapeField{
@@ -1051,6 +1059,7 @@ var _Update_shape = &fieldmap.Shape{Size: unsafe.Sizeof(Update{}), Fields: []fie
 var _SyncEnd_shape = &fieldmap.Shape{Size: unsafe.Sizeof(SyncEnd{}), Fields: []fieldmap.ShapeField{
 	{Number: 1, Name: "revision", Off: unsafe.Offsetof(SyncEnd{}.Revision), Op: fieldmap.OpInt64},
 	{Number: 2, Name: "objects", Off: unsafe.Offsetof(SyncEnd{}.Objects), Op: fieldmap.OpUint32},
+	{Number: 3, Name: "resumed", Off: unsafe.Offsetof(SyncEnd{}.Resumed), Op: fieldmap.OpBool},
 }}
 
 var _ReportAck_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ReportAck{}), Fields: []fieldmap.ShapeField{
@@ -1073,6 +1082,7 @@ var _ConnectResponse_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.Co
 var ConnectResponseAllFields = []string{
 	ConnectResponseFieldSyncStartRevision,
 	ConnectResponseFieldSyncStartKeepaliveInterval,
+	ConnectResponseFieldSyncStartResumed,
 	ConnectResponseFieldUpdateAction,
 	ConnectResponseFieldUpdateRevision,
 	ConnectResponseFieldUpdateSettingsCreateClusterInstTimeout,
@@ -1197,6 +1207,7 @@ var ConnectResponseAllFields = []string{
 	ConnectResponseFieldUpdateAppInstRequestId,
 	ConnectResponseFieldSyncEndRevision,
 	ConnectResponseFieldSyncEndObjects,
+	ConnectResponseFieldSyncEndResumed,
 	ConnectResponseFieldReportAckSeq,
 	ConnectResponseFieldReportAckVerdict,
 	ConnectResponseFieldReportAckReason,
@@ -1215,6 +1226,7 @@ func NewConnectResponseFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 const (
 	SyncStartFieldRevision          = "1" // revision
 	SyncStartFieldKeepaliveInterval = "2" // keepalive_interval
+	SyncStartFieldResumed           = "3" // resumed
 )
 
 var _SyncStart_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.SyncStart", _SyncStart_shape, false)
@@ -1223,6 +1235,7 @@ var _SyncStart_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.SyncStar
 var SyncStartAllFields = []string{
 	SyncStartFieldRevision,
 	SyncStartFieldKeepaliveInterval,
+	SyncStartFieldResumed,
 }
 
 // FieldSchema returns the field flags of SyncStart.
@@ -1237,6 +1250,7 @@ func NewSyncStartFieldMap(flags ...string) (*fieldmap.FieldMap, error) {
 const (
 	SyncEndFieldRevision = "1" // revision
 	SyncEndFieldObjects  = "2" // objects
+	SyncEndFieldResumed  = "3" // resumed
 )
 
 var _SyncEnd_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.SyncEnd", _SyncEnd_shape, false)
@@ -1245,6 +1259,7 @@ var _SyncEnd_fieldSchema = fieldmap.NewShapeSchema("edgekit.notify.v1.SyncEnd", 
 var SyncEndAllFields = []string{
 	SyncEndFieldRevision,
 	SyncEndFieldObjects,
+	SyncEndFieldResumed,
 }
 
 // FieldSchema returns the field flags of SyncEnd.
@@ -1688,6 +1703,7 @@ func (m *Hello) cloneTo(c *Hello) *Hello {
 	c.CloudletKey = fieldmap.Clone(m.CloudletKey)
 	c.AccessKey = m.AccessKey
 	c.Instance = m.Instance
+	c.ResumeRevision = m.ResumeRevision
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -1811,6 +1827,7 @@ func (m *SyncStart) Clone() *SyncStart {
 func (m *SyncStart) cloneTo(c *SyncStart) *SyncStart {
 	c.Revision = m.Revision
 	c.KeepaliveInterval = fieldmap.CloneDuration(m.KeepaliveInterval)
+	c.Resumed = m.Resumed
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -1829,6 +1846,7 @@ func (m *SyncEnd) Clone() *SyncEnd {
 func (m *SyncEnd) cloneTo(c *SyncEnd) *SyncEnd {
 	c.Revision = m.Revision
 	c.Objects = m.Objects
+	c.Resumed = m.Resumed
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -1967,7 +1985,8 @@ func (m *Hello) Equal(o *Hello) bool {
 	}
 	if !fieldmap.Equal(m.CloudletKey, o.CloudletKey) ||
 		m.AccessKey != o.AccessKey ||
-		m.Instance != o.Instance {
+		m.Instance != o.Instance ||
+		m.ResumeRevision != o.ResumeRevision {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -2107,7 +2126,8 @@ func (m *SyncStart) Equal(o *SyncStart) bool {
 		return eq
 	}
 	if m.Revision != o.Revision ||
-		!fieldmap.EqualDuration(m.KeepaliveInterval, o.KeepaliveInterval) {
+		!fieldmap.EqualDuration(m.KeepaliveInterval, o.KeepaliveInterval) ||
+		m.Resumed != o.Resumed {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -2119,7 +2139,8 @@ func (m *SyncEnd) Equal(o *SyncEnd) bool {
 		return eq
 	}
 	if m.Revision != o.Revision ||
-		m.Objects != o.Objects {
+		m.Objects != o.Objects ||
+		m.Resumed != o.Resumed {
 		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
@@ -2286,7 +2307,7 @@ func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at
 			n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
 		}
 	}
-	if win.Cover&(1<<6) != 0 {
+	if win.Cover&(1<<7) != 0 {
 		if s1, ok := src.Msg.(*ConnectRequest_Report); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectRequest_Report); !ok || d1 == nil || !d1.Report.Equal(s1.Report) {
 				m.Msg = &ConnectRequest_Report{Report: s1.Report.Clone()}
@@ -2296,7 +2317,7 @@ func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at
 			m.Msg = nil
 			n++
 		}
-	} else if win.Below&(1<<6) != 0 {
+	} else if win.Below&(1<<7) != 0 {
 		var s1 *Report
 		sok := false
 		if w, ok := src.Msg.(*ConnectRequest_Report); ok && w != nil {
@@ -2314,7 +2335,7 @@ func (m *ConnectRequest) copyInAt(src *ConnectRequest, fm *fieldmap.FieldMap, at
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+7, fm.Window(at+7))
+			n += d1.copyInAt(s1, fm, at+8, fm.Window(at+8))
 		}
 	}
 	return n
@@ -2340,6 +2361,9 @@ func (m *Hello) copyInAt(src *Hello, fm *fieldmap.FieldMap, at int, win fieldmap
 	}
 	if win.Cover&(1<<4) != 0 && m.Instance != src.Instance {
 		m.Instance, n = src.Instance, n+1
+	}
+	if win.Cover&(1<<5) != 0 && m.ResumeRevision != src.ResumeRevision {
+		m.ResumeRevision, n = src.ResumeRevision, n+1
 	}
 	return n
 }
@@ -2996,7 +3020,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n += d1.copyInAt(s1, fm, at+1, win.Shift(1))
 		}
 	}
-	if win.Cover&(1<<3) != 0 {
+	if win.Cover&(1<<4) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_Update); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_Update); !ok || d1 == nil || !d1.Update.Equal(s1.Update) {
 				m.Msg = &ConnectResponse_Update{Update: s1.Update.Clone()}
@@ -3006,7 +3030,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			m.Msg = nil
 			n++
 		}
-	} else if win.Below&(1<<3) != 0 {
+	} else if win.Below&(1<<4) != 0 {
 		var s1 *Update
 		sok := false
 		if w, ok := src.Msg.(*ConnectResponse_Update); ok && w != nil {
@@ -3024,11 +3048,11 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+4, fm.Window(at+4))
+			n += d1.copyInAt(s1, fm, at+5, fm.Window(at+5))
 		}
 	}
 	cw3 := fm.Window(at + 192)
-	if cw3.Cover&(1<<13) != 0 {
+	if cw3.Cover&(1<<14) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); !ok || d1 == nil || !d1.SyncEnd.Equal(s1.SyncEnd) {
 				m.Msg = &ConnectResponse_SyncEnd{SyncEnd: s1.SyncEnd.Clone()}
@@ -3038,7 +3062,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			m.Msg = nil
 			n++
 		}
-	} else if cw3.Below&(1<<13) != 0 {
+	} else if cw3.Below&(1<<14) != 0 {
 		var s1 *SyncEnd
 		sok := false
 		if w, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
@@ -3056,10 +3080,10 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+206, cw3.Shift(14))
+			n += d1.copyInAt(s1, fm, at+207, cw3.Shift(15))
 		}
 	}
-	if cw3.Cover&(1<<16) != 0 {
+	if cw3.Cover&(1<<18) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_ReportAck); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_ReportAck); !ok || d1 == nil || !d1.ReportAck.Equal(s1.ReportAck) {
 				m.Msg = &ConnectResponse_ReportAck{ReportAck: s1.ReportAck.Clone()}
@@ -3069,7 +3093,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			m.Msg = nil
 			n++
 		}
-	} else if cw3.Below&(1<<16) != 0 {
+	} else if cw3.Below&(1<<18) != 0 {
 		var s1 *ReportAck
 		sok := false
 		if w, ok := src.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
@@ -3087,10 +3111,10 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+209, cw3.Shift(17))
+			n += d1.copyInAt(s1, fm, at+211, cw3.Shift(19))
 		}
 	}
-	if cw3.Cover&(1<<20) != 0 {
+	if cw3.Cover&(1<<22) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_Keepalive); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_Keepalive); !ok || d1 == nil || !d1.Keepalive.Equal(s1.Keepalive) {
 				m.Msg = &ConnectResponse_Keepalive{Keepalive: s1.Keepalive.Clone()}
@@ -3115,6 +3139,9 @@ func (m *SyncStart) copyInAt(src *SyncStart, fm *fieldmap.FieldMap, at int, win 
 	if win.Cover&(1<<1) != 0 && !fieldmap.Equal(m.KeepaliveInterval, src.KeepaliveInterval) {
 		m.KeepaliveInterval = fieldmap.Clone(src.KeepaliveInterval)
 		n++
+	}
+	if win.Cover&(1<<2) != 0 && m.Resumed != src.Resumed {
+		m.Resumed, n = src.Resumed, n+1
 	}
 	return n
 }
@@ -4064,6 +4091,9 @@ func (m *SyncEnd) copyInAt(src *SyncEnd, fm *fieldmap.FieldMap, at int, win fiel
 	}
 	if win.Cover&(1<<1) != 0 && m.Objects != src.Objects {
 		m.Objects, n = src.Objects, n+1
+	}
+	if win.Cover&(1<<2) != 0 && m.Resumed != src.Resumed {
+		m.Resumed, n = src.Resumed, n+1
 	}
 	return n
 }

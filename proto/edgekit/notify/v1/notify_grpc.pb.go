@@ -31,7 +31,9 @@ const (
 //
 // NotifyService is how a CRM receives the objects of its cloudlet and
 // reports on them. A CRM opens one Connect stream and keeps it open; when it
-// breaks, the CRM connects again and everything is sent again.
+// breaks, the CRM connects again and is sent what changed since the last
+// revision it applied (everything, when it has none or the store no longer
+// has that revision).
 type NotifyServiceClient interface {
 	// Connect is the notify stream. The CRM sends a Hello first; the
 	// controller checks the cloudlet's access key (Unauthenticated when it is
@@ -71,7 +73,9 @@ type NotifyService_ConnectClient = grpc.BidiStreamingClient[ConnectRequest, Conn
 //
 // NotifyService is how a CRM receives the objects of its cloudlet and
 // reports on them. A CRM opens one Connect stream and keeps it open; when it
-// breaks, the CRM connects again and everything is sent again.
+// breaks, the CRM connects again and is sent what changed since the last
+// revision it applied (everything, when it has none or the store no longer
+// has that revision).
 type NotifyServiceServer interface {
 	// Connect is the notify stream. The CRM sends a Hello first; the
 	// controller checks the cloudlet's access key (Unauthenticated when it is

@@ -1,0 +1,280 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/edgekit/edgekit/internal/store"
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// event is one change of the region, decoded once by the hub and handed
+// to every session it concerns.
+type event struct {
+	kind string        // the store's kind, settingsName or accessKeyKind
+	key  string        // the object's key string
+	d    *kindDef      // nil for the settings and the access keys
+	obj  proto.Message // the object (or the settings); nil for a delete
+	rev  int64
+	del  bool
+}
+
+// hub is one watch of the region shared by the sessions joined to it: it
+// decodes each change once and hands it to the sessions whose routing keys
+// the change's kind names (route), in revision order. It never blocks on a
+// session: a session queues what it is handed (see session.deliver).
+type hub struct {
+	srv    *Server
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	ready  chan struct{} // closed once the watch is open, or startErr set
+	done   chan struct{} // closed when run returns
+	// startErr is why the hub could not start; read after ready is closed.
+	startErr error
+	// refs counts the sessions that joined and have not left; guarded by
+	// srv.mu.
+	refs int
+	pl   placements // run's goroutine only
+
+	mu     sync.Mutex
+	routes map[string]map[*session]struct{} // routing key -> sessions
+	ended  error                            // why the hub ended, once it did
+}
+
+// errHubIdle ends a hub whose last session left.
+var errHubIdle = errors.New("notify: no session left")
+
+func newHub(srv *Server) *hub {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	return &hub{srv: srv, ctx: ctx, cancel: cancel, ready: make(chan struct{}), done: make(chan struct{}),
+		pl: placements{}, routes: map[string]map[*session]struct{}{}}
+}
+
+// join adds sess to the hub once the hub is watching: from then on sess is
+// handed every change it concerns of a revision past the hub's start.
+func (h *hub) join(sess *session) error {
+	select {
+	case <-h.ready:
+	case <-sess.ctx.Done():
+		return context.Cause(sess.ctx)
+	}
+	if h.startErr != nil {
+		return h.startErr
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ended != nil {
+		return h.ended
+	}
+	for _, rk := range sess.routes {
+		set := h.routes[rk]
+		if set == nil {
+			set = map[*session]struct{}{}
+			h.routes[rk] = set
+		}
+		set[sess] = struct{}{}
+	}
+	return nil
+}
+
+// remove takes sess out of the hub's routes.
+func (h *hub) remove(sess *session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, rk := range sess.routes {
+		if set := h.routes[rk]; set != nil {
+			delete(set, sess)
+			if len(set) == 0 {
+				delete(h.routes, rk)
+			}
+		}
+	}
+}
+
+// run loads where the placed objects are, opens the watch after that
+// revision and dispatches its events until the hub is cancelled or the
+// watch breaks; a broken watch ends every joined session (Unavailable:
+// their CRMs connect again and resynchronise).
+func (h *hub) run() {
+	defer close(h.done)
+	defer func() {
+		h.srv.mu.Lock()
+		h.srv.watches--
+		h.srv.mu.Unlock()
+	}()
+	rev, err := h.load()
+	if err != nil {
+		h.startErr = status.Errorf(codes.Unavailable, "reading the region: %v", err)
+		h.detach()
+		close(h.ready)
+		return
+	}
+	k := h.srv.kinds
+	wch := h.srv.cfg.Store.Client().Watch(clientv3.WithRequireLeader(h.ctx), k.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
+	close(h.ready)
+	for resp := range wch {
+		if err := resp.Err(); err != nil {
+			h.fail(status.Errorf(codes.Unavailable, "watching the store: %v; connect again to resynchronise", err))
+			return
+		}
+		for _, ev := range resp.Events {
+			h.dispatch(ev)
+		}
+	}
+	if h.ctx.Err() == nil {
+		h.fail(status.Error(codes.Unavailable, "the store's watch ended; connect again to resynchronise"))
+	}
+}
+
+// load reads, at one revision which it returns, where every object of the
+// placed kinds is.
+func (h *hub) load() (int64, error) {
+	k := h.srv.kinds
+	return h.srv.cfg.Store.Txn(h.ctx, func(tx *store.Tx) error {
+		h.pl = placements{}
+		// Reading the settings fixes the revision even when no kind is placed.
+		if _, _, err := tx.Get(k.settingsPath); err != nil {
+			return err
+		}
+		for name, d := range k.byName {
+			if !d.route.placed {
+				continue
+			}
+			kvs, err := tx.List(k.prefix + name + "/")
+			if err != nil {
+				return err
+			}
+			for _, kv := range kvs {
+				_, key, ok := k.split(kv.Key)
+				if !ok {
+					continue
+				}
+				obj, err := d.decode(key, kv.Value)
+				if err != nil {
+					continue // nobody receives it; its next change places it
+				}
+				d.route.keys(h.pl, name, key, obj, false)
+			}
+		}
+		return nil
+	})
+}
+
+// dispatch decodes one store event and hands it to the sessions it
+// concerns.
+func (h *hub) dispatch(ev *clientv3.Event) {
+	k := h.srv.kinds
+	kind, key, ok := k.split(string(ev.Kv.Key))
+	if !ok {
+		return
+	}
+	e := &event{kind: kind, key: key, rev: ev.Kv.ModRevision, del: ev.Type == clientv3.EventTypeDelete}
+	var rks []string
+	switch kind {
+	case accessKeyKind:
+		rks = []string{cloudletRoute(key)}
+	case settingsName:
+		var val []byte
+		if !e.del {
+			val = ev.Kv.Value
+		}
+		st, err := decodeSettings(val)
+		if err != nil {
+			h.srv.log.LogAttrs(h.ctx, slog.LevelWarn, "undecodable settings skipped", slog.Any("error", err))
+			return
+		}
+		e.obj, rks = st, []string{allRoute}
+	default:
+		d := k.byName[kind]
+		if d == nil {
+			return
+		}
+		e.d = d
+		var obj proto.Message
+		if e.del {
+			obj, _ = d.stub(key) // nil for a key string of no object
+		} else {
+			var err error
+			if obj, err = d.decode(key, ev.Kv.Value); err != nil {
+				h.srv.log.LogAttrs(h.ctx, slog.LevelWarn, "undecodable object skipped", slog.String("kind", kind),
+					slog.String("key", key), slog.Any("error", err))
+				return
+			}
+			e.obj = obj
+		}
+		rks = d.route.keys(h.pl, kind, key, obj, e.del)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for i, rk := range rks {
+		if i > 0 && rks[0] == rk {
+			continue // an object changed in place: one routing key twice
+		}
+		for sess := range h.routes[rk] {
+			sess.deliver(e)
+		}
+	}
+}
+
+// fail ends the hub and every session joined to it with err.
+func (h *hub) fail(err error) {
+	h.detach()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.ended = err
+	for sess := range h.routes[allRoute] {
+		sess.cancel(err)
+	}
+}
+
+// detach makes the server start a new hub for the sessions that come next.
+func (h *hub) detach() {
+	h.srv.mu.Lock()
+	defer h.srv.mu.Unlock()
+	if h.srv.hub == h {
+		h.srv.hub = nil
+	}
+}
+
+// join joins sess to the server's hub, starting one when there is none
+// (or, with Config.WatchPerSession, one for sess alone).
+func (s *Server) join(sess *session) (*hub, error) {
+	s.mu.Lock()
+	h := s.hub
+	if h == nil || s.cfg.WatchPerSession {
+		h = newHub(s)
+		s.watches++
+		if !s.cfg.WatchPerSession {
+			s.hub = h
+		}
+		go h.run()
+	}
+	h.refs++
+	s.mu.Unlock()
+	if err := h.join(sess); err != nil {
+		s.leave(h, sess)
+		return nil, err
+	}
+	return h, nil
+}
+
+// leave takes sess out of h, and stops h when sess was its last session.
+func (s *Server) leave(h *hub, sess *session) {
+	h.remove(sess)
+	s.mu.Lock()
+	h.refs--
+	last := h.refs == 0
+	if last && s.hub == h {
+		s.hub = nil
+	}
+	s.mu.Unlock()
+	if last {
+		h.cancel(errHubIdle)
+		<-h.done
+	}
+}

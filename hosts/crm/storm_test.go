@@ -1,0 +1,67 @@
+package crm_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/edgekit/edgekit/edgeproto"
+	"github.com/edgekit/edgekit/hosts/controller/controllertest"
+	"github.com/edgekit/edgekit/hosts/controller/notify"
+	"github.com/edgekit/edgekit/hosts/crm"
+	inotify "github.com/edgekit/edgekit/internal/notify"
+	"github.com/edgekit/edgekit/internal/store"
+	"github.com/edgekit/edgekit/platforms/fake"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// With every sync slot taken and no room to wait, a CRM is turned away
+// with a hint of when to come back; the CRM comes back then and is
+// synchronised once the slot is free, so no CRM is lost.
+func TestABusyControllerTurnsCRMsAwayWithAHint(t *testing.T) {
+	t.Parallel()
+	env := controllertest.Start(t, controllertest.Options{Notify: true, Logger: testLogger(),
+		NotifyConfig: notify.Config{KeepaliveInterval: time.Hour, MaxSyncs: 1, MaxWaitingSyncs: -1}})
+	ctx := testCtx(t)
+	e := &edge{env: env, cloudlet: &edgeproto.CloudletKey{Organization: "operator", Name: "site1"}}
+	e.key = env.CreateEdgeCloudlet(ctx, &edgeproto.Cloudlet{Key: e.cloudlet, PlatformType: fake.Name})
+	site2 := &edgeproto.CloudletKey{Organization: "operator", Name: "site2"}
+	key2 := env.CreateEdgeCloudlet(ctx, &edgeproto.Cloudlet{Key: site2, PlatformType: fake.Name})
+	// site1's sync is far larger than a fixed 64 KiB flow-control window:
+	// while its CRM does not read, its SyncEnd is not sent and the sync
+	// holds the only slot.
+	rules := make([]*edgeproto.SecurityRule, 100) // about 2.5 KB a policy
+	for i := range rules {
+		rules[i] = &edgeproto.SecurityRule{Protocol: "tcp", PortRangeMin: uint32(1000 + i), PortRangeMax: uint32(2000 + i), RemoteCidr: "10.0.0.0/8"}
+	}
+	policies := store.NewKind[*edgeproto.TrustPolicy](env.Store)
+	for i := range 100 {
+		if _, err := policies.Put(ctx, &edgeproto.TrustPolicy{Key: &edgeproto.TrustPolicyKey{Organization: "operator", Name: "p" + strconv.Itoa(i)},
+			OutboundSecurityRules: rules}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st1 := e.rawConnect(t, e.cloudlet, e.key, grpc.WithInitialWindowSize(1<<16), grpc.WithInitialConnWindowSize(1<<16))
+	if _, err := st1.Recv(); err != nil { // the SyncStart: the slot is taken
+		t.Fatal(err)
+	}
+
+	st2 := e.rawConnect(t, site2, key2)
+	_, err := st2.Recv()
+	hint, ok := inotify.RetryAfter(err)
+	if status.Code(err) != codes.Unavailable || !ok || hint <= 0 {
+		t.Fatalf("a stream with the only sync slot taken ended with %v (hint %v), want Unavailable with a RetryInfo", err, hint)
+	}
+
+	// A CRM turned away comes back after the hint and is synchronised
+	// once site1's CRM reads its sync.
+	c := e.startCRM(t, env.Addr, fake.New(fake.Options{}), func(cfg *crm.Config) { cfg.Cloudlet, cfg.AccessKey = site2, key2 })
+	readUntil(t, st1, isSyncEnd)
+	select {
+	case <-c.Synced():
+	case <-ctx.Done():
+		t.Fatal("site2's CRM never synchronised after the slot was freed")
+	}
+}
