@@ -52,6 +52,14 @@ type Options struct {
 	// certificate of it (named "crm-<organization>.<name>") and connects
 	// with mutual TLS, trusting that authority.
 	DevTLSDir string
+	// DevTLSValidity is the validity of the CRM's certificates of the
+	// development authority; devtls.DefaultLeafValidity when zero. The CRM
+	// renews its own at two thirds of its life.
+	DevTLSValidity time.Duration
+	// TLSRenewer, when set, renews the client certificate TLS presents (a
+	// TLS built on its GetClientCertificate, see devtls.FileRenewer); Run
+	// runs it.
+	TLSRenewer *devtls.Renewer
 	// MetricsListen serves /metrics on this address; "" serves none.
 	MetricsListen string
 	// Logger receives logs; nil discards.
@@ -146,9 +154,15 @@ func Run(ctx context.Context, o Options) error {
 		defer closer.Close()
 	}
 	if o.DevTLSDir != "" && o.TLS == nil {
-		if o.TLS, err = devClientTLS(o.DevTLSDir, key); err != nil {
+		if o.TLS, o.TLSRenewer, err = devClientTLS(o.DevTLSDir, key, o.DevTLSValidity, log); err != nil {
 			return fmt.Errorf("crm: dev TLS: %w", err)
 		}
+	}
+	if o.TLSRenewer != nil {
+		rctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); _ = o.TLSRenewer.Start(rctx) }()
+		defer func() { cancel(); <-done }()
 	}
 	creds := insecure.NewCredentials()
 	if o.TLS != nil {
@@ -203,16 +217,18 @@ func loopback(addr string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// devClientTLS issues (once) the CRM's certificate from the development
-// authority in dir and returns the client configuration of mutual TLS.
-func devClientTLS(dir string, cloudlet *edgeproto.CloudletKey) (*tls.Config, error) {
+// devClientTLS gets the CRM's certificate from the development authority
+// in dir and returns the client configuration of mutual TLS, which
+// presents the current certificate of the returned Renewer on each
+// handshake.
+func devClientTLS(dir string, cloudlet *edgeproto.CloudletKey, validity time.Duration, log *slog.Logger) (*tls.Config, *devtls.Renewer, error) {
 	ca, err := devtls.OpenCA(dir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	b, err := ca.Issue(notify.CRMCertName(cloudlet), devtls.LeafOptions{})
+	r, err := ca.Renewer(notify.CRMCertName(cloudlet), devtls.LeafOptions{Validity: validity}, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return b.ClientConfig(), nil
+	return r.Bundle(ca.Pool()).ClientConfig(), r, nil
 }

@@ -28,7 +28,9 @@ const DefaultPollInterval = 10 * time.Second
 // Start runs the schedule; Renew renews at once.
 type Renewer struct {
 	name  string
-	fetch func() (tls.Certificate, error)
+	fetch func(minRemaining time.Duration) (tls.Certificate, error)
+	// due is the part of what was left at which the schedule renews.
+	due float64
 	// poll, when positive, looks again at this interval (files).
 	poll time.Duration
 	// schedule renews at two thirds of what was left (an authority).
@@ -51,8 +53,10 @@ type current struct {
 // leaf: one renewing it renews it for all, and each loads the newest.
 func (ca *CA) Renewer(name string, opts LeafOptions, log *slog.Logger) (*Renewer, error) {
 	opts.MinRemaining = max(opts.MinRemaining, opts.validity()/2)
-	fetch := func() (tls.Certificate, error) {
-		b, err := ca.Issue(name, opts)
+	fetch := func(minRemaining time.Duration) (tls.Certificate, error) {
+		o := opts
+		o.MinRemaining = max(o.MinRemaining, minRemaining)
+		b, err := ca.Issue(name, o)
 		if err != nil {
 			return tls.Certificate{}, err
 		}
@@ -70,7 +74,7 @@ func FileRenewer(certFile, keyFile string, poll time.Duration, log *slog.Logger)
 	if poll <= 0 {
 		poll = DefaultPollInterval
 	}
-	fetch := func() (tls.Certificate, error) {
+	fetch := func(time.Duration) (tls.Certificate, error) {
 		c, err := tls.LoadX509KeyPair(certFile, keyFile)
 		if err != nil {
 			return tls.Certificate{}, fmt.Errorf("devtls: loading %s and %s: %w: %w", certFile, keyFile, ErrInvalidFile, err)
@@ -80,12 +84,12 @@ func FileRenewer(certFile, keyFile string, poll time.Duration, log *slog.Logger)
 	return newRenewer(certFile, fetch, poll, false, log)
 }
 
-func newRenewer(name string, fetch func() (tls.Certificate, error), poll time.Duration, schedule bool, log *slog.Logger) (*Renewer, error) {
+func newRenewer(name string, fetch func(time.Duration) (tls.Certificate, error), poll time.Duration, schedule bool, log *slog.Logger) (*Renewer, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Renewer{name: name, fetch: fetch, poll: poll, schedule: schedule, log: log, kick: make(chan struct{}, 1)}
-	if _, err := r.refresh(); err != nil {
+	r := &Renewer{name: name, fetch: fetch, poll: poll, schedule: schedule, due: 2.0 / 3, log: log, kick: make(chan struct{}, 1)}
+	if _, err := r.refresh(0); err != nil {
 		return nil, err
 	}
 	return r, nil
@@ -107,12 +111,32 @@ func (r *Renewer) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certif
 	return r.Current(), nil
 }
 
+// SetDue sets when the schedule of a Renewer over an authority renews: at
+// this part (0 to 1) of the time its certificate had left when obtained;
+// 2/3 by default. Call it before Start.
+func (r *Renewer) SetDue(part float64) {
+	if part > 0 && part < 1 {
+		r.due = part
+	}
+}
+
 // Renew obtains the certificate again now (from an authority: the newest
 // leaf of the name, issued again when less than half its validity is
 // left) and makes it current when it differs.
 func (r *Renewer) Renew() error {
-	_, err := r.refresh()
+	_, err := r.refresh(0)
 	return err
+}
+
+// RenewExpiringBefore renews when the current certificate expires before
+// t: from an authority it gets a leaf of the name valid past t (the newest
+// one, or a new one); it reports whether the certificate changed. A
+// certificate that already outlives t is kept.
+func (r *Renewer) RenewExpiringBefore(t time.Time) (bool, error) {
+	if !r.Current().Leaf.NotAfter.Before(t) {
+		return false, nil
+	}
+	return r.refresh(time.Until(t) + time.Second)
 }
 
 // Kick asks a running Start to renew now, without waiting for it.
@@ -125,10 +149,10 @@ func (r *Renewer) Kick() {
 
 // refresh fetches the certificate and makes it current when it is another
 // one; it reports whether it was.
-func (r *Renewer) refresh() (bool, error) {
+func (r *Renewer) refresh(minRemaining time.Duration) (bool, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c, err := r.fetch()
+	c, err := r.fetch(minRemaining)
 	if err != nil {
 		return false, err
 	}
@@ -156,7 +180,7 @@ func (r *Renewer) next(now time.Time) time.Time {
 	at := now.Add(r.poll)
 	if r.schedule {
 		left := cur.cert.Leaf.NotAfter.Sub(cur.obtained)
-		at = cur.obtained.Add(left * 2 / 3)
+		at = cur.obtained.Add(time.Duration(float64(left) * r.due))
 		if r.poll > 0 && now.Add(r.poll).Before(at) {
 			at = now.Add(r.poll)
 		}
@@ -186,7 +210,7 @@ func (r *Renewer) Start(ctx context.Context) error {
 		case <-r.kick:
 			t.Stop()
 		}
-		if _, err := r.refresh(); err != nil {
+		if _, err := r.refresh(0); err != nil {
 			wait = r.retryAfter(time.Now())
 			lvl := slog.LevelWarn
 			if errors.Is(err, ErrInvalidFile) && !r.schedule {
