@@ -78,6 +78,9 @@ type Running struct {
 	MetricsAddr string
 	// CRM is the running CRM.
 	CRM *CRM
+	// Certificate renews the CRM's client certificate, or is nil (no
+	// certificate, or one without renewal).
+	Certificate *devtls.Renewer
 }
 
 // ParseCloudletKey parses "<organization>/<name>".
@@ -179,7 +182,7 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
-	run := &Running{CRM: c}
+	run := &Running{CRM: c, Certificate: o.TLSRenewer}
 	if o.MetricsListen != "" {
 		lis, err := net.Listen("tcp", o.MetricsListen)
 		if err != nil {
