@@ -47,6 +47,9 @@ type Running struct {
 	EtcdEndpoints []string
 	// Node is the running node.
 	Node *Node
+	// Certificate renews the node's certificate, or is nil (plain HTTP,
+	// or a certificate without renewal).
+	Certificate *devtls.Renewer
 }
 
 // Node is a running FLUIDOS node: its provider, its consumer and what
@@ -159,6 +162,9 @@ func Run(ctx context.Context, o Options) error {
 	rearSrv := &http.Server{Handler: refuseLargeBodies(provider.MaxRequestBody, rearMux), ReadHeaderTimeout: 10 * time.Second,
 		MaxHeaderBytes: 64 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug)}
 	run := &Running{RearAddr: rearLis.Addr().String(), Advertised: advertised, EtcdEndpoints: endpoints, Node: n}
+	if bundle != nil {
+		run.Certificate = bundle.Renewer()
+	}
 
 	api, err := newAPI(n, o, bundle, reg, log)
 	if err != nil {
