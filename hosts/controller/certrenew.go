@@ -4,14 +4,18 @@ import (
 	"context"
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/store"
+	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
 )
 
 // CertRenewalKey is the etcd key through which the controller tells the
@@ -70,17 +74,12 @@ func tellCCRMsToRenew(ctx context.Context, cli *clientv3.Client, region string, 
 	}
 }
 
-// devServerTLS opens (or creates) the development authority in dir and
-// returns the controller's server configuration and the Renewer of its
+// devServerTLS returns the controller's server configuration and the Renewer of its
 // certificate: it presents the current "controller" certificate (valid
 // for validity, DefaultLeafValidity when zero) and verifies client
 // certificates when given, since users authenticate by token and resource
 // managers by certificate.
-func devServerTLS(dir string, validity time.Duration, log *slog.Logger) (*tls.Config, *devtls.Renewer, error) {
-	ca, err := devtls.OpenCA(dir)
-	if err != nil {
-		return nil, nil, err
-	}
+func devServerTLS(ca *devtls.CA, validity time.Duration, log *slog.Logger) (*tls.Config, *devtls.Renewer, error) {
 	r, err := ca.Renewer(devControllerName, devtls.LeafOptions{Validity: validity}, log)
 	if err != nil {
 		return nil, nil, err
@@ -88,4 +87,41 @@ func devServerTLS(dir string, validity time.Duration, log *slog.Logger) (*tls.Co
 	cfg := r.Bundle(ca.Pool()).ServerConfig()
 	cfg.ClientAuth = tls.VerifyClientCertIfGiven
 	return cfg, r, nil
+}
+
+// RenewCertificateMethod is the full name of the method through which a
+// host renews its certificate of the development authority: it
+// authenticates by the caller's client certificate, not by a token.
+const RenewCertificateMethod = rmv1.CertificateService_RenewCertificate_FullMethodName
+
+// certService renews certificates of the development authority for the
+// identity of the caller's verified client certificate only.
+type certService struct {
+	rmv1.UnimplementedCertificateServiceServer
+	ca       *devtls.CA
+	validity time.Duration
+	log      *slog.Logger
+}
+
+var _ rmv1.CertificateServiceServer = (*certService)(nil)
+
+func (s *certService) RenewCertificate(ctx context.Context, req *rmv1.RenewCertificateRequest) (*rmv1.RenewCertificateResponse, error) {
+	id, err := devtls.PeerFromContext(ctx)
+	if err != nil {
+		return nil, status.Errorf(codes.Unauthenticated, "renewing a certificate needs the connection to present the current one, of the development authority: %v", err)
+	}
+	if len(req.GetCsr()) == 0 {
+		return nil, status.Error(codes.InvalidArgument, "csr is empty: want a PKCS#10 certificate request (DER) naming the caller's certificate's Common Name")
+	}
+	c, err := s.ca.RenewFor(id.Certificate, req.GetCsr(), s.validity)
+	switch {
+	case errors.Is(err, devtls.ErrNotOwnIdentity):
+		return nil, status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, devtls.ErrInvalidFile), errors.Is(err, devtls.ErrInvalidName):
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	case err != nil:
+		return nil, status.Error(codes.Unauthenticated, err.Error())
+	}
+	s.log.Info("certificate renewed for its holder", slog.String("name", id.Name), slog.Time("not_after", c.NotAfter))
+	return &rmv1.RenewCertificateResponse{Certificate: c.Raw}, nil
 }

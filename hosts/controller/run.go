@@ -19,6 +19,7 @@ import (
 	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/etcd"
 	"github.com/edgekit/edgekit/internal/store"
+	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -221,8 +222,14 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("controller: %w", err)
 	}
+	var devCA *devtls.CA
+	if o.DevTLS {
+		if devCA, err = devtls.OpenCA(filepath.Join(o.DataDir, "tls")); err != nil {
+			return fmt.Errorf("controller: dev TLS: %w", err)
+		}
+	}
 	if o.DevTLS && o.TLS == nil {
-		cfg, r, err := devServerTLS(filepath.Join(o.DataDir, "tls"), o.DevTLSValidity, log)
+		cfg, r, err := devServerTLS(devCA, o.DevTLSValidity, log)
 		if err != nil {
 			return fmt.Errorf("controller: dev TLS: %w", err)
 		}
@@ -251,9 +258,14 @@ func Run(ctx context.Context, o Options) error {
 	}
 	sopts = append(sopts, grpc.ChainUnaryInterceptor(space.unary), grpc.ChainStreamInterceptor(space.stream))
 	c, err := New(Config{Store: st, Tokens: tokens, Logger: log, Registerer: reg, ServerOptions: sopts, StopTimeout: o.StopTimeout,
-		SelfAuthenticated: []string{notify.ConnectMethod}})
+		SelfAuthenticated: []string{notify.ConnectMethod, RenewCertificateMethod}})
 	if err != nil {
 		return err
+	}
+	if devCA != nil {
+		// Hosts holding a certificate of the authority (not its key) renew
+		// it here, for their own identity only.
+		c.RegisterService(&rmv1.CertificateService_ServiceDesc, &certService{ca: devCA, validity: o.DevTLSValidity, log: log})
 	}
 	ncfg := o.Notify
 	ncfg.Store, ncfg.Backend, ncfg.Logger, ncfg.Registerer = st, c.NotifyBackend(), log, reg

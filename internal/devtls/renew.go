@@ -3,6 +3,7 @@ package devtls
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -33,9 +34,14 @@ type Renewer struct {
 	due float64
 	// poll, when positive, looks again at this interval (files).
 	poll time.Duration
+	// certFile and keyFile are the files of a FileRenewer.
+	certFile, keyFile string
 	// schedule renews at two thirds of what was left (an authority).
 	schedule bool
 	log      *slog.Logger
+
+	// persist, when set, receives each renewed certificate (files).
+	persist func(tls.Certificate) error
 
 	mu       sync.Mutex // serializes fetches
 	cur      atomic.Pointer[current]
@@ -81,7 +87,29 @@ func FileRenewer(certFile, keyFile string, poll time.Duration, log *slog.Logger)
 		}
 		return c, nil
 	}
-	return newRenewer(certFile, fetch, poll, false, log)
+	r, err := newRenewer(certFile, fetch, poll, false, log)
+	if err != nil {
+		return nil, err
+	}
+	r.certFile, r.keyFile = certFile, keyFile
+	return r, nil
+}
+
+// Files are the certificate and key files of a FileRenewer, or "".
+func (r *Renewer) Files() (certFile, keyFile string) { return r.certFile, r.keyFile }
+
+// PersistTo has each certificate r renews from now on written to certFile
+// and keyFile (PEM; the key 0600, PKCS#8), each replaced atomically, so a
+// restarted process starts from the newest. A failed write fails the
+// renewal. Call it before Start.
+func (r *Renewer) PersistTo(certFile, keyFile string) {
+	r.persist = func(c tls.Certificate) error {
+		key, ok := c.PrivateKey.(crypto.Signer)
+		if !ok {
+			return fmt.Errorf("devtls: %T is not a signing key", c.PrivateKey)
+		}
+		return writePair(certFile, keyFile, c.Certificate[0], key)
+	}
 }
 
 func newRenewer(name string, fetch func(time.Duration) (tls.Certificate, error), poll time.Duration, schedule bool, log *slog.Logger) (*Renewer, error) {
@@ -164,6 +192,11 @@ func (r *Renewer) refresh(minRemaining time.Duration) (bool, error) {
 	old := r.cur.Load()
 	if old != nil && bytes.Equal(old.cert.Leaf.Raw, c.Leaf.Raw) {
 		return false, nil
+	}
+	if old != nil && r.persist != nil {
+		if err := r.persist(c); err != nil {
+			return false, err
+		}
 	}
 	r.cur.Store(&current{cert: &c, obtained: time.Now()})
 	if old != nil {
