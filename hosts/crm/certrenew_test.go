@@ -2,7 +2,12 @@ package crm_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"io"
 	"net/http"
 	"os"
@@ -16,13 +21,17 @@ import (
 	"github.com/edgekit/edgekit/hosts/ccrm"
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
+	"github.com/edgekit/edgekit/hosts/controller/notify"
 	"github.com/edgekit/edgekit/hosts/crm"
 	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/internal/store"
+	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
 )
 
 // certValidity is the life of every certificate in TestCertificatesRenew:
@@ -236,4 +245,190 @@ func TestCertificatesRenew(t *testing.T) {
 	create("offsite2", false)
 	waitReady("offsite2")
 	waitReady("site1")
+}
+
+// TestCRMRenewsThroughController runs a CRM given its certificate as files
+// (not the authority's key) with --tls-renew: it renews through the
+// controller, several times over a few lives of the certificate, without
+// dropping its notify stream, and writes each certificate back to its
+// files. The controller renews only the caller's own identity.
+func TestCRMRenewsThroughController(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs for about 20 seconds")
+	}
+	dir := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	cctx, stopController := context.WithCancel(ctx)
+	ready := make(chan *controller.Running, 1)
+	wg.Go(func() {
+		if err := controller.Run(cctx, controller.Options{DataDir: dir, Listen: "127.0.0.1:0", MetricsListen: "", DevTLS: true,
+			DevTLSValidity: certValidity, Logger: testLogger(), Ready: func(r *controller.Running) { ready <- r }}); err != nil {
+			t.Errorf("controller: %v", err)
+		}
+	})
+	t.Cleanup(func() { stopController(); wg.Wait() })
+	var r *controller.Running
+	select {
+	case r = <-ready:
+	case <-ctx.Done():
+		t.Fatal("controller not ready")
+	}
+	ca, err := devtls.OpenCA(filepath.Join(dir, "tls"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := os.ReadFile(r.AdminTokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := grpc.NewClient(r.Addr, grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS13})),
+		grpc.WithPerRPCCredentials(controllertest.BearerToken(strings.TrimSpace(string(admin)))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	site := &edgeproto.CloudletKey{Organization: "operator", Name: "site1"}
+	cs, err := edgeproto.NewCloudletServiceClient(conn).CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{
+		Cloudlet: &edgeproto.Cloudlet{Key: site, PlatformType: "fake", CrmOnEdge: true}, NoWait: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := cs.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The CRM's files: its certificate and key, and the authority's
+	// certificate; not the authority's key.
+	crmDir := t.TempDir()
+	keyFile := filepath.Join(crmDir, "access.key")
+	if err := os.WriteFile(keyFile, []byte(first.GetCrmAccessKey()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	name := notify.CRMCertName(site)
+	b, err := ca.Issue(name, devtls.LeafOptions{Validity: certValidity})
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, certKeyFile := filepath.Join(crmDir, "crm.crt"), filepath.Join(crmDir, "crm.key")
+	for src, dst := range map[string]string{ca.CertPath(name): certFile, ca.KeyPath(name): certKeyFile} {
+		data, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(dst, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, err := devtls.FileRenewer(certFile, certKeyFile, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The API renews the caller's own identity only.
+	certs := rmv1.NewCertificateServiceClient(mustConn(t, r.Addr, b.ClientConfig()))
+	if _, err := certs.RenewCertificate(ctx, &rmv1.RenewCertificateRequest{Csr: newCSR(t, "controller")}); status.Code(err) != codes.PermissionDenied {
+		t.Errorf("a CRM asking for the controller's name: %v, want PermissionDenied", err)
+	}
+	anon := rmv1.NewCertificateServiceClient(mustConn(t, r.Addr, &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS13}))
+	if _, err := anon.RenewCertificate(ctx, &rmv1.RenewCertificateRequest{Csr: newCSR(t, name)}); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("no client certificate: %v, want Unauthenticated", err)
+	}
+
+	crmCtx, stopCRM := context.WithCancel(ctx)
+	crmReady := make(chan *crm.Running, 1)
+	var cwg sync.WaitGroup
+	defer func() { stopCRM(); cwg.Wait() }()
+	cwg.Go(func() {
+		err := crm.Run(crmCtx, crm.Options{Controller: r.Addr, Cloudlet: "operator/site1", AccessKeyFile: keyFile, Platform: "fake",
+			StateDir: t.TempDir(), MetricsListen: "127.0.0.1:0", Logger: testLogger(),
+			TLS:        &tls.Config{RootCAs: ca.Pool(), MinVersion: tls.VersionTLS13, GetClientCertificate: files.GetClientCertificate},
+			TLSRenewer: files, RenewFromController: true,
+			ReconnectMin: 20 * time.Millisecond, ReconnectMax: 200 * time.Millisecond,
+			Ready: func(r *crm.Running) { crmReady <- r }})
+		if err != nil {
+			t.Errorf("crm: %v", err)
+		}
+	})
+	var cr *crm.Running
+	select {
+	case cr = <-crmReady:
+	case <-ctx.Done():
+		t.Fatal("CRM not ready")
+	}
+	metric := func(name string) string {
+		resp, err := http.Get("http://" + cr.MetricsAddr + "/metrics")
+		if err != nil {
+			return ""
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(body), "\n") {
+			if strings.HasPrefix(line, name) {
+				return line
+			}
+		}
+		return ""
+	}
+	controllertest.WaitFor(t, 30*time.Second, "the CRM's notify stream up", func() bool {
+		return metric("edgekit_crm_connected ") == "edgekit_crm_connected 1"
+	})
+	health := healthpb.NewHealthClient(conn)
+	end := time.Now().Add(5 * certValidity)
+	for i := 0; time.Now().Before(end); i++ {
+		// A new connection with the certificate the CRM presents now.
+		c := mustConn(t, r.Addr, cr.Certificate.Bundle(ca.Pool()).ClientConfig())
+		if _, err := healthpb.NewHealthClient(c).Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+			t.Fatalf("call %d with the CRM's current certificate: %v", i, err)
+		}
+		_ = c.Close()
+		if _, err := health.Check(ctx, &healthpb.HealthCheckRequest{}); err != nil {
+			t.Fatalf("call %d on the first connection: %v", i, err)
+		}
+		time.Sleep(100 * time.Millisecond) // paces the traffic; nothing waits on it
+	}
+	if line := metric("edgekit_crm_connected "); line != "edgekit_crm_connected 1" {
+		t.Errorf("CRM: %q, want connected", line)
+	}
+	if line := metric("edgekit_crm_streams_total"); line != "" {
+		t.Errorf("the CRM's notify stream ended during the renewals: %s", line)
+	}
+	if n := cr.Certificate.Renewals(); n < 3 {
+		t.Errorf("CRM certificate renewed %d times through the controller, want at least 3", n)
+	}
+	onDisk, err := devtls.LoadBundle(certFile, certKeyFile, filepath.Join(ca.Dir(), devtls.CACertFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur := cr.Certificate.Current().Leaf; !onDisk.Certificate.Leaf.Equal(cur) && onDisk.Certificate.Leaf.NotAfter.Before(cur.NotAfter) {
+		t.Errorf("the files hold a certificate until %v, the CRM presents one until %v", onDisk.Certificate.Leaf.NotAfter, cur.NotAfter)
+	}
+	if onDisk.Certificate.Leaf.Equal(b.Certificate.Leaf) {
+		t.Error("the renewed certificates were not written to the CRM's files")
+	}
+}
+
+func mustConn(t *testing.T, addr string, cfg *tls.Config) *grpc.ClientConn {
+	t.Helper()
+	c, err := grpc.NewClient(addr, grpc.WithTransportCredentials(credentials.NewTLS(cfg)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func newCSR(t *testing.T, name string) []byte {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: name}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
 }

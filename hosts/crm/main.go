@@ -55,6 +55,7 @@ func Main(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&tlsFlags.CAFile, "tls-ca-file", "", "CA certificate the controller's certificate must chain to (enables TLS)")
 	fs.StringVar(&tlsFlags.CertFile, "tls-cert-file", "", "client certificate, for mutual TLS (PEM), reloaded when the files change")
 	fs.StringVar(&tlsFlags.KeyFile, "tls-key-file", "", "key of --tls-cert-file (PEM)")
+	fs.BoolVar(&o.RenewFromController, "tls-renew", false, "renew --tls-cert-file (a certificate of the controller's development authority) through the controller before it expires, writing the new certificate and key over --tls-cert-file and --tls-key-file")
 	fs.StringVar(&tlsFlags.ServerName, "tls-server-name", "", "name the controller's certificate must carry (default: the host of --controller)")
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", 30*time.Second, "how long operations in flight may run after a stop signal")
 	hf.Register(fs)

@@ -17,6 +17,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller/notify"
 	"github.com/edgekit/edgekit/internal/devtls"
 	"github.com/edgekit/edgekit/platforms"
+	rmv1 "github.com/edgekit/edgekit/proto/edgekit/rm/v1"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -60,6 +61,12 @@ type Options struct {
 	// TLS built on its GetClientCertificate, see devtls.FileRenewer); Run
 	// runs it.
 	TLSRenewer *devtls.Renewer
+	// RenewFromController renews the client certificate of TLSRenewer (a
+	// certificate of the controller's development authority, given without
+	// the authority's key) through the controller's CertificateService,
+	// for a new key each time, at two thirds of its life; a TLSRenewer over
+	// files has the renewed certificate and key written back to them.
+	RenewFromController bool
 	// MetricsListen serves /metrics on this address; "" serves none.
 	MetricsListen string
 	// Logger receives logs; nil discards.
@@ -161,6 +168,11 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("crm: dev TLS: %w", err)
 		}
 	}
+	if o.RenewFromController {
+		if err := o.renewFromController(log); err != nil {
+			return err
+		}
+	}
 	if o.TLSRenewer != nil {
 		rctx, cancel := context.WithCancel(ctx)
 		done := make(chan struct{})
@@ -234,4 +246,36 @@ func devClientTLS(dir string, cloudlet *edgeproto.CloudletKey, validity time.Dur
 		return nil, nil, err
 	}
 	return r.Bundle(ca.Pool()).ClientConfig(), r, nil
+}
+
+// renewFromController replaces o.TLSRenewer by one that renews its
+// certificate through the controller, over a new connection each time so
+// that the controller sees the current certificate.
+func (o *Options) renewFromController(log *slog.Logger) error {
+	if o.TLS == nil || o.TLSRenewer == nil || o.DevTLSDir != "" {
+		return fmt.Errorf("%w: renewing through the controller needs a client certificate given as files (not --dev-tls)", ErrConfig)
+	}
+	renew := func(ctx context.Context, csr []byte) ([]byte, error) {
+		conn, err := grpc.NewClient(o.Controller, grpc.WithTransportCredentials(credentials.NewTLS(o.TLS)))
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		resp, err := rmv1.NewCertificateServiceClient(conn).RenewCertificate(ctx, &rmv1.RenewCertificateRequest{Csr: csr})
+		if err != nil {
+			return nil, err
+		}
+		return resp.GetCertificate(), nil
+	}
+	r, err := devtls.RemoteRenewer(*o.TLSRenewer.Current(), renew, log)
+	if err != nil {
+		return fmt.Errorf("crm: %w", err)
+	}
+	if certFile, keyFile := o.TLSRenewer.Files(); certFile != "" {
+		r.PersistTo(certFile, keyFile)
+	}
+	cfg := o.TLS.Clone()
+	cfg.Certificates, cfg.GetClientCertificate = nil, r.GetClientCertificate
+	o.TLS, o.TLSRenewer = cfg, r
+	return nil
 }
