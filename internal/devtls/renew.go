@@ -46,7 +46,6 @@ type Renewer struct {
 	mu       sync.Mutex // serializes fetches
 	cur      atomic.Pointer[current]
 	renewals atomic.Int64
-	kick     chan struct{}
 }
 
 type current struct {
@@ -116,7 +115,7 @@ func newRenewer(name string, fetch func(time.Duration) (tls.Certificate, error),
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &Renewer{name: name, fetch: fetch, poll: poll, schedule: schedule, due: 2.0 / 3, log: log, kick: make(chan struct{}, 1)}
+	r := &Renewer{name: name, fetch: fetch, poll: poll, schedule: schedule, due: 2.0 / 3, log: log}
 	if _, err := r.refresh(0); err != nil {
 		return nil, err
 	}
@@ -167,14 +166,6 @@ func (r *Renewer) RenewExpiringBefore(t time.Time) (bool, error) {
 	return r.refresh(time.Until(t) + time.Second)
 }
 
-// Kick asks a running Start to renew now, without waiting for it.
-func (r *Renewer) Kick() {
-	select {
-	case r.kick <- struct{}{}:
-	default:
-	}
-}
-
 // refresh fetches the certificate and makes it current when it is another
 // one; it reports whether it was.
 func (r *Renewer) refresh(minRemaining time.Duration) (bool, error) {
@@ -222,13 +213,17 @@ func (r *Renewer) next(now time.Time) time.Time {
 }
 
 // retryAfter is how long to wait after a failed renewal: a tenth of what
-// is left of the current certificate, between 100ms and a minute.
+// is left of the current certificate, between 100ms and a minute; ten
+// seconds once it has expired.
 func (r *Renewer) retryAfter(now time.Time) time.Duration {
 	left := r.Current().Leaf.NotAfter.Sub(now)
+	if left <= 0 {
+		return 10 * time.Second
+	}
 	return min(max(left/10, 100*time.Millisecond), time.Minute)
 }
 
-// Start renews on schedule (and when kicked) until ctx ends; it returns
+// Start renews on schedule until ctx ends; it returns
 // nil then. A failed renewal is logged and retried; the current
 // certificate stays in use meanwhile.
 func (r *Renewer) Start(ctx context.Context) error {
@@ -240,8 +235,6 @@ func (r *Renewer) Start(ctx context.Context) error {
 			t.Stop()
 			return nil
 		case <-t.C:
-		case <-r.kick:
-			t.Stop()
 		}
 		if _, err := r.refresh(0); err != nil {
 			wait = r.retryAfter(time.Now())
