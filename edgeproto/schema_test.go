@@ -20,11 +20,12 @@ var wantKeys = map[protoreflect.Name]protoreflect.Name{
 	"AppInstInfo":          "key",
 	"TrustPolicy":          "key",
 	"TrustPolicyException": "key",
+	"CloudletPool":         "key",
 }
 
 // wantListActions lists every message with list_actions.
 var wantListActions = map[protoreflect.Name]bool{
-	"App": true, "Cloudlet": true, "ClusterInst": true, "TrustPolicy": true,
+	"App": true, "Cloudlet": true, "ClusterInst": true, "TrustPolicy": true, "CloudletPool": true,
 }
 
 func TestSchemaOptions(t *testing.T) {

@@ -294,7 +294,10 @@ type TrustPolicyException struct {
 	// Outbound traffic allowed.
 	OutboundSecurityRules []*SecurityRule `protobuf:"bytes,3,rep,name=outbound_security_rules,json=outboundSecurityRules,proto3" json:"outbound_security_rules,omitempty"`
 	// State of the exception on each application instance it applies to.
-	Instances     []*TrustPolicyExceptionInstance `protobuf:"bytes,4,rep,name=instances,proto3" json:"instances,omitempty"`
+	Instances []*TrustPolicyExceptionInstance `protobuf:"bytes,4,rep,name=instances,proto3" json:"instances,omitempty"`
+	// The exception was deleted: it is being removed from the instances it
+	// was applied to, and leaves the store when the last is done.
+	Deleting      bool `protobuf:"varint,5,opt,name=deleting,proto3" json:"deleting,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -357,6 +360,13 @@ func (x *TrustPolicyException) GetInstances() []*TrustPolicyExceptionInstance {
 	return nil
 }
 
+func (x *TrustPolicyException) GetDeleting() bool {
+	if x != nil {
+		return x.Deleting
+	}
+	return false
+}
+
 var File_edgeproto_v1_trust_policy_proto protoreflect.FileDescriptor
 
 const file_edgeproto_v1_trust_policy_proto_rawDesc = "" +
@@ -376,12 +386,13 @@ const file_edgeproto_v1_trust_policy_proto_rawDesc = "" +
 	"appInstKey\x12<\n" +
 	"\fcloudlet_key\x18\x02 \x01(\v2\x19.edgeproto.v1.CloudletKeyR\vcloudletKey\x120\n" +
 	"\x05state\x18\x03 \x01(\x0e2\x1a.edgeproto.v1.TrackedStateR\x05state\x12\x16\n" +
-	"\x06errors\x18\x04 \x03(\tR\x06errors\"\xb4\x02\n" +
+	"\x06errors\x18\x04 \x03(\tR\x06errors\"\xd0\x02\n" +
 	"\x14TrustPolicyException\x12?\n" +
 	"\x03key\x18\x01 \x01(\v2%.edgeproto.v1.TrustPolicyExceptionKeyB\x06\x92\xcf\x1c\x02\b\x01R\x03key\x12=\n" +
 	"\x05state\x18\x02 \x01(\x0e2'.edgeproto.v1.TrustPolicyExceptionStateR\x05state\x12R\n" +
 	"\x17outbound_security_rules\x18\x03 \x03(\v2\x1a.edgeproto.v1.SecurityRuleR\x15outboundSecurityRules\x12H\n" +
-	"\tinstances\x18\x04 \x03(\v2*.edgeproto.v1.TrustPolicyExceptionInstanceR\tinstances*\xd2\x01\n" +
+	"\tinstances\x18\x04 \x03(\v2*.edgeproto.v1.TrustPolicyExceptionInstanceR\tinstances\x12\x1a\n" +
+	"\bdeleting\x18\x05 \x01(\bR\bdeleting*\xd2\x01\n" +
 	"\x19TrustPolicyExceptionState\x12,\n" +
 	"(TRUST_POLICY_EXCEPTION_STATE_UNSPECIFIED\x10\x00\x123\n" +
 	"/TRUST_POLICY_EXCEPTION_STATE_APPROVAL_REQUESTED\x10\x01\x12'\n" +

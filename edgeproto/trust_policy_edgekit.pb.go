@@ -150,6 +150,7 @@ const (
 	TrustPolicyExceptionFieldInstancesCloudletKeyName          = "4.2.2" // instances.cloudlet_key.name
 	TrustPolicyExceptionFieldInstancesState                    = "4.3"   // instances.state
 	TrustPolicyExceptionFieldInstancesErrors                   = "4.4"   // instances.errors
+	TrustPolicyExceptionFieldDeleting                          = "5"     // deleting
 )
 
 var _TrustPolicyException_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolicyException{}), Fields: []fieldmap.ShapeField{
@@ -157,6 +158,7 @@ var _TrustPolicyException_shape = &fieldmap.Shape{Size: unsafe.Sizeof(TrustPolic
 	{Number: 2, Name: "state", Off: unsafe.Offsetof(TrustPolicyException{}.State), Op: fieldmap.OpInt32},
 	{Number: 3, Name: "outbound_security_rules", Kind: fieldmap.KindList, Sub: _SecurityRule_shape, Value: &fieldmap.MessageList[*SecurityRule]{Off: unsafe.Offsetof(TrustPolicyException{}.OutboundSecurityRules)}},
 	{Number: 4, Name: "instances", Kind: fieldmap.KindList, Sub: _TrustPolicyExceptionInstance_shape, Value: &fieldmap.MessageList[*TrustPolicyExceptionInstance]{Off: unsafe.Offsetof(TrustPolicyException{}.Instances)}},
+	{Number: 5, Name: "deleting", Off: unsafe.Offsetof(TrustPolicyException{}.Deleting), Op: fieldmap.OpBool},
 }}
 
 var _TrustPolicyException_fieldSchema = fieldmap.NewShapeSchema("edgeproto.v1.TrustPolicyException", _TrustPolicyException_shape, false)
@@ -172,6 +174,7 @@ var TrustPolicyExceptionAllFields = []string{
 	TrustPolicyExceptionFieldState,
 	TrustPolicyExceptionFieldOutboundSecurityRules,
 	TrustPolicyExceptionFieldInstances,
+	TrustPolicyExceptionFieldDeleting,
 }
 
 // FieldSchema returns the field flags of TrustPolicyException.
@@ -293,6 +296,7 @@ func (m *TrustPolicyException) cloneTo(c *TrustPolicyException) *TrustPolicyExce
 		}
 		c.Instances = out
 	}
+	c.Deleting = m.Deleting
 	if m.unknownFields != nil {
 		c.unknownFields = append(make([]byte, 0, len(m.unknownFields)), m.unknownFields...)
 	}
@@ -370,6 +374,9 @@ func (m *TrustPolicyException) Equal(o *TrustPolicyException) bool {
 		if y := o.Instances[i]; x != y && (x == nil || y == nil || !x.Equal(y)) && !fieldmap.EqualElem(x, y, (*TrustPolicyExceptionInstance).Equal) {
 			return false
 		}
+	}
+	if m.Deleting != o.Deleting {
+		return false
 	}
 	return string(m.unknownFields) == string(o.unknownFields) || fieldmap.EqualUnknown(m.unknownFields, o.unknownFields)
 }
@@ -504,6 +511,9 @@ func (m *TrustPolicyException) copyInAt(src *TrustPolicyException, fm *fieldmap.
 	}
 	if (win.Cover|win.Below)&(1<<15) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+15), &m.Instances, src.Instances)
+	}
+	if win.Cover&(1<<24) != 0 && m.Deleting != src.Deleting {
+		m.Deleting, n = src.Deleting, n+1
 	}
 	return n
 }

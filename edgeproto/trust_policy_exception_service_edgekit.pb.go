@@ -43,6 +43,7 @@ const (
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
 var _CreateTrustPolicyExceptionRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyExceptionRequest{}), Fields: []fieldmap.ShapeField{
@@ -62,6 +63,7 @@ var CreateTrustPolicyExceptionRequestAllFields = []string{
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState,
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules,
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances,
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of CreateTrustPolicyExceptionRequest.
@@ -101,6 +103,7 @@ const (
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
 var _CreateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(CreateTrustPolicyExceptionResponse{}), Fields: []fieldmap.ShapeField{
@@ -120,6 +123,7 @@ var CreateTrustPolicyExceptionResponseAllFields = []string{
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState,
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules,
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances,
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of CreateTrustPolicyExceptionResponse.
@@ -159,6 +163,7 @@ const (
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 	UpdateTrustPolicyExceptionRequestFieldFields                                                = "2"       // fields
 )
 
@@ -180,6 +185,7 @@ var UpdateTrustPolicyExceptionRequestAllFields = []string{
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionState,
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionOutboundSecurityRules,
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstances,
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionDeleting,
 	UpdateTrustPolicyExceptionRequestFieldFields,
 }
 
@@ -220,6 +226,7 @@ const (
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
 var _UpdateTrustPolicyExceptionResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(UpdateTrustPolicyExceptionResponse{}), Fields: []fieldmap.ShapeField{
@@ -239,6 +246,7 @@ var UpdateTrustPolicyExceptionResponseAllFields = []string{
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionState,
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionOutboundSecurityRules,
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstances,
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of UpdateTrustPolicyExceptionResponse.
@@ -334,6 +342,7 @@ const (
 	ShowTrustPolicyExceptionsRequestFieldFilterInstancesCloudletKeyName          = "1.4.2.2" // filter.instances.cloudlet_key.name
 	ShowTrustPolicyExceptionsRequestFieldFilterInstancesState                    = "1.4.3"   // filter.instances.state
 	ShowTrustPolicyExceptionsRequestFieldFilterInstancesErrors                   = "1.4.4"   // filter.instances.errors
+	ShowTrustPolicyExceptionsRequestFieldFilterDeleting                          = "1.5"     // filter.deleting
 )
 
 var _ShowTrustPolicyExceptionsRequest_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPolicyExceptionsRequest{}), Fields: []fieldmap.ShapeField{
@@ -353,6 +362,7 @@ var ShowTrustPolicyExceptionsRequestAllFields = []string{
 	ShowTrustPolicyExceptionsRequestFieldFilterState,
 	ShowTrustPolicyExceptionsRequestFieldFilterOutboundSecurityRules,
 	ShowTrustPolicyExceptionsRequestFieldFilterInstances,
+	ShowTrustPolicyExceptionsRequestFieldFilterDeleting,
 }
 
 // FieldSchema returns the field flags of ShowTrustPolicyExceptionsRequest.
@@ -392,6 +402,7 @@ const (
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
 var _ShowTrustPolicyExceptionsResponse_shape = &fieldmap.Shape{Size: unsafe.Sizeof(ShowTrustPolicyExceptionsResponse{}), Fields: []fieldmap.ShapeField{
@@ -411,6 +422,7 @@ var ShowTrustPolicyExceptionsResponseAllFields = []string{
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionState,
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionOutboundSecurityRules,
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstances,
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionDeleting,
 }
 
 // FieldSchema returns the field flags of ShowTrustPolicyExceptionsResponse.
@@ -720,8 +732,8 @@ func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExcep
 		}
 		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
-	if (win.Cover|win.Below)&(1<<25) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+25), &m.Fields, src.Fields)
+	if (win.Cover|win.Below)&(1<<26) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+26), &m.Fields, src.Fields)
 	}
 	return n
 }

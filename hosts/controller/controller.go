@@ -103,6 +103,7 @@ type Controller struct {
 	apps          *kind[*edgeproto.App]
 	trustPolicies *kind[*edgeproto.TrustPolicy]
 	tpes          *kind[*edgeproto.TrustPolicyException]
+	cloudletPools *kind[*edgeproto.CloudletPool]
 	settings      *settingsStore
 	accessKeys    *accessKeys
 }
@@ -137,6 +138,8 @@ func New(cfg Config) (*Controller, error) {
 	c.apps = newKind(s, appOwner, checkApp)
 	c.trustPolicies = newKind(s, trustPolicyOwner, nil)
 	c.tpes = newKind(s, tpeOwner, nil)
+	c.cloudletPools = newKind(s, poolOwner, checkPool)
+	c.cloudletPools.readers = poolReaders
 	c.settings = newSettingsStore(s)
 	c.accessKeys = newAccessKeys(s)
 	c.cloudlets.deleted = func(tx *store.Tx, cl *edgeproto.Cloudlet) { c.accessKeys.remove(tx, cl.Key) }
@@ -269,6 +272,7 @@ func (c *Controller) startCaches(ctx context.Context) func() {
 	run(c.apps.cache.Start)
 	run(c.trustPolicies.cache.Start)
 	run(c.tpes.cache.Start)
+	run(c.cloudletPools.cache.Start)
 	c.cachesRunning.Store(true)
 	return func() {
 		c.cachesRunning.Store(false)

@@ -91,6 +91,7 @@ func (m *TrustPolicyException) CloneVT() *TrustPolicyException {
 	r := new(TrustPolicyException)
 	r.Key = m.Key.CloneVT()
 	r.State = m.State
+	r.Deleting = m.Deleting
 	if rhs := m.OutboundSecurityRules; rhs != nil {
 		tmpContainer := make([]*SecurityRule, len(rhs))
 		for k, v := range rhs {
@@ -259,6 +260,9 @@ func (this *TrustPolicyException) EqualVT(that *TrustPolicyException) bool {
 				return false
 			}
 		}
+	}
+	if this.Deleting != that.Deleting {
+		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }
