@@ -61,6 +61,7 @@ type kinds struct {
 	apps          *store.Kind[*edgeproto.App]
 	clusters      *store.Kind[*edgeproto.ClusterInst]
 	appInsts      *store.Kind[*edgeproto.AppInst]
+	tpes          *store.Kind[*edgeproto.TrustPolicyException]
 	byName        map[string]*kindDef
 }
 
@@ -74,6 +75,7 @@ func newKinds(s *store.Store) *kinds {
 		apps:          store.NewKind[*edgeproto.App](s),
 		clusters:      store.NewKind[*edgeproto.ClusterInst](s),
 		appInsts:      store.NewKind[*edgeproto.AppInst](s),
+		tpes:          store.NewKind[*edgeproto.TrustPolicyException](s),
 	}
 	k.byName = map[string]*kindDef{}
 	for _, d := range []*kindDef{
@@ -87,6 +89,9 @@ func newKinds(s *store.Store) *kinds {
 			return &edgeproto.ClusterInst{Key: key}
 		}),
 		defOf(k.appInsts, edgeproto.ParseAppInstKeyString, func(key *edgeproto.AppInstKey) *edgeproto.AppInst { return &edgeproto.AppInst{Key: key} }),
+		defOf(k.tpes, edgeproto.ParseTrustPolicyExceptionKeyString, func(key *edgeproto.TrustPolicyExceptionKey) *edgeproto.TrustPolicyException {
+			return &edgeproto.TrustPolicyException{Key: key}
+		}),
 	} {
 		k.byName[d.name] = d
 	}
