@@ -2,9 +2,11 @@ package controller_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/edgekit/edgekit/edgeproto"
 	"github.com/edgekit/edgekit/hosts/controller"
@@ -368,4 +370,93 @@ func TestRequiredOutboundConnectionsCheckedAgainstTrustPolicy(t *testing.T) {
 	w.wantEntries(t, "i1=CREATE_REQUESTED")
 	err = w.createInst(t, "i2", w.edge2)
 	wantCode(t, err, codes.FailedPrecondition, "instance on a cloudlet outside the exception's pool")
+}
+
+func TestCCRMAppliesTrustPolicyExceptions(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := testCtx(t)
+	ps, err := drain(w.dev.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: w.appInst("i1")}))
+	if err != nil || lastState(t, ps) != edgeproto.TrackedState_TRACKED_STATE_READY {
+		t.Fatalf("create instance: %v %v", ps, err)
+	}
+	poolKey := &edgeproto.CloudletPoolKey{Organization: "operator", Name: "p1"}
+	setPool := func(cloudlets ...string) {
+		t.Helper()
+		if _, err := w.op.pools.UpdateCloudletPool(ctx, &edgeproto.UpdateCloudletPoolRequest{CloudletPool: &edgeproto.CloudletPool{Key: poolKey, Cloudlets: cloudlets},
+			Fields: []string{edgeproto.CloudletPoolFieldCloudlets}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.op.pools.CreateCloudletPool(ctx, &edgeproto.CreateCloudletPoolRequest{CloudletPool: &edgeproto.CloudletPool{
+		Key: poolKey, Cloudlets: []string{w.cloudlet.Name}, DeveloperOrganizations: []string{"developer"}}}); err != nil {
+		t.Fatal(err)
+	}
+	excKey := &edgeproto.TrustPolicyExceptionKey{AppKey: w.app, CloudletPoolKey: poolKey, Name: "dns"}
+	if _, err := w.dev.tpes.CreateTrustPolicyException(ctx, &edgeproto.CreateTrustPolicyExceptionRequest{TrustPolicyException: &edgeproto.TrustPolicyException{
+		Key: excKey, OutboundSecurityRules: []*edgeproto.SecurityRule{{Protocol: "udp", PortRangeMin: 53, PortRangeMax: 53, RemoteCidr: "8.8.8.8/32"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	setState := func(s edgeproto.TrustPolicyExceptionState) {
+		t.Helper()
+		if _, err := w.admin.tpes.UpdateTrustPolicyException(ctx, &edgeproto.UpdateTrustPolicyExceptionRequest{
+			TrustPolicyException: &edgeproto.TrustPolicyException{Key: excKey, State: s},
+			Fields:               []string{edgeproto.TrustPolicyExceptionFieldState}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tpes := store.NewKind[*edgeproto.TrustPolicyException](w.env.Store)
+	excKS := (&edgeproto.TrustPolicyException{Key: excKey}).GetKeyString()
+	clusterKS := (&edgeproto.ClusterInst{Key: w.cluster}).GetKeyString()
+	stored := func() (*edgeproto.TrustPolicyException, bool) {
+		e, _, err := tpes.Get(ctx, excKS)
+		if errors.Is(err, store.ErrNotFound) {
+			return nil, false
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e, true
+	}
+	applied := func(want bool, want_ ...string) {
+		t.Helper()
+		controllertest.WaitFor(t, 20*time.Second, fmt.Sprintf("exception applied=%v with entries %v", want, want_), func() bool {
+			e, _ := stored()
+			return w.env.Platform.HasTrustPolicyException(excKS, clusterKS) == want && slices.Equal(entries(e), want_)
+		})
+	}
+
+	setState(edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE)
+	applied(true, "i1=READY")
+	setPool()
+	applied(false)
+	setPool(w.cloudlet.Name)
+	applied(true, "i1=READY")
+	setState(edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_REJECTED)
+	applied(false)
+	setState(edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE)
+	applied(true, "i1=READY")
+
+	// Deleting the instance removes the exception from it first.
+	ps, err = drain(w.dev.appInsts.DeleteAppInst(ctx, &edgeproto.DeleteAppInstRequest{Key: w.appInst("i1").Key}))
+	if err != nil || lastState(t, ps) != edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE {
+		t.Fatalf("delete instance: %v %v", ps, err)
+	}
+	applied(false)
+	ps, err = drain(w.dev.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: w.appInst("i2")}))
+	if err != nil || lastState(t, ps) != edgeproto.TrackedState_TRACKED_STATE_READY {
+		t.Fatalf("create instance: %v %v", ps, err)
+	}
+	applied(true, "i2=READY")
+
+	if _, err := w.dev.tpes.DeleteTrustPolicyException(ctx, &edgeproto.DeleteTrustPolicyExceptionRequest{Key: excKey}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.WaitFor(t, 20*time.Second, "exception deleted", func() bool {
+		_, found := stored()
+		return !found && !w.env.Platform.HasTrustPolicyException(excKS, clusterKS)
+	})
+	if r := w.env.Host.Rejected(); len(r) > 0 {
+		t.Errorf("reports rejected: %q", r)
+	}
 }
