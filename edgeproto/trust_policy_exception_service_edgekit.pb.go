@@ -43,6 +43,9 @@ const (
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKey               = "1.4.5"   // trust_policy_exception.instances.cluster_key
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKeyName           = "1.4.5.1" // trust_policy_exception.instances.cluster_key.name
+	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "1.4.5.2" // trust_policy_exception.instances.cluster_key.organization
 	CreateTrustPolicyExceptionRequestFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
@@ -103,6 +106,9 @@ const (
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKey               = "1.4.5"   // trust_policy_exception.instances.cluster_key
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKeyName           = "1.4.5.1" // trust_policy_exception.instances.cluster_key.name
+	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "1.4.5.2" // trust_policy_exception.instances.cluster_key.organization
 	CreateTrustPolicyExceptionResponseFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
@@ -163,6 +169,9 @@ const (
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKey               = "1.4.5"   // trust_policy_exception.instances.cluster_key
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKeyName           = "1.4.5.1" // trust_policy_exception.instances.cluster_key.name
+	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "1.4.5.2" // trust_policy_exception.instances.cluster_key.organization
 	UpdateTrustPolicyExceptionRequestFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 	UpdateTrustPolicyExceptionRequestFieldFields                                                = "2"       // fields
 )
@@ -226,6 +235,9 @@ const (
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKey               = "1.4.5"   // trust_policy_exception.instances.cluster_key
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKeyName           = "1.4.5.1" // trust_policy_exception.instances.cluster_key.name
+	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "1.4.5.2" // trust_policy_exception.instances.cluster_key.organization
 	UpdateTrustPolicyExceptionResponseFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
@@ -342,6 +354,9 @@ const (
 	ShowTrustPolicyExceptionsRequestFieldFilterInstancesCloudletKeyName          = "1.4.2.2" // filter.instances.cloudlet_key.name
 	ShowTrustPolicyExceptionsRequestFieldFilterInstancesState                    = "1.4.3"   // filter.instances.state
 	ShowTrustPolicyExceptionsRequestFieldFilterInstancesErrors                   = "1.4.4"   // filter.instances.errors
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesClusterKey               = "1.4.5"   // filter.instances.cluster_key
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesClusterKeyName           = "1.4.5.1" // filter.instances.cluster_key.name
+	ShowTrustPolicyExceptionsRequestFieldFilterInstancesClusterKeyOrganization   = "1.4.5.2" // filter.instances.cluster_key.organization
 	ShowTrustPolicyExceptionsRequestFieldFilterDeleting                          = "1.5"     // filter.deleting
 )
 
@@ -402,6 +417,9 @@ const (
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesCloudletKeyName          = "1.4.2.2" // trust_policy_exception.instances.cloudlet_key.name
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesState                    = "1.4.3"   // trust_policy_exception.instances.state
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesErrors                   = "1.4.4"   // trust_policy_exception.instances.errors
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesClusterKey               = "1.4.5"   // trust_policy_exception.instances.cluster_key
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesClusterKeyName           = "1.4.5.1" // trust_policy_exception.instances.cluster_key.name
+	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "1.4.5.2" // trust_policy_exception.instances.cluster_key.organization
 	ShowTrustPolicyExceptionsResponseFieldTrustPolicyExceptionDeleting                          = "1.5"     // trust_policy_exception.deleting
 )
 
@@ -732,8 +750,8 @@ func (m *UpdateTrustPolicyExceptionRequest) copyInAt(src *UpdateTrustPolicyExcep
 		}
 		n += m.TrustPolicyException.copyInAt(src.TrustPolicyException, fm, at+1, win.Shift(1))
 	}
-	if (win.Cover|win.Below)&(1<<26) != 0 {
-		n += fieldmap.CopyList(fm.ListActionAt(at+26), &m.Fields, src.Fields)
+	if (win.Cover|win.Below)&(1<<29) != 0 {
+		n += fieldmap.CopyList(fm.ListActionAt(at+29), &m.Fields, src.Fields)
 	}
 	return n
 }

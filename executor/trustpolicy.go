@@ -31,7 +31,8 @@ var tpeSteps = map[edgeproto.TrackedState]struct {
 // UpdateTrustPolicyException, every entry in DELETE_REQUESTED is removed
 // with DeleteTrustPolicyException. Exceptions that are not ACTIVE are not
 // applied (the entry reports CREATE_ERROR/UPDATE_ERROR). Removing an
-// exception from an AppInst that no longer exists succeeds.
+// exception from an AppInst that no longer exists removes it from the
+// cluster the entry names (cluster_key), and succeeds when it names none.
 //
 // Each entry reports CREATING/UPDATING/DELETING, then READY/DELETE_DONE or
 // the matching error state with its errors. Reports are TrustPolicyException
@@ -118,11 +119,19 @@ func (e *Engine) applyTPE(ctx context.Context, exc *edgeproto.TrustPolicyExcepti
 	opCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ai, err := lookup(opCtx, e.cfg.Objects.AppInsts, "app instance of exception", in.AppInstKey)
+	var clusterKey *edgeproto.ClusterKey
 	switch {
 	case op == "delete" && errors.Is(err, ErrNotFound):
-		return nil // nothing to remove the exception from
+		// The instance is gone: the exception is removed from the
+		// cluster the entry names, if any.
+		if in.GetClusterKey() == nil {
+			return nil
+		}
+		clusterKey = in.GetClusterKey()
 	case err != nil:
 		return classify(ctx, opCtx, timeout, err)
+	default:
+		clusterKey = ai.ClusterKey
 	}
 	var stub func() *edgeproto.Cloudlet
 	if op == "delete" {
@@ -133,9 +142,9 @@ func (e *Engine) applyTPE(ctx context.Context, exc *edgeproto.TrustPolicyExcepti
 		return classify(ctx, opCtx, timeout, err)
 	}
 	if op == "delete" {
-		err = e.cfg.Platform.DeleteTrustPolicyException(opCtx, cloudlet, exc.Key.Clone(), ai.ClusterKey.Clone())
+		err = e.cfg.Platform.DeleteTrustPolicyException(opCtx, cloudlet, exc.Key.Clone(), clusterKey.Clone())
 	} else {
-		err = e.cfg.Platform.UpdateTrustPolicyException(opCtx, cloudlet, exc.Clone(), ai.ClusterKey.Clone())
+		err = e.cfg.Platform.UpdateTrustPolicyException(opCtx, cloudlet, exc.Clone(), clusterKey.Clone())
 	}
 	if err != nil {
 		return classify(ctx, opCtx, timeout, err)

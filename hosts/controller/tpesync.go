@@ -151,6 +151,7 @@ func (c *Controller) syncTPE(tx *store.Tx, exc *edgeproto.TrustPolicyException, 
 		exc.Instances = append(exc.Instances, &edgeproto.TrustPolicyExceptionInstance{
 			AppInstKey:  ai.GetKey().Clone(),
 			CloudletKey: ai.GetCloudletKey().Clone(),
+			ClusterKey:  ai.GetClusterKey().Clone(),
 			State:       edgeproto.TrackedState_TRACKED_STATE_CREATE_REQUESTED,
 		})
 		changed = true

@@ -68,6 +68,7 @@ func (m *TrustPolicyExceptionInstance) CloneVT() *TrustPolicyExceptionInstance {
 	r.AppInstKey = m.AppInstKey.CloneVT()
 	r.CloudletKey = m.CloudletKey.CloneVT()
 	r.State = m.State
+	r.ClusterKey = m.ClusterKey.CloneVT()
 	if rhs := m.Errors; rhs != nil {
 		tmpContainer := make([]string, len(rhs))
 		copy(tmpContainer, rhs)
@@ -204,6 +205,9 @@ func (this *TrustPolicyExceptionInstance) EqualVT(that *TrustPolicyExceptionInst
 		if vx != vy {
 			return false
 		}
+	}
+	if !this.ClusterKey.EqualVT(that.ClusterKey) {
+		return false
 	}
 	return string(this.unknownFields) == string(that.unknownFields)
 }

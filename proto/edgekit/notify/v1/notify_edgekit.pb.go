@@ -169,6 +169,9 @@ const (
 	ConnectRequestFieldReportTrustPolicyExceptionInstancesCloudletKeyName          = "2.6.4.2.2"   // report.trust_policy_exception.instances.cloudlet_key.name
 	ConnectRequestFieldReportTrustPolicyExceptionInstancesState                    = "2.6.4.3"     // report.trust_policy_exception.instances.state
 	ConnectRequestFieldReportTrustPolicyExceptionInstancesErrors                   = "2.6.4.4"     // report.trust_policy_exception.instances.errors
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesClusterKey               = "2.6.4.5"     // report.trust_policy_exception.instances.cluster_key
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesClusterKeyName           = "2.6.4.5.1"   // report.trust_policy_exception.instances.cluster_key.name
+	ConnectRequestFieldReportTrustPolicyExceptionInstancesClusterKeyOrganization   = "2.6.4.5.2"   // report.trust_policy_exception.instances.cluster_key.organization
 	ConnectRequestFieldReportTrustPolicyExceptionDeleting                          = "2.6.5"       // report.trust_policy_exception.deleting
 )
 
@@ -352,6 +355,7 @@ var _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_sha
 	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.CloudletKey)}},
 	{Number: 3, Name: "state", Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.State), Op: fieldmap.OpInt32},
 	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.Errors), Op: fieldmap.OpListString},
+	{Number: 5, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.ClusterKey)}},
 }}
 
 var _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyException{}), Fields: []fieldmap.ShapeField{
@@ -636,6 +640,9 @@ const (
 	ReportFieldTrustPolicyExceptionInstancesCloudletKeyName          = "6.4.2.2"   // trust_policy_exception.instances.cloudlet_key.name
 	ReportFieldTrustPolicyExceptionInstancesState                    = "6.4.3"     // trust_policy_exception.instances.state
 	ReportFieldTrustPolicyExceptionInstancesErrors                   = "6.4.4"     // trust_policy_exception.instances.errors
+	ReportFieldTrustPolicyExceptionInstancesClusterKey               = "6.4.5"     // trust_policy_exception.instances.cluster_key
+	ReportFieldTrustPolicyExceptionInstancesClusterKeyName           = "6.4.5.1"   // trust_policy_exception.instances.cluster_key.name
+	ReportFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "6.4.5.2"   // trust_policy_exception.instances.cluster_key.organization
 	ReportFieldTrustPolicyExceptionDeleting                          = "6.5"       // trust_policy_exception.deleting
 )
 
@@ -958,6 +965,9 @@ const (
 	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesCloudletKeyName          = "2.10.4.2.2"   // update.trust_policy_exception.instances.cloudlet_key.name
 	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesState                    = "2.10.4.3"     // update.trust_policy_exception.instances.state
 	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesErrors                   = "2.10.4.4"     // update.trust_policy_exception.instances.errors
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesClusterKey               = "2.10.4.5"     // update.trust_policy_exception.instances.cluster_key
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesClusterKeyName           = "2.10.4.5.1"   // update.trust_policy_exception.instances.cluster_key.name
+	ConnectResponseFieldUpdateTrustPolicyExceptionInstancesClusterKeyOrganization   = "2.10.4.5.2"   // update.trust_policy_exception.instances.cluster_key.organization
 	ConnectResponseFieldUpdateTrustPolicyExceptionDeleting                          = "2.10.5"       // update.trust_policy_exception.deleting
 	ConnectResponseFieldSyncEnd                                                     = "3"            // sync_end
 	ConnectResponseFieldSyncEndRevision                                             = "3.1"          // sync_end.revision
@@ -1619,6 +1629,9 @@ const (
 	UpdateFieldTrustPolicyExceptionInstancesCloudletKeyName          = "10.4.2.2"   // trust_policy_exception.instances.cloudlet_key.name
 	UpdateFieldTrustPolicyExceptionInstancesState                    = "10.4.3"     // trust_policy_exception.instances.state
 	UpdateFieldTrustPolicyExceptionInstancesErrors                   = "10.4.4"     // trust_policy_exception.instances.errors
+	UpdateFieldTrustPolicyExceptionInstancesClusterKey               = "10.4.5"     // trust_policy_exception.instances.cluster_key
+	UpdateFieldTrustPolicyExceptionInstancesClusterKeyName           = "10.4.5.1"   // trust_policy_exception.instances.cluster_key.name
+	UpdateFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "10.4.5.2"   // trust_policy_exception.instances.cluster_key.organization
 	UpdateFieldTrustPolicyExceptionDeleting                          = "10.5"       // trust_policy_exception.deleting
 )
 
@@ -3191,7 +3204,7 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyException1xzmx9g_copyInAt(m
 	if (win.Cover|win.Below)&(1<<15) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+15), &m.Instances, src.Instances)
 	}
-	if win.Cover&(1<<24) != 0 && m.Deleting != src.Deleting {
+	if win.Cover&(1<<27) != 0 && m.Deleting != src.Deleting {
 		m.Deleting, n = src.Deleting, n+1
 	}
 	return n
@@ -3310,6 +3323,16 @@ func _File_edgekit_notify_v1_notify_proto_TrustPolicyExceptionInstance1u9nqu7_co
 	if (win.Cover|win.Below)&(1<<7) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
 	}
+	if win.Cover&(1<<8) != 0 {
+		if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
+			m.ClusterKey, n = fieldmap.Clone(src.ClusterKey), n+1
+		}
+	} else if win.Below&(1<<8) != 0 && (m.ClusterKey != nil || src.ClusterKey != nil) {
+		if m.ClusterKey == nil {
+			m.ClusterKey, n = new(edgeproto.ClusterKey), n+1
+		}
+		n += _File_edgekit_notify_v1_notify_proto_ClusterKey1vor460_copyInAt(m.ClusterKey, src.ClusterKey, fm, at+9, win.Shift(9))
+	}
 	return n
 }
 
@@ -3405,7 +3428,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 		}
 	}
 	cw3 := fm.Window(at + 192)
-	if cw3.Cover&(1<<39) != 0 {
+	if cw3.Cover&(1<<42) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_SyncEnd); !ok || d1 == nil || !d1.SyncEnd.Equal(s1.SyncEnd) {
 				m.Msg = &ConnectResponse_SyncEnd{SyncEnd: s1.SyncEnd.Clone()}
@@ -3415,7 +3438,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			m.Msg = nil
 			n++
 		}
-	} else if cw3.Below&(1<<39) != 0 {
+	} else if cw3.Below&(1<<42) != 0 {
 		var s1 *SyncEnd
 		sok := false
 		if w, ok := src.Msg.(*ConnectResponse_SyncEnd); ok && w != nil {
@@ -3433,10 +3456,10 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+232, cw3.Shift(40))
+			n += d1.copyInAt(s1, fm, at+235, cw3.Shift(43))
 		}
 	}
-	if cw3.Cover&(1<<42) != 0 {
+	if cw3.Cover&(1<<45) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_ReportAck); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_ReportAck); !ok || d1 == nil || !d1.ReportAck.Equal(s1.ReportAck) {
 				m.Msg = &ConnectResponse_ReportAck{ReportAck: s1.ReportAck.Clone()}
@@ -3446,7 +3469,7 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			m.Msg = nil
 			n++
 		}
-	} else if cw3.Below&(1<<42) != 0 {
+	} else if cw3.Below&(1<<45) != 0 {
 		var s1 *ReportAck
 		sok := false
 		if w, ok := src.Msg.(*ConnectResponse_ReportAck); ok && w != nil {
@@ -3464,10 +3487,10 @@ func (m *ConnectResponse) copyInAt(src *ConnectResponse, fm *fieldmap.FieldMap, 
 			n++
 		}
 		if d1 != nil {
-			n += d1.copyInAt(s1, fm, at+235, cw3.Shift(43))
+			n += d1.copyInAt(s1, fm, at+238, cw3.Shift(46))
 		}
 	}
-	if cw3.Cover&(1<<46) != 0 {
+	if cw3.Cover&(1<<49) != 0 {
 		if s1, ok := src.Msg.(*ConnectResponse_Keepalive); ok && s1 != nil {
 			if d1, ok := m.Msg.(*ConnectResponse_Keepalive); !ok || d1 == nil || !d1.Keepalive.Equal(s1.Keepalive) {
 				m.Msg = &ConnectResponse_Keepalive{Keepalive: s1.Keepalive.Clone()}

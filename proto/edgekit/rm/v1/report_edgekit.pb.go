@@ -190,6 +190,9 @@ const (
 	ReportInfoRequestFieldTrustPolicyExceptionInstancesCloudletKeyName          = "6.4.2.2"   // trust_policy_exception.instances.cloudlet_key.name
 	ReportInfoRequestFieldTrustPolicyExceptionInstancesState                    = "6.4.3"     // trust_policy_exception.instances.state
 	ReportInfoRequestFieldTrustPolicyExceptionInstancesErrors                   = "6.4.4"     // trust_policy_exception.instances.errors
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesClusterKey               = "6.4.5"     // trust_policy_exception.instances.cluster_key
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesClusterKeyName           = "6.4.5.1"   // trust_policy_exception.instances.cluster_key.name
+	ReportInfoRequestFieldTrustPolicyExceptionInstancesClusterKeyOrganization   = "6.4.5.2"   // trust_policy_exception.instances.cluster_key.organization
 	ReportInfoRequestFieldTrustPolicyExceptionDeleting                          = "6.5"       // trust_policy_exception.deleting
 )
 
@@ -367,6 +370,7 @@ var _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_shape =
 	{Number: 2, Name: "cloudlet_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_CloudletKeyn3ybte_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.CloudletKey)}},
 	{Number: 3, Name: "state", Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.State), Op: fieldmap.OpInt32},
 	{Number: 4, Name: "errors", Kind: fieldmap.KindList, Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.Errors), Op: fieldmap.OpListString},
+	{Number: 5, Name: "cluster_key", Kind: fieldmap.KindMessage, Sub: _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_shape, Value: &fieldmap.MessageBelow{Off: unsafe.Offsetof(edgeproto.TrustPolicyExceptionInstance{}.ClusterKey)}},
 }}
 
 var _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_shape = &fieldmap.Shape{Size: unsafe.Sizeof(edgeproto.TrustPolicyException{}), Fields: []fieldmap.ShapeField{
@@ -1347,7 +1351,7 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyException1xzmx9g_copyInAt(m, sr
 	if (win.Cover|win.Below)&(1<<15) != 0 {
 		n += fieldmap.CopyMessageList(fm.ListActionAt(at+15), &m.Instances, src.Instances)
 	}
-	if win.Cover&(1<<24) != 0 && m.Deleting != src.Deleting {
+	if win.Cover&(1<<27) != 0 && m.Deleting != src.Deleting {
 		m.Deleting, n = src.Deleting, n+1
 	}
 	return n
@@ -1465,6 +1469,16 @@ func _File_edgekit_rm_v1_report_proto_TrustPolicyExceptionInstance1u9nqu7_copyIn
 	}
 	if (win.Cover|win.Below)&(1<<7) != 0 {
 		n += fieldmap.CopyList(fm.ListActionAt(at+7), &m.Errors, src.Errors)
+	}
+	if win.Cover&(1<<8) != 0 {
+		if !fieldmap.Equal(m.ClusterKey, src.ClusterKey) {
+			m.ClusterKey, n = fieldmap.Clone(src.ClusterKey), n+1
+		}
+	} else if win.Below&(1<<8) != 0 && (m.ClusterKey != nil || src.ClusterKey != nil) {
+		if m.ClusterKey == nil {
+			m.ClusterKey, n = new(edgeproto.ClusterKey), n+1
+		}
+		n += _File_edgekit_rm_v1_report_proto_ClusterKey1vor460_copyInAt(m.ClusterKey, src.ClusterKey, fm, at+9, win.Shift(9))
 	}
 	return n
 }
