@@ -12,6 +12,7 @@ import (
 	"github.com/edgekit/edgekit/hosts/controller"
 	"github.com/edgekit/edgekit/hosts/controller/controllertest"
 	"github.com/edgekit/edgekit/internal/store"
+	"github.com/edgekit/edgekit/platforms/local"
 	"google.golang.org/grpc/codes"
 )
 
@@ -458,5 +459,68 @@ func TestCCRMAppliesTrustPolicyExceptions(t *testing.T) {
 	})
 	if r := w.env.Host.Rejected(); len(r) > 0 {
 		t.Errorf("reports rejected: %q", r)
+	}
+}
+
+func TestExceptionOnLocalCloudletShowsItsErrorPerInstance(t *testing.T) {
+	t.Parallel()
+	p, err := local.New(local.Config{Root: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	env := controllertest.Start(t, controllertest.Options{Host: true, Platform: p})
+	ctx := testCtx(t)
+	admin, op, dev := clientsOf(env.Conn(env.AdminToken())), clientsOf(env.Conn(env.OrgToken("op"))), clientsOf(env.Conn(env.OrgToken("dev")))
+	cl := &edgeproto.CloudletKey{Organization: "op", Name: "host1"}
+	ck := &edgeproto.ClusterKey{Organization: "dev", Name: "c1"}
+	app := &edgeproto.AppKey{Organization: "dev", Name: "web", Version: "1"}
+	if _, err := admin.flavors.CreateFlavor(ctx, &edgeproto.CreateFlavorRequest{Flavor: &edgeproto.Flavor{Key: &edgeproto.FlavorKey{Name: "small"}}}); err != nil {
+		t.Fatal(err)
+	}
+	// The cloudlet, cluster and instance are placed without the resource
+	// manager: only the exception goes to the local platform.
+	if _, err := drain(op.cloudlets.CreateCloudlet(ctx, &edgeproto.CreateCloudletRequest{Cloudlet: &edgeproto.Cloudlet{
+		Key: cl, PlatformType: local.PlatformType, CrmOverride: edgeproto.CRMOverride_CRM_OVERRIDE_IGNORE_CRM}})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drain(dev.clusters.CreateClusterInst(ctx, &edgeproto.CreateClusterInstRequest{ClusterInst: &edgeproto.ClusterInst{
+		Key: ck, CloudletKey: cl, FlavorName: "small", CrmOverride: edgeproto.CRMOverride_CRM_OVERRIDE_IGNORE_CRM}})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dev.apps.CreateApp(ctx, &edgeproto.CreateAppRequest{App: &edgeproto.App{Key: app, Deployment: local.PlatformType}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := drain(dev.appInsts.CreateAppInst(ctx, &edgeproto.CreateAppInstRequest{AppInst: &edgeproto.AppInst{
+		Key: &edgeproto.AppInstKey{Organization: "dev", Name: "i1"}, AppKey: app, ClusterKey: ck,
+		CrmOverride: edgeproto.CRMOverride_CRM_OVERRIDE_IGNORE_CRM}})); err != nil {
+		t.Fatal(err)
+	}
+	poolKey := &edgeproto.CloudletPoolKey{Organization: "op", Name: "p1"}
+	if _, err := op.pools.CreateCloudletPool(ctx, &edgeproto.CreateCloudletPoolRequest{CloudletPool: &edgeproto.CloudletPool{
+		Key: poolKey, Cloudlets: []string{cl.Name}, DeveloperOrganizations: []string{"dev"}}}); err != nil {
+		t.Fatal(err)
+	}
+	excKey := &edgeproto.TrustPolicyExceptionKey{AppKey: app, CloudletPoolKey: poolKey, Name: "dns"}
+	if _, err := dev.tpes.CreateTrustPolicyException(ctx, &edgeproto.CreateTrustPolicyExceptionRequest{TrustPolicyException: &edgeproto.TrustPolicyException{
+		Key: excKey, OutboundSecurityRules: []*edgeproto.SecurityRule{{Protocol: "udp", PortRangeMin: 53, PortRangeMax: 53, RemoteCidr: "8.8.8.8/32"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := admin.tpes.UpdateTrustPolicyException(ctx, &edgeproto.UpdateTrustPolicyExceptionRequest{
+		TrustPolicyException: &edgeproto.TrustPolicyException{Key: excKey, State: edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE},
+		Fields:               []string{edgeproto.TrustPolicyExceptionFieldState}}); err != nil {
+		t.Fatal(err)
+	}
+	var shown *edgeproto.TrustPolicyException
+	controllertest.WaitFor(t, 20*time.Second, "the exception's entry in CREATE_ERROR", func() bool {
+		got, err := recvAll(dev.tpes.ShowTrustPolicyExceptions(ctx, &edgeproto.ShowTrustPolicyExceptionsRequest{}))
+		if err != nil || len(got) != 1 {
+			return false
+		}
+		shown = got[0].(*edgeproto.TrustPolicyException)
+		return slices.Equal(entries(shown), []string{"i1=CREATE_ERROR"})
+	})
+	if errs := shown.Instances[0].Errors; len(errs) != 1 || !strings.Contains(errs[0], `platform "local"`) || !strings.Contains(errs[0], "not supported") {
+		t.Fatalf("errors of the entry = %q, want one saying the local platform does not support it", errs)
 	}
 }
