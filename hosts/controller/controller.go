@@ -16,8 +16,14 @@
 // objects: a ClusterInst needs a READY cloudlet and an existing flavor; an
 // AppInst its App and a READY ClusterInst of its organization (or a
 // multi-tenant one) on the same cloudlet; a cloudlet with clusters, a
-// cluster with instances and an App with instances cannot be deleted. A
-// create of an existing key is AlreadyExists, an update or delete of a
+// cluster with instances and an App with instances cannot be deleted; nor
+// can a cloudlet in a CloudletPool, or the pool or App a
+// TrustPolicyException names. An approved exception is applied to the
+// instances of its App on the cloudlets of its pool, following them as
+// they change (see tpesync.go). An instance is refused on a cloudlet whose
+// trust policy does not allow an outbound connection its App requires,
+// unless an approved exception on a pool of the cloudlet does. A create
+// of an existing key is AlreadyExists, an update or delete of a
 // missing one NotFound. An update names the fields it changes as flags;
 // flags of the key, of fields only the controller sets and of fields fixed
 // at create are refused with an error naming them. An object larger than
