@@ -256,6 +256,25 @@ func TestTrustPolicyExceptionFollowsApprovalPoolAndInstances(t *testing.T) {
 	if err := w.report(t, w.edge2, "i1", ready); !errors.Is(err, controller.ErrReportRefused) {
 		t.Fatalf("report by another cloudlet's CRM: %v, want ErrReportRefused", err)
 	}
+	// A CCRM reports only under the claim of the exception on the entry's
+	// cloudlet, while that claim exists.
+	ccrmReport := func(fence *controller.Fence) error {
+		fm, _ := edgeproto.NewTrustPolicyExceptionFieldMap(edgeproto.TrustPolicyExceptionFieldKey, edgeproto.TrustPolicyExceptionFieldInstances)
+		info := &edgeproto.TrustPolicyException{Key: w.excKey(), Instances: []*edgeproto.TrustPolicyExceptionInstance{{
+			AppInstKey: &edgeproto.AppInstKey{Organization: "dev", Name: "i1"}, CloudletKey: w.edge1, State: ready}}}
+		return w.env.Controller.ApplyInfo(ctx, controller.Reporter{CCRM: true, Fence: fence}, info, fm)
+	}
+	excKS := (&edgeproto.TrustPolicyException{Key: w.excKey()}).GetKeyString()
+	if err := ccrmReport(nil); !errors.Is(err, controller.ErrReportRefused) {
+		t.Fatalf("CCRM report without a fence: %v, want ErrReportRefused", err)
+	}
+	if err := ccrmReport(&controller.Fence{Key: controller.TPEClaimKey(w.env.Store.Prefix(), excKS, w.edge2), Revision: 1}); !errors.Is(err, controller.ErrReportRefused) {
+		t.Fatalf("CCRM report under another cloudlet's claim: %v, want ErrReportRefused", err)
+	}
+	if err := ccrmReport(&controller.Fence{Key: controller.TPEClaimKey(w.env.Store.Prefix(), excKS, w.edge1), Revision: 1}); !errors.Is(err, controller.ErrStaleReport) {
+		t.Fatalf("CCRM report under a claim that does not exist: %v, want ErrStaleReport", err)
+	}
+	w.wantEntries(t, "i1=CREATE_REQUESTED")
 	if err := w.report(t, w.edge1, "i1", ready); err != nil {
 		t.Fatal(err)
 	}
