@@ -33,6 +33,8 @@ var tpeSteps = map[edgeproto.TrackedState]struct {
 // applied (the entry reports CREATE_ERROR/UPDATE_ERROR). Removing an
 // exception from an AppInst that no longer exists removes it from the
 // cluster the entry names (cluster_key), and succeeds when it names none.
+// On a platform without trust policy support an exception is never
+// applied, and removing it succeeds at once.
 //
 // Each entry reports CREATING/UPDATING/DELETING, then READY/DELETE_DONE or
 // the matching error state with its errors. Reports are TrustPolicyException
@@ -109,6 +111,9 @@ func (e *Engine) runTPE(ctx context.Context, key string, exc *edgeproto.TrustPol
 
 func (e *Engine) applyTPE(ctx context.Context, exc *edgeproto.TrustPolicyException, in *edgeproto.TrustPolicyExceptionInstance, op string) error {
 	if !e.features.SupportsTrustPolicy {
+		if op == "delete" {
+			return nil // the platform applies no exception: none to remove
+		}
 		return fmt.Errorf("trust policy exception on platform %q: %w", e.features.PlatformType, ErrUnsupported)
 	}
 	active := exc.State == edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE

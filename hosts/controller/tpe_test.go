@@ -542,4 +542,13 @@ func TestExceptionOnLocalCloudletShowsItsErrorPerInstance(t *testing.T) {
 	if errs := shown.Instances[0].Errors; len(errs) != 1 || !strings.Contains(errs[0], `platform "local"`) || !strings.Contains(errs[0], "not supported") {
 		t.Fatalf("errors of the entry = %q, want one saying the local platform does not support it", errs)
 	}
+
+	// Nothing was applied, so the delete ends: the exception leaves the store.
+	if _, err := dev.tpes.DeleteTrustPolicyException(ctx, &edgeproto.DeleteTrustPolicyExceptionRequest{Key: excKey}); err != nil {
+		t.Fatal(err)
+	}
+	controllertest.WaitFor(t, 20*time.Second, "the exception deleted", func() bool {
+		got, err := recvAll(dev.tpes.ShowTrustPolicyExceptions(ctx, &edgeproto.ShowTrustPolicyExceptionsRequest{}))
+		return err == nil && len(got) == 0
+	})
 }
