@@ -349,6 +349,15 @@ func TestTrustPolicyExceptionFollowsApprovalPoolAndInstances(t *testing.T) {
 	_, err := w.dev.tpes.UpdateTrustPolicyException(ctx, &edgeproto.UpdateTrustPolicyExceptionRequest{TrustPolicyException: &edgeproto.TrustPolicyException{
 		Key: w.excKey()}, Fields: []string{edgeproto.TrustPolicyExceptionFieldOutboundSecurityRules}})
 	wantCode(t, err, codes.FailedPrecondition, "update of a deleting exception")
+	// A removal that failed is asked for again by another delete.
+	if err := w.report(t, w.edge2, "i2", edgeproto.TrackedState_TRACKED_STATE_DELETE_ERROR, "unreachable"); err != nil {
+		t.Fatal(err)
+	}
+	w.wantEntries(t, "i2=DELETE_ERROR")
+	if _, err := w.dev.tpes.DeleteTrustPolicyException(ctx, &edgeproto.DeleteTrustPolicyExceptionRequest{Key: w.excKey()}); err != nil {
+		t.Fatal(err)
+	}
+	w.wantEntries(t, "i2=DELETE_REQUESTED")
 	if err := w.report(t, w.edge2, "i2", ddone); err != nil {
 		t.Fatal(err)
 	}

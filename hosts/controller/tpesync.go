@@ -207,13 +207,19 @@ func (c *Controller) appInstTPEs(tx *store.Tx, ai *edgeproto.AppInst, ch tpeChan
 }
 
 // removeTPE deletes exc in tx when no entry holds it any more, else asks
-// every entry to remove it and marks it deleting: it leaves the store with
-// its last entry's removal.
+// every entry to remove it (again, for a removal that failed) and marks it
+// deleting: it leaves the store with its last entry's removal.
 func (c *Controller) removeTPE(tx *store.Tx, exc *edgeproto.TrustPolicyException) error {
 	next := exc.Clone()
 	next.Deleting = true
 	if _, err := c.syncTPE(tx, next, tpeChange{}); err != nil {
 		return err
+	}
+	// A delete asks again for the removals that failed.
+	for _, in := range next.Instances {
+		if in.State == edgeproto.TrackedState_TRACKED_STATE_DELETE_ERROR {
+			in.State, in.Errors = edgeproto.TrackedState_TRACKED_STATE_DELETE_REQUESTED, nil
+		}
 	}
 	// Every entry left is removing the exception (an entry that never
 	// reported may be running already: it is removed like the others).
