@@ -328,6 +328,17 @@ func TestTrustPolicyExceptionFollowsApprovalPoolAndInstances(t *testing.T) {
 	}
 	w.setState(t, edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_REJECTED)
 	w.wantEntries(t, "i2=DELETE_REQUESTED")
+	// A removal that failed is applied again when approved again.
+	if err := w.report(t, w.edge2, "i2", edgeproto.TrackedState_TRACKED_STATE_DELETE_ERROR, "unreachable"); err != nil {
+		t.Fatal(err)
+	}
+	w.setState(t, edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_ACTIVE)
+	w.wantEntries(t, "i2=CREATE_REQUESTED")
+	if err := w.report(t, w.edge2, "i2", ready); err != nil {
+		t.Fatal(err)
+	}
+	w.setState(t, edgeproto.TrustPolicyExceptionState_TRUST_POLICY_EXCEPTION_STATE_REJECTED)
+	w.wantEntries(t, "i2=DELETE_REQUESTED")
 	if err := w.report(t, w.edge2, "i2", ddone); err != nil {
 		t.Fatal(err)
 	}

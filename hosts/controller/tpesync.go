@@ -106,9 +106,10 @@ func (c *Controller) tpeTargets(tx *store.Tx, exc *edgeproto.TrustPolicyExceptio
 }
 
 // isTPEDeleteState reports whether an entry in state s is being removed,
-// or was.
+// was, or failed to be (a failed removal is asked for again by a delete of
+// the exception, not by every change).
 func isTPEDeleteState(s edgeproto.TrackedState) bool {
-	return edgeproto.IsDeleteState(s) || s == edgeproto.TrackedState_TRACKED_STATE_DELETE_DONE
+	return edgeproto.IsDeleteState(s) || s == edgeproto.TrackedState_TRACKED_STATE_DELETE_ERROR
 }
 
 // syncTPE sets, in exc, the request of every instances entry to what exc
